@@ -1,0 +1,158 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "SCMesh",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "scmesh", targets: ["scmesh"]),
+        .library(name: "MeshCore", targets: ["MeshCore"]),
+        .library(name: "MeshCrypto", targets: ["MeshCrypto"]),
+        .library(name: "MeshTesting", targets: ["MeshTesting"]),
+        .library(name: "TransportTCP", targets: ["TransportTCP"]),
+        .library(name: "TransportMDNS", targets: ["TransportMDNS"]),
+        .library(name: "TransportBLE", targets: ["TransportBLE"]),
+        .library(name: "MeshNode", targets: ["MeshNode"]),
+    ],
+    traits: [
+        .trait(name: "MDNS", description: "Build the Avahi/mDNS transport (needs libavahi-client-dev)."),
+        .trait(name: "BLE", description: "Build the BlueZ BLE transport (needs libbluetooth-dev)."),
+        .default(enabledTraits: ["MDNS", "BLE"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // MARK: Core (no C, no NIO)
+        .target(
+            name: "MeshCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(
+            name: "MeshTesting",
+            dependencies: [
+                "MeshCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        // MARK: Crypto
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .target(name: "MeshCrypto", dependencies: ["MeshCore", "CSodium"]),
+
+        // MARK: Transports
+        .target(
+            name: "TransportTCP",
+            dependencies: [
+                "MeshCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .systemLibrary(
+            name: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        .target(
+            name: "TransportMDNS",
+            dependencies: [
+                "MeshCore",
+                "TransportTCP",
+                .target(name: "CAvahi", condition: .when(traits: ["MDNS"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .systemLibrary(
+            name: "CBlueZ",
+            pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev"])]
+        ),
+        .target(
+            name: "TransportBLE",
+            dependencies: [
+                "MeshCore",
+                .target(name: "CBlueZ", condition: .when(traits: ["BLE"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Node
+        .target(
+            name: "MeshNode",
+            dependencies: [
+                "MeshCore",
+                "MeshCrypto",
+                "MeshTesting",
+                "TransportTCP",
+                "TransportMDNS",
+                "TransportBLE",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            resources: [.copy("Resources/node.yaml")]
+        ),
+        .executableTarget(
+            name: "scmesh",
+            dependencies: [
+                "MeshNode",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "MeshBench",
+            dependencies: [
+                "MeshCore",
+                "MeshTesting",
+                "MeshCrypto",
+                "TransportTCP",
+                "MeshNode",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/MeshBench"
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore", "MeshTesting"]),
+        .testTarget(name: "MeshTestingTests", dependencies: ["MeshCore", "MeshTesting"]),
+        .testTarget(
+            name: "MeshCryptoTests",
+            dependencies: ["MeshCrypto", "MeshCore", "MeshTesting"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto"]),
+        .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting"]),
+        .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
+        .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting"]),
+    ]
+)
+
+// Shared Swift settings for every Swift target.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.swiftLanguageMode(.v6))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,96 @@
+import Synchronization
+
+/// One ordered, duplex pipe of frames to one remote endpoint.
+///
+/// ## Contract
+/// - ``send(_:)`` suspends until the transport accepted the frame (back-pressure: a
+///   slow remote slows the sender, nothing queues without bound). The router calls it
+///   from one task at a time per link, so implementations need not order concurrent
+///   sends. A frame larger than ``mtu`` throws `.frameTooLarge`. After ``close()`` or
+///   a failure it throws `.linkClosed`.
+/// - ``receive()`` returns the next inbound frame in the order the remote sent them,
+///   `nil` once the remote closed cleanly or after ``close()``, and throws when the
+///   link failed. It has one caller at a time (the router's reader).
+/// - Frames keep their boundaries: one `send` on one end is one `receive` on the other.
+/// - ``close()`` is idempotent, wakes a pending ``receive()`` (returning `nil`) and
+///   makes the remote's ``receive()`` return `nil` soon after.
+public protocol Link: Sendable {
+    /// A process-unique identifier (see ``LinkID/next()``).
+    var id: LinkID { get }
+    /// Name of the transport that made this link.
+    var transportName: String { get }
+    /// The remote's address in the transport's own notation.
+    var remoteAddress: String { get }
+    /// Largest frame ``send(_:)`` accepts.
+    var mtu: Int { get }
+    /// Sends one frame, suspending while the link applies back-pressure.
+    func send(_ frame: [UInt8]) async throws
+    /// The next inbound frame, or nil at end of stream.
+    func receive() async throws -> [UInt8]?
+    /// Closes the link. Idempotent.
+    func close() async
+    /// Counters for this link.
+    var stats: LinkStats { get }
+}
+
+extension Link {
+    /// The inbound frames as an `AsyncSequence` (built on ``receive()``).
+    public var inboundFrames: LinkFrames { LinkFrames(link: self) }
+}
+
+/// The inbound frames of a ``Link`` as an `AsyncSequence`.
+public struct LinkFrames: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    let link: any Link
+
+    /// Iterates frames until the link ends.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let link: any Link
+        public mutating func next() async throws -> [UInt8]? { try await link.receive() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(link: link) }
+}
+
+/// A process-unique link identifier.
+public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The numeric value.
+    public let rawValue: UInt64
+
+    private static let counter = Atomic<UInt64>(0)
+
+    /// A fresh identifier, never handed out before in this process.
+    public static func next() -> LinkID {
+        LinkID(rawValue: counter.add(1, ordering: .relaxed).newValue)
+    }
+
+    public static func < (lhs: LinkID, rhs: LinkID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { "link#\(rawValue)" }
+}
+
+/// Counters a link keeps about itself.
+public struct LinkStats: Sendable, Hashable {
+    /// Frames handed to the medium.
+    public var framesSent: Int = 0
+    /// Frames received from the medium.
+    public var framesReceived: Int = 0
+    /// Bytes handed to the medium (frame bytes, without the transport's own framing).
+    public var bytesSent: Int = 0
+    /// Bytes received from the medium.
+    public var bytesReceived: Int = 0
+
+    /// Zero counters.
+    public init() {}
+
+    /// Counts one sent frame.
+    public mutating func recordSent(_ count: Int) {
+        framesSent += 1
+        bytesSent += count
+    }
+
+    /// Counts one received frame.
+    public mutating func recordReceived(_ count: Int) {
+        framesReceived += 1
+        bytesReceived += count
+    }
+}

@@ -1,0 +1,122 @@
+/// Which side of a link handshake this node plays: the dialer initiates.
+public enum HandshakeRole: Sendable, Hashable {
+    /// The side that dialled the link; it sends the first handshake message.
+    case initiator
+    /// The side that accepted the link.
+    case responder
+}
+
+/// Whole handshake messages over a link, already reassembled from packets.
+public protocol HandshakeChannel: Sendable {
+    /// Sends one handshake message (at most 65,535 bytes).
+    func send(_ message: [UInt8]) async throws
+    /// Receives the next handshake message.
+    /// - Throws: `.linkClosed` when the link ends first.
+    func receive() async throws -> [UInt8]
+}
+
+/// Facts about the link a handshake runs on.
+public struct HandshakeContext: Sendable {
+    /// The transport's name.
+    public var transportName: String
+    /// The remote's transport address.
+    public var remoteAddress: String
+    /// The peer the dialler expects, when discovery told it (an impostor check).
+    public var expectedPeer: PeerID?
+
+    /// Creates a context.
+    public init(transportName: String, remoteAddress: String, expectedPeer: PeerID? = nil) {
+        self.transportName = transportName
+        self.remoteAddress = remoteAddress
+        self.expectedPeer = expectedPeer
+    }
+}
+
+/// Seals and opens the frames of one authenticated link.
+///
+/// ``seal(_:)`` is called by one task at a time and ``open(_:)`` by one task at a
+/// time (they may run concurrently with each other), in link order.
+public protocol SessionCipher: Sendable {
+    /// Bytes the cipher adds to every frame (16 for ChaCha20-Poly1305).
+    var overhead: Int { get }
+    /// Encrypts one outbound frame.
+    func seal(_ plaintext: [UInt8]) throws -> [UInt8]
+    /// Decrypts one inbound frame.
+    /// - Throws: when the frame is forged, replayed or out of order; the core closes
+    ///   the link.
+    func open(_ ciphertext: [UInt8]) throws -> [UInt8]
+}
+
+/// The outcome of a successful handshake.
+public struct SecureSession: Sendable {
+    /// The remote's proven identity.
+    public var remotePeerID: PeerID
+    /// The cipher for the rest of the link's life.
+    public var cipher: any SessionCipher
+
+    /// Creates a session.
+    public init(remotePeerID: PeerID, cipher: any SessionCipher) {
+        self.remotePeerID = remotePeerID
+        self.cipher = cipher
+    }
+}
+
+/// Authenticates a new link and yields its cipher. The core runs it on every link of
+/// every transport before the router uses the link.
+///
+/// `MeshCrypto` provides the Noise XX implementation; ``PlaintextLinkSecurity`` is
+/// the placeholder that only exchanges peer IDs.
+public protocol LinkSecurity: Sendable {
+    /// The local node's peer ID.
+    var localPeerID: PeerID { get }
+    /// Runs the handshake.
+    /// - Throws: ``MeshError`` `.handshakeFailed` saying what the remote got wrong.
+    func handshake(role: HandshakeRole, channel: any HandshakeChannel, context: HandshakeContext) async throws -> SecureSession
+}
+
+/// The placeholder link security: each side sends `"SCM0"`, the protocol version
+/// byte and its 32-byte peer ID, and frames travel in clear. It proves nothing and
+/// encrypts nothing; `MeshCrypto`'s Noise XX replaces it in a real node.
+public struct PlaintextLinkSecurity: LinkSecurity {
+    public let localPeerID: PeerID
+
+    /// Creates the placeholder for a node.
+    public init(localPeerID: PeerID) {
+        self.localPeerID = localPeerID
+    }
+
+    static let magic: [UInt8] = Array("SCM0".utf8)
+
+    public func handshake(role: HandshakeRole, channel: any HandshakeChannel, context: HandshakeContext) async throws -> SecureSession {
+        let hello = Self.magic + [Frame.version] + localPeerID.bytes
+        let remote: [UInt8]
+        switch role {
+        case .initiator:
+            try await channel.send(hello)
+            remote = try await channel.receive()
+        case .responder:
+            remote = try await channel.receive()
+            try await channel.send(hello)
+        }
+        guard remote.count == 37, Array(remote[0..<4]) == Self.magic else {
+            throw MeshError(.handshakeFailed, "hello from \(context.remoteAddress) is not an SCMesh hello (\(remote.count) bytes)")
+        }
+        guard remote[4] == Frame.version else {
+            throw MeshError(.handshakeFailed, "peer at \(context.remoteAddress) speaks protocol version \(remote[4]), this node \(Frame.version)")
+        }
+        let peer = try PeerID(bytes: remote[5...])
+        if let expected = context.expectedPeer, expected != peer {
+            throw MeshError(.handshakeFailed, "peer at \(context.remoteAddress) claims \(peer.short), expected \(expected.short)")
+        }
+        return SecureSession(remotePeerID: peer, cipher: PlaintextCipher())
+    }
+}
+
+/// The identity cipher used by ``PlaintextLinkSecurity``.
+public struct PlaintextCipher: SessionCipher {
+    /// Creates the identity cipher.
+    public init() {}
+    public var overhead: Int { 0 }
+    public func seal(_ plaintext: [UInt8]) throws -> [UInt8] { plaintext }
+    public func open(_ ciphertext: [UInt8]) throws -> [UInt8] { ciphertext }
+}

@@ -1,0 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import MeshCore
+import Synchronization
+
+/// A ``Link`` over any connected `SOCK_SEQPACKET` socket: an L2CAP LE credit-based
+/// channel in the transport, a `socketpair(AF_UNIX, SOCK_SEQPACKET)` in the unit tests.
+/// Both keep message boundaries, so one ``send(_:)`` is one packet is one ``receive()``.
+///
+/// The descriptor is non-blocking; readiness comes from ``FDReactor``. One write is in
+/// flight at a time (the seed app's write-queue rule): ``send(_:)`` returns when the
+/// kernel took the packet and suspends while the socket's send buffer is full, so a
+/// slow remote (no L2CAP credits) slows the sender.
+///
+/// Empty frames are refused: on a `SOCK_SEQPACKET` socket a zero-length packet reads
+/// like end of stream. (The core never sends one: every packet has a flag byte.)
+package final class SeqPacketLink: Link, Sendable {
+    package let id: LinkID
+    package let transportName: String
+    package let remoteAddress: String
+    /// Largest frame ``send(_:)`` accepts (`BT_SNDMTU` on L2CAP).
+    package let mtu: Int
+    /// Largest packet read in one go (`BT_RCVMTU` on L2CAP); a longer one is an error.
+    package let receiveMTU: Int
+
+    private struct DescriptorState {
+        var fd: Int32
+        /// Operations (send, receive) currently using `fd`, waits included.
+        var inFlight = 0
+        var closed = false
+        var descriptorClosed = false
+    }
+
+    private let descriptor: Mutex<DescriptorState>
+    private let counters = Mutex(LinkStats())
+    private let writeLock = AsyncLock()
+    private let reactor: FDReactor
+    private let onClose: (@Sendable (LinkID) -> Void)?
+
+    /// Adopts a connected `SOCK_SEQPACKET` descriptor (made non-blocking here); the link
+    /// closes it.
+    /// - Parameters:
+    ///   - fd: the connected socket.
+    ///   - transportName: reported as ``transportName``.
+    ///   - remoteAddress: reported as ``remoteAddress``.
+    ///   - mtu: the largest frame to send.
+    ///   - receiveMTU: the largest packet expected from the remote.
+    ///   - onClose: called once, when the link closes (locally or because the remote did).
+    package init(
+        adopting fd: Int32, transportName: String, remoteAddress: String, mtu: Int, receiveMTU: Int,
+        reactor: FDReactor = .shared, onClose: (@Sendable (LinkID) -> Void)? = nil
+    ) throws(SystemError) {
+        try Posix.setNonBlocking(fd)
+        self.id = LinkID.next()
+        self.transportName = transportName
+        self.remoteAddress = remoteAddress
+        self.mtu = mtu
+        self.receiveMTU = receiveMTU
+        self.descriptor = Mutex(DescriptorState(fd: fd))
+        self.reactor = reactor
+        self.onClose = onClose
+    }
+
+    deinit {
+        let state = descriptor.withLock { $0 }
+        if !state.descriptorClosed { _ = Glibc.close(state.fd) }
+    }
+
+    package var stats: LinkStats { counters.withLock { $0 } }
+
+    package func send(_ frame: [UInt8]) async throws {
+        guard frame.count <= mtu else {
+            throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the \(transportName) link MTU of \(mtu) bytes; fragment it first")
+        }
+        guard !frame.isEmpty else {
+            throw MeshError(.invalidArgument, "an empty frame cannot be sent on a packet link (it would read as end of stream)")
+        }
+        try await writeLock.withLock {
+            guard let fd = enter() else { throw closedError() }
+            defer { leave() }
+            while true {
+                let result = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if result >= 0 {
+                    counters.withLock { $0.recordSent(frame.count) }
+                    return
+                }
+                let code = errno
+                if code == EINTR { continue }
+                if isClosed { throw closedError() }
+                if code == EAGAIN || code == EWOULDBLOCK {
+                    try await reactor.wait(fd, for: .writable)
+                    continue
+                }
+                let failure = SystemError("send on \(transportName) link to \(remoteAddress)", errno: code)
+                await close()
+                throw MeshError(.linkClosed, "\(transportName) link to \(remoteAddress) failed while sending: \(failure.errnoName)", cause: failure)
+            }
+        }
+    }
+
+    package func receive() async throws -> [UInt8]? {
+        guard let fd = enter() else { return nil }
+        defer { leave() }
+        // One byte more than the MTU, so an oversized packet shows as MSG_TRUNC.
+        var buffer = [UInt8](repeating: 0, count: receiveMTU + 1)
+        while true {
+            var flags: Int32 = 0
+            let result = buffer.withUnsafeMutableBytes { raw -> Int in
+                var vector = iovec(iov_base: raw.baseAddress, iov_len: raw.count)
+                return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var message = msghdr()
+                    message.msg_iov = vectorPointer
+                    message.msg_iovlen = 1
+                    let count = recvmsg(fd, &message, Int32(MSG_DONTWAIT))
+                    flags = message.msg_flags
+                    return count
+                }
+            }
+            if result > 0 {
+                if result > receiveMTU || flags & Int32(MSG_TRUNC) != 0 {
+                    await close()
+                    throw MeshError(.frameTooLarge, "\(transportName) link to \(remoteAddress) received a packet over its receive MTU of \(receiveMTU) bytes; link closed")
+                }
+                buffer.removeSubrange(result...)
+                counters.withLock { $0.recordReceived(result) }
+                return buffer
+            }
+            if result == 0 {
+                // End of stream: the remote closed (or we did, which shut the socket down).
+                await close()
+                return nil
+            }
+            let code = errno
+            if code == EINTR { continue }
+            if isClosed { return nil }
+            if code == EAGAIN || code == EWOULDBLOCK {
+                try await reactor.wait(fd, for: .readable)
+                continue
+            }
+            let failure = SystemError("recv on \(transportName) link to \(remoteAddress)", errno: code)
+            await close()
+            throw MeshError(.linkClosed, "\(transportName) link to \(remoteAddress) failed while receiving: \(failure.errnoName)", cause: failure)
+        }
+    }
+
+    package func close() async {
+        let (fd, first, closeNow) = descriptor.withLock { state -> (Int32, Bool, Bool) in
+            if state.closed { return (state.fd, false, false) }
+            state.closed = true
+            let now = state.inFlight == 0
+            if now { state.descriptorClosed = true }
+            return (state.fd, true, now)
+        }
+        guard first else { return }
+        // Shutting down wakes poll (POLLHUP) and tells the remote; the descriptor itself is
+        // closed by whoever leaves last, so its number is never reused under a waiter.
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+        reactor.wakeAll(fd: fd)
+        if closeNow { _ = Glibc.close(fd) }
+        writeLock.fail(closedError())
+        onClose?(id)
+    }
+
+    private var isClosed: Bool { descriptor.withLock { $0.closed } }
+
+    private func enter() -> Int32? {
+        descriptor.withLock { state in
+            if state.closed { return nil }
+            state.inFlight += 1
+            return state.fd
+        }
+    }
+
+    private func leave() {
+        let closeFD = descriptor.withLock { state -> Int32? in
+            state.inFlight -= 1
+            if state.closed && state.inFlight == 0 && !state.descriptorClosed {
+                state.descriptorClosed = true
+                return state.fd
+            }
+            return nil
+        }
+        if let closeFD { _ = Glibc.close(closeFD) }
+    }
+
+    private func closedError() -> MeshError {
+        MeshError(.linkClosed, "\(transportName) link to \(remoteAddress) is closed")
+    }
+}

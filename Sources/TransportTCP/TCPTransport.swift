@@ -1,0 +1,399 @@
+import Logging
+import MeshCore
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The TCP transport on SwiftNIO: listens on configured addresses, reports configured
+/// bootstrap peers as hints, dials hints, and moves frames with a 2-byte big-endian length
+/// prefix (so the link MTU is ``Configuration/maxFrameSize``, at most 65,535).
+///
+/// The router does everything above moving frames: handshake, fragmentation, acks,
+/// keepalive, reconnect with backoff to the hints it knows, and one link per peer.
+///
+/// ```swift
+/// let tcp = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
+/// try await tcp.start(context: TransportContext(localPeerID: me, logger: logger))
+/// print(tcp.boundAddresses)  // ["127.0.0.1:41234"]
+/// let link = try await tcp.dial(PeerHint(transport: "tcp", address: "127.0.0.1:7420"))
+/// ```
+///
+/// Limits: at most ``Configuration/maxInbound`` inbound connections at once and at most
+/// ``Configuration/maxPerAddress`` from one remote IP; a connection over a limit is
+/// closed on accept with one log line. Outbound links (``dial(_:)``) are not limited.
+public final class TCPTransport: Transport {
+    /// The transport's name: `"tcp"` unless another was given (a wrapping transport, such
+    /// as mDNS, may pass its own so its links and hints carry that name).
+    public let name: String
+    /// The configuration this transport was made with.
+    public let configuration: Configuration
+    /// Reliable, ordered, mains-powered; MTU = ``Configuration/maxFrameSize``.
+    public let capabilities: TransportCapabilities
+    /// Bootstrap hints (at start) and inbound links. Finishes after ``stop()``.
+    public let events: AsyncStream<TransportEvent>
+
+    private let eventSink: AsyncStream<TransportEvent>.Continuation
+    private let group: any EventLoopGroup
+    private let state: Mutex<State>
+
+    private struct Listener: Sendable {
+        var channel: any Channel
+        var address: String
+        var acceptLoop: Task<Void, Never>
+    }
+
+    private enum Phase {
+        case idle
+        case starting
+        case running
+        case stopped
+    }
+
+    private struct State {
+        var phase = Phase.idle
+        var logger = Logger(label: "scmesh.transport.tcp")
+        var listeners: [Listener] = []
+        /// Every link not yet ended; nil while the link is being set up.
+        var links: [LinkID: TCPLink?] = [:]
+        /// Remote IP of each live inbound link, for the limits.
+        var inboundIP: [LinkID: String] = [:]
+        var inboundPerIP: [String: Int] = [:]
+    }
+
+    /// Accepted child channel, before it becomes a link.
+    private struct Accepted: Sendable {
+        var id: LinkID
+        var channel: NIOAsyncChannel<[UInt8], ByteBuffer>
+    }
+
+    /// Creates a stopped transport.
+    ///
+    /// - Parameters:
+    ///   - configuration: Listen and bootstrap addresses, limits; checked by ``start(context:)``.
+    ///   - eventLoopGroup: The NIO event loops to run on; `nil` uses
+    ///     `MultiThreadedEventLoopGroup.singleton`.
+    ///   - name: The transport name reported by ``name``, hints and links; default `"tcp"`.
+    public init(
+        configuration: Configuration = Configuration(),
+        eventLoopGroup: (any EventLoopGroup)? = nil,
+        name: String = "tcp"
+    ) {
+        self.name = name
+        self.configuration = configuration
+        self.group = eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
+        self.capabilities = TransportCapabilities(
+            maxFrameSize: configuration.maxFrameSize,
+            nominalBitrate: 1_000_000_000,
+            isReliable: true,
+            needsDiscovery: false,
+            powerCost: 0
+        )
+        // Bounded: at most one event per inbound link allowed at once, plus the hints.
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: TransportEvent.self,
+            bufferingPolicy: .bufferingOldest(
+                max(1, configuration.maxInbound) + configuration.bootstrap.count + 16
+            )
+        )
+        self.events = stream
+        self.eventSink = continuation
+        self.state = Mutex(State())
+    }
+
+    /// The addresses actually listened on, as `"ip:port"` / `"[ip]:port"`, after
+    /// ``start(context:)`` (the real port when the config said port 0). Empty before
+    /// start and after ``stop()``.
+    public var boundAddresses: [String] {
+        state.withLock { $0.listeners.map(\.address) }
+    }
+
+    /// Binds every listen address, then reports every bootstrap entry as a
+    /// `.peerDiscovered` hint.
+    ///
+    /// An address that cannot be bound is logged and skipped while another one binds.
+    /// - Throws: ``MeshError`` `.invalidConfiguration` for a bad configuration;
+    ///   `.transportUnavailable` (one line) when no listen address could be bound;
+    ///   `.invalidArgument` when called twice.
+    public func start(context: TransportContext) async throws {
+        try configuration.validate()
+        let logger = context.logger
+        try state.withLock { state in
+            guard state.phase == .idle else {
+                throw MeshError(.invalidArgument, "TCP transport started twice; start(context:) may be called once")
+            }
+            state.phase = .starting
+            state.logger = logger
+        }
+
+        var listeners: [Listener] = []
+        var failures: [String] = []
+        for entry in configuration.listen {
+            do {
+                listeners.append(try await listen(on: entry, logger: logger))
+            } catch {
+                let reason = Self.reason(error)
+                failures.append("\(entry) (\(reason))")
+                logger.warning("TCP cannot listen on \(entry): \(reason)")
+            }
+        }
+        if listeners.isEmpty && !configuration.listen.isEmpty {
+            state.withLock { $0.phase = .stopped }
+            eventSink.finish()
+            throw MeshError(
+                .transportUnavailable,
+                "TCP could not listen on \(failures.joined(separator: ", ")); free the port or change tcp.listen"
+            )
+        }
+        let stillStarting = state.withLock { state in
+            guard state.phase == .starting else { return false }
+            state.phase = .running
+            state.listeners = listeners
+            return true
+        }
+        guard stillStarting else {
+            for listener in listeners { try? await listener.channel.close() }
+            throw MeshError(.notRunning, "TCP transport was stopped while starting")
+        }
+        if !listeners.isEmpty {
+            logger.info("TCP listening on \(listeners.map(\.address).joined(separator: ", "))")
+        }
+        for entry in configuration.bootstrap {
+            eventSink.yield(.peerDiscovered(PeerHint(transport: name, address: entry)))
+        }
+    }
+
+    private func listen(on entry: String, logger: Logger) async throws -> Listener {
+        let address = try TCPAddress(entry)
+        guard let socketAddress = try address.socketAddress() else {
+            throw MeshError(.invalidConfiguration, "'\(entry)' is not an IP address")
+        }
+        let maxFrameSize = configuration.maxFrameSize
+        let server = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: Self.writeWatermarks)
+            .bind(
+                to: socketAddress,
+                serverBackPressureStrategy: .init(lowWatermark: 4, highWatermark: 16)
+            ) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let id = LinkID.next()
+                    let wrapped = try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger)
+                    return Accepted(id: id, channel: wrapped)
+                }
+            }
+        let bound = TCPAddress.text(of: server.channel.localAddress)
+        let loop = Task { await self.acceptLoop(server, logger: logger) }
+        return Listener(channel: server.channel, address: bound, acceptLoop: loop)
+    }
+
+    private func acceptLoop(_ server: NIOAsyncChannel<Accepted, Never>, logger: Logger) async {
+        do {
+            try await server.executeThenClose { inbound in
+                for try await accepted in inbound {
+                    await admit(accepted, logger: logger)
+                }
+            }
+        } catch {
+            logger.warning("TCP listener stopped accepting: \(Self.reason(error))")
+        }
+    }
+
+    private enum Admission {
+        case admit
+        case refuse(String)
+        case stopped
+    }
+
+    private func admit(_ accepted: Accepted, logger: Logger) async {
+        let channel = accepted.channel.channel
+        let remote = TCPAddress.text(of: channel.remoteAddress)
+        let ip = channel.remoteAddress?.ipAddress ?? remote
+        let maxInbound = configuration.maxInbound
+        let maxPerAddress = configuration.maxPerAddress
+        let admission: Admission = state.withLock { state in
+            guard state.phase == .running else { return .stopped }
+            if state.inboundIP.count >= maxInbound {
+                return .refuse("max_inbound (\(maxInbound)) connections are open")
+            }
+            if state.inboundPerIP[ip, default: 0] >= maxPerAddress {
+                return .refuse("max_per_address (\(maxPerAddress)) connections from \(ip) are open")
+            }
+            state.inboundIP[accepted.id] = ip
+            state.inboundPerIP[ip, default: 0] += 1
+            state.links[accepted.id] = .some(nil)
+            return .admit
+        }
+        switch admission {
+        case .stopped:
+            await Self.discard(accepted.channel)
+            return
+        case .refuse(let why):
+            logger.warning(
+                "TCP refused connection from \(remote): \(why); raise tcp.max_inbound / tcp.max_per_address if this is legitimate"
+            )
+            await Self.discard(accepted.channel)
+            return
+        case .admit:
+            break
+        }
+        let link = await TCPLink.start(
+            accepted.channel,
+            id: accepted.id,
+            transportName: name,
+            mtu: configuration.maxFrameSize,
+            logger: logger,
+            onEnded: { [weak self] id in self?.linkEnded(id) }
+        )
+        guard register(link) else {
+            await link.close()
+            return
+        }
+        logger.debug("TCP inbound link \(link.id) from \(remote)", metadata: ["link": "\(link.id)"])
+        switch eventSink.yield(.inboundLink(link)) {
+        case .enqueued:
+            break
+        case .dropped, .terminated:
+            logger.warning("TCP dropped inbound link \(link.id) from \(remote): the router is not taking events")
+            await link.close()
+        @unknown default:
+            await link.close()
+        }
+    }
+
+    /// Closes a wrapped channel that will not become a link. (A wrapped channel must go
+    /// through `executeThenClose`, which finishes its writer, before it is released.)
+    private static func discard(_ channel: NIOAsyncChannel<[UInt8], ByteBuffer>) async {
+        try? await channel.executeThenClose { _, _ in }
+    }
+
+    /// Stores a started link; false when the transport stopped meanwhile (the caller
+    /// closes the link). A link that already ended is left out and counts as registered.
+    private func register(_ link: TCPLink) -> Bool {
+        state.withLock { state in
+            guard state.phase == .running else { return false }
+            if state.links[link.id] != nil { state.links[link.id] = .some(link) }
+            return true
+        }
+    }
+
+    private func linkEnded(_ id: LinkID) {
+        state.withLock { state in
+            state.links[id] = nil
+            if let ip = state.inboundIP.removeValue(forKey: id) {
+                let left = state.inboundPerIP[ip, default: 1] - 1
+                state.inboundPerIP[ip] = left > 0 ? left : nil
+            }
+        }
+    }
+
+    /// Connects to `hint.address` (`"host:port"`, `"[ipv6%zone]:port"`; DNS names allowed).
+    /// - Throws: ``MeshError`` `.dialFailed` when the connection is refused, times out
+    ///   (``Configuration/connectTimeoutMilliseconds``) or the name does not resolve;
+    ///   `.invalidArgument` for an address that does not parse; `.notRunning` before
+    ///   ``start(context:)`` or after ``stop()``.
+    public func dial(_ hint: PeerHint) async throws -> any Link {
+        let address = try TCPAddress(hint.address)
+        guard address.port > 0 else {
+            throw MeshError(.invalidArgument, "cannot dial \(hint.address): port 0; give the peer's listening port")
+        }
+        let socketAddress = try address.socketAddress()
+        let id = LinkID.next()
+        let logger = try state.withLock { state in
+            guard state.phase == .running else {
+                throw MeshError(.notRunning, "TCP transport is not running; start it before dialling \(hint.address)")
+            }
+            state.links[id] = .some(nil)
+            return state.logger
+        }
+        let maxFrameSize = configuration.maxFrameSize
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.milliseconds(Int64(configuration.connectTimeoutMilliseconds)))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.writeBufferWaterMark, value: Self.writeWatermarks)
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<[UInt8], ByteBuffer>> = {
+            channel in
+            channel.eventLoop.makeCompletedFuture {
+                try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger)
+            }
+        }
+        let channel: NIOAsyncChannel<[UInt8], ByteBuffer>
+        do {
+            if let socketAddress {
+                channel = try await bootstrap.connect(to: socketAddress, channelInitializer: initializer)
+            } else {
+                channel = try await bootstrap.connect(
+                    host: address.host,
+                    port: address.port,
+                    channelInitializer: initializer
+                )
+            }
+        } catch {
+            linkEnded(id)
+            throw MeshError(
+                .dialFailed,
+                "could not connect to tcp://\(address): \(Self.reason(error)); check that a node listens there",
+                cause: error
+            )
+        }
+        let link = await TCPLink.start(
+            channel,
+            id: id,
+            transportName: name,
+            mtu: maxFrameSize,
+            logger: logger,
+            onEnded: { [weak self] id in self?.linkEnded(id) }
+        )
+        guard register(link) else {
+            await link.close()
+            throw MeshError(.notRunning, "TCP transport stopped while dialling \(hint.address)")
+        }
+        logger.debug("TCP outbound link \(link.id) to \(address)", metadata: ["link": "\(link.id)"])
+        return link
+    }
+
+    /// Closes the listeners and every link, then finishes ``events``. Idempotent.
+    public func stop() async {
+        let (listeners, links) = state.withLock { state in
+            state.phase = .stopped
+            defer { state.listeners = [] }
+            return (state.listeners, state.links.values.compactMap { $0 })
+        }
+        for listener in listeners {
+            listener.channel.close(promise: nil)
+        }
+        for listener in listeners {
+            await listener.acceptLoop.value
+        }
+        for link in links {
+            await link.close()
+        }
+        eventSink.finish()
+    }
+
+    /// Socket write buffer watermarks: `send` suspends above 256 KiB queued in NIO.
+    static let writeWatermarks = ChannelOptions.Types.WriteBufferWaterMark(low: 64 * 1024, high: 256 * 1024)
+
+    /// A short, human-readable reason for a NIO or MeshCore error.
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as MeshError:
+            return error.message
+        case let error as IOError:
+            return error.description
+        case let error as NIOConnectionError:
+            if let first = error.connectionErrors.first {
+                return reason(first.error)
+            }
+            if error.dnsAError != nil || error.dnsAAAAError != nil {
+                return "host name \(error.host) did not resolve"
+            }
+            return "no address to connect to for \(error.host)"
+        case ChannelError.connectTimeout(let timeout):
+            return "no answer within \(timeout.nanoseconds / 1_000_000) ms"
+        default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import Logging
+import MeshCore
+import Synchronization
+import Testing
+import TransportTCP
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Collects log messages so tests can check that a limit or a bad frame was logged.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var messages: [String] { lines.withLock { $0 } }
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    func logger(label: String = "test.tcp") -> Logger {
+        Logger(label: label) { _ in CapturingHandler(capture: self) }
+    }
+
+    struct CapturingHandler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            capture.append("\(event.level): \(event.message)")
+        }
+    }
+}
+
+/// Reads a transport's events in the background so a test can wait for them.
+final class EventLog: Sendable {
+    private let events = Mutex<[TransportEvent]>([])
+    private let taken = Mutex(0)
+    private let finished = Atomic<Bool>(false)
+
+    init(_ transport: TCPTransport) {
+        let stream = transport.events
+        Task { [self] in
+            for await event in stream {
+                self.events.withLock { $0.append(event) }
+            }
+            self.finished.store(true, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    var isFinished: Bool { finished.load(ordering: .sequentiallyConsistent) }
+
+    var inboundLinkCount: Int {
+        events.withLock { $0.filter { if case .inboundLink = $0 { true } else { false } }.count }
+    }
+
+    var discovered: [PeerHint] {
+        events.withLock {
+            $0.compactMap { if case .peerDiscovered(let hint) = $0 { hint } else { nil } }
+        }
+    }
+
+    /// The next inbound link not yet handed to the test, waiting up to 10 s.
+    func nextInboundLink() async throws -> any Link {
+        let link: (any Link)? = try await eventually("an inbound link") {
+            events.withLock { events -> (any Link)? in
+                let links = events.compactMap { event -> (any Link)? in
+                    if case .inboundLink(let link) = event { return link }
+                    return nil
+                }
+                return taken.withLock { taken in
+                    guard taken < links.count else { return nil }
+                    defer { taken += 1 }
+                    return links[taken]
+                }
+            }
+        }
+        return try #require(link)
+    }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Polls `check` until it returns a value (at most `seconds`).
+func eventually<T>(_ what: String, seconds: Double = 10, _ check: () throws -> T?) async throws -> T {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if let value = try check() { return value }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    throw TimedOut(what: what)
+}
+
+/// Runs `body` with a deadline so a broken contract fails the test instead of hanging it.
+func within<T: Sendable>(
+    seconds: Double = 10,
+    _ what: String,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw TimedOut(what: what)
+        }
+        return value
+    }
+}
+
+func context(_ capture: LogCapture = LogCapture()) -> TransportContext {
+    TransportContext(localPeerID: PeerID.random(), logger: capture.logger())
+}
+
+/// A loopback TCP port nothing listens on right now (bound, read, closed).
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TimedOut(what: "socket") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw TimedOut(what: "bind") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A plain BSD socket client that misbehaves on purpose.
+final class RawClient {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(fd)
+            throw TimedOut(what: "raw connect to port \(port)")
+        }
+    }
+
+    func write(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    /// The client's own address as the server sees it, `"127.0.0.1:port"`.
+    var localAddress: String {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return "127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+    }
+
+    /// Shuts down the write side (the server sees EOF).
+    func finishWriting() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Whether the server closed the connection within `seconds` (EOF or reset).
+    func closedByServer(seconds: Double = 10) async -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count == 0 { return true }
+            if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK { return true }
+            if count < 0 { try? await Task.sleep(for: .milliseconds(5)) }
+        }
+        return false
+    }
+
+    deinit { close(fd) }
+}
+
+/// A started listening transport and a started dialling one, linked once.
+struct LinkedPair {
+    var server: TCPTransport
+    var client: TCPTransport
+    var serverEvents: EventLog
+    var dialed: any Link
+    var accepted: any Link
+
+    static func make(
+        server serverConfig: TCPTransport.Configuration = .init(listen: ["127.0.0.1:0"]),
+        client clientConfig: TCPTransport.Configuration = .init(listen: []),
+        capture: LogCapture = LogCapture()
+    ) async throws -> LinkedPair {
+        let server = TCPTransport(configuration: serverConfig)
+        let events = EventLog(server)
+        try await server.start(context: context(capture))
+        let client = TCPTransport(configuration: clientConfig)
+        try await client.start(context: context(capture))
+        let address = try #require(server.boundAddresses.first)
+        let dialed = try await client.dial(PeerHint(transport: "tcp", address: address))
+        let accepted = try await events.nextInboundLink()
+        return LinkedPair(server: server, client: client, serverEvents: events, dialed: dialed, accepted: accepted)
+    }
+
+    func stop() async {
+        await client.stop()
+        await server.stop()
+    }
+}
+
+/// Expects `body` to throw a MeshError with `code`.
+func expectMeshError(
+    _ code: MeshError.Code,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async {
+    do {
+        try await body()
+        Issue.record("expected MeshError \(code), nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as MeshError {
+        #expect(error.code == code, "got \(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected MeshError \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}

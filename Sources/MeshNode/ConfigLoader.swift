@@ -1,0 +1,315 @@
+import Foundation
+import MeshCore
+import Yams
+
+extension NodeConfiguration {
+    /// Environment variables that start with `SCMESH_` but are not config keys.
+    public static let reservedEnvironmentVariables: Set<String> = ["SCMESH_DATA_DIR", "SCMESH_CONFIG"]
+
+    /// Reads a configuration in layers: built-in defaults < `file` (YAML or JSON; the
+    /// embedded `Config/node.yaml` when nil) < `SCMESH_…` environment variables <
+    /// `overrides` (`key=value`, as given to `--set`).
+    ///
+    /// An environment variable names a dotted key in upper case with `.` turned into
+    /// `_` (`SCMESH_TRANSPORTS_TCP_LISTEN` is `transports.tcp.listen`); list items are
+    /// comma-separated. An override value starting with `[` or `{` is read as YAML.
+    ///
+    /// - Throws: ``MeshError`` `.invalidConfiguration` with a one-line message that
+    ///   names the dotted key and what is wrong with it (unknown key or transport,
+    ///   wrong type, value out of range) and where the value came from.
+    public static func load(
+        file: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        overrides: [String] = [],
+        registry: TransportRegistry = .current
+    ) throws -> NodeConfiguration {
+        let text: String
+        let source: String
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                let reason = FileManager.default.fileExists(atPath: file) ? "cannot read it" : "no such file"
+                throw MeshError(.invalidConfiguration, "config file \(file): \(reason)")
+            }
+            text = String(decoding: data, as: UTF8.self)
+            source = file
+        } else {
+            text = try defaultFileContents()
+            source = "built-in Config/node.yaml"
+        }
+        return try load(yaml: text, source: source, environment: environment, overrides: overrides, registry: registry)
+    }
+
+    /// Like ``load(file:environment:overrides:registry:)`` with the file's text given.
+    /// - Parameter source: names the text in error messages (a path, usually).
+    public static func load(
+        yaml: String,
+        source: String,
+        environment: [String: String] = [:],
+        overrides: [String] = [],
+        registry: TransportRegistry = .current
+    ) throws -> NodeConfiguration {
+        var loader = try ConfigLoader(registry: registry)
+        try loader.apply(fileText: yaml, source: source)
+        try loader.apply(environment: environment)
+        try loader.apply(overrides: overrides)
+        return try loader.decode()
+    }
+
+    /// The effective configuration as YAML, every key present (what `scmesh config check` prints).
+    public func yaml() throws -> String {
+        try Yams.serialize(node: tree())
+    }
+
+    /// The configuration as a YAML node tree.
+    func tree() throws -> YAMLNode {
+        var transportPairs: [(YAMLNode, YAMLNode)] = []
+        for name in transports.keys.sorted() {
+            let section = transports[name]!
+            var pairs: [(YAMLNode, YAMLNode)] = [
+                (YAMLNode("enabled"), YAMLNode(section.enabled ? "true" : "false")),
+                (YAMLNode("priority"), YAMLNode(String(section.priority))),
+            ]
+            let encoded = try section.configuration.yamlNode()
+            if case .mapping(let own) = encoded {
+                pairs += own.map { ($0.key, $0.value) }
+            }
+            transportPairs.append((YAMLNode(name), YAMLNode(pairs)))
+        }
+        return YAMLNode([
+            (YAMLNode("node"), try ConfigTree.encode(node)),
+            (YAMLNode("relay"), try ConfigTree.encode(relay)),
+            (YAMLNode("transports"), YAMLNode(transportPairs)),
+            (YAMLNode("escalation"), try ConfigTree.encode(escalation)),
+            (YAMLNode("reconnect"), try ConfigTree.encode(reconnect)),
+            (YAMLNode("keepalive_interval_ms"), YAMLNode(String(keepaliveIntervalMs))),
+        ])
+    }
+
+    /// The text of the default config embedded in the MeshNode module (the same file
+    /// as `Config/node.yaml`).
+    /// - Throws: `.invalidConfiguration` when the resource bundle is missing (a moved
+    ///   binary); pass `--config` then.
+    public static func defaultFileContents() throws -> String {
+        let bundleName = "SCMesh_MeshNode.resources"
+        var candidates: [URL] = [Bundle.main.bundleURL.appendingPathComponent(bundleName)]
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        candidates.append(executable.deletingLastPathComponent().appendingPathComponent(bundleName))
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent(bundleName))
+        }
+        for directory in candidates {
+            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("node.yaml").path) {
+                return String(decoding: data, as: UTF8.self)
+            }
+        }
+        throw MeshError(
+            .invalidConfiguration,
+            "the built-in config (\(bundleName)/node.yaml) is not next to the executable; pass --config Config/node.yaml")
+    }
+}
+
+/// Builds the layered config tree and decodes it. Internal: see `NodeConfiguration.load`.
+struct ConfigLoader {
+    let registry: TransportRegistry
+    /// The defaults, for key lookups.
+    let defaults: YAMLNode
+    /// The merged tree so far.
+    var tree: YAMLNode
+    /// Dotted key → where its value came from, for error messages.
+    var origins: [String: String] = [:]
+
+    init(registry: TransportRegistry) throws {
+        self.registry = registry
+        defaults = try NodeConfiguration(defaultsFor: registry).tree()
+        tree = defaults
+    }
+
+    /// Merges a YAML or JSON document over the tree.
+    mutating func apply(fileText: String, source: String) throws {
+        let document: YAMLNode?
+        do {
+            document = try Yams.compose(yaml: fileText)
+        } catch {
+            throw MeshError(.invalidConfiguration, "\(source): not valid YAML or JSON: \(ConfigTree.oneLine(error))", cause: error)
+        }
+        guard let document else { return }  // an empty file changes nothing
+        if case .scalar(let scalar) = document, document.null != nil || scalar.string.isEmpty { return }
+        guard case .mapping = document else {
+            throw MeshError(.invalidConfiguration, "\(source): the top level must be a mapping of sections (node, relay, transports, ...)")
+        }
+        for (path, mark) in ConfigTree.keyMarks(document) {
+            origins[ConfigTree.dotted(path)] = mark.map { "\(source) line \($0.line)" } ?? source
+        }
+        tree = ConfigTree.merge(tree, document)
+    }
+
+    /// Applies `SCMESH_…` variables.
+    mutating func apply(environment: [String: String]) throws {
+        var index: [String: [String]] = [:]
+        for path in ConfigTree.leafPaths(defaults) {
+            index[ConfigTree.environmentName(path)] = path
+        }
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
+            guard name.hasPrefix("SCMESH_"), !NodeConfiguration.reservedEnvironmentVariables.contains(name) else { continue }
+            guard let path = index[name] else {
+                throw MeshError(
+                    .invalidConfiguration,
+                    "environment variable \(name) names no config key (write SCMESH_ and the dotted key in upper case with _ for ., e.g. SCMESH_RELAY_ENABLED; unset it otherwise)")
+            }
+            try set(path, text: value, flowAllowed: false, origin: "environment \(name)")
+        }
+    }
+
+    /// Applies `key=value` overrides.
+    mutating func apply(overrides: [String]) throws {
+        for override in overrides {
+            guard let equals = override.firstIndex(of: "=") else {
+                throw MeshError(.invalidConfiguration, "--set \(override): expected KEY=VALUE, e.g. --set relay.enabled=false")
+            }
+            let key = String(override[..<equals]).trimmingCharacters(in: .whitespaces)
+            let value = String(override[override.index(after: equals)...])
+            let path = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard !key.isEmpty, !path.contains(where: \.isEmpty) else {
+                throw MeshError(.invalidConfiguration, "--set \(override): \"\(key)\" is not a dotted key like escalation.max_attempts")
+            }
+            try set(path, text: value, flowAllowed: true, origin: "--set \(key)")
+        }
+    }
+
+    /// Sets one key from text, splitting on commas when the default is a list.
+    private mutating func set(_ path: [String], text: String, flowAllowed: Bool, origin: String) throws {
+        let value: YAMLNode
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if flowAllowed, trimmed.hasPrefix("[") || trimmed.hasPrefix("{") {
+            do {
+                value = try Yams.compose(yaml: trimmed) ?? YAMLNode("null")
+            } catch {
+                throw MeshError(.invalidConfiguration, "\(origin): \(trimmed) is not valid YAML: \(ConfigTree.oneLine(error))")
+            }
+        } else if case .sequence = ConfigTree.value(at: path, in: defaults) {
+            let items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            value = YAMLNode(items.map { YAMLNode($0) })
+        } else {
+            value = YAMLNode(text)
+        }
+        do {
+            tree = try ConfigTree.setting(value, at: path, in: tree)
+        } catch let error as ConfigTree.PathError {
+            throw MeshError(
+                .invalidConfiguration,
+                "\(origin): \(ConfigTree.dotted(error.prefix)) is a single value, so \(ConfigTree.dotted(path)) cannot be set")
+        }
+        origins[ConfigTree.dotted(path)] = origin
+        for leaf in ConfigTree.leafPaths(value, prefix: path) { origins[ConfigTree.dotted(leaf)] = origin }
+    }
+
+    /// Decodes the merged tree and rejects unknown keys.
+    func decode() throws -> NodeConfiguration {
+        let configuration: NodeConfiguration
+        do {
+            configuration = try YAMLDecoder().decode(
+                ConfigDocument.self, from: tree, userInfo: [ConfigDocument.registryKey: registry]
+            ).configuration
+        } catch let error as DecodingError {
+            throw describe(error)
+        }
+        let known = ConfigTree.merge(defaults, try configuration.tree())
+        if let unknown = ConfigTree.firstUnknownKey(in: tree, known: known) {
+            let parent = Array(unknown.dropLast())
+            var message = "unknown key \(ConfigTree.dotted(unknown))"
+            if case .mapping(let siblings) = ConfigTree.value(at: parent, in: known) {
+                let names = siblings.keys.compactMap(\.string)
+                if !names.isEmpty { message += " (known keys\(parent.isEmpty ? "" : " of \(ConfigTree.dotted(parent))"): \(names.joined(separator: ", ")))" }
+            }
+            throw MeshError(.invalidConfiguration, message + originSuffix(unknown))
+        }
+        return configuration
+    }
+
+    /// Turns a decoding error into a one-line message naming the dotted key.
+    func describe(_ error: DecodingError) -> MeshError {
+        let path: [String]
+        let problem: String
+        switch error {
+        case .typeMismatch(let type, let context):
+            path = ConfigTree.pathComponents(context.codingPath)
+            problem = "expected \(ConfigTree.expectation(type)), got \(ConfigTree.describe(ConfigTree.value(at: path, in: tree)))"
+        case .valueNotFound(let type, let context):
+            path = ConfigTree.pathComponents(context.codingPath)
+            problem = "expected \(ConfigTree.expectation(type)), got null"
+        case .keyNotFound(let key, let context):
+            path = ConfigTree.pathComponents(context.codingPath + [key])
+            problem = "is required but missing"
+        case .dataCorrupted(let context):
+            path = ConfigTree.pathComponents(context.codingPath)
+            problem = context.debugDescription
+        @unknown default:
+            return MeshError(.invalidConfiguration, "invalid config: \(error)", cause: error)
+        }
+        let key = path.isEmpty ? "config" : ConfigTree.dotted(path)
+        return MeshError(.invalidConfiguration, "\(key): \(problem)\(originSuffix(path))", cause: error)
+    }
+
+    /// " (from SOURCE)" for the layer that set `path` (or the nearest key around it).
+    func originSuffix(_ path: [String]) -> String {
+        var prefix = path
+        while !prefix.isEmpty {
+            if let origin = origins[ConfigTree.dotted(prefix)] { return " (from \(origin))" }
+            prefix.removeLast()
+        }
+        let dotted = ConfigTree.dotted(path)
+        if let origin = origins.first(where: { $0.key.hasPrefix(dotted + ".") })?.value { return " (from \(origin))" }
+        return ""
+    }
+}
+
+/// The decodable top level of a config document.
+struct ConfigDocument: Decodable {
+    static let registryKey = CodingUserInfoKey(rawValue: "scmesh.transportRegistry")!
+
+    var configuration: NodeConfiguration
+
+    enum CodingKeys: String, CodingKey {
+        case node, relay, transports, escalation, reconnect
+        case keepaliveIntervalMs = "keepalive_interval_ms"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let registry = decoder.userInfo[Self.registryKey] as? TransportRegistry ?? .current
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var configuration = NodeConfiguration(defaultsFor: registry)
+        configuration.node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
+        configuration.relay = try container.decode(NodeConfiguration.RelaySettings.self, forKey: .relay)
+        configuration.escalation = try container.decode(NodeConfiguration.EscalationSettings.self, forKey: .escalation)
+        configuration.reconnect = try container.decode(NodeConfiguration.ReconnectSettings.self, forKey: .reconnect)
+        configuration.keepaliveIntervalMs = try container.decode(Int.self, forKey: .keepaliveIntervalMs)
+        try require(
+            configuration.keepaliveIntervalMs >= 1, .keepaliveIntervalMs, in: container,
+            "must be at least 1, got \(configuration.keepaliveIntervalMs)")
+
+        let transports = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .transports)
+        for key in transports.allKeys {
+            guard let factory = registry.factory(named: key.stringValue) else {
+                let known = registry.names.joined(separator: ", ")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: transports,
+                    debugDescription: "unknown transport \"\(key.stringValue)\" (registered: \(known.isEmpty ? "none" : known))")
+            }
+            let section = try transports.nestedContainer(keyedBy: AnyCodingKey.self, forKey: key)
+            let enabled = try section.decode(Bool.self, forKey: AnyCodingKey("enabled"))
+            let priority = try section.decode(Int.self, forKey: AnyCodingKey("priority"))
+            let settings = try factory.configurationType.init(from: transports.superDecoder(forKey: key))
+            configuration.transports[key.stringValue] = .init(enabled: enabled, priority: priority, configuration: settings)
+        }
+        self.configuration = configuration
+    }
+}
+
+/// A coding key for any string.
+struct AnyCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import MeshCore
+import NIOCore
+import NIOPosix
+
+/// Talks to a running node over its control socket (what `scmesh status`, `peers`,
+/// `send` and `inbox` use).
+///
+/// ```swift
+/// let reply = try await ControlClient(dataDirectory: dir).call(ControlRequest(cmd: "status"))
+/// let status = try reply.decode(StatusReply.self)
+/// ```
+public struct ControlClient: Sendable {
+    /// The node's data directory.
+    public let dataDirectory: String
+    /// Its control socket.
+    public var socketPath: String { DataDirectory.controlSocketPath(dataDirectory) }
+
+    /// Creates a client for the node using `dataDirectory`.
+    public init(dataDirectory: String) {
+        self.dataDirectory = dataDirectory
+    }
+
+    /// Sends one request and returns the node's reply (which may be `ok: false`).
+    /// - Throws: `.nodeNotRunning` when no node answers; `.controlRequestFailed` when
+    ///   the reply is not a JSON object.
+    public func call(_ request: ControlRequest) async throws -> ControlReply {
+        let line = try Array(ControlJSON.encoder().encode(request))
+        return try ControlReply(line: await exchange(line))
+    }
+
+    /// Sends one raw line (a newline is appended) and returns the reply line.
+    /// - Throws: `.nodeNotRunning` when no node answers.
+    public func exchange(_ line: [UInt8]) async throws -> [UInt8] {
+        let notRunning = MeshError(
+            .nodeNotRunning, "no node is running with data dir \(dataDirectory) (start one with `scmesh run`)")
+        guard FileManager.default.fileExists(atPath: socketPath) else { throw notRunning }
+        let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: socketPath) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(LineFrameDecoder(maximumLength: 1 << 30)))
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw MeshError(notRunning.code, notRunning.message, cause: error)
+        }
+        return try await connection.executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(bytes: line + [0x0A]))
+            for try await reply in inbound {
+                return Array(buffer: reply)
+            }
+            throw MeshError(.controlRequestFailed, "the node at \(dataDirectory) closed the connection without replying")
+        }
+    }
+
+    /// Whether a node accepts connections on `socketPath`.
+    static func isAnswering(socketPath: String) async -> Bool {
+        do {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: socketPath).get()
+            try? await channel.close()
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+
+/// A reply from the control socket.
+public struct ControlReply: Sendable {
+    /// The reply exactly as the node sent it (one JSON object, no newline).
+    public let line: String
+    /// Whether the node did what was asked.
+    public let ok: Bool
+    /// The node's error message when `ok` is false.
+    public let error: String?
+    /// The error's code when `ok` is false (a `MeshError.Code` name).
+    public let code: String?
+
+    /// Parses a reply line.
+    /// - Throws: `.controlRequestFailed` when it is not a JSON object with `ok`.
+    public init(line: [UInt8]) throws {
+        struct Envelope: Decodable {
+            var ok: Bool
+            var error: String?
+            var code: String?
+        }
+        self.line = String(decoding: line, as: UTF8.self)
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(line)) else {
+            throw MeshError(.controlRequestFailed, "the node's reply is not a control reply: \(self.line.prefix(200))")
+        }
+        ok = envelope.ok
+        error = envelope.error
+        code = envelope.code
+    }
+
+    /// The reply's body as `T`.
+    /// - Throws: a `MeshError` with the node's message when `ok` is false, or a
+    ///   decoding error.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        guard ok else {
+            throw MeshError(code.map(MeshError.Code.init) ?? .controlRequestFailed, error ?? "the node refused the request")
+        }
+        return try ControlJSON.decoder().decode(T.self, from: Data(line.utf8))
+    }
+}

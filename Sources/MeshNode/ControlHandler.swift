@@ -1,0 +1,95 @@
+import Foundation
+import MeshCore
+
+/// Answers control requests for one node. Never throws: every problem becomes an
+/// `{"ok":false,...}` reply.
+struct ControlHandler: Sendable {
+    let router: Router
+    let inbox: Inbox
+    let configuration: NodeConfiguration
+    let dataDirectory: String
+    let startedAt: ContinuousClock.Instant
+
+    /// The reply line (without newline) to one request line.
+    func respond(to line: [UInt8]) async -> [UInt8] {
+        let request: ControlRequest
+        do {
+            request = try ControlJSON.decoder().decode(ControlRequest.self, from: Data(line))
+        } catch {
+            return ControlJSON.failure(describeParseError(line, error), code: MeshError.Code.controlRequestFailed.name)
+        }
+        do {
+            switch request.cmd {
+            case "status": return try await status()
+            case "peers": return try ControlJSON.success(PeersReply(peers: await router.peers()))
+            case "send": return try await send(request)
+            case "inbox":
+                let entries = inbox.entries(after: request.after ?? 0, limit: request.limit ?? .max)
+                return try ControlJSON.success(
+                    InboxReply(messages: entries.map(Self.message), totalReceived: inbox.totalReceived))
+            default:
+                return ControlJSON.failure(
+                    "unknown cmd \"\(request.cmd)\" (known: \(ControlRequest.commands.joined(separator: ", ")))",
+                    code: MeshError.Code.controlRequestFailed.name)
+            }
+        } catch let error as MeshError {
+            return ControlJSON.failure(error.message, code: error.code.name)
+        } catch {
+            return ControlJSON.failure("\(error)", code: MeshError.Code.controlRequestFailed.name)
+        }
+    }
+
+    private func status() async throws -> [UInt8] {
+        let elapsed = ContinuousClock.now - startedAt
+        return try ControlJSON.success(
+            StatusReply(
+                peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
+                uptimeSeconds: Double(elapsed.milliseconds) / 1000,
+                relayEnabled: configuration.relay.enabled, transports: await router.transportStatus(),
+                peerCount: await router.peers().count, inboxCount: inbox.count, stats: await router.stats()))
+    }
+
+    private func send(_ request: ControlRequest) async throws -> [UInt8] {
+        guard let peerText = request.peer else {
+            throw MeshError(.invalidArgument, "send needs \"peer\": the destination's 64-hex-character peer ID")
+        }
+        guard let peer = PeerID(hex: peerText) else {
+            throw MeshError(.invalidArgument, "\"peer\" must be 64 hex characters, got \"\(peerText.prefix(80))\"")
+        }
+        let payload: [UInt8]
+        switch (request.text, request.payloadBase64) {
+        case (let text?, nil): payload = Array(text.utf8)
+        case (nil, let base64?):
+            guard let data = Data(base64Encoded: base64) else {
+                throw MeshError(.invalidArgument, "\"payload_base64\" is not valid base64")
+            }
+            payload = Array(data)
+        case (nil, nil): throw MeshError(.invalidArgument, "send needs \"text\" or \"payload_base64\"")
+        case (_?, _?): throw MeshError(.invalidArgument, "send takes \"text\" or \"payload_base64\", not both")
+        }
+        let id = try await router.send(to: peer, payload: payload)
+        return try ControlJSON.success(SendReply(messageID: id, peer: peer, bytes: payload.count))
+    }
+
+    static func message(_ entry: Inbox.Entry) -> InboxReply.Message {
+        let payload = entry.message.payload
+        return InboxReply.Message(
+            seq: entry.sequence, id: entry.message.id, from: entry.message.from, transport: entry.message.transport,
+            receivedAt: entry.receivedAt, bytes: payload.count, text: String(validating: payload, as: UTF8.self),
+            payloadBase64: Data(payload).base64EncodedString())
+    }
+
+    private func describeParseError(_ line: [UInt8], _ error: any Error) -> String {
+        guard (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any] else {
+            return "request is not a JSON object; send one JSON object per line, e.g. {\"cmd\":\"status\"}"
+        }
+        if case DecodingError.keyNotFound(let key, _) = error {
+            return "request has no \"\(key.stringValue == "cmd" ? "cmd" : key.stringValue)\" field"
+        }
+        if case DecodingError.typeMismatch(_, let context) = error {
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "request field \"\(field)\" has the wrong type"
+        }
+        return "malformed request: \(error)"
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import MeshCore
+
+/// One request on the control socket: a JSON object on one line.
+///
+/// ```json
+/// {"cmd":"status"}
+/// {"cmd":"peers"}
+/// {"cmd":"send","peer":"<64 hex>","text":"hello"}
+/// {"cmd":"send","peer":"<64 hex>","payload_base64":"aGVsbG8="}
+/// {"cmd":"inbox","after":0,"limit":100}
+/// ```
+public struct ControlRequest: Codable, Sendable, Hashable {
+    /// `status`, `peers`, `send` or `inbox`.
+    public var cmd: String
+    /// `send`: the destination peer ID (64 hex characters).
+    public var peer: String?
+    /// `send`: the payload as UTF-8 text.
+    public var text: String?
+    /// `send`: the payload as base64 (instead of `text`).
+    public var payloadBase64: String?
+    /// `inbox`: only messages with a sequence number above this.
+    public var after: Int?
+    /// `inbox`: at most this many (the newest).
+    public var limit: Int?
+
+    /// Creates a request.
+    public init(cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil, limit: Int? = nil) {
+        self.cmd = cmd
+        self.peer = peer
+        self.text = text
+        self.payloadBase64 = payloadBase64
+        self.after = after
+        self.limit = limit
+    }
+
+    /// The commands a node answers.
+    public static let commands = ["status", "peers", "send", "inbox"]
+}
+
+/// The reply to `status`.
+public struct StatusReply: Codable, Sendable, Hashable {
+    /// The node's peer ID.
+    public var peerID: PeerID
+    /// `node.name` from the config.
+    public var name: String?
+    /// The data directory.
+    public var dataDir: String
+    /// Seconds since the node started.
+    public var uptimeSeconds: Double
+    /// `relay.enabled`.
+    public var relayEnabled: Bool
+    /// Every configured transport and its state.
+    public var transports: [TransportStatus]
+    /// Peers with a live link.
+    public var peerCount: Int
+    /// Messages held in the inbox.
+    public var inboxCount: Int
+    /// The router's counters.
+    public var stats: RouterStats
+}
+
+/// The reply to `peers`.
+public struct PeersReply: Codable, Sendable, Hashable {
+    /// Every peer with a live link, with its links best first.
+    public var peers: [PeerSnapshot]
+}
+
+/// The reply to `send`.
+public struct SendReply: Codable, Sendable, Hashable {
+    /// The message's ID.
+    public var messageID: MessageID
+    /// The destination.
+    public var peer: PeerID
+    /// Payload bytes sent.
+    public var bytes: Int
+}
+
+/// The reply to `inbox`.
+public struct InboxReply: Codable, Sendable, Hashable {
+    /// One received message.
+    public struct Message: Codable, Sendable, Hashable {
+        /// Its sequence number in the inbox (pass it as `after` to poll for newer ones).
+        public var seq: Int
+        /// The message ID.
+        public var id: MessageID
+        /// The sender.
+        public var from: PeerID
+        /// The transport it arrived on.
+        public var transport: String
+        /// When the node received it (ISO 8601).
+        public var receivedAt: Date
+        /// Payload size in bytes.
+        public var bytes: Int
+        /// The payload as text when it is valid UTF-8.
+        public var text: String?
+        /// The payload, base64.
+        public var payloadBase64: String
+    }
+
+    /// The messages, oldest first.
+    public var messages: [Message]
+    /// Messages received since the node started (including those no longer held).
+    public var totalReceived: Int
+}
+
+/// The JSON conventions of the control socket: snake_case keys, ISO 8601 dates.
+public enum ControlJSON {
+    /// An encoder producing the socket's JSON (one line, keys sorted).
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// A decoder for the socket's JSON.
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        // Not .convertFromSnakeCase: it turns "peer_id" into "peerId", which misses "peerID".
+        decoder.keyDecodingStrategy = .custom { path in
+            let key = path.last!
+            guard key.intValue == nil else { return key }
+            return AnyCodingKey(camelCase(key.stringValue))
+        }
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    /// `{"ok":true, ...body}` as one line (no newline).
+    public static func success(_ body: some Encodable) throws -> [UInt8] {
+        let encoded = Array(try encoder().encode(body))
+        // Splice "ok" into the body's object: {"ok":true,<body fields>}.
+        guard encoded.first == UInt8(ascii: "{"), encoded.count > 2 else { return Array(#"{"ok":true}"#.utf8) }
+        return Array(#"{"ok":true,"#.utf8) + encoded.dropFirst()
+    }
+
+    /// `{"ok":false,"error":message,"code":code}` as one line.
+    public static func failure(_ message: String, code: String) -> [UInt8] {
+        struct Failure: Encodable {
+            var ok = false
+            var error: String
+            var code: String
+        }
+        return (try? Array(encoder().encode(Failure(error: message, code: code))))
+            ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)
+    }
+}
+
+/// `peer_id` → `peerID`, `rtt_milliseconds` → `rttMilliseconds` (the inverse of
+/// `JSONEncoder.KeyEncodingStrategy.convertToSnakeCase` for this module's names).
+func camelCase(_ snake: String) -> String {
+    let parts = snake.split(separator: "_", omittingEmptySubsequences: true)
+    guard let first = parts.first, parts.count > 1 else { return snake }
+    return String(first) + parts.dropFirst().map { $0 == "id" ? "ID" : $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+}

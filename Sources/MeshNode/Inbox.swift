@@ -1,0 +1,59 @@
+import Foundation
+import MeshCore
+import NIOCore
+import Synchronization
+
+/// The node's in-memory inbox: the last messages that arrived, oldest dropped first.
+/// (A later version keeps them in the node's SQLite store.)
+public final class Inbox: Sendable {
+    /// One received message with its place in the inbox.
+    public struct Entry: Sendable, Hashable {
+        /// Increasing number, starting at 1, never reused while the node runs.
+        public var sequence: Int
+        /// When the node received it.
+        public var receivedAt: Date
+        /// The message.
+        public var message: InboundMessage
+    }
+
+    private struct State {
+        var entries = CircularBuffer<Entry>()
+        var nextSequence = 1
+    }
+
+    /// Most messages kept.
+    public let capacity: Int
+    private let state = Mutex(State())
+
+    /// Creates an empty inbox holding at most `capacity` messages.
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Adds a message, dropping the oldest when full.
+    @discardableResult
+    public func append(_ message: InboundMessage, at date: Date = Date()) -> Entry {
+        state.withLock { state in
+            let entry = Entry(sequence: state.nextSequence, receivedAt: date, message: message)
+            state.nextSequence += 1
+            state.entries.append(entry)
+            while state.entries.count > capacity { state.entries.removeFirst() }
+            return entry
+        }
+    }
+
+    /// Messages with a sequence number above `after`, oldest first, at most `limit`
+    /// (the newest ones when there are more).
+    public func entries(after: Int = 0, limit: Int = .max) -> [Entry] {
+        state.withLock { state in
+            let newer = state.entries.filter { $0.sequence > after }
+            return Array(newer.suffix(max(0, limit)))
+        }
+    }
+
+    /// Messages held now.
+    public var count: Int { state.withLock { $0.entries.count } }
+
+    /// Messages received since the node started (including dropped ones).
+    public var totalReceived: Int { state.withLock { $0.nextSequence - 1 } }
+}

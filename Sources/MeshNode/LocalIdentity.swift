@@ -1,0 +1,61 @@
+import Foundation
+import MeshCore
+
+/// The node's identity as the node uses it: its peer ID and the link security that
+/// proves it.
+///
+/// This is the seam the crypto work replaces: for now the peer ID is 32 random bytes
+/// kept in `<data-dir>/peer-id` (64 hex characters) and links use the placeholder
+/// ``PlaintextLinkSecurity``.
+public struct LocalIdentity: Sendable {
+    /// The node's peer ID.
+    public var peerID: PeerID
+    /// The handshake every link runs.
+    public var security: any LinkSecurity
+
+    /// Creates an identity from its parts.
+    public init(peerID: PeerID, security: any LinkSecurity) {
+        self.peerID = peerID
+        self.security = security
+    }
+
+    /// The file name of the persisted peer ID inside the data directory.
+    public static let peerIDFileName = "peer-id"
+
+    /// Loads the identity kept in `dataDirectory`, creating and saving a new one when
+    /// there is none. Creates the directory (mode 0700) if needed.
+    /// - Throws: ``MeshError`` `.invalidConfiguration` when the directory cannot be
+    ///   created or the file is unreadable or corrupt.
+    public static func loadOrCreate(dataDirectory: String) throws -> LocalIdentity {
+        try DataDirectory.prepare(dataDirectory)
+        let path = (dataDirectory as NSString).appendingPathComponent(peerIDFileName)
+        let peerID: PeerID
+        if FileManager.default.fileExists(atPath: path) {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw MeshError(.invalidConfiguration, "cannot read \(path); check its permissions")
+            }
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let parsed = PeerID(hex: text) else {
+                throw MeshError(
+                    .invalidConfiguration,
+                    "\(path) does not hold a peer ID (64 hex characters); move it away to create a new identity")
+            }
+            peerID = parsed
+        } else {
+            peerID = PeerID.random()
+            let temporary = path + ".tmp-\(getpid())"
+            guard FileManager.default.createFile(
+                atPath: temporary, contents: Data((peerID.hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            else {
+                throw MeshError(.invalidConfiguration, "cannot write \(temporary); check the data directory's permissions")
+            }
+            // rename(2) is atomic: two nodes starting at once never see a half-written file.
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw MeshError(.invalidConfiguration, "cannot create \(path): \(reason)")
+            }
+        }
+        return LocalIdentity(peerID: peerID, security: PlaintextLinkSecurity(localPeerID: peerID))
+    }
+}

@@ -1,0 +1,136 @@
+import Logging
+import MeshCore
+import ServiceLifecycle
+import UnixSignals
+
+/// Builds a node from a configuration: loads (or creates) the identity in
+/// `dataDirectory`, makes every enabled transport through the registry, and wires the
+/// router, the inbox and the control socket. Nothing starts until ``Node/run()``.
+///
+/// ```swift
+/// let config = try NodeConfiguration.load(file: nil)
+/// let node = try buildNode(config: config, dataDirectory: dir, logger: logger)
+/// try await node.run()   // until SIGINT/SIGTERM
+/// ```
+/// - Throws: ``MeshError`` when the data directory or identity is unusable, a
+///   transport's factory fails, or the config enables a transport the registry lacks.
+public func buildNode(
+    config: NodeConfiguration, dataDirectory: String, logger: Logger = Logger(label: "scmesh"),
+    registry: TransportRegistry = .current
+) throws -> Node {
+    let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory)
+    var transports: [(transport: any Transport, priority: Int)] = []
+    for (name, settings) in config.enabledTransports {
+        guard let factory = registry.factory(named: name) else {
+            throw MeshError(
+                .invalidConfiguration,
+                "transports.\(name): no transport of that name is registered (registered: \(registry.names.joined(separator: ", ")))")
+        }
+        var transportLogger = logger
+        transportLogger[metadataKey: "transport"] = "\(name)"
+        let context = TransportBuildContext(
+            name: name, identity: identity, dataDirectory: dataDirectory, logger: transportLogger)
+        do {
+            transports.append((try factory.makeTransport(settings.configuration, context: context), settings.priority))
+        } catch let error as MeshError {
+            throw MeshError(error.code, "transports.\(name): \(error.message)", cause: error.cause)
+        }
+    }
+    return Node(
+        configuration: config, dataDirectory: dataDirectory, identity: identity, transports: transports, logger: logger)
+}
+
+/// A running SCMesh node: the router with its transports, the inbox and the control
+/// socket, run as services of one `ServiceGroup`. Make one with ``buildNode(config:dataDirectory:logger:registry:)``.
+public final class Node: Sendable {
+    /// The configuration it was built from.
+    public let configuration: NodeConfiguration
+    /// Its data directory.
+    public let dataDirectory: String
+    /// Its identity.
+    public let identity: LocalIdentity
+    /// The router.
+    public let router: Router
+    /// Messages received for this node.
+    public let inbox: Inbox
+    /// The control socket server.
+    public let controlServer: ControlServer
+    /// The transports the node runs, with their priorities.
+    public let transports: [(transport: any Transport, priority: Int)]
+    private let logger: Logger
+
+    init(
+        configuration: NodeConfiguration, dataDirectory: String, identity: LocalIdentity,
+        transports: [(transport: any Transport, priority: Int)], logger: Logger
+    ) {
+        self.configuration = configuration
+        self.dataDirectory = dataDirectory
+        self.identity = identity
+        self.transports = transports
+        self.logger = logger
+        let routerConfiguration = configuration.routerConfiguration
+        router = Router(security: identity.security, configuration: routerConfiguration, logger: logger)
+        inbox = Inbox(capacity: configuration.node.inboxCapacity)
+        let handler = ControlHandler(
+            router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,
+            startedAt: .now)
+        controlServer = ControlServer(
+            dataDirectory: dataDirectory, handler: handler,
+            maximumLineLength: routerConfiguration.maxMessageSize / 3 * 4 + 65_536, logger: logger)
+    }
+
+    /// The node's services in start order (graceful shutdown runs in reverse: the
+    /// control socket closes first, then the router stops its transports).
+    public var services: [any Service] {
+        [RouterService(router: router, transports: transports, inbox: inbox), controlServer]
+    }
+
+    /// The node's peer ID.
+    public var peerID: PeerID { identity.peerID }
+
+    /// Runs the node until SIGINT or SIGTERM (graceful shutdown) or until the task is
+    /// cancelled.
+    /// - Throws: `.nodeAlreadyRunning` when another node uses the data directory, or
+    ///   what a service throws.
+    /// - Parameter handlingSignals: false leaves SIGINT/SIGTERM alone (the node then
+    ///   stops on cancellation or its caller's graceful shutdown), for nodes in tests.
+    public func run(handlingSignals: Bool = true) async throws {
+        try await controlServer.bind()
+        let names = transports.map { "\($0.transport.name)(\($0.priority))" }.joined(separator: ", ")
+        logger.info(
+            "node \(peerID.hex) starting",
+            metadata: [
+                "data_dir": "\(dataDirectory)", "control_socket": "\(controlServer.socketPath)",
+                "transports": "\(names.isEmpty ? "none" : names)", "relay": "\(configuration.relay.enabled)",
+            ])
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger))
+        try await group.run()
+        logger.info("node \(peerID.short) stopped")
+    }
+}
+
+/// Adds the transports, runs the router, and moves inbound messages into the inbox
+/// until the router stops.
+struct RouterService: Service {
+    let router: Router
+    let transports: [(transport: any Transport, priority: Int)]
+    let inbox: Inbox
+
+    func run() async throws {
+        for (transport, priority) in transports {
+            await router.add(transport, priority: priority)
+        }
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                while let message = await router.incoming.receive() {
+                    inbox.append(message)
+                }
+            }
+            defer { router.incoming.finish() }  // wakes the pump however the router ends
+            try await router.run()
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import MeshCore
+import MeshNode
+
+/// `--data-dir`, shared by every subcommand that touches a node.
+struct DataDirectoryOption: ParsableArguments {
+    @Option(
+        name: .customLong("data-dir"),
+        help: "The node's data directory (default: $SCMESH_DATA_DIR, else $XDG_DATA_HOME/scmesh, else ~/.local/share/scmesh).")
+    var dataDirectory: String?
+
+    var path: String { dataDirectory ?? DataDirectory.defaultPath() }
+}
+
+/// `--json`.
+struct JSONOption: ParsableArguments {
+    @Flag(name: .customLong("json"), help: "Print the node's JSON reply instead of text.")
+    var json = false
+}
+
+/// Prints to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data(("scmesh: " + message + "\n").utf8))
+}
+
+/// Runs `body`, turning a `MeshError` into one line on stderr and exit code 1.
+func reportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as MeshError {
+        printError(error.message)
+        throw ExitCode.failure
+    }
+}
+
+/// Sends a request to the node and prints the reply: the raw JSON with `--json`,
+/// else `render` of the decoded body. A refused request exits 1.
+func callNode<Reply: Decodable>(
+    _ request: ControlRequest, dataDirectory: String, json: Bool, as type: Reply.Type,
+    render: (Reply) -> String
+) async throws {
+    try await reportingErrors {
+        let reply = try await ControlClient(dataDirectory: dataDirectory).call(request)
+        if json {
+            print(reply.line)
+            if !reply.ok { throw ExitCode.failure }
+        } else {
+            print(render(try reply.decode(type)))
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MeshNode
+
+/// `scmesh run`.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a node until SIGINT or SIGTERM.",
+        discussion: """
+            The config is layered: built-in defaults < FILE (or the built-in Config/node.yaml) \
+            < SCMESH_* environment variables < --set flags.
+            """)
+
+    @Option(name: .long, help: "Config file, YAML or JSON (default: $SCMESH_CONFIG, else the built-in Config/node.yaml).")
+    var config: String?
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override one config key, e.g. --set relay.enabled=false (repeatable).", valueName: "key=value"))
+    var overrides: [String] = []
+
+    func run() async throws {
+        try await reportingErrors {
+            let environment = ProcessInfo.processInfo.environment
+            let file = config ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+            let configuration = try NodeConfiguration.load(file: file, environment: environment, overrides: overrides)
+            let level = configuration.node.logLevel
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let node = try buildNode(
+                config: configuration, dataDirectory: dataDirectory.path, logger: Logger(label: "scmesh"))
+            try await node.run()
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import ArgumentParser
+
+/// `scmesh`: run an SCMesh node and talk to it.
+@main
+struct SCMeshCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scmesh",
+        abstract: "Run an SCMesh mesh-messaging node and talk to it.",
+        discussion: """
+            The data directory (--data-dir) defaults to $SCMESH_DATA_DIR, else \
+            $XDG_DATA_HOME/scmesh, else ~/.local/share/scmesh.
+            """,
+        subcommands: [
+            RunCommand.self, StatusCommand.self, PeersCommand.self, SendCommand.self, InboxCommand.self,
+            ConfigCommand.self, IdentityCommand.self,
+        ]
+    )
+}

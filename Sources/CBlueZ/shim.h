@@ -5,4 +5,19 @@
 #include <bluetooth/hci.h>
 #include <bluetooth/hci_lib.h>
 #include <bluetooth/l2cap.h>
+
+/* Macros Swift cannot import, as functions. */
+
+/* Host to Bluetooth (little-endian) byte order, 16 bits. */
+static inline uint16_t cbluez_htobs(uint16_t value) { return htobs(value); }
+
+/* Bluetooth (little-endian) to host byte order, 16 bits. */
+static inline uint16_t cbluez_btohs(uint16_t value) { return btohs(value); }
+
+/* The "any adapter" address, 00:00:00:00:00:00. */
+static inline bdaddr_t cbluez_bdaddr_any(void) { bdaddr_t any = {{0, 0, 0, 0, 0, 0}}; return any; }
+
+/* Copies a device address. */
+static inline void cbluez_bacpy(bdaddr_t *dst, const bdaddr_t *src) { bacpy(dst, src); }
+
 #endif

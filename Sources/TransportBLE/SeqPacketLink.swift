@@ -157,7 +157,7 @@ package final class SeqPacketLink: Link, Sendable {
         guard first else { return }
         // Shutting down wakes poll (POLLHUP) and tells the remote; the descriptor itself is
         // closed by whoever leaves last, so its number is never reused under a waiter.
-        _ = shutdown(fd, Int32(SHUT_RDWR))
+        _ = shutdown(fd, Posix.shutdownBoth)
         reactor.wakeAll(fd: fd)
         if closeNow { _ = Glibc.close(fd) }
         writeLock.fail(closedError())

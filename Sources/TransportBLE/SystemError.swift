@@ -66,6 +66,10 @@ package enum Posix {
         }
     }
 
+    /// `shutdown(2)`'s `SHUT_RDWR` (the Glibc constant is not visible in every file once
+    /// BlueZ's headers re-export `<sys/socket.h>`).
+    package static let shutdownBoth: Int32 = 2
+
     /// Puts a descriptor into non-blocking mode.
     package static func setNonBlocking(_ fd: Int32) throws(SystemError) {
         let flags = try call("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }

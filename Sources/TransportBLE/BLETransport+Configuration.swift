@@ -1,0 +1,144 @@
+import MeshCore
+
+extension BLETransport {
+    /// The BLE transport's settings: the `transports.ble` part of the node config.
+    /// Every key is optional; the defaults run on any adapter with LE.
+    ///
+    /// ```yaml
+    /// transports:
+    ///   ble:
+    ///     adapter: hci0
+    ///     psm: 0x0081
+    ///     security_level: low
+    ///     advertising_interval_ms: 100
+    ///     tx_power: 0
+    ///     scan_interval_ms: 100
+    ///     scan_window_ms: 30
+    ///     beacon_rotation_seconds: 900
+    ///     dedup_window_seconds: 5
+    /// ```
+    ///
+    /// About `psm`: LE credit-based channels take a PSM in the LE range 0x0001–0x00FF,
+    /// of which 0x0080–0x00FF is free for applications. The seed app's `0x1001` is a
+    /// BR/EDR dynamic PSM: the Linux kernel refuses it for LE (`bind` fails with
+    /// `EINVAL`), so SCMesh uses `0x0081` by default and accepts only 0x0080–0x00FF.
+    public struct Configuration: Codable, Sendable, Hashable {
+        /// The controller to use: `hci0`, `hci1`, ... (key `adapter`).
+        public var adapter: String = "hci0"
+        /// The L2CAP LE PSM to listen on and to advertise, 0x0080–0x00FF (key `psm`;
+        /// an integer or a string such as `"0x0081"`).
+        public var psm: Int = 0x0081
+        /// The link security the channel asks for (key `security_level`).
+        public var securityLevel: SecurityLevel = .low
+        /// Advertising interval in milliseconds, 20–10240 (key `advertising_interval_ms`).
+        public var advertisingIntervalMs: Int = 100
+        /// Advertising TX power in dBm, -127–20; nil leaves the controller's default
+        /// (key `tx_power`).
+        public var txPower: Int? = nil
+        /// LE scan interval in milliseconds, 3–10240 (key `scan_interval_ms`).
+        public var scanIntervalMs: Int = 100
+        /// LE scan window in milliseconds, at most the interval (key `scan_window_ms`):
+        /// the radio listens window/interval of the time.
+        public var scanWindowMs: Int = 30
+        /// How often the identity beacon changes, in seconds, at least 30
+        /// (key `beacon_rotation_seconds`; 15 minutes by default, like the seed app).
+        public var beaconRotationSeconds: Int = 900
+        /// A peer seen again within this many seconds is not reported again
+        /// (key `dedup_window_seconds`).
+        public var dedupWindowSeconds: Double = 5
+
+        /// The security level of an L2CAP channel.
+        public enum SecurityLevel: String, Codable, Sendable, Hashable, CaseIterable {
+            /// No pairing, no link-layer encryption (the mesh's Noise handshake still
+            /// authenticates and encrypts every frame).
+            case low
+            /// Encrypted link: unauthenticated pairing (LE Secure Connections Just Works).
+            case medium
+            /// Encrypted and authenticated (MITM-protected) pairing.
+            case high
+        }
+
+        /// The defaults.
+        public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case adapter
+            case psm
+            case securityLevel = "security_level"
+            case advertisingIntervalMs = "advertising_interval_ms"
+            case txPower = "tx_power"
+            case scanIntervalMs = "scan_interval_ms"
+            case scanWindowMs = "scan_window_ms"
+            case beaconRotationSeconds = "beacon_rotation_seconds"
+            case dedupWindowSeconds = "dedup_window_seconds"
+        }
+
+        /// Decodes the keys that are present and keeps the default for the others.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init()
+            adapter = try container.decodeIfPresent(String.self, forKey: .adapter) ?? adapter
+            if container.contains(.psm) {
+                if let number = try? container.decode(Int.self, forKey: .psm) {
+                    psm = number
+                } else {
+                    let text = try container.decode(String.self, forKey: .psm)
+                    guard let number = Self.parseInteger(text) else {
+                        throw DecodingError.dataCorruptedError(
+                            forKey: .psm, in: container, debugDescription: "psm: expected an integer such as 0x0081, got \"\(text)\"")
+                    }
+                    psm = number
+                }
+            }
+            securityLevel = try container.decodeIfPresent(SecurityLevel.self, forKey: .securityLevel) ?? securityLevel
+            advertisingIntervalMs = try container.decodeIfPresent(Int.self, forKey: .advertisingIntervalMs) ?? advertisingIntervalMs
+            txPower = try container.decodeIfPresent(Int.self, forKey: .txPower) ?? txPower
+            scanIntervalMs = try container.decodeIfPresent(Int.self, forKey: .scanIntervalMs) ?? scanIntervalMs
+            scanWindowMs = try container.decodeIfPresent(Int.self, forKey: .scanWindowMs) ?? scanWindowMs
+            beaconRotationSeconds = try container.decodeIfPresent(Int.self, forKey: .beaconRotationSeconds) ?? beaconRotationSeconds
+            dedupWindowSeconds = try container.decodeIfPresent(Double.self, forKey: .dedupWindowSeconds) ?? dedupWindowSeconds
+        }
+
+        /// Checks every value.
+        /// - Throws: ``MeshError`` `.invalidConfiguration` naming the bad key and its valid range.
+        public func validate() throws(MeshError) {
+            func bad(_ key: CodingKeys, _ message: String) -> MeshError {
+                MeshError(.invalidConfiguration, "transports.ble.\(key.rawValue): \(message)")
+            }
+            guard adapter.hasPrefix("hci"), let index = Int(adapter.dropFirst(3)), index >= 0, index < 0xFFFF else {
+                throw bad(.adapter, "\"\(adapter)\" is not an adapter name like hci0 (see /sys/class/bluetooth)")
+            }
+            guard (0x0080...0x00FF).contains(psm) else {
+                let hint = psm > 0xFF ? " (0x\(String(psm, radix: 16)) is a BR/EDR PSM; the kernel rejects it for LE channels)" : ""
+                throw bad(.psm, "0x\(String(psm, radix: 16)) is outside the LE dynamic range 0x0080–0x00FF\(hint)")
+            }
+            guard (20...10_240).contains(advertisingIntervalMs) else {
+                throw bad(.advertisingIntervalMs, "\(advertisingIntervalMs) is outside 20–10240 ms")
+            }
+            if let txPower, !(-127...20).contains(txPower) {
+                throw bad(.txPower, "\(txPower) dBm is outside -127–20 dBm")
+            }
+            guard (3...10_240).contains(scanIntervalMs) else {
+                throw bad(.scanIntervalMs, "\(scanIntervalMs) is outside 3–10240 ms")
+            }
+            guard scanWindowMs >= 3, scanWindowMs <= scanIntervalMs else {
+                throw bad(.scanWindowMs, "\(scanWindowMs) must be at least 3 ms and at most scan_interval_ms (\(scanIntervalMs))")
+            }
+            guard beaconRotationSeconds >= 30 else {
+                throw bad(.beaconRotationSeconds, "\(beaconRotationSeconds) is below the minimum of 30 seconds")
+            }
+            guard dedupWindowSeconds >= 0, dedupWindowSeconds.isFinite else {
+                throw bad(.dedupWindowSeconds, "\(dedupWindowSeconds) must be a non-negative number of seconds")
+            }
+        }
+
+        /// The controller index (`hci1` → 1); valid after ``validate()``.
+        var adapterIndex: UInt16 { UInt16(adapter.dropFirst(3)) ?? 0 }
+
+        static func parseInteger(_ text: String) -> Int? {
+            let trimmed = text.trimmingPrefix(" ")
+            if trimmed.hasPrefix("0x") || trimmed.hasPrefix("0X") { return Int(trimmed.dropFirst(2), radix: 16) }
+            return Int(trimmed)
+        }
+    }
+}

@@ -1,0 +1,256 @@
+// ble-vm-test: drives BLETransport on a real kernel Bluetooth stack (scripts/ble-vm/run.sh).
+//
+//   ble-vm-test accept --adapter hci0 [--psm 0x81]   advertise, discover the peer, accept one
+//                                                    link, echo every packet, check the large message
+//   ble-vm-test dial --adapter hci1                  advertise, discover the peer, dial it, send frames
+//                                                    of many sizes + a message of several MTUs, check echoes
+//   ble-vm-test bench --adapter hci1 --rtt N --bulk BYTES   dial an `accept` peer and measure
+//
+// Prints "ble-vm-test[hciN]: ..." lines; exits 0 on success, 1 on failure.
+import Logging
+import MeshCore
+import TransportBLE
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Options {
+    var mode = ""
+    var adapter = "hci0"
+    var psm = 0x0081
+    var rtts = 200
+    var bulk = 200_000
+    var security = "low"
+    var timeout = 30
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        mode = iterator.next() ?? ""
+        while let flag = iterator.next() {
+            let value = iterator.next() ?? ""
+            switch flag {
+            case "--adapter": adapter = value
+            case "--psm": psm = value.hasPrefix("0x") ? Int(value.dropFirst(2), radix: 16) ?? psm : Int(value) ?? psm
+            case "--rtt": rtts = Int(value) ?? rtts
+            case "--bulk": bulk = Int(value) ?? bulk
+            case "--security": security = value
+            case "--timeout": timeout = Int(value) ?? timeout
+            default: fatal("unknown flag \(flag)")
+            }
+        }
+    }
+}
+
+func say(_ text: String) {
+    print("ble-vm-test[\(options.adapter)]: \(text)")
+    fflush(nil)
+}
+
+func fatal(_ text: String) -> Never {
+    print("ble-vm-test: FAIL \(text)")
+    fflush(nil)
+    exit(1)
+}
+
+let options = Options(CommandLine.arguments)
+guard ["accept", "dial", "bench"].contains(options.mode) else {
+    fatal("usage: ble-vm-test accept|dial|bench --adapter hciN [--psm 0x81] [--rtt N] [--bulk BYTES]")
+}
+
+/// Runs `body` with a deadline.
+func withDeadline<T: Sendable>(_ seconds: Int, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        guard let first else { throw MeshError(.ackTimeout, "\(what): nothing after \(seconds) s") }
+        return first
+    }
+}
+
+/// The frames the dialler sends: many sizes up to the MTU, then the packets of one message
+/// of several MTUs, framed the way the core fragments.
+func testFrames(mtu: Int) throws -> (frames: [[UInt8]], message: [UInt8]) {
+    var frames: [[UInt8]] = []
+    for size in [1, 2, 17, 100, mtu / 2, mtu - 1, mtu] {
+        frames.append((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ size) })
+    }
+    let message = (0..<(3 * mtu + 17)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    frames += try PacketFramer.packets(for: message, mtu: mtu)
+    return (frames, message)
+}
+
+var logger = Logger(label: "ble")
+logger.logLevel = .info
+let me = PeerID.random()
+var configuration = BLETransport.Configuration()
+configuration.adapter = options.adapter
+configuration.psm = options.psm
+configuration.securityLevel = BLETransport.Configuration.SecurityLevel(rawValue: options.security) ?? .low
+configuration.advertisingIntervalMs = 30
+configuration.scanIntervalMs = 30
+configuration.scanWindowMs = 30
+let transport = BLETransport(configuration: configuration)
+let started = ContinuousClock.now
+
+do {
+    try await transport.start(context: TransportContext(localPeerID: me, logger: logger))
+} catch {
+    fatal("start on \(options.adapter): \(error)")
+}
+say("started: listening on \(transport.localAddress!), advertising service \(BLEMeshAdvertisement.serviceUUIDString)")
+
+/// Sorts the transport's events: the first discovered hint and the inbound links.
+actor EventSorter {
+    var hint: PeerHint?
+    var inbound: [any Link] = []
+    var hintWaiters: [CheckedContinuation<PeerHint, Never>] = []
+    var linkWaiters: [CheckedContinuation<any Link, Never>] = []
+
+    func discovered(_ hint: PeerHint) {
+        if self.hint == nil {
+            self.hint = hint
+            for waiter in hintWaiters { waiter.resume(returning: hint) }
+            hintWaiters = []
+        }
+    }
+
+    func accepted(_ link: any Link) {
+        if let waiter = linkWaiters.first {
+            linkWaiters.removeFirst()
+            waiter.resume(returning: link)
+        } else {
+            inbound.append(link)
+        }
+    }
+
+    func nextHint() async -> PeerHint {
+        if let hint { return hint }
+        return await withCheckedContinuation { hintWaiters.append($0) }
+    }
+
+    func nextLink() async -> any Link {
+        if !inbound.isEmpty { return inbound.removeFirst() }
+        return await withCheckedContinuation { linkWaiters.append($0) }
+    }
+}
+
+let sorter = EventSorter()
+let eventTask = Task {
+    for await event in transport.events {
+        switch event {
+        case .peerDiscovered(let hint): await sorter.discovered(hint)
+        case .inboundLink(let link): await sorter.accepted(link)
+        case .peerLost: break
+        }
+    }
+}
+
+do {
+    let hint = try await withDeadline(options.timeout, "discovery") { await sorter.nextHint() }
+    say("discovered \(hint.transport)://\(hint.address) ephemeral_id=\(hint.metadata["ephemeral_id"] ?? "?") rssi=\(hint.metadata["rssi"] ?? "?") after \(started.duration(to: .now))")
+
+    switch options.mode {
+    case "accept":
+        let link = try await withDeadline(options.timeout, "inbound link") { await sorter.nextLink() }
+        say("accepted LE channel from \(link.remoteAddress): mtu=\(link.mtu)")
+        var reassembler = PacketReassembler()
+        var echoed = 0
+        while let packet = try await link.receive() {
+            try await link.send(packet)
+            echoed += 1
+            if packet.first.map({ [0x80, 0x00, 0x40, 0xC0].contains($0) }) == true,
+                case .segment(let message)? = try? reassembler.feed(packet)
+            {
+                say("reassembled a \(message.count)-byte message (\(message.count / link.mtu + 1) packets) from the dialler")
+            }
+        }
+        say("link closed by the dialler after \(echoed) echoed packets (\(link.stats.bytesReceived) bytes each way)")
+        if options.mode == "accept" && echoed == 0 { fatal("no packet arrived") }
+    case "dial":
+        let link = try await withDeadline(options.timeout, "dial") { try await transport.dial(hint) }
+        say("opened LE channel to \(link.remoteAddress): mtu=\(link.mtu)")
+        let (frames, message) = try testFrames(mtu: link.mtu)
+        var reassembler = PacketReassembler()
+        var echoedMessage: [UInt8]?
+        for frame in frames {
+            try await link.send(frame)
+            guard let echo = try await link.receive() else { fatal("link closed before the echo of a \(frame.count)-byte frame") }
+            guard echo == frame else { fatal("echo of a \(frame.count)-byte frame differs (\(echo.count) bytes back)") }
+            if case .segment(let whole)? = try? reassembler.feed(echo), whole.count > link.mtu { echoedMessage = whole }
+        }
+        say("sent and got back \(frames.count) frames of 1..\(link.mtu) bytes, boundaries kept")
+        guard echoedMessage == message else { fatal("the \(message.count)-byte message did not come back whole") }
+        say("a \(message.count)-byte message (\(mtuMultiple(message.count, link.mtu))) crossed both ways in MTU-sized packets")
+        do {
+            try await link.send([UInt8](repeating: 0, count: link.mtu + 1))
+            fatal("a frame over the MTU was accepted")
+        } catch let error as MeshError where error.code == .frameTooLarge {
+            say("a frame of mtu+1 bytes is refused: \(error.message)")
+        }
+        await link.close()
+    case "bench":
+        let link = try await withDeadline(options.timeout, "dial") { try await transport.dial(hint) }
+        say("bench: channel to \(link.remoteAddress), mtu=\(link.mtu)")
+        let small = [UInt8](repeating: 0xA5, count: 64)
+        var total = Duration.zero
+        var best = Duration.seconds(1000)
+        for _ in 0..<options.rtts {
+            let start = ContinuousClock.now
+            try await link.send(small)
+            guard try await link.receive()?.count == 64 else { fatal("rtt echo missing") }
+            let elapsed = start.duration(to: .now)
+            total += elapsed
+            best = min(best, elapsed)
+        }
+        say("bench: rtt count=\(options.rtts) size=64 mean=\(ms(total / options.rtts)) ms min=\(ms(best)) ms")
+        let packets = (options.bulk + link.mtu - 1) / link.mtu
+        let payload = [UInt8](repeating: 0x5A, count: link.mtu)
+        let bulkStart = ContinuousClock.now
+        async let drained: Int = {
+            var bytes = 0
+            for _ in 0..<packets {
+                guard let packet = try await link.receive() else { fatal("bulk: link closed early") }
+                bytes += packet.count
+            }
+            return bytes
+        }()
+        for _ in 0..<packets { try await link.send(payload) }
+        let bytes = try await drained
+        let seconds = Double(bulkStart.duration(to: .now).components.attoseconds) / 1e18 + Double(bulkStart.duration(to: .now).components.seconds)
+        say("bench: bulk bytes=\(bytes) packets=\(packets) mtu=\(link.mtu) seconds=\(fixed(seconds, 3)) throughput=\(fixed(Double(bytes) / seconds / 1000, 1)) kB/s (echoed, payload each way)")
+        await link.close()
+    default:
+        break
+    }
+} catch {
+    fatal("\(options.mode) on \(options.adapter): \(error)")
+}
+
+await transport.stop()
+eventTask.cancel()
+say("PASS \(options.mode) in \(started.duration(to: .now))")
+
+func ms(_ duration: Duration) -> String {
+    let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    return fixed(value, 3)
+}
+
+func fixed(_ value: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = Int((value * scale).rounded())
+    let whole = scaled / Int(scale)
+    var fraction = String(abs(scaled) % Int(scale))
+    while fraction.count < digits { fraction = "0" + fraction }
+    return digits == 0 ? "\(whole)" : "\(whole).\(fraction)"
+}
+
+func mtuMultiple(_ count: Int, _ mtu: Int) -> String {
+    "\(fixed(Double(count) / Double(mtu), 1))× the \(mtu)-byte MTU"
+}

@@ -16,7 +16,8 @@ import MeshCore
 ///     65    32  ephemeral X25519 public key
 ///     97    24  XChaCha20 nonce (random)
 ///    121   n+16 ciphertext of the n-byte payload, with its Poly1305 tag
-///  137+n    64  Ed25519 signature by the sender over "SCMesh-envelope-v1" || bytes 0..<137+n
+///  137+n    64  Ed25519 signature by the sender over
+///               "SCMesh-envelope-v1" || BLAKE2b-512(bytes 0..<137+n)
 /// ```
 ///
 /// ```swift
@@ -49,7 +50,7 @@ public enum Envelope {
         var envelope = [version] + sender.publicKey + recipient.bytes + ephemeral.publicKey + nonce
         envelope.reserveCapacity(payload.count + overhead)
         envelope += Sodium.xchachaPolyEncrypt(key: key, nonce: nonce, ad: envelope, plaintext: payload)
-        envelope += sender.sign(signatureContext + envelope)
+        envelope += sender.sign(signedMessage(envelope[...]))
         return envelope
     }
 
@@ -83,6 +84,14 @@ public enum Envelope {
             throw undecryptable
         }
         return (parsed.sender, payload)
+    }
+
+    /// What the sender signs: the context string and the BLAKE2b-512 digest of header
+    /// + ciphertext (one fast pass over a large payload instead of Ed25519's two
+    /// SHA-512 passes; BLAKE2b is collision resistant, so the signature still covers
+    /// every byte).
+    static func signedMessage(_ headerAndCiphertext: ArraySlice<UInt8>) -> [UInt8] {
+        signatureContext + Sodium.blake2b(headerAndCiphertext, outputLength: 64)
     }
 
     /// key = BLAKE2b-256("SCMesh-envelope-key-v1" || X25519 shared secret ||
@@ -124,7 +133,7 @@ public enum Envelope {
         }
 
         func checkSignature() throws {
-            let signed = Envelope.signatureContext + bytes[0..<(bytes.count - 64)]
+            let signed = Envelope.signedMessage(bytes[0..<(bytes.count - 64)])
             guard Sodium.ed25519Verify(signature: signature, message: signed, publicKey: sender.bytes) else {
                 throw MeshError(.badSignature, "envelope claiming to come from \(sender.short) does not carry that peer's valid signature: it was tampered with in transit or forged; drop it")
             }

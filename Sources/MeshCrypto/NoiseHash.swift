@@ -39,25 +39,43 @@ public enum NoiseHash: Sendable, Hashable, CaseIterable {
 
     /// HASH(data).
     public func hash(_ data: [UInt8]) -> [UInt8] {
-        switch self {
-        case .sha256: Sodium.sha256(data)
-        case .blake2b: Sodium.blake2b(data, outputLength: 64)
-        }
+        hash(data, [])
+    }
+
+    /// HASH(first || second), without building the concatenation.
+    func hash(_ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
+        var hasher = Sodium.StreamingHash(self == .sha256 ? .sha256 : .blake2b512)
+        hasher.update(first)
+        hasher.update(second)
+        return hasher.finalize()
     }
 
     /// HMAC-HASH(key, data) per RFC 2104 with this hash's block length.
     public func hmac(key: [UInt8], data: [UInt8]) -> [UInt8] {
-        var paddedKey = key.count > blockLength ? hash(key) : key
-        paddedKey += [UInt8](repeating: 0, count: blockLength - paddedKey.count)
-        var inner = paddedKey.map { $0 ^ 0x36 }
-        inner += data
-        var outer = paddedKey.map { $0 ^ 0x5c }
-        outer += hash(inner)
-        let result = hash(outer)
-        Sodium.wipe(&paddedKey)
-        Sodium.wipe(&inner)
-        Sodium.wipe(&outer)
-        return result
+        hmac(key: key, data: data, [])
+    }
+
+    /// HMAC-HASH(key, first || second).
+    func hmac(key: [UInt8], data first: [UInt8], _ second: [UInt8]) -> [UInt8] {
+        var block = [UInt8](repeating: 0, count: blockLength)
+        defer { Sodium.wipe(&block) }
+        let keyBytes = key.count > blockLength ? hash(key) : key
+        block.withUnsafeMutableBufferPointer { padded in
+            for index in keyBytes.indices { padded[index] = keyBytes[index] ^ 0x36 }
+            for index in keyBytes.count..<padded.count { padded[index] = 0x36 }
+        }
+        var inner = Sodium.StreamingHash(self == .sha256 ? .sha256 : .blake2b512)
+        inner.update(block)
+        inner.update(first)
+        inner.update(second)
+        let innerDigest = inner.finalize()
+        block.withUnsafeMutableBufferPointer { padded in
+            for index in padded.indices { padded[index] ^= 0x36 ^ 0x5c }
+        }
+        var outer = Sodium.StreamingHash(self == .sha256 ? .sha256 : .blake2b512)
+        outer.update(block)
+        outer.update(innerDigest)
+        return outer.finalize()
     }
 
     /// HKDF(chainingKey, inputKeyMaterial, numOutputs) as Noise defines it: two or
@@ -65,13 +83,10 @@ public enum NoiseHash: Sendable, Hashable, CaseIterable {
     public func hkdf(chainingKey: [UInt8], inputKeyMaterial: [UInt8], outputs: Int) -> [[UInt8]] {
         precondition(outputs == 2 || outputs == 3, "Noise HKDF yields two or three outputs")
         var tempKey = hmac(key: chainingKey, data: inputKeyMaterial)
+        defer { Sodium.wipe(&tempKey) }
         let output1 = hmac(key: tempKey, data: [0x01])
-        let output2 = hmac(key: tempKey, data: output1 + [0x02])
-        var result = [output1, output2]
-        if outputs == 3 {
-            result.append(hmac(key: tempKey, data: output2 + [0x03]))
-        }
-        Sodium.wipe(&tempKey)
-        return result
+        let output2 = hmac(key: tempKey, data: output1, [0x02])
+        guard outputs == 3 else { return [output1, output2] }
+        return [output1, output2, hmac(key: tempKey, data: output2, [0x03])]
     }
 }

@@ -44,10 +44,85 @@ package enum Sodium {
 
     /// Unkeyed BLAKE2b of the bytes with an `outputLength`-byte digest (16...64).
     package static func blake2b(_ data: [UInt8], outputLength: Int = 64) -> [UInt8] {
+        blake2b(data[...], outputLength: outputLength)
+    }
+
+    /// Unkeyed BLAKE2b of a slice, without copying it.
+    package static func blake2b(_ data: ArraySlice<UInt8>, outputLength: Int = 64) -> [UInt8] {
         ensureReady()
         var out = [UInt8](repeating: 0, count: outputLength)
-        _ = crypto_generichash(&out, outputLength, data, UInt64(data.count), nil, 0)
+        data.withUnsafeBufferPointer { input in
+            _ = crypto_generichash(&out, outputLength, input.baseAddress, UInt64(input.count), nil, 0)
+        }
         return out
+    }
+
+    /// An incremental SHA-256 or BLAKE2b-512 computation (libsodium's
+    /// `_init/_update/_final`), so that Noise's HMAC and MixHash hash several parts
+    /// without concatenating them.
+    package struct StreamingHash: ~Copyable {
+        /// Which hash.
+        package enum Kind {
+            /// SHA-256 (32-byte digest).
+            case sha256
+            /// BLAKE2b with a 64-byte digest.
+            case blake2b512
+        }
+
+        private let kind: Kind
+        private let state: UnsafeMutableRawPointer
+        private let stateSize: Int
+
+        /// Starts a hash.
+        package init(_ kind: Kind) {
+            ensureReady()
+            self.kind = kind
+            switch kind {
+            case .sha256:
+                stateSize = crypto_hash_sha256_statebytes()
+                state = .allocate(byteCount: stateSize, alignment: 64)
+                _ = crypto_hash_sha256_init(state.assumingMemoryBound(to: crypto_hash_sha256_state.self))
+            case .blake2b512:
+                stateSize = crypto_generichash_statebytes()
+                state = .allocate(byteCount: stateSize, alignment: 64)
+                _ = crypto_generichash_init(OpaquePointer(state), nil, 0, 64)
+            }
+        }
+
+        deinit {
+            sodium_memzero(state, stateSize)
+            state.deallocate()
+        }
+
+        /// Feeds bytes.
+        package mutating func update(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            switch kind {
+            case .sha256:
+                _ = crypto_hash_sha256_update(state.assumingMemoryBound(to: crypto_hash_sha256_state.self), base, UInt64(bytes.count))
+            case .blake2b512:
+                _ = crypto_generichash_update(OpaquePointer(state), base, UInt64(bytes.count))
+            }
+        }
+
+        /// Feeds the bytes of an array.
+        package mutating func update(_ bytes: [UInt8]) {
+            bytes.withUnsafeBufferPointer { update($0) }
+        }
+
+        /// The digest.
+        package consuming func finalize() -> [UInt8] {
+            switch kind {
+            case .sha256:
+                var out = [UInt8](repeating: 0, count: 32)
+                _ = crypto_hash_sha256_final(state.assumingMemoryBound(to: crypto_hash_sha256_state.self), &out)
+                return out
+            case .blake2b512:
+                var out = [UInt8](repeating: 0, count: 64)
+                _ = crypto_generichash_final(OpaquePointer(state), &out, 64)
+                return out
+            }
+        }
     }
 
     // MARK: Ed25519

@@ -33,7 +33,7 @@ public struct SymmetricState: Sendable {
 
     /// MixHash(data).
     public mutating func mixHash(_ data: [UInt8]) {
-        handshakeHash = hash.hash(handshakeHash + data)
+        handshakeHash = hash.hash(handshakeHash, data)
     }
 
     /// MixKeyAndHash(ikm) (used by pre-shared keys).

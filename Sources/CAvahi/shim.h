@@ -8,4 +8,6 @@
 #include <avahi-common/malloc.h>
 #include <avahi-common/strlst.h>
 #include <avahi-common/address.h>
+#include <avahi-common/alternative.h>
+#include <net/if.h>
 #endif

@@ -1,0 +1,361 @@
+import Logging
+import MeshCore
+
+/// What discovery reports: services found and lost, our own publication, and whether
+/// the avahi-daemon is reachable.
+enum MDNSDiscoveryEvent: Sendable, Equatable {
+    /// A service was resolved (or resolved again with other data).
+    case found(MDNSService)
+    /// A previously found service went away (or the daemon did).
+    case lost(MDNSService)
+    /// Our service is established on the network under this name.
+    case published(name: String)
+    /// The daemon became reachable (`true`) or went away (`false`).
+    case daemon(available: Bool)
+}
+
+/// The settings of one ``MDNSDiscovery``.
+struct MDNSDiscoveryOptions: Sendable {
+    /// The DNS-SD type, `_scmesh._tcp`.
+    var serviceType: String
+    /// The instance name to publish under (before any collision renaming).
+    var serviceName: String
+    /// The port to publish; nil = browse only.
+    var publishPort: UInt16?
+    /// The TXT record to publish.
+    var txt: MDNSTXTRecord
+    /// Whether to browse.
+    var browse: Bool = true
+    /// Interface allow-list; empty = all.
+    var interfaces: [String] = []
+    /// Whether to accept IPv6 results.
+    var ipv6: Bool = true
+    /// Services whose TXT `id` is this are our own and skipped.
+    var ownPeerID: PeerID?
+    /// When `false`, ``MDNSDiscovery/start()`` throws when no daemon answers.
+    var waitForDaemon: Bool = true
+    /// Retry interval when even the bus is missing.
+    var retryInterval: Duration = .seconds(2)
+}
+
+#if canImport(CAvahi)
+
+/// Publishes one service and browses one service type through the avahi-daemon, and
+/// keeps doing so across daemon restarts.
+///
+/// It consumes ``AvahiSession``'s events on one task and acts on them: resolve what was
+/// browsed, rename on a collision, withdraw and re-publish around host-name conflicts,
+/// and replace the client when the daemon goes away (Avahi's no-fail mode then waits
+/// for the daemon to come back).
+actor MDNSDiscovery {
+    /// Discovery events; one consumer; finishes after ``stop()``.
+    nonisolated let events: AsyncStream<MDNSDiscoveryEvent>
+    private let continuation: AsyncStream<MDNSDiscoveryEvent>.Continuation
+    private let options: MDNSDiscoveryOptions
+    private let logger: Logger
+    private let session: AvahiSession
+
+    private enum Phase { case idle, running, stopped }
+    private var phase = Phase.idle
+    private var driver: Task<Void, Never>?
+    private var retry: Task<Void, Never>?
+    /// The name we publish under now (changes on collisions).
+    private(set) var currentName: String
+    /// Our group was committed for the current client.
+    private var publishedForClient = false
+    private var browsing = false
+    private var daemonAvailable = false
+    /// Whether "waiting for the daemon" was logged since it was last available.
+    private var reportedUnavailable = false
+    private var known: [AvahiServiceKey: MDNSService] = [:]
+
+    /// Creates a stopped discovery.
+    /// - Throws: ``MeshError`` `.transportUnavailable` when Avahi cannot make its poll.
+    init(options: MDNSDiscoveryOptions, logger: Logger) throws(MeshError) {
+        self.options = options
+        self.logger = logger
+        self.currentName = options.serviceName
+        (events, continuation) = AsyncStream.makeStream(of: MDNSDiscoveryEvent.self)
+        do {
+            session = try AvahiSession()
+        } catch {
+            throw MeshError(.transportUnavailable, "mDNS: Avahi could not start its event loop (\(error))", cause: error)
+        }
+    }
+
+    /// Starts the poll thread and the client; returns once the client exists (the daemon
+    /// may still be absent: then discovery starts when it appears).
+    /// - Throws: ``MeshError`` `.transportUnavailable` when the poll thread cannot start,
+    ///   or when no daemon answers and `waitForDaemon` is false; `.notRunning` after stop.
+    func start() throws(MeshError) {
+        guard phase == .idle else {
+            throw MeshError(.notRunning, "mDNS discovery was already started or stopped; make a new one")
+        }
+        do {
+            try session.startPoll()
+        } catch {
+            throw MeshError(.transportUnavailable, "mDNS: Avahi's poll thread did not start (\(error))", cause: error)
+        }
+        phase = .running
+        let session = self.session
+        driver = Task { [weak self] in
+            for await event in session.events {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+        do {
+            let (_, status) = try session.connect()
+            if status == .connecting && !options.waitForDaemon {
+                stopNow()
+                throw MeshError(
+                    .transportUnavailable,
+                    "mDNS: no avahi-daemon on the D-Bus system bus (start avahi-daemon, or set wait_for_daemon: true)")
+            }
+        } catch let error as AvahiError {
+            guard options.waitForDaemon else {
+                stopNow()
+                throw MeshError(
+                    .transportUnavailable,
+                    "mDNS: cannot reach the D-Bus system bus (\(error.reason)); start dbus and avahi-daemon", cause: error)
+            }
+            reportUnavailable("the D-Bus system bus does not answer (\(error.reason))")
+            scheduleReconnect()
+        } catch let error as MeshError {
+            throw error
+        } catch {
+            throw MeshError(.transportUnavailable, "mDNS: \(error)", cause: error)
+        }
+    }
+
+    /// Withdraws our service, stops browsing, frees every Avahi handle and finishes
+    /// ``events``. Idempotent.
+    func stop() async {
+        guard phase != .stopped else { return }
+        let driver = self.driver
+        stopNow()
+        await driver?.value
+    }
+
+    private func stopNow() {
+        phase = .stopped
+        retry?.cancel()
+        retry = nil
+        session.withdraw()
+        session.shutdown()
+        driver?.cancel()
+        driver = nil
+        known.removeAll()
+        continuation.finish()
+    }
+
+    // MARK: Events from Avahi
+
+    private func handle(_ event: AvahiEvent) {
+        guard phase == .running, event.generation == session.generation else { return }
+        switch event {
+        case .client(_, let status, let error):
+            handleClient(status, error: error)
+        case .group(_, let status, let error):
+            handleGroup(status, error: error)
+        case .browseNew(_, let key, let ownService):
+            guard !ownService else { return }
+            guard isAllowed(key) else {
+                logger.trace("mDNS: ignoring \(key): interface or protocol not allowed")
+                return
+            }
+            let rc = session.resolve(key)
+            if rc < 0 { logger.debug("mDNS: cannot resolve \(key): \(AvahiError.text(rc))") }
+        case .browseRemove(_, let key):
+            session.cancelResolve(key)
+            if let service = known.removeValue(forKey: key) {
+                logger.debug("mDNS: lost \(service)")
+                continuation.yield(.lost(service))
+            }
+        case .browseFailure(_, let error):
+            logger.warning("mDNS: browsing \(options.serviceType) failed (\(AvahiError.text(error))); retrying when the daemon reconnects")
+            browsing = false
+        case .resolved(_, let resolved):
+            session.cancelResolve(resolved.key)
+            handleResolved(resolved)
+        case .resolveFailure(_, let key, let error):
+            session.cancelResolve(key)
+            logger.debug("mDNS: could not resolve \(key): \(AvahiError.text(error))")
+        }
+    }
+
+    private func handleClient(_ status: AvahiClientStatus, error: Int32) {
+        switch status {
+        case .running:
+            if !daemonAvailable {
+                daemonAvailable = true
+                if reportedUnavailable {
+                    logger.notice("mDNS: avahi-daemon is reachable again; publishing and browsing resume")
+                }
+                reportedUnavailable = false
+                continuation.yield(.daemon(available: true))
+            }
+            publishIfNeeded()
+            browseIfNeeded()
+        case .connecting:
+            markDaemonGone()
+            reportUnavailable("no avahi-daemon on the D-Bus system bus")
+        case .registering, .collision:
+            // The daemon is renaming its host after a host-name conflict: our records
+            // are withdrawn and re-published once it is running again.
+            if publishedForClient {
+                session.withdraw()
+                publishedForClient = false
+            }
+        case .failure:
+            markDaemonGone()
+            reportUnavailable("lost the avahi-daemon (\(AvahiError.text(error)))")
+            reconnect()
+        }
+    }
+
+    private func handleGroup(_ status: AvahiGroupStatus, error: Int32) {
+        switch status {
+        case .established:
+            logger.info("mDNS: published '\(currentName)' \(options.serviceType) on port \(options.publishPort ?? 0)")
+            continuation.yield(.published(name: currentName))
+        case .collision:
+            let next = AvahiNames.alternativeServiceName(currentName)
+            logger.notice("mDNS: service name '\(currentName)' is taken on the network; renaming to '\(next)'")
+            currentName = next
+            publishedForClient = false
+            publishIfNeeded()
+        case .failure:
+            logger.warning("mDNS: publishing '\(currentName)' failed (\(AvahiError.text(error))); retrying when the daemon reconnects")
+            publishedForClient = false
+        case .uncommitted, .registering:
+            break
+        }
+    }
+
+    private func handleResolved(_ resolved: AvahiResolvedService) {
+        let txt = MDNSTXTRecord(strings: resolved.txt)
+        let key = resolved.key
+        if let own = options.ownPeerID, txt.peerID == own {
+            logger.trace("mDNS: skipping our own service \(key)")
+            return
+        }
+        if options.publishPort != nil, resolved.isLocal, key.name == currentName {
+            logger.trace("mDNS: skipping our own service \(key)")
+            return
+        }
+        guard txt.isCompatible else {
+            logger.debug("mDNS: skipping \(key): protocol version \(txt.fields[MDNSTXTRecord.versionKey] ?? "?") is not ours")
+            return
+        }
+        let service = MDNSService(
+            name: key.name, interfaceName: AvahiNames.interfaceName(key.interface) ?? "",
+            hostName: resolved.hostName, address: resolved.address, isIPv6: resolved.isIPv6,
+            port: resolved.port, txt: txt)
+        if let old = known[key] {
+            if old == service { return }
+            continuation.yield(.lost(old))
+        }
+        known[key] = service
+        logger.debug("mDNS: found \(service)")
+        continuation.yield(.found(service))
+    }
+
+    // MARK: Publishing and browsing
+
+    private func publishIfNeeded() {
+        guard let port = options.publishPort, !publishedForClient, daemonAvailable else { return }
+        var interfaces: [Int32] = []
+        for name in options.interfaces {
+            if let index = AvahiNames.interfaceIndex(name) {
+                interfaces.append(index)
+            } else {
+                logger.warning("mDNS: interface '\(name)' does not exist; not publishing on it")
+            }
+        }
+        if !options.interfaces.isEmpty && interfaces.isEmpty {
+            logger.warning("mDNS: none of the configured interfaces exists; not publishing")
+            return
+        }
+        let proto = options.ipv6 ? AvahiNames.anyProtocol : AvahiNames.ipv4
+        for _ in 0..<32 {
+            let rc = session.publish(
+                name: currentName, type: options.serviceType, port: port, txt: options.txt.strings,
+                interfaces: interfaces, proto: proto)
+            if rc == AvahiError.collision {
+                let next = AvahiNames.alternativeServiceName(currentName)
+                logger.notice("mDNS: service name '\(currentName)' is taken locally; renaming to '\(next)'")
+                currentName = next
+                continue
+            }
+            if rc < 0 {
+                logger.warning("mDNS: cannot publish '\(currentName)': \(AvahiError.text(rc))")
+                return
+            }
+            publishedForClient = true
+            return
+        }
+    }
+
+    private func browseIfNeeded() {
+        guard options.browse, !browsing, daemonAvailable else { return }
+        let rc = session.browse(type: options.serviceType)
+        if rc < 0 {
+            logger.warning("mDNS: cannot browse \(options.serviceType): \(AvahiError.text(rc))")
+            return
+        }
+        browsing = true
+    }
+
+    private func isAllowed(_ key: AvahiServiceKey) -> Bool {
+        if key.proto == AvahiNames.ipv6 && !options.ipv6 { return false }
+        guard !options.interfaces.isEmpty else { return true }
+        guard let name = AvahiNames.interfaceName(key.interface) else { return false }
+        return options.interfaces.contains(name)
+    }
+
+    // MARK: Daemon loss and recovery
+
+    private func markDaemonGone() {
+        publishedForClient = false
+        browsing = false
+        if daemonAvailable {
+            daemonAvailable = false
+            continuation.yield(.daemon(available: false))
+        }
+        for (_, service) in known.sorted(by: { $0.key.name < $1.key.name }) {
+            continuation.yield(.lost(service))
+        }
+        known.removeAll()
+    }
+
+    /// One log line per outage.
+    private func reportUnavailable(_ why: String) {
+        guard !reportedUnavailable else { return }
+        reportedUnavailable = true
+        logger.warning("mDNS: \(why); waiting for it, other transports are unaffected")
+    }
+
+    /// Replaces the failed client by a new no-fail one, which waits for the daemon.
+    private func reconnect() {
+        guard phase == .running else { return }
+        do {
+            try session.connect()
+        } catch {
+            logger.debug("mDNS: cannot make an Avahi client yet (\(error)); retrying")
+            scheduleReconnect()
+        }
+    }
+
+    private func scheduleReconnect() {
+        retry?.cancel()
+        let interval = options.retryInterval
+        retry = Task { [weak self] in
+            try? await Task.sleep(for: interval)
+            guard !Task.isCancelled else { return }
+            await self?.reconnect()
+        }
+    }
+}
+
+#endif

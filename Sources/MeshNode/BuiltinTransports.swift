@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshTesting
+import TransportTCP
 import Synchronization
 
 extension TransportRegistry {
@@ -9,7 +10,8 @@ extension TransportRegistry {
     /// and list it here.
     public static var builtIn: TransportRegistry {
         TransportRegistry([
-            .loopback()
+            .loopback(),
+            .tcp(),
         ])
     }
 }
@@ -32,6 +34,32 @@ extension TransportFactory {
                 name: context.name, address: settings.address ?? context.identity.peerID.hex,
                 network: LoopbackNetworks.named(settings.network), configuration: settings.transport)
         }
+    }
+}
+
+extension TransportFactory {
+    /// TCP over IP (`TransportTCP.TCPTransport`): listens on `listen`, dials the
+    /// `bootstrap` peers and redials them with backoff.
+    /// - Parameters:
+    ///   - name: the config key and transport name.
+    ///   - defaultPriority: priority when the config sets none (30: the internet is
+    ///     the last resort after the LAN and BLE, as in the seed app).
+    public static func tcp(name: String = "tcp", defaultPriority: Int = 30) -> TransportFactory {
+        TransportFactory(
+            name: name, defaultPriority: defaultPriority,
+            summary: "TCP over IP: listen addresses and bootstrap peers",
+            configuration: TCPTransport.Configuration.self,
+            validate: { try $0.validate() }
+        ) { settings, context in
+            TCPTransport(configuration: settings, name: context.name)
+        }
+    }
+}
+
+extension TCPTransport.Configuration: TransportConfiguration {
+    /// The defaults: listen on 127.0.0.1:7420, no bootstrap peers.
+    public init() {
+        self.init(listen: Self.defaultListen)
     }
 }
 

@@ -205,11 +205,12 @@ struct ConfigLoader {
 
     /// Decodes the merged tree and rejects unknown keys.
     func decode() throws -> NodeConfiguration {
-        let configuration: NodeConfiguration
+        var configuration: NodeConfiguration
         do {
             configuration = try YAMLDecoder().decode(
                 ConfigDocument.self, from: tree, userInfo: [ConfigDocument.registryKey: registry]
             ).configuration
+            configuration.transports = try decodeTransports()
         } catch let error as DecodingError {
             throw describe(error)
         }
@@ -224,6 +225,58 @@ struct ConfigLoader {
             throw MeshError(.invalidConfiguration, message + originSuffix(unknown))
         }
         return configuration
+    }
+
+    /// Decodes `transports:`: each section's `enabled` and `priority`, and the rest
+    /// through its factory (which sees only its own keys).
+    func decodeTransports() throws -> [String: NodeConfiguration.TransportSettings] {
+        let prefix = [AnyCodingKey("transports")]
+        guard case .mapping(let sections) = ConfigTree.value(at: ["transports"], in: tree) else {
+            throw DecodingError.typeMismatch(
+                YAMLNode.Mapping.self, .init(codingPath: prefix, debugDescription: "transports must be a mapping"))
+        }
+        var result: [String: NodeConfiguration.TransportSettings] = [:]
+        for (key, value) in sections {
+            let name = ConfigTree.keyName(key)
+            let path = prefix + [AnyCodingKey(name)]
+            guard let factory = registry.factory(named: name) else {
+                let known = registry.names.joined(separator: ", ")
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: path,
+                        debugDescription: "unknown transport \"\(name)\" (registered: \(known.isEmpty ? "none" : known))"))
+            }
+            guard case .mapping(let section) = value else {
+                throw DecodingError.typeMismatch(YAMLNode.Mapping.self, .init(codingPath: path, debugDescription: ""))
+            }
+            var common: [(YAMLNode, YAMLNode)] = []
+            var own: [(YAMLNode, YAMLNode)] = []
+            for pair in section {
+                if ["enabled", "priority"].contains(ConfigTree.keyName(pair.key)) {
+                    common.append((pair.key, pair.value))
+                } else {
+                    own.append((pair.key, pair.value))
+                }
+            }
+            let header: TransportHeader
+            let settings: any TransportConfiguration
+            do {
+                header = try YAMLDecoder().decode(TransportHeader.self, from: YAMLNode(common))
+                settings = try factory.decodeConfiguration(YAMLNode(own))
+            } catch let error as DecodingError {
+                throw error.prefixed(with: path)
+            }
+            do {
+                try factory.validate(settings)
+            } catch let error as MeshError {
+                // A transport may name its key as "tcp.listen ..."; make that dotted from the top.
+                let message =
+                    error.message.hasPrefix("\(name).") ? "transports.\(error.message)" : "transports.\(name): \(error.message)"
+                throw MeshError(.invalidConfiguration, message + originSuffix(["transports", name]), cause: error)
+            }
+            result[name] = .init(enabled: header.enabled, priority: header.priority, configuration: settings)
+        }
+        return result
     }
 
     /// Turns a decoding error into a one-line message naming the dotted key.
@@ -287,21 +340,29 @@ struct ConfigDocument: Decodable {
             configuration.keepaliveIntervalMs >= 1, .keepaliveIntervalMs, in: container,
             "must be at least 1, got \(configuration.keepaliveIntervalMs)")
 
-        let transports = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .transports)
-        for key in transports.allKeys {
-            guard let factory = registry.factory(named: key.stringValue) else {
-                let known = registry.names.joined(separator: ", ")
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: transports,
-                    debugDescription: "unknown transport \"\(key.stringValue)\" (registered: \(known.isEmpty ? "none" : known))")
-            }
-            let section = try transports.nestedContainer(keyedBy: AnyCodingKey.self, forKey: key)
-            let enabled = try section.decode(Bool.self, forKey: AnyCodingKey("enabled"))
-            let priority = try section.decode(Int.self, forKey: AnyCodingKey("priority"))
-            let settings = try factory.configurationType.init(from: transports.superDecoder(forKey: key))
-            configuration.transports[key.stringValue] = .init(enabled: enabled, priority: priority, configuration: settings)
-        }
         self.configuration = configuration
+    }
+}
+
+/// The keys every transport section has.
+struct TransportHeader: Decodable {
+    var enabled: Bool
+    var priority: Int
+}
+
+extension DecodingError {
+    /// The same error with `prefix` in front of its coding path.
+    func prefixed(with prefix: [any CodingKey]) -> DecodingError {
+        func context(_ c: Context) -> Context {
+            Context(codingPath: prefix + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
+        }
+        switch self {
+        case .typeMismatch(let type, let c): return .typeMismatch(type, context(c))
+        case .valueNotFound(let type, let c): return .valueNotFound(type, context(c))
+        case .keyNotFound(let key, let c): return .keyNotFound(key, context(c))
+        case .dataCorrupted(let c): return .dataCorrupted(context(c))
+        @unknown default: return self
+        }
     }
 }
 
@@ -312,4 +373,47 @@ struct AnyCodingKey: CodingKey {
     init(_ string: String) { stringValue = string }
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
+}
+
+/// A value in the effective configuration, as ``NodeConfiguration/value(at:)`` reads it.
+public enum ConfigValue: Sendable, Hashable {
+    /// A single value as written (`"true"`, `"30"`, `"127.0.0.1:7420"`).
+    case scalar(String)
+    /// `null`.
+    case null
+    /// A list.
+    case list([ConfigValue])
+    /// A section, keys in order.
+    case section([String: ConfigValue])
+
+    init(_ node: YAMLNode) {
+        switch node {
+        case .scalar(let scalar): self = node.null != nil ? .null : .scalar(scalar.string)
+        case .sequence(let sequence): self = .list(sequence.map(ConfigValue.init))
+        case .mapping(let mapping):
+            self = .section(Dictionary(mapping.map { (ConfigTree.keyName($0.key), ConfigValue($0.value)) }) { a, _ in a })
+        case .alias: self = .null
+        }
+    }
+
+    /// The scalar's text, or nil.
+    public var text: String? {
+        if case .scalar(let text) = self { return text }
+        return nil
+    }
+
+    /// The list's scalar items, or nil when this is not a list.
+    public var texts: [String]? {
+        if case .list(let items) = self { return items.compactMap(\.text) }
+        return nil
+    }
+}
+
+extension NodeConfiguration {
+    /// The effective value at a dotted key (`transports.tcp.listen`), or nil when the
+    /// key does not exist.
+    public func value(at dottedKey: String) throws -> ConfigValue? {
+        let path = dottedKey.split(separator: ".").map(String.init)
+        return ConfigTree.value(at: path, in: try tree()).map(ConfigValue.init)
+    }
 }

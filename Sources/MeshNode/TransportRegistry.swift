@@ -1,6 +1,7 @@
 import Logging
 import MeshCore
 import Synchronization
+import Yams
 
 /// The settings type of one transport: the keys of its `transports.<name>` config
 /// section other than `enabled` and `priority`.
@@ -69,25 +70,36 @@ public struct TransportFactory: Sendable {
     /// The type that decodes the transport's own config keys.
     public let configurationType: any TransportConfiguration.Type
     private let make: @Sendable (any TransportConfiguration, TransportBuildContext) throws -> any Transport
+    private let decode: @Sendable (YAMLNode) throws -> any TransportConfiguration
+    private let check: @Sendable (any TransportConfiguration) throws -> Void
 
     /// Creates a factory.
     /// - Parameters:
     ///   - name: the config key and transport name.
     ///   - defaultPriority: priority when the config sets none (lower = preferred).
     ///   - summary: one line for documentation.
-    ///   - configuration: the transport's settings type.
+    ///   - configuration: the transport's settings type. It is decoded from the
+    ///     section without `enabled` and `priority`.
+    ///   - validate: checks decoded settings (ranges, address syntax) when the config
+    ///     is loaded, so `scmesh config check` reports them; throw a `MeshError` whose
+    ///     message names the key.
     ///   - make: builds the transport; throw a `MeshError` saying what is wrong.
     public init<Configuration: TransportConfiguration>(
         name: String,
         defaultPriority: Int,
         summary: String,
         configuration: Configuration.Type,
+        validate: (@Sendable (Configuration) throws -> Void)? = nil,
         make: @escaping @Sendable (Configuration, TransportBuildContext) throws -> any Transport
     ) {
         self.name = name
         self.defaultPriority = defaultPriority
         self.summary = summary
         self.configurationType = configuration
+        self.decode = { node in try YAMLDecoder().decode(Configuration.self, from: node) }
+        self.check = { settings in
+            if let validate, let typed = settings as? Configuration { try validate(typed) }
+        }
         self.make = { settings, context in
             guard let typed = settings as? Configuration else {
                 throw MeshError(
@@ -103,6 +115,16 @@ public struct TransportFactory: Sendable {
     ///   are not of ``configurationType``.
     public func makeTransport(_ settings: any TransportConfiguration, context: TransportBuildContext) throws -> any Transport {
         try make(settings, context)
+    }
+
+    /// Decodes the transport's own keys (the section without `enabled` and `priority`).
+    func decodeConfiguration(_ node: YAMLNode) throws -> any TransportConfiguration {
+        try decode(node)
+    }
+
+    /// Runs the factory's validation on decoded settings.
+    func validate(_ settings: any TransportConfiguration) throws {
+        try check(settings)
     }
 
     /// The default settings.

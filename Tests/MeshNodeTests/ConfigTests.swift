@@ -1,0 +1,233 @@
+import Foundation
+import MeshCore
+import MeshNode
+import MeshTesting
+import Testing
+
+/// Loads `yaml` with the given layers, returning the error message when loading fails.
+private func loadError(
+    _ yaml: String, environment: [String: String] = [:], overrides: [String] = [],
+    registry: TransportRegistry = .builtIn
+) -> String? {
+    do {
+        _ = try NodeConfiguration.load(
+            yaml: yaml, source: "test.yaml", environment: environment, overrides: overrides, registry: registry)
+        return nil
+    } catch let error as MeshError {
+        #expect(error.code == .invalidConfiguration)
+        return error.message
+    } catch {
+        Issue.record("unexpected error type: \(error)")
+        return "\(error)"
+    }
+}
+
+@Suite("Config")
+struct ConfigTests {
+    @Test("built-in defaults: every transport present but off, relay off (fail-safe), router defaults")
+    func builtInDefaults() throws {
+        let config = try NodeConfiguration.load(yaml: "", source: "empty", registry: .builtIn)
+        #expect(config.relay.enabled == false)
+        #expect(Set(config.transports.keys) == Set(TransportRegistry.builtIn.names))
+        #expect(config.enabledTransports.isEmpty)
+        #expect(config.transports["tcp"]?.priority == 30)
+        let router = config.routerConfiguration
+        let defaults = RouterConfiguration()
+        #expect(router.escalation.ackTimeoutMin == defaults.escalation.ackTimeoutMin)
+        #expect(router.escalation.ackTimeoutMax == defaults.escalation.ackTimeoutMax)
+        #expect(router.escalation.maxAttempts == defaults.escalation.maxAttempts)
+        #expect(router.reconnect.initialDelay == defaults.reconnect.initialDelay)
+        #expect(router.keepaliveInterval == defaults.keepaliveInterval)
+        #expect(router.relayEnabled == false)
+        #expect(try config.value(at: "node.log_level")?.text == "info")
+    }
+
+    @Test("the default file enables relay, loopback and TCP on 127.0.0.1:7420")
+    func defaultFile() throws {
+        let config = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
+        #expect(config.relay.enabled)
+        #expect(config.routerConfiguration.relayEnabled)
+        #expect(config.transports["loopback"]?.enabled == true)
+        let tcp = try #require(config.transports["tcp"])
+        #expect(tcp.enabled && tcp.priority == 30)
+        #expect(tcp.configuration(as: TCPSettingsProbe.self) == nil)  // typed access is by concrete type
+        #expect(config.enabledTransports.map(\.name) == ["loopback", "tcp"])
+    }
+
+    @Test("Config/node.yaml and the embedded resource are the same file")
+    func defaultFileMatchesResource() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let onDisk = try String(contentsOf: repository.appendingPathComponent("Config/node.yaml"), encoding: .utf8)
+        #expect(try NodeConfiguration.defaultFileContents() == onDisk)
+    }
+
+    @Test("layers: file over defaults, environment over file, --set over environment")
+    func layering() throws {
+        let yaml = """
+            relay:
+              enabled: true
+            escalation:
+              max_attempts: 2
+              ack_timeout_min_ms: 100
+            transports:
+              tcp:
+                enabled: true
+                listen: ["127.0.0.1:9000"]
+            """
+        let fileOnly = try NodeConfiguration.load(yaml: yaml, source: "f", registry: .builtIn)
+        #expect(fileOnly.escalation.maxAttempts == 2)
+        #expect(fileOnly.escalation.ackTimeoutMinMs == 100)
+        #expect(fileOnly.escalation.ackTimeoutMaxMs == NodeConfiguration.EscalationSettings().ackTimeoutMaxMs)
+
+        let environment = [
+            "SCMESH_ESCALATION_MAX_ATTEMPTS": "5",
+            "SCMESH_TRANSPORTS_TCP_LISTEN": "127.0.0.1:1, 127.0.0.1:2",
+            "SCMESH_RELAY_ENABLED": "false",
+            "SCMESH_DATA_DIR": "/ignored",  // reserved, not a config key
+            "PATH": "/usr/bin",
+        ]
+        let withEnvironment = try NodeConfiguration.load(
+            yaml: yaml, source: "f", environment: environment, registry: .builtIn)
+        #expect(withEnvironment.escalation.maxAttempts == 5)
+        #expect(withEnvironment.escalation.ackTimeoutMinMs == 100)
+        #expect(withEnvironment.relay.enabled == false)
+        #expect(try tcpListen(withEnvironment) == ["127.0.0.1:1", "127.0.0.1:2"])
+
+        let withFlags = try NodeConfiguration.load(
+            yaml: yaml, source: "f", environment: environment,
+            overrides: [
+                "escalation.max_attempts=9", "relay.enabled=true", "transports.tcp.listen=[\"127.0.0.1:3\"]",
+                "node.name=alpha", "keepalive_interval_ms=1500",
+            ],
+            registry: .builtIn)
+        #expect(withFlags.escalation.maxAttempts == 9)
+        #expect(withFlags.relay.enabled)
+        #expect(try tcpListen(withFlags) == ["127.0.0.1:3"])
+        #expect(withFlags.node.name == "alpha")
+        #expect(withFlags.routerConfiguration.keepaliveInterval == .milliseconds(1500))
+    }
+
+    @Test("missing relay.enabled counts as off, even when the rest of relay: is present")
+    func relayFailSafe() throws {
+        #expect(try NodeConfiguration.load(yaml: "relay: {}", source: "f", registry: .builtIn).relay.enabled == false)
+        #expect(try NodeConfiguration.load(yaml: "node: {name: x}", source: "f", registry: .builtIn).relay.enabled == false)
+    }
+
+    @Test(
+        "an unknown key is an error naming its dotted path",
+        arguments: [
+            ("escalatoin:\n  max_attempts: 3\n", "unknown key escalatoin"),
+            ("escalation:\n  max_attempt: 3\n", "unknown key escalation.max_attempt"),
+            ("relay:\n  enabled: true\n  budget: 3\n", "unknown key relay.budget"),
+            ("transports:\n  loopback:\n    mtuu: 64\n", "unknown key transports.loopback.mtuu"),
+            ("transports:\n  tcp:\n    lisen: []\n", "transports.tcp.lisen"),
+        ])
+    func unknownKey(yaml: String, expected: String) throws {
+        let message = try #require(loadError(yaml))
+        #expect(message.contains(expected), "\(message)")
+        #expect(message.contains("test.yaml line"), "\(message)")
+        #expect(!message.contains("\n"))
+    }
+
+    @Test(
+        "a wrong type names the key and what was expected",
+        arguments: [
+            ("escalation:\n  max_attempts: many\n", "escalation.max_attempts: expected an integer, got \"many\""),
+            ("relay:\n  enabled: perhaps\n", "relay.enabled: expected true or false, got \"perhaps\""),
+            ("escalation: 3\n", "escalation: expected a mapping"),
+            ("transports:\n  loopback:\n    loss: lots\n", "transports.loopback.loss: expected a number"),
+            ("transports:\n  loopback:\n    priority: high\n", "transports.loopback.priority: expected an integer"),
+            ("transports:\n  tcp:\n    listen: 7\n", "transports.tcp.listen: expected a list"),
+            ("node:\n  log_level: loud\n", "node.log_level: expected one of trace, debug"),
+            ("escalation:\n  ack_timeout_min_ms: 500\n  ack_timeout_max_ms: 100\n", "escalation.ack_timeout_max_ms: must not be below"),
+            ("transports:\n  loopback:\n    mtu: 2\n", "transports.loopback.mtu: must be at least"),
+            ("transports:\n  tcp:\n    listen: [\"nowhere\"]\n", "transports.tcp.listen"),
+        ])
+    func wrongType(yaml: String, expected: String) throws {
+        let message = try #require(loadError(yaml))
+        #expect(message.contains(expected), "\(message)")
+        #expect(!message.contains("\n"))
+    }
+
+    @Test("an unknown transport is named with the registered ones")
+    func unknownTransport() throws {
+        let message = try #require(loadError("transports:\n  pigeon:\n    enabled: true\n"))
+        #expect(message.contains("transports.pigeon"), "\(message)")
+        #expect(message.contains("unknown transport"), "\(message)")
+        #expect(message.contains("loopback"), "\(message)")
+    }
+
+    @Test("environment and --set errors say where the value came from")
+    func layerErrors() throws {
+        let fromEnvironment = try #require(loadError("", environment: ["SCMESH_ESCALATION_MAX_ATTEMPTS": "x"]))
+        #expect(fromEnvironment.contains("escalation.max_attempts"), "\(fromEnvironment)")
+        #expect(fromEnvironment.contains("SCMESH_ESCALATION_MAX_ATTEMPTS"), "\(fromEnvironment)")
+
+        let unknownVariable = try #require(loadError("", environment: ["SCMESH_ESCALATIN_MAX": "1"]))
+        #expect(unknownVariable.contains("SCMESH_ESCALATIN_MAX"), "\(unknownVariable)")
+
+        let fromFlag = try #require(loadError("", overrides: ["relay.enabled=maybe"]))
+        #expect(fromFlag.contains("relay.enabled") && fromFlag.contains("--set"), "\(fromFlag)")
+
+        let unknownFlag = try #require(loadError("", overrides: ["relay.enable=true"]))
+        #expect(unknownFlag.contains("unknown key relay.enable"), "\(unknownFlag)")
+
+        let noEquals = try #require(loadError("", overrides: ["relay.enabled"]))
+        #expect(noEquals.contains("KEY=VALUE"), "\(noEquals)")
+    }
+
+    @Test("JSON is accepted")
+    func json() throws {
+        let config = try NodeConfiguration.load(
+            yaml: #"{"relay": {"enabled": true}, "escalation": {"max_attempts": 6}, "transports": {"loopback": {"enabled": true, "loss": 0.25}}}"#,
+            source: "f.json", registry: .builtIn)
+        #expect(config.relay.enabled)
+        #expect(config.escalation.maxAttempts == 6)
+        #expect(config.transports["loopback"]?.configuration(as: LoopbackSettings.self)?.transport.loss == 0.25)
+    }
+
+    @Test("the effective config printed as YAML loads back to the same values")
+    func roundTrip() throws {
+        let config = try NodeConfiguration.load(
+            file: nil, environment: [:], overrides: ["node.name=beta", "escalation.rtt_multiplier=2.5"], registry: .builtIn)
+        let yaml = try config.yaml()
+        #expect(yaml.contains("rtt_multiplier: 2.5"))
+        let again = try NodeConfiguration.load(yaml: yaml, source: "printed", registry: .builtIn)
+        #expect(try again.yaml() == yaml)
+        #expect(again.node.name == "beta")
+        #expect(again.escalation == config.escalation)
+    }
+
+    @Test("a registry override adds transports under new names, task-locally")
+    func registryOverride() throws {
+        let registry = TransportRegistry([.loopback(), .loopback(name: "lo2", defaultPriority: 20)])
+        let yaml = "transports:\n  lo2:\n    enabled: true\n    mtu: 64\n"
+        let config = try TransportRegistry.withOverride(registry) {
+            #expect(TransportRegistry.current.names == ["lo2", "loopback"])
+            return try NodeConfiguration.load(yaml: yaml, source: "f")
+        }
+        #expect(config.transports["lo2"]?.priority == 20)
+        #expect(config.transports["lo2"]?.configuration(as: LoopbackSettings.self)?.transport.mtu == 64)
+        #expect(config.transports["tcp"] == nil)
+        // Outside the override the process-wide registry is untouched.
+        #expect(TransportRegistry.current.factory(named: "lo2") == nil)
+        #expect(loadError(yaml)?.contains("transports.lo2") == true)
+    }
+
+    @Test("the default data directory follows SCMESH_DATA_DIR, then XDG_DATA_HOME, then HOME")
+    func dataDirectoryDefault() {
+        #expect(DataDirectory.defaultPath(environment: ["SCMESH_DATA_DIR": "/a", "XDG_DATA_HOME": "/b", "HOME": "/c"]) == "/a")
+        #expect(DataDirectory.defaultPath(environment: ["XDG_DATA_HOME": "/b", "HOME": "/c"]) == "/b/scmesh")
+        #expect(DataDirectory.defaultPath(environment: ["HOME": "/c"]) == "/c/.local/share/scmesh")
+    }
+}
+
+/// A settings type no factory uses, to check typed access.
+private struct TCPSettingsProbe: TransportConfiguration {
+    init() {}
+}
+
+private func tcpListen(_ config: NodeConfiguration) throws -> [String] {
+    try #require(try config.value(at: "transports.tcp.listen")?.texts)
+}

@@ -1,0 +1,202 @@
+import Foundation
+import MeshCore
+import MeshNode
+import Testing
+
+@Suite("Node")
+struct NodeTests {
+    static let twoLoopbacks = TransportRegistry([.loopback(), .loopback(name: "lo2", defaultPriority: 20)])
+
+    /// Two loopback media (priorities 10 and 20) on a network private to one test.
+    static func twoLoopbackYAML(network: String) -> String {
+        """
+        relay: {enabled: true}
+        transports:
+          loopback: {enabled: true, priority: 10, network: \(network)}
+          lo2: {enabled: true, network: \(network)}
+        """
+    }
+
+    @Test("buildNode makes every enabled transport with its priority and persists the identity")
+    func buildWithTwoLoopbacks() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let config = try NodeConfiguration.load(
+            yaml: Self.twoLoopbackYAML(network: UUID().uuidString), source: "test", registry: Self.twoLoopbacks)
+        let node = try buildNode(config: config, dataDirectory: directory.path, registry: Self.twoLoopbacks)
+        #expect(node.transports.map(\.transport.name) == ["loopback", "lo2"])
+        #expect(node.transports.map(\.priority) == [10, 20])
+        let stored = try String(contentsOfFile: directory.file("peer-id"), encoding: .utf8)
+        #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == node.peerID.hex)
+
+        let again = try buildNode(config: config, dataDirectory: directory.path, registry: Self.twoLoopbacks)
+        #expect(again.peerID == node.peerID)
+        #expect(try LocalIdentity.loadOrCreate(dataDirectory: directory.path).peerID == node.peerID)
+    }
+
+    @Test("buildNode reports a corrupt identity file")
+    func corruptIdentity() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try "not hex".write(toFile: directory.file("peer-id"), atomically: true, encoding: .utf8)
+        let config = try NodeConfiguration.load(yaml: "", source: "test", registry: .builtIn)
+        #expect {
+            _ = try buildNode(config: config, dataDirectory: directory.path, registry: .builtIn)
+        } throws: { error in
+            (error as? MeshError)?.message.contains("peer-id") == true
+        }
+    }
+
+    @Test("control socket: status, peers, send and inbox between two in-process nodes")
+    func controlRoundTrip() async throws {
+        let yaml = Self.twoLoopbackYAML(network: UUID().uuidString)
+        let alice = try await RunningNode.start(yaml: yaml, registry: Self.twoLoopbacks)
+        let bob = try await RunningNode.start(yaml: yaml, registry: Self.twoLoopbacks)
+        defer {
+            alice.directory.cleanUp()
+            bob.directory.cleanUp()
+        }
+
+        let status = try await alice.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect(status.peerID == alice.node.peerID)
+        #expect(status.relayEnabled)
+        #expect(status.dataDir == alice.directory.path)
+        #expect(status.transports.map(\.name) == ["loopback", "lo2"])
+
+        try await eventually("alice has two links to bob") {
+            let peers = try await alice.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self)
+            return peers.peers.first { $0.peer == bob.node.peerID }?.links.count == 2
+        }
+        let peers = try await alice.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self)
+        let links = try #require(peers.peers.first { $0.peer == bob.node.peerID }?.links)
+        #expect(links.map(\.transport) == ["loopback", "lo2"])  // best (lowest priority) first
+
+        let sent = try await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: "hello bob"))
+            .decode(SendReply.self)
+        #expect(sent.peer == bob.node.peerID)
+        #expect(sent.bytes == 9)
+        let binary: [UInt8] = [0, 1, 2, 0xFF, 0xFE]
+        _ = try await alice.client.call(
+            ControlRequest(cmd: "send", peer: bob.node.peerID.hex, payloadBase64: Data(binary).base64EncodedString())
+        ).decode(SendReply.self)
+
+        try await eventually("bob's inbox has both messages") {
+            try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages.count == 2
+        }
+        let inbox = try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        #expect(inbox.messages.map(\.seq) == [1, 2])
+        #expect(inbox.messages[0].id == sent.messageID)
+        #expect(inbox.messages[0].from == alice.node.peerID)
+        #expect(inbox.messages[0].text == "hello bob")
+        #expect(inbox.messages[0].transport == "loopback")
+        #expect(Data(base64Encoded: inbox.messages[1].payloadBase64).map(Array.init) == binary)
+        #expect(inbox.messages[1].text == nil)  // not UTF-8
+        #expect(inbox.totalReceived == 2)
+
+        let newer = try await bob.client.call(ControlRequest(cmd: "inbox", after: 1)).decode(InboxReply.self)
+        #expect(newer.messages.map(\.seq) == [2])
+        let bobStatus = try await bob.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect(bobStatus.inboxCount == 2)
+        #expect(bobStatus.stats.messagesReceived == 2)
+        #expect(bobStatus.peerCount == 1)
+
+        try await alice.stop()
+        try await bob.stop()
+    }
+
+    @Test("malformed control requests get an error reply and the node keeps serving")
+    func malformedRequests() async throws {
+        let node = try await RunningNode.start(yaml: "relay: {enabled: true}")
+        defer { node.directory.cleanUp() }
+        let valid = PeerID.random().hex
+        let lines = [
+            "hello",
+            "{}",
+            "[1, 2]",
+            #"{"cmd": 5}"#,
+            #"{"cmd": "fly"}"#,
+            #"{"cmd": "send"}"#,
+            #"{"cmd": "send", "peer": "zz", "text": "x"}"#,
+            #"{"cmd": "send", "peer": "\#(valid)"}"#,
+            #"{"cmd": "send", "peer": "\#(valid)", "text": "x", "payload_base64": "eA=="}"#,
+            #"{"cmd": "send", "peer": "\#(valid)", "payload_base64": "!!not base64"}"#,
+            #"{"cmd": "send", "peer": "\#(valid)", "text": "nobody is there"}"#,
+            "{\"cmd\": \"status\"",
+            String(repeating: "\u{FFFD}", count: 100),
+        ]
+        for line in lines {
+            let reply = try ControlReply(line: try await node.client.exchange(Array(line.utf8)))
+            #expect(reply.ok == false, "\(line) -> \(reply.line)")
+            #expect(reply.error?.isEmpty == false, "\(line) -> \(reply.line)")
+            #expect(!reply.line.contains("\n"))
+        }
+        let unknown = try ControlReply(line: try await node.client.exchange(Array(#"{"cmd":"fly"}"#.utf8)))
+        #expect(unknown.error?.contains("status, peers, send, inbox") == true)
+        let noRoute = try await node.client.call(ControlRequest(cmd: "send", peer: valid, text: "x"))
+        #expect(noRoute.code == MeshError.Code.noRoute.name, "\(noRoute.line)")
+        #expect(try await node.client.call(ControlRequest(cmd: "status")).ok)
+        try await node.stop()
+    }
+
+    @Test("a stale socket file is replaced; a live node on the same data dir is refused")
+    func socketOwnership() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try makeStaleSocket(at: DataDirectory.controlSocketPath(directory.path))
+
+        let first = try await RunningNode.start(yaml: "relay: {enabled: true}", directory: directory)
+        let config = try NodeConfiguration.load(yaml: "", source: "test", registry: .builtIn)
+        let second = try buildNode(config: config, dataDirectory: directory.path, registry: .builtIn)
+        await #expect {
+            try await second.run(handlingSignals: false)
+        } throws: { error in
+            guard let error = error as? MeshError else { return false }
+            return error.code == .nodeAlreadyRunning
+                && error.message.contains("another node is running with data dir \(directory.path)")
+        }
+        #expect(try await first.client.call(ControlRequest(cmd: "status")).ok)
+
+        try await first.stop()
+        #expect(!FileManager.default.fileExists(atPath: DataDirectory.controlSocketPath(directory.path)))
+        await #expect {
+            _ = try await first.client.call(ControlRequest(cmd: "status"))
+        } throws: { error in
+            guard let error = error as? MeshError else { return false }
+            return error.code == .nodeNotRunning
+                && error.message == "no node is running with data dir \(directory.path) (start one with `scmesh run`)"
+        }
+    }
+
+    @Test("the inbox keeps the newest messages up to its capacity")
+    func inboxBound() {
+        let inbox = Inbox(capacity: 3)
+        let peer = PeerID.random()
+        for index in 1...5 {
+            inbox.append(InboundMessage(id: .random(), from: peer, payload: [UInt8(index)], transport: "t"))
+        }
+        #expect(inbox.count == 3)
+        #expect(inbox.totalReceived == 5)
+        #expect(inbox.entries().map(\.sequence) == [3, 4, 5])
+        #expect(inbox.entries().map(\.message.payload) == [[3], [4], [5]])
+        #expect(inbox.entries(after: 4).map(\.sequence) == [5])
+        #expect(inbox.entries(limit: 2).map(\.sequence) == [4, 5])
+    }
+}
+
+/// Leaves a socket file nobody listens on, as a killed node does.
+private func makeStaleSocket(at path: String) throws {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw MeshError(.invalidArgument, "socket failed") }
+    defer { close(descriptor) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        buffer[bytes.count] = 0
+    }
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard result == 0 else { throw MeshError(.invalidArgument, "bind failed: \(String(cString: strerror(errno)))") }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import MeshCore
+import MeshTesting
+import Testing
+import TransportTCP
+
+@testable import TransportMDNS
+
+extension AvahiDaemonTests {
+    @Suite("MDNSTransport")
+    struct Transport {
+        typealias Events = EventCollector<TransportEvent>
+
+        private static func context(_ peer: PeerID, _ label: String) -> TransportContext {
+            TransportContext(localPeerID: peer, logger: AvahiTestSupport.logger(label))
+        }
+
+        private static func configuration(
+            _ mode: MDNSTransport.DiscoveryMode = .normal, name: String = ""
+        ) -> MDNSTransport.Configuration {
+            MDNSTransport.Configuration(
+                discoveryMode: mode, serviceName: name, listen: ["127.0.0.1:0"], ipv6: false)
+        }
+
+        private func started(
+            _ configuration: MDNSTransport.Configuration, peer: PeerID, _ label: String
+        ) async throws -> (MDNSTransport, Events) {
+            let transport = MDNSTransport(configuration: configuration)
+            let events = Events(transport.events)
+            try await transport.start(context: Self.context(peer, label))
+            return (transport, events)
+        }
+
+        private static func discovered(_ peer: PeerID) -> @Sendable (TransportEvent) -> Bool {
+            { if case .peerDiscovered(let hint) = $0 { return hint.peerID == peer } else { return false } }
+        }
+
+        private static func discovered(address: String) -> @Sendable (TransportEvent) -> Bool {
+            { if case .peerDiscovered(let hint) = $0 { return hint.address == address } else { return false } }
+        }
+
+        private static func isInbound(_ event: TransportEvent) -> Bool {
+            if case .inboundLink = event { return true } else { return false }
+        }
+
+        private func hint(_ event: TransportEvent) throws -> PeerHint {
+            switch event {
+            case .peerDiscovered(let hint), .peerLost(let hint): return hint
+            case .inboundLink: throw TestFailure("not a hint event")
+            }
+        }
+
+        private func link(_ event: TransportEvent) throws -> any Link {
+            guard case .inboundLink(let link) = event else { throw TestFailure("not an inbound link") }
+            return link
+        }
+
+        @Test("two transports find each other through Avahi and exchange frames, with no bootstrap")
+        func twoTransportsExchangeFrames() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            let peerA = PeerID.random(), peerB = PeerID.random()
+            let (a, eventsA) = try await started(Self.configuration(), peer: peerA, "a")
+            let (b, eventsB) = try await started(Self.configuration(), peer: peerB, "b")
+
+            let hintB = try hint(try await eventsA.next(where: Self.discovered(peerB)))
+            let hintA = try hint(try await eventsB.next(where: Self.discovered(peerA)))
+            #expect(hintB.transport == "mdns")
+            #expect(hintB.address == b.boundAddresses.first)
+            #expect(hintB.metadata == ["v": "1", "id": peerB.hex])
+            #expect(hintA.address == a.boundAddresses.first)
+
+            let dialled = try await a.dial(hintB)
+            let accepted = try link(try await eventsB.next(where: Self.isInbound))
+            #expect(dialled.transportName == "mdns")
+            #expect(accepted.transportName == "mdns")
+            #expect(dialled.mtu == 65535)
+
+            try await dialled.send(Array("hello from A".utf8))
+            #expect(try await accepted.receive() == Array("hello from A".utf8))
+            let big = (0..<65535).map { UInt8(truncatingIfNeeded: $0) }
+            try await accepted.send(big)
+            #expect(try await dialled.receive() == big)
+
+            await dialled.close()
+            #expect(try await accepted.receive() == nil)
+            await a.stop()
+            await b.stop()
+        }
+
+        @Test("a stopped transport's service is reported lost with the hint that was discovered")
+        func stopReportsLost() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            let peerA = PeerID.random(), peerB = PeerID.random()
+            let (a, eventsA) = try await started(Self.configuration(), peer: peerA, "a")
+            let (b, _) = try await started(Self.configuration(), peer: peerB, "b")
+            let found = try hint(try await eventsA.next(where: Self.discovered(peerB)))
+            await b.stop()
+            let lost = try hint(
+                try await eventsA.next {
+                    if case .peerLost(let hint) = $0 { return hint.peerID == peerB } else { return false }
+                })
+            #expect(lost == found)
+            await a.stop()
+        }
+
+        @Test("a service published by avahi-publish for a running transport's port is discovered and dialled")
+        func avahiPublishedPortIsDialled() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            // B publishes nothing itself (paranoid); avahi-publish announces its port.
+            let (b, eventsB) = try await started(Self.configuration(.paranoid), peer: PeerID.random(), "b")
+            let (a, eventsA) = try await started(Self.configuration(.cautious), peer: PeerID.random(), "a")
+            let address = try #require(b.boundAddresses.first)
+            let port = try #require(MDNSTransport.port(of: address))
+
+            let publisher = Process()
+            publisher.executableURL = URL(fileURLWithPath: try AvahiTestSupport.which("avahi-publish"))
+            publisher.arguments = ["-s", AvahiTestSupport.randomName("by-hand"), "_scmesh._tcp", "\(port)", "v=1"]
+            publisher.standardOutput = FileHandle.nullDevice
+            publisher.standardError = FileHandle.nullDevice
+            try publisher.run()
+            defer { AvahiTestSupport.kill(publisher) }
+
+            let found = try hint(try await eventsA.next(where: Self.discovered(address: address)))
+            #expect(found.peerID == nil)
+            #expect(found.metadata == ["v": "1"])
+            let dialled = try await a.dial(found)
+            let accepted = try link(try await eventsB.next(where: Self.isInbound))
+            try await dialled.send([1, 2, 3])
+            #expect(try await accepted.receive() == [1, 2, 3])
+            await a.stop()
+            await b.stop()
+        }
+
+        @Test("start fails with one line when no daemon answers and wait_for_daemon is false; the TCP port is freed")
+        func strictStartWithoutDaemon() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            try AvahiTestSupport.loopback("stop-avahi")
+            defer { try? AvahiTestSupport.loopback("start-avahi") }
+            var configuration = Self.configuration()
+            configuration.waitForDaemon = false
+            let transport = MDNSTransport(configuration: configuration)
+            let error = await #expect(throws: MeshError.self) {
+                try await transport.start(context: Self.context(.random(), "strict"))
+            }
+            #expect(error?.code == .transportUnavailable)
+            #expect(error?.message.contains("avahi-daemon") == true)
+            #expect(transport.boundAddresses.isEmpty)
+        }
+
+        @Test("the transport conformance suite, over links to mDNS-discovered hints")
+        func conformance() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            try await TransportConformance.run(try .mdns())
+        }
+    }
+}
+
+extension TransportConformance.Harness {
+    /// mDNS transports on fixed free loopback ports (so a restarted side B listens where it
+    /// did), each publishing a unique service name. The hint for B is the one a separate
+    /// browser resolves for B's service, so every check dials an mDNS-discovered address.
+    /// Malformed input is a raw socket writing a 0xFFFF length prefix and garbage.
+    static func mdns() throws -> Self {
+        let ports = [try RawSocket.freePort(), try RawSocket.freePort()]
+        let names = [AvahiTestSupport.randomName("conf-a"), AvahiTestSupport.randomName("conf-b")]
+        let deadPort = try RawSocket.freePort()
+        return Self(
+            makeTransport: { index in
+                MDNSTransport(
+                    configuration: .init(
+                        serviceName: names[index], listen: ["127.0.0.1:\(ports[index])"], ipv6: false))
+            },
+            hint: { _, index in
+                let options = AvahiTestSupport.options(name: "unused", port: nil, peer: .random())
+                let browser = try MDNSDiscovery(options: options, logger: AvahiTestSupport.logger("conformance"))
+                let events = EventCollector(browser.events)
+                try await browser.start()
+                let event = try await events.next {
+                    if case .found(let service) = $0 { return service.name == names[index] } else { return false }
+                }
+                await browser.stop()
+                guard case .found(let service) = event else { throw TestFailure("no service") }
+                return service.hint(transport: "mdns")
+            },
+            deadHint: PeerHint(transport: "mdns", address: "127.0.0.1:\(deadPort)"),
+            injectMalformed: { hint in
+                let port = try #require(MDNSTransport.port(of: hint.address))
+                try RawSocket.writeAndAwaitClose(port: port, [0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            }
+        )
+    }
+}

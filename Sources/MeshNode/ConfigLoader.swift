@@ -12,7 +12,8 @@ extension NodeConfiguration {
     ///
     /// An environment variable names a dotted key in upper case with `.` turned into
     /// `_` (`SCMESH_TRANSPORTS_TCP_LISTEN` is `transports.tcp.listen`); list items are
-    /// comma-separated. An override value starting with `[` or `{` is read as YAML.
+    /// comma-separated. A variable under a section's prefix (`SCMESH_ESCALATION_…`)
+    /// that names no key is an error; other `SCMESH_` variables are ignored. An override value starting with `[` or `{` is read as YAML.
     ///
     /// - Throws: ``MeshError`` `.invalidConfiguration` with a one-line message that
     ///   names the dotted key and what is wrong with it (unknown key or transport,
@@ -149,9 +150,16 @@ struct ConfigLoader {
         for path in ConfigTree.leafPaths(defaults) {
             index[ConfigTree.environmentName(path)] = path
         }
+        // Variables under a section's prefix must name a key (a typo is an error);
+        // other SCMESH_ variables (tooling's, like SCMESH_AVAHI_DIR) are not config.
+        var sectionPrefixes: [String] = []
+        if case .mapping(let sections) = defaults {
+            sectionPrefixes = sections.map { ConfigTree.environmentName([ConfigTree.keyName($0.key)]) }
+        }
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
             guard name.hasPrefix("SCMESH_"), !NodeConfiguration.reservedEnvironmentVariables.contains(name) else { continue }
             guard let path = index[name] else {
+                guard sectionPrefixes.contains(where: { name == $0 || name.hasPrefix($0 + "_") }) else { continue }
                 throw MeshError(
                     .invalidConfiguration,
                     "environment variable \(name) names no config key (write SCMESH_ and the dotted key in upper case with _ for ., e.g. SCMESH_RELAY_ENABLED; unset it otherwise)")

@@ -164,8 +164,12 @@ struct ConfigTests {
         #expect(fromEnvironment.contains("escalation.max_attempts"), "\(fromEnvironment)")
         #expect(fromEnvironment.contains("SCMESH_ESCALATION_MAX_ATTEMPTS"), "\(fromEnvironment)")
 
-        let unknownVariable = try #require(loadError("", environment: ["SCMESH_ESCALATIN_MAX": "1"]))
-        #expect(unknownVariable.contains("SCMESH_ESCALATIN_MAX"), "\(unknownVariable)")
+        let unknownVariable = try #require(loadError("", environment: ["SCMESH_ESCALATION_MAX_ATTEMPT": "1"]))
+        #expect(unknownVariable.contains("SCMESH_ESCALATION_MAX_ATTEMPT"), "\(unknownVariable)")
+        let unknownTransportKey = try #require(loadError("", environment: ["SCMESH_TRANSPORTS_TCP_LISTN": "x"]))
+        #expect(unknownTransportKey.contains("SCMESH_TRANSPORTS_TCP_LISTN"), "\(unknownTransportKey)")
+        // Tooling variables outside the config sections are not config keys.
+        #expect(loadError("", environment: ["SCMESH_AVAHI_DIR": "/tmp/x"]) == nil)
 
         let fromFlag = try #require(loadError("", overrides: ["relay.enabled=maybe"]))
         #expect(fromFlag.contains("relay.enabled") && fromFlag.contains("--set"), "\(fromFlag)")

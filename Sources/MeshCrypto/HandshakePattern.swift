@@ -37,6 +37,7 @@ public struct HandshakePattern: Sendable, Hashable, CustomStringConvertible {
         self.messages = messages
     }
 
+    /// The name.
     public var description: String { name }
 
     /// Whether the pattern uses pre-shared keys (then an `e` token also mixes the key).

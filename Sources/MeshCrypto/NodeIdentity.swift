@@ -49,6 +49,7 @@ public struct NodeIdentity: Sendable, CustomStringConvertible {
     /// stores). Handle with care.
     var seed: [UInt8] { Array(secretKey.bytes.prefix(32)) }
 
+    /// The short peer ID only: never the secret key.
     public var description: String { "NodeIdentity(\(peerID.short))" }
 
     /// A detached Ed25519 signature (64 bytes) over `message`.

@@ -21,7 +21,9 @@ public struct NoiseLinkSecurity: LinkSecurity {
 
     /// Tunables.
     public struct Configuration: Sendable {
-        /// Messages per direction between Noise rekeys (default 2^20).
+        /// Messages per direction between Noise rekeys. The protocol value is 2^20 and
+        /// both ends of a link must use the same value (it is not negotiated): change
+        /// it only in tests.
         public var rekeyInterval: UInt64
 
         /// Creates a configuration.

@@ -26,6 +26,7 @@ public struct NoiseProtocol: Sendable, Hashable, CustomStringConvertible {
     /// The full protocol name, hashed into the handshake.
     public var name: String { "Noise_\(pattern.name)_25519_ChaChaPoly_\(hash.name)" }
 
+    /// The name.
     public var description: String { name }
 
     /// The SCMesh link protocol: `Noise_XX_25519_ChaChaPoly_SHA256`.

@@ -62,6 +62,21 @@ struct ConfigTests {
         #expect(try NodeConfiguration.defaultFileContents() == onDisk)
     }
 
+    @Test("every file in Config/examples is a valid config with relay on")
+    func examples() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let directory = repository.appendingPathComponent("Config/examples")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(files.count >= 3)
+        for file in files {
+            let config = try NodeConfiguration.load(
+                file: directory.appendingPathComponent(file).path, environment: [:], registry: .builtIn)
+            #expect(config.relay.enabled, "\(file)")
+            #expect(!config.enabledTransports.isEmpty, "\(file)")
+        }
+    }
+
     @Test("layers: file over defaults, environment over file, --set over environment")
     func layering() throws {
         let yaml = """

@@ -45,17 +45,30 @@ struct LengthPrefixFrameDecoder: ByteToMessageDecoder {
 }
 
 /// Sits after the frame decoder: on any error it logs one line saying why the link is
-/// being closed, passes the error on (so the link's reader sees it) and closes the channel.
+/// being closed, passes the error on (so the link's reader sees it) and closes the
+/// channel. It also tells the link's ``FrameWriter`` about writability and the end.
 final class LinkGuardHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = [UInt8]
     typealias InboundOut = [UInt8]
 
     private let logger: Logger
     private let linkID: LinkID
+    private let writer: FrameWriter
 
-    init(logger: Logger, linkID: LinkID) {
+    init(logger: Logger, linkID: LinkID, writer: FrameWriter) {
         self.logger = logger
         self.linkID = linkID
+        self.writer = writer
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writer.setWritable(context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        writer.close()
+        context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

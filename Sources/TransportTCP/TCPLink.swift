@@ -7,8 +7,10 @@ import Synchronization
 ///
 /// The NIO channel lives inside `NIOAsyncChannel.executeThenClose` in the link's reader
 /// task, which moves inbound frames into a small ``FrameInbox`` as ``receive()`` drains
-/// it. Writes go through the channel's `NIOAsyncChannelOutboundWriter`, which suspends
-/// while the socket is not writable. Nothing queues without bound in either direction.
+/// it (NIO stops reading the socket while that and its own small buffer are full).
+/// Writes go through a ``FrameWriter``, which suspends while its bounded queue is full
+/// or the socket is not writable, and flushes once per batch. Nothing queues without
+/// bound in either direction.
 final class TCPLink: Link {
     let id: LinkID
     let transportName: String
@@ -16,7 +18,7 @@ final class TCPLink: Link {
     let mtu: Int
 
     private let channel: any Channel
-    private let writer: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private let writer: FrameWriter
     private let inbox: FrameInbox
     private let onEnded: @Sendable (LinkID) -> Void
     private let state = Mutex(State())
@@ -47,7 +49,7 @@ final class TCPLink: Link {
         remoteAddress: String,
         mtu: Int,
         channel: any Channel,
-        writer: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        writer: FrameWriter,
         inbox: FrameInbox,
         onEnded: @escaping @Sendable (LinkID) -> Void
     ) {
@@ -63,6 +65,18 @@ final class TCPLink: Link {
 
     var stats: LinkStats { state.withLock { $0.stats } }
 
+    /// Bytes a link's ``FrameWriter`` queues before `send` waits (NIO's write buffer
+    /// holds up to `TCPTransport.writeWatermarks.high` more).
+    static let writeQueueLimit = 128 * 1024
+
+    /// A channel set up for a link: inbound frames through NIOAsyncChannel, outbound
+    /// through a FrameWriter.
+    struct Wrapped: Sendable {
+        var id: LinkID
+        var channel: NIOAsyncChannel<[UInt8], Never>
+        var writer: FrameWriter
+    }
+
     /// Installs the framing handlers on a fresh channel and wraps it. Runs on the
     /// channel's event loop (inside a bootstrap's channel initializer).
     static func wrap(
@@ -70,45 +84,44 @@ final class TCPLink: Link {
         id: LinkID,
         maxFrameSize: Int,
         logger: Logger
-    ) throws -> NIOAsyncChannel<[UInt8], ByteBuffer> {
+    ) throws -> Wrapped {
+        let writer = FrameWriter(channel: channel, limit: writeQueueLimit)
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(ByteToMessageHandler(LengthPrefixFrameDecoder(maxFrameSize: maxFrameSize)))
-        try pipeline.addHandler(LinkGuardHandler(logger: logger, linkID: id))
-        return try NIOAsyncChannel(
+        try pipeline.addHandler(LinkGuardHandler(logger: logger, linkID: id, writer: writer))
+        let wrapped = try NIOAsyncChannel<[UInt8], Never>(
             wrappingChannelSynchronously: channel,
-            configuration: .init(
-                backPressureStrategy: inboundWatermarks,
-                inboundType: [UInt8].self,
-                outboundType: ByteBuffer.self
-            )
+            configuration: .init(backPressureStrategy: inboundWatermarks, inboundType: [UInt8].self)
         )
+        return Wrapped(id: id, channel: wrapped, writer: writer)
     }
 
     /// Starts the reader task of a wrapped channel and returns the link once it runs.
     /// `onEnded` is called once, after the channel closed for any reason (at the latest
     /// when ``close()`` returns).
     static func start(
-        _ asyncChannel: NIOAsyncChannel<[UInt8], ByteBuffer>,
-        id: LinkID,
+        _ wrapped: Wrapped,
         transportName: String,
         mtu: Int,
         logger: Logger,
         onEnded: @escaping @Sendable (LinkID) -> Void
     ) async -> TCPLink {
+        let id = wrapped.id
+        let asyncChannel = wrapped.channel
         let remote = TCPAddress.text(of: asyncChannel.channel.remoteAddress)
         let inbox = FrameInbox(capacity: inboxCapacity)
         return await withCheckedContinuation { (continuation: CheckedContinuation<TCPLink, Never>) in
             Task {
                 var made: TCPLink?
                 do {
-                    try await asyncChannel.executeThenClose { inbound, outbound in
+                    try await asyncChannel.executeThenClose { inbound in
                         let link = TCPLink(
                             id: id,
                             transportName: transportName,
                             remoteAddress: remote,
                             mtu: mtu,
                             channel: asyncChannel.channel,
-                            writer: outbound,
+                            writer: wrapped.writer,
                             inbox: inbox,
                             onEnded: onEnded
                         )
@@ -177,10 +190,8 @@ final class TCPLink: Link {
         buffer.writeBytes(frame)
         do {
             try await writer.write(buffer)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            throw closedError(cause: error)
+        } catch is FrameWriter.Closed {
+            throw closedError()
         }
         state.withLock { $0.stats.recordSent(frame.count) }
     }
@@ -221,7 +232,8 @@ final class TCPLink: Link {
         }
         if first {
             inbox.finish(discardBuffered: true)
-            writer.finish()
+            // Frames already queued are written first: their drain is ahead of the close
+            // on the event loop.
             channel.close(promise: nil)
         }
         try? await channel.closeFuture.get()

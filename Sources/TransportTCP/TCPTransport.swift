@@ -60,12 +60,6 @@ public final class TCPTransport: Transport {
         var inboundPerIP: [String: Int] = [:]
     }
 
-    /// Accepted child channel, before it becomes a link.
-    private struct Accepted: Sendable {
-        var id: LinkID
-        var channel: NIOAsyncChannel<[UInt8], ByteBuffer>
-    }
-
     /// Creates a stopped transport.
     ///
     /// - Parameters:
@@ -113,13 +107,16 @@ public final class TCPTransport: Transport {
     /// An address that cannot be bound is logged and skipped while another one binds.
     /// - Throws: ``MeshError`` `.invalidConfiguration` for a bad configuration;
     ///   `.transportUnavailable` (one line) when no listen address could be bound;
-    ///   `.invalidArgument` when called twice.
+    ///   `.invalidArgument` when called a second time or after ``stop()``.
     public func start(context: TransportContext) async throws {
         try configuration.validate()
         let logger = context.logger
         try state.withLock { state in
             guard state.phase == .idle else {
-                throw MeshError(.invalidArgument, "TCP transport started twice; start(context:) may be called once")
+                throw MeshError(
+                    .invalidArgument,
+                    "TCP transport was already started or stopped; make a new TCPTransport to start again"
+                )
             }
             state.phase = .starting
             state.logger = logger
@@ -178,9 +175,7 @@ public final class TCPTransport: Transport {
                 serverBackPressureStrategy: .init(lowWatermark: 4, highWatermark: 16)
             ) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let id = LinkID.next()
-                    let wrapped = try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger)
-                    return Accepted(id: id, channel: wrapped)
+                    try TCPLink.wrap(channel, id: LinkID.next(), maxFrameSize: maxFrameSize, logger: logger)
                 }
             }
         let bound = TCPAddress.text(of: server.channel.localAddress)
@@ -188,7 +183,7 @@ public final class TCPTransport: Transport {
         return Listener(channel: server.channel, address: bound, acceptLoop: loop)
     }
 
-    private func acceptLoop(_ server: NIOAsyncChannel<Accepted, Never>, logger: Logger) async {
+    private func acceptLoop(_ server: NIOAsyncChannel<TCPLink.Wrapped, Never>, logger: Logger) async {
         do {
             try await server.executeThenClose { inbound in
                 for try await accepted in inbound {
@@ -206,7 +201,7 @@ public final class TCPTransport: Transport {
         case stopped
     }
 
-    private func admit(_ accepted: Accepted, logger: Logger) async {
+    private func admit(_ accepted: TCPLink.Wrapped, logger: Logger) async {
         let channel = accepted.channel.channel
         let remote = TCPAddress.text(of: channel.remoteAddress)
         let ip = channel.remoteAddress?.ipAddress ?? remote
@@ -227,20 +222,19 @@ public final class TCPTransport: Transport {
         }
         switch admission {
         case .stopped:
-            await Self.discard(accepted.channel)
+            await Self.discard(accepted)
             return
         case .refuse(let why):
             logger.warning(
                 "TCP refused connection from \(remote): \(why); raise tcp.max_inbound / tcp.max_per_address if this is legitimate"
             )
-            await Self.discard(accepted.channel)
+            await Self.discard(accepted)
             return
         case .admit:
             break
         }
         let link = await TCPLink.start(
-            accepted.channel,
-            id: accepted.id,
+            accepted,
             transportName: name,
             mtu: configuration.maxFrameSize,
             logger: logger,
@@ -264,8 +258,8 @@ public final class TCPTransport: Transport {
 
     /// Closes a wrapped channel that will not become a link. (A wrapped channel must go
     /// through `executeThenClose`, which finishes its writer, before it is released.)
-    private static func discard(_ channel: NIOAsyncChannel<[UInt8], ByteBuffer>) async {
-        try? await channel.executeThenClose { _, _ in }
+    private static func discard(_ wrapped: TCPLink.Wrapped) async {
+        try? await wrapped.channel.executeThenClose { _ in }
     }
 
     /// Stores a started link; false when the transport stopped meanwhile (the caller
@@ -312,13 +306,13 @@ public final class TCPTransport: Transport {
             .connectTimeout(.milliseconds(Int64(configuration.connectTimeoutMilliseconds)))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.writeBufferWaterMark, value: Self.writeWatermarks)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<[UInt8], ByteBuffer>> = {
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<TCPLink.Wrapped> = {
             channel in
             channel.eventLoop.makeCompletedFuture {
                 try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger)
             }
         }
-        let channel: NIOAsyncChannel<[UInt8], ByteBuffer>
+        let channel: TCPLink.Wrapped
         do {
             if let socketAddress {
                 channel = try await bootstrap.connect(to: socketAddress, channelInitializer: initializer)
@@ -339,7 +333,6 @@ public final class TCPTransport: Transport {
         }
         let link = await TCPLink.start(
             channel,
-            id: id,
             transportName: name,
             mtu: maxFrameSize,
             logger: logger,

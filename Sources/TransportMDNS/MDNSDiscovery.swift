@@ -14,14 +14,62 @@ enum MDNSDiscoveryEvent: Sendable, Equatable {
     case daemon(available: Bool)
 }
 
+/// One port to publish and the IP family over which it is announced (and so which
+/// address family a browser resolves it to).
+struct MDNSPublishTarget: Hashable, Sendable {
+    /// The IP family of a listener.
+    enum Family: Hashable, Sendable {
+        /// Announced over IPv4 mDNS only: browsers resolve an IPv4 address.
+        case ipv4
+        /// Announced over IPv6 mDNS only: browsers resolve an IPv6 (often link-local) address.
+        case ipv6
+        /// A dual-stack listener (`[::]`): announced over both.
+        case any
+    }
+
+    var family: Family
+    var port: UInt16
+
+    /// What to publish for the addresses a TCP listener is bound to: one target per
+    /// family (the first listener of each wins); with `ipv6` false only IPv4 is announced.
+    static func targets(boundAddresses: [String], ipv6: Bool) -> [MDNSPublishTarget] {
+        var result: [MDNSPublishTarget] = []
+        for address in boundAddresses {
+            guard let colon = address.lastIndex(of: ":"),
+                let port = UInt16(address[address.index(after: colon)...]), port > 0
+            else { continue }
+            let host = String(address[..<colon])
+            var family: Family
+            if host.hasPrefix("[") {
+                family = host == "[::]" ? .any : .ipv6
+            } else {
+                family = .ipv4
+            }
+            if !ipv6 {
+                guard family != .ipv6 else { continue }
+                family = .ipv4
+            }
+            let taken = Set(result.map(\.family))
+            if family == .any {
+                if taken.contains(.any) || (taken.contains(.ipv4) && taken.contains(.ipv6)) { continue }
+                if taken.contains(.ipv4) { family = .ipv6 } else if taken.contains(.ipv6) { family = .ipv4 }
+            } else if taken.contains(family) || taken.contains(.any) {
+                continue
+            }
+            result.append(MDNSPublishTarget(family: family, port: port))
+        }
+        return result
+    }
+}
+
 /// The settings of one ``MDNSDiscovery``.
 struct MDNSDiscoveryOptions: Sendable {
     /// The DNS-SD type, `_scmesh._tcp`.
     var serviceType: String
     /// The instance name to publish under (before any collision renaming).
     var serviceName: String
-    /// The port to publish; nil = browse only.
-    var publishPort: UInt16?
+    /// The ports to publish; empty = browse only.
+    var publish: [MDNSPublishTarget]
     /// The TXT record to publish.
     var txt: MDNSTXTRecord
     /// Whether to browse.
@@ -217,7 +265,7 @@ actor MDNSDiscovery {
     private func handleGroup(_ status: AvahiGroupStatus, error: Int32) {
         switch status {
         case .established:
-            logger.info("mDNS: published '\(currentName)' \(options.serviceType) on port \(options.publishPort ?? 0)")
+            logger.info("mDNS: published '\(currentName)' \(options.serviceType) on port \(options.publish.map { String($0.port) }.joined(separator: ", "))")
             continuation.yield(.published(name: currentName))
         case .collision:
             let next = AvahiNames.alternativeServiceName(currentName)
@@ -240,7 +288,7 @@ actor MDNSDiscovery {
             logger.trace("mDNS: skipping our own service \(key)")
             return
         }
-        if options.publishPort != nil, resolved.isLocal, key.name == currentName {
+        if !options.publish.isEmpty, resolved.isLocal, key.name == currentName {
             logger.trace("mDNS: skipping our own service \(key)")
             return
         }
@@ -264,7 +312,7 @@ actor MDNSDiscovery {
     // MARK: Publishing and browsing
 
     private func publishIfNeeded() {
-        guard let port = options.publishPort, !publishedForClient, daemonAvailable else { return }
+        guard !options.publish.isEmpty, !publishedForClient, daemonAvailable else { return }
         var interfaces: [Int32] = []
         for name in options.interfaces {
             if let index = AvahiNames.interfaceIndex(name) {
@@ -277,11 +325,17 @@ actor MDNSDiscovery {
             logger.warning("mDNS: none of the configured interfaces exists; not publishing")
             return
         }
-        let proto = options.ipv6 ? AvahiNames.anyProtocol : AvahiNames.ipv4
+        let targets = options.publish.map { target -> (proto: Int32, port: UInt16) in
+            switch target.family {
+            case .ipv4: return (AvahiNames.ipv4, target.port)
+            case .ipv6: return (AvahiNames.ipv6, target.port)
+            case .any: return (AvahiNames.anyProtocol, target.port)
+            }
+        }
         for _ in 0..<32 {
             let rc = session.publish(
-                name: currentName, type: options.serviceType, port: port, txt: options.txt.strings,
-                interfaces: interfaces, proto: proto)
+                name: currentName, type: options.serviceType, txt: options.txt.strings,
+                interfaces: interfaces, targets: targets)
             if rc == AvahiError.collision {
                 let next = AvahiNames.alternativeServiceName(currentName)
                 logger.notice("mDNS: service name '\(currentName)' is taken locally; renaming to '\(next)'")

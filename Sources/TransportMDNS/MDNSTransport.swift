@@ -99,15 +99,21 @@ public final class MDNSTransport: Transport {
         #if canImport(CAvahi)
         let logger = context.logger
         try await tcp.start(context: context)
-        guard let port = boundAddresses.lazy.compactMap(Self.port(of:)).first else {
+        let targets = MDNSPublishTarget.targets(boundAddresses: boundAddresses, ipv6: configuration.ipv6)
+        guard !targets.isEmpty else {
             await tcp.stop()
-            throw MeshError(.transportUnavailable, "mdns: the TCP listener reported no bound port")
+            state.withLock { $0.phase = .stopped }
+            eventSink.finish()
+            throw MeshError(
+                .transportUnavailable,
+                "mdns: no usable TCP listener to publish (bound: \(boundAddresses)); "
+                    + "listen on an IPv4 address or set ipv6: true for IPv6 ones")
         }
         let mode = configuration.discoveryMode
         let options = MDNSDiscoveryOptions(
             serviceType: configuration.serviceType,
             serviceName: serviceName(for: context.localPeerID),
-            publishPort: mode.publishes ? port : nil,
+            publish: mode.publishes ? targets : [],
             txt: MDNSTXTRecord(identity: mode.revealsIdentity ? context.localPeerID : nil),
             browse: true,
             interfaces: configuration.interfaces,
@@ -144,8 +150,13 @@ public final class MDNSTransport: Transport {
             return false
         }
         if stopNow {
+            // stop() ran while we were starting: it left the cleanup to us.
             await discovery.stop()
             await tcp.stop()
+            await forwardLinks.value
+            await forwardDiscovery.value
+            eventSink.finish()
+            return
         }
         logger.debug("mdns: listening on \(boundAddresses), mode \(mode.rawValue)")
         #else
@@ -171,15 +182,22 @@ public final class MDNSTransport: Transport {
     /// finishes ``events``. Idempotent.
     public func stop() async {
         #if canImport(CAvahi)
-        let (discovery, forwarders, wasRunning) = state.withLock { state in
-            let wasRunning = state.phase == .running
+        let (discovery, forwarders, previous) = state.withLock { state in
+            let taken = (state.discovery, state.forwarders, state.phase)
             state.phase = .stopped
-            let taken = (state.discovery, state.forwarders, wasRunning)
             state.discovery = nil
             state.forwarders = []
             return taken
         }
-        guard wasRunning else { return }
+        switch previous {
+        case .stopped, .starting:
+            return  // already stopped, or start(context:) sees the change and cleans up
+        case .idle:
+            eventSink.finish()
+            return
+        case .running:
+            break
+        }
         await discovery?.stop()
         await tcp.stop()
         for task in forwarders { await task.value }

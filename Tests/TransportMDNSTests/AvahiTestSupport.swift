@@ -36,7 +36,7 @@ enum AvahiTestSupport {
     /// on the system bus within a few seconds.
     static func requireDaemon() async throws {
         var options = MDNSDiscoveryOptions(
-            serviceType: "_scmesh._tcp", serviceName: "probe", publishPort: nil, txt: MDNSTXTRecord(identity: nil))
+            serviceType: "_scmesh._tcp", serviceName: "probe", publish: [], txt: MDNSTXTRecord(identity: nil))
         options.browse = false
         options.waitForDaemon = true
         let probe = try MDNSDiscovery(options: options, logger: logger("probe"))
@@ -102,7 +102,8 @@ enum AvahiTestSupport {
         name: String, port: UInt16?, peer: PeerID, revealIdentity: Bool = true, interfaces: [String] = []
     ) -> MDNSDiscoveryOptions {
         var options = MDNSDiscoveryOptions(
-            serviceType: "_scmesh._tcp", serviceName: name, publishPort: port,
+            serviceType: "_scmesh._tcp", serviceName: name,
+            publish: port.map { [MDNSPublishTarget(family: .ipv4, port: $0)] } ?? [],
             txt: MDNSTXTRecord(identity: revealIdentity ? peer : nil))
         options.interfaces = interfaces
         options.ownPeerID = peer

@@ -140,6 +140,22 @@ struct MDNSRecordTests {
         #expect(hint == PeerHint(transport: "mdns", address: "10.0.0.2:7420", metadata: ["v": "1"]))
     }
 
+    @Test("publish targets: one per IP family, [::] is dual-stack, ipv6 off keeps IPv4 only")
+    func publishTargets() {
+        typealias T = MDNSPublishTarget
+        #expect(T.targets(boundAddresses: ["127.0.0.1:7000"], ipv6: true) == [T(family: .ipv4, port: 7000)])
+        #expect(T.targets(boundAddresses: ["[::]:7000"], ipv6: true) == [T(family: .any, port: 7000)])
+        #expect(T.targets(boundAddresses: ["[::]:7000"], ipv6: false) == [T(family: .ipv4, port: 7000)])
+        #expect(T.targets(boundAddresses: ["[fe80::1%eth0]:7000"], ipv6: false) == [])
+        #expect(
+            T.targets(boundAddresses: ["0.0.0.0:7000", "[::]:7001"], ipv6: true)
+                == [T(family: .ipv4, port: 7000), T(family: .ipv6, port: 7001)])
+        #expect(
+            T.targets(boundAddresses: ["0.0.0.0:7000", "10.0.0.1:7002", "[::1]:7001"], ipv6: true)
+                == [T(family: .ipv4, port: 7000), T(family: .ipv6, port: 7001)])
+        #expect(T.targets(boundAddresses: ["nonsense", "1.2.3.4:0"], ipv6: true) == [])
+    }
+
     @Test("the port of a bound address")
     func port() {
         #expect(MDNSTransport.port(of: "127.0.0.1:4242") == 4242)

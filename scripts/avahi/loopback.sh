@@ -8,6 +8,7 @@
 #   loopback.sh stop-avahi   stop only our avahi-daemon (the bus stays)
 #   loopback.sh start-avahi  start only our avahi-daemon (the bus must run)
 #   loopback.sh status       say what runs
+#   loopback.sh install      only install the packages when missing (netns.sh uses it)
 #
 # The daemon uses the standard system bus (/run/dbus/system_bus_socket), so clients
 # need no environment. It never touches a real interface: allow-interfaces=lo,
@@ -149,5 +150,6 @@ case "${1:-}" in
   start-avahi) start_avahi ;;
   stop-avahi) stop_avahi ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|start-avahi|stop-avahi|status" >&2; exit 2 ;;
+  install) install_packages ;;
+  *) echo "usage: $0 start|stop|start-avahi|stop-avahi|status|install" >&2; exit 2 ;;
 esac

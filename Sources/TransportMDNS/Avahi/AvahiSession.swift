@@ -101,12 +101,12 @@ final class AvahiSession: Sendable {
         withAvahiLock { state in Self.freeClient(&state) }
     }
 
-    /// Publishes (or re-publishes) one service on each listed interface index, or on
-    /// every interface when the list is empty.
+    /// Publishes (or re-publishes) one service on each listed interface index (every
+    /// interface when the list is empty), once per target protocol and port.
     /// - Returns: 0, or Avahi's negative error code (`AVAHI_ERR_COLLISION` means: pick
     ///   another name and call again).
     func publish(
-        name: String, type: String, port: UInt16, txt: [String], interfaces: [Int32], proto: Int32
+        name: String, type: String, txt: [String], interfaces: [Int32], targets: [(proto: Int32, port: UInt16)]
     ) -> Int32 {
         withAvahiLock { state in
             guard let client = state.client, let context = state.context else { return Int32(AVAHI_ERR_BAD_STATE) }
@@ -131,13 +131,15 @@ final class AvahiSession: Sendable {
             guard let group = state.group else { return Int32(AVAHI_ERR_BAD_STATE) }
             let list = Self.makeStringList(txt)
             defer { avahi_string_list_free(list) }
-            let targets = interfaces.isEmpty ? [Int32(AVAHI_IF_UNSPEC)] : interfaces
-            for interface in targets {
-                let rc = avahi_entry_group_add_service_strlst(
-                    group, interface, proto, AvahiPublishFlags(0), name, type, nil, nil, port, list)
-                if rc < 0 {
-                    avahi_entry_group_reset(group)
-                    return rc
+            let indices = interfaces.isEmpty ? [Int32(AVAHI_IF_UNSPEC)] : interfaces
+            for interface in indices {
+                for target in targets {
+                    let rc = avahi_entry_group_add_service_strlst(
+                        group, interface, target.proto, AvahiPublishFlags(0), name, type, nil, nil, target.port, list)
+                    if rc < 0 {
+                        avahi_entry_group_reset(group)
+                        return rc
+                    }
                 }
             }
             return avahi_entry_group_commit(group)

@@ -1,0 +1,221 @@
+#!/bin/bash
+# Two "hosts" for mDNS tests: network namespaces joined by one veth pair, each with its
+# own D-Bus system bus and avahi-daemon limited to its veth end. Nothing touches the
+# machine's real interfaces; traffic stays on the veth pair (10.213.0.0/24, or IPv6
+# link-local with IP_MODE=ipv6).
+#
+#   netns.sh up                  create the namespaces, start both buses and daemons
+#   netns.sh exec H CMD...       run CMD in host H (1 or 2, or its namespace name) with
+#                                DBUS_SYSTEM_BUS_ADDRESS pointing at H's bus
+#   netns.sh link H down|up      take H's veth end down / up (peers lose / re-find each other)
+#   netns.sh addr H              print H's address (10.213.0.N, or fe80::...%vethN)
+#   netns.sh status              what runs
+#   netns.sh test                self-check: avahi-publish in each host, avahi-browse -rpt from
+#                                the other, then veth down -> gone, up -> found again
+#   netns.sh down                stop our daemons by PID, delete the namespaces (idempotent)
+#
+# Environment: SCMESH_NETNS_PREFIX (default "scmesh"; namespaces are PREFIX-h1, PREFIX-h2),
+# SCMESH_NETNS_DIR (state, default /tmp/PREFIX-netns), IP_MODE=ipv4 (default) | ipv6.
+#
+# How: a dbus-daemon per host listening on $DIR/hN/system_bus_socket; avahi-daemon and
+# libavahi-client both honour DBUS_SYSTEM_BUS_ADDRESS. avahi-daemon keeps its pid file
+# at the fixed /run/avahi-daemon, so it runs under `ip netns exec` (a private mount
+# namespace) with a tmpfs mounted on /run. Each daemon has its own host name (else one is
+# renamed "-2"), allow-interfaces=vethN, wide-area off, and publish-aaaa-on-ipv4=no (else
+# a fe80:: AAAA record crosses over IPv4 mDNS and may be what a resolver hands back).
+set -euo pipefail
+
+PREFIX=${SCMESH_NETNS_PREFIX:-scmesh}
+DIR=${SCMESH_NETNS_DIR:-/tmp/$PREFIX-netns}
+IP_MODE=${IP_MODE:-ipv4}
+HERE=$(cd "$(dirname "$0")" && pwd)
+N1=$PREFIX-h1 N2=$PREFIX-h2
+declare -A NS=([1]=$N1 [2]=$N2) IF=([1]=veth1 [2]=veth2) IP=([1]=10.213.0.1 [2]=10.213.0.2)
+
+log() { echo "scmesh-netns: $*" >&2; }
+bus() { echo "unix:path=$DIR/h$1/system_bus_socket"; }
+
+# host argument: 1, 2, h1, h2 or the namespace name
+host() {
+  case "$1" in
+    1|h1|"$N1") echo 1 ;;
+    2|h2|"$N2") echo 2 ;;
+    *) log "unknown host '$1' (use 1 or 2)"; exit 2 ;;
+  esac
+}
+
+exists() { ip netns list 2>/dev/null | grep -qw "$1"; }
+
+up() {
+  if exists "$N1" || exists "$N2"; then log "namespaces already exist; run '$0 down' first"; exit 1; fi
+  command -v ip >/dev/null || { apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null; }
+  "$HERE/loopback.sh" install
+  mkdir -p "$DIR"
+  ip netns add "$N1"
+  ip netns add "$N2"
+  ip link add veth1 netns "$N1" type veth peer name veth2 netns "$N2"
+  local use_v4=yes use_v6=no
+  [ "$IP_MODE" = ipv6 ] && { use_v4=no; use_v6=yes; }
+  for h in 1 2; do
+    local ns=${NS[$h]} dev=${IF[$h]}
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf."$dev".disable_ipv6=0 || true
+    [ "$IP_MODE" = ipv6 ] && ip netns exec "$ns" sysctl -qw net.ipv6.conf."$dev".accept_dad=0 || true
+    [ "$IP_MODE" = ipv4 ] && ip -n "$ns" addr add "${IP[$h]}/24" dev "$dev"
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set "$dev" up multicast on
+    mkdir -p "$DIR/h$h"; chmod 755 "$DIR/h$h"
+    cat >"$DIR/h$h/dbus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>$(bus $h)</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+CONF
+    cat >"$DIR/h$h/avahi.conf" <<CONF
+[server]
+host-name=$PREFIX-h$h
+use-ipv4=$use_v4
+use-ipv6=$use_v6
+allow-interfaces=$dev
+ratelimit-interval-usec=1000000
+ratelimit-burst=1000
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-aaaa-on-ipv4=no
+publish-a-on-ipv6=no
+publish-hinfo=no
+publish-workstation=no
+[reflector]
+enable-reflector=no
+CONF
+    rm -f "$DIR/h$h/system_bus_socket"
+    ip netns exec "$ns" dbus-daemon --config-file="$DIR/h$h/dbus.conf" --nofork --nopidfile \
+      >"$DIR/h$h/dbus.log" 2>&1 </dev/null &
+    echo $! >"$DIR/h$h/dbus.pid"
+    for _ in $(seq 100); do [ -S "$DIR/h$h/system_bus_socket" ] && break; sleep 0.05; done
+    # exec chain ip -> sh -> avahi-daemon keeps $! the daemon's PID
+    ip netns exec "$ns" env DBUS_SYSTEM_BUS_ADDRESS="$(bus $h)" sh -c \
+      "mount -t tmpfs -o size=1m,mode=755 $PREFIX-run /run && exec avahi-daemon --no-chroot --no-rlimits -f $DIR/h$h/avahi.conf" \
+      >"$DIR/h$h/avahi.log" 2>&1 </dev/null &
+    echo $! >"$DIR/h$h/avahi.pid"
+  done
+  for h in 1 2; do
+    for _ in $(seq 200); do grep -q 'Server startup complete' "$DIR/h$h/avahi.log" && break; sleep 0.05; done
+    grep -q 'Server startup complete' "$DIR/h$h/avahi.log" || { cat "$DIR/h$h/avahi.log" >&2; log "avahi-daemon in ${NS[$h]} did not start"; exit 1; }
+  done
+  log "up: ${NS[1]} ($(addr 1)) and ${NS[2]} ($(addr 2)), daemons: h1 dbus=$(cat "$DIR/h1/dbus.pid") avahi=$(cat "$DIR/h1/avahi.pid"), h2 dbus=$(cat "$DIR/h2/dbus.pid") avahi=$(cat "$DIR/h2/avahi.pid")"
+}
+
+addr() {
+  local h; h=$(host "$1")
+  if [ "$IP_MODE" = ipv6 ]; then
+    local a; a=$(ip -n "${NS[$h]}" -6 -o addr show dev "${IF[$h]}" scope link | awk '{print $4}' | cut -d/ -f1 | head -1)
+    echo "$a%${IF[$h]}"
+  else
+    echo "${IP[$h]}"
+  fi
+}
+
+hexec() {
+  local h; h=$(host "$1"); shift
+  ip netns exec "${NS[$h]}" env DBUS_SYSTEM_BUS_ADDRESS="$(bus $h)" "$@"
+}
+
+link() {
+  local h; h=$(host "$1")
+  case "$2" in
+    up|down) ip -n "${NS[$h]}" link set "${IF[$h]}" "$2" ;;
+    *) log "link H up|down"; exit 2 ;;
+  esac
+}
+
+status() {
+  for h in 1 2; do
+    if exists "${NS[$h]}"; then
+      local d a
+      d=$(kill -0 "$(cat "$DIR/h$h/dbus.pid" 2>/dev/null)" 2>/dev/null && echo running || echo stopped)
+      a=$(kill -0 "$(cat "$DIR/h$h/avahi.pid" 2>/dev/null)" 2>/dev/null && echo running || echo stopped)
+      echo "${NS[$h]}: $(ip -n "${NS[$h]}" -br link show "${IF[$h]}" | awk '{print $2}') $(addr $h) dbus=$d avahi=$a"
+    else
+      echo "${NS[$h]}: absent"
+    fi
+  done
+}
+
+# wait until `avahi-browse -pt` run in host $1 does (want=1) / does not (want=0) list $2
+wait_browse() {
+  local h=$1 name=$2 want=$3
+  for _ in $(seq 100); do
+    if hexec "$h" avahi-browse -pt _scmesh._tcp 2>/dev/null | grep -q ";$name;"; then
+      [ "$want" = 1 ] && return 0
+    else
+      [ "$want" = 0 ] && return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+test_() {
+  local rc=0 pids=()
+  for h in 1 2; do
+    ip netns exec "${NS[$h]}" env DBUS_SYSTEM_BUS_ADDRESS="$(bus $h)" \
+      avahi-publish -s "selftest-h$h" _scmesh._tcp "700$h" v=1 "id=h$h" >"$DIR/pub$h.log" 2>&1 &
+    pids+=($!)
+  done
+  for h in 1 2; do
+    local other=$((3 - h)) t0 t1
+    t0=$(date +%s%N)
+    local line; line=$(hexec "$other" avahi-browse -rpt _scmesh._tcp | grep "^=.*;selftest-h$h;" || true)
+    t1=$(date +%s%N)
+    if echo "$line" | grep -q ";700$h;"; then echo "h$other resolves selftest-h$h: $line ($(( (t1 - t0) / 1000000 )) ms)"
+    else echo "FAIL: h$other does not resolve selftest-h$h"; rc=1; fi
+  done
+  link 1 down
+  if wait_browse 2 selftest-h1 0; then echo "veth1 down: h2 lost selftest-h1"; else echo "FAIL: h2 still lists selftest-h1 after veth1 down"; rc=1; fi
+  link 1 up
+  if wait_browse 2 selftest-h1 1; then echo "veth1 up: h2 found selftest-h1 again"; else echo "FAIL: h2 did not find selftest-h1 after veth1 up"; rc=1; fi
+  kill "${pids[@]}" 2>/dev/null || true
+  wait "${pids[@]}" 2>/dev/null || true
+  return $rc
+}
+
+down() {
+  for h in 1 2; do
+    for d in avahi dbus; do
+      local f="$DIR/h$h/$d.pid"
+      if [ -f "$f" ]; then
+        local pid; pid=$(cat "$f")
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+        kill -9 "$pid" 2>/dev/null || true
+        rm -f "$f"
+      fi
+    done
+    rm -f "$DIR/h$h/system_bus_socket"
+    exists "${NS[$h]}" && ip netns del "${NS[$h]}"   # its veth end goes, and the peer with it
+  done
+  # `ip netns add` made /run/netns a mount point; undo it when no namespace is left
+  if [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ]; then umount /run/netns 2>/dev/null || true; rmdir /run/netns 2>/dev/null || true; fi
+  log "down"
+}
+
+case "${1:-}" in
+  up) up ;;
+  exec) shift; [ $# -ge 2 ] || { log "exec H CMD..."; exit 2; }; hexec "$@" ;;
+  link) shift; link "$@" ;;
+  addr) shift; addr "$1" ;;
+  status) status ;;
+  test) test_ ;;
+  down) down ;;
+  *) echo "usage: $0 up|exec H CMD...|link H up|down|addr H|status|test|down" >&2; exit 2 ;;
+esac

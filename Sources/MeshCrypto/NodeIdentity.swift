@@ -17,6 +17,9 @@ public struct NodeIdentity: Sendable, CustomStringConvertible {
     /// The peer ID: the Ed25519 public key.
     public let peerID: PeerID
     let secretKey: SecretBytes
+    /// The identity's X25519 keypair (converted from the Ed25519 keys), for opening
+    /// envelopes; computed once.
+    let x25519KeyPair: X25519KeyPair
 
     /// A new random identity (for tests and for first start).
     public static func generate() -> NodeIdentity {
@@ -38,6 +41,7 @@ public struct NodeIdentity: Sendable, CustomStringConvertible {
         let (publicKey, secretKey) = Sodium.ed25519KeyPair(seed: seed)
         self.publicKey = publicKey
         self.secretKey = secretKey
+        x25519KeyPair = X25519KeyPair(secret: Sodium.ed25519SecretKeyToX25519(secretKey))
         // A 32-byte array always makes a peer ID.
         peerID = try! PeerID(bytes: publicKey)
     }
@@ -61,11 +65,6 @@ public struct NodeIdentity: Sendable, CustomStringConvertible {
     /// Malformed signatures or keys are simply invalid.
     public static func verify(signature: [UInt8], message: [UInt8], signer: PeerID) -> Bool {
         Sodium.ed25519Verify(signature: signature, message: message, publicKey: signer.bytes)
-    }
-
-    /// The identity's X25519 private key (for opening envelopes).
-    var x25519KeyPair: X25519KeyPair {
-        X25519KeyPair(secret: Sodium.ed25519SecretKeyToX25519(secretKey))
     }
 
     /// Loads the identity from `directory/identity.key`, creating the directory (mode

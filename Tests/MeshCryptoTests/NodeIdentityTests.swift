@@ -46,6 +46,14 @@ struct NodeIdentityTests {
         #expect(throws: MeshError.self) { try NodeIdentity(seed: [1, 2, 3]) }
     }
 
+    @Test("the X25519 key converted from the secret key is the one converted from the peer ID")
+    func x25519Conversion() throws {
+        for _ in 0..<8 {
+            let identity = NodeIdentity.generate()
+            #expect(identity.x25519KeyPair.publicKey == Sodium.ed25519PublicKeyToX25519(identity.publicKey))
+        }
+    }
+
     @Test("first run creates identity.key with mode 0600; later runs load the same identity")
     func createThenLoad() throws {
         try Self.withTemporaryDirectory { directory in

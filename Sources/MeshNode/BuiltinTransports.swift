@@ -1,6 +1,8 @@
 import Foundation
 import MeshCore
 import MeshTesting
+import TransportBLE
+import TransportMDNS
 import TransportTCP
 import Synchronization
 
@@ -12,6 +14,8 @@ extension TransportRegistry {
         TransportRegistry([
             .loopback(),
             .tcp(),
+            .mdns(),
+            .ble(),
         ])
     }
 }
@@ -62,6 +66,48 @@ extension TCPTransport.Configuration: TransportConfiguration {
         self.init(listen: Self.defaultListen)
     }
 }
+
+extension TransportFactory {
+    /// Local-network discovery over Avahi/mDNS (`TransportMDNS.MDNSTransport`):
+    /// publishes `_scmesh._tcp` and dials what it resolves over TCP links.
+    /// - Parameters:
+    ///   - name: the config key and transport name.
+    ///   - defaultPriority: priority when the config sets none (10: the LAN first).
+    public static func mdns(name: String = "mdns", defaultPriority: Int = 10) -> TransportFactory {
+        TransportFactory(
+            name: name, defaultPriority: defaultPriority,
+            summary: "local network: Avahi/mDNS discovery, data over TCP",
+            configuration: MDNSTransport.Configuration.self,
+            validate: { try $0.validate() }
+        ) { settings, context in
+            MDNSTransport(configuration: settings, name: context.name)
+        }
+    }
+
+    /// Bluetooth LE through BlueZ (`TransportBLE.BLETransport`): advertising,
+    /// scanning and L2CAP LE credit-based channels. Unavailable (one log line) on
+    /// kernels without Bluetooth.
+    /// - Parameter defaultPriority: priority when the config sets none (20).
+    public static func ble(defaultPriority: Int = 20) -> TransportFactory {
+        TransportFactory(
+            name: "ble", defaultPriority: defaultPriority,
+            summary: "Bluetooth LE: BlueZ advertising, scanning and L2CAP channels",
+            configuration: BLETransport.Configuration.self,
+            validate: { try $0.validate() }
+        ) { settings, _ in
+            BLETransport(configuration: settings)
+        }
+    }
+}
+
+extension MDNSTransport.Configuration: TransportConfiguration {
+    /// The defaults (normal discovery, `_scmesh._tcp`, listen on any address, port 0).
+    public init() {
+        self.init(discoveryMode: .normal)
+    }
+}
+
+extension BLETransport.Configuration: TransportConfiguration {}
 
 /// The `transports.loopback` section: the node's keys plus `LoopbackTransport`'s knobs
 /// (`mtu`, `latency_ms`, `loss`, `buffer_frames`, `discovery`, `bitrate`).

@@ -42,7 +42,7 @@ struct ConfigTests {
         #expect(try config.value(at: "node.log_level")?.text == "info")
     }
 
-    @Test("the default file enables relay, loopback and TCP on 127.0.0.1:7420")
+    @Test("the default file enables relay and every transport: loopback, mDNS 10, BLE 20, TCP 30 on 127.0.0.1:7420")
     func defaultFile() throws {
         let config = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
         #expect(config.relay.enabled)
@@ -51,7 +51,9 @@ struct ConfigTests {
         let tcp = try #require(config.transports["tcp"])
         #expect(tcp.enabled && tcp.priority == 30)
         #expect(tcp.configuration(as: TCPSettingsProbe.self) == nil)  // typed access is by concrete type
-        #expect(config.enabledTransports.map(\.name) == ["loopback", "tcp"])
+        #expect(try tcpListen(config) == ["127.0.0.1:7420"])
+        #expect(config.enabledTransports.map(\.name) == ["loopback", "mdns", "ble", "tcp"])
+        #expect(config.enabledTransports.map(\.settings.priority) == [0, 10, 20, 30])
     }
 
     @Test("Config/node.yaml and the embedded resource are the same file")

@@ -21,6 +21,10 @@ private func cleanEnvironment(home: String) -> [String: String] {
     var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCMESH_") }
     environment["HOME"] = home
     environment["XDG_DATA_HOME"] = nil
+    // Keep the default config's mDNS on loopback, under a service type no other test browses.
+    environment["SCMESH_TRANSPORTS_MDNS_INTERFACES"] = "lo"
+    environment["SCMESH_TRANSPORTS_MDNS_LISTEN"] = "127.0.0.1:0"
+    environment["SCMESH_TRANSPORTS_MDNS_SERVICE_TYPE"] = "_scmeshtest._tcp"
     return environment
 }
 
@@ -75,7 +79,9 @@ struct ProcessTests {
         #expect(identity.status == 0)
         #expect(object["peer_id"] as? String == identity.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
         let transports = try #require(object["transports"] as? [[String: Any]])
-        #expect(transports.compactMap { $0["name"] as? String } == ["loopback", "tcp"])
+        #expect(transports.compactMap { $0["name"] as? String } == ["loopback", "mdns", "ble", "tcp"])
+        let loopback = try #require(transports.first { $0["name"] as? String == "loopback" })
+        #expect(loopback["state"] as? String == "running")
 
         let human = try scmesh("status", "--data-dir", dataDirectory, home: directory.path)
         #expect(human.status == 0)

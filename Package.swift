@@ -134,8 +134,8 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore", "MeshTesting"]),
-        .testTarget(name: "MeshTestingTests", dependencies: ["MeshCore", "MeshTesting"]),
+        .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MeshTestingTests", dependencies: ["MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "MeshCryptoTests",
             dependencies: ["MeshCrypto", "MeshCore", "MeshTesting"],

@@ -124,15 +124,22 @@ public final class BoundedChannel<Element: Sendable>: Sendable {
             return true
         case .wait:
             return await withCheckedContinuation { continuation in
-                let immediate: Bool? = state.withLock { state in
-                    if state.finished { return false }
+                // State may have changed since the first look: a receiver may be
+                // waiting now (the buffer is then empty), so hand off to it first.
+                let (receiver, immediate): (CheckedContinuation<Element?, Never>?, Bool?) = state.withLock { state in
+                    if state.finished { return (nil, false) }
+                    if let receiver = state.receiver {
+                        state.receiver = nil
+                        return (receiver, true)
+                    }
                     if state.buffer.count < capacity {
                         state.buffer.append(element)
-                        return true
+                        return (nil, true)
                     }
                     state.senders.append((element, continuation))
-                    return nil
+                    return (nil, nil)
                 }
+                receiver?.resume(returning: element)
                 if let immediate { continuation.resume(returning: immediate) }
             }
         }

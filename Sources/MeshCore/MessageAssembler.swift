@@ -1,0 +1,94 @@
+/// Limits on messages that arrive in several chunks.
+public struct ReassemblyLimits: Sendable, Hashable {
+    /// Messages being reassembled at once.
+    public var maxMessages: Int
+    /// Bytes reserved by all partial messages together.
+    public var maxBytes: Int
+    /// A partial message older than this is dropped.
+    public var timeout: Duration
+
+    /// Defaults: 64 messages, 64 MiB, 60 s.
+    public init(maxMessages: Int = 64, maxBytes: Int = 64 << 20, timeout: Duration = .seconds(60)) {
+        self.maxMessages = maxMessages
+        self.maxBytes = maxBytes
+        self.timeout = timeout
+    }
+}
+
+/// Puts multi-chunk messages back together, bounded in count, bytes and time.
+struct MessageAssembler {
+    enum Outcome: Equatable {
+        case complete([UInt8])
+        case incomplete
+        case duplicateChunk
+        case rejected(String)
+    }
+
+    private struct Partial {
+        var origin: PeerID
+        var length: Int
+        var buffer: [UInt8]
+        var received: [Bool]
+        var remaining: Int
+        var startedAt: ContinuousClock.Instant
+    }
+
+    private var partials: [MessageID: Partial] = [:]
+    private var reservedBytes = 0
+    let limits: ReassemblyLimits
+    private(set) var expired = 0
+
+    init(limits: ReassemblyLimits) {
+        self.limits = limits
+    }
+
+    var inProgress: Int { partials.count }
+
+    mutating func add(_ frame: DataFrame, now: ContinuousClock.Instant = .now) -> Outcome {
+        expire(now: now)
+        let length = Int(frame.messageLength)
+        if var partial = partials[frame.messageID] {
+            guard partial.origin == frame.origin, partial.length == length, partial.received.count == Int(frame.chunkCount) else {
+                return .rejected("chunk \(frame.chunkIndex) of \(frame.messageID) disagrees with earlier chunks")
+            }
+            let index = Int(frame.chunkIndex)
+            if partial.received[index] { return .duplicateChunk }
+            partial.received[index] = true
+            partial.remaining -= 1
+            let offset = index * Frame.chunkSize
+            partial.buffer.replaceSubrange(offset..<(offset + frame.payload.count), with: frame.payload)
+            if partial.remaining == 0 {
+                partials[frame.messageID] = nil
+                reservedBytes -= length
+                return .complete(partial.buffer)
+            }
+            partials[frame.messageID] = partial
+            return .incomplete
+        }
+        guard partials.count < limits.maxMessages else {
+            return .rejected("\(partials.count) messages are already being reassembled (limit \(limits.maxMessages))")
+        }
+        guard reservedBytes + length <= limits.maxBytes else {
+            return .rejected("reassembly would hold \(reservedBytes + length) bytes (limit \(limits.maxBytes))")
+        }
+        var received = [Bool](repeating: false, count: Int(frame.chunkCount))
+        received[Int(frame.chunkIndex)] = true
+        var buffer = [UInt8](repeating: 0, count: length)
+        let offset = Int(frame.chunkIndex) * Frame.chunkSize
+        buffer.replaceSubrange(offset..<(offset + frame.payload.count), with: frame.payload)
+        partials[frame.messageID] = Partial(
+            origin: frame.origin, length: length, buffer: buffer, received: received,
+            remaining: Int(frame.chunkCount) - 1, startedAt: now)
+        reservedBytes += length
+        return .incomplete
+    }
+
+    mutating func expire(now: ContinuousClock.Instant = .now) {
+        guard !partials.isEmpty else { return }
+        for (id, partial) in partials where now - partial.startedAt > limits.timeout {
+            partials[id] = nil
+            reservedBytes -= partial.length
+            expired += 1
+        }
+    }
+}

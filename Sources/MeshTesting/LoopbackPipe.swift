@@ -1,0 +1,116 @@
+import MeshCore
+import Synchronization
+
+/// The two directions of one in-memory link.
+final class LoopbackPipe: Sendable {
+    let addressA: String
+    let addressB: String
+    let transportName: String
+    let aToB: BoundedChannel<Packet>
+    let bToA: BoundedChannel<Packet>
+    let failed = Atomic<Bool>(false)
+    let network: LoopbackNetwork
+
+    struct Packet: Sendable {
+        var bytes: [UInt8]
+        var deliverAt: ContinuousClock.Instant?
+    }
+
+    init(transportName: String, a: String, b: String, capacity: Int, network: LoopbackNetwork) {
+        self.transportName = transportName
+        self.addressA = a
+        self.addressB = b
+        self.aToB = BoundedChannel(capacity: capacity)
+        self.bToA = BoundedChannel(capacity: capacity)
+        self.network = network
+    }
+
+    /// Fails both directions abruptly.
+    func fail() {
+        failed.store(true, ordering: .sequentiallyConsistent)
+        aToB.finish()
+        bToA.finish()
+        network.remove(self)
+    }
+}
+
+/// One end of a loopback link.
+final class LoopbackLink: Link {
+    let id = LinkID.next()
+    let transportName: String
+    let remoteAddress: String
+    let mtu: Int
+    private let pipe: LoopbackPipe
+    private let outbound: BoundedChannel<LoopbackPipe.Packet>
+    private let inbound: BoundedChannel<LoopbackPipe.Packet>
+    private let latency: Duration
+    private let loss: Double
+    private let closed = Atomic<Bool>(false)
+    private let counters = Mutex(LinkStats())
+    private let onClose: @Sendable (LoopbackLink) -> Void
+
+    init(
+        pipe: LoopbackPipe, isA: Bool, mtu: Int, latency: Duration, loss: Double,
+        onClose: @escaping @Sendable (LoopbackLink) -> Void
+    ) {
+        self.pipe = pipe
+        self.transportName = pipe.transportName
+        self.remoteAddress = isA ? pipe.addressB : pipe.addressA
+        self.outbound = isA ? pipe.aToB : pipe.bToA
+        self.inbound = isA ? pipe.bToA : pipe.aToB
+        self.mtu = mtu
+        self.latency = latency
+        self.loss = loss
+        self.onClose = onClose
+    }
+
+    var stats: LinkStats { counters.withLock { $0 } }
+
+    func send(_ frame: [UInt8]) async throws {
+        guard !closed.load(ordering: .relaxed) else {
+            throw MeshError(.linkClosed, "loopback link to \(remoteAddress) is closed")
+        }
+        guard !pipe.failed.load(ordering: .relaxed) else {
+            throw MeshError(.linkClosed, "loopback link to \(remoteAddress) failed")
+        }
+        guard frame.count <= mtu else {
+            throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the loopback MTU of \(mtu)")
+        }
+        counters.withLock { $0.recordSent(frame.count) }
+        if pipe.network.drop(probability: loss) { return }
+        let packet = LoopbackPipe.Packet(bytes: frame, deliverAt: latency > .zero ? .now + latency : nil)
+        guard await outbound.send(packet) else {
+            if pipe.failed.load(ordering: .relaxed) {
+                throw MeshError(.linkClosed, "loopback link to \(remoteAddress) failed")
+            }
+            throw MeshError(.linkClosed, "loopback link to \(remoteAddress) was closed by the remote")
+        }
+    }
+
+    func receive() async throws -> [UInt8]? {
+        if closed.load(ordering: .relaxed) { return nil }
+        guard let packet = await inbound.receive() else {
+            if pipe.failed.load(ordering: .relaxed) && !closed.load(ordering: .relaxed) {
+                throw MeshError(.linkClosed, "loopback link to \(remoteAddress) failed")
+            }
+            return nil
+        }
+        if closed.load(ordering: .relaxed) { return nil }
+        if pipe.failed.load(ordering: .relaxed) {
+            throw MeshError(.linkClosed, "loopback link to \(remoteAddress) failed")
+        }
+        if let deliverAt = packet.deliverAt {
+            try? await Task.sleep(until: deliverAt, clock: .continuous)
+        }
+        counters.withLock { $0.recordReceived(packet.bytes.count) }
+        return packet.bytes
+    }
+
+    func close() async {
+        guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        outbound.finish()
+        inbound.finish()
+        pipe.network.remove(pipe)
+        onClose(self)
+    }
+}

@@ -1,12 +1,16 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 
 /// The node's identity as the node uses it: its peer ID and the link security that
 /// proves it.
 ///
-/// This is the seam the crypto work replaces: for now the peer ID is 32 random bytes
-/// kept in `<data-dir>/peer-id` (64 hex characters) and links use the placeholder
-/// ``PlaintextLinkSecurity``.
+/// Two kinds exist while the node moves to real cryptography:
+/// - ``loadOrCreate(dataDirectory:)`` — the placeholder ``buildNode(config:dataDirectory:logger:registry:identity:)``
+///   uses by default: 32 random bytes kept in `<data-dir>/peer-id` (64 hex
+///   characters), links in clear with ``PlaintextLinkSecurity``.
+/// - ``loadOrCreateCrypto(dataDirectory:)`` — MeshCrypto's Ed25519 identity in
+///   `<data-dir>/identity.key` (the peer ID is the public key) and Noise XX links.
 public struct LocalIdentity: Sendable {
     /// The node's peer ID.
     public var peerID: PeerID
@@ -57,5 +61,15 @@ public struct LocalIdentity: Sendable {
             }
         }
         return LocalIdentity(peerID: peerID, security: PlaintextLinkSecurity(localPeerID: peerID))
+    }
+
+    /// Loads or creates the Ed25519 identity in `dataDirectory/identity.key` and
+    /// authenticates and encrypts every link with Noise XX (MeshCrypto).
+    /// - Throws: MeshCrypto's `MeshError`s (`identityFileInsecure`, `identityFileCorrupt`,
+    ///   `identityFileIO`), whose messages say how to fix the file.
+    public static func loadOrCreateCrypto(dataDirectory: String) throws -> LocalIdentity {
+        try DataDirectory.prepare(dataDirectory)
+        let identity = try NodeIdentity.loadOrCreate(directory: dataDirectory)
+        return LocalIdentity(peerID: identity.peerID, security: NoiseLinkSecurity(identity: identity))
     }
 }

@@ -4,7 +4,7 @@ import ServiceLifecycle
 import UnixSignals
 
 /// Builds a node from a configuration: loads (or creates) the identity in
-/// `dataDirectory`, makes every enabled transport through the registry, and wires the
+/// `dataDirectory` (unless `identity` is given), makes every enabled transport through the registry, and wires the
 /// router, the inbox and the control socket. Nothing starts until ``Node/run()``.
 ///
 /// ```swift
@@ -16,9 +16,9 @@ import UnixSignals
 ///   transport's factory fails, or the config enables a transport the registry lacks.
 public func buildNode(
     config: NodeConfiguration, dataDirectory: String, logger: Logger = Logger(label: "scmesh"),
-    registry: TransportRegistry = .current
+    registry: TransportRegistry = .current, identity: LocalIdentity? = nil
 ) throws -> Node {
-    let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory)
+    let identity = try identity ?? LocalIdentity.loadOrCreate(dataDirectory: dataDirectory)
     var transports: [(transport: any Transport, priority: Int)] = []
     for (name, settings) in config.enabledTransports {
         guard let factory = registry.factory(named: name) else {
@@ -41,7 +41,7 @@ public func buildNode(
 }
 
 /// A running SCMesh node: the router with its transports, the inbox and the control
-/// socket, run as services of one `ServiceGroup`. Make one with ``buildNode(config:dataDirectory:logger:registry:)``.
+/// socket, run as services of one `ServiceGroup`. Make one with ``buildNode(config:dataDirectory:logger:registry:identity:)``.
 public final class Node: Sendable {
     /// The configuration it was built from.
     public let configuration: NodeConfiguration

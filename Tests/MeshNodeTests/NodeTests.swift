@@ -104,6 +104,36 @@ struct NodeTests {
         try await bob.stop()
     }
 
+    @Test("nodes with MeshCrypto identities run Noise XX on their links and exchange messages")
+    func cryptoIdentities() async throws {
+        let yaml = "relay: {enabled: true}\ntransports:\n  loopback: {enabled: true, network: \(UUID().uuidString)}\n"
+        let alice = try await RunningNode.start(yaml: yaml, crypto: true)
+        let bob = try await RunningNode.start(yaml: yaml, crypto: true)
+        defer {
+            alice.directory.cleanUp()
+            bob.directory.cleanUp()
+        }
+        #expect(FileManager.default.fileExists(atPath: alice.directory.file("identity.key")))
+        #expect(!FileManager.default.fileExists(atPath: alice.directory.file("peer-id")))
+        // The same file gives the same peer ID.
+        #expect(try LocalIdentity.loadOrCreateCrypto(dataDirectory: alice.directory.path).peerID == alice.node.peerID)
+
+        try await eventually("alice has a link to bob") {
+            try await alice.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers
+                .contains { $0.peer == bob.node.peerID }
+        }
+        _ = try await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: "sealed hello"))
+            .decode(SendReply.self)
+        try await eventually("bob received it") {
+            try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages
+                .contains { $0.text == "sealed hello" && $0.from == alice.node.peerID }
+        }
+        let status = try await bob.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect(status.stats.handshakeFailures == 0)
+        try await alice.stop()
+        try await bob.stop()
+    }
+
     @Test("malformed control requests get an error reply and the node keeps serving")
     func malformedRequests() async throws {
         let node = try await RunningNode.start(yaml: "relay: {enabled: true}")

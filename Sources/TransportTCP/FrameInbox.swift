@@ -2,12 +2,14 @@ import MeshCore
 import NIOCore
 import Synchronization
 
-/// The bounded handoff between a link's reader task (one producer) and
-/// `Link.receive()` (one consumer at a time).
+/// The inbound side of a TCP link: frames handed over by the channel's event loop and
+/// taken by `Link.receive()` (one consumer at a time).
 ///
-/// ``push(_:)`` suspends while `capacity` items wait, so a router that does not read
-/// stops the reader task, which stops NIO reading the socket, which fills the TCP
-/// window and slows the remote writer. ``pop()`` is cancellable without losing an item.
+/// Bounded: when ``highWatermark`` frames wait, the link's handler stops asking NIO to
+/// read the socket, so the kernel's receive window fills and the remote sender slows
+/// down; once the consumer has drained to ``lowWatermark`` reading resumes. At most
+/// `highWatermark` frames plus what one socket read decodes are ever held here.
+/// Frames go straight from the event loop to a waiting consumer: no task in between.
 final class FrameInbox: Sendable {
     enum Item: Sendable {
         case frame([UInt8])
@@ -15,73 +17,51 @@ final class FrameInbox: Sendable {
     }
 
     private struct State {
-        var buffer = CircularBuffer<Item>(initialCapacity: 4)
+        var buffer = CircularBuffer<Item>(initialCapacity: 8)
         var receiver: (token: UInt64, continuation: CheckedContinuation<Item?, any Error>)?
-        var sender: CheckedContinuation<Void, Never>?
         var nextToken: UInt64 = 0
         var finished = false
+        var readingPaused = false
     }
 
-    private let capacity: Int
+    let lowWatermark: Int
+    let highWatermark: Int
+    private let channel: any Channel
     private let state = Mutex(State())
 
-    init(capacity: Int) {
-        self.capacity = max(1, capacity)
+    init(channel: any Channel, lowWatermark: Int, highWatermark: Int) {
+        self.channel = channel
+        self.lowWatermark = max(0, lowWatermark)
+        self.highWatermark = max(self.lowWatermark + 1, highWatermark)
     }
 
-    /// Hands one item to the consumer, suspending while the inbox is full.
-    /// - Returns: false when the inbox was finished and the item dropped.
-    func push(_ item: Item) async -> Bool {
-        while true {
-            enum Step {
-                case done(Bool)
-                case handOff(CheckedContinuation<Item?, any Error>)
-                case wait
+    /// Whether the handler should hold back socket reads. Read on the event loop.
+    var isReadingPaused: Bool { state.withLock { $0.readingPaused } }
+
+    /// Hands one item to the consumer (or buffers it). Called on the event loop; never
+    /// waits. Items offered after ``finish(discardBuffered:)`` are dropped.
+    func offer(_ item: Item) {
+        let receiver: CheckedContinuation<Item?, any Error>? = state.withLock { state in
+            if state.finished { return nil }
+            if let receiver = state.receiver {
+                state.receiver = nil
+                return receiver.continuation
             }
-            let step: Step = state.withLock { state in
-                if state.finished { return .done(false) }
-                if let receiver = state.receiver {
-                    state.receiver = nil
-                    return .handOff(receiver.continuation)
-                }
-                if state.buffer.count < capacity {
-                    state.buffer.append(item)
-                    return .done(true)
-                }
-                return .wait
-            }
-            switch step {
-            case .done(let accepted):
-                return accepted
-            case .handOff(let receiver):
-                receiver.resume(returning: item)
-                return true
-            case .wait:
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state in
-                        if state.finished || state.buffer.count < capacity { return true }
-                        state.sender = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
-                }
-            }
+            state.buffer.append(item)
+            if state.buffer.count >= highWatermark { state.readingPaused = true }
+            return nil
         }
+        receiver?.resume(returning: item)
     }
 
     /// The next item, or nil once the inbox is finished and drained.
-    /// - Throws: `CancellationError` when the calling task is cancelled while waiting.
+    /// - Throws: `CancellationError` when the calling task is cancelled while waiting;
+    ///   no item is lost.
     func pop() async throws -> Item? {
-        let immediate: (found: Bool, item: Item?, wake: CheckedContinuation<Void, Never>?) = state.withLock { state in
-            if let item = state.buffer.popFirst() {
-                defer { state.sender = nil }
-                return (true, item, state.sender)
-            }
-            return (state.finished, nil, nil)
-        }
-        if immediate.found {
-            immediate.wake?.resume()
-            return immediate.item
+        switch takeIfReady() {
+        case .item(let item): return item
+        case .end: return nil
+        case .wait: break
         }
         let token = state.withLock { state in
             state.nextToken &+= 1
@@ -90,28 +70,23 @@ final class FrameInbox: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Item?, any Error>) in
                 enum Outcome {
-                    case item(Item?, CheckedContinuation<Void, Never>?)
+                    case ready(Item?)
                     case cancelled
                     case parked
                 }
+                var resumeReading = false
                 let outcome: Outcome = state.withLock { state in
-                    if let item = state.buffer.popFirst() {
-                        defer { state.sender = nil }
-                        return .item(item, state.sender)
-                    }
-                    if state.finished { return .item(nil, nil) }
+                    if let item = take(&state, resumeReading: &resumeReading) { return .ready(item) }
+                    if state.finished { return .ready(nil) }
                     if Task.isCancelled { return .cancelled }
                     state.receiver = (token, continuation)
                     return .parked
                 }
+                if resumeReading { self.resumeReading() }
                 switch outcome {
-                case .item(let item, let wake):
-                    wake?.resume()
-                    continuation.resume(returning: item)
-                case .cancelled:
-                    continuation.resume(throwing: CancellationError())
-                case .parked:
-                    break
+                case .ready(let item): continuation.resume(returning: item)
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .parked: break
                 }
             }
         } onCancel: {
@@ -124,19 +99,47 @@ final class FrameInbox: Sendable {
         }
     }
 
-    /// Ends the inbox: a waiting consumer gets nil, the producer is told its item was
-    /// dropped. With `discardBuffered` the items not yet taken are dropped too.
+    private enum Ready {
+        case item(Item)
+        case end
+        case wait
+    }
+
+    private func takeIfReady() -> Ready {
+        var resumeReading = false
+        let ready: Ready = state.withLock { state in
+            if let item = take(&state, resumeReading: &resumeReading) { return .item(item) }
+            return state.finished ? .end : .wait
+        }
+        if resumeReading { self.resumeReading() }
+        return ready
+    }
+
+    private func take(_ state: inout State, resumeReading: inout Bool) -> Item? {
+        guard let item = state.buffer.popFirst() else { return nil }
+        if state.readingPaused && state.buffer.count <= lowWatermark && !state.finished {
+            state.readingPaused = false
+            resumeReading = true
+        }
+        return item
+    }
+
+    /// Asks NIO to read again; the handler lets the read through now that it is unpaused.
+    private func resumeReading() {
+        let channel = self.channel
+        channel.eventLoop.execute { channel.read() }
+    }
+
+    /// Ends the inbox: a waiting consumer gets nil. With `discardBuffered` (local close)
+    /// the items not yet taken are dropped; otherwise (the remote ended) they are still
+    /// delivered, then nil.
     func finish(discardBuffered: Bool) {
-        let (receiver, sender) = state.withLock { state in
+        let receiver = state.withLock { state in
             state.finished = true
             if discardBuffered { state.buffer.removeAll() }
-            defer {
-                state.receiver = nil
-                state.sender = nil
-            }
-            return (state.receiver?.continuation, state.sender)
+            defer { state.receiver = nil }
+            return state.receiver?.continuation
         }
         receiver?.resume(returning: nil)
-        sender?.resume()
     }
 }

@@ -44,21 +44,35 @@ struct LengthPrefixFrameDecoder: ByteToMessageDecoder {
     }
 }
 
-/// Sits after the frame decoder: on any error it logs one line saying why the link is
-/// being closed, passes the error on (so the link's reader sees it) and closes the
-/// channel. It also tells the link's ``FrameWriter`` about writability and the end.
-final class LinkGuardHandler: ChannelInboundHandler, Sendable {
+/// Sits after the frame decoder and connects the channel to the link: frames go into the
+/// link's ``FrameInbox`` (socket reads are held back while it is full), writability and
+/// the end of the channel go to its ``FrameWriter``. On any error it logs one line saying
+/// why the link is being closed, hands the error to the reader and closes the channel.
+final class LinkChannelHandler: ChannelDuplexHandler, Sendable {
     typealias InboundIn = [UInt8]
-    typealias InboundOut = [UInt8]
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let logger: Logger
     private let linkID: LinkID
+    private let inbox: FrameInbox
     private let writer: FrameWriter
 
-    init(logger: Logger, linkID: LinkID, writer: FrameWriter) {
+    init(logger: Logger, linkID: LinkID, inbox: FrameInbox, writer: FrameWriter) {
         self.logger = logger
         self.linkID = linkID
+        self.inbox = inbox
         self.writer = writer
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        inbox.offer(.frame(Self.unwrapInboundIn(data)))
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Back-pressure: no socket read while the inbox is full. FrameInbox issues a
+        // new read once the consumer drained it.
+        if !inbox.isReadingPaused { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -68,25 +82,29 @@ final class LinkGuardHandler: ChannelInboundHandler, Sendable {
 
     func channelInactive(context: ChannelHandlerContext) {
         writer.close()
+        inbox.finish(discardBuffered: false)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let remote = TCPAddress.text(of: context.channel.remoteAddress)
-        let reason: String
+        let failure: MeshError
         if let error = error as? MeshError {
-            reason = error.message
+            failure = error
         } else if let error = error as? IOError {
-            reason = "socket error: \(error.description)"
+            failure = MeshError(
+                .linkClosed,
+                "TCP connection to \(remote) failed: \(error.description)",
+                cause: error
+            )
         } else {
-            reason = "\(error)"
+            failure = MeshError(.linkClosed, "TCP connection to \(remote) failed: \(error)", cause: error)
         }
         logger.notice(
-            "closing TCP link \(linkID) to \(remote): \(reason)",
+            "closing TCP link \(linkID) to \(remote): \(failure.message)",
             metadata: ["link": "\(linkID)", "remote": "\(remote)"]
         )
-        // Fire first so the reader gets the error rather than a clean end of stream.
-        context.fireErrorCaught(error)
+        inbox.offer(.failed(failure))
         context.close(promise: nil)
     }
 }

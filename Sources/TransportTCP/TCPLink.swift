@@ -5,12 +5,11 @@ import Synchronization
 
 /// One TCP connection carrying frames with a 2-byte big-endian length prefix.
 ///
-/// The NIO channel lives inside `NIOAsyncChannel.executeThenClose` in the link's reader
-/// task, which moves inbound frames into a small ``FrameInbox`` as ``receive()`` drains
-/// it (NIO stops reading the socket while that and its own small buffer are full).
-/// Writes go through a ``FrameWriter``, which suspends while its bounded queue is full
-/// or the socket is not writable, and flushes once per batch. Nothing queues without
-/// bound in either direction.
+/// Inbound, the event loop decodes frames and hands them to a bounded ``FrameInbox``
+/// that ``receive()`` drains; socket reads pause while it is full. Outbound, ``send(_:)``
+/// queues into a bounded ``FrameWriter`` that flushes once per batch and suspends the
+/// sender while the socket is not writable. Nothing queues without bound either way,
+/// and no task sits between the socket and the caller.
 final class TCPLink: Link {
     let id: LinkID
     let transportName: String
@@ -26,8 +25,6 @@ final class TCPLink: Link {
     private struct State {
         /// close() was called here.
         var closed = false
-        /// The inbound side ended (remote closed, failed, or close()).
-        var ended = false
         /// The failure already handed to a receive() caller.
         var failure: MeshError?
         /// onEnded was called.
@@ -35,141 +32,70 @@ final class TCPLink: Link {
         var stats = LinkStats()
     }
 
-    /// Frames the reader task may hold ahead of receive() (NIO holds a few more).
-    static let inboxCapacity = 4
-    /// NIO's inbound back-pressure watermarks, in frames.
-    static let inboundWatermarks = NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
-        lowWatermark: 2,
-        highWatermark: 8
-    )
-
-    private init(
-        id: LinkID,
-        transportName: String,
-        remoteAddress: String,
-        mtu: Int,
-        channel: any Channel,
-        writer: FrameWriter,
-        inbox: FrameInbox,
-        onEnded: @escaping @Sendable (LinkID) -> Void
-    ) {
-        self.id = id
-        self.transportName = transportName
-        self.remoteAddress = remoteAddress
-        self.mtu = mtu
-        self.channel = channel
-        self.writer = writer
-        self.inbox = inbox
-        self.onEnded = onEnded
-    }
-
-    var stats: LinkStats { state.withLock { $0.stats } }
-
+    /// Frames the inbox holds before socket reads pause, and where they resume.
+    static let inboxWatermarks = (low: 2, high: 8)
     /// Bytes a link's ``FrameWriter`` queues before `send` waits (NIO's write buffer
     /// holds up to `TCPTransport.writeWatermarks.high` more).
     static let writeQueueLimit = 128 * 1024
 
-    /// A channel set up for a link: inbound frames through NIOAsyncChannel, outbound
-    /// through a FrameWriter.
+    /// A channel set up for a link, before the link object exists (frames that arrive
+    /// meanwhile wait in the inbox).
     struct Wrapped: Sendable {
         var id: LinkID
-        var channel: NIOAsyncChannel<[UInt8], Never>
+        var channel: any Channel
         var writer: FrameWriter
+        var inbox: FrameInbox
     }
 
-    /// Installs the framing handlers on a fresh channel and wraps it. Runs on the
-    /// channel's event loop (inside a bootstrap's channel initializer).
-    static func wrap(
-        _ channel: any Channel,
-        id: LinkID,
-        maxFrameSize: Int,
-        logger: Logger
-    ) throws -> Wrapped {
+    /// Installs the framing handlers on a fresh channel. Runs on the channel's event loop
+    /// (inside a bootstrap's channel initializer).
+    static func wrap(_ channel: any Channel, id: LinkID, maxFrameSize: Int, logger: Logger) throws -> Wrapped {
         let writer = FrameWriter(channel: channel, limit: writeQueueLimit)
+        let inbox = FrameInbox(
+            channel: channel,
+            lowWatermark: inboxWatermarks.low,
+            highWatermark: inboxWatermarks.high
+        )
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(ByteToMessageHandler(LengthPrefixFrameDecoder(maxFrameSize: maxFrameSize)))
-        try pipeline.addHandler(LinkGuardHandler(logger: logger, linkID: id, writer: writer))
-        let wrapped = try NIOAsyncChannel<[UInt8], Never>(
-            wrappingChannelSynchronously: channel,
-            configuration: .init(backPressureStrategy: inboundWatermarks, inboundType: [UInt8].self)
-        )
-        return Wrapped(id: id, channel: wrapped, writer: writer)
+        try pipeline.addHandler(LinkChannelHandler(logger: logger, linkID: id, inbox: inbox, writer: writer))
+        return Wrapped(id: id, channel: channel, writer: writer, inbox: inbox)
     }
 
-    /// Starts the reader task of a wrapped channel and returns the link once it runs.
-    /// `onEnded` is called once, after the channel closed for any reason (at the latest
-    /// when ``close()`` returns).
-    static func start(
+    /// Makes the link for a wrapped, connected channel. `onEnded` is called once, after
+    /// the channel closed for any reason (at the latest when ``close()`` returns).
+    init(
         _ wrapped: Wrapped,
         transportName: String,
         mtu: Int,
         logger: Logger,
         onEnded: @escaping @Sendable (LinkID) -> Void
-    ) async -> TCPLink {
-        let id = wrapped.id
-        let asyncChannel = wrapped.channel
-        let remote = TCPAddress.text(of: asyncChannel.channel.remoteAddress)
-        let inbox = FrameInbox(capacity: inboxCapacity)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<TCPLink, Never>) in
-            Task {
-                var made: TCPLink?
-                do {
-                    try await asyncChannel.executeThenClose { inbound in
-                        let link = TCPLink(
-                            id: id,
-                            transportName: transportName,
-                            remoteAddress: remote,
-                            mtu: mtu,
-                            channel: asyncChannel.channel,
-                            writer: wrapped.writer,
-                            inbox: inbox,
-                            onEnded: onEnded
-                        )
-                        made = link
-                        continuation.resume(returning: link)
-                        await link.pump(inbound)
-                    }
-                } catch {
-                    // executeThenClose only rethrows the body's errors; the body throws none.
-                }
-                logger.debug("TCP link \(id) to \(remote) ended", metadata: ["link": "\(id)"])
-                made?.reportEnded()
-            }
+    ) {
+        self.id = wrapped.id
+        self.transportName = transportName
+        self.remoteAddress = TCPAddress.text(of: wrapped.channel.remoteAddress)
+        self.mtu = mtu
+        self.channel = wrapped.channel
+        self.writer = wrapped.writer
+        self.inbox = wrapped.inbox
+        self.onEnded = onEnded
+    }
+
+    /// Starts watching for the end of the channel. Called once, right after init.
+    func watchForEnd(logger: Logger) {
+        let id = self.id
+        let remote = self.remoteAddress
+        channel.closeFuture.whenComplete { _ in
+            logger.debug("TCP link \(id) to \(remote) ended", metadata: ["link": "\(id)"])
+            self.reportEnded()
         }
     }
 
-    /// Moves inbound frames into the inbox until the channel ends or the link closes.
-    private func pump(_ inbound: NIOAsyncChannelInboundStream<[UInt8]>) async {
-        do {
-            for try await frame in inbound {
-                guard await inbox.push(.frame(frame)) else { return }
-            }
-        } catch {
-            let failure: MeshError
-            if let error = error as? MeshError {
-                failure = error
-            } else {
-                failure = MeshError(
-                    .linkClosed,
-                    "TCP connection to \(remoteAddress) failed; the router will redial if it knows the peer",
-                    cause: error
-                )
-            }
-            markEnded()
-            _ = await inbox.push(.failed(failure))
-        }
-        markEnded()
-        inbox.finish(discardBuffered: false)
-    }
+    var stats: LinkStats { state.withLock { $0.stats } }
 
-    private func markEnded() {
-        state.withLock { $0.ended = true }
-    }
-
-    /// Marks the link ended and tells the transport, once.
+    /// Tells the transport the link ended, once.
     private func reportEnded() {
         let first = state.withLock { state in
-            state.ended = true
             defer { state.reported = true }
             return !state.reported
         }
@@ -183,8 +109,7 @@ final class TCPLink: Link {
                 "frame of \(frame.count) bytes exceeds the TCP link MTU of \(mtu); split it before sending"
             )
         }
-        let usable = state.withLock { !$0.closed && !$0.ended }
-        guard usable else { throw closedError() }
+        guard !state.withLock({ $0.closed }) else { throw closedError() }
         var buffer = channel.allocator.buffer(capacity: frame.count + 2)
         buffer.writeInteger(UInt16(frame.count))
         buffer.writeBytes(frame)
@@ -196,8 +121,8 @@ final class TCPLink: Link {
         state.withLock { $0.stats.recordSent(frame.count) }
     }
 
-    private func closedError(cause: (any Error)? = nil) -> MeshError {
-        MeshError(.linkClosed, "TCP link \(id) to \(remoteAddress) is closed; open a new link", cause: cause)
+    private func closedError() -> MeshError {
+        MeshError(.linkClosed, "TCP link \(id) to \(remoteAddress) is closed; open a new link")
     }
 
     func receive() async throws -> [UInt8]? {
@@ -232,8 +157,8 @@ final class TCPLink: Link {
         }
         if first {
             inbox.finish(discardBuffered: true)
-            // Frames already queued are written first: their drain is ahead of the close
-            // on the event loop.
+            // Frames already queued go out first: their drain is ahead of the close on
+            // the event loop.
             channel.close(promise: nil)
         }
         try? await channel.closeFuture.get()

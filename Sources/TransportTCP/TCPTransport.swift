@@ -202,7 +202,7 @@ public final class TCPTransport: Transport {
     }
 
     private func admit(_ accepted: TCPLink.Wrapped, logger: Logger) async {
-        let channel = accepted.channel.channel
+        let channel = accepted.channel
         let remote = TCPAddress.text(of: channel.remoteAddress)
         let ip = channel.remoteAddress?.ipAddress ?? remote
         let maxInbound = configuration.maxInbound
@@ -233,7 +233,7 @@ public final class TCPTransport: Transport {
         case .admit:
             break
         }
-        let link = await TCPLink.start(
+        let link = TCPLink(
             accepted,
             transportName: name,
             mtu: configuration.maxFrameSize,
@@ -244,6 +244,7 @@ public final class TCPTransport: Transport {
             await link.close()
             return
         }
+        link.watchForEnd(logger: logger)
         logger.debug("TCP inbound link \(link.id) from \(remote)", metadata: ["link": "\(link.id)"])
         switch eventSink.yield(.inboundLink(link)) {
         case .enqueued:
@@ -256,14 +257,13 @@ public final class TCPTransport: Transport {
         }
     }
 
-    /// Closes a wrapped channel that will not become a link. (A wrapped channel must go
-    /// through `executeThenClose`, which finishes its writer, before it is released.)
+    /// Closes a wrapped channel that will not become a link.
     private static func discard(_ wrapped: TCPLink.Wrapped) async {
-        try? await wrapped.channel.executeThenClose { _ in }
+        try? await wrapped.channel.close()
     }
 
-    /// Stores a started link; false when the transport stopped meanwhile (the caller
-    /// closes the link). A link that already ended is left out and counts as registered.
+    /// Stores a new link; false when the transport stopped meanwhile (the caller closes
+    /// the link). Call before `watchForEnd`, so an early end removes it again.
     private func register(_ link: TCPLink) -> Bool {
         state.withLock { state in
             guard state.phase == .running else { return false }
@@ -331,7 +331,7 @@ public final class TCPTransport: Transport {
                 cause: error
             )
         }
-        let link = await TCPLink.start(
+        let link = TCPLink(
             channel,
             transportName: name,
             mtu: maxFrameSize,
@@ -342,6 +342,7 @@ public final class TCPTransport: Transport {
             await link.close()
             throw MeshError(.notRunning, "TCP transport stopped while dialling \(hint.address)")
         }
+        link.watchForEnd(logger: logger)
         logger.debug("TCP outbound link \(link.id) to \(address)", metadata: ["link": "\(link.id)"])
         return link
     }

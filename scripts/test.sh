@@ -18,7 +18,9 @@ cleanup() {
 trap cleanup EXIT
 
 # --- Test daemons: start each here and register how to stop it. --------------
-# Example:  scripts/avahi/start.sh && cleanup_steps+=("scripts/avahi/stop.sh")
+# A system D-Bus and a loopback-only avahi-daemon for Tests/TransportMDNSTests.
+scripts/avahi/start.sh
+cleanup_steps+=("scripts/avahi/stop.sh")
 # ---------------------------------------------------------------------------
 
 swift build

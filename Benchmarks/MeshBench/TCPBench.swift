@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import MeshCore
-import Synchronization
 import TransportTCP
 
 #if canImport(Glibc)

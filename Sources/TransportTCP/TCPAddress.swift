@@ -118,7 +118,7 @@ public struct TCPAddress: Hashable, Sendable, CustomStringConvertible {
     private static let scopeIDOffset = 24
 
     /// The `sin6_scope_id` of an IPv6 socket address.
-    private static func scopeID(of address: SocketAddress) -> UInt32? {
+    static func scopeID(of address: SocketAddress) -> UInt32? {
         address.withSockAddr { pointer, length in
             guard length >= scopeIDOffset + 4 else { return nil }
             return UnsafeRawPointer(pointer).loadUnaligned(fromByteOffset: scopeIDOffset, as: UInt32.self)

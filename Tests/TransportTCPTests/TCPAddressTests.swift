@@ -1,6 +1,6 @@
 import MeshCore
 import Testing
-import TransportTCP
+@testable import TransportTCP
 
 /// The address notation of TCP hints and config.
 struct TCPAddressTests {
@@ -30,5 +30,25 @@ struct TCPAddressTests {
         #expect(try TCPAddress("[::1%lo]:1").isIPLiteral)
         #expect(try !TCPAddress("localhost:1").isIPLiteral)
         #expect(try !TCPAddress("seed.example.org:1").isIPLiteral)
+    }
+}
+
+/// The zone of a scoped IPv6 address reaches the socket address (internal API).
+struct TCPAddressZoneTests {
+    @Test func zoneBecomesTheScopeIDAndPrintsBack() throws {
+        let address = try TCPAddress("[fe80::1%lo]:7420")
+        let socketAddress = try #require(try address.socketAddress())
+        #expect(TCPAddress.scopeID(of: socketAddress) == 1)  // lo is interface 1
+        #expect(TCPAddress.text(of: socketAddress) == "[fe80::1%lo]:7420")
+
+        let numeric = try #require(try TCPAddress("[fe80::2%1]:80").socketAddress())
+        #expect(TCPAddress.scopeID(of: numeric) == 1)
+        #expect(TCPAddress.text(of: numeric) == "[fe80::2%lo]:80")
+
+        let plain = try #require(try TCPAddress("[::1]:80").socketAddress())
+        #expect(TCPAddress.scopeID(of: plain) == 0)
+        #expect(TCPAddress.text(of: plain) == "[::1]:80")
+        #expect(try TCPAddress("localhost:80").socketAddress() == nil)
+        #expect(throws: MeshError.self) { try TCPAddress("[fe80::1%nosuchif0]:80").socketAddress() }
     }
 }

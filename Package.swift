@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "MeshTestingTests", dependencies: ["MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "MeshCryptoTests",
-            dependencies: ["MeshCrypto", "MeshCore", "MeshTesting"],
+            dependencies: ["MeshCrypto", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto"]),

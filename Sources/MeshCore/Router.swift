@@ -23,6 +23,7 @@ public actor Router: Service {
     public nonisolated let incoming: BoundedChannel<InboundMessage>
 
     private let security: any LinkSecurity
+    private let sealer: (any MessageSealer)?
     private let configuration: RouterConfiguration
     private let policy: any RoutingPolicy
     private let logger: Logger
@@ -67,13 +68,16 @@ public actor Router: Service {
     ///   - configuration: timeouts, limits and the relay switch.
     ///   - policy: the routing policy; defaults to ``PriorityEscalationPolicy`` built
     ///     from `configuration.escalation`.
+    ///   - sealer: seals payloads end to end (MeshCrypto's `EnvelopeSealer`); nil
+    ///     sends payloads protected by the link encryption only.
     ///   - logger: where the router logs.
     public init(
         security: any LinkSecurity, configuration: RouterConfiguration = .init(), policy: (any RoutingPolicy)? = nil,
-        logger: Logger
+        sealer: (any MessageSealer)? = nil, logger: Logger
     ) {
         self.localPeerID = security.localPeerID
         self.security = security
+        self.sealer = sealer
         self.configuration = configuration
         self.policy = policy ?? PriorityEscalationPolicy(configuration: configuration.escalation)
         self.logger = logger
@@ -282,7 +286,10 @@ public actor Router: Service {
             }
         } catch {
             counters.handshakeFailures += 1
-            let reason = (error as? MeshError)?.message ?? "\(error)"
+            let meshError = error as? MeshError
+            let code = (meshError?.cause as? MeshError)?.code.name ?? meshError?.code.name ?? "other"
+            counters.handshakeFailuresByReason[code, default: 0] += 1
+            let reason = meshError?.message ?? "\(error)"
             logger.info("handshake over \(name) with \(link.remoteAddress) failed: \(reason)")
             emit(.handshakeFailed(transport: name, address: link.remoteAddress, reason: reason))
             await link.close()
@@ -406,10 +413,24 @@ public actor Router: Service {
             }
         }
         dedup.insert(frame.messageID)
+        var opened = payload
+        if let sealer {
+            do {
+                opened = try sealer.open(payload, from: frame.origin)
+            } catch {
+                let code = (error as? MeshError)?.code.name ?? "openFailed"
+                counters.sealedMessagesRejected[code, default: 0] += 1
+                let reason = (error as? MeshError)?.message ?? "\(error)"
+                logger.warning("dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)")
+                emit(.malformedInput(transport: session.transport, peer: frame.origin, reason: reason))
+                // Acknowledge the hop (it arrived), but never deliver it.
+                return .accepted
+            }
+        }
         counters.messagesReceived += 1
         emit(.messageReceived(id: frame.messageID, from: frame.origin, transport: session.transport))
         let delivered = await incoming.send(
-            InboundMessage(id: frame.messageID, from: frame.origin, payload: payload, transport: session.transport))
+            InboundMessage(id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport))
         return delivered ? .accepted : .refused
     }
 
@@ -433,6 +454,13 @@ public actor Router: Service {
             throw MeshError(.messageTooLarge, "message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
         }
         let id = MessageID.random()
+        var payload = payload
+        if let sealer, peer != localPeerID {
+            payload = try sealer.seal(payload, to: peer)
+            guard payload.count <= configuration.maxMessageSize else {
+                throw MeshError(.messageTooLarge, "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
+            }
+        }
         if peer == localPeerID {
             await incoming.send(InboundMessage(id: id, from: localPeerID, payload: payload, transport: "local"))
             counters.messagesSent += 1

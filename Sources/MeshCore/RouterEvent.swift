@@ -108,6 +108,10 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var duplicateLinksClosed = 0
     /// Handshakes that failed.
     public var handshakeFailures = 0
+    /// Handshake failures by reason code (`badSignature`, `peerMismatch`, ...).
+    public var handshakeFailuresByReason: [String: Int] = [:]
+    /// Messages whose end-to-end seal did not open, by reason code; never delivered.
+    public var sealedMessagesRejected: [String: Int] = [:]
     /// Inputs rejected as malformed (bad packets, frames, or failed decryption), by code.
     public var malformedInputs: [String: Int] = [:]
     /// Inbound data frames refused (relay off, not for us, reassembly limits).

@@ -1,0 +1,96 @@
+import Logging
+import MeshCore
+import MeshCrypto
+import MeshTesting
+import Synchronization
+import Testing
+
+/// Routers with Noise XX on every link and sealed envelopes, over loopback.
+@Suite struct SecureRouterTests {
+    static let configuration = RouterConfiguration(
+        reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)))
+
+    static func makeRouter(_ identity: NodeIdentity, address: String, network: LoopbackNetwork, discovery: Bool = true) async -> Router {
+        var logger = Logger(label: "secure-router")
+        logger.logLevel = .critical
+        let router = Router(
+            security: NoiseLinkSecurity(identity: identity), configuration: configuration,
+            sealer: EnvelopeSealer(identity: identity), logger: logger)
+        await router.add(
+            LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(mtu: 200, discovery: discovery)),
+            priority: 10)
+        return router
+    }
+
+    @Test func twoRoutersCompleteXXAndExchangeSealedMessages() async throws {
+        let network = LoopbackNetwork()
+        let alice = NodeIdentity.generate()
+        let bob = NodeIdentity.generate()
+        let a = await Self.makeRouter(alice, address: "alice", network: network)
+        let b = await Self.makeRouter(bob, address: "bob", network: network)
+        let runs = [Task { try? await a.run() }, Task { try? await b.run() }]
+        let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        try await Self.eventually { await a.peers().contains { $0.peer == bob.peerID } }
+        try await a.send(to: bob.peerID, payload: Array("hello bob".utf8))
+        try await a.send(to: bob.peerID, payload: large)
+        try await b.send(to: alice.peerID, payload: Array("hi alice".utf8))
+        let first = await b.incoming.receive()
+        let second = await b.incoming.receive()
+        let back = await a.incoming.receive()
+        #expect(first?.payload == Array("hello bob".utf8))
+        #expect(first?.from == alice.peerID)
+        #expect(second?.payload == large)
+        #expect(back?.payload == Array("hi alice".utf8))
+        await a.shutdown()
+        await b.shutdown()
+        for run in runs { await run.value }
+    }
+
+    /// A node that knows Bob's ID dials an address where Mallory listens: Mallory
+    /// cannot prove Bob's key, so the link is refused and nothing is sent.
+    @Test func impostorWithTheRightPeerIDButWrongKeyIsRefused() async throws {
+        let network = LoopbackNetwork()
+        let alice = NodeIdentity.generate()
+        let bob = NodeIdentity.generate()
+        let mallory = NodeIdentity.generate()
+        let a = await Self.makeRouter(alice, address: "alice", network: network, discovery: false)
+        let m = await Self.makeRouter(mallory, address: "mallory", network: network, discovery: false)
+        let events = await a.events()
+        let runs = [Task { try? await a.run() }, Task { try? await m.run() }]
+        await a.connect(to: PeerHint(transport: "lo", address: "mallory", peerID: bob.peerID))
+        var refused = false
+        for await event in events {
+            if case .handshakeFailed = event {
+                refused = true
+                break
+            }
+        }
+        #expect(refused)
+        #expect(await a.peers().isEmpty)
+        let stats = await a.stats()
+        #expect(stats.handshakeFailuresByReason["peerMismatch", default: 0] >= 1)
+        await #expect(throws: MeshError.self) { try await a.send(to: bob.peerID, payload: [1]) }
+        await a.shutdown()
+        await m.shutdown()
+        for run in runs { await run.value }
+    }
+
+    @Test func sealerRejectsEnvelopesFromSomeoneElse() throws {
+        let alice = NodeIdentity.generate()
+        let bob = NodeIdentity.generate()
+        let mallory = NodeIdentity.generate()
+        let sealed = try EnvelopeSealer(identity: mallory).seal([1, 2, 3], to: bob.peerID)
+        let error = #expect(throws: MeshError.self) { try EnvelopeSealer(identity: bob).open(sealed, from: alice.peerID) }
+        #expect(error?.code == .senderMismatch)
+        #expect(try EnvelopeSealer(identity: bob).open(sealed, from: mallory.peerID) == [1, 2, 3])
+    }
+
+    static func eventually(_ condition: @Sendable () async -> Bool) async throws {
+        for _ in 0..<1000 {
+            if await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("condition never became true")
+        throw CancellationError()
+    }
+}

@@ -215,9 +215,7 @@ struct ConfigLoader {
     func decode() throws -> NodeConfiguration {
         var configuration: NodeConfiguration
         do {
-            configuration = try YAMLDecoder().decode(
-                ConfigDocument.self, from: tree, userInfo: [ConfigDocument.registryKey: registry]
-            ).configuration
+            configuration = try YAMLDecoder().decode(ConfigDocument.self, from: tree).configuration
             configuration.transports = try decodeTransports()
         } catch let error as DecodingError {
             throw describe(error)
@@ -324,10 +322,9 @@ struct ConfigLoader {
     }
 }
 
-/// The decodable top level of a config document.
+/// The decodable top level of a config document, but for `transports:`, which
+/// ``ConfigLoader/decodeTransports()`` reads through the registry.
 struct ConfigDocument: Decodable {
-    static let registryKey = CodingUserInfoKey(rawValue: "scmesh.transportRegistry")!
-
     var configuration: NodeConfiguration
 
     enum CodingKeys: String, CodingKey {
@@ -336,9 +333,8 @@ struct ConfigDocument: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        let registry = decoder.userInfo[Self.registryKey] as? TransportRegistry ?? .current
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        var configuration = NodeConfiguration(defaultsFor: registry)
+        var configuration = NodeConfiguration(defaultsFor: TransportRegistry())
         configuration.node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
         configuration.relay = try container.decode(NodeConfiguration.RelaySettings.self, forKey: .relay)
         configuration.escalation = try container.decode(NodeConfiguration.EscalationSettings.self, forKey: .escalation)

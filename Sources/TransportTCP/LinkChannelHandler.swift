@@ -1,0 +1,68 @@
+import Logging
+import MeshCore
+import NIOCore
+
+/// Sits after the frame decoder and connects the channel to the link: frames go into the
+/// link's ``FrameInbox`` (socket reads are held back while it is full), writability and
+/// the end of the channel go to its ``FrameWriter``. On any error it logs one line saying
+/// why the link is being closed, hands the error to the reader and closes the channel.
+final class LinkChannelHandler: ChannelDuplexHandler, Sendable {
+    typealias InboundIn = [UInt8]
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let logger: Logger
+    private let linkID: LinkID
+    private let inbox: FrameInbox
+    private let writer: FrameWriter
+
+    init(logger: Logger, linkID: LinkID, inbox: FrameInbox, writer: FrameWriter) {
+        self.logger = logger
+        self.linkID = linkID
+        self.inbox = inbox
+        self.writer = writer
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        inbox.offer(.frame(Self.unwrapInboundIn(data)))
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Back-pressure: no socket read while the inbox is full. FrameInbox issues a
+        // new read once the consumer drained it.
+        if !inbox.isReadingPaused { context.read() }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writer.setWritable(context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        writer.close()
+        inbox.finish(discardBuffered: false)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let remote = TCPAddress.text(of: context.channel.remoteAddress)
+        let failure: MeshError
+        if let error = error as? MeshError {
+            failure = error
+        } else if let error = error as? IOError {
+            failure = MeshError(
+                .linkClosed,
+                "TCP connection to \(remote) failed: \(error.description)",
+                cause: error
+            )
+        } else {
+            failure = MeshError(.linkClosed, "TCP connection to \(remote) failed: \(error)", cause: error)
+        }
+        logger.notice(
+            "closing TCP link \(linkID) to \(remote): \(failure.message)",
+            metadata: ["link": "\(linkID)", "remote": "\(remote)"]
+        )
+        inbox.offer(.failed(failure))
+        context.close(promise: nil)
+    }
+}

@@ -226,6 +226,11 @@ public actor Router: Service {
     private func dialLoop(_ key: HintKey) async {
         defer { dialing.remove(key) }
         var attempt = 0
+        if let known = hints[key]?.peerID, localPeerID > known {
+            // Both ends discovered each other: let the lower peer ID dial first, so
+            // that usually one link, not two, comes up.
+            if !(await sleep(configuration.reconnect.jitteredDelay(attempt: 1))) { return }
+        }
         while runState == .running, let hint = hints[key] {
             let known = hint.peerID ?? hintPeers[key]
             if let known, hasSession(to: known, on: key.transport) {
@@ -501,7 +506,13 @@ public actor Router: Service {
         var tried: Set<LinkID> = []
         var lastError: MeshError?
         for _ in 0..<policy.maxAttempts {
-            let live = candidates(for: peer)
+            var live = candidates(for: peer)
+            if lastError != nil, !live.contains(where: { !tried.contains($0.0.id) }) {
+                // Every live link failed this frame (a link dropped, or a duplicate
+                // link was closed): give a replacement link a moment to come up.
+                await waitForNewLink(to: peer, excluding: tried)
+                live = candidates(for: peer)
+            }
             guard !live.isEmpty else { break }
             let ranked = policy.rank(live.map(\.1), payloadSize: frame.payload.count)
             guard let choice = ranked.first(where: { !tried.contains($0.linkID) }) ?? ranked.first,
@@ -528,6 +539,14 @@ public actor Router: Service {
                 cause: lastError)
         }
         throw MeshError(.noRoute, "no live link to peer \(peer); the message was not sent")
+    }
+
+    private func waitForNewLink(to peer: PeerID, excluding tried: Set<LinkID>) async {
+        let deadline = ContinuousClock.now + min(configuration.reconnect.maxDelay, .seconds(2)) + configuration.reconnect.initialDelay
+        while ContinuousClock.now < deadline, runState == .running {
+            if candidates(for: peer).contains(where: { !tried.contains($0.0.id) }) { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Tracks the transport traffic to a peer uses; a change is an escalation (to a

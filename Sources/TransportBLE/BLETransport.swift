@@ -55,8 +55,11 @@ public final class BLETransport: Transport {
         var schedule: BLEBeaconSchedule?
         var links: [LinkID: SeqPacketLink] = [:]
         var knownPeers: Set<PeerID> = []
+        var logger: Logger?
         var tasks: [Task<Void, Never>] = []
         var listenFD: Int32 = -1
+        /// Dials in progress: discovery pauses while there are any.
+        var dialsInFlight = 0
         #if canImport(CBlueZ)
         var mgmt: MgmtSocket?
         #endif
@@ -128,24 +131,13 @@ public final class BLETransport: Transport {
         guard let local = state.withLock({ $0.phase == .running ? $0.local : nil }) else {
             throw MeshError(.notRunning, "the ble transport is not running; start it before dialling \(hint.address)")
         }
-        let fd: Int32
+        await beginDial()
         do {
-            fd = try L2CAP.socket(
-                local: local.bytes, type: local.type, psm: 0, security: configuration.securityLevel, receiveMTU: Self.defaultMTU)
-        } catch {
-            throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(error)", cause: error)
-        }
-        do {
-            if try !L2CAP.startConnect(fd, to: remote) {
-                try await waitConnected(fd)
-            }
-            let link = try makeLink(fd: fd, remoteAddress: remote.description)
+            let link = try await connect(local: local, remote: remote)
+            await endDial()
             return link
-        } catch let error as SystemError {
-            _ = Glibc.close(fd)
-            throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(Self.explain(error))", cause: error)
         } catch {
-            _ = Glibc.close(fd)
+            await endDial()
             throw error
         }
         #else
@@ -255,6 +247,7 @@ public final class BLETransport: Transport {
             $0.listenFD = listenFD
             $0.local = local
             $0.schedule = schedule
+            $0.logger = logger
         }
 
         // Scan duty cycle for kernel discovery (best effort: older kernels lack the call).
@@ -351,7 +344,8 @@ public final class BLETransport: Transport {
                 }
             case MgmtSocket.EventCode.discovering:
                 // Kernel discovery runs ~10 s; keep it going while the transport runs.
-                guard event.parameters.count >= 2, event.parameters[1] == 0, isRunning else { continue }
+                let dialling = state.withLock { $0.dialsInFlight > 0 }
+                guard event.parameters.count >= 2, event.parameters[1] == 0, isRunning, !dialling else { continue }
                 await startDiscovery(mgmt: mgmt, logger: logger)
             case MgmtSocket.EventCode.indexRemoved:
                 logger.warning("BLE: adapter \(configuration.adapter) was removed")
@@ -427,6 +421,53 @@ public final class BLETransport: Transport {
                 logger.warning("BLE: accept failed: \(error)")
                 try? await Task.sleep(for: .milliseconds(100))
             }
+        }
+    }
+
+    private func connect(local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> SeqPacketLink {
+        let fd: Int32
+        do {
+            fd = try L2CAP.socket(
+                local: local.bytes, type: local.type, psm: 0, security: configuration.securityLevel, receiveMTU: Self.defaultMTU)
+        } catch {
+            throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(error)", cause: error)
+        }
+        do {
+            if try !L2CAP.startConnect(fd, to: remote) {
+                try await waitConnected(fd)
+            }
+            return try makeLink(fd: fd, remoteAddress: remote.description)
+        } catch let error as SystemError {
+            _ = Glibc.close(fd)
+            throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(Self.explain(error))", cause: error)
+        } catch {
+            _ = Glibc.close(fd)
+            throw error
+        }
+    }
+
+    /// Pauses discovery for the first dial in flight. The kernel connects to an LE device
+    /// when its scan sees the device's advertising again; during discovery the controller
+    /// filters duplicates, so a device already reported would only be seen again when
+    /// discovery ends (~10 s later).
+    private func beginDial() async {
+        let (first, mgmt) = state.withLock { state -> (Bool, MgmtSocket?) in
+            state.dialsInFlight += 1
+            return (state.dialsInFlight == 1, state.mgmt)
+        }
+        if first, let mgmt {
+            _ = try? await mgmt.command(MgmtSocket.Opcode.stopDiscovery, index: configuration.adapterIndex, [MgmtSocket.leDiscoveryType])
+        }
+    }
+
+    /// Resumes discovery after the last dial in flight.
+    private func endDial() async {
+        let (last, mgmt) = state.withLock { state -> (Bool, MgmtSocket?) in
+            state.dialsInFlight -= 1
+            return (state.dialsInFlight == 0 && state.phase == .running, state.mgmt)
+        }
+        if last, let mgmt, let logger = state.withLock({ $0.logger }) {
+            await startDiscovery(mgmt: mgmt, logger: logger)
         }
     }
 

@@ -1,25 +1,43 @@
 # Guest test (runs inside the BLE VM as /guest-test.sh; exit 0 = pass).
 # 1. Two BLETransports, hci0 (accepts) and hci1 (dials): each must see the other's
 #    advertisement, then they open an LE credit-based channel and exchange frames both ways,
-#    including a message several times the channel MTU.
-# 2. Benchmark, same boot: the plain C LE CoC echo (cocecho) and BLETransport, round trip
-#    and echoed bulk throughput.
+#    including a message several times the channel MTU. Once plain (security low), once
+#    encrypted (security medium: LE Secure Connections pairing, confirmed by the mgmt agent).
+# 2. With scmesh.bench=N on the kernel command line (run.sh: BENCH_ROUNDS=N): round trip and
+#    echoed bulk throughput, the plain C LE CoC echo (cocecho) and BLETransport alternating,
+#    N rounds each, in this same boot.
 set -u
-echo "=== transport test: hci0 accepts, hci1 dials"
-ble-vm-test accept --adapter hci0 > /tmp/accept.log 2>&1 & A=$!
-ble-vm-test dial --adapter hci1; D=$?
-wait $A; AR=$?
-cat /tmp/accept.log
-if [ $D != 0 ] || [ $AR != 0 ]; then echo "transport test FAILED (dial=$D accept=$AR)"; exit 1; fi
+pair() { # pair <name> <extra flags...>
+  name=$1; shift
+  echo "=== $name: hci0 accepts, hci1 dials"
+  ble-vm-test accept --adapter hci0 "$@" > /tmp/accept.log 2>&1 & A=$!
+  ble-vm-test dial --adapter hci1 "$@"; D=$?
+  wait $A; AR=$?
+  cat /tmp/accept.log
+  if [ $D != 0 ] || [ $AR != 0 ]; then echo "$name FAILED (dial=$D accept=$AR)"; return 1; fi
+}
+pair "transport test" || exit 1
+pair "encrypted channel (security_level medium)" --security medium --psm 0x0091 || exit 1
 echo "GUEST-TRANSPORT-PASS"
 
-echo "=== benchmark: plain C LE CoC echo (cocecho), hci1 -> hci0, PSM 0x0085"
+ROUNDS=$(sed -n 's/.*scmesh\.bench=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$ROUNDS" ] && [ "$ROUNDS" -gt 0 ] || exit 0
+echo "=== benchmark: $ROUNDS rounds each, alternating; 200 round trips of 64 bytes, 300 kB echoed in MTU-sized packets"
 cocecho server 0 0x0085 > /tmp/cocecho-server.log 2>&1 & C=$!
-sleep 0.2
-cocecho bench 1 0 0x0085 200 300000 || echo "cocecho bench failed"
-kill $C 2>/dev/null
-echo "=== benchmark: BLETransport, hci1 -> hci0, PSM 0x0086"
-ble-vm-test accept --adapter hci0 --psm 0x86 > /tmp/bench-accept.log 2>&1 & A=$!
-ble-vm-test bench --adapter hci1 --psm 0x87 --rtt 200 --bulk 300000 || echo "BLETransport bench failed"
-wait $A
+ble-vm-test echo --adapter hci0 --psm 0x86 > /tmp/bench-echo.log 2>&1 & A=$!
+sleep 0.3
+: > /tmp/bench.log
+for r in $(seq 1 $ROUNDS); do
+  cocecho bench 1 0 0x0085 200 300000 | sed "s/^/[C round $r] /" | tee -a /tmp/bench.log
+  ble-vm-test bench --adapter hci1 --psm 0x87 --rtt 200 --bulk 300000 --rounds 1 | grep -E 'bench:|FAIL' |
+    sed "s/^/[Swift round $r] /" | tee -a /tmp/bench.log
+done
+kill $C $A 2>/dev/null
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+c_rtt=$(grep '^\[C' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' | median)
+s_rtt=$(grep '^\[Swift' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' | median)
+c_bulk=$(grep '^\[C' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
+s_bulk=$(grep '^\[Swift' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
+echo "BENCH-SUMMARY rounds=$ROUNDS rtt_mean_ms: C=$c_rtt BLETransport=$s_rtt ratio=$(awk -v a="$s_rtt" -v b="$c_rtt" 'BEGIN { printf "%.2f", a / b }')"
+echo "BENCH-SUMMARY rounds=$ROUNDS echoed_throughput_kB/s: C=$c_bulk BLETransport=$s_bulk ratio=$(awk -v a="$s_bulk" -v b="$c_bulk" 'BEGIN { printf "%.2f", a / b }')"
 exit 0

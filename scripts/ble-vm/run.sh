@@ -17,6 +17,7 @@
 #   SWIFT_PRODUCT=<executable product>       binary put in the guest's /usr/bin (default ble-vm-test)
 #   GUEST_TEST=<sh script>                   run in the guest as /guest-test.sh; exit 0 = pass
 #   EXTRA_BINS="<host paths>"                more binaries for the guest's /usr/bin
+#   BENCH_ROUNDS=N                           also benchmark (guest sees scmesh.bench=N)
 # Needs on the host: apt-get with Debian bookworm sources ('apt-get update' done), dpkg-deb,
 # gcc (static glibc), swift, libbluetooth-dev (for the Swift build).
 # Exit status 0 and last line PASS when the guest test passed; 1 and FAIL otherwise.
@@ -28,7 +29,8 @@ SWIFT_PACKAGE=${SWIFT_PACKAGE:-$HERE/BLEVMTest}
 SWIFT_PRODUCT=${SWIFT_PRODUCT-ble-vm-test}
 GUEST_TEST=${GUEST_TEST:-$HERE/guest-test.sh}
 EXTRA_BINS=${EXTRA_BINS:-}
-QEMU_TIMEOUT=${QEMU_TIMEOUT:-180}
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-300}
+BENCH_ROUNDS=${BENCH_ROUNDS:-0}
 mkdir -p "$VM" && cd "$VM" || exit 1
 log() { echo "[ble-vm] $*" >&2; }
 fail() { log "$*"; echo FAIL; exit 1; }
@@ -124,7 +126,7 @@ S=$(date +%s.%N)
 LD_LIBRARY_PATH=$QEMU_LIBS timeout "$QEMU_TIMEOUT" $QEMU -L host/usr/share/qemu -L host/usr/share/seabios \
   -accel tcg -smp 1 -m 512 -nographic -no-reboot -net none \
   -kernel kernel/boot/vmlinuz-$KV -initrd initrd.gz \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1" </dev/null > boot.raw 2>&1
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 scmesh.bench=$BENCH_ROUNDS" </dev/null > boot.raw 2>&1
 rc=$?
 tr -d '\r' < boot.raw | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' > boot.log
 sed -n '/GUEST-INIT-START/,/GUEST-RESULT/p' boot.log

@@ -4,7 +4,8 @@
 //                                                    link, echo every packet, check the large message
 //   ble-vm-test dial --adapter hci1                  advertise, discover the peer, dial it, send frames
 //                                                    of many sizes + a message of several MTUs, check echoes
-//   ble-vm-test bench --adapter hci1 --rtt N --bulk BYTES   dial an `accept` peer and measure
+//   ble-vm-test bench --adapter hci1 --rtt N --bulk BYTES   dial an `echo` peer and measure
+//   ble-vm-test echo --adapter hci0                  accept links until killed, echo every packet
 //
 // Prints "ble-vm-test[hciN]: ..." lines; exits 0 on success, 1 on failure.
 import Logging
@@ -23,6 +24,7 @@ struct Options {
     var bulk = 200_000
     var security = "low"
     var timeout = 30
+    var rounds = 1
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -36,14 +38,17 @@ struct Options {
             case "--bulk": bulk = Int(value) ?? bulk
             case "--security": security = value
             case "--timeout": timeout = Int(value) ?? timeout
+            case "--rounds": rounds = Int(value) ?? rounds
             default: fatal("unknown flag \(flag)")
             }
         }
     }
 }
 
+let programStart = ContinuousClock.now
+
 func say(_ text: String) {
-    print("ble-vm-test[\(options.adapter)]: \(text)")
+    print("ble-vm-test[\(options.adapter)] +\(ms(programStart.duration(to: .now))) ms: \(text)")
     fflush(nil)
 }
 
@@ -54,8 +59,8 @@ func fatal(_ text: String) -> Never {
 }
 
 let options = Options(CommandLine.arguments)
-guard ["accept", "dial", "bench"].contains(options.mode) else {
-    fatal("usage: ble-vm-test accept|dial|bench --adapter hciN [--psm 0x81] [--rtt N] [--bulk BYTES]")
+guard ["accept", "dial", "bench", "echo"].contains(options.mode) else {
+    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N]")
 }
 
 /// Runs `body` with a deadline.
@@ -64,7 +69,8 @@ func withDeadline<T: Sendable>(_ seconds: Int, _ what: String, _ body: @escaping
         group.addTask { try await body() }
         group.addTask {
             try await Task.sleep(for: .seconds(seconds))
-            return nil
+            // Some waits (an event that never comes) cannot be cancelled: end the process.
+            fatal("\(what): nothing after \(seconds) s")
         }
         let first = try await group.next()!
         group.cancelAll()
@@ -151,6 +157,16 @@ let eventTask = Task {
     }
 }
 
+if options.mode == "echo" {
+    say("echo: serving links on \(transport.localAddress!)")
+    while true {
+        let link = await sorter.nextLink()
+        Task {
+            while let packet = try await link.receive() { try await link.send(packet) }
+        }
+    }
+}
+
 do {
     let hint = try await withDeadline(options.timeout, "discovery") { await sorter.nextHint() }
     say("discovered \(hint.transport)://\(hint.address) ephemeral_id=\(hint.metadata["ephemeral_id"] ?? "?") rssi=\(hint.metadata["rssi"] ?? "?") after \(started.duration(to: .now))")
@@ -194,36 +210,40 @@ do {
             say("a frame of mtu+1 bytes is refused: \(error.message)")
         }
         await link.close()
+        say("closed the link")
     case "bench":
         let link = try await withDeadline(options.timeout, "dial") { try await transport.dial(hint) }
         say("bench: channel to \(link.remoteAddress), mtu=\(link.mtu)")
         let small = [UInt8](repeating: 0xA5, count: 64)
-        var total = Duration.zero
-        var best = Duration.seconds(1000)
-        for _ in 0..<options.rtts {
-            let start = ContinuousClock.now
-            try await link.send(small)
-            guard try await link.receive()?.count == 64 else { fatal("rtt echo missing") }
-            let elapsed = start.duration(to: .now)
-            total += elapsed
-            best = min(best, elapsed)
-        }
-        say("bench: rtt count=\(options.rtts) size=64 mean=\(ms(total / options.rtts)) ms min=\(ms(best)) ms")
-        let packets = (options.bulk + link.mtu - 1) / link.mtu
-        let payload = [UInt8](repeating: 0x5A, count: link.mtu)
-        let bulkStart = ContinuousClock.now
-        async let drained: Int = {
-            var bytes = 0
-            for _ in 0..<packets {
-                guard let packet = try await link.receive() else { fatal("bulk: link closed early") }
-                bytes += packet.count
+        for round in 1...options.rounds {
+            var total = Duration.zero
+            var best = Duration.seconds(1000)
+            for _ in 0..<options.rtts {
+                let start = ContinuousClock.now
+                try await link.send(small)
+                guard try await link.receive()?.count == 64 else { fatal("rtt echo missing") }
+                let elapsed = start.duration(to: .now)
+                total += elapsed
+                best = min(best, elapsed)
             }
-            return bytes
-        }()
-        for _ in 0..<packets { try await link.send(payload) }
-        let bytes = try await drained
-        let seconds = Double(bulkStart.duration(to: .now).components.attoseconds) / 1e18 + Double(bulkStart.duration(to: .now).components.seconds)
-        say("bench: bulk bytes=\(bytes) packets=\(packets) mtu=\(link.mtu) seconds=\(fixed(seconds, 3)) throughput=\(fixed(Double(bytes) / seconds / 1000, 1)) kB/s (echoed, payload each way)")
+            say("bench: round \(round) rtt count=\(options.rtts) size=64 mean=\(ms(total / options.rtts)) ms min=\(ms(best)) ms")
+            let packets = (options.bulk + link.mtu - 1) / link.mtu
+            let payload = [UInt8](repeating: 0x5A, count: link.mtu)
+            let bulkStart = ContinuousClock.now
+            async let drained: Int = {
+                var bytes = 0
+                for _ in 0..<packets {
+                    guard let packet = try await link.receive() else { fatal("bulk: link closed early") }
+                    bytes += packet.count
+                }
+                return bytes
+            }()
+            for _ in 0..<packets { try await link.send(payload) }
+            let bytes = try await drained
+            let elapsed = bulkStart.duration(to: .now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            say("bench: round \(round) bulk bytes=\(bytes) packets=\(packets) mtu=\(link.mtu) seconds=\(fixed(seconds, 3)) throughput=\(fixed(Double(bytes) / seconds / 1000, 1)) kB/s (echoed, payload each way)")
+        }
         await link.close()
     default:
         break
@@ -232,6 +252,7 @@ do {
     fatal("\(options.mode) on \(options.adapter): \(error)")
 }
 
+say("stopping the transport")
 await transport.stop()
 eventTask.cancel()
 say("PASS \(options.mode) in \(started.duration(to: .now))")

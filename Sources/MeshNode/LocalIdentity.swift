@@ -10,17 +10,21 @@ import MeshCrypto
 ///   uses by default: 32 random bytes kept in `<data-dir>/peer-id` (64 hex
 ///   characters), links in clear with ``PlaintextLinkSecurity``.
 /// - ``loadOrCreateCrypto(dataDirectory:)`` — MeshCrypto's Ed25519 identity in
-///   `<data-dir>/identity.key` (the peer ID is the public key) and Noise XX links.
+///   `<data-dir>/identity.key` (the peer ID is the public key), Noise XX links and
+///   end-to-end sealed messages.
 public struct LocalIdentity: Sendable {
     /// The node's peer ID.
     public var peerID: PeerID
     /// The handshake every link runs.
     public var security: any LinkSecurity
+    /// Seals messages end to end to their recipient (nil: payloads travel as they are).
+    public var sealer: (any MessageSealer)?
 
     /// Creates an identity from its parts.
-    public init(peerID: PeerID, security: any LinkSecurity) {
+    public init(peerID: PeerID, security: any LinkSecurity, sealer: (any MessageSealer)? = nil) {
         self.peerID = peerID
         self.security = security
+        self.sealer = sealer
     }
 
     /// The file name of the persisted peer ID inside the data directory.
@@ -63,13 +67,16 @@ public struct LocalIdentity: Sendable {
         return LocalIdentity(peerID: peerID, security: PlaintextLinkSecurity(localPeerID: peerID))
     }
 
-    /// Loads or creates the Ed25519 identity in `dataDirectory/identity.key` and
-    /// authenticates and encrypts every link with Noise XX (MeshCrypto).
+    /// Loads or creates the Ed25519 identity in `dataDirectory/identity.key`,
+    /// authenticates and encrypts every link with Noise XX, and seals every message
+    /// end to end in an envelope to its recipient (MeshCrypto).
     /// - Throws: MeshCrypto's `MeshError`s (`identityFileInsecure`, `identityFileCorrupt`,
     ///   `identityFileIO`), whose messages say how to fix the file.
     public static func loadOrCreateCrypto(dataDirectory: String) throws -> LocalIdentity {
         try DataDirectory.prepare(dataDirectory)
         let identity = try NodeIdentity.loadOrCreate(directory: dataDirectory)
-        return LocalIdentity(peerID: identity.peerID, security: NoiseLinkSecurity(identity: identity))
+        return LocalIdentity(
+            peerID: identity.peerID, security: NoiseLinkSecurity(identity: identity),
+            sealer: EnvelopeSealer(identity: identity))
     }
 }

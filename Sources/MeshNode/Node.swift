@@ -69,7 +69,8 @@ public final class Node: Sendable {
         self.transports = transports
         self.logger = logger
         let routerConfiguration = configuration.routerConfiguration
-        router = Router(security: identity.security, configuration: routerConfiguration, logger: logger)
+        router = Router(
+            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer, logger: logger)
         inbox = Inbox(capacity: configuration.node.inboxCapacity)
         let handler = ControlHandler(
             router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,

@@ -6,7 +6,7 @@ import NIOCore
 /// link's ``FrameInbox`` (socket reads are held back while it is full), writability and
 /// the end of the channel go to its ``FrameWriter``. On any error it logs one line saying
 /// why the link is being closed, hands the error to the reader and closes the channel.
-final class LinkChannelHandler: ChannelDuplexHandler, Sendable {
+final class LinkChannelHandler: ChannelDuplexHandler {
     typealias InboundIn = [UInt8]
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -15,6 +15,8 @@ final class LinkChannelHandler: ChannelDuplexHandler, Sendable {
     private let linkID: LinkID
     private let inbox: FrameInbox
     private let writer: FrameWriter
+    /// An error was already reported; later ones (echoes of the first) are ignored.
+    private var failed = false
 
     init(logger: Logger, linkID: LinkID, inbox: FrameInbox, writer: FrameWriter) {
         self.logger = logger
@@ -45,6 +47,8 @@ final class LinkChannelHandler: ChannelDuplexHandler, Sendable {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !failed else { return }
+        failed = true
         let remote = TCPAddress.text(of: context.channel.remoteAddress)
         let failure: MeshError
         if let error = error as? MeshError {

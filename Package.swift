@@ -64,9 +64,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // No pkgConfig: avahi-client's pkg-config adds -D_REENTRANT, which SwiftPM
+        // refuses with a warning; the headers are in /usr/include and the module map
+        // names the libraries.
         .systemLibrary(
             name: "CAvahi",
-            pkgConfig: "avahi-client",
             providers: [.apt(["libavahi-client-dev"])]
         ),
         .target(
@@ -125,10 +127,11 @@ let package = Package(
                 "MeshCore",
                 "MeshTesting",
                 "MeshCrypto",
+                "CSodium",
                 "TransportTCP",
-                "MeshNode",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/MeshBench"
         ),

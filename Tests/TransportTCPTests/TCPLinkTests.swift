@@ -125,6 +125,31 @@ struct TCPLinkTests {
         await pair.stop()
     }
 
+    /// A send held back by back-pressure fails with `.linkClosed` when either end closes.
+    @Test(arguments: [true, false])
+    func closeReleasesASuspendedSend(localClose: Bool) async throws {
+        let pair = try await LinkedPair.make()
+        let sender = pair.dialed
+        let outcome = Task { () -> MeshError? in
+            let frame = [UInt8](repeating: 1, count: 65535)
+            do {
+                for _ in 0..<2048 { try await sender.send(frame) }  // 128 MiB: must block
+            } catch let error as MeshError {
+                return error
+            }
+            return nil
+        }
+        var last = -1
+        while sender.stats.framesSent != last {
+            last = sender.stats.framesSent
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        if localClose { await sender.close() } else { await pair.accepted.close() }
+        let error = try await within("the suspended send to fail") { try await outcome.value }
+        #expect(error?.code == .linkClosed)
+        await pair.stop()
+    }
+
     @Test(arguments: [true, false])
     func closeFromEitherEnd(dialerCloses: Bool) async throws {
         let pair = try await LinkedPair.make()

@@ -6,7 +6,7 @@ import MeshCore
 /// The sender makes an ephemeral X25519 key, agrees a secret with the recipient's
 /// X25519 key (converted from the recipient's Ed25519 peer ID), derives a key with
 /// BLAKE2b, encrypts the payload with XChaCha20-Poly1305 and signs header +
-/// ciphertext with its Ed25519 identity. Byte layout (`docs/PROTOCOL-SECURITY.md`):
+/// ciphertext with its Ed25519 identity. Byte layout (`docs/PROTOCOL.md, part B`):
 ///
 /// ```
 /// offset  size  field

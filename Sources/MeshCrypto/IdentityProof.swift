@@ -1,7 +1,7 @@
 import MeshCore
 
 /// The SCMesh payload of Noise XX messages 2 and 3: it binds the sender's Noise static
-/// key to its Ed25519 identity. Layout (`docs/PROTOCOL-SECURITY.md`):
+/// key to its Ed25519 identity. Layout (`docs/PROTOCOL.md, part B`):
 ///
 /// ```
 /// offset  size  field

@@ -2,7 +2,7 @@ import MeshCore
 
 /// SCMesh's link security: `Noise_XX_25519_ChaChaPoly_SHA256` with prologue
 /// `"SCMesh/1"`, whose handshake payloads bind each side's Noise static key to its
-/// Ed25519 identity (see `docs/PROTOCOL-SECURITY.md`). Both sides learn and verify
+/// Ed25519 identity (see `docs/PROTOCOL.md, part B`). Both sides learn and verify
 /// the other's ``MeshCore/PeerID``; frames then travel as Noise transport messages
 /// through a ``NoiseSessionCipher``.
 ///

@@ -1,0 +1,89 @@
+import Foundation
+import MeshCore
+import Testing
+import TransportTCP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Listening on and dialling a real IPv6 link-local address with a zone
+/// (`[fe80::b%scmvb]:port`), the form the mDNS transport resolves peers to.
+///
+/// The outer test re-runs this test binary inside a private network namespace
+/// (`unshare --net`) that holds a veth pair with fixed link-local addresses, and runs the
+/// inner test there; nothing outside that namespace is touched. Needs root, unshare and
+/// iproute2 (disabled where a namespace with a veth pair cannot be made).
+@Suite(.timeLimit(.minutes(2)))
+struct TCPLinkLocalTests {
+    static let innerFlag = "SCMESH_TCP_LINK_LOCAL_INNER"
+    static var isInner: Bool { ProcessInfo.processInfo.environment[innerFlag] != nil }
+    /// Whether this process may make a network namespace with a veth pair in it.
+    static var canMakeNamespace: Bool {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--net", "sh", "-c", "ip link add scmva type veth peer name scmvb"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }
+
+    @Test(.enabled(if: !isInner && canMakeNamespace, "needs root, unshare and iproute2 (veth)"))
+    func linkLocalAddressWithZoneInAPrivateNamespace() async throws {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let setup = [
+            "ip link set lo up",
+            "ip link add scmva type veth peer name scmvb",
+            "ip link set scmva up",
+            "ip link set scmvb up",
+            "ip -6 addr add fe80::a/64 dev scmva nodad",
+            "ip -6 addr add fe80::b/64 dev scmvb nodad",
+        ].joined(separator: " && ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = [
+            "--net", "sh", "-c",
+            setup + #" && exec "$0" --testing-library swift-testing --filter linkLocalInner"#,
+            executable,
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.innerFlag] = "1"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = try await Task.detached { try output.fileHandleForReading.readToEnd() ?? Data() }.value
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(process.terminationStatus == 0, "inner run failed:\n\(text)")
+        #expect(text.contains("linkLocalInner()") && text.contains("passed"), "the inner test did not run:\n\(text)")
+    }
+
+    /// Runs only inside the namespace made by the test above.
+    @Test(.enabled(if: isInner))
+    func linkLocalInner() async throws {
+        let server = TCPTransport(configuration: .init(listen: ["[fe80::b%scmvb]:0"]))
+        let events = EventLog(server)
+        try await server.start(context: context())
+        let bound = try #require(server.boundAddresses.first)
+        #expect(bound.hasPrefix("[fe80::b%scmvb]:"), "bound \(bound)")
+        let port = try TCPAddress(bound).port
+
+        let client = TCPTransport(configuration: .init(listen: []))
+        try await client.start(context: context())
+        // Dial through the other end of the pair, as a peer on that link would.
+        let link = try await client.dial(PeerHint(transport: "tcp", address: "[fe80::b%scmva]:\(port)"))
+        let accepted = try await events.nextInboundLink()
+        try await link.send([1, 2, 3])
+        #expect(try await accepted.receive() == [1, 2, 3])
+        try await accepted.send([4])
+        #expect(try await link.receive() == [4])
+        #expect(accepted.remoteAddress.hasPrefix("[fe80::"), "remote \(accepted.remoteAddress)")
+        await client.stop()
+        await server.stop()
+    }
+}

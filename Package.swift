@@ -144,7 +144,7 @@ let package = Package(
             dependencies: ["MeshCrypto", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto"]),
+        .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting"]),

@@ -37,34 +37,42 @@ public struct LocalIdentity: Sendable {
     public static func loadOrCreate(dataDirectory: String) throws -> LocalIdentity {
         try DataDirectory.prepare(dataDirectory)
         let path = (dataDirectory as NSString).appendingPathComponent(peerIDFileName)
-        let peerID: PeerID
-        if FileManager.default.fileExists(atPath: path) {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw MeshError(.invalidConfiguration, "cannot read \(path); check its permissions")
+        if let existing = try readPeerID(at: path) {
+            return LocalIdentity(peerID: existing, security: PlaintextLinkSecurity(localPeerID: existing))
+        }
+        var peerID = PeerID.random()
+        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        guard FileManager.default.createFile(
+            atPath: temporary, contents: Data((peerID.hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else {
+            throw MeshError(.invalidConfiguration, "cannot write \(temporary); check the data directory's permissions")
+        }
+        defer { unlink(temporary) }
+        // link(2) publishes the complete file only if none exists yet, so processes
+        // creating the identity at the same moment all end up with the same one.
+        if link(temporary, path) != 0 {
+            let code = errno
+            guard code == EEXIST, let winner = try readPeerID(at: path) else {
+                throw MeshError(.invalidConfiguration, "cannot create \(path): \(String(cString: strerror(code)))")
             }
-            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let parsed = PeerID(hex: text) else {
-                throw MeshError(
-                    .invalidConfiguration,
-                    "\(path) does not hold a peer ID (64 hex characters); move it away to create a new identity")
-            }
-            peerID = parsed
-        } else {
-            peerID = PeerID.random()
-            let temporary = path + ".tmp-\(getpid())"
-            guard FileManager.default.createFile(
-                atPath: temporary, contents: Data((peerID.hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
-            else {
-                throw MeshError(.invalidConfiguration, "cannot write \(temporary); check the data directory's permissions")
-            }
-            // rename(2) is atomic: two nodes starting at once never see a half-written file.
-            guard rename(temporary, path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                try? FileManager.default.removeItem(atPath: temporary)
-                throw MeshError(.invalidConfiguration, "cannot create \(path): \(reason)")
-            }
+            peerID = winner
         }
         return LocalIdentity(peerID: peerID, security: PlaintextLinkSecurity(localPeerID: peerID))
+    }
+
+    /// The peer ID stored at `path`, or nil when there is no file.
+    private static func readPeerID(at path: String) throws -> PeerID? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw MeshError(.invalidConfiguration, "cannot read \(path); check its permissions")
+        }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let parsed = PeerID(hex: text) else {
+            throw MeshError(
+                .invalidConfiguration,
+                "\(path) does not hold a peer ID (64 hex characters); move it away to create a new identity")
+        }
+        return parsed
     }
 
     /// Loads or creates the Ed25519 identity in `dataDirectory/identity.key`,

@@ -34,6 +34,24 @@ struct NodeTests {
         #expect(try LocalIdentity.loadOrCreate(dataDirectory: directory.path).peerID == node.peerID)
     }
 
+    @Test("creators racing on a new data directory all get the same peer ID")
+    func identityCreationRace() async throws {
+        for _ in 0..<20 {
+            let directory = try TemporaryDirectory()
+            defer { directory.cleanUp() }
+            let ids = try await withThrowingTaskGroup(of: PeerID.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try LocalIdentity.loadOrCreate(dataDirectory: directory.path).peerID }
+                }
+                return try await group.reduce(into: Set<PeerID>()) { $0.insert($1) }
+            }
+            #expect(ids.count == 1)
+            let stored = try String(contentsOfFile: directory.file("peer-id"), encoding: .utf8)
+            #expect(ids.first?.hex == stored.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["peer-id"])
+        }
+    }
+
     @Test("buildNode reports a corrupt identity file")
     func corruptIdentity() throws {
         let directory = try TemporaryDirectory()

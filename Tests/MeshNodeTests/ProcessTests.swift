@@ -40,11 +40,23 @@ private func launch(_ arguments: [String], home: String, standardOutput: Pipe = 
     return process
 }
 
-/// Runs `scmesh` to completion.
-private func scmesh(_ arguments: String..., home: String) throws -> Invocation {
+/// Runs `scmesh` to completion, with `input` on its standard input.
+private func scmesh(_ arguments: String..., home: String, input: [UInt8]? = nil) throws -> Invocation {
     let output = Pipe()
     let errors = Pipe()
-    let process = try launch(arguments, home: home, standardOutput: output, standardError: errors)
+    let stdin = Pipe()
+    let process = Process()
+    process.executableURL = scmeshBinary
+    process.arguments = arguments
+    process.environment = cleanEnvironment(home: home)
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    try process.run()
+    if let input {
+        stdin.fileHandleForWriting.write(Data(input))
+        try stdin.fileHandleForWriting.close()
+    }
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     let errorData = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
@@ -99,6 +111,55 @@ struct ProcessTests {
         _ = log.fileHandleForReading.readDataToEndOfFile()
     }
 
+    @Test("two scmesh processes exchange a message over TCP on loopback; send - reads the payload from stdin")
+    func twoProcessesOverTCP() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshBinary.path), "build scmesh first: \(scmeshBinary.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let port = try freeLoopbackPort()
+        let only = ["--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false"]
+        let a = directory.file("a")
+        let b = directory.file("b")
+        let nodeA = try launch(
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, home: directory.path)
+        defer { if nodeA.isRunning { nodeA.terminate() } }
+        let nodeB = try launch(
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0",
+             "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, home: directory.path)
+        defer { if nodeB.isRunning { nodeB.terminate() } }
+
+        let idA = try scmesh("identity", "--data-dir", a, home: directory.path).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let idB = try scmesh("identity", "--data-dir", b, home: directory.path).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try await eventually("node A has a link to node B") {
+            try scmesh("peers", "--data-dir", a, home: directory.path).standardOutput.contains(idB)
+        }
+        let payload: [UInt8] = Array("bytes from stdin\n".utf8) + [0, 0xFF]
+        let sent = try scmesh("send", "--data-dir", a, "--json", idB, "-", home: directory.path, input: payload)
+        #expect(sent.status == 0, "\(sent.standardOutput) \(sent.standardError)")
+        let text = try scmesh("send", "--data-dir", a, idB, "hello over tcp", home: directory.path)
+        #expect(text.status == 0, "\(text.standardError)")
+        #expect(text.standardOutput.hasPrefix("sent message "))
+
+        var inbox: [[String: Any]] = []
+        try await eventually("node B's inbox has both messages") {
+            let reply = try scmesh("inbox", "--data-dir", b, "--json", home: directory.path)
+            let object = try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any]
+            inbox = object?["messages"] as? [[String: Any]] ?? []
+            return inbox.count == 2
+        }
+        #expect(inbox[0]["from"] as? String == idA)
+        #expect(inbox[0]["transport"] as? String == "tcp")
+        #expect((inbox[0]["payload_base64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init) == payload)
+        #expect(inbox[1]["text"] as? String == "hello over tcp")
+
+        for node in [nodeA, nodeB] { kill(node.processIdentifier, SIGTERM) }
+        try await eventually("both nodes exit") { !nodeA.isRunning && !nodeB.isRunning }
+        #expect(nodeA.terminationStatus == 0)
+        #expect(nodeB.terminationStatus == 0)
+    }
+
     @Test("scmesh config check prints the effective config, or one line naming the bad key and exits non-zero")
     func configCheck() throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshBinary.path), "build scmesh first: \(scmeshBinary.path)")
@@ -119,4 +180,23 @@ struct ProcessTests {
         #expect(invalid.standardError.contains("escalation.max_attempts: expected an integer"), "\(invalid.standardError)")
         #expect(invalid.standardError.split(separator: "\n").count == 1)
     }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+private func freeLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw MeshError(.invalidArgument, "socket failed") }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw MeshError(.invalidArgument, "bind failed: \(String(cString: strerror(errno)))") }
+    return Int(UInt16(bigEndian: address.sin_port))
 }

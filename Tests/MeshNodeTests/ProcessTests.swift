@@ -21,7 +21,9 @@ private func cleanEnvironment(home: String) -> [String: String] {
     var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCMESH_") }
     environment["HOME"] = home
     environment["XDG_DATA_HOME"] = nil
-    // Keep the default config's mDNS on loopback, under a service type no other test browses.
+    // The default config, but on ports and service types no other test uses:
+    // TCP on a free port, mDNS on loopback under its own service type.
+    environment["SCMESH_TRANSPORTS_TCP_LISTEN"] = "127.0.0.1:0"
     environment["SCMESH_TRANSPORTS_MDNS_INTERFACES"] = "lo"
     environment["SCMESH_TRANSPORTS_MDNS_LISTEN"] = "127.0.0.1:0"
     environment["SCMESH_TRANSPORTS_MDNS_SERVICE_TYPE"] = "_scmeshtest._tcp"

@@ -19,28 +19,39 @@ public final class Inbox: Sendable {
     private struct State {
         var entries = CircularBuffer<Entry>()
         var nextSequence = 1
+        var bytes = 0
     }
 
     /// Most messages kept.
     public let capacity: Int
+    /// Most payload bytes kept (the newest message is kept even when larger).
+    public let maxBytes: Int
     private let state = Mutex(State())
 
-    /// Creates an empty inbox holding at most `capacity` messages.
-    public init(capacity: Int) {
+    /// Creates an empty inbox holding at most `capacity` messages and `maxBytes`
+    /// payload bytes.
+    public init(capacity: Int, maxBytes: Int = .max) {
         self.capacity = max(1, capacity)
+        self.maxBytes = max(0, maxBytes)
     }
 
-    /// Adds a message, dropping the oldest when full.
+    /// Adds a message, dropping the oldest while either bound is exceeded.
     @discardableResult
     public func append(_ message: InboundMessage, at date: Date = Date()) -> Entry {
         state.withLock { state in
             let entry = Entry(sequence: state.nextSequence, receivedAt: date, message: message)
             state.nextSequence += 1
             state.entries.append(entry)
-            while state.entries.count > capacity { state.entries.removeFirst() }
+            state.bytes += message.payload.count
+            while state.entries.count > 1, state.entries.count > capacity || state.bytes > maxBytes {
+                state.bytes -= state.entries.removeFirst().message.payload.count
+            }
             return entry
         }
     }
+
+    /// Payload bytes held now.
+    public var byteCount: Int { state.withLock { $0.bytes } }
 
     /// Messages with a sequence number above `after`, oldest first, at most `limit`
     /// (the newest ones when there are more).

@@ -71,7 +71,7 @@ public final class Node: Sendable {
         let routerConfiguration = configuration.routerConfiguration
         router = Router(
             security: identity.security, configuration: routerConfiguration, sealer: identity.sealer, logger: logger)
-        inbox = Inbox(capacity: configuration.node.inboxCapacity)
+        inbox = Inbox(capacity: configuration.node.inboxCapacity, maxBytes: configuration.node.inboxMaxBytes)
         let handler = ControlHandler(
             router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,
             startedAt: .now)

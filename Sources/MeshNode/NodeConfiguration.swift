@@ -17,6 +17,8 @@ public struct NodeConfiguration: Sendable {
         public var logLevel: Logger.Level = .info
         /// Messages the in-memory inbox keeps; older ones are dropped first.
         public var inboxCapacity: Int = 10_000
+        /// Payload bytes the in-memory inbox keeps; older messages are dropped first.
+        public var inboxMaxBytes: Int = 256 << 20
 
         /// Built-in defaults.
         public init() {}
@@ -25,6 +27,7 @@ public struct NodeConfiguration: Sendable {
             case name
             case logLevel = "log_level"
             case inboxCapacity = "inbox_capacity"
+            case inboxMaxBytes = "inbox_max_bytes"
         }
 
         public init(from decoder: any Decoder) throws {
@@ -42,6 +45,8 @@ public struct NodeConfiguration: Sendable {
                 throw DecodingError.dataCorruptedError(
                     forKey: .inboxCapacity, in: container, debugDescription: "must be at least 1, got \(inboxCapacity)")
             }
+            inboxMaxBytes = try container.decode(Int.self, forKey: .inboxMaxBytes)
+            try require(inboxMaxBytes >= 1, .inboxMaxBytes, in: container, "must be at least 1, got \(inboxMaxBytes)")
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -49,6 +54,7 @@ public struct NodeConfiguration: Sendable {
             try container.encode(name, forKey: .name)
             try container.encode(logLevel.rawValue, forKey: .logLevel)
             try container.encode(inboxCapacity, forKey: .inboxCapacity)
+            try container.encode(inboxMaxBytes, forKey: .inboxMaxBytes)
         }
     }
 

@@ -215,7 +215,7 @@ struct NodeTests {
         }
     }
 
-    @Test("the inbox keeps the newest messages up to its capacity")
+    @Test("the inbox keeps the newest messages up to its message and byte bounds")
     func inboxBound() {
         let inbox = Inbox(capacity: 3)
         let peer = PeerID.random()
@@ -228,6 +228,16 @@ struct NodeTests {
         #expect(inbox.entries().map(\.message.payload) == [[3], [4], [5]])
         #expect(inbox.entries(after: 4).map(\.sequence) == [5])
         #expect(inbox.entries(limit: 2).map(\.sequence) == [4, 5])
+
+        let bounded = Inbox(capacity: 100, maxBytes: 10)
+        for size in [4, 4, 4] {
+            bounded.append(InboundMessage(id: .random(), from: peer, payload: Array(repeating: 1, count: size), transport: "t"))
+        }
+        #expect(bounded.entries().map(\.sequence) == [2, 3])
+        #expect(bounded.byteCount == 8)
+        bounded.append(InboundMessage(id: .random(), from: peer, payload: Array(repeating: 2, count: 50), transport: "t"))
+        #expect(bounded.entries().map(\.sequence) == [4])  // the newest stays even when larger than the bound
+        #expect(bounded.byteCount == 50)
     }
 }
 

@@ -485,7 +485,8 @@ public final class BLETransport: Transport {
         let (send, receive) = try L2CAP.mtus(fd)
         let link = try SeqPacketLink(
             adopting: fd, transportName: name, remoteAddress: remoteAddress, mtu: send, receiveMTU: max(receive, 1),
-            onClose: { [weak self] id in self?.forget(id) })
+            onClose: { [weak self] id in self?.forget(id) },
+            unsentBytes: { Int(cbluez_unsent_bytes($0)) })
         let accepted = state.withLock { state -> Bool in
             guard state.phase == .running || state.phase == .starting else { return false }
             state.links[link.id] = link

@@ -7,6 +7,10 @@ import Glibc
 /// L2CAP LE credit-based channels through the kernel's `BTPROTO_L2CAP`
 /// `SOCK_SEQPACKET` sockets: listen, accept, connect, security and MTU.
 enum L2CAP {
+    /// The socket send buffer of a channel (the kernel doubles it): about 50 MTU-sized
+    /// packets, a fraction of a second of LE airtime.
+    static let sendBufferBytes = 16 * 1024
+
     /// A socket address for `bytes` (display order), `type` and `psm`.
     static func socketAddress(_ bytes: [UInt8], type: BLEPeerAddress.AddressType, psm: UInt16) -> sockaddr_l2 {
         var address = sockaddr_l2()
@@ -50,6 +54,12 @@ enum L2CAP {
             var mtu = UInt16(clamping: receiveMTU)
             try Posix.call("setsockopt(BT_RCVMTU)") {
                 setsockopt(fd, SOL_BLUETOOTH, BT_RCVMTU, &mtu, socklen_t(MemoryLayout<UInt16>.size))
+            }
+            // A small send buffer: a slow radio should push back on the sender after a few
+            // packets instead of queueing seconds of traffic in the kernel.
+            var sendBuffer = Int32(sendBufferBytes)
+            try Posix.call("setsockopt(SO_SNDBUF)") {
+                setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
             }
             try Posix.setNonBlocking(fd)
             return fd

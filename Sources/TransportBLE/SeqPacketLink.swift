@@ -30,6 +30,8 @@ package final class SeqPacketLink: Link, Sendable {
         var fd: Int32
         /// Operations (send, receive) currently using `fd`, waits included.
         var inFlight = 0
+        /// close() is draining the send queue: sends are refused, receives go on.
+        var closing = false
         var closed = false
         var descriptorClosed = false
     }
@@ -39,6 +41,7 @@ package final class SeqPacketLink: Link, Sendable {
     private let writeLock = AsyncLock()
     private let reactor: FDReactor
     private let onClose: (@Sendable (LinkID) -> Void)?
+    private let unsentBytes: (@Sendable (Int32) -> Int)?
 
     /// Adopts a connected `SOCK_SEQPACKET` descriptor (made non-blocking here); the link
     /// closes it.
@@ -49,9 +52,13 @@ package final class SeqPacketLink: Link, Sendable {
     ///   - mtu: the largest frame to send.
     ///   - receiveMTU: the largest packet expected from the remote.
     ///   - onClose: called once, when the link closes (locally or because the remote did).
+    ///   - unsentBytes: how many bytes the kernel still holds for sending; when given,
+    ///     ``close()`` waits (a bounded time) for it to reach zero, because shutting an
+    ///     L2CAP channel down discards what still waits for credits.
     package init(
         adopting fd: Int32, transportName: String, remoteAddress: String, mtu: Int, receiveMTU: Int,
-        reactor: FDReactor = .shared, onClose: (@Sendable (LinkID) -> Void)? = nil
+        reactor: FDReactor = .shared, onClose: (@Sendable (LinkID) -> Void)? = nil,
+        unsentBytes: (@Sendable (Int32) -> Int)? = nil
     ) throws(SystemError) {
         try Posix.setNonBlocking(fd)
         self.id = LinkID.next()
@@ -62,6 +69,7 @@ package final class SeqPacketLink: Link, Sendable {
         self.descriptor = Mutex(DescriptorState(fd: fd))
         self.reactor = reactor
         self.onClose = onClose
+        self.unsentBytes = unsentBytes
     }
 
     deinit {
@@ -79,7 +87,7 @@ package final class SeqPacketLink: Link, Sendable {
             throw MeshError(.invalidArgument, "an empty frame cannot be sent on a packet link (it would read as end of stream)")
         }
         try await writeLock.withLock {
-            guard let fd = enter() else { throw closedError() }
+            guard let fd = enter(sending: true) else { throw closedError() }
             defer { leave() }
             while true {
                 let result = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
@@ -92,6 +100,7 @@ package final class SeqPacketLink: Link, Sendable {
                 if isClosed { throw closedError() }
                 if code == EAGAIN || code == EWOULDBLOCK {
                     try await reactor.wait(fd, for: .writable)
+                    if descriptor.withLock({ $0.closing }) { throw closedError() }
                     continue
                 }
                 let failure = SystemError("send on \(transportName) link to \(remoteAddress)", errno: code)
@@ -106,6 +115,8 @@ package final class SeqPacketLink: Link, Sendable {
         defer { leave() }
         // One byte more than the MTU, so an oversized packet shows as MSG_TRUNC.
         var buffer = [UInt8](repeating: 0, count: receiveMTU + 1)
+        var remoteDisconnected = false
+        var sawEndOfStream = false
         while true {
             var flags: Int32 = 0
             let result = buffer.withUnsafeMutableBytes { raw -> Int in
@@ -130,13 +141,30 @@ package final class SeqPacketLink: Link, Sendable {
             }
             if result == 0 {
                 // End of stream: the remote closed (or we did, which shut the socket down).
+                // Bluetooth sockets answer the first read after a remote disconnect with 0
+                // even when packets are still queued (the pending ECONNRESET is consumed
+                // and the shut-down socket reports end of stream), so look once more.
+                if !sawEndOfStream {
+                    sawEndOfStream = true
+                    continue
+                }
                 await close()
                 return nil
             }
             let code = errno
             if code == EINTR { continue }
             if isClosed { return nil }
+            if code == ECONNRESET && !remoteDisconnected {
+                // The remote disconnected. The kernel reports that before the packets still
+                // queued for us (it clears the error as it reports it): read them, then end.
+                remoteDisconnected = true
+                continue
+            }
             if code == EAGAIN || code == EWOULDBLOCK {
+                if remoteDisconnected {
+                    await close()
+                    return nil
+                }
                 try await reactor.wait(fd, for: .readable)
                 continue
             }
@@ -147,6 +175,25 @@ package final class SeqPacketLink: Link, Sendable {
     }
 
     package func close() async {
+        if let unsentBytes, let fd = beginClosing() {
+            // Let the kernel hand queued packets to the controller first (bounded: at
+            // most 5 s, or 1 s without progress).
+            let deadline = ContinuousClock.now + .seconds(5)
+            var last = Int.max
+            var lastProgress = ContinuousClock.now
+            while ContinuousClock.now < deadline {
+                let pending = unsentBytes(fd)
+                if pending <= 0 { break }
+                if pending < last {
+                    last = pending
+                    lastProgress = .now
+                } else if ContinuousClock.now - lastProgress > .seconds(1) {
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            leave()
+        }
         let (fd, first, closeNow) = descriptor.withLock { state -> (Int32, Bool, Bool) in
             if state.closed { return (state.fd, false, false) }
             state.closed = true
@@ -166,9 +213,20 @@ package final class SeqPacketLink: Link, Sendable {
 
     private var isClosed: Bool { descriptor.withLock { $0.closed } }
 
-    private func enter() -> Int32? {
+    private func enter(sending: Bool = false) -> Int32? {
         descriptor.withLock { state in
-            if state.closed { return nil }
+            if state.closed || (sending && state.closing) { return nil }
+            state.inFlight += 1
+            return state.fd
+        }
+    }
+
+    /// Marks the link closing (sends refused) and holds the descriptor open; nil when
+    /// another close got there first.
+    private func beginClosing() -> Int32? {
+        descriptor.withLock { state in
+            if state.closed || state.closing { return nil }
+            state.closing = true
             state.inFlight += 1
             return state.fd
         }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import MeshCore
 import Testing
 @testable import TransportBLE
@@ -146,6 +149,29 @@ struct SeqPacketLinkTests {
         try await sender.value
         #expect(sent.value == total)
         await a.close()
+        await b.close()
+    }
+
+    @Test("close waits for the kernel's unsent bytes to drain, refusing new sends meanwhile")
+    func closeDrainsFirst() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
+        let polls = Counter()
+        // Reports 3, 2, 1, then 0 bytes unsent, one step per poll.
+        let a = try SeqPacketLink(
+            adopting: fds[0], transportName: "ble", remoteAddress: "b", mtu: 64, receiveMTU: 64,
+            unsentBytes: { _ in
+                polls.increment()
+                return max(0, 4 - polls.value)
+            })
+        let b = try SeqPacketLink(adopting: fds[1], transportName: "ble", remoteAddress: "a", mtu: 64, receiveMTU: 64)
+        try await a.send([1])
+        let closing = Task { await a.close() }
+        await closing.value
+        #expect(polls.value == 4)
+        #expect(try await b.receive() == [1])
+        #expect(try await b.receive() == nil)
+        await #expect(throws: MeshError.self) { try await a.send([2]) }
         await b.close()
     }
 

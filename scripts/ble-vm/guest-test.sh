@@ -18,6 +18,8 @@ pair() { # pair <name> <extra flags...>
 }
 pair "transport test" || exit 1
 pair "encrypted channel (security_level medium)" --security medium --psm 0x0091 || exit 1
+echo "=== TransportConformance: side A on hci0, side B on hci1 (PSM 0x0095)"
+ble-vm-test conformance --adapter hci0 --psm 0x0095 --dead 00:AA:01:01:00:01/public/0x00fe || exit 1
 echo "GUEST-TRANSPORT-PASS"
 
 ROUNDS=$(sed -n 's/.*scmesh\.bench=\([0-9]*\).*/\1/p' /proc/cmdline)

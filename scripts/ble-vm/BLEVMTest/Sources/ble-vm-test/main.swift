@@ -6,10 +6,12 @@
 //                                                    of many sizes + a message of several MTUs, check echoes
 //   ble-vm-test bench --adapter hci1 --rtt N --bulk BYTES   dial an `echo` peer and measure
 //   ble-vm-test echo --adapter hci0                  accept links until killed, echo every packet
+//   ble-vm-test conformance --dead ADDRESS           TransportConformance with A on hci0, B on hci1
 //
 // Prints "ble-vm-test[hciN]: ..." lines; exits 0 on success, 1 on failure.
 import Logging
 import MeshCore
+import MeshTesting
 import TransportBLE
 
 #if canImport(Glibc)
@@ -25,6 +27,7 @@ struct Options {
     var security = "low"
     var timeout = 30
     var rounds = 1
+    var dead = "00:AA:01:01:00:01/public/0x00fe"
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -39,6 +42,7 @@ struct Options {
             case "--security": security = value
             case "--timeout": timeout = Int(value) ?? timeout
             case "--rounds": rounds = Int(value) ?? rounds
+            case "--dead": dead = value
             default: fatal("unknown flag \(flag)")
             }
         }
@@ -59,7 +63,7 @@ func fatal(_ text: String) -> Never {
 }
 
 let options = Options(CommandLine.arguments)
-guard ["accept", "dial", "bench", "echo"].contains(options.mode) else {
+guard ["accept", "dial", "bench", "echo", "conformance"].contains(options.mode) else {
     fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N]")
 }
 
@@ -89,6 +93,37 @@ func testFrames(mtu: Int) throws -> (frames: [[UInt8]], message: [UInt8]) {
     let message = (0..<(3 * mtu + 17)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
     frames += try PacketFramer.packets(for: message, mtu: mtu)
     return (frames, message)
+}
+
+if options.mode == "conformance" {
+    let base = options
+    let harness = TransportConformance.Harness(
+        makeTransport: { index in
+            var configuration = BLETransport.Configuration()
+            configuration.adapter = index == 0 ? "hci0" : "hci1"
+            configuration.psm = base.psm
+            configuration.advertisingIntervalMs = 30
+            configuration.scanIntervalMs = 30
+            configuration.scanWindowMs = 30
+            return BLETransport(configuration: configuration)
+        },
+        hint: { transport, _ in
+            guard let ble = transport as? BLETransport, let address = ble.localAddress else {
+                throw MeshError(.notRunning, "side B has no address")
+            }
+            return PeerHint(transport: "ble", address: address.description)
+        },
+        deadHint: PeerHint(transport: "ble", address: base.dead),
+        checkTimeout: .seconds(90),
+        backPressureLimitBytes: 256 * 1024)
+    let start = ContinuousClock.now
+    do {
+        try await TransportConformance.run(harness)
+    } catch {
+        fatal("TransportConformance: \(error)")
+    }
+    print("ble-vm-test: TransportConformance passed (\(TransportConformance.checkNames.count) checks: \(TransportConformance.checkNames.joined(separator: ", "))) in \(start.duration(to: .now))")
+    exit(0)
 }
 
 var logger = Logger(label: "ble")

@@ -459,6 +459,9 @@ public actor Router: Service {
             throw MeshError(.messageTooLarge, "message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
         }
         let id = MessageID.random()
+        guard peer == localPeerID || !candidates(for: peer).isEmpty else {
+            throw MeshError(.noRoute, "no live link to peer \(peer); the message was not sent")
+        }
         var payload = payload
         if let sealer, peer != localPeerID {
             payload = try sealer.seal(payload, to: peer)

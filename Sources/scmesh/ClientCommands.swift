@@ -81,7 +81,7 @@ struct SendCommand: AsyncParsableCommand {
 /// `scmesh identity`.
 struct IdentityCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "identity", abstract: "Print this node's peer ID (creating the identity if the data dir has none).")
+        commandName: "identity", abstract: "Print this node's peer ID and Ed25519 public key (creating the identity if the data dir has none).")
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -90,8 +90,10 @@ struct IdentityCommand: AsyncParsableCommand {
         try await reportingErrors {
             let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory.path)
             if output.json {
-                print(#"{"peer_id":"\#(identity.peerID.hex)"}"#)
+                print(#"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#)
             } else {
+                // One line, so scripts can use $(scmesh identity); the peer ID is the
+                // Ed25519 public key itself (docs/PROTOCOL.md B.1).
                 print(identity.peerID.hex)
             }
         }

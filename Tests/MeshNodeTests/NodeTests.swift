@@ -26,8 +26,7 @@ struct NodeTests {
         let node = try buildNode(config: config, dataDirectory: directory.path, registry: Self.twoLoopbacks)
         #expect(node.transports.map(\.transport.name) == ["loopback", "lo2"])
         #expect(node.transports.map(\.priority) == [10, 20])
-        let stored = try String(contentsOfFile: directory.file("peer-id"), encoding: .utf8)
-        #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == node.peerID.hex)
+        #expect(FileManager.default.fileExists(atPath: directory.file("identity.key")))
 
         let again = try buildNode(config: config, dataDirectory: directory.path, registry: Self.twoLoopbacks)
         #expect(again.peerID == node.peerID)
@@ -46,9 +45,7 @@ struct NodeTests {
                 return try await group.reduce(into: Set<PeerID>()) { $0.insert($1) }
             }
             #expect(ids.count == 1)
-            let stored = try String(contentsOfFile: directory.file("peer-id"), encoding: .utf8)
-            #expect(ids.first?.hex == stored.trimmingCharacters(in: .whitespacesAndNewlines))
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["peer-id"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["identity.key"])
         }
     }
 
@@ -56,12 +53,13 @@ struct NodeTests {
     func corruptIdentity() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        try "not hex".write(toFile: directory.file("peer-id"), atomically: true, encoding: .utf8)
+        _ = FileManager.default.createFile(
+            atPath: directory.file("identity.key"), contents: Data("not a key".utf8), attributes: [.posixPermissions: 0o600])
         let config = try NodeConfiguration.load(yaml: "", source: "test", registry: .builtIn)
         #expect {
             _ = try buildNode(config: config, dataDirectory: directory.path, registry: .builtIn)
         } throws: { error in
-            (error as? MeshError)?.message.contains("peer-id") == true
+            (error as? MeshError)?.message.contains("identity.key") == true
         }
     }
 
@@ -125,16 +123,15 @@ struct NodeTests {
     @Test("nodes with MeshCrypto identities run Noise XX on their links and exchange messages")
     func cryptoIdentities() async throws {
         let yaml = "relay: {enabled: true}\ntransports:\n  loopback: {enabled: true, network: \(UUID().uuidString)}\n"
-        let alice = try await RunningNode.start(yaml: yaml, crypto: true)
-        let bob = try await RunningNode.start(yaml: yaml, crypto: true)
+        let alice = try await RunningNode.start(yaml: yaml)
+        let bob = try await RunningNode.start(yaml: yaml)
         defer {
             alice.directory.cleanUp()
             bob.directory.cleanUp()
         }
         #expect(FileManager.default.fileExists(atPath: alice.directory.file("identity.key")))
-        #expect(!FileManager.default.fileExists(atPath: alice.directory.file("peer-id")))
         // The same file gives the same peer ID.
-        #expect(try LocalIdentity.loadOrCreateCrypto(dataDirectory: alice.directory.path).peerID == alice.node.peerID)
+        #expect(try LocalIdentity.loadOrCreate(dataDirectory: alice.directory.path).peerID == alice.node.peerID)
 
         try await eventually("alice has a link to bob") {
             try await alice.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers

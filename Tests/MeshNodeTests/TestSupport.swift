@@ -45,13 +45,12 @@ struct RunningNode {
     /// Builds and starts a node from `yaml`, and waits until its control socket answers.
     static func start(
         yaml: String, overrides: [String] = [], registry: TransportRegistry = .builtIn,
-        directory: TemporaryDirectory? = nil, crypto: Bool = false
+        directory: TemporaryDirectory? = nil
     ) async throws -> RunningNode {
         let directory = try directory ?? TemporaryDirectory()
         let config = try NodeConfiguration.load(
             yaml: yaml, source: "test", environment: [:], overrides: overrides, registry: registry)
-        let identity = crypto ? try LocalIdentity.loadOrCreateCrypto(dataDirectory: directory.path) : nil
-        let node = try buildNode(config: config, dataDirectory: directory.path, registry: registry, identity: identity)
+        let node = try buildNode(config: config, dataDirectory: directory.path, registry: registry)
         let task = Task { try await node.run(handlingSignals: false) }
         let running = RunningNode(node: node, directory: directory, task: task)
         try await eventually("the control socket answers") {

@@ -194,6 +194,11 @@ public struct DataFrame: Sendable, Hashable {
         self.payload = payload
     }
 
+    /// Flag bit: the message is a sealed envelope (opened by the destination's
+    /// `MessageSealer`). Without it the destination accepts the message only from
+    /// a link whose authenticated remote is the message's origin.
+    public static let sealedFlag: UInt16 = 0x0001
+
     /// The number of bytes chunk `index` of a message of `messageLength` bytes carries.
     public static func chunkLength(index: Int, messageLength: Int) -> Int {
         let start = index * Frame.chunkSize

@@ -417,9 +417,20 @@ public actor Router: Service {
                 return .refused
             }
         }
-        dedup.insert(frame.messageID)
         var opened = payload
-        if let sealer {
+        if frame.flags & DataFrame.sealedFlag == 0 {
+            // Unsealed messages are trusted only from the link's authenticated remote
+            // itself: a peer cannot speak for another origin without an envelope.
+            guard frame.origin == session.remote else {
+                counters.sealedMessagesRejected["unsealedFromThirdParty", default: 0] += 1
+                logger.warning("dropping unsealed message \(frame.messageID) claiming origin \(frame.origin) from \(session.remote)")
+                emit(.malformedInput(transport: session.transport, peer: session.remote, reason: "unsealed message claims another origin"))
+                dedup.insert(frame.messageID)
+                return .accepted
+            }
+            dedup.insert(frame.messageID)
+        } else if let sealer {
+            dedup.insert(frame.messageID)
             do {
                 opened = try sealer.open(payload, from: frame.origin)
             } catch {
@@ -431,6 +442,11 @@ public actor Router: Service {
                 // Acknowledge the hop (it arrived), but never deliver it.
                 return .accepted
             }
+        } else {
+            dedup.insert(frame.messageID)
+            counters.sealedMessagesRejected["noSealer", default: 0] += 1
+            logger.warning("dropping sealed message \(frame.messageID) from \(frame.origin): this router has no sealer to open it")
+            return .accepted
         }
         counters.messagesReceived += 1
         emit(.messageReceived(id: frame.messageID, from: frame.origin, transport: session.transport))
@@ -463,7 +479,13 @@ public actor Router: Service {
             throw MeshError(.noRoute, "no live link to peer \(peer); the message was not sent")
         }
         var payload = payload
-        if let sealer, peer != localPeerID {
+        var flags: UInt16 = 0
+        if let sealer, peer != localPeerID, configuration.sealing == .always {
+            // With `.relayedOnly` (the default) a message sent straight to its
+            // destination over an authenticated link is protected end to end by the
+            // link's Noise session already; the envelope's public-key work is spent
+            // only where a relay would carry the message.
+            flags |= DataFrame.sealedFlag
             payload = try sealer.seal(payload, to: peer)
             guard payload.count <= configuration.maxMessageSize else {
                 throw MeshError(.messageTooLarge, "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
@@ -481,7 +503,7 @@ public actor Router: Service {
             return DataFrame(
                 sequence: 0, messageID: id, origin: localPeerID, destination: peer, ttl: configuration.defaultTTL,
                 chunkIndex: UInt16(index), chunkCount: UInt16(count), messageLength: UInt32(payload.count),
-                payload: Array(payload[start..<end]))
+                flags: flags, payload: Array(payload[start..<end]))
         }
         if count == 1 {
             try await deliver(chunk(0), to: peer)

@@ -33,6 +33,17 @@ public struct ReconnectConfiguration: Sendable, Hashable {
     }
 }
 
+/// When the router seals messages end to end with its `MessageSealer`.
+public enum SealingPolicy: String, Sendable, Hashable, Codable {
+    /// Every message to another node is sealed in an envelope.
+    case always
+    /// Only messages that a relay carries are sealed; a message going straight to its
+    /// destination over an authenticated (Noise) link is already end-to-end protected
+    /// and skips the per-message public-key work. Unsealed messages are accepted only
+    /// from the link whose authenticated remote is their origin.
+    case relayedOnly = "relayed_only"
+}
+
 /// Everything the router can be told.
 public struct RouterConfiguration: Sendable {
     /// Relay = messaging: when false the node neither sends nor receives.
@@ -58,6 +69,8 @@ public struct RouterConfiguration: Sendable {
     public var inboxCapacity: Int
     /// Hops a new message may take.
     public var defaultTTL: UInt8
+    /// When messages are sealed end to end (needs a `MessageSealer`).
+    public var sealing: SealingPolicy
 
     /// Defaults suitable for a node.
     public init(
@@ -71,7 +84,8 @@ public struct RouterConfiguration: Sendable {
         dedupCapacity: Int = 65_536,
         windowPerLink: Int = 256,
         inboxCapacity: Int = 1024,
-        defaultTTL: UInt8 = 7
+        defaultTTL: UInt8 = 7,
+        sealing: SealingPolicy = .relayedOnly
     ) {
         self.relayEnabled = relayEnabled
         self.escalation = escalation
@@ -84,5 +98,6 @@ public struct RouterConfiguration: Sendable {
         self.windowPerLink = windowPerLink
         self.inboxCapacity = inboxCapacity
         self.defaultTTL = defaultTTL
+        self.sealing = sealing
     }
 }

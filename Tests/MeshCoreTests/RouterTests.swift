@@ -191,6 +191,39 @@ final class RouterPair: Sendable {
         await pair.stop()
     }
 
+    /// An authenticated peer cannot slip in an unsealed message claiming another
+    /// origin: it is acknowledged (it arrived) but never delivered.
+    @Test func unsealedMessageClaimingAnotherOriginIsDropped() async throws {
+        let pair = await RouterPair(transports: [("lo", 10, .init())], configuration: Self.testConfiguration)
+        try await pair.waitForLinks(["lo"])
+        let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
+        let hostileID = PeerID.random()
+        try await hostile.start(context: TransportContext(localPeerID: hostileID, logger: Logger(label: "h")))
+        let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
+        try await link.send([0xC0] + Array("SCM0".utf8) + [Frame.version] + hostileID.bytes)
+        _ = try await link.receive()
+        let spoofed = DataFrame(
+            sequence: 1, messageID: .random(), origin: pair.a.localPeerID, destination: pair.b.localPeerID, ttl: 7,
+            chunkIndex: 0, chunkCount: 1, messageLength: 3, payload: [6, 6, 6])
+        try await link.send([0xC0] + Frame.data(spoofed).encoded())
+        // The hop is acknowledged...
+        var acked = false
+        while let packet = try await link.receive() {
+            if case .ack(let ack) = try Frame.decode(Array(packet.dropFirst())), ack.cumulative == 1 {
+                acked = true
+                break
+            }
+        }
+        #expect(acked)
+        // ...but nothing is delivered, and real traffic still flows.
+        try await Self.sendAll(pair, 0..<10)
+        try await pair.waitForReceived(10)
+        #expect(pair.received.withLock { $0.allSatisfy { $0.payload != [6, 6, 6] } })
+        #expect(await pair.b.stats().sealedMessagesRejected["unsealedFromThirdParty"] == 1)
+        await hostile.stop()
+        await pair.stop()
+    }
+
     @Test func impostorWithWrongExpectedPeerIsRefused() async throws {
         let network = LoopbackNetwork()
         let router = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: Self.testConfiguration, logger: Logger(label: "t"))

@@ -10,9 +10,13 @@ import Testing
     static let configuration = RouterConfiguration(
         reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)))
 
-    static func makeRouter(_ identity: NodeIdentity, address: String, network: LoopbackNetwork, discovery: Bool = true) async -> Router {
+    static func makeRouter(
+        _ identity: NodeIdentity, address: String, network: LoopbackNetwork, discovery: Bool = true, sealing: SealingPolicy = .relayedOnly
+    ) async -> Router {
         var logger = Logger(label: "secure-router")
         logger.logLevel = .critical
+        var configuration = Self.configuration
+        configuration.sealing = sealing
         let router = Router(
             security: NoiseLinkSecurity(identity: identity), configuration: configuration,
             sealer: EnvelopeSealer(identity: identity), logger: logger)
@@ -22,12 +26,13 @@ import Testing
         return router
     }
 
-    @Test func twoRoutersCompleteXXAndExchangeSealedMessages() async throws {
+    @Test(arguments: [SealingPolicy.always, .relayedOnly])
+    func twoRoutersCompleteXXAndExchangeMessages(sealing: SealingPolicy) async throws {
         let network = LoopbackNetwork()
         let alice = NodeIdentity.generate()
         let bob = NodeIdentity.generate()
-        let a = await Self.makeRouter(alice, address: "alice", network: network)
-        let b = await Self.makeRouter(bob, address: "bob", network: network)
+        let a = await Self.makeRouter(alice, address: "alice", network: network, sealing: sealing)
+        let b = await Self.makeRouter(bob, address: "bob", network: network, sealing: sealing)
         let runs = [Task { try? await a.run() }, Task { try? await b.run() }]
         let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         try await Self.eventually { await a.peers().contains { $0.peer == bob.peerID } }
@@ -41,6 +46,7 @@ import Testing
         #expect(first?.from == alice.peerID)
         #expect(second?.payload == large)
         #expect(back?.payload == Array("hi alice".utf8))
+        #expect(await b.stats().sealedMessagesRejected.isEmpty)
         await a.shutdown()
         await b.shutdown()
         for run in runs { await run.value }

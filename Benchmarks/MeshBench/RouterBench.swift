@@ -190,7 +190,7 @@ enum RouterBench {
         let bulkSeconds = try await blast(p1, count: bulkCount, size: 65_536, window: 64)
         await p1.stop()
         figures.append(BenchFigure(
-            name: "full stack TCP bulk 256 MiB (Noise+envelopes+router)", value: Double(bulkCount * 65_536) / 1e6 / bulkSeconds,
+            name: "full stack TCP bulk 256 MiB (Noise+router, direct: no envelope)", value: Double(bulkCount * 65_536) / 1e6 / bulkSeconds,
             unit: "MB/s", baseline: baseline(TCPBench.rawBulkName)))
         let small = 100_000
         let (p2, _) = try await tcpPair(expect: small)

@@ -222,6 +222,11 @@ public final class BLETransport: Transport {
         guard current & MgmtSocket.Setting.lowEnergy != 0 else {
             throw MeshError(.transportUnavailable, "BLE unavailable: Low Energy is switched off on \(adapter) (btmgmt -i \(adapter) le on)")
         }
+        guard addressBytes.contains(where: { $0 != 0 }) else {
+            throw MeshError(
+                .transportUnavailable,
+                "BLE unavailable: adapter \(adapter) has no public address (controllers with only a static random address are not supported yet)")
+        }
         let psm = UInt16(configuration.psm)
         let local = try BLEPeerAddress(bytes: addressBytes, type: .public, psm: psm)
 

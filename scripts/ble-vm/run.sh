@@ -16,6 +16,7 @@
 #   SWIFT_PACKAGE=<dir with Package.swift>   package to build   (default scripts/ble-vm/BLEVMTest)
 #   SWIFT_PRODUCT=<executable product>       binary put in the guest's /usr/bin (default ble-vm-test)
 #   GUEST_TEST=<sh script>                   run in the guest as /guest-test.sh; exit 0 = pass
+#   SWIFT_SCRATCH=<dir>                      build directory (default $BLE_VM_DIR/build-<product>)
 #   EXTRA_BINS="<host paths>"                more binaries for the guest's /usr/bin
 #   BENCH_ROUNDS=N                           also benchmark (guest sees scmesh.bench=N)
 # Needs on the host: apt-get with Debian bookworm sources ('apt-get update' done), dpkg-deb,
@@ -27,6 +28,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 VM=${BLE_VM_DIR:-$REPO/.vm/ble-vm}
 SWIFT_PACKAGE=${SWIFT_PACKAGE:-$HERE/BLEVMTest}
 SWIFT_PRODUCT=${SWIFT_PRODUCT-ble-vm-test}
+SWIFT_SCRATCH=${SWIFT_SCRATCH:-$VM/build-$SWIFT_PRODUCT}
 GUEST_TEST=${GUEST_TEST:-$HERE/guest-test.sh}
 EXTRA_BINS=${EXTRA_BINS:-}
 QEMU_TIMEOUT=${QEMU_TIMEOUT:-300}
@@ -93,9 +95,9 @@ if [ -n "$SWIFT_PRODUCT" ]; then
   log "swift build -c release --static-swift-stdlib ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
   T_BUILD=$(date +%s.%N)
   swift build -c release --static-swift-stdlib --package-path "$SWIFT_PACKAGE" \
-    --scratch-path "$VM/swift-build" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
+    --scratch-path "$SWIFT_SCRATCH" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
     { tail -30 swift-build.log >&2; fail "swift build failed (log: $VM/swift-build.log)"; }
-  SWIFT_BIN=$VM/swift-build/release/$SWIFT_PRODUCT
+  SWIFT_BIN=$SWIFT_SCRATCH/release/$SWIFT_PRODUCT
   [ -x "$SWIFT_BIN" ] || fail "no binary at $SWIFT_BIN"
   log "swift build: $(elapsed "$T_BUILD")s"
 fi
@@ -107,6 +109,8 @@ for a in $(initrd/bin/busybox --list); do [ -e initrd/bin/$a ] || ln -s busybox 
 cp host/usr/bin/btvirt host/usr/bin/btmgmt host/usr/bin/btmon host/usr/bin/hcitool host/usr/bin/l2test \
   bin/cocecho $SWIFT_BIN initrd/usr/bin/ || fail "copying guest programs failed"
 for b in $EXTRA_BINS; do cp "$b" initrd/usr/bin/ || fail "missing $b"; done
+# Resource bundles (e.g. MeshNode's built-in config) must sit next to the executable.
+[ -n "$SWIFT_BIN" ] && for r in "$(dirname "$SWIFT_BIN")"/*.resources; do [ -d "$r" ] && cp -r "$r" initrd/usr/bin/; done
 [ -n "$SWIFT_PRODUCT" ] && strip initrd/usr/bin/$SWIFT_PRODUCT 2>/dev/null
 for b in initrd/usr/bin/*; do LD_LIBRARY_PATH=$QEMU_LIBS ldd "$b" 2>/dev/null | awk '/=> \//{print $3}'; done | sort -u |
   while read -r l; do cp -L "$l" initrd/lib/x86_64-linux-gnu/; done

@@ -203,10 +203,13 @@ actor MDNSDiscovery {
         guard phase == .running, event.generation == session.generation else { return }
         switch event {
         case .client(_, let status, let error):
+            logger.debug("mDNS: client state \(status)\(error < 0 ? " (\(AvahiError.text(error)))" : "")")
             handleClient(status, error: error)
         case .group(_, let status, let error):
+            logger.debug("mDNS: entry group state \(status)")
             handleGroup(status, error: error)
         case .browseNew(_, let key, let ownService):
+            logger.debug("mDNS: browse: new \(key)\(ownService ? " (ours)" : "")")
             guard !ownService else { return }
             guard isAllowed(key) else {
                 logger.trace("mDNS: ignoring \(key): interface or protocol not allowed")
@@ -215,6 +218,7 @@ actor MDNSDiscovery {
             let rc = session.resolve(key)
             if rc < 0 { logger.debug("mDNS: cannot resolve \(key): \(AvahiError.text(rc))") }
         case .browseRemove(_, let key):
+            logger.debug("mDNS: browse: removed \(key)")
             session.cancelResolve(key)
             if let service = known.removeValue(forKey: key) {
                 logger.debug("mDNS: lost \(service)")

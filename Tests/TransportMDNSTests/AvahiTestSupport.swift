@@ -65,13 +65,19 @@ enum AvahiTestSupport {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        // A file, not a pipe: a daemon the command starts must not keep us waiting for EOF.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mdns-test-\(PeerID.random().short).out").path
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? output.close() }
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return (process.terminationStatus, text)
     }
 
     /// Ends a child process with SIGKILL and reaps it. (A child started from a Swift

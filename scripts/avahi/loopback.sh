@@ -56,6 +56,21 @@ avahi_on_bus() {
     org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Avahi 2>/dev/null | grep -q 'boolean true'
 }
 
+# Runs "$@" in the background with stdin from /dev/null, stdout+stderr to the log file $1,
+# and no other inherited descriptor (a daemon holding a caller's pipe would keep that
+# caller - a test harness, CI - waiting for EOF). Sets SPAWNED to its PID.
+spawn() {
+  local log=$1; shift
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec "$@" >"$log" 2>&1 </dev/null
+  ) &
+  SPAWNED=$!
+}
+
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 start_bus() {
@@ -68,7 +83,8 @@ start_bus() {
   rm -f /run/dbus/pid "$BUS_SOCKET"
   mkdir -p /run/dbus
   local pid
-  pid=$(dbus-daemon --system --fork --print-pid)
+  spawn "$DIR/dbus.log" dbus-daemon --system --nofork
+  pid=$SPAWNED
   echo "$pid" >"$DIR/dbus.pid"
   for _ in $(seq 100); do bus_answers && break; sleep 0.05; done
   bus_answers || { log "dbus-daemon (pid $pid) started but does not answer on $BUS_SOCKET"; exit 1; }
@@ -107,9 +123,8 @@ start_avahi() {
   fi
   write_config
   # no -D: we keep the PID ourselves; setsid so the daemon outlives this shell's job control
-  setsid avahi-daemon --no-chroot --no-rlimits -f "$DIR/avahi-daemon.conf" \
-    >"$DIR/avahi.log" 2>&1 </dev/null &
-  echo $! >"$DIR/avahi.pid"
+  spawn "$DIR/avahi.log" setsid avahi-daemon --no-chroot --no-rlimits -f "$DIR/avahi-daemon.conf"
+  echo "$SPAWNED" >"$DIR/avahi.pid"
   for _ in $(seq 200); do avahi_on_bus && grep -q 'Server startup complete' "$DIR/avahi.log" && break; sleep 0.05; done
   if ! avahi_on_bus; then log "avahi-daemon did not come up; its log:"; cat "$DIR/avahi.log" >&2; exit 1; fi
   log "started avahi-daemon on lo (pid $(cat "$DIR/avahi.pid"), log $DIR/avahi.log)"

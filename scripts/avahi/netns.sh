@@ -20,7 +20,10 @@
 # How: a dbus-daemon per host listening on $DIR/hN/system_bus_socket; avahi-daemon and
 # libavahi-client both honour DBUS_SYSTEM_BUS_ADDRESS. avahi-daemon keeps its pid file
 # at the fixed /run/avahi-daemon, so it runs under `ip netns exec` (a private mount
-# namespace) with a tmpfs mounted on /run. Each daemon has its own host name (else one is
+# namespace) with a tmpfs mounted on /run. use-iff-running=yes makes a daemon drop its
+# interface (and flush what it learnt there) when the carrier goes, so taking one veth end
+# down makes *both* sides lose each other, as a lost Wi-Fi link would.
+# Each daemon has its own host name (else one is
 # renamed "-2"), allow-interfaces=vethN, wide-area off, and publish-aaaa-on-ipv4=no (else
 # a fe80:: AAAA record crosses over IPv4 mDNS and may be what a resolver hands back).
 set -euo pipefail
@@ -42,6 +45,21 @@ host() {
     2|h2|"$N2") echo 2 ;;
     *) log "unknown host '$1' (use 1 or 2)"; exit 2 ;;
   esac
+}
+
+# Runs "$@" in the background with stdin from /dev/null, stdout+stderr to the log file $1,
+# and no other inherited descriptor (a daemon holding a caller's pipe would keep that
+# caller - a test harness, CI - waiting for EOF). Sets SPAWNED to its PID.
+spawn() {
+  local log=$1; shift
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec "$@" >"$log" 2>&1 </dev/null
+  ) &
+  SPAWNED=$!
 }
 
 exists() { ip netns list 2>/dev/null | grep -qw "$1"; }
@@ -85,6 +103,7 @@ host-name=$PREFIX-h$h
 use-ipv4=$use_v4
 use-ipv6=$use_v6
 allow-interfaces=$dev
+use-iff-running=yes
 ratelimit-interval-usec=1000000
 ratelimit-burst=1000
 [wide-area]
@@ -98,15 +117,13 @@ publish-workstation=no
 enable-reflector=no
 CONF
     rm -f "$DIR/h$h/system_bus_socket"
-    ip netns exec "$ns" dbus-daemon --config-file="$DIR/h$h/dbus.conf" --nofork --nopidfile \
-      >"$DIR/h$h/dbus.log" 2>&1 </dev/null &
-    echo $! >"$DIR/h$h/dbus.pid"
+    spawn "$DIR/h$h/dbus.log" ip netns exec "$ns" dbus-daemon --config-file="$DIR/h$h/dbus.conf" --nofork --nopidfile
+    echo "$SPAWNED" >"$DIR/h$h/dbus.pid"
     for _ in $(seq 100); do [ -S "$DIR/h$h/system_bus_socket" ] && break; sleep 0.05; done
     # exec chain ip -> sh -> avahi-daemon keeps $! the daemon's PID
-    ip netns exec "$ns" env DBUS_SYSTEM_BUS_ADDRESS="$(bus $h)" sh -c \
-      "mount -t tmpfs -o size=1m,mode=755 $PREFIX-run /run && exec avahi-daemon --no-chroot --no-rlimits -f $DIR/h$h/avahi.conf" \
-      >"$DIR/h$h/avahi.log" 2>&1 </dev/null &
-    echo $! >"$DIR/h$h/avahi.pid"
+    spawn "$DIR/h$h/avahi.log" ip netns exec "$ns" env DBUS_SYSTEM_BUS_ADDRESS="$(bus $h)" sh -c \
+      "mount -t tmpfs -o size=1m,mode=755 $PREFIX-run /run && exec avahi-daemon --no-chroot --no-rlimits -f $DIR/h$h/avahi.conf"
+    echo "$SPAWNED" >"$DIR/h$h/avahi.pid"
   done
   for h in 1 2; do
     for _ in $(seq 200); do grep -q 'Server startup complete' "$DIR/h$h/avahi.log" && break; sleep 0.05; done
@@ -168,9 +185,9 @@ wait_browse() {
 test_() {
   local rc=0 pids=()
   for h in 1 2; do
-    ip netns exec "${NS[$h]}" env DBUS_SYSTEM_BUS_ADDRESS="$(bus $h)" \
-      avahi-publish -s "selftest-h$h" _scmesh._tcp "700$h" v=1 "id=h$h" >"$DIR/pub$h.log" 2>&1 &
-    pids+=($!)
+    spawn "$DIR/pub$h.log" ip netns exec "${NS[$h]}" env DBUS_SYSTEM_BUS_ADDRESS="$(bus $h)" \
+      avahi-publish -s "selftest-h$h" _scmesh._tcp "700$h" v=1 "id=h$h"
+    pids+=("$SPAWNED")
   done
   for h in 1 2; do
     local other=$((3 - h)) t0 t1

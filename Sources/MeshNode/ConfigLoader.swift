@@ -83,6 +83,7 @@ extension NodeConfiguration {
             (YAMLNode("escalation"), try ConfigTree.encode(escalation)),
             (YAMLNode("reconnect"), try ConfigTree.encode(reconnect)),
             (YAMLNode("keepalive_interval_ms"), YAMLNode(String(keepaliveIntervalMs))),
+            (YAMLNode("handshake_timeout_ms"), YAMLNode(String(handshakeTimeoutMs))),
         ])
     }
 
@@ -330,6 +331,7 @@ struct ConfigDocument: Decodable {
     enum CodingKeys: String, CodingKey {
         case node, relay, transports, escalation, reconnect
         case keepaliveIntervalMs = "keepalive_interval_ms"
+        case handshakeTimeoutMs = "handshake_timeout_ms"
     }
 
     init(from decoder: any Decoder) throws {
@@ -343,6 +345,10 @@ struct ConfigDocument: Decodable {
         try require(
             configuration.keepaliveIntervalMs >= 1, .keepaliveIntervalMs, in: container,
             "must be at least 1, got \(configuration.keepaliveIntervalMs)")
+        configuration.handshakeTimeoutMs = try container.decode(Int.self, forKey: .handshakeTimeoutMs)
+        try require(
+            configuration.handshakeTimeoutMs >= 1, .handshakeTimeoutMs, in: container,
+            "must be at least 1, got \(configuration.handshakeTimeoutMs)")
 
         self.configuration = configuration
     }

@@ -188,6 +188,9 @@ public struct NodeConfiguration: Sendable {
     public var reconnect = ReconnectSettings()
     /// `keepalive_interval_ms`: idle links are pinged this often; three silent intervals close a link.
     public var keepaliveIntervalMs: Int = ReconnectSettings.keepaliveDefault
+    /// `handshake_timeout_ms`: how long a new link may take to complete its handshake
+    /// before it is closed (a peer that connects and goes silent is dropped after this).
+    public var handshakeTimeoutMs: Int = ReconnectSettings.handshakeTimeoutDefault
 
     /// The built-in defaults: every transport of `registry` present but disabled, at
     /// its default priority with its default settings; relay off.
@@ -220,12 +223,14 @@ public struct NodeConfiguration: Sendable {
         configuration.reconnect.maxDelay = .milliseconds(reconnect.maxDelayMs)
         configuration.reconnect.jitter = reconnect.jitter
         configuration.keepaliveInterval = .milliseconds(keepaliveIntervalMs)
+        configuration.handshakeTimeout = .milliseconds(handshakeTimeoutMs)
         return configuration
     }
 }
 
 extension NodeConfiguration.ReconnectSettings {
     static var keepaliveDefault: Int { RouterConfiguration().keepaliveInterval.milliseconds }
+    static var handshakeTimeoutDefault: Int { RouterConfiguration().handshakeTimeout.milliseconds }
 }
 
 extension Duration {

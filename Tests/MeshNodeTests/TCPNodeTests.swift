@@ -1,0 +1,507 @@
+import Foundation
+import MeshCore
+import MeshNode
+import Synchronization
+import Testing
+
+// Node-level tests of the TCP transport (issue 4), on real sockets on loopback:
+// two `scmesh run` processes that lose and regain each other, and hostile raw sockets
+// against a node that keeps serving a well-behaved peer meanwhile.
+//
+// Nothing here asserts a time: every wait is a bounded poll with a generous limit.
+
+@Suite("TCP nodes")
+struct TCPNodeTests {
+    /// Who has the other in `transports.tcp.bootstrap`.
+    enum Dialer: String, CustomTestStringConvertible, CaseIterable {
+        /// B (the receiver) bootstraps to A: a restarted B dials A as it starts.
+        case receiver
+        /// A (the sender) bootstraps to B: A redials B with backoff until B is back.
+        case sender
+
+        var testDescription: String { "\(rawValue) dials" }
+    }
+
+    @Test(
+        "two scmesh processes over TCP: a message arrives, sending fails with noRoute while the receiver is killed, delivery resumes after its restart",
+        arguments: Dialer.allCases)
+    func killAndRestartReceiver(dialer: Dialer) async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let a = directory.file("a")
+        let b = directory.file("b")
+        let portA = try unusedLoopbackPort()
+        let portB = try unusedLoopbackPort()
+        // TCP only; a short redial schedule so a restarted peer is found again quickly.
+        let common = [
+            "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
+            "--set", "transports.ble.enabled=false",
+            "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
+        ]
+        var argumentsA = ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + common
+        var argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
+        switch dialer {
+        case .receiver: argumentsB += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)"]
+        case .sender: argumentsA += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
+        }
+
+        let nodeA = try startScmesh(argumentsA, home: home)
+        defer { stopProcess(nodeA) }
+        var nodeB = try startScmesh(argumentsB, home: home)
+        defer { stopProcess(nodeB) }
+
+        let idB = try runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let idA = try runScmesh(["identity", "--data-dir", a], home: home).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(PeerID(hex: idA) != nil && PeerID(hex: idB) != nil)
+
+        // 1. A message from A arrives in B's inbox.
+        try await eventually("node A has a link to node B", attempts: 1500) {
+            try runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+        }
+        let first = try runScmesh(["send", "--data-dir", a, idB, "before the kill"], home: home)
+        #expect(first.status == 0, "\(first.standardError)")
+        try await eventually("the first message is in B's inbox", attempts: 1500) {
+            try inboxTexts(dataDirectory: b, home: home) == ["before the kill"]
+        }
+        let arrived = try inbox(dataDirectory: b, home: home)
+        #expect(arrived.first?["from"] as? String == idA)
+        #expect(arrived.first?["transport"] as? String == "tcp")
+
+        // 2. SIGKILL B: no graceful goodbye, the kernel just closes its sockets.
+        kill(nodeB.processIdentifier, SIGKILL)
+        nodeB.waitUntilExit()
+        #expect(nodeB.terminationReason == .uncaughtSignal)
+        try await eventually("node A sees the link to B gone", attempts: 1500) {
+            let peers = try runScmesh(["peers", "--data-dir", a, "--json"], home: home)
+            return peers.status == 0 && !peers.standardOutput.contains(idB)
+        }
+        let whileDown = try runScmesh(["send", "--data-dir", a, "--json", idB, "while B is down"], home: home)
+        #expect(whileDown.status == 1)
+        let failure = try jsonObject(whileDown.standardOutput)
+        #expect(failure["ok"] as? Bool == false)
+        #expect(failure["code"] as? String == "noRoute", "\(whileDown.standardOutput)")
+        #expect((failure["error"] as? String)?.contains("no live link to peer") == true, "\(whileDown.standardOutput)")
+        let plain = try runScmesh(["send", "--data-dir", a, idB, "while B is down"], home: home)
+        #expect(plain.status == 1)
+        #expect(plain.standardOutput.isEmpty)
+        #expect(plain.standardError.hasPrefix("scmesh: "), "\(plain.standardError)")
+        #expect(plain.standardError.contains("no live link to peer"), "\(plain.standardError)")
+        #expect(plain.standardError.split(separator: "\n").count == 1, "\(plain.standardError)")
+
+        // 3. Restart B on the same data dir and port: the redial brings the link back
+        //    and a new send arrives.
+        nodeB = try startScmesh(argumentsB, home: home)
+        try await eventually("node A has a link to the restarted node B", attempts: 1500) {
+            try runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+        }
+        #expect(try runScmesh(["identity", "--data-dir", b], home: home).standardOutput.contains(idB))
+        let second = try runScmesh(["send", "--data-dir", a, idB, "after the restart"], home: home)
+        #expect(second.status == 0, "\(second.standardError)")
+        try await eventually("the second message is in the restarted B's inbox", attempts: 1500) {
+            try inboxTexts(dataDirectory: b, home: home) == ["after the restart"]
+        }
+        // The message sent while B was down was refused, not queued and delivered late.
+        #expect(try !inboxTexts(dataDirectory: b, home: home).contains("while B is down"))
+
+        for node in [nodeA, nodeB] { kill(node.processIdentifier, SIGTERM) }
+        try await eventually("both nodes exit after SIGTERM", attempts: 1500) { !nodeA.isRunning && !nodeB.isRunning }
+        #expect(nodeA.terminationStatus == 0)
+        #expect(nodeB.terminationStatus == 0)
+    }
+
+    @Test("handshake_timeout_ms reaches the router; the default is the router's, below 1 is refused naming the key")
+    func handshakeTimeoutKey() throws {
+        let defaults = try NodeConfiguration.load(yaml: "", source: "test", environment: [:], registry: .builtIn)
+        #expect(defaults.routerConfiguration.handshakeTimeout == RouterConfiguration().handshakeTimeout)
+        #expect(try defaults.yaml().contains("handshake_timeout_ms: \(defaults.handshakeTimeoutMs)"))
+        let short = try NodeConfiguration.load(
+            yaml: "handshake_timeout_ms: 1500", source: "test", environment: [:], registry: .builtIn)
+        #expect(short.routerConfiguration.handshakeTimeout == .milliseconds(1500))
+        let flagged = try NodeConfiguration.load(
+            yaml: "", source: "test", environment: ["SCMESH_HANDSHAKE_TIMEOUT_MS": "250"],
+            overrides: [], registry: .builtIn)
+        #expect(flagged.routerConfiguration.handshakeTimeout == .milliseconds(250))
+        #expect {
+            _ = try NodeConfiguration.load(
+                yaml: "", source: "test", environment: [:], overrides: ["handshake_timeout_ms=0"], registry: .builtIn)
+        } throws: { error in
+            "\(error)".contains("handshake_timeout_ms")
+        }
+    }
+
+    /// The node under attack: TCP only, a small max frame size (so an over-limit length
+    /// prefix exists at all: the prefix is two bytes, so 65,535 is the largest length a
+    /// peer can announce) and a short handshake timeout.
+    static func targetYAML(port: Int) -> String {
+        """
+        relay: {enabled: true}
+        handshake_timeout_ms: 1500
+        transports:
+          tcp: {enabled: true, listen: ["127.0.0.1:\(port)"], max_frame_size: 4096}
+        """
+    }
+
+    /// The well-behaved peer: dials the target, listens nowhere.
+    static func peerYAML(bootstrap port: Int) -> String {
+        """
+        relay: {enabled: true}
+        transports:
+          tcp: {enabled: true, listen: [], bootstrap: ["127.0.0.1:\(port)"]}
+        """
+    }
+
+    @Test("hostile raw sockets (garbage, over-limit and 0xFFFFFFFF length prefixes, half a handshake then silence) are dropped while a good peer keeps exchanging messages")
+    func hostilePeers() async throws {
+        let port = try unusedLoopbackPort()
+        let target = try await RunningNode.start(yaml: Self.targetYAML(port: port))
+        let peer = try await RunningNode.start(yaml: Self.peerYAML(bootstrap: port))
+        defer {
+            target.directory.cleanUp()
+            peer.directory.cleanUp()
+        }
+        try await eventually("the good peer has a link to the target", attempts: 1500) {
+            try await peerIDs(of: peer) == [target.node.peerID]
+        }
+        let goodLink = try #require(try await peers(of: target).first?.links.first)
+
+        // The good peer and the target exchange messages, both ways, until told to stop.
+        let stop = StopFlag()
+        let traffic = Task { try await exchange(between: peer, and: target, until: stop) }
+
+        // Each hostile socket does its thing and must be closed by the node.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // (a) Garbage: plain text. Its first two bytes ("no" = 28,271) read as a
+                // length under 65,535 but over 4096: closed by the framing.
+                let socket = try RawTCPSocket(port: port)
+                defer { socket.close() }
+                try socket.write(Array(String(repeating: "not a noise handshake! ", count: 200).utf8))
+                try await socket.awaitClosedByRemote("the garbage socket")
+            }
+            group.addTask {
+                // (a') Garbage inside valid TCP framing: a 5-byte frame whose first byte
+                // is no packet flag (docs/PROTOCOL.md A.1).
+                let socket = try RawTCPSocket(port: port)
+                defer { socket.close() }
+                try socket.write([0, 5, 1, 2, 3, 4, 5])
+                try await socket.awaitClosedByRemote("the framed-garbage socket")
+            }
+            group.addTask {
+                // (a'') Garbage one layer deeper: a whole-segment packet (flag 0xC0) whose
+                // handshake message 1 has 5 bytes, not 32.
+                let socket = try RawTCPSocket(port: port)
+                defer { socket.close() }
+                try socket.write([0, 6, 0xC0, 1, 2, 3, 4, 5])
+                try await socket.awaitClosedByRemote("the short-message-1 socket")
+            }
+            group.addTask {
+                // (b) A length prefix one over max_frame_size, then silence.
+                let socket = try RawTCPSocket(port: port)
+                defer { socket.close() }
+                try socket.write([0x10, 0x01])
+                try await socket.awaitClosedByRemote("the over-limit prefix socket")
+            }
+            group.addTask {
+                // (b') A "4 GiB" prefix 0xFFFFFFFF. The prefix is two bytes, so the node
+                // reads 0xFFFF = 65,535 (over this node's 4096; on a node with the
+                // default max_frame_size of 65,535 it would be a legal length, and the
+                // peer would be dropped by the handshake timeout like (c)).
+                let socket = try RawTCPSocket(port: port)
+                defer { socket.close() }
+                try socket.write([0xFF, 0xFF, 0xFF, 0xFF])
+                try await socket.awaitClosedByRemote("the 0xFFFFFFFF prefix socket")
+            }
+            group.addTask {
+                // (c) A valid Noise XX message 1 (the X25519 base point as the ephemeral
+                // key), then silence after the node's message 2: only the node's
+                // handshake_timeout_ms ends it.
+                let socket = try RawTCPSocket(port: port)
+                defer { socket.close() }
+                // On the wire: length 33, whole-segment flag 0xC0, the 32-byte key.
+                try socket.write([0, 33, 0xC0, 9] + [UInt8](repeating: 0, count: 31))
+                let prefix = try await socket.read(count: 2, "the length of the node's message 2")
+                let length = Int(prefix[0]) << 8 | Int(prefix[1])
+                // Flag + e (32) + encrypted s (32 + 16) + encrypted identity proof (99 + 16).
+                #expect(length == 1 + 195)
+                let message2 = try await socket.read(count: length, "the node's message 2")
+                #expect(message2.first == 0xC0)
+                try await socket.awaitClosedByRemote("the half-handshake socket")
+            }
+            try await group.waitForAll()
+        }
+
+        stop.set()
+        let (fromPeer, fromTarget) = try await traffic.value
+        #expect(fromPeer.count >= 3 && fromTarget.count >= 3)
+
+        // Every message of the good peer arrived, in order, and vice versa.
+        try await eventually("the target's inbox has every message of the good peer", attempts: 1500) {
+            try await inboxTexts(of: target) == fromPeer
+        }
+        try await eventually("the good peer's inbox has every message of the target", attempts: 1500) {
+            try await inboxTexts(of: peer) == fromTarget
+        }
+
+        // The node is sane: one peer, on the same link as before; six handshakes failed.
+        let status = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect(status.peerCount == 1)
+        #expect(status.transports.map(\.name) == ["tcp"])
+        #expect(status.transports.first?.state == "running")
+        #expect(status.stats.handshakeFailures == 6, "\(status.stats.handshakeFailuresByReason)")
+        #expect(status.stats.linksClosed == 0)
+        #expect(status.stats.linksOpened == 1)
+        #expect(status.stats.messagesReceived == fromPeer.count)
+        // Four refused by the framing (three over-limit prefixes, one bad packet flag),
+        // one by the Noise handshake, and the half handshake by the router's timeout.
+        #expect(
+            status.stats.handshakeFailuresByReason == ["malformedFrame": 4, "malformedHandshake": 1, "handshakeFailed": 1])
+        let targetPeers = try await peers(of: target)
+        #expect(targetPeers.map(\.peer) == [peer.node.peerID])
+        #expect(targetPeers.first?.links.map(\.id) == [goodLink.id])
+
+        // And it still accepts a new well-behaved peer.
+        let late = try await RunningNode.start(yaml: Self.peerYAML(bootstrap: port))
+        defer { late.directory.cleanUp() }
+        try await eventually("a new peer links to the target", attempts: 1500) {
+            try await peerIDs(of: late) == [target.node.peerID]
+        }
+        let reply = try await late.client.call(ControlRequest(cmd: "send", peer: target.node.peerID.hex, text: "late"))
+        #expect(reply.ok, "\(reply.line)")
+        try await eventually("the late peer's message arrives", attempts: 1500) {
+            try await inboxTexts(of: target).last == "late"
+        }
+
+        try await late.stop()
+        try await peer.stop()
+        try await target.stop()
+    }
+}
+
+// MARK: - In-process helpers
+
+/// A flag one task sets and another polls.
+private final class StopFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+/// Sends numbered messages `a` -> `b` and `b` -> `a` alternately until `stop` is set
+/// (at least three each way); every send must be acknowledged.
+/// - Returns: the texts each side sent, in order.
+private func exchange(
+    between a: RunningNode, and b: RunningNode, until stop: StopFlag
+) async throws -> (fromA: [String], fromB: [String]) {
+    var fromA: [String] = []
+    var fromB: [String] = []
+    var round = 0
+    while !stop.isSet || round < 3 {
+        for (sender, receiver) in [(a, b), (b, a)] {
+            let text = "\(sender.node.peerID.short) -> \(receiver.node.peerID.short) #\(round)"
+            let reply = try await sender.client.call(
+                ControlRequest(cmd: "send", peer: receiver.node.peerID.hex, text: text))
+            #expect(reply.ok, "send #\(round) failed: \(reply.line)")
+            guard reply.ok else { return (fromA, fromB) }
+            if sender.node.peerID == a.node.peerID { fromA.append(text) } else { fromB.append(text) }
+        }
+        round += 1
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return (fromA, fromB)
+}
+
+private func peers(of node: RunningNode) async throws -> [PeerSnapshot] {
+    try await node.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers
+}
+
+private func peerIDs(of node: RunningNode) async throws -> [PeerID] {
+    try await peers(of: node).map(\.peer)
+}
+
+private func inboxTexts(of node: RunningNode) async throws -> [String] {
+    try await node.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages.compactMap(\.text)
+}
+
+/// A plain blocking TCP socket to 127.0.0.1, for playing a misbehaving peer.
+private struct RawTCPSocket: Sendable {
+    let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw systemError("socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let error = systemError("connect to 127.0.0.1:\(port)")
+            Glibc.close(descriptor)
+            throw error
+        }
+    }
+
+    /// Writes all of `bytes` (no SIGPIPE if the node already closed).
+    func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard written > 0 else { throw systemError("send") }
+            offset += written
+        }
+    }
+
+    /// Reads exactly `count` bytes, polling without blocking.
+    /// - Throws: when the node closes the connection first, or nothing comes for long.
+    func read(count: Int, _ what: String) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for _ in 0..<Self.pollAttempts {
+            var buffer = [UInt8](repeating: 0, count: count - bytes.count)
+            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if received > 0 {
+                bytes += buffer.prefix(received)
+                if bytes.count == count { return bytes }
+                continue
+            }
+            if received == 0 { throw MeshError(.linkClosed, "the node closed the connection before \(what)") }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else { throw systemError("recv (\(what))") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw MeshError(.ackTimeout, "\(what) did not arrive")
+    }
+
+    /// Waits until the node closes the connection (end of stream or reset); any bytes
+    /// the node sends meanwhile are read and dropped.
+    /// - Throws: when the node keeps the connection open for long.
+    func awaitClosedByRemote(_ what: String) async throws {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for _ in 0..<Self.pollAttempts {
+            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if received > 0 { continue }
+            if received == 0 { return }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else { return }  // reset by the node
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw MeshError(.ackTimeout, "the node did not close \(what)")
+    }
+
+    /// 20 ms polls: 30 s at the least, far above any timeout the node is configured with.
+    static let pollAttempts = 1500
+
+    func close() {
+        Glibc.close(descriptor)
+    }
+}
+
+private func systemError(_ call: String) -> MeshError {
+    MeshError(.invalidArgument, "\(call) failed: \(String(cString: strerror(errno)))")
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+private func unusedLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw systemError("socket") }
+    defer { Glibc.close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw systemError("bind") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+// MARK: - Process helpers
+
+/// The `scmesh` executable next to this test binary (`swift build --build-tests` builds it).
+private var scmeshExecutable: URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        .deletingLastPathComponent().appendingPathComponent("scmesh")
+}
+
+/// What one finished `scmesh` invocation printed.
+private struct Finished {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+}
+
+/// The test's environment without `SCMESH_*` variables, `HOME` under the test directory.
+private func scmeshEnvironment(home: String) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCMESH_") }
+    environment["HOME"] = home
+    environment["XDG_DATA_HOME"] = nil
+    return environment
+}
+
+/// Starts a long-running `scmesh` (its log goes nowhere).
+private func startScmesh(_ arguments: [String], home: String) throws -> Process {
+    let process = Process()
+    process.executableURL = scmeshExecutable
+    process.arguments = arguments
+    process.environment = scmeshEnvironment(home: home)
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
+/// Kills `process` if it still runs and reaps it.
+private func stopProcess(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// Runs `scmesh` to completion.
+private func runScmesh(_ arguments: [String], home: String) throws -> Finished {
+    let output = Pipe()
+    let errors = Pipe()
+    let process = Process()
+    process.executableURL = scmeshExecutable
+    process.arguments = arguments
+    process.environment = scmeshEnvironment(home: home)
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    // The replies are small: both fit in a pipe's buffer, so reading one after the other is safe.
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Finished(
+        status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+        standardError: String(decoding: errorData, as: UTF8.self))
+}
+
+private func jsonObject(_ text: String) throws -> [String: Any] {
+    guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+        throw MeshError(.invalidArgument, "not a JSON object: \(text)")
+    }
+    return object
+}
+
+private func inbox(dataDirectory: String, home: String) throws -> [[String: Any]] {
+    let reply = try runScmesh(["inbox", "--data-dir", dataDirectory, "--json"], home: home)
+    guard reply.status == 0 else { throw MeshError(.invalidArgument, "inbox failed: \(reply.standardError)") }
+    return try jsonObject(reply.standardOutput)["messages"] as? [[String: Any]] ?? []
+}
+
+private func inboxTexts(dataDirectory: String, home: String) throws -> [String] {
+    try inbox(dataDirectory: dataDirectory, home: home).compactMap { $0["text"] as? String }
+}

@@ -35,7 +35,10 @@ struct MDNSNetnsTests {
             return result.output
         }
         _ = try netns(["up"])
-        defer { _ = try? netns(["down"]) }
+        defer {
+            _ = try? netns(["down"])
+            try? FileManager.default.removeItem(atPath: directory)
+        }
 
         let peers = [PeerID.random(), PeerID.random()]
         let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL.path
@@ -55,7 +58,7 @@ struct MDNSNetnsTests {
                     "SCMESH_MDNS_NETNS_INTERFACE=veth\(index + 1)",
                     "SCMESH_MDNS_NETNS_IP_MODE=\(ipMode)",
                     "SCMESH_MDNS_NETNS_PROGRESS=\(progress)",
-                    executable, "--testing-library", "swift-testing", "--filter", "peerRole",
+                    executable, "--testing-library", "swift-testing", "--filter", "MDNSNetnsTests/peerRole",
                 ]
             _ = FileManager.default.createFile(atPath: log, contents: nil)
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
@@ -108,6 +111,9 @@ struct MDNSNetnsTests {
         // Only now may the peers stop: one that stopped earlier would withdraw its
         // service before the other had found it again.
         _ = FileManager.default.createFile(atPath: "\(directory)/done", contents: nil)
+        let timeline = children.map { (try? String(contentsOfFile: $0.progress, encoding: .utf8)) ?? "" }
+        print("mDNS two hosts (\(ipMode)), time since each peer's start: " + timeline.map {
+            $0.split(separator: "\n").joined(separator: ", ") }.joined(separator: " | "))
         for child in children {
             while child.process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
             #expect(child.process.terminationStatus == 0, "a peer's test run failed; see \(child.log)")
@@ -127,9 +133,12 @@ struct MDNSNetnsTests {
         let ipv6 = environment["SCMESH_MDNS_NETNS_IP_MODE"] == "ipv6"
         let progressPath = try #require(environment["SCMESH_MDNS_NETNS_PROGRESS"])
         let progress = try FileHandle(forWritingTo: URL(fileURLWithPath: progressPath))
+        let started = ContinuousClock.now
         func report(_ line: String) {
+            let elapsed = (ContinuousClock.now - started).components
+            let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
             progress.seekToEndOfFile()
-            progress.write(Data((line + "\n").utf8))
+            progress.write(Data((line + " (+\(milliseconds) ms)\n").utf8))
         }
 
         var logger = Logger(label: "netns.\(interface)")

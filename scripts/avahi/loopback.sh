@@ -56,9 +56,17 @@ avahi_on_bus() {
     org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Avahi 2>/dev/null | grep -q 'boolean true'
 }
 
+# Whether PID $1 runs (a zombie waiting for its reaper counts as gone).
+running() {
+  local state
+  state=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 # Runs "$@" in the background with stdin from /dev/null, stdout+stderr to the log file $1,
-# and no other inherited descriptor (a daemon holding a caller's pipe would keep that
-# caller - a test harness, CI - waiting for EOF). Sets SPAWNED to its PID.
+# no other inherited descriptor (a daemon holding a caller's pipe would keep that
+# caller - a test harness, CI - waiting for EOF) and default signal handling.
+# Sets SPAWNED to its PID.
 spawn() {
   local log=$1; shift
   (
@@ -66,12 +74,20 @@ spawn() {
       fd=${fd##*/}
       if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
     done
+    # A caller may block or ignore signals (threads of a Swift test process block
+    # SIGTERM, and children inherit the mask): give the daemon a clean slate so that
+    # `stop` can end it with SIGTERM. perl-base is Essential on Debian.
+    if command -v perl >/dev/null 2>&1; then
+      exec perl -MPOSIX -e '$SIG{$_} = "DEFAULT" for qw(TERM INT HUP PIPE);
+        sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: $!";
+        exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!"' "$@" >"$log" 2>&1 </dev/null
+    fi
     exec "$@" >"$log" 2>&1 </dev/null
   ) &
   SPAWNED=$!
 }
 
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+alive() { [ -f "$1" ] && running "$(cat "$1")"; }
 
 start_bus() {
   if bus_answers; then
@@ -134,10 +150,10 @@ stop_pidfile() {
   local file=$1 what=$2
   if [ -f "$file" ]; then
     local pid; pid=$(cat "$file")
-    if kill -0 "$pid" 2>/dev/null; then
+    if running "$pid"; then
       kill "$pid" 2>/dev/null || true
-      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-      kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+      for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
+      running "$pid" && kill -9 "$pid" 2>/dev/null || true
       log "stopped $what (pid $pid)"
     fi
     rm -f "$file"

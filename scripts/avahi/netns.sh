@@ -47,9 +47,17 @@ host() {
   esac
 }
 
+# Whether PID $1 runs (a zombie waiting for its reaper counts as gone).
+running() {
+  local state
+  state=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 # Runs "$@" in the background with stdin from /dev/null, stdout+stderr to the log file $1,
-# and no other inherited descriptor (a daemon holding a caller's pipe would keep that
-# caller - a test harness, CI - waiting for EOF). Sets SPAWNED to its PID.
+# no other inherited descriptor (a daemon holding a caller's pipe would keep that
+# caller - a test harness, CI - waiting for EOF) and default signal handling.
+# Sets SPAWNED to its PID.
 spawn() {
   local log=$1; shift
   (
@@ -57,6 +65,14 @@ spawn() {
       fd=${fd##*/}
       if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
     done
+    # A caller may block or ignore signals (threads of a Swift test process block
+    # SIGTERM, and children inherit the mask): give the daemon a clean slate so that
+    # `stop` can end it with SIGTERM. perl-base is Essential on Debian.
+    if command -v perl >/dev/null 2>&1; then
+      exec perl -MPOSIX -e '$SIG{$_} = "DEFAULT" for qw(TERM INT HUP PIPE);
+        sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: $!";
+        exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!"' "$@" >"$log" 2>&1 </dev/null
+    fi
     exec "$@" >"$log" 2>&1 </dev/null
   ) &
   SPAWNED=$!
@@ -159,8 +175,8 @@ status() {
   for h in 1 2; do
     if exists "${NS[$h]}"; then
       local d a
-      d=$(kill -0 "$(cat "$DIR/h$h/dbus.pid" 2>/dev/null)" 2>/dev/null && echo running || echo stopped)
-      a=$(kill -0 "$(cat "$DIR/h$h/avahi.pid" 2>/dev/null)" 2>/dev/null && echo running || echo stopped)
+      d=$(running "$(cat "$DIR/h$h/dbus.pid" 2>/dev/null)" && echo running || echo stopped)
+      a=$(running "$(cat "$DIR/h$h/avahi.pid" 2>/dev/null)" && echo running || echo stopped)
       echo "${NS[$h]}: $(ip -n "${NS[$h]}" -br link show "${IF[$h]}" | awk '{print $2}') $(addr $h) dbus=$d avahi=$a"
     else
       echo "${NS[$h]}: absent"
@@ -213,8 +229,8 @@ down() {
       if [ -f "$f" ]; then
         local pid; pid=$(cat "$f")
         kill "$pid" 2>/dev/null || true
-        for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-        kill -9 "$pid" 2>/dev/null || true
+        for _ in $(seq 60); do running "$pid" || break; sleep 0.05; done
+        running "$pid" && kill -9 "$pid" 2>/dev/null || true
         rm -f "$f"
       fi
     done

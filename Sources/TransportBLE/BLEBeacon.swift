@@ -142,23 +142,39 @@ public final class BLEBeaconSchedule: Sendable {
     }
 }
 
-/// Remembers when each advertiser was last reported, so a peer seen again within the
-/// window is reported once.
-struct DiscoveryDeduplicator {
+/// What discovery has seen: reports a sighting at most once per dedup window (per
+/// address and beacon, so a rotated beacon is news), and says which advertisers have
+/// not been seen for `lostAfter`.
+struct SightingTracker {
     let window: Duration
+    let lostAfter: Duration
     private var lastReported: [String: ContinuousClock.Instant] = [:]
+    private var lastSeen: [String: (hint: PeerHint, at: ContinuousClock.Instant)] = [:]
 
-    init(window: Duration) {
+    init(window: Duration, lostAfter: Duration) {
         self.window = window
+        self.lostAfter = lostAfter
     }
 
-    /// Whether a sighting of `key` at `now` should be reported (and records it if so).
-    mutating func shouldReport(_ key: String, at now: ContinuousClock.Instant) -> Bool {
+    /// Records a sighting; true when it should be reported.
+    mutating func sighted(_ hint: PeerHint, at now: ContinuousClock.Instant) -> Bool {
+        lastSeen[hint.address] = (hint, now)
+        let key = hint.address + "|" + (hint.metadata["ephemeral_id"] ?? "")
         if let last = lastReported[key], now - last < window { return false }
         lastReported[key] = now
         if lastReported.count > 1024 {
             lastReported = lastReported.filter { now - $0.value < window }
         }
         return true
+    }
+
+    /// The advertisers not seen for `lostAfter`, forgotten as they are returned.
+    mutating func lost(at now: ContinuousClock.Instant) -> [PeerHint] {
+        let gone = lastSeen.filter { now - $0.value.at >= lostAfter }
+        for address in gone.keys {
+            lastSeen[address] = nil
+            lastReported = lastReported.filter { !$0.key.hasPrefix(address + "|") }
+        }
+        return gone.values.map(\.hint).sorted { $0.address < $1.address }
     }
 }

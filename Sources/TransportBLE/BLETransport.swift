@@ -55,6 +55,7 @@ public final class BLETransport: Transport {
         var schedule: BLEBeaconSchedule?
         var links: [LinkID: SeqPacketLink] = [:]
         var knownPeers: Set<PeerID> = []
+        var sightings = SightingTracker(window: .seconds(5), lostAfter: .seconds(30))
         var logger: Logger?
         var tasks: [Task<Void, Never>] = []
         var listenFD: Int32 = -1
@@ -253,6 +254,9 @@ public final class BLETransport: Transport {
             $0.local = local
             $0.schedule = schedule
             $0.logger = logger
+            $0.sightings = SightingTracker(
+                window: .milliseconds(Int(configuration.dedupWindowSeconds * 1000)),
+                lostAfter: .seconds(max(30, Int(configuration.dedupWindowSeconds * 3))))
         }
 
         // Scan duty cycle for kernel discovery (best effort: older kernels lack the call).
@@ -272,8 +276,9 @@ public final class BLETransport: Transport {
         let accept = Task { [weak self] () async -> Void in await self?.acceptLoop(listenFD: listenFD, logger: logger) }
         let discovery = Task { [weak self] () async -> Void in await self?.eventLoop(mgmt: mgmt, logger: logger) }
         let rotation = Task { [weak self] () async -> Void in await self?.rotationLoop(mgmt: mgmt, schedule: schedule, logger: logger) }
+        let lost = Task { [weak self] () async -> Void in await self?.lostLoop(logger: logger) }
         let stillStarting = state.withLock { state -> Bool in
-            state.tasks = [accept, discovery, rotation]
+            state.tasks = [accept, discovery, rotation, lost]
             guard state.phase == .starting else { return false }
             state.phase = .running
             return true
@@ -337,13 +342,11 @@ public final class BLETransport: Transport {
 
     private func eventLoop(mgmt: MgmtSocket, logger: Logger) async {
         let index = configuration.adapterIndex
-        var deduplicator = DiscoveryDeduplicator(window: .milliseconds(Int(configuration.dedupWindowSeconds * 1000)))
         for await event in mgmt.events where event.index == index {
             switch event.code {
             case MgmtSocket.EventCode.deviceFound:
                 guard let hint = discoveredHint(event.parameters) else { continue }
-                let key = hint.address + "|" + (hint.metadata["ephemeral_id"] ?? "")
-                if deduplicator.shouldReport(key, at: .now) {
+                if state.withLock({ $0.sightings.sighted(hint, at: .now) }) {
                     logger.debug("BLE: discovered \(hint)")
                     eventSink.yield(.peerDiscovered(hint))
                 }
@@ -382,6 +385,18 @@ public final class BLETransport: Transport {
                 "ephemeral_id": Hex.encode(beacon.ephemeralID),
                 "adapter": configuration.adapter,
             ])
+    }
+
+    /// Reports advertisers not seen for a while as lost (kernel discovery sees a present
+    /// node again every ~10 s cycle).
+    private func lostLoop(logger: Logger) async {
+        while isRunning {
+            do { try await Task.sleep(for: .seconds(5)) } catch { return }
+            for hint in state.withLock({ $0.sightings.lost(at: .now) }) {
+                logger.debug("BLE: lost \(hint)")
+                eventSink.yield(.peerLost(hint))
+            }
+        }
     }
 
     private func rotationLoop(mgmt: MgmtSocket, schedule: BLEBeaconSchedule, logger: Logger) async {

@@ -116,17 +116,43 @@ struct BLEAdvertisingTests {
         #expect(throws: MeshError.self) { try BLEBeaconSchedule(localPeerID: alice, rotationSeconds: 60, hash: { _ in [1, 2] }) }
     }
 
-    @Test("sightings are reported once per dedup window per key")
+    @Test("sightings are reported once per dedup window per address and beacon")
     func deduplication() {
-        var deduplicator = DiscoveryDeduplicator(window: .seconds(5))
+        var tracker = SightingTracker(window: .seconds(5), lostAfter: .seconds(30))
         let t0 = ContinuousClock.now
+        let a = PeerHint(transport: "ble", address: "00:AA:01:00:00:00/public/0x0081", metadata: ["ephemeral_id": "01"])
+        let aRotated = PeerHint(transport: "ble", address: a.address, metadata: ["ephemeral_id": "02"])
+        let b = PeerHint(transport: "ble", address: "00:AA:01:01:00:01/public/0x0081", metadata: ["ephemeral_id": "01"])
         let results = [
-            deduplicator.shouldReport("a", at: t0),
-            deduplicator.shouldReport("a", at: t0 + .seconds(4)),
-            deduplicator.shouldReport("b", at: t0 + .seconds(4)),
-            deduplicator.shouldReport("a", at: t0 + .seconds(5)),
-            deduplicator.shouldReport("a", at: t0 + .seconds(9)),
+            tracker.sighted(a, at: t0),
+            tracker.sighted(a, at: t0 + .seconds(4)),
+            tracker.sighted(b, at: t0 + .seconds(4)),
+            tracker.sighted(aRotated, at: t0 + .seconds(4)),
+            tracker.sighted(a, at: t0 + .seconds(5)),
+            tracker.sighted(a, at: t0 + .seconds(9)),
         ]
-        #expect(results == [true, false, true, true, false])
+        #expect(results == [true, false, true, true, true, false])
+    }
+
+    @Test("an advertiser not seen for lostAfter is reported lost once")
+    func lostAdvertisers() {
+        var tracker = SightingTracker(window: .seconds(5), lostAfter: .seconds(30))
+        let t0 = ContinuousClock.now
+        let a = PeerHint(transport: "ble", address: "00:AA:01:00:00:00/public/0x0081")
+        let b = PeerHint(transport: "ble", address: "00:AA:01:01:00:01/public/0x0081")
+        _ = tracker.sighted(a, at: t0)
+        _ = tracker.sighted(b, at: t0)
+        _ = tracker.sighted(b, at: t0 + .seconds(20))
+        let at29 = tracker.lost(at: t0 + .seconds(29))
+        let at30 = tracker.lost(at: t0 + .seconds(30))
+        let at31 = tracker.lost(at: t0 + .seconds(31))
+        let at50 = tracker.lost(at: t0 + .seconds(50))
+        #expect(at29.isEmpty)
+        #expect(at30 == [a])
+        #expect(at31.isEmpty)
+        #expect(at50 == [b])
+        // Seen again after being lost: reported again at once.
+        let again = tracker.sighted(a, at: t0 + .seconds(51))
+        #expect(again)
     }
 }

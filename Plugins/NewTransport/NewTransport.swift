@@ -1,0 +1,30 @@
+import Foundation
+import PackagePlugin
+
+/// `swift package --allow-writing-to-package-directory new-transport <Name>`: scaffolds a
+/// transport module (`Sources/Transport<Name>/`), its conformance test
+/// (`Tests/Transport<Name>Tests/`), its entries in Package.swift and an example config
+/// (`Config/examples/<name>.yaml`).
+///
+/// It writes nothing unless every check passes first: the name is UpperCamelCase letters
+/// and digits, no file it would create exists, no transport of that name exists, and
+/// Package.swift has both marker lines. It never overwrites a file.
+@main
+struct NewTransport: CommandPlugin {
+    func performCommand(context: PluginContext, arguments: [String]) async throws {
+        let root = context.package.directoryURL
+        // A Refusal thrown from here is printed by `swift package` as one `error:` line,
+        // and the command exits non-zero.
+        let name = try TransportName(arguments: arguments)
+        let plan = try Scaffold(name: name, packageRoot: root)
+        try plan.write()
+        print(plan.summary())
+    }
+}
+
+/// Why the plugin refused; its message is one line saying what to do.
+struct Refusal: Error, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}

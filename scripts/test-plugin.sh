@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# End-to-end test of the new-transport command plugin (Plugins/NewTransport), in a
+# temporary copy of the package so the work tree is never touched:
+#   1. refusals: a bad name, an existing transport, a file in the way -> non-zero exit,
+#      one line, nothing written;
+#   2. `new-transport Demo` creates the module, the test, the config example and the
+#      Package.swift entries;
+#   3. `swift build --target TransportDemo` succeeds with no warning in generated code;
+#   4. the generated conformance test runs and FAILS with the message pointing at the TODO.
+# Only MeshCore, MeshTesting and the generated targets are compiled (about 2 minutes on
+# 2 cores, most of it MeshCore and its dependencies).
+#
+# Usage: scripts/test-plugin.sh [PACKAGE_ROOT]   (default: this repository)
+# SCMESH_KEEP_TMP=1 keeps the temporary copy for a look afterwards.
+set -euo pipefail
+
+root="$(cd "${1:-$(dirname "$0")/..}" && pwd)"
+start=$SECONDS
+failures=0
+pass() { echo "test-plugin: ok - $*"; }
+fail() { echo "test-plugin: FAILED - $*" >&2; failures=$((failures + 1)); }
+die() { echo "test-plugin: FAILED - $*" >&2; exit 1; }
+
+# The package must declare the plugin and the two marker lines it edits at.
+grep -q 'verb: "new-transport"' "$root/Package.swift" ||
+  die "Package.swift declares no plugin with verb \"new-transport\" (see docs/ADDING_A_TRANSPORT.md)"
+for marker in '// scmesh:new-transport-products' '// scmesh:new-transport-targets'; do
+  grep -q "^[[:space:]]*$marker\$" "$root/Package.swift" || die "Package.swift has no '$marker' line"
+done
+
+tmp="$(mktemp -d /tmp/scmesh-plugin-XXXXXX)"
+if [[ "${SCMESH_KEEP_TMP:-}" == 1 ]]; then
+  echo "test-plugin: keeping $tmp"
+else
+  trap 'rm -rf "$tmp"' EXIT
+fi
+copy="$tmp/SCMesh"
+mkdir -p "$copy"
+(cd "$root" && tar --exclude='.build*' --exclude='.git' --exclude='.swiftpm' --exclude='.vm' -cf - .) |
+  (cd "$copy" && tar -xf -)
+cd "$copy"
+
+plugin() { swift package --allow-writing-to-package-directory new-transport "$@"; }
+fingerprint() { find Sources Tests Config Package.swift -type f -print0 | sort -z | xargs -0 md5sum | md5sum; }
+
+# expect_refusal NAME PATTERN: non-zero exit, exactly one error line matching PATTERN, no change.
+expect_refusal() {
+  local name="$1" pattern="$2" before after out rc=0
+  before="$(fingerprint)"
+  out="$(plugin "$name" 2>&1)" || rc=$?
+  after="$(fingerprint)"
+  if [[ $rc -eq 0 ]]; then
+    fail "new-transport '$name' exited 0, expected a refusal"
+  elif [[ "$(grep -c '^error:' <<<"$out")" -ne 1 ]] || ! grep -q "^error: .*$pattern" <<<"$out"; then
+    fail "new-transport '$name': expected one 'error: ...$pattern...' line, got: $out"
+  elif [[ "$before" != "$after" ]]; then
+    fail "new-transport '$name' refused but changed files"
+  else
+    pass "refuses '$name': $(grep '^error:' <<<"$out")"
+  fi
+}
+
+expect_refusal "demo" "not a valid transport name"
+expect_refusal "Lo-Ra" "not a valid transport name"
+expect_refusal "TCP" "exists"
+expect_refusal "Loopback" "exists"
+mkdir -p Config/examples && echo "# in the way" >Config/examples/collide.yaml
+expect_refusal "Collide" "never overwrites"
+rm Config/examples/collide.yaml
+
+out="$(plugin Demo 2>&1)" || die "new-transport Demo failed: $out"
+for file in Sources/TransportDemo/DemoTransport.swift Sources/TransportDemo/DemoLink.swift \
+  Sources/TransportDemo/DemoTransport+Configuration.swift \
+  Tests/TransportDemoTests/DemoConformanceTests.swift Config/examples/demo.yaml; do
+  [[ -s "$file" ]] || fail "new-transport Demo did not create $file"
+done
+grep -q 'TransportConformance.run(.demo())' Tests/TransportDemoTests/DemoConformanceTests.swift ||
+  fail "the generated test does not call the conformance suite in one line"
+grep -q '^  demo:$' Config/examples/demo.yaml || fail "Config/examples/demo.yaml has no transports.demo section"
+# Each entry sits directly above its marker.
+grep -B1 'scmesh:new-transport-products' Package.swift |
+  grep -q '\.library(name: "TransportDemo", targets: \["TransportDemo"\]),' ||
+  fail "Package.swift: no TransportDemo product above the products marker"
+grep -B1 'scmesh:new-transport-targets' Package.swift |
+  grep -q '\.testTarget(name: "TransportDemoTests", dependencies: \["TransportDemo", "MeshCore", "MeshTesting"\]),' ||
+  fail "Package.swift: no TransportDemoTests test target above the targets marker"
+grep -q 'name: "TransportDemo",' Package.swift || fail "Package.swift: no TransportDemo target"
+[[ $failures -eq 0 ]] && pass "new-transport Demo created the module, test, config example and Package.swift entries"
+expect_refusal "Demo" "exists"
+
+if build="$(swift build --target TransportDemo 2>&1)"; then
+  if grep -E 'TransportDemo/.*(warning|error):' <<<"$build"; then
+    fail "the generated module compiles with warnings"
+  else
+    pass "swift build --target TransportDemo (no warnings)"
+  fi
+else
+  echo "$build" | tail -30 >&2
+  fail "swift build --target TransportDemo failed"
+fi
+
+# Run the generated test with only the targets it needs: the generated manifest plus
+# a filter appended at its end (the entries the plugin wrote stay as they are).
+cat >>Package.swift <<'SWIFT'
+
+// scripts/test-plugin.sh: keep only the generated module, its test and what they need.
+let keptTargets: Set<String> = ["MeshCore", "MeshTesting", "TransportDemo", "TransportDemoTests"]
+package.targets.removeAll { !keptTargets.contains($0.name) }
+package.products.removeAll { !keptTargets.contains($0.name) }
+SWIFT
+rc=0
+test_out="$(swift test --filter TransportDemoTests 2>&1)" || rc=$?
+todo='TODO: implement dial in Sources/TransportDemo/DemoTransport.swift'
+if grep -E 'TransportDemoTests/.*(warning|error):' <<<"$test_out"; then
+  fail "the generated test compiles with warnings or errors"
+elif [[ $rc -eq 0 ]]; then
+  fail "the generated conformance test passed before any I/O was written"
+elif ! grep -q "Test conformance() recorded an issue" <<<"$test_out" || ! grep -qF "$todo" <<<"$test_out"; then
+  echo "$test_out" | tail -30 >&2
+  fail "the generated conformance test did not fail with '$todo'"
+elif ! grep -q "configurationDefaultsAreValidAndRangesAreChecked() passed" <<<"$test_out"; then
+  fail "the generated configuration test did not pass"
+else
+  pass "the generated conformance test fails with '$todo'"
+fi
+
+elapsed=$((SECONDS - start))
+if [[ $failures -ne 0 ]]; then
+  echo "test-plugin: $failures check(s) failed (${elapsed}s)" >&2
+  exit 1
+fi
+echo "test-plugin: all checks passed (${elapsed}s)"

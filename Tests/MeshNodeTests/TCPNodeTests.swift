@@ -133,165 +133,211 @@ struct TCPNodeTests {
         }
     }
 
-    /// The node under attack: TCP only, a small max frame size (so an over-limit length
-    /// prefix exists at all: the prefix is two bytes, so 65,535 is the largest length a
-    /// peer can announce) and a short handshake timeout.
-    static func targetYAML(port: Int) -> String {
-        """
-        relay: {enabled: true}
-        handshake_timeout_ms: 2000
-        transports:
-          tcp: {enabled: true, listen: ["127.0.0.1:\(port)"], max_frame_size: 4096}
-        """
-    }
-
-    /// The well-behaved peer: dials the target, listens nowhere.
-    static func peerYAML(bootstrap port: Int) -> String {
-        """
-        relay: {enabled: true}
-        transports:
-          tcp: {enabled: true, listen: [], bootstrap: ["127.0.0.1:\(port)"]}
-        """
-    }
-
     @Test("hostile raw sockets (garbage, over-limit and 0xFFFFFFFF length prefixes, half a handshake then silence) are dropped while a good peer keeps exchanging messages")
     func hostilePeers() async throws {
-        let port = try unusedLoopbackPort()
-        let target = try await RunningNode.start(yaml: Self.targetYAML(port: port))
-        let peer = try await RunningNode.start(yaml: Self.peerYAML(bootstrap: port))
-        defer {
-            // On success both are stopped below already; on a failure this ends them.
-            for node in [target, peer] { node.task.cancel() }
-            target.directory.cleanUp()
-            peer.directory.cleanUp()
+        // A small max_frame_size, so that an over-limit length prefix exists at all: the
+        // prefix is two bytes, so 65,535 is the largest length a peer can announce.
+        let failures = try await attackWhileServingGoodPeer(tcp: "max_frame_size: 4096") { port in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // (a) Garbage: plain text. Its first two bytes ("no" = 28,271) read as
+                    // a length under 65,535 but over 4096: closed by the framing.
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try socket.write(Array(String(repeating: "not a noise handshake! ", count: 200).utf8))
+                    try await socket.awaitClosedByRemote("the garbage socket")
+                }
+                group.addTask {
+                    // (a') Garbage inside valid TCP framing: a 5-byte frame whose first
+                    // byte is no packet flag (docs/PROTOCOL.md A.1).
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try socket.write([0, 5, 1, 2, 3, 4, 5])
+                    try await socket.awaitClosedByRemote("the framed-garbage socket")
+                }
+                group.addTask {
+                    // (a'') Garbage one layer deeper: a whole-segment packet (flag 0xC0)
+                    // whose handshake message 1 has 5 bytes, not 32.
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try socket.write([0, 6, 0xC0, 1, 2, 3, 4, 5])
+                    try await socket.awaitClosedByRemote("the short-message-1 socket")
+                }
+                group.addTask {
+                    // (b) A length prefix one over max_frame_size, then silence.
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try socket.write([0x10, 0x01])
+                    try await socket.awaitClosedByRemote("the over-limit prefix socket")
+                }
+                group.addTask {
+                    // (b') A "4 GiB" prefix 0xFFFFFFFF. The prefix is two bytes, so the
+                    // node reads 0xFFFF = 65,535, over this node's 4096 (for a node with
+                    // the default max_frame_size see `fourGiBPrefixAtDefaultMaxFrameSize`).
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try socket.write([0xFF, 0xFF, 0xFF, 0xFF])
+                    try await socket.awaitClosedByRemote("the 0xFFFFFFFF prefix socket")
+                }
+                group.addTask {
+                    // (c) A valid Noise XX message 1, then silence after the node's
+                    // message 2: only the node's handshake_timeout_ms ends it.
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try await socket.sendMessage1AndReadMessage2()
+                    try await socket.awaitClosedByRemote("the half-handshake socket")
+                }
+                try await group.waitForAll()
+            }
         }
-        try await eventually("the good peer and the target have a link to each other", attempts: 1500) {
-            let seenByPeer = try await peerIDs(of: peer)
-            let seenByTarget = try await peerIDs(of: target)
-            return seenByPeer == [target.node.peerID] && seenByTarget == [peer.node.peerID]
-        }
-        let goodLink = try #require(try await peers(of: target).first?.links.first)
-        // Counters from here on are the hostile sockets' doing.
-        let before = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).stats
-
-        // The good peer and the target exchange messages, both ways, until told to stop.
-        let stop = StopFlag()
-        let traffic = Task { try await exchange(between: peer, and: target, until: stop) }
-        defer { stop.set() }
-
-        // Each hostile socket does its thing and must be closed by the node.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // (a) Garbage: plain text. Its first two bytes ("no" = 28,271) read as a
-                // length under 65,535 but over 4096: closed by the framing.
-                let socket = try RawTCPSocket(port: port)
-                defer { socket.close() }
-                try socket.write(Array(String(repeating: "not a noise handshake! ", count: 200).utf8))
-                try await socket.awaitClosedByRemote("the garbage socket")
-            }
-            group.addTask {
-                // (a') Garbage inside valid TCP framing: a 5-byte frame whose first byte
-                // is no packet flag (docs/PROTOCOL.md A.1).
-                let socket = try RawTCPSocket(port: port)
-                defer { socket.close() }
-                try socket.write([0, 5, 1, 2, 3, 4, 5])
-                try await socket.awaitClosedByRemote("the framed-garbage socket")
-            }
-            group.addTask {
-                // (a'') Garbage one layer deeper: a whole-segment packet (flag 0xC0) whose
-                // handshake message 1 has 5 bytes, not 32.
-                let socket = try RawTCPSocket(port: port)
-                defer { socket.close() }
-                try socket.write([0, 6, 0xC0, 1, 2, 3, 4, 5])
-                try await socket.awaitClosedByRemote("the short-message-1 socket")
-            }
-            group.addTask {
-                // (b) A length prefix one over max_frame_size, then silence.
-                let socket = try RawTCPSocket(port: port)
-                defer { socket.close() }
-                try socket.write([0x10, 0x01])
-                try await socket.awaitClosedByRemote("the over-limit prefix socket")
-            }
-            group.addTask {
-                // (b') A "4 GiB" prefix 0xFFFFFFFF. The prefix is two bytes, so the node
-                // reads 0xFFFF = 65,535 (over this node's 4096; on a node with the
-                // default max_frame_size of 65,535 it would be a legal length, and the
-                // peer would be dropped by the handshake timeout like (c)).
-                let socket = try RawTCPSocket(port: port)
-                defer { socket.close() }
-                try socket.write([0xFF, 0xFF, 0xFF, 0xFF])
-                try await socket.awaitClosedByRemote("the 0xFFFFFFFF prefix socket")
-            }
-            group.addTask {
-                // (c) A valid Noise XX message 1 (the X25519 base point as the ephemeral
-                // key), then silence after the node's message 2: only the node's
-                // handshake_timeout_ms ends it.
-                let socket = try RawTCPSocket(port: port)
-                defer { socket.close() }
-                // On the wire: length 33, whole-segment flag 0xC0, the 32-byte key.
-                try socket.write([0, 33, 0xC0, 9] + [UInt8](repeating: 0, count: 31))
-                let prefix = try await socket.read(count: 2, "the length of the node's message 2")
-                let length = Int(prefix[0]) << 8 | Int(prefix[1])
-                // Flag + e (32) + encrypted s (32 + 16) + encrypted identity proof (99 + 16).
-                #expect(length == 1 + 195)
-                let message2 = try await socket.read(count: length, "the node's message 2")
-                #expect(message2.first == 0xC0)
-                try await socket.awaitClosedByRemote("the half-handshake socket")
-            }
-            try await group.waitForAll()
-        }
-
-        stop.set()
-        let (fromPeer, fromTarget) = try await traffic.value
-        #expect(fromPeer.count >= 3 && fromTarget.count >= 3)
-
-        // Every message of the good peer arrived, in order, and vice versa.
-        try await eventually("the target's inbox has every message of the good peer", attempts: 1500) {
-            try await inboxTexts(of: target) == fromPeer
-        }
-        try await eventually("the good peer's inbox has every message of the target", attempts: 1500) {
-            try await inboxTexts(of: peer) == fromTarget
-        }
-
-        // The node is sane: one peer, on the same link as before; six handshakes failed.
-        let status = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
-        #expect(status.peerCount == 1)
-        #expect(status.transports.map(\.name) == ["tcp"])
-        #expect(status.transports.first?.state == "running")
-        let after = status.stats
-        #expect(after.handshakeFailures - before.handshakeFailures == 6, "\(after.handshakeFailuresByReason)")
-        #expect(after.linksClosed == before.linksClosed)
-        #expect(after.linksOpened == before.linksOpened)
-        #expect(after.messagesReceived - before.messagesReceived == fromPeer.count)
         // Four refused by the framing (three over-limit prefixes, one bad packet flag),
         // one by the Noise handshake, and the half handshake by the router's timeout.
-        var reasons = after.handshakeFailuresByReason
-        for (reason, count) in before.handshakeFailuresByReason { reasons[reason, default: 0] -= count }
-        #expect(
-            reasons.filter { $0.value != 0 } == ["malformedFrame": 4, "malformedHandshake": 1, "handshakeFailed": 1])
-        let targetPeers = try await peers(of: target)
-        #expect(targetPeers.map(\.peer) == [peer.node.peerID])
-        #expect(targetPeers.first?.links.map(\.id) == [goodLink.id])
-
-        // And it still accepts a new well-behaved peer.
-        let late = try await RunningNode.start(yaml: Self.peerYAML(bootstrap: port))
-        defer {
-            late.task.cancel()
-            late.directory.cleanUp()
-        }
-        try await eventually("a new peer links to the target", attempts: 1500) {
-            try await peerIDs(of: late) == [target.node.peerID]
-        }
-        let reply = try await late.client.call(ControlRequest(cmd: "send", peer: target.node.peerID.hex, text: "late"))
-        #expect(reply.ok, "\(reply.line)")
-        try await eventually("the late peer's message arrives", attempts: 1500) {
-            try await inboxTexts(of: target).last == "late"
-        }
-
-        try await late.stop()
-        try await peer.stop()
-        try await target.stop()
+        #expect(failures == ["malformedFrame": 4, "malformedHandshake": 1, "handshakeFailed": 1])
     }
+
+    @Test("with the default max_frame_size a 0xFFFFFFFF prefix reads as a legal 65,535-byte length: silence after it ends at the handshake timeout, 65,535 garbage bytes after it are refused")
+    func fourGiBPrefixAtDefaultMaxFrameSize() async throws {
+        let failures = try await attackWhileServingGoodPeer(tcp: "max_frame_size: 65535") { port in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try socket.write([0xFF, 0xFF, 0xFF, 0xFF])
+                    try await socket.awaitClosedByRemote("the silent 0xFFFFFFFF prefix socket")
+                }
+                group.addTask {
+                    // The frame completes: its first byte (0xFF, the prefix's third) is no
+                    // packet flag.
+                    let socket = try RawTCPSocket(port: port)
+                    defer { socket.close() }
+                    try socket.write([0xFF, 0xFF, 0xFF, 0xFF] + [UInt8](repeating: 0x5A, count: 65_533))
+                    try await socket.awaitClosedByRemote("the 0xFFFFFFFF prefix socket that sends the whole frame")
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(failures == ["malformedFrame": 1, "handshakeFailed": 1])
+    }
+
+    @Test("a flood of idle connections from the good peer's address: those over max_per_address are refused by TCP, the rest dropped at the handshake timeout, the good link keeps working and a new peer gets in afterwards")
+    func connectionFlood() async throws {
+        let maxPerAddress = 4
+        let flood = 12
+        let failures = try await attackWhileServingGoodPeer(tcp: "max_per_address: \(maxPerAddress)") { port in
+            // The good peer's link holds one of the slots for 127.0.0.1.
+            var sockets: [RawTCPSocket] = []
+            defer { for socket in sockets { socket.close() } }
+            for _ in 0..<flood { sockets.append(try RawTCPSocket(port: port)) }
+            for (index, socket) in sockets.enumerated() {
+                try await socket.awaitClosedByRemote("flood connection \(index)")
+            }
+        }
+        // Only the connections admitted under the limit reached the router, and each
+        // ended at the handshake timeout; the others never became links.
+        #expect(failures == ["handshakeFailed": maxPerAddress - 1])
+    }
+}
+
+/// The YAML of a node under attack: TCP only on `port`, a short handshake timeout,
+/// `tcp` extra keys for the TCP section.
+private func targetYAML(port: Int, tcp: String) -> String {
+    """
+    relay: {enabled: true}
+    handshake_timeout_ms: 2000
+    transports:
+      tcp: {enabled: true, listen: ["127.0.0.1:\(port)"], \(tcp)}
+    """
+}
+
+/// The YAML of a well-behaved peer: dials the target, listens nowhere.
+private func peerYAML(bootstrap port: Int) -> String {
+    """
+    relay: {enabled: true}
+    transports:
+      tcp: {enabled: true, listen: [], bootstrap: ["127.0.0.1:\(port)"]}
+    """
+}
+
+/// Runs a target node (in process, TCP with the extra keys `tcp`) linked to a good peer,
+/// and runs `attack` against the target's port while the good peer and the target keep
+/// exchanging messages both ways. Then checks that every message arrived, that the target
+/// still has exactly the good peer on the same link, and that a new peer can link to it.
+/// - Returns: the handshake failures the attack caused, by reason.
+private func attackWhileServingGoodPeer(
+    tcp: String, sourceLocation: SourceLocation = #_sourceLocation,
+    attack: @Sendable (Int) async throws -> Void
+) async throws -> [String: Int] {
+    let port = try unusedLoopbackPort()
+    let target = try await RunningNode.start(yaml: targetYAML(port: port, tcp: tcp))
+    let peer = try await RunningNode.start(yaml: peerYAML(bootstrap: port))
+    defer {
+        // On success both are stopped below already; on a failure this ends them.
+        for node in [target, peer] { node.task.cancel() }
+        target.directory.cleanUp()
+        peer.directory.cleanUp()
+    }
+    try await eventually("the good peer and the target have a link to each other", attempts: 1500, sourceLocation: sourceLocation) {
+        let seenByPeer = try await peerIDs(of: peer)
+        let seenByTarget = try await peerIDs(of: target)
+        return seenByPeer == [target.node.peerID] && seenByTarget == [peer.node.peerID]
+    }
+    let goodLink = try #require(try await peers(of: target).first?.links.first, sourceLocation: sourceLocation)
+    // Counters from here on are the attack's doing.
+    let before = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).stats
+
+    // The good peer and the target exchange messages, both ways, until told to stop.
+    let stop = StopFlag()
+    let traffic = Task { try await exchange(between: peer, and: target, until: stop) }
+    defer { stop.set() }
+    try await attack(port)
+    stop.set()
+    let (fromPeer, fromTarget) = try await traffic.value
+    #expect(fromPeer.count >= 3 && fromTarget.count >= 3, sourceLocation: sourceLocation)
+
+    // Every message of the good peer arrived, in order, and vice versa.
+    try await eventually("the target's inbox has every message of the good peer", attempts: 1500, sourceLocation: sourceLocation) {
+        try await inboxTexts(of: target) == fromPeer
+    }
+    try await eventually("the good peer's inbox has every message of the target", attempts: 1500, sourceLocation: sourceLocation) {
+        try await inboxTexts(of: peer) == fromTarget
+    }
+
+    // The node is sane: one peer, on the same link as before, its transport running.
+    let status = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+    #expect(status.peerCount == 1, sourceLocation: sourceLocation)
+    #expect(status.transports.map(\.name) == ["tcp"], sourceLocation: sourceLocation)
+    #expect(status.transports.first?.state == "running", sourceLocation: sourceLocation)
+    let after = status.stats
+    #expect(after.linksClosed == before.linksClosed, sourceLocation: sourceLocation)
+    #expect(after.linksOpened == before.linksOpened, sourceLocation: sourceLocation)
+    #expect(after.messagesReceived - before.messagesReceived == fromPeer.count, sourceLocation: sourceLocation)
+    let targetPeers = try await peers(of: target)
+    #expect(targetPeers.map(\.peer) == [peer.node.peerID], sourceLocation: sourceLocation)
+    #expect(targetPeers.first?.links.map(\.id) == [goodLink.id], sourceLocation: sourceLocation)
+    var failures = after.handshakeFailuresByReason
+    for (reason, count) in before.handshakeFailuresByReason { failures[reason, default: 0] -= count }
+    failures = failures.filter { $0.value != 0 }
+    #expect(after.handshakeFailures - before.handshakeFailures == failures.values.reduce(0, +), sourceLocation: sourceLocation)
+
+    // And it still accepts a new well-behaved peer.
+    let late = try await RunningNode.start(yaml: peerYAML(bootstrap: port))
+    defer {
+        late.task.cancel()
+        late.directory.cleanUp()
+    }
+    try await eventually("a new peer links to the target", attempts: 1500, sourceLocation: sourceLocation) {
+        try await peerIDs(of: late) == [target.node.peerID]
+    }
+    let reply = try await late.client.call(ControlRequest(cmd: "send", peer: target.node.peerID.hex, text: "late"))
+    #expect(reply.ok, "\(reply.line)", sourceLocation: sourceLocation)
+    try await eventually("the late peer's message arrives", attempts: 1500, sourceLocation: sourceLocation) {
+        try await inboxTexts(of: target).last == "late"
+    }
+
+    try await late.stop()
+    try await peer.stop()
+    try await target.stop()
+    return failures
 }
 
 // MARK: - In-process helpers
@@ -391,6 +437,19 @@ private struct RawTCPSocket: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         throw MeshError(MeshError.Code("testTimedOut"), "\(what) did not arrive")
+    }
+
+    /// Plays the initiator's half of a Noise XX handshake: sends a valid message 1 (the
+    /// X25519 base point as the ephemeral key) and reads the node's message 2.
+    func sendMessage1AndReadMessage2() async throws {
+        // On the wire: length 33, whole-segment packet flag 0xC0, the 32-byte key.
+        try write([0, 33, 0xC0, 9] + [UInt8](repeating: 0, count: 31))
+        let prefix = try await read(count: 2, "the length of the node's message 2")
+        let length = Int(prefix[0]) << 8 | Int(prefix[1])
+        // Flag + e (32) + encrypted s (32 + 16) + encrypted identity proof (99 + 16).
+        #expect(length == 1 + 195)
+        let message2 = try await read(count: length, "the node's message 2")
+        #expect(message2.first == 0xC0)
     }
 
     /// Waits until the node closes the connection (end of stream or reset); any bytes

@@ -41,15 +41,15 @@ public final class BLETransport: Transport {
     /// The advertising instance this transport owns on its adapter.
     static let advertisingInstance: UInt8 = 1
 
-    private let eventSink: AsyncStream<TransportEvent>.Continuation
-    private let beaconHash: BLEBeaconSchedule.Hash?
-    private let state = Mutex(State())
+    let eventSink: AsyncStream<TransportEvent>.Continuation
+    let beaconHash: BLEBeaconSchedule.Hash?
+    let state = Mutex(State())
 
-    private enum Phase {
+    enum Phase {
         case idle, starting, running, stopped
     }
 
-    private struct State {
+    struct State {
         var phase: Phase = .idle
         var local: BLEPeerAddress?
         var schedule: BLEBeaconSchedule?
@@ -180,7 +180,7 @@ public final class BLETransport: Transport {
     #if canImport(CBlueZ)
     // MARK: - Start-up
 
-    private func startRunning(context: TransportContext) async throws {
+    func startRunning(context: TransportContext) async throws {
         let logger = context.logger
         let index = configuration.adapterIndex
         let adapter = configuration.adapter
@@ -288,243 +288,6 @@ public final class BLETransport: Transport {
         }
         logger.info("BLE: listening on \(local) (\(adapter)); advertising \(BLEMeshAdvertisement.serviceUUIDString)")
     }
-
-    // MARK: - Advertising and discovery
-
-    private func advertise(mgmt: MgmtSocket, beacon: BLEBeacon) async throws {
-        let index = configuration.adapterIndex
-        let instance = Self.advertisingInstance
-        let advertising = BLEMeshAdvertisement.advertisingData()
-        let scanResponse = BLEMeshAdvertisement.scanResponse(beacon: beacon)
-        var flags = MgmtSocket.AdvertisingFlag.connectable | MgmtSocket.AdvertisingFlag.discoverable | MgmtSocket.AdvertisingFlag.intervals
-        if configuration.txPower != nil { flags |= MgmtSocket.AdvertisingFlag.txPower }
-        let interval = UInt32(configuration.advertisingIntervalMs * 1000 / 625)
-
-        _ = try? await mgmt.command(MgmtSocket.Opcode.removeAdvertising, index: index, [instance])
-        var parameters: [UInt8] = [instance]
-        parameters.appendLE32(flags)
-        parameters.appendLE16(0)  // duration: default
-        parameters.appendLE16(0)  // timeout: none
-        parameters.appendLE32(interval)
-        parameters.appendLE32(interval)
-        parameters.append(UInt8(bitPattern: Int8(clamping: configuration.txPower ?? 127)))  // 127: no preference
-        let reply = try await mgmt.command(MgmtSocket.Opcode.addExtAdvParams, index: index, parameters)
-        if reply.status == 0 {
-            let data = [instance, UInt8(advertising.count), UInt8(scanResponse.count)] + advertising + scanResponse
-            let dataReply = try await mgmt.command(MgmtSocket.Opcode.addExtAdvData, index: index, data)
-            guard dataReply.status == 0 else {
-                throw MeshError(.transportUnavailable, "BLE unavailable: \(configuration.adapter) refused the advertising data (\(MgmtSocket.statusName(dataReply.status)))")
-            }
-            return
-        }
-        // Kernels before 5.13 lack the extended call: plain Add Advertising (no interval/TX power).
-        var legacy: [UInt8] = [instance]
-        legacy.appendLE32(MgmtSocket.AdvertisingFlag.connectable | MgmtSocket.AdvertisingFlag.discoverable)
-        legacy.appendLE16(0)
-        legacy.appendLE16(0)
-        legacy += [UInt8(advertising.count), UInt8(scanResponse.count)] + advertising + scanResponse
-        let legacyReply = try await mgmt.command(MgmtSocket.Opcode.addAdvertising, index: index, legacy)
-        guard legacyReply.status == 0 else {
-            throw MeshError(.transportUnavailable, "BLE unavailable: \(configuration.adapter) refused to advertise (\(MgmtSocket.statusName(legacyReply.status)))")
-        }
-    }
-
-    private func startDiscovery(mgmt: MgmtSocket, logger: Logger) async {
-        do {
-            let reply = try await mgmt.command(MgmtSocket.Opcode.startDiscovery, index: configuration.adapterIndex, [MgmtSocket.leDiscoveryType])
-            if reply.status != 0 && reply.status != 0x0A {
-                logger.warning("BLE: LE discovery on \(configuration.adapter) failed to start: \(MgmtSocket.statusName(reply.status))")
-            }
-        } catch {
-            logger.warning("BLE: LE discovery on \(configuration.adapter) failed to start: \(error)")
-        }
-    }
-
-    private func eventLoop(mgmt: MgmtSocket, logger: Logger) async {
-        let index = configuration.adapterIndex
-        for await event in mgmt.events where event.index == index {
-            switch event.code {
-            case MgmtSocket.EventCode.deviceFound:
-                guard let hint = discoveredHint(event.parameters) else { continue }
-                if state.withLock({ $0.sightings.sighted(hint, at: .now) }) {
-                    logger.debug("BLE: discovered \(hint)")
-                    eventSink.yield(.peerDiscovered(hint))
-                }
-            case MgmtSocket.EventCode.discovering:
-                // Kernel discovery runs ~10 s; keep it going while the transport runs.
-                let dialling = state.withLock { $0.dialsInFlight > 0 }
-                guard event.parameters.count >= 2, event.parameters[1] == 0, isRunning, !dialling else { continue }
-                await startDiscovery(mgmt: mgmt, logger: logger)
-            case MgmtSocket.EventCode.indexRemoved:
-                logger.warning("BLE: adapter \(configuration.adapter) was removed")
-            default:
-                continue
-            }
-        }
-    }
-
-    /// The hint for a Device Found event, or nil when it is not an SCMesh node.
-    private func discoveredHint(_ parameters: [UInt8]) -> PeerHint? {
-        // bdaddr (6, LE) | type (1) | rssi (1) | flags (4) | eir length (2) | eir
-        guard parameters.count >= 14 else { return nil }
-        let length = Int(parameters.le16(at: 12))
-        guard parameters.count >= 14 + length else { return nil }
-        guard let sighting = BLEMeshAdvertisement.parse(Array(parameters[14..<(14 + length)])),
-            let beacon = sighting.beacon
-        else { return nil }
-        let type: BLEPeerAddress.AddressType = parameters[6] == 2 ? .random : .public
-        guard let address = try? BLEPeerAddress(bytes: Array(parameters[0..<6].reversed()), type: type, psm: beacon.psm) else {
-            return nil
-        }
-        let (known, schedule) = state.withLock { ($0.knownPeers, $0.schedule) }
-        let peer = schedule?.recognise(beacon.ephemeralID, among: known, at: Posix.unixTime())
-        return PeerHint(
-            transport: name, address: address.description, peerID: peer,
-            metadata: [
-                "rssi": String(Int8(bitPattern: parameters[7])),
-                "ephemeral_id": Hex.encode(beacon.ephemeralID),
-                "adapter": configuration.adapter,
-            ])
-    }
-
-    /// Reports advertisers not seen for a while as lost (kernel discovery sees a present
-    /// node again every ~10 s cycle).
-    private func lostLoop(logger: Logger) async {
-        while isRunning {
-            do { try await Task.sleep(for: .seconds(5)) } catch { return }
-            for hint in state.withLock({ $0.sightings.lost(at: .now) }) {
-                logger.debug("BLE: lost \(hint)")
-                eventSink.yield(.peerLost(hint))
-            }
-        }
-    }
-
-    private func rotationLoop(mgmt: MgmtSocket, schedule: BLEBeaconSchedule, logger: Logger) async {
-        let psm = UInt16(configuration.psm)
-        while isRunning {
-            let wait = schedule.secondsUntilRotation(at: Posix.unixTime())
-            do { try await Task.sleep(for: .seconds(Int(wait))) } catch { return }
-            guard isRunning else { return }
-            do {
-                try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))
-                logger.debug("BLE: rotated the beacon")
-            } catch {
-                logger.warning("BLE: could not rotate the beacon: \(error)")
-            }
-        }
-    }
-
-    // MARK: - Links
-
-    private func acceptLoop(listenFD: Int32, logger: Logger) async {
-        defer { _ = Glibc.close(listenFD) }
-        while isRunningOrStarting {
-            do {
-                guard let (fd, peer) = try L2CAP.accept(listenFD) else {
-                    try await FDReactor.shared.wait(listenFD, for: .readable)
-                    continue
-                }
-                let type: BLEPeerAddress.AddressType = peer.l2_bdaddr_type == 2 ? .random : .public
-                let remote = L2CAP.addressBytes(peer)
-                let text = (try? BLEPeerAddress(bytes: remote, type: type, psm: 0)).map { "\($0.deviceAddress)/\($0.type)" } ?? "unknown"
-                do {
-                    let link = try makeLink(fd: fd, remoteAddress: text)
-                    eventSink.yield(.inboundLink(link))
-                } catch {
-                    _ = Glibc.close(fd)
-                    logger.warning("BLE: dropped an inbound channel from \(text): \(error)")
-                }
-            } catch is CancellationError {
-                return
-            } catch {
-                guard isRunningOrStarting else { return }
-                logger.warning("BLE: accept failed: \(error)")
-                try? await Task.sleep(for: .milliseconds(100))
-            }
-        }
-    }
-
-    private func connect(local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> SeqPacketLink {
-        let fd: Int32
-        do {
-            fd = try L2CAP.socket(
-                local: local.bytes, type: local.type, psm: 0, security: configuration.securityLevel, receiveMTU: Self.defaultMTU)
-        } catch {
-            throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(error)", cause: error)
-        }
-        do {
-            if try !L2CAP.startConnect(fd, to: remote) {
-                try await waitConnected(fd)
-            }
-            return try makeLink(fd: fd, remoteAddress: remote.description)
-        } catch let error as SystemError {
-            _ = Glibc.close(fd)
-            throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(Self.explain(error))", cause: error)
-        } catch {
-            _ = Glibc.close(fd)
-            throw error
-        }
-    }
-
-    /// Pauses discovery for the first dial in flight. The kernel connects to an LE device
-    /// when its scan sees the device's advertising again; during discovery the controller
-    /// filters duplicates, so a device already reported would only be seen again when
-    /// discovery ends (~10 s later).
-    private func beginDial() async {
-        let (first, mgmt) = state.withLock { state -> (Bool, MgmtSocket?) in
-            state.dialsInFlight += 1
-            return (state.dialsInFlight == 1, state.mgmt)
-        }
-        if first, let mgmt {
-            _ = try? await mgmt.command(MgmtSocket.Opcode.stopDiscovery, index: configuration.adapterIndex, [MgmtSocket.leDiscoveryType])
-        }
-    }
-
-    /// Resumes discovery after the last dial in flight.
-    private func endDial() async {
-        let (last, mgmt) = state.withLock { state -> (Bool, MgmtSocket?) in
-            state.dialsInFlight -= 1
-            return (state.dialsInFlight == 0 && state.phase == .running, state.mgmt)
-        }
-        if last, let mgmt, let logger = state.withLock({ $0.logger }) {
-            await startDiscovery(mgmt: mgmt, logger: logger)
-        }
-    }
-
-    private func waitConnected(_ fd: Int32) async throws {
-        while true {
-            try await FDReactor.shared.wait(fd, for: .writable)
-            let pending = Posix.socketError(fd)
-            if pending != 0 { throw SystemError("connect(L2CAP LE)", errno: pending) }
-            var probe = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            if poll(&probe, 1, 0) == 1, probe.revents & Int16(POLLOUT) != 0 { return }
-        }
-    }
-
-    private func makeLink(fd: Int32, remoteAddress: String) throws -> SeqPacketLink {
-        let (send, receive) = try L2CAP.mtus(fd)
-        let link = try SeqPacketLink(
-            adopting: fd, transportName: name, remoteAddress: remoteAddress, mtu: send, receiveMTU: max(receive, 1),
-            onClose: { [weak self] id in self?.forget(id) },
-            unsentBytes: { Int(cbluez_unsent_bytes($0)) })
-        let accepted = state.withLock { state -> Bool in
-            guard state.phase == .running || state.phase == .starting else { return false }
-            state.links[link.id] = link
-            return true
-        }
-        if !accepted {
-            Task { await link.close() }
-            throw MeshError(.notRunning, "the ble transport stopped")
-        }
-        return link
-    }
-
-    private func forget(_ id: LinkID) {
-        state.withLock { _ = $0.links.removeValue(forKey: id) }
-    }
-
-    private var isRunning: Bool { state.withLock { $0.phase == .running } }
-    private var isRunningOrStarting: Bool { state.withLock { $0.phase == .running || $0.phase == .starting } }
 
     // MARK: - Errors
 

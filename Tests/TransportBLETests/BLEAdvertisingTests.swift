@@ -156,3 +156,35 @@ struct BLEAdvertisingTests {
         #expect(again)
     }
 }
+
+@Suite("mgmt Device Found events")
+struct MgmtDeviceFoundTests {
+    /// A Device Found event as the kernel sends it for an SCMesh node at 00:AA:01:00:00:00.
+    static func event(type: UInt8 = 1, eir: [UInt8]) -> [UInt8] {
+        [0x00, 0x00, 0x00, 0x01, 0xAA, 0x00, type, 0xC4, 0, 0, 0, 0, UInt8(eir.count), 0] + eir
+    }
+
+    @Test("an SCMesh node's event parses to its address, RSSI and beacon")
+    func meshNode() throws {
+        let beacon = BLEBeacon(psm: 0x83, ephemeralID: [8, 7, 6, 5, 4, 3, 2, 1])
+        let eir = BLEMeshAdvertisement.advertisingData(includeFlags: true) + BLEMeshAdvertisement.scanResponse(beacon: beacon)
+        let found = try #require(MgmtDeviceFound(parameters: Self.event(eir: eir)))
+        #expect(found.address == [0x00, 0xAA, 0x01, 0x00, 0x00, 0x00])
+        #expect(found.type == .public)
+        #expect(found.rssi == -60)
+        let sighting = try #require(BLEMeshAdvertisement.parse(found.eir))
+        #expect(sighting.beacon == beacon)
+        let address = try BLEPeerAddress(bytes: found.address, type: found.type, psm: beacon.psm)
+        #expect(address.description == "00:AA:01:00:00:00/public/0x0083")
+    }
+
+    @Test("short, overrunning and BR/EDR events are ignored")
+    func rejected() {
+        #expect(MgmtDeviceFound(parameters: Array(Self.event(eir: []).prefix(13))) == nil)
+        var overrun = Self.event(eir: [2, 1, 6])
+        overrun[12] = 9
+        #expect(MgmtDeviceFound(parameters: overrun) == nil)
+        #expect(MgmtDeviceFound(parameters: Self.event(type: 0, eir: [2, 1, 6])) == nil)
+        #expect(MgmtDeviceFound(parameters: Self.event(type: 2, eir: [2, 1, 6]))?.type == .random)
+    }
+}

@@ -94,6 +94,9 @@ SWIFT_BIN=
 if [ -n "$SWIFT_PRODUCT" ]; then
   log "swift build -c release --static-swift-stdlib ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
   T_BUILD=$(date +%s.%N)
+  # SwiftPM caches the build plan of a path dependency: a source file added to it would
+  # not be compiled. Dropping the plan makes it look again (cheap; objects stay).
+  rm -f "$SWIFT_SCRATCH/release.yaml"
   swift build -c release --static-swift-stdlib --package-path "$SWIFT_PACKAGE" \
     --scratch-path "$SWIFT_SCRATCH" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
     { tail -30 swift-build.log >&2; fail "swift build failed (log: $VM/swift-build.log)"; }

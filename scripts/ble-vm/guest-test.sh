@@ -18,6 +18,9 @@ pair() { # pair <name> <extra flags...>
 }
 pair "transport test" || exit 1
 pair "encrypted channel (security_level medium)" --security medium --psm 0x0091 || exit 1
+echo "--- advertising as the kernel set it up (btmon):"
+btmon -r /tmp/btmon.snoop 2>/dev/null | grep -E "Add Extended Advertising Parameters \(|Min advertising interval|Max advertising interval|TX power" |
+  sed 's/^ *//; s/ *{0x[0-9a-f]*}.*//; s/ *#[0-9].*//' | sort | uniq -c | head -8
 echo "=== TransportConformance: side A on hci0, side B on hci1 (PSM 0x0095)"
 ble-vm-test conformance --adapter hci0 --psm 0x0095 --dead 00:AA:01:01:00:01/public/0x00fe || exit 1
 echo "GUEST-TRANSPORT-PASS"

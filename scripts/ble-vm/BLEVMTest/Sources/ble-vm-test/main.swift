@@ -136,6 +136,7 @@ configuration.securityLevel = BLETransport.Configuration.SecurityLevel(rawValue:
 configuration.advertisingIntervalMs = 30
 configuration.scanIntervalMs = 30
 configuration.scanWindowMs = 30
+if options.mode == "dial" { configuration.txPower = -4 }  // exercises the TX power path
 let transport = BLETransport(configuration: configuration)
 let started = ContinuousClock.now
 

@@ -1,3 +1,9 @@
+// The daemon tests need Avahi support compiled in (the MDNS trait, on by default).
+#if MDNS && !canImport(CAvahi)
+#error("the MDNS trait is on, but the tests cannot import CAvahi")
+#endif
+
+#if canImport(CAvahi)
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -188,3 +194,5 @@ private actor BufferBox<Element: Sendable> {
         return element
     }
 }
+
+#endif

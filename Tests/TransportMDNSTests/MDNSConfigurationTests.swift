@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MeshCore
 import Testing
 
@@ -163,3 +164,21 @@ struct MDNSRecordTests {
         #expect(MDNSTransport.port(of: "nonsense") == nil)
     }
 }
+
+#if !canImport(CAvahi)
+@Suite("Built without Avahi")
+struct MDNSWithoutAvahiTests {
+    @Test("start throws transportUnavailable with one line, and events finish")
+    func unavailable() async throws {
+        let transport = MDNSTransport(configuration: .init(listen: ["127.0.0.1:0"]))
+        let error = await #expect(throws: MeshError.self) {
+            try await transport.start(context: TransportContext(localPeerID: .random(), logger: .init(label: "test")))
+        }
+        #expect(error?.code == .transportUnavailable)
+        #expect(error?.message.contains("MDNS trait") == true)
+        var iterator = transport.events.makeAsyncIterator()
+        #expect(await iterator.next() == nil)
+        await transport.stop()
+    }
+}
+#endif

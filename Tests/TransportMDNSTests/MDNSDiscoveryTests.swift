@@ -1,3 +1,4 @@
+#if canImport(CAvahi)
 import Foundation
 import MeshCore
 import Testing
@@ -243,3 +244,5 @@ extension AvahiDaemonTests {
         }
     }
 }
+
+#endif

@@ -1,3 +1,4 @@
+#if canImport(CAvahi)
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -189,3 +190,5 @@ struct MDNSNetnsTests {
         await transport.stop()
     }
 }
+
+#endif

@@ -1,3 +1,4 @@
+#if canImport(CAvahi)
 import Foundation
 import Logging
 import MeshCore
@@ -191,3 +192,5 @@ extension TransportConformance.Harness {
         )
     }
 }
+
+#endif

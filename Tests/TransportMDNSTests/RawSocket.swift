@@ -1,3 +1,4 @@
+#if canImport(CAvahi)
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,3 +55,5 @@ enum RawSocket {
         return address
     }
 }
+
+#endif

@@ -32,6 +32,9 @@ SWIFT_SCRATCH=${SWIFT_SCRATCH:-$VM/build-$SWIFT_PRODUCT}
 GUEST_TEST=${GUEST_TEST:-$HERE/guest-test.sh}
 EXTRA_BINS=${EXTRA_BINS:-}
 QEMU_TIMEOUT=${QEMU_TIMEOUT:-300}
+# Absolute paths: the script works in $VM from here on.
+SWIFT_PACKAGE=$(cd "$SWIFT_PACKAGE" 2>/dev/null && pwd) || { echo "[ble-vm] no package directory" >&2; echo FAIL; exit 1; }
+GUEST_TEST=$(cd "$(dirname "$GUEST_TEST")" 2>/dev/null && pwd)/$(basename "$GUEST_TEST")
 BENCH_ROUNDS=${BENCH_ROUNDS:-0}
 mkdir -p "$VM" && cd "$VM" || exit 1
 log() { echo "[ble-vm] $*" >&2; }

@@ -13,6 +13,7 @@ public struct BLEPeerAddress: Hashable, Sendable, CustomStringConvertible {
         /// A random (static or private) device address.
         public static let random = AddressType(rawValue: 2)
 
+        /// `public` or `random`.
         public var description: String { rawValue == 2 ? "random" : "public" }
     }
 
@@ -74,6 +75,7 @@ public struct BLEPeerAddress: Hashable, Sendable, CustomStringConvertible {
         }.joined(separator: ":")
     }
 
+    /// The hint address form, `"00:AA:01:00:00:00/public/0x0081"`.
     public var description: String {
         let hex = String(psm, radix: 16)
         return "\(deviceAddress)/\(type)/0x\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex)"

@@ -31,9 +31,11 @@ import Synchronization
 /// try await ble.start(context: TransportContext(localPeerID: me, logger: logger))
 /// ```
 public final class BLETransport: Transport {
+    /// `"ble"`.
     public let name = "ble"
     /// The settings this transport runs with.
     public let configuration: Configuration
+    /// Discovered and lost nodes (`"ble"` hints) and inbound channels; finishes after ``stop()``.
     public let events: AsyncStream<TransportEvent>
 
     /// Nominal LE throughput in bits per second (1M PHY after protocol overhead).
@@ -101,6 +103,10 @@ public final class BLETransport: Transport {
     /// The links currently open.
     public var openLinkCount: Int { state.withLock { $0.links.count } }
 
+    /// Checks the adapter, listens on the PSM, advertises and starts discovery.
+    /// - Throws: `.invalidConfiguration` for a bad setting; `.transportUnavailable` with
+    ///   one line when the kernel has no Bluetooth or the adapter is missing, down or
+    ///   without LE.
     public func start(context: TransportContext) async throws {
         #if canImport(CBlueZ)
         try configuration.validate()
@@ -123,6 +129,10 @@ public final class BLETransport: Transport {
         #endif
     }
 
+    /// Opens an L2CAP LE channel to a `"ble"` hint (discovery pauses meanwhile: the kernel
+    /// connects when its scan sees the peer's advertising again).
+    /// - Throws: `.dialFailed` when nothing answers, `.invalidArgument` for a bad hint,
+    ///   `.notRunning` before ``start(context:)``.
     public func dial(_ hint: PeerHint) async throws -> any Link {
         #if canImport(CBlueZ)
         guard hint.transport == name else {
@@ -146,6 +156,7 @@ public final class BLETransport: Transport {
         #endif
     }
 
+    /// Withdraws the advertising, stops discovery, closes the listener and every link, and finishes ``events``.
     public func stop() async {
         #if canImport(CBlueZ)
         let (wasActive, links, tasks, listenFD, mgmt) = state.withLock { state in

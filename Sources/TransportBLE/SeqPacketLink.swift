@@ -18,8 +18,11 @@ import Synchronization
 /// Empty frames are refused: on a `SOCK_SEQPACKET` socket a zero-length packet reads
 /// like end of stream. (The core never sends one: every packet has a flag byte.)
 package final class SeqPacketLink: Link, Sendable {
+    /// This link's process-unique ID.
     package let id: LinkID
+    /// The transport that made the link.
     package let transportName: String
+    /// The remote's address in the transport's notation.
     package let remoteAddress: String
     /// Largest frame ``send(_:)`` accepts (`BT_SNDMTU` on L2CAP).
     package let mtu: Int
@@ -77,8 +80,12 @@ package final class SeqPacketLink: Link, Sendable {
         if !state.descriptorClosed { _ = Glibc.close(state.fd) }
     }
 
+    /// Frames and bytes moved so far.
     package var stats: LinkStats { counters.withLock { $0 } }
 
+    /// Sends one frame as one packet; returns when the kernel took it.
+    /// - Throws: `.frameTooLarge` over ``mtu``, `.invalidArgument` for an empty frame,
+    ///   `.linkClosed` after ``close()`` or a failure.
     package func send(_ frame: [UInt8]) async throws {
         guard frame.count <= mtu else {
             throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the \(transportName) link MTU of \(mtu) bytes; fragment it first")
@@ -110,6 +117,9 @@ package final class SeqPacketLink: Link, Sendable {
         }
     }
 
+    /// The next packet; nil once the remote closed or after ``close()``.
+    /// - Throws: `.frameTooLarge` for a packet over ``receiveMTU`` (the link closes),
+    ///   `.linkClosed` when the link failed.
     package func receive() async throws -> [UInt8]? {
         guard let fd = enter() else { return nil }
         defer { leave() }
@@ -174,6 +184,8 @@ package final class SeqPacketLink: Link, Sendable {
         }
     }
 
+    /// Lets queued packets go out (see `unsentBytes`), shuts the socket down, wakes a
+    /// pending ``receive()``; idempotent.
     package func close() async {
         if let unsentBytes, let fd = beginClosing() {
             // Let the kernel hand queued packets to the controller first (bounded: at

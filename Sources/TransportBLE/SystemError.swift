@@ -12,6 +12,7 @@ package struct SystemError: Error, Sendable, CustomStringConvertible, Equatable 
     /// The errno value.
     package var errno: Int32
 
+    /// Creates an error for `call` failing with `errno`.
     package init(_ call: String, errno: Int32) {
         self.call = call
         self.errno = errno
@@ -46,6 +47,7 @@ package struct SystemError: Error, Sendable, CustomStringConvertible, Equatable 
         }
     }
 
+    /// `"<call> failed: <ERRNO> (<strerror>)"`.
     package var description: String {
         "\(call) failed: \(errnoName) (\(String(cString: strerror(errno))))"
     }

@@ -333,6 +333,11 @@ struct Templates {
                     /// `bitrate`; default 1000000.
                     public var bitrate: Int
 
+                    /// The defaults. (The node's `TransportConfiguration` asks for a plain `init()`.)
+                    public init() {
+                        self.init(listen: "")
+                    }
+
                     /// Creates a configuration; every parameter has the documented default.
                     public init(listen: String = "", peers: [String] = [], mtu: Int = 1024, bitrate: Int = 1_000_000) {
                         self.listen = listen

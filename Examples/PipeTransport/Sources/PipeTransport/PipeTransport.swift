@@ -21,8 +21,10 @@ public final class PipeTransport: Transport {
     private let eventSink: AsyncStream<TransportEvent>.Continuation
     private let state = Mutex(State())
 
+    private enum Phase { case idle, running, stopped }
+
     private struct State {
-        var phase = 0  // 0 idle, 1 running, 2 stopped
+        var phase = Phase.idle
         var listener: PipeSocket?
         var acceptLoop: Task<Void, Never>?
         var links: [LinkID: PipeLink] = [:]
@@ -45,8 +47,8 @@ public final class PipeTransport: Transport {
         try configuration.validate()
         let listener = try configuration.listen.map(PipeSocket.listen(path:))
         let started = state.withLock { state in
-            guard state.phase == 0 else { return false }
-            state.phase = 1
+            guard state.phase == .idle else { return false }
+            state.phase = .running
             state.listener = listener
             if let listener { state.acceptLoop = Task { await self.accept(on: listener, logger: context.logger) } }
             return true
@@ -91,7 +93,7 @@ public final class PipeTransport: Transport {
     /// Closes the listener (removing its socket file) and every link; finishes ``events``.
     public func stop() async {
         let (listener, loop, links) = state.withLock { state in
-            defer { (state.phase, state.listener, state.acceptLoop, state.links) = (2, nil, nil, [:]) }
+            defer { (state.phase, state.listener, state.acceptLoop, state.links) = (.stopped, nil, nil, [:]) }
             return (state.listener, state.acceptLoop, Array(state.links.values))
         }
         if let listener, let path = configuration.listen {
@@ -111,8 +113,8 @@ public final class PipeTransport: Transport {
 
     private func register(_ link: PipeLink) -> Bool {
         state.withLock { state in
-            if state.phase == 1 { state.links[link.id] = link }
-            return state.phase == 1
+            if state.phase == .running { state.links[link.id] = link }
+            return state.phase == .running
         }
     }
 }

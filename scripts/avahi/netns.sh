@@ -6,16 +6,22 @@
 #
 #   netns.sh up                  create the namespaces, start both buses and daemons
 #   netns.sh exec H CMD...       run CMD in host H (1 or 2, or its namespace name) with
-#                                DBUS_SYSTEM_BUS_ADDRESS pointing at H's bus
+#                                DBUS_SYSTEM_BUS_ADDRESS pointing at H's bus (the script
+#                                execs into CMD, so its PID is CMD's)
 #   netns.sh link H down|up      take H's veth end down / up (peers lose / re-find each other)
 #   netns.sh addr H              print H's address (10.213.0.N, or fe80::...%vethN)
+#   netns.sh addr2 H             print H's address on the second pair (10.214.0.N; SECOND_PAIR=yes)
+#   netns.sh link2 H down|up     take H's end of the second pair down / up (SECOND_PAIR=yes)
 #   netns.sh status              what runs
 #   netns.sh test                self-check: avahi-publish in each host, avahi-browse -rpt from
 #                                the other, then veth down -> gone, up -> found again
 #   netns.sh down                stop our daemons by PID, delete the namespaces (idempotent)
 #
 # Environment: SCMESH_NETNS_PREFIX (default "scmesh"; namespaces are PREFIX-h1, PREFIX-h2),
-# SCMESH_NETNS_DIR (state, default /tmp/PREFIX-netns), IP_MODE=ipv4 (default) | ipv6.
+# SCMESH_NETNS_DIR (state, default /tmp/PREFIX-netns), IP_MODE=ipv4 (default) | ipv6,
+# SECOND_PAIR=yes: `up` also joins the hosts by a second veth pair (vethNb, 10.214.0.N/24)
+# that the avahi-daemons do not use - a path for plain TCP that mDNS never sees, so a test
+# can take the mDNS path down while the TCP one stays (pass SECOND_PAIR=yes to every call).
 #
 # How: a dbus-daemon per host listening on $DIR/hN/system_bus_socket; avahi-daemon and
 # libavahi-client both honour DBUS_SYSTEM_BUS_ADDRESS. avahi-daemon keeps its pid file
@@ -33,7 +39,9 @@ DIR=${SCMESH_NETNS_DIR:-/tmp/$PREFIX-netns}
 IP_MODE=${IP_MODE:-ipv4}
 HERE=$(cd "$(dirname "$0")" && pwd)
 N1=$PREFIX-h1 N2=$PREFIX-h2
+SECOND_PAIR=${SECOND_PAIR:-no}
 declare -A NS=([1]=$N1 [2]=$N2) IF=([1]=veth1 [2]=veth2) IP=([1]=10.213.0.1 [2]=10.213.0.2)
+declare -A IF2=([1]=veth1b [2]=veth2b) IP2=([1]=10.214.0.1 [2]=10.214.0.2)
 
 log() { echo "scmesh-netns: $*" >&2; }
 bus() { echo "unix:path=$DIR/h$1/system_bus_socket"; }
@@ -88,6 +96,13 @@ up() {
   ip netns add "$N1"
   ip netns add "$N2"
   ip link add veth1 netns "$N1" type veth peer name veth2 netns "$N2"
+  if [ "$SECOND_PAIR" = yes ]; then
+    ip link add veth1b netns "$N1" type veth peer name veth2b netns "$N2"
+    for h in 1 2; do
+      ip -n "${NS[$h]}" addr add "${IP2[$h]}/24" dev "${IF2[$h]}"
+      ip -n "${NS[$h]}" link set "${IF2[$h]}" up
+    done
+  fi
   local use_v4=yes use_v6=no
   [ "$IP_MODE" = ipv6 ] && { use_v4=no; use_v6=yes; }
   for h in 1 2; do
@@ -156,6 +171,20 @@ addr() {
   else
     echo "${IP[$h]}"
   fi
+}
+
+addr2() {
+  [ "$SECOND_PAIR" = yes ] || { log "addr2 needs SECOND_PAIR=yes"; exit 2; }
+  echo "${IP2[$(host "$1")]}"
+}
+
+link2() {
+  [ "$SECOND_PAIR" = yes ] || { log "link2 needs SECOND_PAIR=yes"; exit 2; }
+  local h; h=$(host "$1")
+  case "$2" in
+    up|down) ip -n "${NS[$h]}" link set "${IF2[$h]}" "$2" ;;
+    *) log "link2 H up|down"; exit 2 ;;
+  esac
 }
 
 hexec() {
@@ -244,11 +273,15 @@ down() {
 
 case "${1:-}" in
   up) up ;;
-  exec) shift; [ $# -ge 2 ] || { log "exec H CMD..."; exit 2; }; hexec "$@" ;;
+  # exec, not a child: the caller's PID is CMD's (a test can signal the command it started)
+  exec) shift; [ $# -ge 2 ] || { log "exec H CMD..."; exit 2; }; h=$(host "$1"); shift
+        exec ip netns exec "${NS[$h]}" env DBUS_SYSTEM_BUS_ADDRESS="$(bus "$h")" "$@" ;;
   link) shift; link "$@" ;;
   addr) shift; addr "$1" ;;
+  addr2) shift; addr2 "$1" ;;
+  link2) shift; link2 "$@" ;;
   status) status ;;
   test) test_ ;;
   down) down ;;
-  *) echo "usage: $0 up|exec H CMD...|link H up|down|addr H|status|test|down" >&2; exit 2 ;;
+  *) echo "usage: $0 up|exec H CMD...|link H up|down|link2 H up|down|addr H|addr2 H|status|test|down" >&2; exit 2 ;;
 esac

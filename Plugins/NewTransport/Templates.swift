@@ -151,8 +151,10 @@ struct Templates {
                     guard state.withLock({ $0.phase == .running }) else {
                         throw MeshError(.notRunning, "__Name__ transport is not running; start it before dialling \(hint.address)")
                     }
-                    // TODO: connect to `hint.address`, wrap the connection in a __Name__Link,
-                    // `try register(link)` and return it. When nothing answers:
+                    // TODO: connect to `hint.address`, wrap the connection in a link,
+                    //   let link = __Name__Link(transportName: name, remoteAddress: hint.address,
+                    //       mtu: configuration.mtu, onClose: { [weak self] in self?.forget($0) })
+                    // then `try register(link)` (close it if that throws) and return it. When nothing answers:
                     //   throw MeshError(.dialFailed, "could not reach __name__://\(hint.address): <why>")
                     throw MeshError(.dialFailed, "TODO: implement dial in Sources/__Module__/__Name__Transport.swift")
                 }
@@ -180,7 +182,7 @@ struct Templates {
                     }
                 }
 
-                /// Forgets a link; call it when a link ends.
+                /// Forgets a link; each link calls it when it closes.
                 func forget(_ id: LinkID) {
                     _ = state.withLock { $0.links.removeValue(forKey: id) }
                 }
@@ -233,6 +235,7 @@ struct Templates {
                 /// Largest frame ``send(_:)`` accepts.
                 public let mtu: Int
 
+                private let onClose: @Sendable (LinkID) -> Void
                 private let state = Mutex(State())
 
                 private struct State {
@@ -241,12 +244,14 @@ struct Templates {
                     // TODO: the connection handle (file descriptor, channel, ...).
                 }
 
-                /// Wraps one connection.
+                /// Wraps one connection. `onClose` runs once, when the link closes (the
+                /// transport forgets it then).
                 /// TODO: take the connection handle.
-                init(transportName: String, remoteAddress: String, mtu: Int) {
+                init(transportName: String, remoteAddress: String, mtu: Int, onClose: @escaping @Sendable (LinkID) -> Void) {
                     self.transportName = transportName
                     self.remoteAddress = remoteAddress
                     self.mtu = mtu
+                    self.onClose = onClose
                 }
 
                 /// Frames and bytes moved so far.
@@ -288,6 +293,7 @@ struct Templates {
                     guard first else { return }
                     // TODO: shut the connection down so a pending receive() here wakes up and
                     // the remote's receive() returns nil, then release the handle.
+                    onClose(id)
                 }
             }
 

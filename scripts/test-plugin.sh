@@ -23,9 +23,9 @@ die() { echo "test-plugin: FAILED - $*" >&2; exit 1; }
 
 # The package must declare the plugin and the two marker lines it edits at.
 grep -q 'verb: "new-transport"' "$root/Package.swift" ||
-  die "Package.swift declares no plugin with verb \"new-transport\" (see docs/ADDING_A_TRANSPORT.md)"
+  die "Package.swift declares no plugin with verb \"new-transport\" (Plugins/NewTransport/NewTransport.swift shows the declaration)"
 for marker in '// scmesh:new-transport-products' '// scmesh:new-transport-targets'; do
-  grep -q "^[[:space:]]*$marker\$" "$root/Package.swift" || die "Package.swift has no '$marker' line"
+  grep -q "^[[:space:]]*$marker\$" "$root/Package.swift" || die "Package.swift has no '$marker' line (Plugins/NewTransport/NewTransport.swift says where it goes)"
 done
 
 tmp="$(mktemp -d /tmp/scmesh-plugin-XXXXXX)"

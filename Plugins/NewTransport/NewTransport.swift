@@ -9,6 +9,19 @@ import PackagePlugin
 /// It writes nothing unless every check passes first: the name is UpperCamelCase letters
 /// and digits, no file it would create exists, no transport of that name exists, and
 /// Package.swift has both marker lines. It never overwrites a file.
+///
+/// Declared in Package.swift as (the shared-settings loop must skip `.plugin` targets):
+/// ```swift
+/// .plugin(
+///     name: "NewTransport",
+///     capability: .command(
+///         intent: .custom(verb: "new-transport", description: "Scaffold a transport module, its conformance test, its Package.swift entries and an example config."),
+///         permissions: [.writeToPackageDirectory(reason: "new-transport adds Sources/Transport<Name>/, Tests/Transport<Name>Tests/, Config/examples/<name>.yaml and their entries in Package.swift.")]
+///     )
+/// ),
+/// // scmesh:new-transport-targets        <- last line inside `targets: [`
+/// // scmesh:new-transport-products       <- last line inside `products: [`
+/// ```
 @main
 struct NewTransport: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {

@@ -48,12 +48,16 @@ struct MDNSNodeTests {
             }
         }
 
-        // A stream of messages A -> B; the mDNS path goes down while it runs.
+        // A stream of messages A -> B; the mDNS path goes down while it runs. Messages
+        // 5..<10 race with the kill; 10..<20 are sent only after it, however slow the machine.
         let count = 20
         let texts = (0..<count).map { "m\($0)" }
+        let killed = KillSignal()
         let sender = Task { () -> [String] in
             var failures: [String] = []
-            for text in texts {
+            for (index, text) in texts.enumerated() {
+                if index == 10 { await killed.wait() }
+                if Task.isCancelled { break }
                 do {
                     let reply = try await a.client.call(ControlRequest(cmd: "send", peer: b.peerID.hex, text: text))
                     if !reply.ok { failures.append("\(text): \(reply.line)") }
@@ -64,19 +68,31 @@ struct MDNSNodeTests {
             }
             return failures
         }
-        let beforeKill = try await waitFor("B received 5 messages over mDNS", nodes: nodes) {
-            let messages = try await b.inbox()
-            return messages.count >= 5 ? messages : nil
+        // Until the kill, a failure must still release (and end) the sender.
+        let beforeKill: [InboxReply.Message]
+        let statusBefore: StatusReply
+        let peerBefore: PeerSnapshot?
+        do {
+            beforeKill = try await waitFor("B received 5 messages over mDNS", nodes: nodes) {
+                let messages = try await b.inbox()
+                return messages.count >= 5 ? messages : nil
+            }
+            statusBefore = try await a.status()
+            peerBefore = try await a.peers().first { $0.peer == b.peerID }
+            try hosts.script(["link", "1", "down"])
+        } catch {
+            sender.cancel()
+            await killed.fire()
+            _ = await sender.value
+            throw error
         }
-        let statusBefore = try await a.status()
-        let peerBefore = try await a.peers().first { $0.peer == b.peerID }
         #expect(beforeKill.allSatisfy { $0.transport == "mdns" }, "\(beforeKill.map { "\($0.text ?? "?") via \($0.transport)" })")
         #expect(peerBefore?.activeTransport == "mdns")
         #expect((statusBefore.stats.transports["mdns"]?.framesSent ?? 0) >= beforeKill.count)
         // Nothing went over TCP while the mDNS path was healthy.
         #expect((statusBefore.stats.transports["tcp"]?.framesSent ?? 0) == 0, "\(statusBefore.stats.transports)")
 
-        _ = try hosts.script(["link", "1", "down"])
+        await killed.fire()
         let failures = await sender.value
         #expect(failures.isEmpty, "sends that failed: \(failures)")
 
@@ -169,58 +185,74 @@ struct MDNSNodeTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
 
-        // Avahi alone: a browser already running in host 2, a service published in host 1.
-        let serviceType = "_scmbench\(Int.random(in: 100...999))._tcp"
-        let serviceName = "bench-\(PeerID.random().short)"
-        let browseLog = directory.file("browse.log")
-        let browser = try hosts.launch(host: 2, ["avahi-browse", "-rp", serviceType], log: browseLog)
-        defer { terminate(browser, signal: SIGKILL) }
-        try await Task.sleep(for: .milliseconds(500))
-        let publishStart = ContinuousClock.now
-        let publisher = try hosts.launch(host: 1, ["avahi-publish", "-s", serviceName, serviceType, "7400", "v=1"], log: directory.file("publish.log"))
-        defer { terminate(publisher, signal: SIGKILL) }
-        let resolved = try await waitFor("avahi-browse -r in host 2 resolves \(serviceName)", interval: .milliseconds(5)) {
-            let text = (try? String(contentsOfFile: browseLog, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").contains { $0.hasPrefix("=") && $0.contains(";\(serviceName);") } ? ContinuousClock.now : nil
+        func ms(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         }
-        let avahiResolve = resolved - publishStart
-        let knownStart = ContinuousClock.now
-        let known = try hosts.script(["exec", "2", "avahi-browse", "-rpt", serviceType])
-        let avahiKnown = ContinuousClock.now - knownStart
-        #expect(known.contains(serviceName))
-        // The avahi tools may inherit a blocked SIGTERM from this process (see spawn in
-        // netns.sh) and then ignore it; they keep no state
-        // (the daemon withdraws a service when its client goes), so SIGKILL them.
-        terminate(publisher, signal: SIGKILL)
-        terminate(browser, signal: SIGKILL)
+        var nodeFigures: [Double] = []
+        var avahiFigures: [Double] = []
+        for round in 1...3 {
+            // Avahi alone: a browser already running in host 2, a service published in host 1.
+            let serviceType = "_scmb\(round)\(Int.random(in: 100...999))._tcp"
+            let serviceName = "bench-\(PeerID.random().short)"
+            let browseLog = directory.file("browse\(round).log")
+            let browser = try hosts.launch(host: 2, ["avahi-browse", "-rp", serviceType], log: browseLog)
+            // The avahi tools may inherit a blocked SIGTERM from this process (see spawn in
+            // netns.sh) and then ignore it; they keep no state (the daemon withdraws a
+            // service when its client goes), so SIGKILL them.
+            defer { terminate(browser, signal: SIGKILL) }
+            try await Task.sleep(for: .milliseconds(500))
+            let publishStart = ContinuousClock.now
+            let publisher = try hosts.launch(
+                host: 1, ["avahi-publish", "-s", serviceName, serviceType, "7400", "v=1"], log: directory.file("publish\(round).log"))
+            defer { terminate(publisher, signal: SIGKILL) }
+            let resolved = try await waitFor("avahi-browse -r in host 2 resolves \(serviceName)", interval: .milliseconds(5)) {
+                let text = (try? String(contentsOfFile: browseLog, encoding: .utf8)) ?? ""
+                return text.split(separator: "\n").contains { $0.hasPrefix("=") && $0.contains(";\(serviceName);") } ? ContinuousClock.now : nil
+            }
+            let avahiResolve = resolved - publishStart
+            let knownStart = ContinuousClock.now
+            let known = try hosts.script(["exec", "2", "avahi-browse", "-rpt", serviceType])
+            let avahiKnown = ContinuousClock.now - knownStart
+            #expect(known.contains(serviceName))
+            terminate(publisher, signal: SIGKILL)
+            terminate(browser, signal: SIGKILL)
 
-        // The nodes: both started at once, A sends to B as soon as it can.
-        let dataB = directory.file("b")
-        let peerB = try identity(dataB, home: directory.path)
-        let start = ContinuousClock.now
-        let (a, b) = try Self.launchMDNSOnlyPair(hosts: hosts, directory: directory)
-        defer { a.stop() }
-        defer { b.stop() }
-        #expect(b.peerID == peerB)
-        let nodes = [a, b]
-        let controlUp = try await waitFor("A's control socket answers", interval: .milliseconds(5), nodes: nodes) {
-            try await a.client.call(ControlRequest(cmd: "status")).ok ? ContinuousClock.now : nil
+            // The nodes (fresh identities, made before the clock starts): both started at
+            // once, A sends to B as soon as it can.
+            let dataA = directory.file("a\(round)")
+            let dataB = directory.file("b\(round)")
+            let peers = (try identity(dataA, home: directory.path), try identity(dataB, home: directory.path))
+            let start = ContinuousClock.now
+            let (a, b) = try Self.launchMDNSOnlyPair(hosts: hosts, directory: directory, names: ("a\(round)", "b\(round)"), peerIDs: peers)
+            defer { a.stop() }
+            defer { b.stop() }
+            let nodes = [a, b]
+            let controlUp = try await waitFor("A's control socket answers", interval: .milliseconds(5), nodes: nodes) {
+                try await a.client.call(ControlRequest(cmd: "status")).ok ? ContinuousClock.now : nil
+            }
+            let sent = try await waitFor("A's first send to B is acknowledged", interval: .milliseconds(5), nodes: nodes) {
+                try await a.client.call(ControlRequest(cmd: "send", peer: b.peerID.hex, text: "first")).ok ? ContinuousClock.now : nil
+            }
+            let delivered = try await waitFor("B's inbox has the first message", interval: .milliseconds(5), nodes: nodes) {
+                try await b.inbox().contains { $0.text == "first" && $0.from == a.peerID } ? ContinuousClock.now : nil
+            }
+            nodeFigures.append(ms(delivered - start))
+            avahiFigures.append(ms(avahiResolve))
+            print(String(
+                format: "MDNS-BENCH: round %d: node start -> first delivered message across two namespace hosts: %.0f ms "
+                    + "(launch -> A's control socket %.0f ms, -> send acknowledged %.0f ms); "
+                    + "avahi-publish -> avahi-browse -r (already running in the other host) resolved: %.0f ms; "
+                    + "avahi-browse -rpt of the known service: %.0f ms; node minus avahi: %.0f ms",
+                round, ms(delivered - start), ms(controlUp - start), ms(sent - start), ms(avahiResolve), ms(avahiKnown),
+                ms(delivered - start) - ms(avahiResolve)))
+            a.stop()
+            b.stop()
         }
-        let sent = try await waitFor("A's first send to B is acknowledged", interval: .milliseconds(5), nodes: nodes) {
-            try await a.client.call(ControlRequest(cmd: "send", peer: peerB.hex, text: "first")).ok ? ContinuousClock.now : nil
-        }
-        let delivered = try await waitFor("B's inbox has the first message", interval: .milliseconds(5), nodes: nodes) {
-            try await b.inbox().contains { $0.text == "first" } ? ContinuousClock.now : nil
-        }
-        #expect(delivered >= start)
-        func ms(_ duration: Duration) -> String {
-            String(format: "%.0f ms", Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
-        }
-        print("MDNS-BENCH: node start -> first delivered message across two namespace hosts: \(ms(delivered - start)) "
-            + "(launch -> control socket \(ms(controlUp - start)), -> send acknowledged \(ms(sent - start)))")
-        print("MDNS-BENCH: avahi-publish -> avahi-browse -r (running in the other host) resolved: \(ms(avahiResolve)); "
-            + "avahi-browse -rpt of the already-known service: \(ms(avahiKnown)); "
-            + "node figure minus avahi figure: \(ms((delivered - start) - avahiResolve))")
+        let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+        print(String(
+            format: "MDNS-BENCH: median of %d rounds: node start -> first delivered message %.0f ms; avahi-publish -> avahi-browse -r resolved %.0f ms; difference %.0f ms (goal: <= 100 ms)",
+            nodeFigures.count, median(nodeFigures), median(avahiFigures), median(nodeFigures) - median(avahiFigures)))
+        #expect(nodeFigures.count == 3)
     }
 
     /// Short timeouts so a dead path is noticed in seconds, generous enough for a loaded machine.
@@ -234,7 +266,8 @@ struct MDNSNodeTests {
 
     /// Node A in host 1 and node B in host 2, mDNS on the veth pair only, no TCP transport.
     static func launchMDNSOnlyPair(
-        hosts: NetnsHosts, directory: TemporaryDirectory
+        hosts: NetnsHosts, directory: TemporaryDirectory, names: (String, String) = ("a", "b"),
+        peerIDs: (PeerID, PeerID)? = nil
     ) throws -> (NamespaceNode, NamespaceNode) {
         func arguments(_ host: Int) -> [String] {
             tuning + [
@@ -242,9 +275,11 @@ struct MDNSNodeTests {
                 "--set", "transports.mdns.interfaces=[veth\(host)]", "--set", "transports.mdns.listen=[10.213.0.\(host):0]",
             ]
         }
-        let a = try hosts.launchNode(host: 1, dataDirectory: directory.file("a"), home: directory.path, arguments: arguments(1))
+        let a = try hosts.launchNode(
+            host: 1, dataDirectory: directory.file(names.0), home: directory.path, arguments: arguments(1), peerID: peerIDs?.0)
         do {
-            let b = try hosts.launchNode(host: 2, dataDirectory: directory.file("b"), home: directory.path, arguments: arguments(2))
+            let b = try hosts.launchNode(
+                host: 2, dataDirectory: directory.file(names.1), home: directory.path, arguments: arguments(2), peerID: peerIDs?.1)
             return (a, b)
         } catch {
             a.stop()
@@ -301,9 +336,10 @@ final class NetnsHosts: Sendable {
         return process
     }
 
-    /// Starts `scmesh run` in host `host` on `dataDirectory` (identity created first, so the peer ID is known).
-    func launchNode(host: Int, dataDirectory: String, home: String, arguments: [String]) throws -> NamespaceNode {
-        let peerID = try identity(dataDirectory, home: home)
+    /// Starts `scmesh run` in host `host` on `dataDirectory`; unless `peerID` is given (its
+    /// identity made already), `scmesh identity` creates the identity first, so the peer ID is known.
+    func launchNode(host: Int, dataDirectory: String, home: String, arguments: [String], peerID known: PeerID? = nil) throws -> NamespaceNode {
+        let peerID = try known ?? identity(dataDirectory, home: home)
         let log = dataDirectory + ".log"
         let process = try launch(
             host: host, [scmeshBinary.path, "run", "--data-dir", dataDirectory] + arguments, log: log,
@@ -352,6 +388,23 @@ struct NamespaceNode: Sendable {
 }
 
 // MARK: - Helpers
+
+/// A one-shot signal: `wait()` returns once `fire()` was called.
+private actor KillSignal {
+    private var fired = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func fire() {
+        fired = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+
+    func wait() async {
+        if fired { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+}
 
 struct MDNSNodeTestFailure: Error, CustomStringConvertible {
     let description: String

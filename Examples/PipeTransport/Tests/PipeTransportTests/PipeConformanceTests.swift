@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import MeshCore
 import MeshTesting
@@ -9,17 +10,18 @@ import Testing
 struct PipeConformanceTests {
     @Test(arguments: [65_535, 64])
     func conformance(mtu: Int) async throws {
-        try await TransportConformance.run(.pipe(mtu: mtu))
+        var template = Array("/tmp/scmesh-pipe-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await TransportConformance.run(.pipe(mtu: mtu, directory: directory))
     }
 }
 
 extension TransportConformance.Harness {
-    /// Two transports listening on socket paths in a fresh directory (side B again at
-    /// its own path after a restart); malformed input is a packet over the MTU.
-    static func pipe(mtu: Int) -> Self {
-        var template = Array("/tmp/scmesh-pipe-XXXXXX".utf8CString)
-        let directory = String(cString: mkdtemp(&template)!)
-        return Self(
+    /// Two transports listening on socket paths in `directory` (side B again at its own
+    /// path after a restart); malformed input is a packet over the MTU.
+    static func pipe(mtu: Int, directory: String) -> Self {
+        Self(
             makeTransport: { index in PipeTransport(configuration: .init(listen: "\(directory)/\(index).sock", mtu: mtu)) },
             hint: { transport, index in PeerHint(transport: "pipe", address: "\(directory)/\(index).sock") },
             deadHint: PeerHint(transport: "pipe", address: "\(directory)/nobody.sock"),

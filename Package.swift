@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "TransportMDNS", targets: ["TransportMDNS"]),
         .library(name: "TransportBLE", targets: ["TransportBLE"]),
         .library(name: "MeshNode", targets: ["MeshNode"]),
+        // scmesh:new-transport-products
     ],
     traits: [
         .trait(name: "MDNS", description: "Build the Avahi/mDNS transport (needs libavahi-client-dev)."),
@@ -148,11 +149,26 @@ let package = Package(
         .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting"]),
+
+        // MARK: Plugins
+        .plugin(
+            name: "NewTransport",
+            capability: .command(
+                intent: .custom(
+                    verb: "new-transport",
+                    description: "Scaffold a transport module, its conformance test, its Package.swift entries and an example config."),
+                permissions: [
+                    .writeToPackageDirectory(
+                        reason: "new-transport adds Sources/Transport<Name>/, Tests/Transport<Name>Tests/, Config/examples/<name>.yaml and their entries in Package.swift.")
+                ]
+            )
+        ),
+        // scmesh:new-transport-targets
     ]
 )
 
 // Shared Swift settings for every Swift target.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

@@ -23,5 +23,18 @@ scripts/avahi/start.sh
 cleanup_steps+=("scripts/avahi/stop.sh")
 # ---------------------------------------------------------------------------
 
+# Whole-repository checks that are not Swift tests of this package; they run first so
+# that `swift test`'s summary is the last thing printed. Skipped when arguments narrow
+# the run (e.g. `scripts/test.sh --filter MeshCoreTests`).
+if [ $# -eq 0 ]; then
+  # Adding a transport: the scaffolding plugin end to end, and the out-of-tree example.
+  scripts/test-plugin.sh
+  scripts/test-example.sh
+  # BLE on a real kernel Bluetooth stack in a qemu VM: BLETransport + conformance suite,
+  # then two whole scmesh nodes (Noise XX, messages both ways, larger than the MTU).
+  scripts/ble-vm/run.sh
+  SWIFT_PACKAGE=$PWD SWIFT_PRODUCT=scmesh GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
+fi
+
 swift build
 swift test "$@"

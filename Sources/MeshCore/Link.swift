@@ -12,6 +12,8 @@ import Synchronization
 ///   `nil` once the remote closed cleanly or after ``close()``, and throws when the
 ///   link failed. It has one caller at a time (the router's reader).
 /// - Frames keep their boundaries: one `send` on one end is one `receive` on the other.
+///   The core never sends an empty frame (every packet starts with a flag byte), so a
+///   packet medium may treat a zero-length read as end of stream.
 /// - ``close()`` is idempotent, wakes a pending ``receive()`` (returning `nil`) and
 ///   makes the remote's ``receive()`` return `nil` soon after.
 public protocol Link: Sendable {

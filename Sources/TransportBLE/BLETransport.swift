@@ -108,8 +108,6 @@ public final class BLETransport: Transport {
     ///   one line when the kernel has no Bluetooth or the adapter is missing, down or
     ///   without LE.
     public func start(context: TransportContext) async throws {
-        #if canImport(CBlueZ)
-        try configuration.validate()
         let proceed = state.withLock { state -> Bool in
             guard state.phase == .idle else { return false }
             state.phase = .starting
@@ -119,14 +117,17 @@ public final class BLETransport: Transport {
             throw MeshError(.invalidArgument, "BLETransport.start was called twice or after stop")
         }
         do {
+            // A transport whose start failed is finished: stop() ends `events` too.
+            try configuration.validate()
+            #if canImport(CBlueZ)
             try await startRunning(context: context)
+            #else
+            throw MeshError(.transportUnavailable, "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)")
+            #endif
         } catch {
             await stop()
             throw error
         }
-        #else
-        throw MeshError(.transportUnavailable, "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)")
-        #endif
     }
 
     /// Opens an L2CAP LE channel to a `"ble"` hint (discovery pauses meanwhile: the kernel
@@ -134,11 +135,11 @@ public final class BLETransport: Transport {
     /// - Throws: `.dialFailed` when nothing answers, `.invalidArgument` for a bad hint,
     ///   `.notRunning` before ``start(context:)``.
     public func dial(_ hint: PeerHint) async throws -> any Link {
-        #if canImport(CBlueZ)
         guard hint.transport == name else {
             throw MeshError(.invalidArgument, "the ble transport cannot dial a \(hint.transport) hint (\(hint))")
         }
         let remote = try BLEPeerAddress(parsing: hint.address)
+        #if canImport(CBlueZ)
         guard let local = state.withLock({ $0.phase == .running ? $0.local : nil }) else {
             throw MeshError(.notRunning, "the ble transport is not running; start it before dialling \(hint.address)")
         }
@@ -183,6 +184,8 @@ public final class BLETransport: Transport {
             for link in links { await link.close() }
             for task in tasks { task.cancel() }
             for task in tasks { await task.value }
+            // The accept loop closes the listener; without one (start failed), close it here.
+            if tasks.isEmpty && listenFD >= 0 { _ = Glibc.close(listenFD) }
         }
         #endif
         eventSink.finish()

@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 import MeshTesting
 import TransportBLE
 import TransportMDNS
@@ -95,7 +96,7 @@ extension TransportFactory {
             configuration: BLETransport.Configuration.self,
             validate: { try $0.validate() }
         ) { settings, _ in
-            BLETransport(configuration: settings)
+            BLETransport(configuration: settings, beaconHash: { NoiseHash.sha256.hash($0) })
         }
     }
 }

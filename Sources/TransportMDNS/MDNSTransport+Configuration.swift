@@ -117,29 +117,13 @@ extension MDNSTransport {
             case connectTimeoutMilliseconds = "connect_timeout_ms"
         }
 
-        private struct AnyKey: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
         /// Decodes a configuration; missing keys take their defaults.
         /// - Throws: `DecodingError.dataCorrupted` naming the key when the section holds a
         ///   key not in ``keys``; the usual `DecodingError` (with the key in its coding path)
         ///   for a value of the wrong type or an unknown `discovery_mode`. Ranges are
         ///   checked by ``validate()``.
         public init(from decoder: any Decoder) throws {
-            let all = try decoder.container(keyedBy: AnyKey.self)
-            for key in all.allKeys where CodingKeys(rawValue: key.stringValue) == nil {
-                throw DecodingError.dataCorrupted(
-                    .init(
-                        codingPath: all.codingPath + [key],
-                        debugDescription:
-                            "unknown mDNS transport key '\(key.stringValue)'; known keys: \(Self.keys.joined(separator: ", "))"
-                    )
-                )
-            }
+            try decoder.rejectUnknownKeys(CodingKeys.self, section: "mDNS transport")
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Configuration()
             discoveryMode = try c.decodeIfPresent(DiscoveryMode.self, forKey: .discoveryMode) ?? d.discoveryMode

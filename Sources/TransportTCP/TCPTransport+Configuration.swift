@@ -76,28 +76,12 @@ extension TCPTransport {
             case connectTimeoutMilliseconds = "connect_timeout_ms"
         }
 
-        private struct AnyKey: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
         /// Decodes a configuration; missing keys take their defaults.
         /// - Throws: `DecodingError.dataCorrupted` naming the key when the section holds a
         ///   key not in ``keys``; the usual `DecodingError` for a value of the wrong type.
         ///   Decoding does not check ranges: call ``validate()``.
         public init(from decoder: any Decoder) throws {
-            let all = try decoder.container(keyedBy: AnyKey.self)
-            for key in all.allKeys where CodingKeys(rawValue: key.stringValue) == nil {
-                throw DecodingError.dataCorrupted(
-                    .init(
-                        codingPath: all.codingPath + [key],
-                        debugDescription:
-                            "unknown TCP transport key '\(key.stringValue)'; known keys: \(Self.keys.joined(separator: ", "))"
-                    )
-                )
-            }
+            try decoder.rejectUnknownKeys(CodingKeys.self, section: "TCP transport")
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let defaults = Configuration()
             listen = try container.decodeIfPresent([String].self, forKey: .listen) ?? defaults.listen

@@ -47,18 +47,23 @@ struct MessageAssembler {
     mutating func add(_ frame: DataFrame, now: ContinuousClock.Instant = .now) -> Outcome {
         expire(now: now)
         let length = Int(frame.messageLength)
-        if var partial = partials[frame.messageID] {
+        // Take the partial out of the dictionary while writing into it, so its buffer
+        // (up to the message size) is mutated in place instead of copied per chunk.
+        if var partial = partials.removeValue(forKey: frame.messageID) {
             guard partial.origin == frame.origin, partial.length == length, partial.received.count == Int(frame.chunkCount) else {
+                partials[frame.messageID] = partial
                 return .rejected("chunk \(frame.chunkIndex) of \(frame.messageID) disagrees with earlier chunks")
             }
             let index = Int(frame.chunkIndex)
-            if partial.received[index] { return .duplicateChunk }
+            if partial.received[index] {
+                partials[frame.messageID] = partial
+                return .duplicateChunk
+            }
             partial.received[index] = true
             partial.remaining -= 1
             let offset = index * Frame.chunkSize
             partial.buffer.replaceSubrange(offset..<(offset + frame.payload.count), with: frame.payload)
             if partial.remaining == 0 {
-                partials[frame.messageID] = nil
                 reservedBytes -= length
                 return .complete(partial.buffer)
             }

@@ -347,7 +347,7 @@ final class NetnsHosts: Sendable {
         let peerID = try known ?? identity(dataDirectory, home: home)
         let log = dataDirectory + ".log"
         let process = try launch(
-            host: host, [scmeshBinary.path, "run", "--data-dir", dataDirectory] + arguments, log: log,
+            host: host, [scmeshExecutable.path, "run", "--data-dir", dataDirectory] + arguments, log: log,
             extraEnvironment: ["HOME=\(home)"])
         return NamespaceNode(name: host == 1 ? "A" : "B", process: process, dataDirectory: dataDirectory, peerID: peerID, log: log)
     }
@@ -459,13 +459,9 @@ private let repositoryRoot: URL = {
         if FileManager.default.fileExists(atPath: url.appendingPathComponent("scripts/avahi/netns.sh").path) { return url }
         url = url.deletingLastPathComponent()
     }
-    return URL(fileURLWithPath: "/work/main")
+    // `swift test` runs from the package root.
+    return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 }()
-
-/// The `scmesh` executable next to this test binary (`swift test` builds it).
-private var scmeshBinary: URL {
-    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("scmesh")
-}
 
 /// Runs a command to completion, output and errors merged.
 private func runToEnd(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
@@ -483,24 +479,8 @@ private func runToEnd(_ executable: String, _ arguments: [String]) throws -> (st
 }
 
 /// Runs the `scmesh` CLI (no `SCMESH_*` environment, `HOME` = `home`).
-private func scmeshCLI(_ arguments: [String], home: String) throws -> (status: Int32, standardOutput: String, standardError: String) {
-    let process = Process()
-    process.executableURL = scmeshBinary
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCMESH_") }
-    environment["HOME"] = home
-    environment["XDG_DATA_HOME"] = nil
-    process.environment = environment
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+private func scmeshCLI(_ arguments: [String], home: String) throws -> ScmeshResult {
+    try runScmesh(arguments, environment: scmeshEnvironment(home: home))
 }
 
 /// `scmesh identity` on `dataDirectory` (creating it).

@@ -3,24 +3,9 @@ import MeshCore
 import MeshNode
 import Testing
 
-/// The `scmesh` executable next to this test binary (`swift test` builds it).
-private var scmeshBinary: URL {
-    let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    return testBinary.deletingLastPathComponent().appendingPathComponent("scmesh")
-}
-
-/// The result of one `scmesh` invocation.
-private struct Invocation {
-    var status: Int32
-    var standardOutput: String
-    var standardError: String
-}
-
 /// An environment with no `SCMESH_*` variables and `HOME` set to `home`.
 private func cleanEnvironment(home: String) -> [String: String] {
-    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCMESH_") }
-    environment["HOME"] = home
-    environment["XDG_DATA_HOME"] = nil
+    var environment = scmeshEnvironment(home: home)
     // The default config, but on ports and service types no other test uses:
     // TCP on a free port, mDNS on loopback under its own service type.
     environment["SCMESH_TRANSPORTS_TCP_LISTEN"] = "127.0.0.1:0"
@@ -32,7 +17,7 @@ private func cleanEnvironment(home: String) -> [String: String] {
 
 private func launch(_ arguments: [String], home: String, standardOutput: Pipe = Pipe(), standardError: Pipe = Pipe()) throws -> Process {
     let process = Process()
-    process.executableURL = scmeshBinary
+    process.executableURL = scmeshExecutable
     process.arguments = arguments
     process.environment = cleanEnvironment(home: home)
     process.standardOutput = standardOutput
@@ -43,35 +28,15 @@ private func launch(_ arguments: [String], home: String, standardOutput: Pipe = 
 }
 
 /// Runs `scmesh` to completion, with `input` on its standard input.
-private func scmesh(_ arguments: String..., home: String, input: [UInt8]? = nil) throws -> Invocation {
-    let output = Pipe()
-    let errors = Pipe()
-    let stdin = Pipe()
-    let process = Process()
-    process.executableURL = scmeshBinary
-    process.arguments = arguments
-    process.environment = cleanEnvironment(home: home)
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    try process.run()
-    if let input {
-        stdin.fileHandleForWriting.write(Data(input))
-        try stdin.fileHandleForWriting.close()
-    }
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Invocation(
-        status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-        standardError: String(decoding: errorData, as: UTF8.self))
+private func scmesh(_ arguments: String..., home: String, input: [UInt8]? = nil) throws -> ScmeshResult {
+    try runScmesh(arguments, environment: cleanEnvironment(home: home), input: input)
 }
 
 @Suite("scmesh process")
 struct ProcessTests {
     @Test("scmesh run on the default config answers status --json and exits 0 on SIGTERM")
     func runStatusTerminate() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshBinary.path), "build scmesh first: \(scmeshBinary.path)")
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let dataDirectory = directory.file("data")
@@ -79,7 +44,7 @@ struct ProcessTests {
         let node = try launch(["run", "--data-dir", dataDirectory], home: directory.path, standardError: log)
         defer { if node.isRunning { node.terminate() } }
 
-        var status: Invocation?
+        var status: ScmeshResult?
         try await eventually("scmesh status --json answers") {
             let attempt = try scmesh("status", "--json", "--data-dir", dataDirectory, home: directory.path)
             status = attempt
@@ -115,7 +80,7 @@ struct ProcessTests {
 
     @Test("two scmesh processes exchange a message over TCP on loopback; send - reads the payload from stdin")
     func twoProcessesOverTCP() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshBinary.path), "build scmesh first: \(scmeshBinary.path)")
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let port = try freeLoopbackPort()
@@ -164,7 +129,7 @@ struct ProcessTests {
 
     @Test("scmesh config check prints the effective config, or one line naming the bad key and exits non-zero")
     func configCheck() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshBinary.path), "build scmesh first: \(scmeshBinary.path)")
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let good = directory.file("good.yaml")

@@ -500,27 +500,6 @@ private func unusedLoopbackPort() throws -> Int {
 
 // MARK: - Process helpers
 
-/// The `scmesh` executable next to this test binary (`swift build --build-tests` builds it).
-private var scmeshExecutable: URL {
-    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("scmesh")
-}
-
-/// What one finished `scmesh` invocation printed.
-private struct Finished {
-    var status: Int32
-    var standardOutput: String
-    var standardError: String
-}
-
-/// The test's environment without `SCMESH_*` variables, `HOME` under the test directory.
-private func scmeshEnvironment(home: String) -> [String: String] {
-    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCMESH_") }
-    environment["HOME"] = home
-    environment["XDG_DATA_HOME"] = nil
-    return environment
-}
-
 /// Starts a long-running `scmesh` (its log goes nowhere).
 private func startScmesh(_ arguments: [String], home: String) throws -> Process {
     let process = Process()
@@ -541,24 +520,8 @@ private func stopProcess(_ process: Process) {
 }
 
 /// Runs `scmesh` to completion.
-private func runScmesh(_ arguments: [String], home: String) throws -> Finished {
-    let output = Pipe()
-    let errors = Pipe()
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    // The replies are small: both fit in a pipe's buffer, so reading one after the other is safe.
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Finished(
-        status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-        standardError: String(decoding: errorData, as: UTF8.self))
+private func runScmesh(_ arguments: [String], home: String) throws -> ScmeshResult {
+    try runScmesh(arguments, environment: scmeshEnvironment(home: home))
 }
 
 private func jsonObject(_ text: String) throws -> [String: Any] {

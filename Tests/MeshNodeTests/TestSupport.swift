@@ -65,3 +65,50 @@ struct RunningNode {
         try await task.value
     }
 }
+
+// MARK: - scmesh processes
+
+/// The `scmesh` executable next to this test binary (`swift build --build-tests` builds it).
+let scmeshExecutable: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    .deletingLastPathComponent().appendingPathComponent("scmesh")
+
+/// What one finished `scmesh` invocation printed.
+struct ScmeshResult {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+}
+
+/// The test's environment without `SCMESH_*` variables, `HOME` = `home`.
+func scmeshEnvironment(home: String) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCMESH_") }
+    environment["HOME"] = home
+    environment["XDG_DATA_HOME"] = nil
+    return environment
+}
+
+/// Runs `scmesh` to completion with `environment`, `input` (if any) on its standard input.
+func runScmesh(_ arguments: [String], environment: [String: String], input: [UInt8]? = nil) throws -> ScmeshResult {
+    let output = Pipe()
+    let errors = Pipe()
+    let stdin = Pipe()
+    let process = Process()
+    process.executableURL = scmeshExecutable
+    process.arguments = arguments
+    process.environment = environment
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    try process.run()
+    if let input {
+        stdin.fileHandleForWriting.write(Data(input))
+        try stdin.fileHandleForWriting.close()
+    }
+    // Replies are small: both fit in a pipe's buffer, so reading one after the other is safe.
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ScmeshResult(
+        status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+        standardError: String(decoding: errorData, as: UTF8.self))
+}

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "MeshCore", targets: ["MeshCore"]),
         .library(name: "MeshCrypto", targets: ["MeshCrypto"]),
         .library(name: "MeshTesting", targets: ["MeshTesting"]),
+        .library(name: "TransportLoopback", targets: ["TransportLoopback"]),
         .library(name: "TransportTCP", targets: ["TransportTCP"]),
         .library(name: "TransportMDNS", targets: ["TransportMDNS"]),
         .library(name: "TransportBLE", targets: ["TransportBLE"]),
@@ -42,6 +43,7 @@ let package = Package(
             name: "MeshTesting",
             dependencies: [
                 "MeshCore",
+                "TransportLoopback",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -56,6 +58,13 @@ let package = Package(
         .target(name: "MeshCrypto", dependencies: ["MeshCore", "CSodium"]),
 
         // MARK: Transports
+        .target(
+            name: "TransportLoopback",
+            dependencies: [
+                "MeshCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "TransportTCP",
             dependencies: [
@@ -101,7 +110,7 @@ let package = Package(
             dependencies: [
                 "MeshCore",
                 "MeshCrypto",
-                "MeshTesting",
+                "TransportLoopback",
                 "TransportTCP",
                 "TransportMDNS",
                 "TransportBLE",
@@ -127,6 +136,7 @@ let package = Package(
             dependencies: [
                 "MeshCore",
                 "MeshTesting",
+                "TransportLoopback",
                 "MeshCrypto",
                 "CSodium",
                 "TransportTCP",
@@ -138,17 +148,17 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "MeshTestingTests", dependencies: ["MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "MeshCryptoTests",
-            dependencies: ["MeshCrypto", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MeshCrypto", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting"]),
+        .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
-        .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting"]),
+        .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting", "TransportLoopback"]),
+        .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
 
         // MARK: Plugins
         .plugin(

@@ -17,11 +17,7 @@ import Synchronization
 /// - ``close()`` is idempotent, wakes a pending ``receive()`` (returning `nil`) and
 ///   makes the remote's ``receive()`` return `nil` soon after.
 public protocol Link: Sendable {
-    /// A process-unique identifier (see ``LinkID/next()``).
-    var id: LinkID { get }
-    /// Name of the transport that made this link.
-    var transportName: String { get }
-    /// The remote's address in the transport's own notation.
+    /// The remote's address in the transport's own notation (for logs and status).
     var remoteAddress: String { get }
     /// Largest frame ``send(_:)`` accepts.
     var mtu: Int { get }
@@ -31,8 +27,6 @@ public protocol Link: Sendable {
     func receive() async throws -> [UInt8]?
     /// Closes the link. Idempotent.
     func close() async
-    /// Counters for this link.
-    var stats: LinkStats { get }
 }
 
 extension Link {
@@ -54,7 +48,8 @@ public struct LinkFrames: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(link: link) }
 }
 
-/// A process-unique link identifier.
+/// A process-unique link identifier. The core gives one to every link it uses;
+/// transports may use them for their own bookkeeping too.
 public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The numeric value.
     public let rawValue: UInt64
@@ -70,7 +65,8 @@ public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var description: String { "link#\(rawValue)" }
 }
 
-/// Counters a link keeps about itself.
+/// Counters a link may keep about itself (a helper for transports; the core counts
+/// on its own).
 public struct LinkStats: Sendable, Hashable {
     /// Frames handed to the medium.
     public var framesSent: Int = 0

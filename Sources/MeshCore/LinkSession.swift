@@ -85,16 +85,18 @@ final class LinkSession: Sendable {
         var pingSentAt: (nonce: UInt64, at: ContinuousClock.Instant)?
         var lastReceived: ContinuousClock.Instant = .now
         var lastPingSent: ContinuousClock.Instant = .now
+        var framesSent = 0
+        var framesReceived = 0
     }
 
     static let maxOutOfOrder = 4096
 
     init(
-        link: any Link, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
+        link: any Link, id: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
         role: HandshakeRole, cipher: any SessionCipher, configuration: RouterConfiguration, logger: Logger
     ) {
         self.link = link
-        self.id = link.id
+        self.id = id
         self.transport = transport
         self.priority = priority
         self.capabilities = capabilities
@@ -122,12 +124,11 @@ final class LinkSession: Sendable {
     var isClosed: Bool { state.withLock { $0.closed != nil } }
 
     var snapshot: LinkSnapshot {
-        let stats = link.stats
-        return state.withLock { state in
+        state.withLock { state in
             LinkSnapshot(
                 id: id.rawValue, transport: transport, priority: priority, address: link.remoteAddress,
                 rttMilliseconds: state.smoothedRTT.map { $0 * 1000 }, consecutiveFailures: state.consecutiveFailures,
-                inFlight: state.waiters.count, framesSent: stats.framesSent, framesReceived: stats.framesReceived,
+                inFlight: state.waiters.count, framesSent: state.framesSent, framesReceived: state.framesReceived,
                 outbound: role == .initiator)
         }
     }
@@ -186,6 +187,7 @@ final class LinkSession: Sendable {
 
     private func writeFrameLocked(_ frame: Frame) async throws {
         let sealed = try cipher.seal(frame.encoded())
+        state.withLock { $0.framesSent += 1 }
         for packet in try PacketFramer.packets(for: sealed, mtu: link.mtu) {
             try await link.send(packet)
         }
@@ -312,6 +314,7 @@ final class LinkSession: Sendable {
                     return "rejected input: \(meshError.message)"
                 }
                 let frame = try Frame.decode(plain, maxMessageLength: configuration.maxMessageSize)
+                state.withLock { $0.framesReceived += 1 }
                 switch frame {
                 case .data(let data):
                     let result = await deliver(data, self)

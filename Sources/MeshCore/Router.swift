@@ -92,7 +92,7 @@ public actor Router: Service {
         precondition(transports[transport.name] == nil, "transport \(transport.name) added twice")
         transports[transport.name] = TransportEntry(
             transport: transport, priority: priority,
-            status: TransportStatus(name: transport.name, priority: priority, state: "starting"))
+            status: TransportStatus(name: transport.name, priority: priority, state: .starting))
         transportOrder.append(transport.name)
         if runState == .running {
             let name = transport.name
@@ -139,10 +139,7 @@ public actor Router: Service {
         guard runState == .running || runState == .idle else { return }
         let wasIdle = runState == .idle
         runState = .stopping
-        for name in transportOrder {
-            await transports[name]?.transport.stop()
-            transports[name]?.status.state = "stopped"
-        }
+        // Transports stop when their `listen` tasks are cancelled, below.
         for session in sessions.values {
             await session.close(MeshError(.notRunning, "the router is shutting down"))
         }
@@ -155,30 +152,41 @@ public actor Router: Service {
         spawnContinuation.yield(job)
     }
 
+    /// Runs one transport's `listen` until the router stops (cancellation), feeding
+    /// its events to the router.
     private func runTransport(_ name: String) async {
         guard let entry = transports[name], runState == .running else { return }
         var transportLogger = logger
         transportLogger[metadataKey: "transport"] = "\(name)"
-        do {
-            try await entry.transport.start(context: TransportContext(localPeerID: localPeerID, logger: transportLogger))
-        } catch {
-            let reason = (error as? MeshError)?.message ?? "\(error)"
-            transports[name]?.status.state = "unavailable"
-            transports[name]?.status.reason = reason
-            logger.warning("transport \(name) unavailable: \(reason)")
-            emit(.transportUnavailable(transport: name, reason: reason))
+        let (stream, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
+        let context = TransportContext(localPeerID: localPeerID, logger: transportLogger) { continuation.yield($0) }
+        let transport = entry.transport
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await event in stream { await self.handle(event, transport: name) }
+            }
+            let outcome: (any Error)?
+            do {
+                try await transport.listen(context: context)
+                outcome = nil
+            } catch {
+                outcome = error
+            }
+            continuation.finish()
+            self.transportEnded(name, error: outcome)
+        }
+    }
+
+    private func transportEnded(_ name: String, error: (any Error)?) {
+        guard let error, !(error is CancellationError) || runState == .running else {
+            transports[name]?.status.state = .stopped
             return
         }
-        guard runState == .running else {
-            await entry.transport.stop()
-            return
-        }
-        transports[name]?.status.state = "running"
-        logger.info("transport \(name) started (priority \(entry.priority))")
-        emit(.transportStarted(transport: name))
-        for await event in entry.transport.events {
-            handle(event, transport: name)
-        }
+        let reason = (error as? MeshError)?.message ?? "\(error)"
+        transports[name]?.status.state = .unavailable
+        transports[name]?.status.reason = reason
+        logger.warning("transport \(name) unavailable: \(reason)")
+        emit(.transportUnavailable(transport: name, reason: reason))
     }
 
     private func handle(_ event: TransportEvent, transport name: String) {
@@ -192,6 +200,15 @@ public actor Router: Service {
             return
         }
         switch event {
+        case .listening(let addresses):
+            let first = transports[name]?.status.state != .running
+            transports[name]?.status.state = .running
+            transports[name]?.status.addresses = addresses
+            if first {
+                let at = addresses.isEmpty ? "" : " on \(addresses.joined(separator: ", "))"
+                logger.info("transport \(name) started (priority \(transports[name]?.priority ?? 0))\(at)")
+                emit(.transportStarted(transport: name))
+            }
         case .peerDiscovered(let hint):
             if hint.peerID == localPeerID { return }
             let key = HintKey(transport: name, address: hint.address)
@@ -204,8 +221,9 @@ public actor Router: Service {
             hintPeers[key] = nil
             emit(.peerLost(hint))
         case .inboundLink(let link):
-            pendingLinks[link.id] = link
-            spawn { await self.serve(link: link, role: .responder, transport: name, hint: nil) }
+            let linkID = LinkID.next()
+            pendingLinks[linkID] = link
+            spawn { await self.serve(link: link, id: linkID, role: .responder, transport: name, hint: nil) }
         }
     }
 
@@ -246,8 +264,9 @@ public actor Router: Service {
                     await link.close()
                     return
                 }
-                pendingLinks[link.id] = link
-                let peer = await serve(link: link, role: .initiator, transport: key.transport, hint: hint)
+                let linkID = LinkID.next()
+                pendingLinks[linkID] = link
+                let peer = await serve(link: link, id: linkID, role: .initiator, transport: key.transport, hint: hint)
                 if let peer {
                     hintPeers[key] = peer
                     attempt = 0
@@ -276,8 +295,8 @@ public actor Router: Service {
     /// Runs the handshake on a link, registers it and serves it until it ends.
     /// - Returns: the remote's peer ID when the handshake succeeded.
     @discardableResult
-    private func serve(link: any Link, role: HandshakeRole, transport name: String, hint: PeerHint?) async -> PeerID? {
-        defer { pendingLinks[link.id] = nil }
+    private func serve(link: any Link, id: LinkID, role: HandshakeRole, transport name: String, hint: PeerHint?) async -> PeerID? {
+        defer { pendingLinks[id] = nil }
         guard let entry = transports[name] else {
             await link.close()
             return nil
@@ -305,7 +324,7 @@ public actor Router: Service {
             return nil
         }
         let session = LinkSession(
-            link: link, transport: name, priority: entry.priority, capabilities: entry.transport.capabilities,
+            link: link, id: id, transport: name, priority: entry.priority, capabilities: entry.transport.capabilities,
             remote: secure.remotePeerID, role: role, cipher: secure.cipher, configuration: configuration,
             logger: logger)
         guard await register(session) else { return secure.remotePeerID }

@@ -1,7 +1,7 @@
 import Foundation
 import MeshCore
 import MeshCrypto
-import MeshTesting
+import TransportLoopback
 import TransportBLE
 import TransportMDNS
 import TransportTCP

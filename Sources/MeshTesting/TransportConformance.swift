@@ -1,5 +1,6 @@
 import Logging
 import MeshCore
+import TransportLoopback
 import Synchronization
 
 /// The suite every transport passes: ordering, frames at and above the MTU,
@@ -248,7 +249,7 @@ public enum TransportConformance {
 
     static func deadDial(_ pair: Pair, harness: Harness) async throws {
         do {
-            let link = try await pair.a.dial(harness.deadHint)
+            let link = try await pair.a.transport.dial(harness.deadHint)
             await link.close()
             throw ConformanceFailure(failures: ["dialling \(harness.deadHint) where nothing listens returned a link"])
         } catch let error as MeshError where error.code == .dialFailed {
@@ -352,12 +353,12 @@ public enum TransportConformance {
     /// Two transports under test and the inbound links B receives.
     final class Pair: Sendable {
         let harness: Harness
-        let a: any Transport
-        private let b: Mutex<any Transport>
+        let a: RunningTransport
+        private let b: Mutex<RunningTransport>
         private let inbound = BoundedChannel<any Link>(capacity: 64)
         let hintB: PeerHint
 
-        private init(harness: Harness, a: any Transport, b: any Transport, hintB: PeerHint) {
+        private init(harness: Harness, a: RunningTransport, b: RunningTransport, hintB: PeerHint) {
             self.harness = harness
             self.a = a
             self.b = Mutex(b)
@@ -369,16 +370,22 @@ public enum TransportConformance {
             let b = try await harness.makeTransport(1)
             var logger = Logger(label: "conformance")
             logger.logLevel = .warning
-            try await a.start(context: TransportContext(localPeerID: .random(), logger: logger))
-            try await b.start(context: TransportContext(localPeerID: .random(), logger: logger))
+            let runningA = try await RunningTransport.start(a, logger: logger)
+            let runningB: RunningTransport
+            do {
+                runningB = try await RunningTransport.start(b, logger: logger)
+            } catch {
+                await runningA.stop()
+                throw error
+            }
             let hint = try await harness.hint(b, 1)
-            let pair = Pair(harness: harness, a: a, b: b, hintB: hint)
-            pair.drain(a, intoInbound: false)
-            pair.drain(b, intoInbound: true)
+            let pair = Pair(harness: harness, a: runningA, b: runningB, hintB: hint)
+            pair.drain(runningA, intoInbound: false)
+            pair.drain(runningB, intoInbound: true)
             return pair
         }
 
-        private func drain(_ transport: any Transport, intoInbound: Bool) {
+        private func drain(_ transport: RunningTransport, intoInbound: Bool) {
             let inbound = self.inbound
             Task {
                 for await event in transport.events {
@@ -391,7 +398,7 @@ public enum TransportConformance {
 
         /// Dials B from A and returns (dialled end, accepted end).
         func connect(skipping stray: (@Sendable (any Link) -> Void)? = nil) async throws -> (any Link, any Link) {
-            let dialled = try await a.dial(hintB)
+            let dialled = try await a.transport.dial(hintB)
             // The accepted end whose first frame is our probe is ours; others (from
             // malformed injections) go to `stray`.
             let probe: [UInt8] = [0x50, 0x52, 0x4F, 0x42, 0x45]
@@ -421,9 +428,9 @@ public enum TransportConformance {
             let b = try await harness.makeTransport(1)
             var logger = Logger(label: "conformance")
             logger.logLevel = .warning
-            try await b.start(context: TransportContext(localPeerID: .random(), logger: logger))
-            self.b.withLock { $0 = b }
-            drain(b, intoInbound: true)
+            let running = try await RunningTransport.start(b, logger: logger)
+            self.b.withLock { $0 = running }
+            drain(running, intoInbound: true)
         }
 
         func stop() async {
@@ -445,7 +452,7 @@ public struct ConformanceFailure: Error, CustomStringConvertible {
 }
 
 extension TransportConformance.Harness {
-    /// The harness for ``LoopbackTransport``.
+    /// The harness for TransportLoopback's `LoopbackTransport`.
     public static func loopback(configuration: LoopbackTransport.Configuration = .init()) -> Self {
         let network = LoopbackNetwork()
         return Self(

@@ -85,14 +85,13 @@ public final class LoopbackTransport: Transport {
     public let network: LoopbackNetwork
     /// Its configuration.
     public let configuration: Configuration
-    public let events: AsyncStream<TransportEvent>
-    private let continuation: AsyncStream<TransportEvent>.Continuation
     private let state = Mutex(State())
 
     private struct State {
         var started = false
         var stopped = false
         var peerID: PeerID?
+        var context: TransportContext?
         var links: [LinkID: LoopbackLink] = [:]
     }
 
@@ -102,7 +101,6 @@ public final class LoopbackTransport: Transport {
         self.address = address
         self.network = network
         self.configuration = configuration
-        (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
     }
 
     public var capabilities: TransportCapabilities {
@@ -116,26 +114,40 @@ public final class LoopbackTransport: Transport {
         PeerHint(transport: name, address: address, peerID: state.withLock { $0.peerID })
     }
 
-    public func start(context: TransportContext) async throws {
+    /// Joins the network, announces itself to the other loopback transports of the same
+    /// name, and serves links until cancelled; then leaves the network and closes its
+    /// links.
+    public func listen(context: TransportContext) async throws {
         try configuration.validate()
         let first = state.withLock { state -> Bool in
             defer { state.started = true }
             state.peerID = context.localPeerID
+            state.context = context
             return !state.started
         }
         guard first else { throw MeshError(.invalidArgument, "loopback transport \(address) started twice") }
-        let others = try network.register(self, address: address, peerID: context.localPeerID)
-        guard configuration.discovery else { return }
-        let mine = PeerHint(transport: name, address: address, peerID: context.localPeerID)
-        for other in others where other.transport.configuration.discovery {
-            continuation.yield(.peerDiscovered(PeerHint(transport: name, address: other.transport.address, peerID: other.peerID)))
-            other.transport.announce(.peerDiscovered(mine))
+        let others: [LoopbackNetwork.Listener]
+        do {
+            others = try network.register(self, address: address, peerID: context.localPeerID)
+        } catch {
+            state.withLock { $0.stopped = true }
+            throw error
         }
+        context.report(.listening(addresses: [address]))
+        if configuration.discovery {
+            let mine = PeerHint(transport: name, address: address, peerID: context.localPeerID)
+            for other in others where other.transport.configuration.discovery {
+                context.report(.peerDiscovered(PeerHint(transport: name, address: other.transport.address, peerID: other.peerID)))
+                other.transport.announce(.peerDiscovered(mine))
+            }
+        }
+        await waitUntilCancelled()
+        await shutDown()
     }
 
     func announce(_ event: TransportEvent) {
-        guard !state.withLock({ $0.stopped }) else { return }
-        continuation.yield(event)
+        let context: TransportContext? = state.withLock { $0.stopped ? nil : $0.context }
+        context?.report(event)
     }
 
     public func dial(_ hint: PeerHint) async throws -> any Link {
@@ -173,7 +185,7 @@ public final class LoopbackTransport: Transport {
             state.links[link.id] = link
             return true
         }
-        if accepted { continuation.yield(.inboundLink(link)) }
+        if accepted { announce(.inboundLink(link)) }
         return accepted
     }
 
@@ -188,7 +200,7 @@ public final class LoopbackTransport: Transport {
     /// Links currently open on this transport.
     public var openLinkCount: Int { state.withLock { $0.links.count } }
 
-    public func stop() async {
+    private func shutDown() async {
         let links: [LoopbackLink]? = state.withLock { state in
             guard !state.stopped else { return nil }
             state.stopped = true
@@ -196,11 +208,11 @@ public final class LoopbackTransport: Transport {
         }
         guard let links else { return }
         let others = network.unregister(name: name, address: address)
-        if configuration.discovery, state.withLock({ $0.started }) {
+        if configuration.discovery {
             let mine = PeerHint(transport: name, address: address, peerID: state.withLock { $0.peerID })
             for other in others { other.transport.announce(.peerLost(mine)) }
         }
         for link in links { await link.close() }
-        continuation.finish()
+        state.withLock { $0.context = nil }
     }
 }

@@ -1,6 +1,7 @@
 import Logging
 import MeshCore
 import MeshTesting
+import TransportLoopback
 import Testing
 
 @Suite struct LoopbackConformanceTests {
@@ -25,8 +26,8 @@ import Testing
         let network = LoopbackNetwork()
         let a = LoopbackTransport(address: "a", network: network)
         let b = LoopbackTransport(address: "b", network: network)
-        try await a.start(context: TransportContext(localPeerID: .random(), logger: .init(label: "t")))
-        try await b.start(context: TransportContext(localPeerID: .random(), logger: .init(label: "t")))
+        let runningA = try await RunningTransport.start(a)
+        let runningB = try await RunningTransport.start(b)
         let link = try await a.dial(b.hint)
         network.partition("a", "b")
         await #expect(throws: MeshError.self) { try await link.send([1]) }
@@ -34,7 +35,30 @@ import Testing
         network.heal("a", "b")
         let again = try await a.dial(b.hint)
         try await again.send([1])
-        await a.stop()
-        await b.stop()
+        await runningA.stop()
+        await runningB.stop()
+    }
+
+    @Test func listeningReportsTheAddressAndCancellationLeavesTheNetwork() async throws {
+        let network = LoopbackNetwork()
+        let a = LoopbackTransport(address: "a", network: network)
+        let b = LoopbackTransport(address: "b", network: network)
+        let runningA = try await RunningTransport.start(a)
+        #expect(runningA.addresses == ["a"])
+        let runningB = try await RunningTransport.start(b)
+        _ = try await b.dial(a.hint)
+        await runningA.stop()
+        // A left the network: B can no longer dial it, and B saw it go.
+        await #expect(throws: MeshError.self) { _ = try await b.dial(a.hint) }
+        #expect(a.openLinkCount == 0)
+        var sawLost = false
+        for await event in runningB.events {
+            if case .peerLost(let hint) = event, hint.address == "a" {
+                sawLost = true
+                break
+            }
+        }
+        #expect(sawLost)
+        await runningB.stop()
     }
 }

@@ -88,6 +88,17 @@ struct MessageAssembler {
         return .incomplete
     }
 
+    /// Puts back a message that `frame` completed, missing only `frame`'s chunk (its
+    /// delivery was refused), so that a retry of that chunk completes it again.
+    mutating func reopen(_ frame: DataFrame, completed buffer: [UInt8], now: ContinuousClock.Instant) {
+        guard partials[frame.messageID] == nil, Int(frame.chunkIndex) < Int(frame.chunkCount) else { return }
+        var received = [Bool](repeating: true, count: Int(frame.chunkCount))
+        received[Int(frame.chunkIndex)] = false
+        partials[frame.messageID] = Partial(
+            origin: frame.origin, length: buffer.count, buffer: buffer, received: received, remaining: 1, startedAt: now)
+        reservedBytes += buffer.count
+    }
+
     mutating func expire(now: ContinuousClock.Instant = .now) {
         guard !partials.isEmpty else { return }
         for (id, partial) in partials where now - partial.startedAt > limits.timeout {

@@ -79,7 +79,7 @@ public struct RouterConfiguration: Sendable {
         reconnect: ReconnectConfiguration = .init(),
         keepaliveInterval: Duration = .seconds(30),
         handshakeTimeout: Duration = .seconds(10),
-        maxMessageSize: Int = Frame.defaultMaxMessageLength,
+        maxMessageSize: Int = 16 << 20,  // Frame.defaultMaxMessageLength
         reassembly: ReassemblyLimits = .init(),
         dedupCapacity: Int = 65_536,
         windowPerLink: Int = 256,

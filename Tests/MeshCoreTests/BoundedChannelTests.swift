@@ -31,3 +31,30 @@ import Testing
         #expect(await channel.receive() == nil)
     }
 }
+
+@Suite struct CancellationTests {
+    @Test func aCancelledSenderLeavesTheQueueAndOthersKeepTheirOrder() async {
+        let channel = BoundedChannel<Int>(capacity: 1)
+        await channel.send(0)
+        let blocked = Task { await channel.send(1) }
+        let behind = Task {
+            await Task.yield()
+            return await channel.send(2)
+        }
+        blocked.cancel()
+        #expect(await blocked.value == false)
+        #expect(await channel.receive() == 0)
+        #expect(await channel.receive() == 2)
+        #expect(await behind.value == true)
+    }
+
+    @Test func aCancelledReceiverGetsNil() async {
+        let channel = BoundedChannel<Int>(capacity: 4)
+        let receiver = Task { await channel.receive() }
+        receiver.cancel()
+        #expect(await receiver.value == nil)
+        // The channel still works for the next receiver.
+        await channel.send(5)
+        #expect(await channel.receive() == 5)
+    }
+}

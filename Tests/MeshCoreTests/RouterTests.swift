@@ -1,6 +1,7 @@
 import Logging
 import MeshCore
 import MeshTesting
+import TransportLoopback
 import Synchronization
 import Testing
 
@@ -128,8 +129,8 @@ final class RouterPair: Sendable {
         #expect(Set(messages.map(\.id)).count == 10_000)
 
         let log = seen.withLock { $0 }
-        #expect(log.contains { if case .escalated(_, "lo10", "lo20", _) = $0 { true } else { false } })
-        #expect(log.contains { if case .deEscalated(_, "lo20", "lo10") = $0 { true } else { false } })
+        #expect(log.contains { $0.kind == .escalated && $0.from == "lo10" && $0.to == "lo20" })
+        #expect(log.contains { $0.kind == .deEscalated && $0.from == "lo20" && $0.to == "lo10" })
         watcher.cancel()
         await pair.stop()
     }
@@ -173,7 +174,7 @@ final class RouterPair: Sendable {
         try await pair.waitForLinks(["lo"])
         let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
         let hostileID = PeerID.random()
-        try await hostile.start(context: TransportContext(localPeerID: hostileID, logger: Logger(label: "h")))
+        let running = try await RunningTransport.start(hostile, localPeerID: hostileID)
         for garbage: [UInt8] in [[0xC0, 0x01, 0x7F, 0, 0], [0xC0, 0x09, 0x09], [0x77]] {
             let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
             let hello: [UInt8] = Array("SCM0".utf8) + [Frame.version] + hostileID.bytes
@@ -187,7 +188,7 @@ final class RouterPair: Sendable {
         try await pair.waitForReceived(100)
         let stats = await pair.b.stats()
         #expect(stats.malformedInputs.values.reduce(0, +) == 3)
-        await hostile.stop()
+        await running.stop()
         await pair.stop()
     }
 
@@ -198,7 +199,7 @@ final class RouterPair: Sendable {
         try await pair.waitForLinks(["lo"])
         let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
         let hostileID = PeerID.random()
-        try await hostile.start(context: TransportContext(localPeerID: hostileID, logger: Logger(label: "h")))
+        let running = try await RunningTransport.start(hostile, localPeerID: hostileID)
         let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
         try await link.send([0xC0] + Array("SCM0".utf8) + [Frame.version] + hostileID.bytes)
         _ = try await link.receive()
@@ -220,7 +221,7 @@ final class RouterPair: Sendable {
         try await pair.waitForReceived(10)
         #expect(pair.received.withLock { $0.allSatisfy { $0.payload != [6, 6, 6] } })
         #expect(await pair.b.stats().sealedMessagesRejected["unsealedFromThirdParty"] == 1)
-        await hostile.stop()
+        await running.stop()
         await pair.stop()
     }
 
@@ -236,7 +237,7 @@ final class RouterPair: Sendable {
         // Ask for a link to O claiming to be some other peer.
         await router.connect(to: PeerHint(transport: "lo", address: "O", peerID: .random()))
         for await event in events {
-            if case .handshakeFailed = event { break }
+            if event.kind == .handshakeFailed { break }
         }
         #expect(await router.peers().isEmpty)
         #expect(await router.stats().handshakeFailures >= 1)

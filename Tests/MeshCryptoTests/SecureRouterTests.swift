@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshCrypto
 import MeshTesting
+import TransportLoopback
 import Synchronization
 import Testing
 
@@ -66,7 +67,7 @@ import Testing
         await a.connect(to: PeerHint(transport: "lo", address: "mallory", peerID: bob.peerID))
         var refused = false
         for await event in events {
-            if case .handshakeFailed = event {
+            if event.kind == .handshakeFailed {
                 refused = true
                 break
             }

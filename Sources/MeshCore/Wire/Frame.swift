@@ -5,7 +5,7 @@
 /// (receivers ignore unknown flags). An encoded frame is at most
 /// ``Frame/maxEncodedSize`` bytes, so that it plus the link cipher's tag fits in one
 /// 65,535-byte Noise message.
-public enum Frame: Sendable, Hashable {
+package enum Frame: Sendable, Hashable {
     /// One chunk of a message, with a per-link hop sequence number.
     case data(DataFrame)
     /// A cumulative + selective hop acknowledgement.
@@ -16,18 +16,18 @@ public enum Frame: Sendable, Hashable {
     case pong(nonce: UInt64)
 
     /// The protocol version this code speaks.
-    public static let version: UInt8 = 1
+    package static let version: UInt8 = 1
     /// The largest encoded frame.
-    public static let maxEncodedSize = 65_000
+    package static let maxEncodedSize = 65_000
     /// Bytes of every message chunk but the last.
-    public static let chunkSize = 64_000
+    package static let chunkSize = 64_000
     /// The most selective acknowledgements one ACK frame carries.
-    public static let maxSelectiveAcks = 256
+    package static let maxSelectiveAcks = 256
     /// The largest message length the decoder accepts by default (16 MiB).
-    public static let defaultMaxMessageLength = 16 << 20
+    package static let defaultMaxMessageLength = 16 << 20
 
     /// Frame type codes on the wire.
-    public enum Kind: UInt8, Sendable {
+    package enum Kind: UInt8, Sendable {
         case data = 0x01
         case ack = 0x02
         case ping = 0x03
@@ -38,7 +38,7 @@ public enum Frame: Sendable, Hashable {
     static let dataHeaderSize = 4 + 16 + 32 + 32 + 1 + 2 + 2 + 4 + 4
 
     /// The encoded bytes.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var writer: ByteWriter
         switch self {
         case .data(let data):
@@ -79,7 +79,7 @@ public enum Frame: Sendable, Hashable {
     /// - Parameters:
     ///   - bytes: exactly one encoded frame.
     ///   - maxMessageLength: the largest message length a data frame may declare.
-    public static func decode(_ bytes: [UInt8], maxMessageLength: Int = defaultMaxMessageLength) throws(MeshError) -> Frame {
+    package static func decode(_ bytes: [UInt8], maxMessageLength: Int = defaultMaxMessageLength) throws(MeshError) -> Frame {
         guard bytes.count <= maxEncodedSize else {
             throw MeshError(.frameTooLarge, "frame of \(bytes.count) bytes exceeds the \(maxEncodedSize)-byte limit")
         }
@@ -155,30 +155,30 @@ public enum Frame: Sendable, Hashable {
 }
 
 /// One chunk of one message.
-public struct DataFrame: Sendable, Hashable {
+package struct DataFrame: Sendable, Hashable {
     /// Per-link hop sequence number (from 1), acknowledged by the next hop.
-    public var sequence: UInt32
+    package var sequence: UInt32
     /// The message's identity (same for every chunk and every retry).
-    public var messageID: MessageID
+    package var messageID: MessageID
     /// The node that created the message.
-    public var origin: PeerID
+    package var origin: PeerID
     /// The node the message is for.
-    public var destination: PeerID
+    package var destination: PeerID
     /// Hops the message may still take.
-    public var ttl: UInt8
+    package var ttl: UInt8
     /// This chunk's index, from 0.
-    public var chunkIndex: UInt16
+    package var chunkIndex: UInt16
     /// How many chunks the message has (1 for messages up to ``Frame/chunkSize``).
-    public var chunkCount: UInt16
+    package var chunkCount: UInt16
     /// The whole message's length in bytes.
-    public var messageLength: UInt32
+    package var messageLength: UInt32
     /// Message flags (receivers ignore unknown bits).
-    public var flags: UInt16
+    package var flags: UInt16
     /// This chunk's bytes.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
 
     /// Creates a data frame.
-    public init(
+    package init(
         sequence: UInt32, messageID: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8,
         chunkIndex: UInt16, chunkCount: UInt16, messageLength: UInt32, flags: UInt16 = 0, payload: [UInt8]
     ) {
@@ -197,30 +197,30 @@ public struct DataFrame: Sendable, Hashable {
     /// Flag bit: the message is a sealed envelope (opened by the destination's
     /// `MessageSealer`). Without it the destination accepts the message only from
     /// a link whose authenticated remote is the message's origin.
-    public static let sealedFlag: UInt16 = 0x0001
+    package static let sealedFlag: UInt16 = 0x0001
 
     /// The number of bytes chunk `index` of a message of `messageLength` bytes carries.
-    public static func chunkLength(index: Int, messageLength: Int) -> Int {
+    package static func chunkLength(index: Int, messageLength: Int) -> Int {
         let start = index * Frame.chunkSize
         return max(0, min(Frame.chunkSize, messageLength - start))
     }
 
     /// The number of chunks a message of `length` bytes needs.
-    public static func chunkCount(messageLength length: Int) -> Int {
+    package static func chunkCount(messageLength length: Int) -> Int {
         max(1, (length + Frame.chunkSize - 1) / Frame.chunkSize)
     }
 }
 
 /// A hop acknowledgement: every sequence number up to and including `cumulative`,
 /// plus the listed ones above it.
-public struct AckFrame: Sendable, Hashable {
+package struct AckFrame: Sendable, Hashable {
     /// Highest sequence number below which nothing is missing.
-    public var cumulative: UInt32
+    package var cumulative: UInt32
     /// Sequence numbers above `cumulative` that arrived (at most 256).
-    public var selective: [UInt32]
+    package var selective: [UInt32]
 
     /// Creates an acknowledgement.
-    public init(cumulative: UInt32, selective: [UInt32] = []) {
+    package init(cumulative: UInt32, selective: [UInt32] = []) {
         self.cumulative = cumulative
         self.selective = selective
     }

@@ -50,9 +50,21 @@ public struct LinkFrames: AsyncSequence, Sendable {
 
 /// A process-unique link identifier. The core gives one to every link it uses;
 /// transports may use them for their own bookkeeping too.
-public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
+public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
     /// The numeric value.
     public let rawValue: UInt64
+
+    /// Wraps a numeric value (as decoded from an event or a snapshot).
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(UInt64.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 
     private static let counter = Atomic<UInt64>(0)
 

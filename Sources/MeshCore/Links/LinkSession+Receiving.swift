@@ -1,208 +1,11 @@
 import Logging
 import Synchronization
 
-/// Handshake messages over a link, through the packet framer.
-final class LinkHandshakeChannel: HandshakeChannel {
-    let link: any Link
-    private let reassembler = Mutex(PacketReassembler())
-
-    init(link: any Link) {
-        self.link = link
-    }
-
-    func send(_ message: [UInt8]) async throws {
-        for packet in try PacketFramer.packets(for: message, mtu: link.mtu) {
-            try await link.send(packet)
-        }
-    }
-
-    func receive() async throws -> [UInt8] {
-        while true {
-            guard let packet = try await link.receive() else {
-                throw MeshError(.linkClosed, "link to \(link.remoteAddress) closed during the handshake")
-            }
-            let output = try reassembler.withLock { reassembler throws(MeshError) in try reassembler.feed(packet) }
-            if case .segment(let segment) = output { return segment }
-        }
-    }
-}
-
-/// One authenticated link in use by the router: sequence numbers, the in-flight
-/// window, hop acknowledgements, RTT, keepalive and health.
-///
-/// Three loops run per session (``run(deliver:)``): the reader (never writes, so two
-/// back-pressured peers cannot deadlock), the control writer (acks and pongs,
-/// coalesced) and the ticker (ack timeouts, keepalive, dead-link detection).
-final class LinkSession: Sendable {
-    let link: any Link
-    let id: LinkID
-    let transport: String
-    let priority: Int
-    let capabilities: TransportCapabilities
-    let remote: PeerID
-    let role: HandshakeRole
-    let cipher: any SessionCipher
-    let configuration: RouterConfiguration
-    let logger: Logger
-
-    private let writeLock = AsyncLock()
-    private let window: AsyncSemaphore
-    private let controlSignal: AsyncStream<Void>.Continuation
-    private let controlStream: AsyncStream<Void>
-    private let state: Mutex<State>
-
-    enum AcceptResult: Sendable {
-        /// Take the frame and acknowledge it.
-        case accepted
-        /// Already had it: acknowledge, do not deliver again.
-        case duplicate
-        /// Refused: do not acknowledge (the sender will escalate).
-        case refused
-    }
-
-    private struct Waiter {
-        var continuation: CheckedContinuation<Void, any Error>?
-        var result: Result<Void, MeshError>?
-        var sentAt: ContinuousClock.Instant?
-        var deadline: ContinuousClock.Instant?
-        var timeout: Duration
-    }
-
-    private struct State {
-        var nextSequence: UInt32 = 1
-        var waiters: [UInt32: Waiter] = [:]
-        var ackedThrough: UInt32 = 0
-        var smoothedRTT: Double?
-        var consecutiveFailures = 0
-        var closed: MeshError?
-        // Receiving side.
-        var receivedThrough: UInt32 = 0
-        var receivedAbove: Set<UInt32> = []
-        var ackOwed = false
-        var pongsOwed: [UInt64] = []
-        var pingOwed = false
-        var pingNonce: UInt64 = 0
-        var pingSentAt: (nonce: UInt64, at: ContinuousClock.Instant)?
-        var lastReceived: ContinuousClock.Instant = .now
-        var lastPingSent: ContinuousClock.Instant = .now
-        var framesSent = 0
-        var framesReceived = 0
-    }
-
-    static let maxOutOfOrder = 4096
-
-    init(
-        link: any Link, id: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
-        role: HandshakeRole, cipher: any SessionCipher, configuration: RouterConfiguration, logger: Logger
-    ) {
-        self.link = link
-        self.id = id
-        self.transport = transport
-        self.priority = priority
-        self.capabilities = capabilities
-        self.remote = remote
-        self.role = role
-        self.cipher = cipher
-        self.configuration = configuration
-        self.logger = logger
-        self.window = AsyncSemaphore(permits: max(1, configuration.windowPerLink))
-        (controlStream, controlSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        self.state = Mutex(State())
-    }
-
-    // MARK: Views for the router
-
-    var candidate: LinkCandidate {
-        state.withLock { state in
-            LinkCandidate(
-                linkID: id, transport: transport, priority: priority, capabilities: capabilities,
-                smoothedRTT: state.smoothedRTT.map { .milliseconds(Int64($0 * 1000)) },
-                consecutiveFailures: state.consecutiveFailures)
-        }
-    }
-
-    var isClosed: Bool { state.withLock { $0.closed != nil } }
-
-    var snapshot: LinkSnapshot {
-        state.withLock { state in
-            LinkSnapshot(
-                id: id.rawValue, transport: transport, priority: priority, address: link.remoteAddress,
-                rttMilliseconds: state.smoothedRTT.map { $0 * 1000 }, consecutiveFailures: state.consecutiveFailures,
-                inFlight: state.waiters.count, framesSent: state.framesSent, framesReceived: state.framesReceived,
-                outbound: role == .initiator)
-        }
-    }
-
-    func recordFailure() {
-        state.withLock { $0.consecutiveFailures += 1 }
-    }
-
-    // MARK: Sending
-
-    /// Sends one data frame and waits for its hop acknowledgement.
-    /// - Throws: `.ackTimeout` or `.linkClosed`.
-    func sendData(_ frame: DataFrame, timeout: Duration) async throws {
-        try await window.acquire()
-        defer { window.release() }
-        var frame = frame
-        let sequence: UInt32 = try await writeLock.withLock {
-            let sequence = try state.withLock { state throws(MeshError) -> UInt32 in
-                if let closed = state.closed { throw closed }
-                let sequence = state.nextSequence
-                guard sequence < UInt32.max else {
-                    throw MeshError(.linkClosed, "link \(id) used up its sequence numbers; it will be re-established")
-                }
-                state.nextSequence += 1
-                state.waiters[sequence] = Waiter(timeout: timeout)
-                return sequence
-            }
-            frame.sequence = sequence
-            do {
-                try await writeFrameLocked(.data(frame))
-            } catch {
-                _ = state.withLock { $0.waiters.removeValue(forKey: sequence) }
-                throw error
-            }
-            return sequence
-        }
-        let now = ContinuousClock.now
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let ready: Result<Void, MeshError>? = state.withLock { state in
-                guard var waiter = state.waiters[sequence] else {
-                    return .failure(state.closed ?? MeshError(.linkClosed, "link \(id) closed"))
-                }
-                if let result = waiter.result {
-                    state.waiters[sequence] = nil
-                    return result
-                }
-                waiter.continuation = continuation
-                waiter.sentAt = now
-                waiter.deadline = now + waiter.timeout
-                state.waiters[sequence] = waiter
-                return nil
-            }
-            if let ready { continuation.resume(with: ready) }
-        }
-    }
-
-    private func writeFrameLocked(_ frame: Frame) async throws {
-        let sealed = try cipher.seal(frame.encoded())
-        state.withLock { $0.framesSent += 1 }
-        for packet in try PacketFramer.packets(for: sealed, mtu: link.mtu) {
-            try await link.send(packet)
-        }
-    }
-
-    private func writeControl(_ frames: [Frame]) async throws {
-        try await writeLock.withLock {
-            for frame in frames { try await writeFrameLocked(frame) }
-        }
-    }
-
+extension LinkSession {
     // MARK: Receiving
 
-    private func handleAck(_ ack: AckFrame) throws(MeshError) {
-        let now = ContinuousClock.now
+    func handleAck(_ ack: AckFrame) throws(MeshError) {
+        let now = clock.now
         var resumes: [CheckedContinuation<Void, any Error>] = []
         try state.withLock { state throws(MeshError) in
             guard ack.cumulative < state.nextSequence else {
@@ -240,7 +43,7 @@ final class LinkSession: Sendable {
         for continuation in resumes { continuation.resume() }
     }
 
-    private func sample(rtt: Duration, _ state: inout State) {
+    func sample(rtt: Duration, _ state: inout State) {
         let seconds = PriorityEscalationPolicy.seconds(rtt)
         if let smoothed = state.smoothedRTT {
             state.smoothedRTT = smoothed * 0.875 + seconds * 0.125
@@ -250,7 +53,7 @@ final class LinkSession: Sendable {
     }
 
     /// Records an inbound data sequence number; returns false when it is too far ahead.
-    private func noteReceived(_ sequence: UInt32) -> Bool {
+    func noteReceived(_ sequence: UInt32) -> Bool {
         state.withLock { state in
             if sequence <= state.receivedThrough || state.receivedAbove.contains(sequence) {
                 state.ackOwed = true
@@ -293,7 +96,7 @@ final class LinkSession: Sendable {
         return reason
     }
 
-    private func readLoop(
+    func readLoop(
         deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, onMalformed: @Sendable (MeshError) async -> Void
     ) async -> String {
         var reassembler = PacketReassembler()
@@ -320,9 +123,11 @@ final class LinkSession: Sendable {
                     let result = await deliver(data, self)
                     switch result {
                     case .accepted, .duplicate:
-                        if noteReceived(data.sequence) { controlSignal.yield() }
+                        var owed = noteReceived(data.sequence)
+                        for hole in fillHoles(of: data) { owed = noteReceived(hole) || owed }
+                        if owed { controlSignal.yield() }
                     case .refused:
-                        break
+                        recordHole(data)
                     }
                 case .ack(let ack):
                     try handleAck(ack)
@@ -332,7 +137,7 @@ final class LinkSession: Sendable {
                     }
                     controlSignal.yield()
                 case .pong(let nonce):
-                    let now = ContinuousClock.now
+                    let now = clock.now
                     state.withLock { state in
                         if let ping = state.pingSentAt, ping.nonce == nonce {
                             sample(rtt: now - ping.at, &state)
@@ -351,7 +156,7 @@ final class LinkSession: Sendable {
         }
     }
 
-    private func controlLoop() async {
+    func controlLoop() async {
         for await _ in controlStream {
             let frames: [Frame] = state.withLock { state in
                 var frames: [Frame] = []
@@ -381,12 +186,12 @@ final class LinkSession: Sendable {
     }
 
     /// Times out waiters, pings idle or degraded links, detects dead links.
-    private func tickLoop() async -> String? {
+    func tickLoop() async -> String? {
         let minimum = PriorityEscalationPolicy.seconds(configuration.escalation.ackTimeoutMin)
         let tick = Duration.milliseconds(Int64(max(5, min(50, minimum * 1000 / 4))))
         while !Task.isCancelled {
-            do { try await Task.sleep(for: tick) } catch { return nil }
-            let now = ContinuousClock.now
+            do { try await clock.sleep(for: tick) } catch { return nil }
+            let now = clock.now
             var expired: [CheckedContinuation<Void, any Error>] = []
             var wantPing = false
             var dead = false
@@ -413,6 +218,9 @@ final class LinkSession: Sendable {
             for continuation in expired {
                 continuation.resume(throwing: MeshError(.ackTimeout, "no hop acknowledgement on \(transport) \(id) within the ack timeout"))
             }
+            var owed = false
+            for hole in expireHoles(now: now) { owed = noteReceived(hole) || owed }
+            if owed { controlSignal.yield() }
             if dead {
                 return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
             }
@@ -421,25 +229,43 @@ final class LinkSession: Sendable {
         return nil
     }
 
-    // MARK: Closing
+    // MARK: Refused frames
 
-    /// Fails every waiter and closes the link.
-    func close(_ error: MeshError) async {
-        let continuations: [CheckedContinuation<Void, any Error>] = state.withLock { state in
-            if state.closed == nil { state.closed = error }
-            let pending = state.waiters.values.compactMap(\.continuation)
-            for (sequence, waiter) in state.waiters where waiter.continuation == nil && waiter.result == nil {
-                var failed = waiter
-                failed.result = .failure(error)
-                state.waiters[sequence] = failed
-            }
-            state.waiters = state.waiters.filter { $0.value.continuation == nil }
-            return pending
+    /// How long a refused sequence number stays unacknowledged before it is counted
+    /// as consumed: well past any ack timeout the sender can be waiting with, so the
+    /// sender has given up on it (and sent the chunk again) before a cumulative ack
+    /// covers it.
+    var refusalHold: Duration { configuration.escalation.ackTimeoutMax * 2 }
+
+    /// Remembers a refused (unacknowledged) sequence number, a hole below later ones.
+    func recordHole(_ frame: DataFrame) {
+        let now = clock.now
+        state.withLock { state in
+            guard frame.sequence > state.receivedThrough, !state.receivedAbove.contains(frame.sequence),
+                  state.holes.count < Self.maxOutOfOrder else { return }
+            state.holes[frame.sequence] = Hole(messageID: frame.messageID, chunkIndex: frame.chunkIndex, at: now)
         }
-        for continuation in continuations { continuation.resume(throwing: error) }
-        window.fail(error)
-        writeLock.fail(error)
-        controlSignal.finish()
-        await link.close()
+    }
+
+    /// A retry of a refused chunk arrived on this link: its sender gave up on the
+    /// refused sequence numbers, which now count as consumed.
+    func fillHoles(of frame: DataFrame) -> [UInt32] {
+        state.withLock { state in
+            guard !state.holes.isEmpty else { return [] }
+            let matching = state.holes.filter { $0.value.messageID == frame.messageID && $0.value.chunkIndex == frame.chunkIndex }.keys
+            for sequence in matching { state.holes[sequence] = nil }
+            return Array(matching)
+        }
+    }
+
+    /// Refused sequence numbers older than ``refusalHold``.
+    func expireHoles(now: ContinuousClock.Instant) -> [UInt32] {
+        state.withLock { state in
+            guard !state.holes.isEmpty else { return [] }
+            let hold = refusalHold
+            let old = state.holes.filter { now - $0.value.at > hold }.keys
+            for sequence in old { state.holes[sequence] = nil }
+            return Array(old)
+        }
     }
 }

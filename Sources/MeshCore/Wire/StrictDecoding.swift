@@ -17,7 +17,7 @@ extension Decoder {
     /// ```
     /// - Throws: `DecodingError.dataCorrupted` whose coding path ends with the unknown
     ///   key and whose description lists the known ones.
-    public func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_: Keys.Type, section: String) throws {
+    package func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_: Keys.Type, section: String) throws {
         let container = try self.container(keyedBy: AnyCodingKey.self)
         let known = Keys.allCases.map(\.stringValue)
         for key in container.allKeys where !known.contains(key.stringValue) {

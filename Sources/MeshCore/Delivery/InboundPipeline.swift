@@ -1,0 +1,153 @@
+import Logging
+import Synchronization
+
+/// The inbound half of delivery: checks a DATA frame, drops duplicates, reassembles
+/// chunks, opens sealed envelopes and hands the complete message to the
+/// ``MessageSink``. Its answer decides the hop acknowledgement: a message is
+/// acknowledged only once the sink took custody of it.
+final class InboundPipeline: Sendable {
+    private struct State {
+        var dedup: DedupCache
+        var assembler: MessageAssembler
+        /// Complete messages being handed to the sink: a second copy arriving
+        /// meanwhile is refused (not acknowledged), so it is retried and then dropped
+        /// as a duplicate, never delivered twice.
+        var handingOver: Set<MessageID> = []
+    }
+
+    private let localPeerID: PeerID
+    private let configuration: RouterConfiguration
+    private let sealer: (any MessageSealer)?
+    private let sink: any MessageSink
+    private let clock: any MeshClock
+    private let stats: StatsRecorder
+    private let bus: EventBus
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    init(
+        localPeerID: PeerID, configuration: RouterConfiguration, sealer: (any MessageSealer)?, sink: any MessageSink,
+        clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
+    ) {
+        self.localPeerID = localPeerID
+        self.configuration = configuration
+        self.sealer = sealer
+        self.sink = sink
+        self.clock = clock
+        self.stats = stats
+        self.bus = bus
+        self.logger = logger
+        self.state = Mutex(
+            State(dedup: DedupCache(capacity: configuration.dedupCapacity), assembler: MessageAssembler(limits: configuration.reassembly)))
+    }
+
+    private enum Step {
+        case answer(LinkSession.AcceptResult)
+        case complete([UInt8])
+    }
+
+    /// Takes one DATA frame that arrived on `session`.
+    func accept(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
+        guard configuration.relayEnabled, frame.destination == localPeerID else {
+            // Relay off (the node neither sends nor receives), or not for us: multi-hop
+            // relaying is not implemented yet. Refused, so the sender escalates.
+            stats.update { $0.framesRefused += 1 }
+            return .refused
+        }
+        let now = clock.now
+        let step: Step = state.withLock { state in
+            if state.dedup.contains(frame.messageID) { return .answer(.duplicate) }
+            if frame.chunkCount == 1 { return .complete(frame.payload) }
+            switch state.assembler.add(frame, now: now) {
+            case .complete(let bytes): return .complete(bytes)
+            case .incomplete: return .answer(.accepted)
+            case .duplicateChunk: return .answer(.duplicate)
+            case .rejected(let reason):
+                logger.debug("refusing chunk from \(frame.origin): \(reason)")
+                return .answer(.refused)
+            }
+        }
+        let payload: [UInt8]
+        switch step {
+        case .answer(let result):
+            stats.update { stats in
+                switch result {
+                case .duplicate: stats.duplicatesDropped += 1
+                case .refused: stats.framesRefused += 1
+                case .accepted: stats.transports[session.transport, default: .init()].count(received: frame.payload.count)
+                }
+            }
+            return result
+        case .complete(let bytes):
+            payload = bytes
+        }
+        stats.update { $0.transports[session.transport, default: .init()].count(received: frame.payload.count) }
+        guard state.withLock({ $0.handingOver.insert(frame.messageID).inserted }) else {
+            return reopen(frame, payload, result: .refused)
+        }
+        guard let opened = open(frame, payload, session: session) else {
+            // Forged or unreadable: acknowledged (it arrived), never delivered.
+            state.withLock { state in
+                state.handingOver.remove(frame.messageID)
+                state.dedup.insert(frame.messageID)
+            }
+            return .accepted
+        }
+        let message = InboundMessage(id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport)
+        do {
+            try await sink.accept(message)
+        } catch {
+            stats.update { $0.sinkRefusals += 1 }
+            logger.debug("the message sink refused \(frame.messageID) from \(frame.origin): \(error)")
+            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            return reopen(frame, payload, result: .refused)
+        }
+        state.withLock { state in
+            state.handingOver.remove(frame.messageID)
+            state.dedup.insert(frame.messageID)
+        }
+        stats.update { $0.messagesReceived += 1 }
+        bus.emit(.message(.messageReceived, id: frame.messageID, peer: frame.origin, transport: session.transport))
+        return .accepted
+    }
+
+    /// Puts a refused multi-chunk message back, missing only `frame`'s chunk, so the
+    /// sender's retry of that chunk completes it again.
+    private func reopen(_ frame: DataFrame, _ payload: [UInt8], result: LinkSession.AcceptResult) -> LinkSession.AcceptResult {
+        guard frame.chunkCount > 1 else { return result }
+        let now = clock.now
+        state.withLock { $0.assembler.reopen(frame, completed: payload, now: now) }
+        return result
+    }
+
+    /// Opens a sealed payload, or checks that an unsealed one came from its origin.
+    /// - Returns: the plaintext, or nil when the message must be dropped.
+    private func open(_ frame: DataFrame, _ payload: [UInt8], session: LinkSession) -> [UInt8]? {
+        if frame.flags & DataFrame.sealedFlag == 0 {
+            // Unsealed messages are trusted only from the link's authenticated remote
+            // itself: a peer cannot speak for another origin without an envelope.
+            guard frame.origin == session.remote else {
+                stats.update { $0.sealedMessagesRejected["unsealedFromThirdParty", default: 0] += 1 }
+                logger.warning("dropping unsealed message \(frame.messageID) claiming origin \(frame.origin) from \(session.remote)")
+                bus.emit(.malformedInput(transport: session.transport, peer: session.remote, reason: "unsealed message claims another origin"))
+                return nil
+            }
+            return payload
+        }
+        guard let sealer else {
+            stats.update { $0.sealedMessagesRejected["noSealer", default: 0] += 1 }
+            logger.warning("dropping sealed message \(frame.messageID) from \(frame.origin): this router has no sealer to open it")
+            return nil
+        }
+        do {
+            return try sealer.open(payload, from: frame.origin)
+        } catch {
+            let code = (error as? MeshError)?.code.name ?? "openFailed"
+            let reason = (error as? MeshError)?.message ?? "\(error)"
+            stats.update { $0.sealedMessagesRejected[code, default: 0] += 1 }
+            logger.warning("dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)")
+            bus.emit(.malformedInput(transport: session.transport, peer: frame.origin, reason: reason))
+            return nil
+        }
+    }
+}

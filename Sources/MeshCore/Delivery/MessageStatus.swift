@@ -1,0 +1,80 @@
+/// Where a message from this node is in its life: queued → sent (the next hop took
+/// custody) → delivered (the destination has it), or failed / expired.
+///
+/// Extensible like ``MeshError/Code``: encoded as its name.
+public struct MessageStatus: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The status's stable name.
+    public let name: String
+    /// Creates a status.
+    public init(_ name: String) { self.name = name }
+    public var description: String { name }
+
+    /// Stored; waiting for a route, or being sent.
+    public static let queued = MessageStatus("queued")
+    /// The next hop acknowledged every chunk; a relay holds it.
+    public static let sent = MessageStatus("sent")
+    /// The destination acknowledged it (directly, or by a receipt).
+    public static let delivered = MessageStatus("delivered")
+    /// It could not be sent; the record's reason says why.
+    public static let failed = MessageStatus("failed")
+    /// Its expiry passed before it could be delivered.
+    public static let expired = MessageStatus("expired")
+
+    /// Whether the message will not move any more.
+    public var isFinal: Bool { self == .delivered || self == .failed || self == .expired }
+
+    public init(from decoder: any Decoder) throws {
+        name = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}
+
+/// A message from this node as the outbound queue keeps it.
+public struct OutboundMessage: Sendable, Hashable {
+    /// Its ID.
+    public var id: MessageID
+    /// The node it is for.
+    public var destination: PeerID
+    /// The bytes that go on the wire (already sealed when `flags` say so).
+    public var payload: [UInt8]
+    /// DATA frame flags (bit 0: sealed envelope).
+    public var flags: UInt16
+
+    /// Creates a message record.
+    public init(id: MessageID, destination: PeerID, payload: [UInt8], flags: UInt16) {
+        self.id = id
+        self.destination = destination
+        self.payload = payload
+        self.flags = flags
+    }
+}
+
+/// What the outbound queue knows of one message.
+public struct OutboundRecord: Sendable, Hashable {
+    /// The message's ID.
+    public var id: MessageID
+    /// The node it is for.
+    public var destination: PeerID
+    /// Its size on the wire.
+    public var bytes: Int
+    /// Where it is.
+    public var status: MessageStatus
+    /// The transport of the hop that took it, once sent.
+    public var transport: String?
+    /// Why it failed, when it did.
+    public var reason: String?
+
+    /// Creates a record.
+    public init(id: MessageID, destination: PeerID, bytes: Int, status: MessageStatus, transport: String? = nil, reason: String? = nil) {
+        self.id = id
+        self.destination = destination
+        self.bytes = bytes
+        self.status = status
+        self.transport = transport
+        self.reason = reason
+    }
+}

@@ -1,0 +1,74 @@
+/// Counters for one transport.
+public struct TransportCounters: Sendable, Hashable, Codable {
+    /// Data frames acknowledged by the next hop on this transport.
+    public var framesSent = 0
+    /// Data frames received on this transport.
+    public var framesReceived = 0
+    /// Payload bytes acknowledged by the next hop.
+    public var bytesSent = 0
+    /// Payload bytes received.
+    public var bytesReceived = 0
+    /// Frames that failed here (error or ack timeout) and were escalated.
+    public var failures = 0
+    /// Times traffic to a peer moved away from this transport to a worse one.
+    public var escalationsFrom = 0
+    /// Times traffic to a peer moved back to this transport from a worse one.
+    public var deEscalationsTo = 0
+    /// Links that completed a handshake.
+    public var linksOpened = 0
+
+    /// Zero counters.
+    public init() {}
+
+    mutating func count(received bytes: Int) {
+        framesReceived += 1
+        bytesReceived += bytes
+    }
+
+    mutating func count(sent bytes: Int) {
+        framesSent += 1
+        bytesSent += bytes
+    }
+}
+
+/// The router's counters.
+public struct RouterStats: Sendable, Hashable, Codable {
+    /// Messages this node originated and the next hop acknowledged.
+    public var messagesSent = 0
+    /// Messages delivered to this node's inbox.
+    public var messagesReceived = 0
+    /// Duplicate messages or chunks dropped.
+    public var duplicatesDropped = 0
+    /// Frames retried on another link after an error or timeout.
+    public var retries = 0
+    /// Ack timeouts.
+    public var ackTimeouts = 0
+    /// Path changes to a less preferred transport.
+    public var escalations = 0
+    /// Path changes back to a more preferred transport.
+    public var deEscalations = 0
+    /// Links that completed a handshake.
+    public var linksOpened = 0
+    /// Links that ended.
+    public var linksClosed = 0
+    /// Duplicate links (both ends dialled) closed by the tie-break.
+    public var duplicateLinksClosed = 0
+    /// Handshakes that failed.
+    public var handshakeFailures = 0
+    /// Handshake failures by reason code (`badSignature`, `peerMismatch`, ...).
+    public var handshakeFailuresByReason: [String: Int] = [:]
+    /// Messages whose end-to-end seal did not open, by reason code; never delivered.
+    public var sealedMessagesRejected: [String: Int] = [:]
+    /// Inputs rejected as malformed (bad packets, frames, or failed decryption), by code.
+    public var malformedInputs: [String: Int] = [:]
+    /// Inbound data frames refused (relay off, not for us, reassembly limits, sink refused).
+    public var framesRefused = 0
+    /// Complete messages the message sink refused (not acknowledged; the sender retries).
+    public var sinkRefusals = 0
+    /// Per transport.
+    public var transports: [String: TransportCounters] = [:]
+
+    /// Zero counters.
+    public init() {}
+}
+

@@ -1,0 +1,109 @@
+import Logging
+
+extension LinkManager {
+    /// Runs the handshake on a link, registers it and serves it until it ends.
+    /// - Returns: the remote's peer ID when the handshake succeeded.
+    @discardableResult
+    func serve(link: any Link, id: LinkID, role: HandshakeRole, transport name: String, hint: PeerHint?) async -> PeerID? {
+        defer { forgetPending(id) }
+        guard let priority = priority(of: name), let capabilities = capabilities(of: name) else {
+            await link.close()
+            return nil
+        }
+        let context = HandshakeContext(transportName: name, remoteAddress: link.remoteAddress, expectedPeer: hint?.peerID)
+        let secure: SecureSession
+        do {
+            secure = try await handshake(link: link, role: role, context: context)
+            if secure.remotePeerID == localPeerID {
+                throw MeshError(.handshakeFailed, "the remote is this node itself")
+            }
+        } catch {
+            let meshError = error as? MeshError
+            let code = (meshError?.cause as? MeshError)?.code.name ?? meshError?.code.name ?? "other"
+            stats.update { stats in
+                stats.handshakeFailures += 1
+                stats.handshakeFailuresByReason[code, default: 0] += 1
+            }
+            let reason = meshError?.message ?? "\(error)"
+            logger.info("handshake over \(name) with \(link.remoteAddress) failed: \(reason)")
+            bus.emit(.handshakeFailed(transport: name, address: link.remoteAddress, reason: reason))
+            await link.close()
+            return nil
+        }
+        guard runState == .running else {
+            await link.close()
+            return nil
+        }
+        let session = LinkSession(
+            link: link, id: id, transport: name, priority: priority, capabilities: capabilities,
+            remote: secure.remotePeerID, role: role, cipher: secure.cipher, configuration: configuration, clock: clock,
+            logger: logger)
+        guard await register(session) else { return secure.remotePeerID }
+        let inbound = self.inbound
+        let reason = await session.run(
+            deliver: { frame, session in await inbound.accept(frame, from: session) },
+            onMalformed: { error in self.noteMalformed(error, session: session) })
+        unregister(session, reason: reason)
+        return secure.remotePeerID
+    }
+
+    private func handshake(link: any Link, role: HandshakeRole, context: HandshakeContext) async throws -> SecureSession {
+        let security = self.security
+        let timeout = configuration.handshakeTimeout
+        let clock = self.clock
+        return try await withThrowingTaskGroup(of: SecureSession?.self) { group in
+            group.addTask {
+                try await security.handshake(role: role, channel: LinkHandshakeChannel(link: link), context: context)
+            }
+            group.addTask {
+                try await clock.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let session = first else {
+                await link.close()
+                throw MeshError(.handshakeFailed, "no handshake from \(context.remoteAddress) within \(timeout)")
+            }
+            return session
+        }
+    }
+
+    /// Adds a session to the link table, closing the loser of a duplicate pair.
+    private func register(_ session: LinkSession) async -> Bool {
+        let peer = session.remote
+        switch table.register(session) {
+        case .duplicate:
+            stats.update { $0.duplicateLinksClosed += 1 }
+            logger.debug("closing duplicate \(session.transport) link \(session.id) to \(peer)")
+            await session.close(MeshError(.linkClosed, "duplicate link"))
+            return false
+        case .replaced(let old):
+            stats.update { $0.duplicateLinksClosed += 1 }
+            logger.debug("closing duplicate \(old.transport) link \(old.id) to \(peer)")
+            await old.close(MeshError(.linkClosed, "replaced by a newer link"))
+        case .added:
+            break
+        }
+        stats.update { stats in
+            stats.linksOpened += 1
+            stats.transports[session.transport, default: .init()].linksOpened += 1
+        }
+        logger.info("link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress))")
+        bus.emit(.linkUp(peer: peer, transport: session.transport, link: session.id))
+        linkCameUp(peer)
+        return true
+    }
+
+    private func unregister(_ session: LinkSession, reason: String) {
+        guard table.remove(session) else { return }
+        stats.update { $0.linksClosed += 1 }
+        logger.info("link \(session.id) to \(session.remote) over \(session.transport) down: \(reason)")
+        bus.emit(.linkDown(peer: session.remote, transport: session.transport, link: session.id, reason: reason))
+    }
+
+    private nonisolated func noteMalformed(_ error: MeshError, session: LinkSession) {
+        stats.update { $0.malformedInputs[error.code.name, default: 0] += 1 }
+        logger.warning("closing \(session.transport) link \(session.id) to \(session.remote): \(error.message)")
+        bus.emit(.malformedInput(transport: session.transport, peer: session.remote, reason: error.message))
+    }
+}

@@ -1,0 +1,277 @@
+import Logging
+import ServiceLifecycle
+
+/// Runs the transports and keeps the links: each transport's `listen`, discovery
+/// hints, dialling with backoff, the handshake on every link, the link table and its
+/// tie-break. Every task it starts is a child of ``run()``.
+actor LinkManager {
+    struct TransportEntry {
+        var transport: any Transport
+        var priority: Int
+        var status: TransportStatus
+    }
+
+    struct HintKey: Hashable {
+        var transport: String
+        var address: String
+    }
+
+    enum RunState { case idle, running, stopping, stopped }
+
+    nonisolated let localPeerID: PeerID
+    nonisolated let table: LinkTable
+    let security: any LinkSecurity
+    let configuration: RouterConfiguration
+    nonisolated let clock: any MeshClock
+    nonisolated let bus: EventBus
+    nonisolated let stats: StatsRecorder
+    nonisolated let logger: Logger
+    nonisolated let inbound: InboundPipeline
+
+    private(set) var runState = RunState.idle
+    private var transports: [String: TransportEntry] = [:]
+    private var transportOrder: [String] = []
+    private var hints: [HintKey: PeerHint] = [:]
+    private var hintPeers: [HintKey: PeerID] = [:]
+    private var dialing: Set<HintKey> = []
+    private var pendingLinks: [LinkID: any Link] = [:]
+    /// Called for every link that came up (after the table has it).
+    private var linkUpHandler: (@Sendable (PeerID) async -> Void)?
+
+    private nonisolated let spawnStream: AsyncStream<@Sendable () async -> Void>
+    private nonisolated let spawnContinuation: AsyncStream<@Sendable () async -> Void>.Continuation
+
+    init(
+        security: any LinkSecurity, configuration: RouterConfiguration, clock: any MeshClock, table: LinkTable,
+        inbound: InboundPipeline, bus: EventBus, stats: StatsRecorder, logger: Logger
+    ) {
+        self.localPeerID = security.localPeerID
+        self.security = security
+        self.configuration = configuration
+        self.clock = clock
+        self.table = table
+        self.inbound = inbound
+        self.bus = bus
+        self.stats = stats
+        self.logger = logger
+        (spawnStream, spawnContinuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
+    }
+
+    /// Sets what runs (as a child task of ``run()``) each time a link comes up.
+    func onLinkUp(_ handler: @escaping @Sendable (PeerID) async -> Void) {
+        linkUpHandler = handler
+    }
+
+    func add(_ transport: any Transport, priority: Int) {
+        precondition(transports[transport.name] == nil, "transport \(transport.name) added twice")
+        transports[transport.name] = TransportEntry(
+            transport: transport, priority: priority,
+            status: TransportStatus(name: transport.name, priority: priority, state: .starting))
+        transportOrder.append(transport.name)
+        if runState == .running {
+            let name = transport.name
+            spawn { await self.runTransport(name) }
+        }
+    }
+
+    var transportStatus: [TransportStatus] { transportOrder.compactMap { transports[$0]?.status } }
+
+    func priority(of transport: String) -> Int? { transports[transport]?.priority }
+
+    func capabilities(of transport: String) -> TransportCapabilities? { transports[transport]?.transport.capabilities }
+
+    func forgetPending(_ id: LinkID) { pendingLinks[id] = nil }
+
+    func linkCameUp(_ peer: PeerID) {
+        guard let handler = linkUpHandler else { return }
+        spawn { await handler(peer) }
+    }
+
+    // MARK: Lifecycle
+
+    func run() async throws {
+        guard runState == .idle else {
+            throw MeshError(.invalidArgument, "Router.run() was called twice")
+        }
+        runState = .running
+        for name in transportOrder {
+            spawn { await self.runTransport(name) }
+        }
+        for key in hints.keys { ensureDialing(key) }
+        let stream = spawnStream
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await withDiscardingTaskGroup { group in
+                    for await job in stream {
+                        group.addTask { await job() }
+                    }
+                    group.cancelAll()
+                }
+            } onCancel: {
+                Task { await self.shutdown() }
+            }
+        } onGracefulShutdown: {
+            Task { await self.shutdown() }
+        }
+        runState = .stopped
+        for name in transportOrder where transports[name]?.status.state != .unavailable {
+            transports[name]?.status.state = .stopped
+        }
+    }
+
+    /// Closes every link and cancels every transport's `listen`; ``run()`` returns.
+    func shutdown() async {
+        guard runState == .running || runState == .idle else { return }
+        let wasIdle = runState == .idle
+        runState = .stopping
+        for session in table.all {
+            await session.close(MeshError(.notRunning, "the router is shutting down"))
+        }
+        for link in pendingLinks.values { await link.close() }
+        // Transports stop when the task group cancels their `listen` calls.
+        spawnContinuation.finish()
+        if wasIdle { runState = .stopped }
+    }
+
+    private nonisolated func spawn(_ job: @escaping @Sendable () async -> Void) {
+        spawnContinuation.yield(job)
+    }
+
+    // MARK: Transports
+
+    /// Runs one transport's `listen` until the router stops, feeding its events here.
+    private func runTransport(_ name: String) async {
+        guard let entry = transports[name], runState == .running else { return }
+        var transportLogger = logger
+        transportLogger[metadataKey: "transport"] = "\(name)"
+        let (stream, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
+        let context = TransportContext(localPeerID: localPeerID, logger: transportLogger) { continuation.yield($0) }
+        let transport = entry.transport
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await event in stream { await self.handle(event, transport: name) }
+            }
+            var failure: (any Error)?
+            do {
+                try await transport.listen(context: context)
+            } catch {
+                failure = error
+            }
+            continuation.finish()
+            self.transportEnded(name, error: failure)
+        }
+    }
+
+    private func transportEnded(_ name: String, error: (any Error)?) {
+        guard let error, runState == .running || !(error is CancellationError) else {
+            if transports[name]?.status.state != .unavailable { transports[name]?.status.state = .stopped }
+            return
+        }
+        let reason = (error as? MeshError)?.message ?? "\(error)"
+        transports[name]?.status.state = .unavailable
+        transports[name]?.status.reason = reason
+        logger.warning("transport \(name) unavailable: \(reason)")
+        bus.emit(.transportUnavailable(name, reason: reason))
+    }
+
+    func handle(_ event: TransportEvent, transport name: String) {
+        if runState == .idle, case .peerDiscovered(let hint) = event, hint.peerID != localPeerID {
+            // Remembered and dialled once the router runs.
+            hints[HintKey(transport: name, address: hint.address)] = hint
+            return
+        }
+        guard runState == .running else {
+            if case .inboundLink(let link) = event { Task { await link.close() } }
+            return
+        }
+        switch event {
+        case .listening(let addresses):
+            let first = transports[name]?.status.state != .running
+            transports[name]?.status.state = .running
+            transports[name]?.status.addresses = addresses
+            if first {
+                let at = addresses.isEmpty ? "" : " on \(addresses.joined(separator: ", "))"
+                logger.info("transport \(name) started (priority \(transports[name]?.priority ?? 0))\(at)")
+                bus.emit(.transportStarted(name, addresses: addresses))
+            }
+        case .peerDiscovered(let hint):
+            if hint.peerID == localPeerID { return }
+            let key = HintKey(transport: name, address: hint.address)
+            hints[key] = hint
+            bus.emit(.peerDiscovered(hint))
+            ensureDialing(key)
+        case .peerLost(let hint):
+            let key = HintKey(transport: name, address: hint.address)
+            hints[key] = nil
+            hintPeers[key] = nil
+            bus.emit(.peerLost(hint))
+        case .inboundLink(let link):
+            let id = LinkID.next()
+            pendingLinks[id] = link
+            spawn { await self.serve(link: link, id: id, role: .responder, transport: name, hint: nil) }
+        }
+    }
+
+    // MARK: Dialling
+
+    private func ensureDialing(_ key: HintKey) {
+        guard !dialing.contains(key) else { return }
+        dialing.insert(key)
+        spawn { await self.dialLoop(key) }
+    }
+
+    /// Keeps one link to a hint: dials with exponential backoff and jitter, serves the
+    /// link, redials when it drops; ends when the hint is lost or the router stops.
+    private func dialLoop(_ key: HintKey) async {
+        defer { dialing.remove(key) }
+        var attempt = 0
+        if let known = hints[key]?.peerID, localPeerID > known {
+            // Both ends discovered each other: let the lower peer ID dial first, so
+            // that usually one link, not two, comes up.
+            if !(await sleep(configuration.reconnect.jitteredDelay(attempt: 1))) { return }
+        }
+        while runState == .running, let hint = hints[key] {
+            let known = hint.peerID ?? hintPeers[key]
+            if let known, table.hasSession(to: known, on: key.transport) {
+                // Someone (maybe the remote) already connected us; check again later.
+                if !(await sleep(configuration.reconnect.initialDelay)) { return }
+                attempt = 0
+                continue
+            }
+            guard let transport = transports[key.transport]?.transport else { return }
+            do {
+                let link = try await transport.dial(hint)
+                guard runState == .running else {
+                    await link.close()
+                    return
+                }
+                let id = LinkID.next()
+                pendingLinks[id] = link
+                if let peer = await serve(link: link, id: id, role: .initiator, transport: key.transport, hint: hint) {
+                    hintPeers[key] = peer
+                    attempt = 0
+                } else {
+                    attempt += 1
+                }
+            } catch {
+                logger.debug("dial \(hint) failed: \(error)")
+                attempt += 1
+            }
+            if !(await sleep(configuration.reconnect.jitteredDelay(attempt: max(0, attempt - 1)))) { return }
+        }
+    }
+
+    private func sleep(_ duration: Duration) async -> Bool {
+        do {
+            try await clock.sleep(for: duration)
+            return runState == .running
+        } catch {
+            return false
+        }
+    }
+
+    /// Asks the manager to keep a link to `hint` (as if discovery had reported it).
+    func connect(to hint: PeerHint) {
+        handle(.peerDiscovered(hint), transport: hint.transport)
+    }
+}

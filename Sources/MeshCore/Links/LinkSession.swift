@@ -1,0 +1,228 @@
+import Logging
+import Synchronization
+
+/// One authenticated link in use by the router: sequence numbers, the in-flight
+/// window, hop acknowledgements, RTT, keepalive and health.
+///
+/// Three loops run per session (``run(deliver:)``): the reader (never writes, so two
+/// back-pressured peers cannot deadlock), the control writer (acks and pongs,
+/// coalesced) and the ticker (ack timeouts, keepalive, dead-link detection).
+final class LinkSession: Sendable {
+    let link: any Link
+    let id: LinkID
+    let transport: String
+    let priority: Int
+    let capabilities: TransportCapabilities
+    let remote: PeerID
+    let role: HandshakeRole
+    let cipher: any SessionCipher
+    let configuration: RouterConfiguration
+    let logger: Logger
+    let clock: any MeshClock
+
+    private let writeLock = AsyncLock()
+    private let window: AsyncSemaphore
+    let controlSignal: AsyncStream<Void>.Continuation
+    let controlStream: AsyncStream<Void>
+    let state: Mutex<State>
+
+    enum AcceptResult: Sendable {
+        /// Take the frame and acknowledge it.
+        case accepted
+        /// Already had it: acknowledge, do not deliver again.
+        case duplicate
+        /// Refused: do not acknowledge (the sender will escalate).
+        case refused
+    }
+
+    struct Waiter {
+        var continuation: CheckedContinuation<Void, any Error>?
+        var result: Result<Void, MeshError>?
+        var sentAt: ContinuousClock.Instant?
+        var deadline: ContinuousClock.Instant?
+        var timeout: Duration
+    }
+
+    struct State {
+        var nextSequence: UInt32 = 1
+        var waiters: [UInt32: Waiter] = [:]
+        var ackedThrough: UInt32 = 0
+        var smoothedRTT: Double?
+        var consecutiveFailures = 0
+        var closed: MeshError?
+        // Receiving side.
+        var receivedThrough: UInt32 = 0
+        var receivedAbove: Set<UInt32> = []
+        var ackOwed = false
+        var pongsOwed: [UInt64] = []
+        var pingOwed = false
+        var pingNonce: UInt64 = 0
+        var pingSentAt: (nonce: UInt64, at: ContinuousClock.Instant)?
+        var lastReceived: ContinuousClock.Instant
+        var lastPingSent: ContinuousClock.Instant
+        var framesSent = 0
+        var framesReceived = 0
+        /// Refused data frames by sequence number (see `recordHole`).
+        var holes: [UInt32: Hole] = [:]
+    }
+
+    struct Hole {
+        var messageID: MessageID
+        var chunkIndex: UInt16
+        var at: ContinuousClock.Instant
+    }
+
+    static let maxOutOfOrder = 4096
+
+    init(
+        link: any Link, id: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
+        role: HandshakeRole, cipher: any SessionCipher, configuration: RouterConfiguration, clock: any MeshClock,
+        logger: Logger
+    ) {
+        self.link = link
+        self.id = id
+        self.transport = transport
+        self.priority = priority
+        self.capabilities = capabilities
+        self.remote = remote
+        self.role = role
+        self.cipher = cipher
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        self.window = AsyncSemaphore(permits: max(1, configuration.windowPerLink))
+        (controlStream, controlSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let now = clock.now
+        self.state = Mutex(State(lastReceived: now, lastPingSent: now))
+    }
+
+    // MARK: Views for the router
+
+    var candidate: LinkCandidate {
+        state.withLock { state in
+            LinkCandidate(
+                linkID: id, transport: transport, priority: priority, capabilities: capabilities,
+                smoothedRTT: state.smoothedRTT.map { .milliseconds(Int64($0 * 1000)) },
+                consecutiveFailures: state.consecutiveFailures)
+        }
+    }
+
+    var isClosed: Bool { state.withLock { $0.closed != nil } }
+
+    var snapshot: LinkSnapshot {
+        state.withLock { state in
+            LinkSnapshot(
+                id: id.rawValue, transport: transport, priority: priority, address: link.remoteAddress,
+                rttMilliseconds: state.smoothedRTT.map { $0 * 1000 }, consecutiveFailures: state.consecutiveFailures,
+                inFlight: state.waiters.count, framesSent: state.framesSent, framesReceived: state.framesReceived,
+                outbound: role == .initiator)
+        }
+    }
+
+    func recordFailure() {
+        state.withLock { $0.consecutiveFailures += 1 }
+    }
+
+    // MARK: Sending
+
+    /// Sends one data frame and waits for its hop acknowledgement.
+    /// - Throws: `.ackTimeout` or `.linkClosed`.
+    func sendData(_ frame: DataFrame, timeout: Duration) async throws {
+        try await window.acquire()
+        defer { window.release() }
+        var frame = frame
+        let sequence: UInt32 = try await writeLock.withLock {
+            let sequence = try state.withLock { state throws(MeshError) -> UInt32 in
+                if let closed = state.closed { throw closed }
+                let sequence = state.nextSequence
+                guard sequence < UInt32.max else {
+                    throw MeshError(.linkClosed, "link \(id) used up its sequence numbers; it will be re-established")
+                }
+                state.nextSequence += 1
+                state.waiters[sequence] = Waiter(timeout: timeout)
+                return sequence
+            }
+            frame.sequence = sequence
+            do {
+                try await writeFrameLocked(.data(frame))
+            } catch {
+                _ = state.withLock { $0.waiters.removeValue(forKey: sequence) }
+                throw error
+            }
+            return sequence
+        }
+        try await waitForAck(sequence)
+    }
+
+    /// Waits for the hop acknowledgement of `sequence`; a cancelled wait gives up the
+    /// frame's slot and throws `CancellationError`.
+    private func waitForAck(_ sequence: UInt32) async throws {
+        let now = clock.now
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready: Result<Void, any Error>? = state.withLock { state in
+                    guard var waiter = state.waiters[sequence] else {
+                        return .failure(state.closed ?? MeshError(.linkClosed, "link \(id) closed"))
+                    }
+                    if let result = waiter.result {
+                        state.waiters[sequence] = nil
+                        return result.mapError { $0 }
+                    }
+                    if Task.isCancelled {
+                        state.waiters[sequence] = nil
+                        return .failure(CancellationError())
+                    }
+                    waiter.continuation = continuation
+                    waiter.sentAt = now
+                    waiter.deadline = now + waiter.timeout
+                    state.waiters[sequence] = waiter
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            let continuation: CheckedContinuation<Void, any Error>? = state.withLock { state in
+                guard let continuation = state.waiters[sequence]?.continuation else { return nil }
+                state.waiters[sequence] = nil
+                return continuation
+            }
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    private func writeFrameLocked(_ frame: Frame) async throws {
+        let sealed = try cipher.seal(frame.encoded())
+        state.withLock { $0.framesSent += 1 }
+        for packet in try PacketFramer.packets(for: sealed, mtu: link.mtu) {
+            try await link.send(packet)
+        }
+    }
+
+    func writeControl(_ frames: [Frame]) async throws {
+        try await writeLock.withLock {
+            for frame in frames { try await writeFrameLocked(frame) }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Fails every waiter and closes the link.
+    func close(_ error: MeshError) async {
+        let continuations: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+            if state.closed == nil { state.closed = error }
+            let pending = state.waiters.values.compactMap(\.continuation)
+            for (sequence, waiter) in state.waiters where waiter.continuation == nil && waiter.result == nil {
+                var failed = waiter
+                failed.result = .failure(error)
+                state.waiters[sequence] = failed
+            }
+            state.waiters = state.waiters.filter { $0.value.continuation == nil }
+            return pending
+        }
+        for continuation in continuations { continuation.resume(throwing: error) }
+        window.fail(error)
+        writeLock.fail(error)
+        controlSignal.finish()
+        await link.close()
+    }
+}

@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshCrypto
 import MeshTesting
+import TransportLoopback
 import TransportTCP
 
 /// Messages and bytes per second through the router, next to the same medium used
@@ -89,10 +90,10 @@ enum RouterBench {
         let network = LoopbackNetwork()
         let x = LoopbackTransport(address: "x", network: network, configuration: .init(mtu: mtu, discovery: false))
         let y = LoopbackTransport(address: "y", network: network, configuration: .init(mtu: mtu, discovery: false))
-        try await x.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
-        try await y.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
+        let runningX = try await RunningTransport.start(x, logger: quietLogger)
+        let runningY = try await RunningTransport.start(y, logger: quietLogger)
         let accepted = Task { () -> (any Link)? in
-            for await event in y.events { if case .inboundLink(let link) = event { return link } }
+            for await event in runningY.events { if case .inboundLink(let link) = event { return link } }
             return nil
         }
         let link = try await x.dial(y.hint)
@@ -107,8 +108,8 @@ enum RouterBench {
         }
         try await reader.value
         let seconds = TCPBench.seconds(ContinuousClock.now - start)
-        await x.stop()
-        await y.stop()
+        await runningX.stop()
+        await runningY.stop()
         return seconds
     }
 
@@ -167,9 +168,14 @@ enum RouterBench {
                 await a.add(client, priority: 30)
                 await b.add(server, priority: 30)
             }, secure: true, expectMessages: expect)
-        // The server's port is known once it started: point A at it.
-        for _ in 0..<1000 where server.boundAddresses.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
-        guard let address = server.boundAddresses.first else { throw MeshError(.transportUnavailable, "server did not bind") }
+        // The server's port is known once it listens: point A at it.
+        var address: String?
+        for _ in 0..<1000 {
+            address = await pair.b.transportStatus().first?.addresses.first
+            if address != nil { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        guard let address else { throw MeshError(.transportUnavailable, "server did not bind") }
         await pair.a.connect(to: PeerHint(transport: "tcp", address: address, peerID: pair.b.localPeerID))
         for _ in 0..<2000 {
             if await pair.a.peers().contains(where: { $0.peer == pair.b.localPeerID }) { break }
@@ -226,18 +232,18 @@ enum RouterBench {
         var setups: [Double] = []
         let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
         let client = TCPTransport(configuration: .init(listen: []))
-        try await server.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
-        try await client.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
+        let runningServer = try await RunningTransport.start(server, logger: quietLogger)
+        let runningClient = try await RunningTransport.start(client, logger: quietLogger)
         let serverSecurity = NoiseLinkSecurity(identity: .generate())
         let clientSecurity = NoiseLinkSecurity(identity: .generate())
         let accepter = Task {
-            for await event in server.events {
+            for await event in runningServer.events {
                 guard case .inboundLink(let link) = event else { continue }
                 _ = try? await serverSecurity.handshake(role: .responder, channel: BenchChannel(link: link), context: .init(transportName: "tcp", remoteAddress: ""))
                 await link.close()
             }
         }
-        let hint = PeerHint(transport: "tcp", address: server.boundAddresses[0])
+        let hint = PeerHint(transport: "tcp", address: runningServer.addresses[0])
         for round in 0..<220 {
             let start = ContinuousClock.now
             let link = try await client.dial(hint)
@@ -245,8 +251,8 @@ enum RouterBench {
             if round >= 20 { setups.append(TCPBench.microseconds(ContinuousClock.now - start) / 1000) }
             await link.close()
         }
-        await client.stop()
-        await server.stop()
+        await runningClient.stop()
+        await runningServer.stop()
         accepter.cancel()
         figures.append(BenchFigure(name: "link set-up (TCP connect + Noise XX) median", value: TCPBench.percentile(setups, 0.5), unit: "ms"))
         return figures

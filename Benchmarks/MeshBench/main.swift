@@ -1,9 +1,9 @@
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
 import Foundation
-// run. Usage: swift run -c release MeshBench [router|crypto|tcp|all]
+// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|all]
 let which = CommandLine.arguments.dropFirst().first ?? "all"
-guard ["router", "crypto", "tcp", "all"].contains(which) else {
-    print("usage: MeshBench [router|crypto|tcp|all]")
+guard ["router", "crypto", "tcp", "failover", "all"].contains(which) else {
+    print("usage: MeshBench [router|crypto|tcp|failover|all]")
     exit(2)
 }
 
@@ -23,4 +23,7 @@ if which == "tcp" || which == "all" {
     report("raw TCP baselines", raw)
     report("TCP transport links", try await TCPBench.linkFigures(baselines: raw))
     report("full stack over TCP", try await RouterBench.fullStackTCP(raw: raw))
+}
+if which == "failover" || which == "all" {
+    report("failover between two transports (default escalation settings)", try await FailoverBench.run())
 }

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The node's in-memory inbox: the last messages that arrived, oldest dropped first.
 /// (A later version keeps them in the node's SQLite store.)
-public final class Inbox: Sendable {
+public final class Inbox: MessageSink {
     /// One received message with its place in the inbox.
     public struct Entry: Sendable, Hashable {
         /// Increasing number, starting at 1, never reused while the node runs.
@@ -48,6 +48,12 @@ public final class Inbox: Sendable {
             }
             return entry
         }
+    }
+
+    /// Takes custody of a message from the router (appends it); the router
+    /// acknowledges the hop after this returns.
+    public func accept(_ message: InboundMessage) async throws {
+        append(message)
     }
 
     /// Payload bytes held now.

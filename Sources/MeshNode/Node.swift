@@ -69,9 +69,10 @@ public final class Node: Sendable {
         self.transports = transports
         self.logger = logger
         let routerConfiguration = configuration.routerConfiguration
-        router = Router(
-            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer, logger: logger)
         inbox = Inbox(capacity: configuration.node.inboxCapacity, maxBytes: configuration.node.inboxMaxBytes)
+        router = Router(
+            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer, sink: inbox,
+            logger: logger)
         let handler = ControlHandler(
             router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,
             startedAt: .now)
@@ -83,7 +84,7 @@ public final class Node: Sendable {
     /// The node's services in start order (graceful shutdown runs in reverse: the
     /// control socket closes first, then the router stops its transports).
     public var services: [any Service] {
-        [RouterService(router: router, transports: transports, inbox: inbox), controlServer]
+        [RouterService(router: router, transports: transports), controlServer]
     }
 
     /// The node's peer ID.
@@ -113,25 +114,16 @@ public final class Node: Sendable {
     }
 }
 
-/// Adds the transports, runs the router, and moves inbound messages into the inbox
-/// until the router stops.
+/// Adds the transports and runs the router (which hands inbound messages to the
+/// inbox, its sink) until it stops.
 struct RouterService: Service {
     let router: Router
     let transports: [(transport: any Transport, priority: Int)]
-    let inbox: Inbox
 
     func run() async throws {
         for (transport, priority) in transports {
             await router.add(transport, priority: priority)
         }
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask {
-                while let message = await router.incoming.receive() {
-                    inbox.append(message)
-                }
-            }
-            defer { router.incoming.finish() }  // wakes the pump however the router ends
-            try await router.run()
-        }
+        try await router.run()
     }
 }

@@ -15,8 +15,9 @@ public enum TextReport {
         ]
         let width = status.transports.map(\.name.count).max() ?? 0
         for transport in status.transports {
-            var state = transport.state
+            var state = transport.state.name
             if let reason = transport.reason { state += ": \(reason)" }
+            if transport.reason == nil, !transport.addresses.isEmpty { state += " on \(transport.addresses.joined(separator: ", "))" }
             lines.append("  \(pad(transport.name, width))  priority \(pad(String(transport.priority), 3))  \(state)")
         }
         let stats = status.stats

@@ -84,6 +84,19 @@ public final class LoopbackNetwork: Sendable {
         for pipe in victims { pipe.fail() }
     }
 
+    /// Silences every live link between `a` and `b` (optionally of one transport):
+    /// the links stay open but every frame sent on them vanishes, as when a radio
+    /// goes out of range. Only ack timeouts and keepalives can tell.
+    public func silenceLinks(between a: String, and b: String, transport: String? = nil) {
+        let pair = Pair(a, b)
+        let victims = state.withLock { state in
+            state.pipes.values.filter {
+                Pair($0.addressA, $0.addressB) == pair && (transport == nil || $0.transportName == transport)
+            }
+        }
+        for pipe in victims { pipe.silenced.store(true, ordering: .sequentiallyConsistent) }
+    }
+
     /// The number of live links (pipes) on the network.
     public var liveLinkCount: Int { state.withLock { $0.pipes.count } }
 

@@ -9,6 +9,8 @@ final class LoopbackPipe: Sendable {
     let aToB: BoundedChannel<Packet>
     let bToA: BoundedChannel<Packet>
     let failed = Atomic<Bool>(false)
+    /// Frames vanish in both directions while the link stays open (out of range).
+    let silenced = Atomic<Bool>(false)
     let network: LoopbackNetwork
 
     struct Packet: Sendable {
@@ -77,7 +79,7 @@ final class LoopbackLink: Link {
             throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the loopback MTU of \(mtu)")
         }
         counters.withLock { $0.recordSent(frame.count) }
-        if pipe.network.drop(probability: loss) { return }
+        if pipe.silenced.load(ordering: .relaxed) || pipe.network.drop(probability: loss) { return }
         let packet = LoopbackPipe.Packet(bytes: frame, deliverAt: latency > .zero ? .now + latency : nil)
         guard await outbound.send(packet) else {
             if pipe.failed.load(ordering: .relaxed) {

@@ -189,15 +189,21 @@ extension LinkSession {
     func tickLoop() async -> String? {
         let minimum = PriorityEscalationPolicy.seconds(configuration.escalation.ackTimeoutMin)
         let tick = Duration.milliseconds(Int64(max(5, min(50, minimum * 1000 / 4))))
+        var wake = clock.now + tick
         while !Task.isCancelled {
-            do { try await clock.sleep(for: tick) } catch { return nil }
+            do { try await clock.sleep(until: wake) } catch { return nil }
             let now = clock.now
+            var earliest = now + tick
             var expired: [CheckedContinuation<Void, any Error>] = []
             var wantPing = false
             var dead = false
             state.withLock { state in
                 for (sequence, waiter) in state.waiters {
-                    guard let deadline = waiter.deadline, deadline < now, let continuation = waiter.continuation else { continue }
+                    guard let deadline = waiter.deadline, let continuation = waiter.continuation else { continue }
+                    guard deadline <= now else {
+                        earliest = min(earliest, deadline)
+                        continue
+                    }
                     state.waiters[sequence] = nil
                     expired.append(continuation)
                 }
@@ -225,6 +231,9 @@ extension LinkSession {
                 return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
             }
             if wantPing { controlSignal.yield() }
+            // Wake at the next ack deadline (timeouts fire on time, not a tick late),
+            // and at least every tick for keepalives and new waiters.
+            wake = max(earliest, now + .milliseconds(1))
         }
         return nil
     }

@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TransportLoopback
 import Testing
 
 /// Loads `yaml` with the given layers, returning the error message when loading fails.

@@ -1,20 +1,3 @@
-/// Limits on messages that arrive in several chunks.
-public struct ReassemblyLimits: Sendable, Hashable {
-    /// Messages being reassembled at once.
-    public var maxMessages: Int
-    /// Bytes reserved by all partial messages together.
-    public var maxBytes: Int
-    /// A partial message older than this is dropped.
-    public var timeout: Duration
-
-    /// Defaults: 64 messages, 64 MiB, 60 s.
-    public init(maxMessages: Int = 64, maxBytes: Int = 64 << 20, timeout: Duration = .seconds(60)) {
-        self.maxMessages = maxMessages
-        self.maxBytes = maxBytes
-        self.timeout = timeout
-    }
-}
-
 /// Puts multi-chunk messages back together, bounded in count, bytes and time.
 struct MessageAssembler {
     enum Outcome: Equatable {

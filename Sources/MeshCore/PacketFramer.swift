@@ -78,8 +78,11 @@ public struct PacketReassembler: Sendable {
     }
 
     /// Feeds one packet.
-    /// - Throws: `.malformedFrame` when the packet cannot be part of a valid segment;
-    ///   the partial segment is dropped and the reassembler can go on.
+    /// - Throws: `.malformedFrame` when the packet cannot be part of a valid segment
+    ///   (empty packet, unknown flag, first fragment under 4 bytes or not shorter than
+    ///   the total it declares, continuation without a first fragment, fragments over
+    ///   or under the declared total); the partial segment is dropped. The reassembler
+    ///   could go on, but the router closes the link on any of these errors.
     public mutating func feed(_ packet: [UInt8]) throws(MeshError) -> Output {
         guard let flag = packet.first else {
             throw MeshError(.malformedFrame, "packet: empty")
@@ -112,16 +115,18 @@ public struct PacketReassembler: Sendable {
                 discarded += 1
                 throw MeshError(.malformedFrame, "packet: continuation without a first fragment")
             }
+            // Format errors before `reset`, which zeroes `expected`.
             guard buffer.count + packet.count - 1 <= expected else {
+                let message = "packet: fragments exceed the declared segment length \(expected) (\(buffer.count + packet.count - 1) bytes)"
                 reset(discard: true)
-                throw MeshError(.malformedFrame, "packet: fragments exceed the declared segment length \(expected)")
+                throw MeshError(.malformedFrame, message)
             }
             buffer.append(contentsOf: packet[1...])
             if flag == PacketFramer.last {
                 guard buffer.count == expected else {
-                    let got = buffer.count
+                    let message = "packet: segment ended at \(buffer.count) of \(expected) declared bytes"
                     reset(discard: true)
-                    throw MeshError(.malformedFrame, "packet: segment ended at \(got) of \(expected) bytes")
+                    throw MeshError(.malformedFrame, message)
                 }
                 let segment = buffer
                 reset(discard: false)

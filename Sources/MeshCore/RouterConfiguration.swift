@@ -1,5 +1,10 @@
 /// How the router redials hints whose link dropped or never came up.
-public struct ReconnectConfiguration: Sendable, Hashable {
+///
+/// `Codable` with the node's YAML keys (`reconnect:` in `Config/node.yaml`):
+/// `initial_delay_ms`, `max_delay_ms` (integers, milliseconds) and `jitter`. A missing
+/// key takes its default; an unknown key, a wrong type or a value out of range is a
+/// `DecodingError` whose coding path ends with the key.
+public struct ReconnectConfiguration: Sendable, Hashable, Codable {
     /// The first delay after a failed dial or a dropped link.
     public var initialDelay: Duration
     /// The longest delay; each failure doubles the delay up to this.
@@ -12,6 +17,33 @@ public struct ReconnectConfiguration: Sendable, Hashable {
         self.initialDelay = initialDelay
         self.maxDelay = maxDelay
         self.jitter = jitter
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case initialDelayMs = "initial_delay_ms"
+        case maxDelayMs = "max_delay_ms"
+        case jitter
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self, section: "reconnect")
+        let defaults = Self()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let initialMs = try container.decode(Int.self, forKey: .initialDelayMs, default: defaults.initialDelay.wholeMilliseconds)
+        let maxMs = try container.decode(Int.self, forKey: .maxDelayMs, default: defaults.maxDelay.wholeMilliseconds)
+        jitter = try container.decode(Double.self, forKey: .jitter, default: defaults.jitter)
+        try container.check(initialMs >= 1, .initialDelayMs, "must be at least 1, got \(initialMs)")
+        try container.check(maxMs >= initialMs, .maxDelayMs, "must not be below initial_delay_ms (\(initialMs)), got \(maxMs)")
+        try container.check((0...1).contains(jitter), .jitter, "must be between 0 and 1, got \(jitter)")
+        initialDelay = .milliseconds(initialMs)
+        maxDelay = .milliseconds(maxMs)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(initialDelay.wholeMilliseconds, forKey: .initialDelayMs)
+        try container.encode(maxDelay.wholeMilliseconds, forKey: .maxDelayMs)
+        try container.encode(jitter, forKey: .jitter)
     }
 
     /// The delay before attempt `attempt` (0-based), without jitter.
@@ -42,10 +74,47 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
     /// and skips the per-message public-key work. Unsealed messages are accepted only
     /// from the link whose authenticated remote is their origin.
     case relayedOnly = "relayed_only"
+
+    /// Decodes `relayed_only` or `always`; anything else is a `DecodingError` that
+    /// lists both.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let policy = Self(rawValue: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "expected relayed_only or always, got \"\(text)\"")
+        }
+        self = policy
+    }
 }
 
 /// Everything the router can be told.
-public struct RouterConfiguration: Sendable {
+///
+/// `Codable` with the keys of the node's config file (the top level of
+/// `Config/node.yaml` but for `node:` and `transports:`), so the node decodes it
+/// directly:
+///
+/// | key | property |
+/// |---|---|
+/// | `relay.enabled` | ``relayEnabled`` |
+/// | `escalation` | ``escalation`` (``EscalationConfiguration``) |
+/// | `reconnect` | ``reconnect`` (``ReconnectConfiguration``) |
+/// | `keepalive_interval_ms` | ``keepaliveInterval`` |
+/// | `handshake_timeout_ms` | ``handshakeTimeout`` |
+/// | `sealing` | ``sealing`` (`relayed_only` or `always`) |
+/// | `max_message_size` | ``maxMessageSize`` |
+/// | `reassembly` | ``reassembly`` (``ReassemblyLimits``) |
+/// | `dedup_capacity` | ``dedupCapacity`` |
+/// | `window_per_link` | ``windowPerLink`` |
+/// | `inbox_capacity` | ``inboxCapacity`` |
+/// | `default_ttl` | ``defaultTTL`` |
+///
+/// Durations are integers in milliseconds. A missing key takes the default of
+/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:handshakeTimeout:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:)``
+/// (so `relay.enabled` missing means relay on: the node's fail-safe default is the
+/// node's). An unknown key, at any level, a wrong type or a value out of range is a
+/// `DecodingError` whose coding path ends with the key.
+public struct RouterConfiguration: Sendable, Hashable, Codable {
     /// Relay = messaging: when false the node neither sends nor receives.
     public var relayEnabled: Bool
     /// Ack timeouts and retry limits for the default policy.
@@ -99,5 +168,119 @@ public struct RouterConfiguration: Sendable {
         self.inboxCapacity = inboxCapacity
         self.defaultTTL = defaultTTL
         self.sealing = sealing
+    }
+}
+
+extension RouterConfiguration {
+    /// The largest ``maxMessageSize`` the wire format allows: 65,535 chunks (the
+    /// chunk count is a 16-bit field) of ``Frame/chunkSize`` bytes.
+    public static let largestMessageSize = Int(UInt16.max) * Frame.chunkSize
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case relay
+        case escalation
+        case reconnect
+        case keepaliveIntervalMs = "keepalive_interval_ms"
+        case handshakeTimeoutMs = "handshake_timeout_ms"
+        case sealing
+        case maxMessageSize = "max_message_size"
+        case reassembly
+        case dedupCapacity = "dedup_capacity"
+        case windowPerLink = "window_per_link"
+        case inboxCapacity = "inbox_capacity"
+        case defaultTTL = "default_ttl"
+    }
+
+    /// `relay:` — one switch.
+    private struct Relay: Codable {
+        var enabled: Bool
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case enabled
+        }
+
+        init(enabled: Bool) {
+            self.enabled = enabled
+        }
+
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self, section: "relay")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            enabled = try container.decode(Bool.self, forKey: .enabled, default: RouterConfiguration().relayEnabled)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self, section: "router")
+        let defaults = Self()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        relayEnabled = try container.decode(Relay.self, forKey: .relay, default: Relay(enabled: defaults.relayEnabled)).enabled
+        escalation = try container.decode(EscalationConfiguration.self, forKey: .escalation, default: defaults.escalation)
+        reconnect = try container.decode(ReconnectConfiguration.self, forKey: .reconnect, default: defaults.reconnect)
+        let keepaliveMs = try container.decode(
+            Int.self, forKey: .keepaliveIntervalMs, default: defaults.keepaliveInterval.wholeMilliseconds)
+        try container.check(keepaliveMs >= 1, .keepaliveIntervalMs, "must be at least 1, got \(keepaliveMs)")
+        keepaliveInterval = .milliseconds(keepaliveMs)
+        let handshakeMs = try container.decode(
+            Int.self, forKey: .handshakeTimeoutMs, default: defaults.handshakeTimeout.wholeMilliseconds)
+        try container.check(handshakeMs >= 1, .handshakeTimeoutMs, "must be at least 1, got \(handshakeMs)")
+        handshakeTimeout = .milliseconds(handshakeMs)
+        sealing = try container.decode(SealingPolicy.self, forKey: .sealing, default: defaults.sealing)
+        maxMessageSize = try container.decode(Int.self, forKey: .maxMessageSize, default: defaults.maxMessageSize)
+        try container.check(
+            (1...Self.largestMessageSize).contains(maxMessageSize), .maxMessageSize,
+            "must be between 1 and \(Self.largestMessageSize), got \(maxMessageSize)")
+        reassembly = try container.decode(ReassemblyLimits.self, forKey: .reassembly, default: defaults.reassembly)
+        dedupCapacity = try container.decode(Int.self, forKey: .dedupCapacity, default: defaults.dedupCapacity)
+        try container.check(dedupCapacity >= 1, .dedupCapacity, "must be at least 1, got \(dedupCapacity)")
+        windowPerLink = try container.decode(Int.self, forKey: .windowPerLink, default: defaults.windowPerLink)
+        try container.check(windowPerLink >= 1, .windowPerLink, "must be at least 1, got \(windowPerLink)")
+        inboxCapacity = try container.decode(Int.self, forKey: .inboxCapacity, default: defaults.inboxCapacity)
+        try container.check(inboxCapacity >= 1, .inboxCapacity, "must be at least 1, got \(inboxCapacity)")
+        let ttl = try container.decode(Int.self, forKey: .defaultTTL, default: Int(defaults.defaultTTL))
+        try container.check((1...255).contains(ttl), .defaultTTL, "must be between 1 and 255, got \(ttl)")
+        defaultTTL = UInt8(ttl)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Relay(enabled: relayEnabled), forKey: .relay)
+        try container.encode(escalation, forKey: .escalation)
+        try container.encode(reconnect, forKey: .reconnect)
+        try container.encode(keepaliveInterval.wholeMilliseconds, forKey: .keepaliveIntervalMs)
+        try container.encode(handshakeTimeout.wholeMilliseconds, forKey: .handshakeTimeoutMs)
+        try container.encode(sealing, forKey: .sealing)
+        try container.encode(maxMessageSize, forKey: .maxMessageSize)
+        try container.encode(reassembly, forKey: .reassembly)
+        try container.encode(dedupCapacity, forKey: .dedupCapacity)
+        try container.encode(windowPerLink, forKey: .windowPerLink)
+        try container.encode(inboxCapacity, forKey: .inboxCapacity)
+        try container.encode(Int(defaultTTL), forKey: .defaultTTL)
+    }
+}
+
+// MARK: Decoding helpers for the configuration types
+
+extension KeyedDecodingContainer {
+    /// The value at `key`, or `defaultValue` when the key is absent. A key that is
+    /// present holds a value of the type: `null` or another type is an error.
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key, default defaultValue: T) throws -> T {
+        contains(key) ? try decode(type, forKey: key) : defaultValue
+    }
+
+    /// Throws a `dataCorrupted` error whose coding path ends with `key` unless
+    /// `condition` holds.
+    func check(_ condition: Bool, _ key: Key, _ message: @autoclosure () -> String) throws {
+        if !condition {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: message())
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds (rounded down), as the configuration's `*_ms` keys hold them.
+    var wholeMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
 }

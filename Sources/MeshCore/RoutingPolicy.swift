@@ -1,29 +1,3 @@
-/// How the router escalates between links: ack timeouts and retry limits.
-public struct EscalationConfiguration: Sendable, Hashable {
-    /// The shortest hop-acknowledgement timeout.
-    public var ackTimeoutMin: Duration
-    /// The longest hop-acknowledgement timeout.
-    public var ackTimeoutMax: Duration
-    /// The timeout is `rttMultiplier` x smoothed RTT (plus transfer time), clamped.
-    public var rttMultiplier: Double
-    /// How many links one frame is tried on before the send fails.
-    public var maxAttempts: Int
-    /// Consecutive failures after which a link ranks below healthy links of any priority.
-    public var degradeAfterFailures: Int
-
-    /// Defaults: 250 ms ... 10 s, 4 x RTT, 4 attempts, degraded after 2 failures.
-    public init(
-        ackTimeoutMin: Duration = .milliseconds(250), ackTimeoutMax: Duration = .seconds(10),
-        rttMultiplier: Double = 4, maxAttempts: Int = 4, degradeAfterFailures: Int = 2
-    ) {
-        self.ackTimeoutMin = ackTimeoutMin
-        self.ackTimeoutMax = ackTimeoutMax
-        self.rttMultiplier = rttMultiplier
-        self.maxAttempts = maxAttempts
-        self.degradeAfterFailures = degradeAfterFailures
-    }
-}
-
 /// What the router knows about one live, authenticated link when it picks a path.
 public struct LinkCandidate: Sendable, Hashable {
     /// The link.

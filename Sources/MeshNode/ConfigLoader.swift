@@ -76,15 +76,17 @@ extension NodeConfiguration {
             }
             transportPairs.append((YAMLNode(name), YAMLNode(pairs)))
         }
-        return YAMLNode([
-            (YAMLNode("node"), try ConfigTree.encode(node)),
-            (YAMLNode("relay"), try ConfigTree.encode(relay)),
-            (YAMLNode("transports"), YAMLNode(transportPairs)),
-            (YAMLNode("escalation"), try ConfigTree.encode(escalation)),
-            (YAMLNode("reconnect"), try ConfigTree.encode(reconnect)),
-            (YAMLNode("keepalive_interval_ms"), YAMLNode(String(keepaliveIntervalMs))),
-            (YAMLNode("handshake_timeout_ms"), YAMLNode(String(handshakeTimeoutMs))),
-        ])
+        // The router's keys are its configuration type's own; `transports` goes after
+        // `relay`, as in Config/node.yaml.
+        guard case .mapping(let router) = try ConfigTree.encode(routerConfiguration) else {
+            throw MeshError(.invalidConfiguration, "the router configuration did not encode as a mapping")
+        }
+        var pairs: [(YAMLNode, YAMLNode)] = [(YAMLNode("node"), try ConfigTree.encode(node))]
+        for (key, value) in router {
+            pairs.append((key, value))
+            if ConfigTree.keyName(key) == "relay" { pairs.append((YAMLNode("transports"), YAMLNode(transportPairs))) }
+        }
+        return YAMLNode(pairs)
     }
 
     /// The text of the default config embedded in the MeshNode module (the same file
@@ -213,25 +215,49 @@ struct ConfigLoader {
     }
 
     /// Decodes the merged tree and rejects unknown keys.
+    ///
+    /// `node:` decodes into ``NodeConfiguration/NodeSettings``, `transports:` through
+    /// the registry, and every other top-level key straight into MeshCore's
+    /// `RouterConfiguration`, whose `Codable` keys are the config keys.
     func decode() throws -> NodeConfiguration {
-        var configuration: NodeConfiguration
+        // Unknown keys outside `transports:` are known before decoding (the defaults
+        // hold every key); report them here, in this loader's words, rather than as the
+        // core types' strict decoders would. Transport sections are checked afterwards,
+        // against their decoded settings.
+        if let unknown = ConfigTree.firstUnknownKey(in: Self.without(["transports"], in: tree), known: defaults) {
+            throw unknownKeyError(unknown, known: defaults)
+        }
+        var configuration = NodeConfiguration(defaultsFor: TransportRegistry())
         do {
-            configuration = try YAMLDecoder().decode(ConfigDocument.self, from: tree).configuration
+            configuration.node = try YAMLDecoder().decode(ConfigDocument.self, from: tree).node
+            configuration.routerConfiguration = try YAMLDecoder().decode(
+                RouterConfiguration.self, from: Self.without(ConfigDocument.nodeKeys, in: tree))
             configuration.transports = try decodeTransports()
         } catch let error as DecodingError {
             throw describe(error)
         }
         let known = ConfigTree.merge(defaults, try configuration.tree())
         if let unknown = ConfigTree.firstUnknownKey(in: tree, known: known) {
-            let parent = Array(unknown.dropLast())
-            var message = "unknown key \(ConfigTree.dotted(unknown))"
-            if case .mapping(let siblings) = ConfigTree.value(at: parent, in: known) {
-                let names = siblings.keys.compactMap(\.string)
-                if !names.isEmpty { message += " (known keys\(parent.isEmpty ? "" : " of \(ConfigTree.dotted(parent))"): \(names.joined(separator: ", ")))" }
-            }
-            throw MeshError(.invalidConfiguration, message + originSuffix(unknown))
+            throw unknownKeyError(unknown, known: known)
         }
         return configuration
+    }
+
+    /// "unknown key a.b (known keys of a: ...)" and where it was set.
+    func unknownKeyError(_ unknown: [String], known: YAMLNode) -> MeshError {
+        let parent = Array(unknown.dropLast())
+        var message = "unknown key \(ConfigTree.dotted(unknown))"
+        if case .mapping(let siblings) = ConfigTree.value(at: parent, in: known) {
+            let names = siblings.keys.compactMap(\.string)
+            if !names.isEmpty { message += " (known keys\(parent.isEmpty ? "" : " of \(ConfigTree.dotted(parent))"): \(names.joined(separator: ", ")))" }
+        }
+        return MeshError(.invalidConfiguration, message + originSuffix(unknown))
+    }
+
+    /// A top-level mapping without some of its keys (anything else unchanged).
+    static func without(_ keys: Set<String>, in node: YAMLNode) -> YAMLNode {
+        guard case .mapping(let mapping) = node else { return node }
+        return YAMLNode(mapping.filter { !keys.contains(ConfigTree.keyName($0.key)) }.map { ($0.key, $0.value) })
     }
 
     /// Decodes `transports:`: each section's `enabled` and `priority`, and the rest
@@ -323,34 +349,22 @@ struct ConfigLoader {
     }
 }
 
-/// The decodable top level of a config document, but for `transports:`, which
-/// ``ConfigLoader/decodeTransports()`` reads through the registry.
+/// The node's own part of a config document: `node:`. `transports:` is read through
+/// the registry (``ConfigLoader/decodeTransports()``); every other top-level key is the
+/// router's (`RouterConfiguration`).
 struct ConfigDocument: Decodable {
-    var configuration: NodeConfiguration
+    /// The top-level keys that are not the router's.
+    static let nodeKeys: Set<String> = ["node", "transports"]
+
+    var node: NodeConfiguration.NodeSettings
 
     enum CodingKeys: String, CodingKey {
-        case node, relay, transports, escalation, reconnect
-        case keepaliveIntervalMs = "keepalive_interval_ms"
-        case handshakeTimeoutMs = "handshake_timeout_ms"
+        case node
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        var configuration = NodeConfiguration(defaultsFor: TransportRegistry())
-        configuration.node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
-        configuration.relay = try container.decode(NodeConfiguration.RelaySettings.self, forKey: .relay)
-        configuration.escalation = try container.decode(NodeConfiguration.EscalationSettings.self, forKey: .escalation)
-        configuration.reconnect = try container.decode(NodeConfiguration.ReconnectSettings.self, forKey: .reconnect)
-        configuration.keepaliveIntervalMs = try container.decode(Int.self, forKey: .keepaliveIntervalMs)
-        try require(
-            configuration.keepaliveIntervalMs >= 1, .keepaliveIntervalMs, in: container,
-            "must be at least 1, got \(configuration.keepaliveIntervalMs)")
-        configuration.handshakeTimeoutMs = try container.decode(Int.self, forKey: .handshakeTimeoutMs)
-        try require(
-            configuration.handshakeTimeoutMs >= 1, .handshakeTimeoutMs, in: container,
-            "must be at least 1, got \(configuration.handshakeTimeoutMs)")
-
-        self.configuration = configuration
+        node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
     }
 }
 

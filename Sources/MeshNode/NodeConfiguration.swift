@@ -58,98 +58,18 @@ public struct NodeConfiguration: Sendable {
         }
     }
 
-    /// `relay:` — relay = messaging: one switch.
+    /// `relay:` — relay = messaging: one switch. A view of
+    /// ``routerConfiguration``'s `relayEnabled`.
     public struct RelaySettings: Sendable, Codable, Hashable {
         /// When false the node neither sends nor receives. Missing counts as false.
         public var enabled: Bool = false
 
         /// Built-in defaults (relay off).
         public init() {}
-    }
 
-    /// `escalation:` — hop-ack timeouts and retry limits of the default routing policy.
-    public struct EscalationSettings: Sendable, Codable, Hashable {
-        /// Shortest hop-acknowledgement timeout, in milliseconds.
-        public var ackTimeoutMinMs: Int
-        /// Longest hop-acknowledgement timeout, in milliseconds.
-        public var ackTimeoutMaxMs: Int
-        /// The timeout is this many times the link's smoothed RTT, clamped to the bounds.
-        public var rttMultiplier: Double
-        /// How many links one frame is tried on before the send fails.
-        public var maxAttempts: Int
-        /// Consecutive failures after which a link ranks below every healthy link.
-        public var degradeAfterFailures: Int
-
-        /// The router's defaults.
-        public init() {
-            let defaults = EscalationConfiguration()
-            ackTimeoutMinMs = defaults.ackTimeoutMin.milliseconds
-            ackTimeoutMaxMs = defaults.ackTimeoutMax.milliseconds
-            rttMultiplier = defaults.rttMultiplier
-            maxAttempts = defaults.maxAttempts
-            degradeAfterFailures = defaults.degradeAfterFailures
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case ackTimeoutMinMs = "ack_timeout_min_ms"
-            case ackTimeoutMaxMs = "ack_timeout_max_ms"
-            case rttMultiplier = "rtt_multiplier"
-            case maxAttempts = "max_attempts"
-            case degradeAfterFailures = "degrade_after_failures"
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            ackTimeoutMinMs = try container.decode(Int.self, forKey: .ackTimeoutMinMs)
-            ackTimeoutMaxMs = try container.decode(Int.self, forKey: .ackTimeoutMaxMs)
-            rttMultiplier = try container.decode(Double.self, forKey: .rttMultiplier)
-            maxAttempts = try container.decode(Int.self, forKey: .maxAttempts)
-            degradeAfterFailures = try container.decode(Int.self, forKey: .degradeAfterFailures)
-            try require(ackTimeoutMinMs >= 1, .ackTimeoutMinMs, in: container, "must be at least 1, got \(ackTimeoutMinMs)")
-            try require(
-                ackTimeoutMaxMs >= ackTimeoutMinMs, .ackTimeoutMaxMs, in: container,
-                "must not be below ack_timeout_min_ms (\(ackTimeoutMinMs)), got \(ackTimeoutMaxMs)")
-            try require(rttMultiplier > 0, .rttMultiplier, in: container, "must be above 0, got \(rttMultiplier)")
-            try require(maxAttempts >= 1, .maxAttempts, in: container, "must be at least 1, got \(maxAttempts)")
-            try require(
-                degradeAfterFailures >= 1, .degradeAfterFailures, in: container,
-                "must be at least 1, got \(degradeAfterFailures)")
-        }
-    }
-
-    /// `reconnect:` — the redial schedule for hints whose link dropped.
-    public struct ReconnectSettings: Sendable, Codable, Hashable {
-        /// First delay after a failed dial or dropped link, in milliseconds.
-        public var initialDelayMs: Int
-        /// Longest delay (each failure doubles it up to this), in milliseconds.
-        public var maxDelayMs: Int
-        /// Random spread on each delay, as a fraction (0.2 = ±20 %).
-        public var jitter: Double
-
-        /// The router's defaults.
-        public init() {
-            let defaults = ReconnectConfiguration()
-            initialDelayMs = defaults.initialDelay.milliseconds
-            maxDelayMs = defaults.maxDelay.milliseconds
-            jitter = defaults.jitter
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case initialDelayMs = "initial_delay_ms"
-            case maxDelayMs = "max_delay_ms"
-            case jitter
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            initialDelayMs = try container.decode(Int.self, forKey: .initialDelayMs)
-            maxDelayMs = try container.decode(Int.self, forKey: .maxDelayMs)
-            jitter = try container.decode(Double.self, forKey: .jitter)
-            try require(initialDelayMs >= 1, .initialDelayMs, in: container, "must be at least 1, got \(initialDelayMs)")
-            try require(
-                maxDelayMs >= initialDelayMs, .maxDelayMs, in: container,
-                "must not be below initial_delay_ms (\(initialDelayMs)), got \(maxDelayMs)")
-            try require((0...1).contains(jitter), .jitter, in: container, "must be between 0 and 1, got \(jitter)")
+        /// Relay on or off.
+        public init(enabled: Bool) {
+            self.enabled = enabled
         }
     }
 
@@ -177,20 +97,42 @@ public struct NodeConfiguration: Sendable {
 
     /// `node:`
     public var node = NodeSettings()
-    /// `relay:`
-    public var relay = RelaySettings()
     /// `transports:`, keyed by transport name. Every registered transport has a
     /// section (disabled unless the config enables it).
     public var transports: [String: TransportSettings]
-    /// `escalation:`
-    public var escalation = EscalationSettings()
-    /// `reconnect:`
-    public var reconnect = ReconnectSettings()
+    /// Every other top-level key (`relay`, `escalation`, `reconnect`,
+    /// `keepalive_interval_ms`, `handshake_timeout_ms`, `sealing`, ...): the router's
+    /// own configuration type, decoded from the file as it is (its `Codable` keys are
+    /// the config keys). The node's one difference is fail-safe relay: `relay.enabled`
+    /// missing counts as off.
+    public var routerConfiguration = RouterConfiguration(relayEnabled: false)
+
+    /// `relay:` (``routerConfiguration``'s `relayEnabled`).
+    public var relay: RelaySettings {
+        get { RelaySettings(enabled: routerConfiguration.relayEnabled) }
+        set { routerConfiguration.relayEnabled = newValue.enabled }
+    }
+    /// `escalation:` (``routerConfiguration``'s `escalation`).
+    public var escalation: EscalationConfiguration {
+        get { routerConfiguration.escalation }
+        set { routerConfiguration.escalation = newValue }
+    }
+    /// `reconnect:` (``routerConfiguration``'s `reconnect`).
+    public var reconnect: ReconnectConfiguration {
+        get { routerConfiguration.reconnect }
+        set { routerConfiguration.reconnect = newValue }
+    }
     /// `keepalive_interval_ms`: idle links are pinged this often; three silent intervals close a link.
-    public var keepaliveIntervalMs: Int = ReconnectSettings.keepaliveDefault
+    public var keepaliveIntervalMs: Int {
+        get { routerConfiguration.keepaliveInterval.milliseconds }
+        set { routerConfiguration.keepaliveInterval = .milliseconds(newValue) }
+    }
     /// `handshake_timeout_ms`: how long a new link may take to complete its handshake
     /// before it is closed (a peer that connects and goes silent is dropped after this).
-    public var handshakeTimeoutMs: Int = ReconnectSettings.handshakeTimeoutDefault
+    public var handshakeTimeoutMs: Int {
+        get { routerConfiguration.handshakeTimeout.milliseconds }
+        set { routerConfiguration.handshakeTimeout = .milliseconds(newValue) }
+    }
 
     /// The built-in defaults: every transport of `registry` present but disabled, at
     /// its default priority with its default settings; relay off.
@@ -209,28 +151,6 @@ public struct NodeConfiguration: Sendable {
             .map { (name: $0.key, settings: $0.value) }
             .sorted { ($0.settings.priority, $0.name) < ($1.settings.priority, $1.name) }
     }
-
-    /// The router configuration these settings describe.
-    public var routerConfiguration: RouterConfiguration {
-        var configuration = RouterConfiguration()
-        configuration.relayEnabled = relay.enabled
-        configuration.escalation.ackTimeoutMin = .milliseconds(escalation.ackTimeoutMinMs)
-        configuration.escalation.ackTimeoutMax = .milliseconds(escalation.ackTimeoutMaxMs)
-        configuration.escalation.rttMultiplier = escalation.rttMultiplier
-        configuration.escalation.maxAttempts = escalation.maxAttempts
-        configuration.escalation.degradeAfterFailures = escalation.degradeAfterFailures
-        configuration.reconnect.initialDelay = .milliseconds(reconnect.initialDelayMs)
-        configuration.reconnect.maxDelay = .milliseconds(reconnect.maxDelayMs)
-        configuration.reconnect.jitter = reconnect.jitter
-        configuration.keepaliveInterval = .milliseconds(keepaliveIntervalMs)
-        configuration.handshakeTimeout = .milliseconds(handshakeTimeoutMs)
-        return configuration
-    }
-}
-
-extension NodeConfiguration.ReconnectSettings {
-    static var keepaliveDefault: Int { RouterConfiguration().keepaliveInterval.milliseconds }
-    static var handshakeTimeoutDefault: Int { RouterConfiguration().handshakeTimeout.milliseconds }
 }
 
 extension Duration {

@@ -137,6 +137,26 @@ import Testing
         #expect(throws: MeshError.self) { try PacketFramer.packets(for: [UInt8](repeating: 0, count: 65_536), mtu: 100) }
     }
 
+    /// The messages name the length the first fragment declared (they once said 0,
+    /// because the partial segment was reset before the message was formatted).
+    @Test func fragmentErrorsNameTheDeclaredLength() throws {
+        var reassembler = PacketReassembler()
+        _ = try reassembler.feed([0x80, 0, 10, 1, 2, 3, 4])
+        let over = #expect(throws: MeshError.self) { try reassembler.feed([0x40, 5, 6, 7, 8, 9, 10, 11, 12]) }
+        #expect(over?.code == .malformedFrame)
+        #expect(over?.message.contains("declared segment length 10 (12 bytes)") == true, "\(over?.message ?? "")")
+
+        _ = try reassembler.feed([0x80, 0x01, 0x2C, 1, 2, 3, 4])  // declares 300
+        _ = try reassembler.feed([0x00, 5, 6])
+        let short = #expect(throws: MeshError.self) { try reassembler.feed([0x40, 7]) }
+        #expect(short?.message.contains("ended at 7 of 300 declared bytes") == true, "\(short?.message ?? "")")
+
+        // A first fragment must be shorter than the total it declares.
+        let notShorter = #expect(throws: MeshError.self) { try reassembler.feed([0x80, 0, 4, 1, 2, 3, 4]) }
+        #expect(notShorter?.message.contains("4 bytes of a 4-byte segment") == true, "\(notShorter?.message ?? "")")
+        #expect(reassembler.discarded == 2)
+    }
+
     @Test func packetReassemblerSurvivesRandomInput() {
         var reassembler = PacketReassembler()
         var rng = SystemRandomNumberGenerator()

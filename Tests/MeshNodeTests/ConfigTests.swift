@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TransportLoopback
 import Testing
 
 /// Loads `yaml` with the given layers, returning the error message when loading fails.
@@ -94,8 +95,8 @@ struct ConfigTests {
             """
         let fileOnly = try NodeConfiguration.load(yaml: yaml, source: "f", registry: .builtIn)
         #expect(fileOnly.escalation.maxAttempts == 2)
-        #expect(fileOnly.escalation.ackTimeoutMinMs == 100)
-        #expect(fileOnly.escalation.ackTimeoutMaxMs == NodeConfiguration.EscalationSettings().ackTimeoutMaxMs)
+        #expect(fileOnly.escalation.ackTimeoutMin == .milliseconds(100))
+        #expect(fileOnly.escalation.ackTimeoutMax == EscalationConfiguration().ackTimeoutMax)
 
         let environment = [
             "SCMESH_ESCALATION_MAX_ATTEMPTS": "5",
@@ -107,7 +108,7 @@ struct ConfigTests {
         let withEnvironment = try NodeConfiguration.load(
             yaml: yaml, source: "f", environment: environment, registry: .builtIn)
         #expect(withEnvironment.escalation.maxAttempts == 5)
-        #expect(withEnvironment.escalation.ackTimeoutMinMs == 100)
+        #expect(withEnvironment.escalation.ackTimeoutMin == .milliseconds(100))
         #expect(withEnvironment.relay.enabled == false)
         #expect(try tcpListen(withEnvironment) == ["127.0.0.1:1", "127.0.0.1:2"])
 
@@ -123,6 +124,60 @@ struct ConfigTests {
         #expect(try tcpListen(withFlags) == ["127.0.0.1:3"])
         #expect(withFlags.node.name == "alpha")
         #expect(withFlags.routerConfiguration.keepaliveInterval == .milliseconds(1500))
+    }
+
+    @Test("sealing selects the router's SealingPolicy: relayed_only by default, always, anything else an error naming the key")
+    func sealing() throws {
+        #expect(try NodeConfiguration.load(yaml: "", source: "f", registry: .builtIn).routerConfiguration.sealing == .relayedOnly)
+        #expect(try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn).routerConfiguration.sealing == .relayedOnly)
+        #expect(try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn).value(at: "sealing")?.text == "relayed_only")
+        let always = try NodeConfiguration.load(yaml: "sealing: always\n", source: "f", registry: .builtIn)
+        #expect(always.routerConfiguration.sealing == .always)
+        #expect(try always.yaml().contains("sealing: always"))
+        let fromEnvironment = try NodeConfiguration.load(
+            yaml: "", source: "f", environment: ["SCMESH_SEALING": "always"], registry: .builtIn)
+        #expect(fromEnvironment.routerConfiguration.sealing == .always)
+        let fromFlag = try NodeConfiguration.load(
+            yaml: "sealing: always\n", source: "f", overrides: ["sealing=relayed_only"], registry: .builtIn)
+        #expect(fromFlag.routerConfiguration.sealing == .relayedOnly)
+
+        let message = try #require(loadError("relay:\n  enabled: true\nsealing: sometimes\n"))
+        #expect(message.contains("sealing: expected relayed_only or always, got \"sometimes\""), "\(message)")
+        #expect(message.contains("test.yaml line 3"), "\(message)")
+        let flagged = try #require(loadError("", overrides: ["sealing=never"]))
+        #expect(flagged.contains("sealing: expected relayed_only or always") && flagged.contains("--set sealing"), "\(flagged)")
+    }
+
+    @Test("every key of the router's configuration is a config key, decoded straight into RouterConfiguration")
+    func routerKeys() throws {
+        let yaml = """
+            relay: {enabled: true}
+            max_message_size: 1000000
+            reassembly: {max_messages: 3, timeout_ms: 5000}
+            dedup_capacity: 100
+            window_per_link: 16
+            inbox_capacity: 32
+            default_ttl: 4
+            """
+        let config = try NodeConfiguration.load(yaml: yaml, source: "f", registry: .builtIn)
+        var expected = RouterConfiguration()
+        expected.maxMessageSize = 1_000_000
+        expected.reassembly.maxMessages = 3
+        expected.reassembly.timeout = .seconds(5)
+        expected.dedupCapacity = 100
+        expected.windowPerLink = 16
+        expected.inboxCapacity = 32
+        expected.defaultTTL = 4
+        #expect(config.routerConfiguration == expected)
+        // Defaults are the router's own, but for relay (fail-safe: off).
+        var defaults = RouterConfiguration()
+        defaults.relayEnabled = false
+        #expect(try NodeConfiguration.load(yaml: "", source: "f", registry: .builtIn).routerConfiguration == defaults)
+
+        let unknown = try #require(loadError("reassembly:\n  max_mesages: 3\n"))
+        #expect(unknown.contains("unknown key reassembly.max_mesages (known keys of reassembly: max_messages, max_bytes, timeout_ms)"), "\(unknown)")
+        let ttl = try #require(loadError("default_ttl: 0\n"))
+        #expect(ttl.contains("default_ttl: must be between 1 and 255, got 0 (from test.yaml line 1)"), "\(ttl)")
     }
 
     @Test("missing relay.enabled counts as off, even when the rest of relay: is present")

@@ -1,0 +1,142 @@
+import Logging
+import MeshCore
+import MeshTesting
+import Testing
+import TransportLoopback
+
+/// The receiving side of docs/PROTOCOL.md §A.1–A.3, driven frame by frame from a raw
+/// peer over a loopback link: which DATA frames are acknowledged, refused or
+/// delivered, what a reused hop sequence number does, and that a packet error closes
+/// the link.
+@Suite struct ReceiverRulesTests {
+    /// The far end of one link to a router, speaking the wire protocol by hand.
+    struct RawPeer {
+        let link: any Link
+        var reassembler = PacketReassembler()
+
+        func send(segment: [UInt8]) async throws {
+            for packet in try PacketFramer.packets(for: segment, mtu: link.mtu) { try await link.send(packet) }
+        }
+
+        func send(_ frame: Frame) async throws {
+            try await send(segment: frame.encoded())
+        }
+
+        /// The next segment, or nil when the router closed the link.
+        mutating func receiveSegment() async throws -> [UInt8]? {
+            while let packet = try await link.receive() {
+                if case .segment(let segment) = try reassembler.feed(packet) { return segment }
+            }
+            return nil
+        }
+
+        /// The next ACK (PINGs are skipped).
+        mutating func receiveAck() async throws -> AckFrame? {
+            while let segment = try await receiveSegment() {
+                if case .ack(let ack) = try Frame.decode(segment) { return ack }
+            }
+            return nil
+        }
+    }
+
+    static let chunk: [UInt8] = [1, 2, 3]
+
+    static func data(
+        _ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8 = 7, flags: UInt16 = 0
+    ) -> Frame {
+        .data(
+            DataFrame(
+                sequence: sequence, messageID: id, origin: origin, destination: destination, ttl: ttl, chunkIndex: 0,
+                chunkCount: 1, messageLength: UInt32(chunk.count), flags: flags, payload: chunk))
+    }
+
+    @Test func dataFramesAreAcknowledgedRefusedOrDeliveredAsDocumented() async throws {
+        let network = LoopbackNetwork()
+        let r = PeerID.random()
+        let x = PeerID.random()
+        let y = PeerID.random()
+        let router = Router(
+            security: PlaintextLinkSecurity(localPeerID: r), configuration: RouterConfiguration(keepaliveInterval: .seconds(60)),
+            logger: Logger(label: "r"))
+        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+        let run = Task { try await router.run() }
+        defer { run.cancel() }
+        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+
+        let transport = LoopbackTransport(name: "lo", address: "X", network: network, configuration: .init(discovery: false))
+        let running = try await RunningTransport.start(transport, localPeerID: x)
+        defer { Task { await running.stop() } }
+        var peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
+
+        // Plaintext handshake; like every segment, each hello carries the 0xC0 packet flag.
+        let hello = Array("SCM0".utf8) + [Frame.version] + x.bytes
+        try await peer.send(segment: hello)
+        let firstPacket = try #require(try await peer.link.receive())
+        #expect(firstPacket.first == 0xC0)
+        #expect(Array(firstPacket.dropFirst()) == Array("SCM0".utf8) + [Frame.version] + r.bytes)
+
+        func expectDelivered(_ id: MessageID?) async {
+            if let id {
+                let message = await router.incoming.receive()
+                #expect(message?.id == id)
+                #expect(message?.from == x)
+            }
+            #expect(router.incoming.count == 0)
+        }
+
+        let a = MessageID.random(), b = MessageID.random(), c = MessageID.random(), d = MessageID.random()
+        let e = MessageID.random(), f = MessageID.random(), g = MessageID.random(), h = MessageID.random()
+
+        try await peer.send(Self.data(1, a, origin: x, destination: r))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 1))
+        await expectDelivered(a)
+
+        // A reused sequence number with a new message ID: re-acknowledged and delivered.
+        try await peer.send(Self.data(1, b, origin: x, destination: r))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 1))
+        await expectDelivered(b)
+
+        // A reused sequence number with a known message ID: re-acknowledged, dropped by dedup.
+        try await peer.send(Self.data(1, a, origin: x, destination: r))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 1))
+        await expectDelivered(nil)
+
+        // TTL 0 is not looked at.
+        try await peer.send(Self.data(2, c, origin: x, destination: r, ttl: 0))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 2))
+        await expectDelivered(c)
+
+        // Not addressed to the receiver: refused, so sequence 3 is never acknowledged.
+        try await peer.send(Self.data(3, d, origin: x, destination: y))
+        try await peer.send(Self.data(4, e, origin: x, destination: r))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 2, selective: [4]))
+        await expectDelivered(e)
+
+        // Unsealed with a spoofed origin: acknowledged, never delivered, its ID remembered.
+        try await peer.send(Self.data(3, f, origin: y, destination: r))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 4))
+        await expectDelivered(nil)
+        try await peer.send(Self.data(5, f, origin: x, destination: r))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 5))
+        await expectDelivered(nil)
+
+        // Sealed, but this router has no sealer: acknowledged and dropped.
+        try await peer.send(Self.data(6, g, origin: x, destination: r, flags: DataFrame.sealedFlag))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 6))
+        await expectDelivered(nil)
+
+        try await peer.send(Self.data(7, h, origin: x, destination: r))
+        #expect(try await peer.receiveAck() == AckFrame(cumulative: 7))
+        await expectDelivered(h)
+
+        let stats = await router.stats()
+        #expect(stats.sealedMessagesRejected == ["unsealedFromThirdParty": 1, "noSealer": 1])
+        #expect(stats.framesRefused == 1)
+        #expect(stats.messagesReceived == 5)
+
+        // A continuation without a first fragment closes the link.
+        try await peer.link.send([0x00, 1, 2])
+        #expect(try await peer.receiveSegment() == nil)
+        #expect(await router.stats().malformedInputs == ["malformedFrame": 1])
+    }
+}

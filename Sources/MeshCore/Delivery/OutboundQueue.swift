@@ -35,8 +35,9 @@ public protocol OutboundQueue: Sendable {
 public final class InMemoryOutboundQueue: OutboundQueue {
     private struct State {
         var records: [MessageID: OutboundRecord] = [:]
-        var messages: [MessageID: OutboundMessage] = [:]
-        var order: [PeerID: Deque<MessageID>] = [:]
+        /// Unsent messages with their arrival number (for oldest-first order).
+        var messages: [MessageID: (number: UInt64, message: OutboundMessage)] = [:]
+        var nextNumber: UInt64 = 0
         var claimed: Set<MessageID> = []
         var finished: Deque<MessageID> = []
     }
@@ -54,22 +55,25 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         state.withLock { state in
             state.records[message.id] = OutboundRecord(
                 id: message.id, destination: message.destination, bytes: message.payload.count, status: .queued)
-            state.messages[message.id] = message
-            state.order[message.destination, default: []].append(message.id)
+            state.nextNumber += 1
+            state.messages[message.id] = (state.nextNumber, message)
         }
     }
 
     public func claim(_ id: MessageID) async -> OutboundMessage? {
         state.withLock { state in
-            guard let message = state.messages[id], state.records[id]?.status == .queued,
+            guard let entry = state.messages[id], state.records[id]?.status == .queued,
                   state.claimed.insert(id).inserted else { return nil }
-            return message
+            return entry.message
         }
     }
 
     public func waiting(for destination: PeerID) async -> [MessageID] {
         state.withLock { state in
-            (state.order[destination] ?? []).filter { !state.claimed.contains($0) && state.records[$0]?.status == .queued }
+            state.messages
+                .filter { $0.value.message.destination == destination && !state.claimed.contains($0.key) && state.records[$0.key]?.status == .queued }
+                .sorted { $0.value.number < $1.value.number }
+                .map(\.key)
         }
     }
 
@@ -84,10 +88,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             state.claimed.remove(id)
             guard status.isFinal || status == .sent, !wasFinal else { return }
             // Sent or final: the payload is no longer this node's to send.
-            if state.messages.removeValue(forKey: id) != nil {
-                state.order[record.destination]?.removeAll { $0 == id }
-                if state.order[record.destination]?.isEmpty == true { state.order[record.destination] = nil }
-            }
+            state.messages[id] = nil
             guard status.isFinal else { return }
             state.finished.append(id)
             while state.finished.count > historyLimit, let oldest = state.finished.popFirst() {

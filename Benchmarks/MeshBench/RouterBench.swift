@@ -186,9 +186,9 @@ enum RouterBench {
 
     /// The full stack on TCP loopback (Noise XX, envelopes, router, acks) next to raw
     /// TCP in the same run: bulk MB/s, 64 B msgs/s, round trip p50/p99, link set-up.
-    static func fullStackTCP(raw: [BenchFigure]) async throws -> [BenchFigure] {
+    static func fullStackTCP(raw: [BenchFigure], links: [BenchFigure]) async throws -> [BenchFigure] {
         func baseline(_ name: String) -> (name: String, value: Double)? {
-            raw.first { $0.name == name }.map { (name: $0.name, value: $0.value) }
+            (raw + links).first { $0.name == name }.map { (name: $0.name, value: $0.value) }
         }
         var figures: [BenchFigure] = []
         let bulkCount = 4096  // 256 MiB in 64 KiB messages
@@ -202,7 +202,9 @@ enum RouterBench {
         let (p2, _) = try await tcpPair(expect: small)
         let smallSeconds = try await blast(p2, count: small, size: 64, window: 512)
         await p2.stop()
-        figures.append(BenchFigure(name: "full stack TCP 64 B messages, zero loss", value: Double(small) / smallSeconds, unit: "msgs/s"))
+        figures.append(BenchFigure(
+            name: "full stack TCP 64 B messages, zero loss", value: Double(small) / smallSeconds, unit: "msgs/s",
+            baseline: baseline("TCPTransport link 64 B frames one way")))
         // Round trip: A sends, B echoes, A waits.
         let rounds = 2000
         let (p3, _) = try await tcpPair(expect: 0)

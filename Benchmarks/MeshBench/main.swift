@@ -21,8 +21,19 @@ if which == "crypto" || which == "all" {
 if which == "tcp" || which == "all" {
     let raw = try await TCPBench.rawBaselines()
     report("raw TCP baselines", raw)
-    report("TCP transport links", try await TCPBench.linkFigures(baselines: raw))
-    report("full stack over TCP", try await RouterBench.fullStackTCP(raw: raw))
+    let links = try await TCPBench.linkFigures(baselines: raw)
+    report("TCP transport links", links)
+    let fullStack = try await RouterBench.fullStackTCP(raw: raw, links: links)
+    report("full stack over TCP", fullStack)
+    // The physical limit of an encrypted stream on these cores, measured now.
+    let rawSeal = CryptoBench.rawSealRate(size: 65_000)
+    if let bulk = fullStack.first(where: { $0.name.hasPrefix("full stack TCP bulk") }) {
+        report("full stack over TCP against the cipher", [
+            BenchFigure(
+                name: "full stack TCP bulk against the raw AEAD seal rate", value: bulk.value, unit: "MB/s",
+                baseline: ("raw chacha20poly1305_ietf seal 65 KB frames, one core", rawSeal))
+        ])
+    }
 }
 if which == "failover" || which == "all" {
     report("failover between two transports (default escalation settings)", try await FailoverBench.run())

@@ -131,7 +131,7 @@ public final class Router: Service, Sendable {
     }
 
     /// The router's counters.
-    public func stats() async -> RouterStats { counters.snapshot }
+    public func stats() async -> RouterStats { counters.snapshot(open: table.all) }
 
     /// Every peer with a live link, with its links best first.
     public func peers() async -> [PeerSnapshot] {

@@ -26,7 +26,7 @@ extension DeliveryPipeline {
             let timeout = policy.ackTimeout(for: choice, bytes: frame.payload.count + Frame.dataHeaderSize)
             do {
                 try await session.sendData(frame, timeout: timeout)
-                stats.update { $0.transports[session.transport, default: .init()].count(sent: frame.payload.count) }
+                session.data.countSent(frame.payload.count)
                 if !session.isClosed { paths.noteSuccess(to: peer, over: session) }
                 return session.transport
             } catch is CancellationError {

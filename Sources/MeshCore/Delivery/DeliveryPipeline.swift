@@ -49,7 +49,7 @@ final class DeliveryPipeline: Sendable {
         let id = MessageID.random()
         if peer == localPeerID {
             try await sink.accept(InboundMessage(id: id, from: localPeerID, payload: payload, transport: "local"))
-            stats.update { $0.messagesSent += 1 }
+            stats.countMessageSent()
             return id
         }
         guard !table.sessions(to: peer).isEmpty else {
@@ -122,7 +122,7 @@ final class DeliveryPipeline: Sendable {
             bus.emit(.message(.messageFailed, id: message.id, peer: peer, reason: reason))
             throw error
         }
-        stats.update { $0.messagesSent += 1 }
+        stats.countMessageSent()
         // The next hop is the destination itself: its hop acknowledgement means its
         // sink took custody, so the message is delivered.
         await queue.update(message.id, to: .delivered, transport: transport, reason: nil)

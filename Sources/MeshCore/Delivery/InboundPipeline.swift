@@ -70,18 +70,16 @@ final class InboundPipeline: Sendable {
         let payload: [UInt8]
         switch step {
         case .answer(let result):
-            stats.update { stats in
-                switch result {
-                case .duplicate: stats.duplicatesDropped += 1
-                case .refused: stats.framesRefused += 1
-                case .accepted: stats.transports[session.transport, default: .init()].count(received: frame.payload.count)
-                }
+            switch result {
+            case .duplicate: stats.update { $0.duplicatesDropped += 1 }
+            case .refused: stats.update { $0.framesRefused += 1 }
+            case .accepted: session.data.countReceived(frame.payload.count)
             }
             return result
         case .complete(let bytes):
             payload = bytes
         }
-        stats.update { $0.transports[session.transport, default: .init()].count(received: frame.payload.count) }
+        session.data.countReceived(frame.payload.count)
         guard state.withLock({ $0.handingOver.insert(frame.messageID).inserted }) else {
             return reopen(frame, payload, result: .refused)
         }
@@ -106,7 +104,7 @@ final class InboundPipeline: Sendable {
             state.handingOver.remove(frame.messageID)
             state.dedup.insert(frame.messageID)
         }
-        stats.update { $0.messagesReceived += 1 }
+        stats.countMessageReceived()
         bus.emit(.message(.messageReceived, id: frame.messageID, peer: frame.origin, transport: session.transport))
         return .accepted
     }

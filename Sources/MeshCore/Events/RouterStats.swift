@@ -19,16 +19,6 @@ public struct TransportCounters: Sendable, Hashable, Codable {
 
     /// Zero counters.
     public init() {}
-
-    mutating func count(received bytes: Int) {
-        framesReceived += 1
-        bytesReceived += bytes
-    }
-
-    mutating func count(sent bytes: Int) {
-        framesSent += 1
-        bytesSent += bytes
-    }
 }
 
 /// The router's counters.

@@ -78,6 +78,7 @@ extension LinkManager {
             await session.close(MeshError(.linkClosed, "duplicate link"))
             return false
         case .replaced(let old):
+            stats.fold(old.data, transport: old.transport)
             stats.update { $0.duplicateLinksClosed += 1 }
             logger.debug("closing duplicate \(old.transport) link \(old.id) to \(peer)")
             await old.close(MeshError(.linkClosed, "replaced by a newer link"))
@@ -96,6 +97,7 @@ extension LinkManager {
 
     private func unregister(_ session: LinkSession, reason: String) {
         guard table.remove(session) else { return }
+        stats.fold(session.data, transport: session.transport)
         stats.update { $0.linksClosed += 1 }
         logger.info("link \(session.id) to \(session.remote) over \(session.transport) down: \(reason)")
         bus.emit(.linkDown(peer: session.remote, transport: session.transport, link: session.id, reason: reason))

@@ -19,6 +19,8 @@ final class LinkSession: Sendable {
     let configuration: RouterConfiguration
     let logger: Logger
     let clock: any MeshClock
+    /// Data frames and bytes this link moved (folded into the router's stats on close).
+    let data = DataCounters()
 
     private let writeLock = AsyncLock()
     private let window: AsyncSemaphore

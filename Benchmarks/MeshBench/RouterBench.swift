@@ -89,10 +89,10 @@ enum RouterBench {
         let network = LoopbackNetwork()
         let x = LoopbackTransport(address: "x", network: network, configuration: .init(mtu: mtu, discovery: false))
         let y = LoopbackTransport(address: "y", network: network, configuration: .init(mtu: mtu, discovery: false))
-        try await x.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
-        try await y.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
+        let runningX = try await RunningTransport.start(x, logger: quietLogger)
+        let runningY = try await RunningTransport.start(y, logger: quietLogger)
         let accepted = Task { () -> (any Link)? in
-            for await event in y.events { if case .inboundLink(let link) = event { return link } }
+            for await event in runningY.events { if case .inboundLink(let link) = event { return link } }
             return nil
         }
         let link = try await x.dial(y.hint)
@@ -107,8 +107,8 @@ enum RouterBench {
         }
         try await reader.value
         let seconds = TCPBench.seconds(ContinuousClock.now - start)
-        await x.stop()
-        await y.stop()
+        await runningX.stop()
+        await runningY.stop()
         return seconds
     }
 
@@ -226,12 +226,12 @@ enum RouterBench {
         var setups: [Double] = []
         let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
         let client = TCPTransport(configuration: .init(listen: []))
-        try await server.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
-        try await client.start(context: TransportContext(localPeerID: .random(), logger: quietLogger))
+        let runningServer = try await RunningTransport.start(server, logger: quietLogger)
+        let runningClient = try await RunningTransport.start(client, logger: quietLogger)
         let serverSecurity = NoiseLinkSecurity(identity: .generate())
         let clientSecurity = NoiseLinkSecurity(identity: .generate())
         let accepter = Task {
-            for await event in server.events {
+            for await event in runningServer.events {
                 guard case .inboundLink(let link) = event else { continue }
                 _ = try? await serverSecurity.handshake(role: .responder, channel: BenchChannel(link: link), context: .init(transportName: "tcp", remoteAddress: ""))
                 await link.close()
@@ -245,8 +245,8 @@ enum RouterBench {
             if round >= 20 { setups.append(TCPBench.microseconds(ContinuousClock.now - start) / 1000) }
             await link.close()
         }
-        await client.stop()
-        await server.stop()
+        await runningClient.stop()
+        await runningServer.stop()
         accepter.cancel()
         figures.append(BenchFigure(name: "link set-up (TCP connect + Noise XX) median", value: TCPBench.percentile(setups, 0.5), unit: "ms"))
         return figures

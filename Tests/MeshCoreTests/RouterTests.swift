@@ -173,7 +173,7 @@ final class RouterPair: Sendable {
         try await pair.waitForLinks(["lo"])
         let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
         let hostileID = PeerID.random()
-        try await hostile.start(context: TransportContext(localPeerID: hostileID, logger: Logger(label: "h")))
+        let runningHostile = try await RunningTransport.start(hostile, localPeerID: hostileID, logger: Logger(label: "h"))
         for garbage: [UInt8] in [[0xC0, 0x01, 0x7F, 0, 0], [0xC0, 0x09, 0x09], [0x77]] {
             let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
             let hello: [UInt8] = Array("SCM0".utf8) + [Frame.version] + hostileID.bytes
@@ -187,7 +187,7 @@ final class RouterPair: Sendable {
         try await pair.waitForReceived(100)
         let stats = await pair.b.stats()
         #expect(stats.malformedInputs.values.reduce(0, +) == 3)
-        await hostile.stop()
+        await runningHostile.stop()
         await pair.stop()
     }
 
@@ -198,7 +198,7 @@ final class RouterPair: Sendable {
         try await pair.waitForLinks(["lo"])
         let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
         let hostileID = PeerID.random()
-        try await hostile.start(context: TransportContext(localPeerID: hostileID, logger: Logger(label: "h")))
+        let runningHostile = try await RunningTransport.start(hostile, localPeerID: hostileID, logger: Logger(label: "h"))
         let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
         try await link.send([0xC0] + Array("SCM0".utf8) + [Frame.version] + hostileID.bytes)
         _ = try await link.receive()
@@ -220,7 +220,7 @@ final class RouterPair: Sendable {
         try await pair.waitForReceived(10)
         #expect(pair.received.withLock { $0.allSatisfy { $0.payload != [6, 6, 6] } })
         #expect(await pair.b.stats().sealedMessagesRejected["unsealedFromThirdParty"] == 1)
-        await hostile.stop()
+        await runningHostile.stop()
         await pair.stop()
     }
 

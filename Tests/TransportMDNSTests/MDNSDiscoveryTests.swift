@@ -15,11 +15,9 @@ extension AvahiDaemonTests {
     struct Discovery {
         typealias Events = EventCollector<MDNSDiscoveryEvent>
 
-        private func started(_ options: MDNSDiscoveryOptions, _ label: String) async throws -> (MDNSDiscovery, Events) {
-            let discovery = try MDNSDiscovery(options: options, logger: AvahiTestSupport.logger(label))
-            let events = Events(discovery.events)
-            try await discovery.start()
-            return (discovery, events)
+        private func started(_ options: MDNSDiscoveryOptions, _ label: String) async throws -> (RunningDiscovery, Events) {
+            let running = try await RunningDiscovery.start(options: options, logger: AvahiTestSupport.logger(label))
+            return (running, Events(running.discovery.events))
         }
 
         private static func found(_ name: String) -> @Sendable (MDNSDiscoveryEvent) -> Bool {

@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshTesting
 import Testing
+import TransportLoopback
 
 /// Loads `yaml` with the given layers, returning the error message when loading fails.
 private func loadError(

@@ -139,7 +139,7 @@ extension AvahiDaemonTests {
             let (b, eventsB) = try await started(AvahiTestSupport.options(name: name, port: 40042, peer: peerB), "b")
             let publishedB = try await eventsB.next(where: Self.published)
             #expect(publishedB == .published(name: "\(name) #2"))
-            #expect(await b.currentName == "\(name) #2")
+            #expect(await b.discovery.currentName == "\(name) #2")
 
             let seenByA = try service(try await eventsA.next(where: Self.found("\(name) #2")))
             #expect(seenByA.txt.peerID == peerB)

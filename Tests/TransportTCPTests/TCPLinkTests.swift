@@ -1,4 +1,5 @@
 import MeshCore
+import MeshTesting
 import Synchronization
 import Testing
 import TransportTCP

@@ -65,7 +65,7 @@ struct TCPTransportTests {
         let client = try await Listening.start(.init(listen: []))
         let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self)
         let context = TransportContext(localPeerID: .random(), logger: LogCapture().logger()) { sink.yield($0) }
-        try await withThrowingDiscardingTaskGroup { group in
+        try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.listen(context: context) }
             var iterator = events.makeAsyncIterator()
             guard case .listening(let addresses) = await iterator.next(), let address = addresses.first else {

@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshCrypto
 import MeshTesting
+import TransportLoopback
 import TransportTCP
 
 /// Messages and bytes per second through the router, next to the same medium used

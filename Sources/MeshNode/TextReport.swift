@@ -15,7 +15,7 @@ public enum TextReport {
         ]
         let width = status.transports.map(\.name.count).max() ?? 0
         for transport in status.transports {
-            var state = transport.state
+            var state = transport.state.name
             if let reason = transport.reason { state += ": \(reason)" }
             lines.append("  \(pad(transport.name, width))  priority \(pad(String(transport.priority), 3))  \(state)")
         }

@@ -1,6 +1,7 @@
 import Logging
 import MeshCore
 import MeshTesting
+import TransportLoopback
 import Synchronization
 import Testing
 

@@ -4,6 +4,7 @@ import MeshCrypto
 import MeshTesting
 import Synchronization
 import Testing
+import TransportLoopback
 
 /// Routers with Noise XX on every link and sealed envelopes, over loopback.
 @Suite struct SecureRouterTests {

@@ -140,7 +140,7 @@ extension AvahiDaemonTests {
             await b.stop()
         }
 
-        @Test("start fails with one line when no daemon answers and wait_for_daemon is false; the TCP port is freed")
+        @Test("listen fails with one line when no daemon answers and wait_for_daemon is false; the TCP port is freed")
         func strictStartWithoutDaemon() async throws {
             try await AvahiTestSupport.requireDaemon()
             try AvahiTestSupport.loopback("stop-avahi")

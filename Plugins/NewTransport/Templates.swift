@@ -343,7 +343,7 @@ struct Templates {
                         makeTransport: { index in
                             __Name__Transport(configuration: .init(listen: "__name__-side-\(index)"))
                         },
-                        hint: { transport, _ in try #require(transport as? __Name__Transport).localHint },
+                        hint: { _, index in PeerHint(transport: "__name__", address: "__name__-side-\(index)") },
                         deadHint: PeerHint(transport: "__name__", address: "__name__-nobody-listens-here"),
                         injectMalformed: nil
                     )

@@ -125,7 +125,8 @@ if options.mode == "conformance" {
     }
     print("ble-vm-test: TransportConformance passed (\(TransportConformance.checkNames.count) checks: \(TransportConformance.checkNames.joined(separator: ", "))) in \(start.duration(to: .now))")
     do {
-        try await withDeadline(90, "the cancellation check") { try await cancellationCheck(harness) }
+        let dead = options.dead
+        try await withDeadline(90, "the cancellation check") { try await CancellationCheck.run(harness, dead: dead) }
     } catch {
         fatal("cancellation check: \(error)")
     }
@@ -133,39 +134,41 @@ if options.mode == "conformance" {
     exit(0)
 }
 
-/// B's `.listening` names its address; after B's listen is cancelled, a link A had
-/// opened to it ends at both ends and dialling B fails.
-func cancellationCheck(_ harness: TransportConformance.Harness) async throws {
-    var quiet = Logger(label: "ble")
-    quiet.logLevel = .warning
-    let a = try await RunningTransport.start(try await harness.makeTransport(0), logger: quiet)
-    let bTransport = try await harness.makeTransport(1)
-    let b = try await RunningTransport.start(bTransport, logger: quiet)
-    let hint = try await harness.hint(bTransport, 1)
-    guard b.addresses == [hint.address] else {
-        throw MeshError(.invalidArgument, ".listening said \(b.addresses), the transport's address is \(hint.address)")
+enum CancellationCheck {
+    /// B's `.listening` names its address; after B's listen is cancelled, a link A had
+    /// opened to it ends at both ends and dialling B fails.
+    static func run(_ harness: TransportConformance.Harness, dead: String) async throws {
+        var quiet = Logger(label: "ble")
+        quiet.logLevel = .warning
+        let a = try await RunningTransport.start(try await harness.makeTransport(0), logger: quiet)
+        let bTransport = try await harness.makeTransport(1)
+        let b = try await RunningTransport.start(bTransport, logger: quiet)
+        let hint = try await harness.hint(bTransport, 1)
+        guard b.addresses == [hint.address] else {
+            throw MeshError(.invalidArgument, ".listening said \(b.addresses), the transport's address is \(hint.address)")
+        }
+        let accepted = Task { () -> (any Link)? in
+            for await event in b.events { if case .inboundLink(let link) = event { return link } }
+            return nil
+        }
+        let link = try await a.transport.dial(hint)
+        guard let remote = await accepted.value else { throw MeshError(.linkClosed, "B reported no inbound link") }
+        try await link.send([1, 2, 3])
+        guard try await remote.receive() == [1, 2, 3] else { throw MeshError(.malformedFrame, "the frame did not arrive") }
+        await b.stop()
+        guard try await remote.receive() == nil else { throw MeshError(.invalidArgument, "B's end still delivers after listen returned") }
+        guard (try? await link.receive()) == nil else { throw MeshError(.invalidArgument, "A's end still delivers after B's listen returned") }
+        do {
+            let again = try await a.transport.dial(hint)
+            await again.close()
+            throw MeshError(.invalidArgument, "dialling B after its listen returned opened a link")
+        } catch let error as MeshError where error.code == .dialFailed {}
+        do {
+            _ = try await bTransport.dial(PeerHint(transport: "ble", address: dead))
+            throw MeshError(.invalidArgument, "B dialled after its listen returned")
+        } catch let error as MeshError where error.code == .notRunning {}
+        await a.stop()
     }
-    let accepted = Task { () -> (any Link)? in
-        for await event in b.events { if case .inboundLink(let link) = event { return link } }
-        return nil
-    }
-    let link = try await a.transport.dial(hint)
-    guard let remote = await accepted.value else { throw MeshError(.linkClosed, "B reported no inbound link") }
-    try await link.send([1, 2, 3])
-    guard try await remote.receive() == [1, 2, 3] else { throw MeshError(.malformedFrame, "the frame did not arrive") }
-    await b.stop()
-    guard try await remote.receive() == nil else { throw MeshError(.invalidArgument, "B's end still delivers after listen returned") }
-    guard (try? await link.receive()) == nil else { throw MeshError(.invalidArgument, "A's end still delivers after B's listen returned") }
-    do {
-        let again = try await a.transport.dial(hint)
-        await again.close()
-        throw MeshError(.invalidArgument, "dialling B after its listen returned opened a link")
-    } catch let error as MeshError where error.code == .dialFailed {}
-    do {
-        _ = try await bTransport.dial(PeerHint(transport: "ble", address: options.dead))
-        throw MeshError(.invalidArgument, "B dialled after its listen returned")
-    } catch let error as MeshError where error.code == .notRunning {}
-    await a.stop()
 }
 
 var logger = Logger(label: "ble")

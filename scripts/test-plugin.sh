@@ -6,7 +6,9 @@
 #   2. `new-transport Demo` creates the module, the test, the config example and the
 #      Package.swift entries;
 #   3. `swift build --target TransportDemo` succeeds with no warning in generated code;
-#   4. the generated conformance test runs and FAILS with the message pointing at the TODO.
+#   4. the generated conformance test runs and FAILS with the message pointing at the TODO;
+#   5. with its TODOs filled in (a process-local medium, below), it PASSES the conformance
+#      suite: the skeleton's shape (listen, dial, track/forget, the link) is sound.
 # Only MeshCore, MeshTesting and the generated targets are compiled (about 2 minutes on
 # 2 cores, most of it MeshCore and its dependencies).
 #
@@ -104,7 +106,7 @@ fi
 cat >>Package.swift <<'SWIFT'
 
 // scripts/test-plugin.sh: keep only the generated module, its test and what they need.
-let keptTargets: Set<String> = ["MeshCore", "MeshTesting", "TransportDemo", "TransportDemoTests"]
+let keptTargets: Set<String> = ["MeshCore", "TransportLoopback", "MeshTesting", "TransportDemo", "TransportDemoTests"]
 package.targets.removeAll { !keptTargets.contains($0.name) }
 package.products.removeAll { !keptTargets.contains($0.name) }
 SWIFT
@@ -122,6 +124,99 @@ elif ! grep -q "configurationDefaultsAreValidAndRangesAreChecked() passed" <<<"$
   fail "the generated configuration test did not pass"
 else
   pass "the generated conformance test fails with '$todo'"
+fi
+
+# Fill the TODOs with a process-local medium (listeners by address; a connection is a
+# bounded channel each way) and expect the conformance suite to pass. Each replacement
+# must match exactly once, so a template change that breaks this shape fails here.
+cat >Sources/TransportDemo/DemoMedium.swift <<'SWIFT'
+import MeshCore
+import Synchronization
+
+/// A process-local medium: listeners by address; a connection is a bounded channel each way.
+final class DemoMedium: Sendable {
+    static let shared = DemoMedium()
+    private let listeners = Mutex<[String: AsyncStream<DemoConnection>.Continuation]>([:])
+
+    func listen(_ address: String) -> AsyncStream<DemoConnection> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DemoConnection.self)
+        listeners.withLock { $0[address] = continuation }
+        return stream
+    }
+
+    func close(_ address: String) {
+        listeners.withLock { $0.removeValue(forKey: address) }?.finish()
+    }
+
+    func connect(_ address: String) throws -> DemoConnection {
+        let forward = BoundedChannel<[UInt8]>(capacity: 16)
+        let backward = BoundedChannel<[UInt8]>(capacity: 16)
+        guard let listener = listeners.withLock({ $0[address] }),
+            case .enqueued = listener.yield(DemoConnection(inbound: forward, outbound: backward))
+        else { throw MeshError(.dialFailed, "nothing listens at demo://\(address)") }
+        return DemoConnection(inbound: backward, outbound: forward)
+    }
+}
+
+/// One end of a connection.
+struct DemoConnection: Sendable {
+    let inbound: BoundedChannel<[UInt8]>
+    let outbound: BoundedChannel<[UInt8]>
+
+    func close() {
+        inbound.finish()
+        outbound.finish()
+    }
+}
+SWIFT
+replace_once() { # replace_once FILE OLD NEW
+  OLD="$2" NEW="$3" perl -0777 -i -pe '$n += s/\Q$ENV{OLD}\E/$ENV{NEW}/g; END { exit($n == 1 ? 0 : 1) }' "$1" ||
+    fail "filling the TODOs: '$(head -1 <<<"$2")' is not in $1 exactly once"
+}
+transport=Sources/TransportDemo/DemoTransport.swift
+link=Sources/TransportDemo/DemoLink.swift
+replace_once $transport '            // TODO: accept in a child task until cancelled; wrap each connection in a
+            // DemoLink, `track` it (close it when that fails) and report it:
+            //   group.addTask { for await connection in ... { context.report(.inboundLink(link)) } }
+' '            let connections = DemoMedium.shared.listen(configuration.listen)
+            group.addTask {
+                for await connection in connections {
+                    let link = DemoLink(remoteAddress: "inbound", mtu: self.configuration.mtu, connection: connection) {
+                        [weak self] in self?.forget($0)
+                    }
+                    if self.track(link) { context.report(.inboundLink(link)) } else { await link.close() }
+                }
+            }
+'
+replace_once $transport '            // TODO: close the listener, so the accept loop ends.' \
+  '            DemoMedium.shared.close(configuration.listen)'
+replace_once $transport '        throw MeshError(.dialFailed, "TODO: implement dial in Sources/TransportDemo/DemoTransport.swift")' \
+  '        let connection = try DemoMedium.shared.connect(hint.address)
+        let link = DemoLink(remoteAddress: hint.address, mtu: configuration.mtu, connection: connection) { [weak self] in self?.forget($0) }
+        guard track(link) else {
+            await link.close()
+            throw MeshError(.notRunning, "demo transport stopped")
+        }
+        return link'
+replace_once $link '    // TODO: the connection handle (file descriptor, channel, ...).' '    private let connection: DemoConnection'
+replace_once $link 'init(remoteAddress: String, mtu: Int, onClose: @escaping @Sendable (LinkID) -> Void) {' \
+  'init(remoteAddress: String, mtu: Int, connection: DemoConnection, onClose: @escaping @Sendable (LinkID) -> Void) {
+        self.connection = connection'
+replace_once $link '        throw MeshError(.linkClosed, "TODO: implement send in Sources/TransportDemo/DemoLink.swift")' \
+  '        guard await connection.outbound.send(frame) else {
+            throw MeshError(.linkClosed, "demo link to \(remoteAddress) is closed")
+        }'
+replace_once $link '        throw MeshError(.linkClosed, "TODO: implement receive in Sources/TransportDemo/DemoLink.swift")' \
+  '        return await connection.inbound.receive()'
+replace_once $link '        // TODO: shut the connection down, so a pending receive() here and the remote'"'"'s
+        // receive() return nil, then release the handle.' '        connection.close()'
+rc=0
+filled_out="$(swift test --filter TransportDemoTests 2>&1)" || rc=$?
+if [[ $rc -ne 0 ]] || grep -E 'TransportDemo(Tests)?/.*(warning|error):' <<<"$filled_out"; then
+  echo "$filled_out" | grep -vE '^(\[|Building|Compiling)' | tail -30 >&2
+  fail "with its TODOs filled in (a process-local medium), the generated transport does not pass the conformance suite"
+else
+  pass "with its TODOs filled in (a process-local medium), the generated transport passes the conformance suite"
 fi
 
 elapsed=$((SECONDS - start))

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshCore
+import MeshTesting
 import TransportTCP
 
 #if canImport(Glibc)
@@ -51,13 +52,16 @@ enum TCPBench {
         }
         var logger = Logger(label: "bench.tcp")
         logger.logLevel = .warning
-        let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
-        let client = TCPTransport(configuration: .init(listen: []))
-        let context = TransportContext(localPeerID: .random(), logger: logger)
-        try await server.start(context: context)
-        try await client.start(context: context)
+        let server = try await RunningTransport.start(TCPTransport(configuration: .init(listen: ["127.0.0.1:0"])), logger: logger)
+        let client: RunningTransport
         do {
-            let figures = try await measureLinks(server: server, client: client, baseline: baseline)
+            client = try await RunningTransport.start(TCPTransport(configuration: .init(listen: [])), logger: logger)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        do {
+            let figures = try await measureLinks(server: server, client: client.transport, baseline: baseline)
             await client.stop()
             await server.stop()
             return figures
@@ -69,8 +73,8 @@ enum TCPBench {
     }
 
     private static func measureLinks(
-        server: TCPTransport,
-        client: TCPTransport,
+        server: RunningTransport,
+        client: any Transport,
         baseline: (String) -> (name: String, value: Double)?
     ) async throws -> [BenchFigure] {
         let accepted = Task { () -> (any Link)? in
@@ -79,7 +83,7 @@ enum TCPBench {
             }
             return nil
         }
-        guard let address = server.boundAddresses.first else {
+        guard let address = server.addresses.first else {
             throw MeshError(.transportUnavailable, "bench server did not bind")
         }
         let dialled = try await client.dial(PeerHint(transport: "tcp", address: address))

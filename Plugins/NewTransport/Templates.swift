@@ -34,7 +34,6 @@ struct Templates {
     var transport: String {
         fill(
             #"""
-            import Logging
             import MeshCore
             import Synchronization
 
@@ -45,29 +44,19 @@ struct Templates {
             /// limits the link MTU.
             ///
             /// The router does everything above moving frames: the Noise XX handshake on every
-            /// link, fragmentation to ``TransportCapabilities/maxFrameSize``, hop acks,
-            /// routing, escalation between transports, keepalive, and redialling with
-            /// backoff every hint this transport reports. This type only:
-            /// - accepts links from remotes and reports each as `.inboundLink` on ``events``;
-            /// - reports where peers may be (`.peerDiscovered` / `.peerLost` hints);
-            /// - opens links to hints in ``dial(_:)``.
+            /// link, fragmentation to ``TransportCapabilities/maxFrameSize``, hop acks, routing,
+            /// escalation, keepalive, and redialling with backoff every hint reported here.
             ///
             /// ## Contract (`MeshCore.Transport`)
-            /// - ``start(context:)`` is called exactly once, before anything but ``name``,
-            ///   ``capabilities`` and ``events``. When the medium is missing here it throws
-            ///   `MeshError(.transportUnavailable, "<one line why>")`; the node logs it and
-            ///   runs its other transports.
-            /// - ``events`` has one consumer (the router) and finishes after ``stop()``.
+            /// - ``listen(context:)`` is the transport's whole life, called once: it opens the
+            ///   medium, reports `.listening(addresses:)`, then accepted links (`.inboundLink`)
+            ///   and hints (`.peerDiscovered` / `.peerLost`) through `context.report`, and
+            ///   returns only when the calling task is cancelled, after closing the listener and
+            ///   every link. What it runs in the background is a child task (a task group).
+            ///   When the medium is missing here it throws
+            ///   `MeshError(.transportUnavailable, "<one line why>")`.
             /// - ``dial(_:)`` opens one new link or throws `.dialFailed`; it may be called
             ///   concurrently and must not block other calls.
-            /// - ``stop()`` closes the listener and every link this transport made, then
-            ///   finishes ``events``. It is idempotent.
-            ///
-            /// ```swift
-            /// let transport = __Name__Transport(configuration: .init(listen: "..."))
-            /// try await transport.start(context: TransportContext(localPeerID: me, logger: logger))
-            /// let link = try await transport.dial(PeerHint(transport: "__name__", address: "..."))
-            /// ```
             public final class __Name__Transport: Transport {
                 /// The transport's name: its key under `transports:` in the node config.
                 public let name: String
@@ -75,130 +64,78 @@ struct Templates {
                 public let configuration: Configuration
                 /// What the medium can do; the routing policy ranks links by it.
                 public let capabilities: TransportCapabilities
-                /// Discovered and lost hints and inbound links. Finishes after ``stop()``.
-                public let events: AsyncStream<TransportEvent>
+                /// The open links while ``listen(context:)`` runs (closed when it returns); nil
+                /// when it does not run.
+                private let links = Mutex<[LinkID: __Name__Link]?>(nil)
 
-                private let eventSink: AsyncStream<TransportEvent>.Continuation
-                private let state = Mutex(State())
-
-                private enum Phase {
-                    case idle
-                    case running
-                    case stopped
-                }
-
-                private struct State {
-                    var phase = Phase.idle
-                    var logger = Logger(label: "scmesh.transport.__name__")
-                    /// Every link not yet closed, so ``stop()`` can close them.
-                    var links: [LinkID: __Name__Link] = [:]
-                    // TODO: the listener / device handle, if the medium has one.
-                }
-
-                /// Creates a stopped transport.
+                /// Creates a transport; nothing is opened before ``listen(context:)``.
                 /// - Parameters:
-                ///   - configuration: the `transports.__name__` settings; checked by ``start(context:)``.
-                ///   - name: the name reported by ``name``, hints and links; default `"__name__"`.
+                ///   - configuration: the `transports.__name__` settings; checked by ``listen(context:)``.
+                ///   - name: the name reported by ``name`` and hints; default `"__name__"`.
                 public init(configuration: Configuration = Configuration(), name: String = "__name__") {
                     self.name = name
                     self.configuration = configuration
                     // TODO: describe the medium. The policy ranks a transport that cannot move a
-                    // payload within the longest ack timeout at `nominalBitrate` after those that
-                    // can; priority (from the config) comes next, then measured RTT.
+                    // payload within the longest ack timeout at `nominalBitrate` last.
                     self.capabilities = TransportCapabilities(
-                        maxFrameSize: configuration.mtu,
-                        nominalBitrate: configuration.bitrate,
-                        isReliable: true,
-                        needsDiscovery: false,
-                        powerCost: 0
-                    )
-                    (events, eventSink) = AsyncStream.makeStream(
-                        of: TransportEvent.self, bufferingPolicy: .bufferingOldest(256))
+                        maxFrameSize: configuration.mtu, nominalBitrate: configuration.bitrate, isReliable: true,
+                        needsDiscovery: false, powerCost: 0)
                 }
 
-                /// Where a started transport can be dialled: its ``Configuration/listen`` address.
-                public var localHint: PeerHint {
-                    PeerHint(transport: name, address: configuration.listen)
-                }
-
-                /// Opens the medium, starts accepting links and reports the configured peers.
+                /// Opens the medium, reports where it listens and the configured peers, accepts
+                /// links until the calling task is cancelled, then closes the listener and every link.
                 /// - Throws: `MeshError` `.invalidConfiguration` for bad settings;
-                ///   `.transportUnavailable` (one line) when the medium cannot be used here;
-                ///   `.invalidArgument` when called twice.
-                public func start(context: TransportContext) async throws {
+                ///   `.transportUnavailable` (one line) when the medium cannot be used here.
+                public func listen(context: TransportContext) async throws {
                     try configuration.validate()
-                    try state.withLock { state in
-                        guard state.phase == .idle else {
-                            throw MeshError(
-                                .invalidArgument, "__Name__ transport was already started; make a new one to start again")
-                        }
-                        state.phase = .running
-                        state.logger = context.logger
-                    }
-                    // TODO: open the medium and listen at `configuration.listen` (skip when it is
-                    // empty: a dial-only node). For each remote that connects, wrap the connection
-                    // in a __Name__Link and call `accept(_:)`. When the medium is missing here:
+                    // TODO: open the medium at `configuration.listen` (nothing when it is empty: a
+                    // dial-only node). When the medium is missing here:
                     //   throw MeshError(.transportUnavailable, "__name__: <why, in one line>")
+                    links.withLock { $0 = [:] }
+                    context.report(.listening(addresses: configuration.listen.isEmpty ? [] : [configuration.listen]))
                     for peer in configuration.peers {
-                        eventSink.yield(.peerDiscovered(PeerHint(transport: name, address: peer)))
+                        context.report(.peerDiscovered(PeerHint(transport: name, address: peer)))
                     }
+                    await withDiscardingTaskGroup { group in
+                        // TODO: accept in a child task until cancelled; wrap each connection in a
+                        // __Name__Link, `track` it (close it when that fails) and report it:
+                        //   group.addTask { for await connection in ... { context.report(.inboundLink(link)) } }
+                        await waitUntilCancelled()
+                        // TODO: close the listener, so the accept loop ends.
+                    }
+                    let open = links.withLock { links in
+                        defer { links = nil }
+                        return Array((links ?? [:]).values)
+                    }
+                    for link in open { await link.close() }
                 }
 
                 /// Opens a link to `hint.address`.
                 /// - Throws: `MeshError` `.dialFailed` when nothing answers there; `.notRunning`
-                ///   before ``start(context:)`` or after ``stop()``.
+                ///   when ``listen(context:)`` does not run.
                 public func dial(_ hint: PeerHint) async throws -> any Link {
-                    guard state.withLock({ $0.phase == .running }) else {
-                        throw MeshError(.notRunning, "__Name__ transport is not running; start it before dialling \(hint.address)")
+                    guard links.withLock({ $0 != nil }) else {
+                        throw MeshError(.notRunning, "__Name__ transport is not listening; run listen(context:) before dialling")
                     }
-                    // TODO: connect to `hint.address`, wrap the connection in a link,
-                    //   let link = __Name__Link(transportName: name, remoteAddress: hint.address,
-                    //       mtu: configuration.mtu, onClose: { [weak self] in self?.forget($0) })
-                    // then `try register(link)` (close it if that throws) and return it. When nothing answers:
+                    // TODO: connect to `hint.address` and return
+                    //   __Name__Link(remoteAddress: hint.address, mtu: configuration.mtu) { [weak self] in self?.forget($0) }
+                    // after `track`ing it. When nothing answers:
                     //   throw MeshError(.dialFailed, "could not reach __name__://\(hint.address): <why>")
                     throw MeshError(.dialFailed, "TODO: implement dial in Sources/__Module__/__Name__Transport.swift")
                 }
 
-                /// Hands a link a remote opened to the router. Call it from the accept loop.
-                func accept(_ link: __Name__Link) async {
-                    do {
-                        try register(link)
-                    } catch {
-                        await link.close()
-                        return
-                    }
-                    if case .enqueued = eventSink.yield(.inboundLink(link)) { return }
-                    await link.close()  // the router is not taking events (stopped)
-                }
-
-                /// Remembers a link so ``stop()`` closes it.
-                /// - Throws: `.notRunning` when the transport stopped meanwhile.
-                func register(_ link: __Name__Link) throws {
-                    try state.withLock { state in
-                        guard state.phase == .running else {
-                            throw MeshError(.notRunning, "__Name__ transport stopped")
-                        }
-                        state.links[link.id] = link
+                /// Remembers an open link so it closes when ``listen(context:)`` returns; false
+                /// when it does not run (close the link then).
+                func track(_ link: __Name__Link) -> Bool {
+                    links.withLock { links in
+                        links?[link.id] = link
+                        return links != nil
                     }
                 }
 
                 /// Forgets a link; each link calls it when it closes.
                 func forget(_ id: LinkID) {
-                    _ = state.withLock { $0.links.removeValue(forKey: id) }
-                }
-
-                /// Closes the listener and every link, then finishes ``events``. Idempotent.
-                public func stop() async {
-                    let links = state.withLock { state in
-                        state.phase = .stopped
-                        defer { state.links = [:] }
-                        return Array(state.links.values)
-                    }
-                    // TODO: close the listener / release the medium.
-                    for link in links {
-                        await link.close()
-                    }
-                    eventSink.finish()
+                    _ = links.withLock { $0?.removeValue(forKey: id) }
                 }
             }
 
@@ -218,81 +155,61 @@ struct Templates {
             ///   On a byte stream, put a length prefix before each frame (TransportTCP uses 2
             ///   bytes big-endian); on a packet medium, send one frame per packet.
             /// - ``send(_:)`` suspends until the medium accepted the frame (back-pressure:
-            ///   nothing queues without bound). One caller at a time. A frame over ``mtu``
-            ///   throws `.frameTooLarge`; after ``close()`` or a failure it throws `.linkClosed`.
+            ///   nothing queues without bound). A frame over ``mtu`` throws `.frameTooLarge`;
+            ///   after ``close()`` or a failure it throws `.linkClosed`.
             /// - ``receive()`` returns frames in order, `nil` once the remote closed cleanly or
-            ///   after ``close()``, and throws when the link failed. One caller at a time. Never
-            ///   hand up a frame over ``mtu`` (a remote that sends one is broken: fail the link).
+            ///   after ``close()``, and throws when the link failed (a remote that sends a frame
+            ///   over ``mtu`` is broken: fail the link).
             /// - ``close()`` is idempotent, wakes a pending ``receive()`` (which returns `nil`)
             ///   and makes the remote's ``receive()`` return `nil` soon after.
             public final class __Name__Link: Link {
-                /// A process-unique identifier.
-                public let id = LinkID.next()
-                /// Name of the transport that made this link.
-                public let transportName: String
                 /// The remote's address, in the transport's notation.
                 public let remoteAddress: String
                 /// Largest frame ``send(_:)`` accepts.
                 public let mtu: Int
-
+                /// The transport's handle for this link.
+                let id = LinkID.next()
                 private let onClose: @Sendable (LinkID) -> Void
-                private let state = Mutex(State())
+                private let closed = Mutex(false)
+                // TODO: the connection handle (file descriptor, channel, ...).
 
-                private struct State {
-                    var closed = false
-                    var stats = LinkStats()
-                    // TODO: the connection handle (file descriptor, channel, ...).
-                }
-
-                /// Wraps one connection. `onClose` runs once, when the link closes (the
-                /// transport forgets it then).
-                /// TODO: take the connection handle.
-                init(transportName: String, remoteAddress: String, mtu: Int, onClose: @escaping @Sendable (LinkID) -> Void) {
-                    self.transportName = transportName
+                /// Wraps one connection; `onClose` runs once, when the link closes.
+                init(remoteAddress: String, mtu: Int, onClose: @escaping @Sendable (LinkID) -> Void) {
                     self.remoteAddress = remoteAddress
                     self.mtu = mtu
                     self.onClose = onClose
                 }
 
-                /// Frames and bytes moved so far.
-                public var stats: LinkStats { state.withLock { $0.stats } }
-
                 /// Sends one frame, suspending while the medium applies back-pressure.
-                /// - Throws: `MeshError` `.frameTooLarge` over ``mtu``; `.linkClosed` after
-                ///   ``close()`` or when the connection failed.
                 public func send(_ frame: [UInt8]) async throws {
                     guard frame.count <= mtu else {
                         throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the __name__ link MTU \(mtu)")
                     }
-                    guard !state.withLock({ $0.closed }) else {
+                    guard !closed.withLock({ $0 }) else {
                         throw MeshError(.linkClosed, "__name__ link to \(remoteAddress) is closed")
                     }
-                    // TODO: write the frame as one unit and return once the medium took it;
-                    // wait (without blocking a thread) while it is full. Then:
-                    //   state.withLock { $0.stats.recordSent(frame.count) }
+                    // TODO: write the frame as one unit; return once the medium took it, waiting
+                    // (without blocking a thread) while it is full.
                     throw MeshError(.linkClosed, "TODO: implement send in Sources/__Module__/__Name__Link.swift")
                 }
 
                 /// The next frame, or `nil` at the end of the stream.
-                /// - Throws: `MeshError` when the link failed (`.malformedFrame` for input that
-                ///   breaks the framing, `.linkClosed` for a broken connection).
                 public func receive() async throws -> [UInt8]? {
-                    if state.withLock({ $0.closed }) { return nil }
-                    // TODO: wait (without blocking a thread) for the next whole frame and return
-                    // it; return nil when the remote closed or close() was called meanwhile. Then:
-                    //   state.withLock { $0.stats.recordReceived(frame.count) }
+                    if closed.withLock({ $0 }) { return nil }
+                    // TODO: wait (without blocking a thread) for the next whole frame; nil when the
+                    // remote closed or close() was called meanwhile.
                     throw MeshError(.linkClosed, "TODO: implement receive in Sources/__Module__/__Name__Link.swift")
                 }
 
                 /// Closes the link. Idempotent.
                 public func close() async {
-                    let first = state.withLock { state in
-                        defer { state.closed = true }
-                        return !state.closed
+                    let first = closed.withLock { closed in
+                        defer { closed = true }
+                        return !closed
                     }
                     guard first else { return }
-                    // TODO: shut the connection down so a pending receive() here wakes up and
-                    // the remote's receive() returns nil, then release the handle.
+                    // TODO: shut the connection down, so a pending receive() here and the remote's
+                    // receive() return nil, then release the handle.
                     onClose(id)
                 }
             }
@@ -426,7 +343,7 @@ struct Templates {
                         makeTransport: { index in
                             __Name__Transport(configuration: .init(listen: "__name__-side-\(index)"))
                         },
-                        hint: { transport, _ in try #require(transport as? __Name__Transport).localHint },
+                        hint: { _, index in PeerHint(transport: "__name__", address: "__name__-side-\(index)") },
                         deadHint: PeerHint(transport: "__name__", address: "__name__-nobody-listens-here"),
                         injectMalformed: nil
                     )

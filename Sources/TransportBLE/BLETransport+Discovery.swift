@@ -57,7 +57,10 @@ extension BLETransport {
         }
     }
 
-    func eventLoop(mgmt: MgmtSocket, logger: Logger) async {
+    /// Reports discovered nodes and keeps kernel discovery going, until the mgmt socket
+    /// closes or the task is cancelled.
+    func eventLoop(mgmt: MgmtSocket, context: TransportContext) async {
+        let logger = context.logger
         let index = configuration.adapterIndex
         for await event in mgmt.events where event.index == index {
             switch event.code {
@@ -65,7 +68,7 @@ extension BLETransport {
                 guard let hint = discoveredHint(event.parameters) else { continue }
                 if state.withLock({ $0.sightings.sighted(hint, at: .now) }) {
                     logger.debug("BLE: discovered \(hint)")
-                    eventSink.yield(.peerDiscovered(hint))
+                    context.report(.peerDiscovered(hint))
                 }
             case MgmtSocket.EventCode.discovering:
                 // Kernel discovery runs ~10 s; keep it going while the transport runs.
@@ -100,12 +103,13 @@ extension BLETransport {
 
     /// Reports advertisers not seen for a while as lost (kernel discovery sees a present
     /// node again every ~10 s cycle).
-    func lostLoop(logger: Logger) async {
+    func lostLoop(context: TransportContext) async {
+        let logger = context.logger
         while isRunning {
             do { try await Task.sleep(for: .seconds(5)) } catch { return }
             for hint in state.withLock({ $0.sightings.lost(at: .now) }) {
                 logger.debug("BLE: lost \(hint)")
-                eventSink.yield(.peerLost(hint))
+                context.report(.peerLost(hint))
             }
         }
     }

@@ -8,7 +8,9 @@ import MeshCore
 import Synchronization
 
 extension BLETransport {
-    func acceptLoop(listenFD: Int32, logger: Logger) async {
+    /// Accepts channels until the task is cancelled, then closes the listener.
+    func acceptLoop(listenFD: Int32, context: TransportContext) async {
+        let logger = context.logger
         defer { _ = Glibc.close(listenFD) }
         while isRunningOrStarting {
             do {
@@ -20,8 +22,8 @@ extension BLETransport {
                 let remote = L2CAP.addressBytes(peer)
                 let text = (try? BLEPeerAddress(bytes: remote, type: type, psm: 0)).map { "\($0.deviceAddress)/\($0.type)" } ?? "unknown"
                 do {
-                    let link = try makeLink(fd: fd, remoteAddress: text)
-                    eventSink.yield(.inboundLink(link))
+                    let link = try await makeLink(fd: fd, remoteAddress: text)
+                    context.report(.inboundLink(link))
                 } catch {
                     _ = Glibc.close(fd)
                     logger.warning("BLE: dropped an inbound channel from \(text): \(error)")
@@ -48,7 +50,7 @@ extension BLETransport {
             if try !L2CAP.startConnect(fd, to: remote) {
                 try await waitConnected(fd)
             }
-            return try makeLink(fd: fd, remoteAddress: remote.description)
+            return try await makeLink(fd: fd, remoteAddress: remote.description)
         } catch let error as SystemError {
             _ = Glibc.close(fd)
             throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(Self.explain(error))", cause: error)
@@ -93,7 +95,7 @@ extension BLETransport {
         }
     }
 
-    func makeLink(fd: Int32, remoteAddress: String) throws -> SeqPacketLink {
+    func makeLink(fd: Int32, remoteAddress: String) async throws -> SeqPacketLink {
         let (send, receive) = try L2CAP.mtus(fd)
         let link = try SeqPacketLink(
             adopting: fd, transportName: name, remoteAddress: remoteAddress, mtu: send, receiveMTU: max(receive, 1),
@@ -105,7 +107,7 @@ extension BLETransport {
             return true
         }
         if !accepted {
-            Task { await link.close() }
+            await link.close()
             throw MeshError(.notRunning, "the ble transport stopped")
         }
         return link

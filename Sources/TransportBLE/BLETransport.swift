@@ -23,27 +23,28 @@ import Synchronization
 ///   ``Configuration/psm``; one frame per packet, MTU from `BT_SNDMTU`, one write in
 ///   flight, back-pressure from the channel's credits.
 ///
-/// When the kernel has no Bluetooth, or the adapter is missing, down or without LE,
-/// ``start(context:)`` throws `.transportUnavailable` with one line saying why.
+/// Its whole life is one call of ``listen(context:)``: the accept loop, the mgmt event
+/// loop, the beacon rotation and the lost-peer sweep are child tasks of it, and
+/// cancelling the calling task withdraws the advertising, stops discovery and closes
+/// the listener and every link before it returns. When the kernel has no Bluetooth, or
+/// the adapter is missing, down or without LE, ``listen(context:)`` throws
+/// `.transportUnavailable` with one line saying why.
 ///
 /// ```swift
 /// let ble = BLETransport(configuration: .init(), beaconHash: { MeshHash.sha256($0) })
-/// try await ble.start(context: TransportContext(localPeerID: me, logger: logger))
+/// try await ble.listen(context: context)  // until the task is cancelled
 /// ```
 public final class BLETransport: Transport {
     /// `"ble"`.
     public let name = "ble"
     /// The settings this transport runs with.
     public let configuration: Configuration
-    /// Discovered and lost nodes (`"ble"` hints) and inbound channels; finishes after ``stop()``.
-    public let events: AsyncStream<TransportEvent>
 
     /// Nominal LE throughput in bits per second (1M PHY after protocol overhead).
     public static let nominalBitrate = 200_000
     /// The advertising instance this transport owns on its adapter.
     static let advertisingInstance: UInt8 = 1
 
-    let eventSink: AsyncStream<TransportEvent>.Continuation
     let beaconHash: BLEBeaconSchedule.Hash?
     let state = Mutex(State())
 
@@ -59,8 +60,6 @@ public final class BLETransport: Transport {
         var knownPeers: Set<PeerID> = []
         var sightings = SightingTracker(window: .seconds(5), lostAfter: .seconds(30))
         var logger: Logger?
-        var tasks: [Task<Void, Never>] = []
-        var listenFD: Int32 = -1
         /// Dials in progress: discovery pauses while there are any.
         var dialsInFlight = 0
         #if canImport(CBlueZ)
@@ -68,15 +67,14 @@ public final class BLETransport: Transport {
         #endif
     }
 
-    /// Creates a transport; nothing touches the radio before ``start(context:)``.
+    /// Creates a transport; nothing touches the radio before ``listen(context:)``.
     /// - Parameters:
-    ///   - configuration: the settings (validated in ``start(context:)``).
+    ///   - configuration: the settings (validated in ``listen(context:)``).
     ///   - beaconHash: the hash for the beacon's ephemeral identifier (see
     ///     ``BLEBeaconSchedule``); nil advertises random identifiers.
     public init(configuration: Configuration = Configuration(), beaconHash: BLEBeaconSchedule.Hash? = nil) {
         self.configuration = configuration
         self.beaconHash = beaconHash
-        (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .bufferingNewest(1024))
     }
 
     /// Small MTU, low bitrate, reliable (credit-based channels lose nothing), needs
@@ -90,7 +88,7 @@ public final class BLETransport: Transport {
     /// The receive MTU the transport asks for on its channels (the kernel's LE default).
     public static let defaultMTU = 672
 
-    /// This node's address once started: adapter address, type and PSM.
+    /// This node's address while ``listen(context:)`` runs: adapter address, type and PSM.
     public var localAddress: BLEPeerAddress? { state.withLock { $0.local } }
 
     /// Peers whose beacons the transport should recognise: a discovered hint then
@@ -103,37 +101,35 @@ public final class BLETransport: Transport {
     /// The links currently open.
     public var openLinkCount: Int { state.withLock { $0.links.count } }
 
-    /// Checks the adapter, listens on the PSM, advertises and starts discovery.
+    /// Checks the adapter, listens on the PSM, advertises, reports `.listening` with its
+    /// address (`"<bdaddr>/public/<psm>"`) and discovers until the calling task is
+    /// cancelled; then withdraws the advertising, stops discovery and closes the
+    /// listener and every link.
     /// - Throws: `.invalidConfiguration` for a bad setting; `.transportUnavailable` with
     ///   one line when the kernel has no Bluetooth or the adapter is missing, down or
-    ///   without LE.
-    public func start(context: TransportContext) async throws {
+    ///   without LE; `.invalidArgument` when called twice.
+    public func listen(context: TransportContext) async throws {
         let proceed = state.withLock { state -> Bool in
             guard state.phase == .idle else { return false }
             state.phase = .starting
             return true
         }
         guard proceed else {
-            throw MeshError(.invalidArgument, "BLETransport.start was called twice or after stop")
+            throw MeshError(.invalidArgument, "BLETransport.listen was called twice; make a new transport")
         }
-        do {
-            // A transport whose start failed is finished: stop() ends `events` too.
-            try configuration.validate()
-            #if canImport(CBlueZ)
-            try await startRunning(context: context)
-            #else
-            throw MeshError(.transportUnavailable, "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)")
-            #endif
-        } catch {
-            await stop()
-            throw error
-        }
+        defer { state.withLock { $0.phase = .stopped } }
+        try configuration.validate()
+        #if canImport(CBlueZ)
+        try await run(context: context)
+        #else
+        throw MeshError(.transportUnavailable, "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)")
+        #endif
     }
 
     /// Opens an L2CAP LE channel to a `"ble"` hint (discovery pauses meanwhile: the kernel
     /// connects when its scan sees the peer's advertising again).
     /// - Throws: `.dialFailed` when nothing answers, `.invalidArgument` for a bad hint,
-    ///   `.notRunning` before ``start(context:)``.
+    ///   `.notRunning` when ``listen(context:)`` is not running.
     public func dial(_ hint: PeerHint) async throws -> any Link {
         guard hint.transport == name else {
             throw MeshError(.invalidArgument, "the ble transport cannot dial a \(hint.transport) hint (\(hint))")
@@ -141,7 +137,7 @@ public final class BLETransport: Transport {
         let remote = try BLEPeerAddress(parsing: hint.address)
         #if canImport(CBlueZ)
         guard let local = state.withLock({ $0.phase == .running ? $0.local : nil }) else {
-            throw MeshError(.notRunning, "the ble transport is not running; start it before dialling \(hint.address)")
+            throw MeshError(.notRunning, "the ble transport is not running; run listen(context:) before dialling \(hint.address)")
         }
         await beginDial()
         do {
@@ -157,56 +153,78 @@ public final class BLETransport: Transport {
         #endif
     }
 
-    /// Withdraws the advertising, stops discovery, closes the listener and every link, and finishes ``events``.
-    public func stop() async {
-        #if canImport(CBlueZ)
-        let (wasActive, links, tasks, listenFD, mgmt) = state.withLock { state in
-            let active = state.phase == .running || state.phase == .starting
-            state.phase = .stopped
-            defer {
-                state.links = [:]
-                state.tasks = []
-                state.mgmt = nil
-            }
-            return (active, Array(state.links.values), state.tasks, state.listenFD, state.mgmt)
-        }
-        if wasActive {
-            if listenFD >= 0 {
-                _ = shutdown(listenFD, Posix.shutdownBoth)
-                FDReactor.shared.wakeAll(fd: listenFD)
-            }
-            if let mgmt {
-                let index = configuration.adapterIndex
-                _ = try? await mgmt.command(MgmtSocket.Opcode.removeAdvertising, index: index, [Self.advertisingInstance])
-                _ = try? await mgmt.command(MgmtSocket.Opcode.stopDiscovery, index: index, [MgmtSocket.leDiscoveryType])
-                await mgmt.close()
-            }
-            for link in links { await link.close() }
-            for task in tasks { task.cancel() }
-            for task in tasks { await task.value }
-            // The accept loop closes the listener; without one (start failed), close it here.
-            if tasks.isEmpty && listenFD >= 0 { _ = Glibc.close(listenFD) }
-        }
-        #endif
-        eventSink.finish()
+    #if canImport(CBlueZ)
+    // MARK: - Running
+
+    /// What start-up made.
+    struct Started {
+        var local: BLEPeerAddress
+        var listenFD: Int32
+        var schedule: BLEBeaconSchedule
     }
 
-    #if canImport(CBlueZ)
-    // MARK: - Start-up
-
-    func startRunning(context: TransportContext) async throws {
+    func run(context: TransportContext) async throws {
         let logger = context.logger
-        let index = configuration.adapterIndex
-        let adapter = configuration.adapter
-
         let mgmt: MgmtSocket
         do {
             mgmt = try MgmtSocket()
         } catch {
             throw Self.unavailable(error)
         }
-        mgmt.start()
-        state.withLock { $0.mgmt = mgmt }
+        state.withLock {
+            $0.mgmt = mgmt
+            $0.logger = logger
+        }
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await mgmt.run() }
+            let started: Started
+            do {
+                started = try await prepare(mgmt: mgmt, context: context)
+            } catch {
+                await shutDown(mgmt: mgmt, withdraw: false)
+                throw error
+            }
+            // Running first: the loops run while it lasts.
+            state.withLock { $0.phase = .running }
+            group.addTask { await self.acceptLoop(listenFD: started.listenFD, context: context) }
+            group.addTask { await self.eventLoop(mgmt: mgmt, context: context) }
+            group.addTask { await self.rotationLoop(mgmt: mgmt, schedule: started.schedule, logger: logger) }
+            group.addTask { await self.lostLoop(context: context) }
+            logger.info("BLE: listening on \(started.local) (\(configuration.adapter)); advertising \(BLEMeshAdvertisement.serviceUUIDString)")
+            context.report(.listening(addresses: [started.local.description]))
+            await waitUntilCancelled()
+            await shutDown(mgmt: mgmt, withdraw: true)
+        }
+    }
+
+    /// Refuses new links, withdraws the advertising and stops discovery (without waiting
+    /// for replies: the mgmt reader was cancelled with the rest), closes the mgmt socket
+    /// and every link. The accept loop closes the listener as it ends.
+    private func shutDown(mgmt: MgmtSocket, withdraw: Bool) async {
+        let links = state.withLock { state in
+            state.phase = .stopped
+            defer {
+                state.links = [:]
+                state.mgmt = nil
+            }
+            return Array(state.links.values)
+        }
+        if withdraw {
+            let index = configuration.adapterIndex
+            try? await mgmt.post(MgmtSocket.Opcode.removeAdvertising, index: index, [Self.advertisingInstance])
+            try? await mgmt.post(MgmtSocket.Opcode.stopDiscovery, index: index, [MgmtSocket.leDiscoveryType])
+        }
+        await mgmt.close()
+        for link in links { await link.close() }
+    }
+
+    // MARK: - Start-up
+
+    /// Checks the adapter, opens the listening channel, advertises and starts discovery.
+    func prepare(mgmt: MgmtSocket, context: TransportContext) async throws -> Started {
+        let logger = context.logger
+        let index = configuration.adapterIndex
+        let adapter = configuration.adapter
 
         // The adapter: present, LE-capable, LE on, powered.
         let info = try await mgmt.command(MgmtSocket.Opcode.readInfo, index: index)
@@ -261,46 +279,35 @@ public final class BLETransport: Transport {
             _ = Glibc.close(listenFD)
             throw MeshError(.transportUnavailable, "BLE unavailable: listen on \(adapter) failed: \(Self.explain(error))", cause: error)
         }
-        let schedule = try BLEBeaconSchedule(
-            localPeerID: context.localPeerID, rotationSeconds: configuration.beaconRotationSeconds, hash: beaconHash)
-        state.withLock {
-            $0.listenFD = listenFD
-            $0.local = local
-            $0.schedule = schedule
-            $0.logger = logger
-            $0.sightings = SightingTracker(
-                window: .milliseconds(Int(configuration.dedupWindowSeconds * 1000)),
-                lostAfter: .seconds(max(30, Int(configuration.dedupWindowSeconds * 3))))
-        }
+        do {
+            let schedule = try BLEBeaconSchedule(
+                localPeerID: context.localPeerID, rotationSeconds: configuration.beaconRotationSeconds, hash: beaconHash)
+            state.withLock {
+                $0.local = local
+                $0.schedule = schedule
+                $0.sightings = SightingTracker(
+                    window: .milliseconds(Int(configuration.dedupWindowSeconds * 1000)),
+                    lostAfter: .seconds(max(30, Int(configuration.dedupWindowSeconds * 3))))
+            }
 
-        // Scan duty cycle for kernel discovery (best effort: older kernels lack the call).
-        var systemConfig: [UInt8] = []
-        for (type, milliseconds) in [(UInt16(0x0011), configuration.scanIntervalMs), (UInt16(0x0012), configuration.scanWindowMs)] {
-            systemConfig.appendLE16(type)
-            systemConfig.append(2)
-            systemConfig.appendLE16(UInt16(clamping: milliseconds * 1000 / 625))
-        }
-        if let reply = try? await mgmt.command(MgmtSocket.Opcode.setDefaultSystemConfig, index: index, systemConfig), reply.status != 0 {
-            logger.warning("BLE: the kernel refused the scan interval/window (\(MgmtSocket.statusName(reply.status))); using its defaults")
-        }
+            // Scan duty cycle for kernel discovery (best effort: older kernels lack the call).
+            var systemConfig: [UInt8] = []
+            for (type, milliseconds) in [(UInt16(0x0011), configuration.scanIntervalMs), (UInt16(0x0012), configuration.scanWindowMs)] {
+                systemConfig.appendLE16(type)
+                systemConfig.append(2)
+                systemConfig.appendLE16(UInt16(clamping: milliseconds * 1000 / 625))
+            }
+            if let reply = try? await mgmt.command(MgmtSocket.Opcode.setDefaultSystemConfig, index: index, systemConfig), reply.status != 0 {
+                logger.warning("BLE: the kernel refused the scan interval/window (\(MgmtSocket.statusName(reply.status))); using its defaults")
+            }
 
-        try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))
-        await startDiscovery(mgmt: mgmt, logger: logger)
-
-        let accept = Task { [weak self] () async -> Void in await self?.acceptLoop(listenFD: listenFD, logger: logger) }
-        let discovery = Task { [weak self] () async -> Void in await self?.eventLoop(mgmt: mgmt, logger: logger) }
-        let rotation = Task { [weak self] () async -> Void in await self?.rotationLoop(mgmt: mgmt, schedule: schedule, logger: logger) }
-        let lost = Task { [weak self] () async -> Void in await self?.lostLoop(logger: logger) }
-        let stillStarting = state.withLock { state -> Bool in
-            state.tasks = [accept, discovery, rotation, lost]
-            guard state.phase == .starting else { return false }
-            state.phase = .running
-            return true
+            try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))
+            await startDiscovery(mgmt: mgmt, logger: logger)
+            return Started(local: local, listenFD: listenFD, schedule: schedule)
+        } catch {
+            _ = Glibc.close(listenFD)
+            throw error
         }
-        if !stillStarting {
-            throw MeshError(.notRunning, "the ble transport was stopped while starting")
-        }
-        logger.info("BLE: listening on \(local) (\(adapter)); advertising \(BLEMeshAdvertisement.serviceUUIDString)")
     }
 
     // MARK: - Errors

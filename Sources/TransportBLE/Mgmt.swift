@@ -13,6 +13,8 @@ import Synchronization
 /// controller break the kernel's extended-scan connection set-up (seen in the VM).
 ///
 /// Packets: `opcode (LE16) | controller index (LE16) | length (LE16) | parameters`.
+/// ``run()`` reads replies and events (the transport runs it as a child task); commands
+/// wait for their reply while it runs.
 final class MgmtSocket: Sendable {
     enum Opcode {
         static let readIndexList: UInt16 = 0x0003
@@ -89,7 +91,8 @@ final class MgmtSocket: Sendable {
     /// Everything that is not a command reply.
     let events: AsyncStream<Event>
     private let eventSink: AsyncStream<Event>.Continuation
-    private let reader = Mutex<Task<Void, Never>?>(nil)
+    /// ``run()`` returned: no reply will come any more.
+    private let finished = Atomic<Bool>(false)
 
     /// The command in flight: its reply may come before or after the caller waits.
     private struct PendingCommand {
@@ -127,13 +130,9 @@ final class MgmtSocket: Sendable {
         (events, eventSink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
     }
 
-    /// Starts reading replies and events.
-    func start() {
-        let task = Task { [self] in await readLoop() }
-        reader.withLock { $0 = task }
-    }
-
-    private func readLoop() async {
+    /// Reads replies and events until the socket closes or the task is cancelled; then
+    /// finishes ``events`` and fails the command in flight.
+    func run() async {
         while let packet = try? await channel.receive() {
             guard packet.count >= 6 else { continue }
             let code = UInt16(packet[0]) | UInt16(packet[1]) << 8
@@ -158,6 +157,7 @@ final class MgmtSocket: Sendable {
             eventSink.yield(Event(code: code, index: index, parameters: parameters))
         }
         eventSink.finish()
+        finished.store(true, ordering: .sequentiallyConsistent)
         fail(MeshError(.notRunning, "the Bluetooth management socket closed"))
     }
 
@@ -179,45 +179,65 @@ final class MgmtSocket: Sendable {
     /// Sends one command and waits (at most 5 s) for its reply.
     func command(_ opcode: UInt16, index: UInt16, _ parameters: [UInt8] = []) async throws -> Reply {
         try await commandLock.withLock {
-            let packet: [UInt8] =
-                [
-                    UInt8(opcode & 0xFF), UInt8(opcode >> 8), UInt8(index & 0xFF), UInt8(index >> 8),
-                    UInt8(parameters.count & 0xFF), UInt8(parameters.count >> 8),
-                ] + parameters
+            let packet = Self.packet(opcode, index: index, parameters)
             pending.withLock { $0 = PendingCommand(opcode: opcode, index: index) }
-            try await channel.send(packet)
-            let timeout = Task { [self] in
-                try await Task.sleep(for: .seconds(5))
-                fail(MeshError(.transportUnavailable, "the kernel did not answer Bluetooth management command 0x\(String(opcode, radix: 16))"))
+            guard !finished.load(ordering: .sequentiallyConsistent) else {
+                pending.withLock { $0 = nil }
+                throw MeshError(.notRunning, "the Bluetooth management socket closed")
             }
-            defer { timeout.cancel() }
-            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Reply, any Error>) in
-                let early = pending.withLock { slot -> Result<Reply, any Error>? in
-                    guard var current = slot else {
-                        return .failure(MeshError(.notRunning, "the Bluetooth management socket closed"))
-                    }
-                    if let reply = current.reply {
-                        slot = nil
-                        return .success(reply)
-                    }
-                    if let failure = current.failure {
-                        slot = nil
-                        return .failure(failure)
-                    }
-                    current.continuation = continuation
-                    slot = current
-                    return nil
+            try await channel.send(packet)
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await Task.sleep(for: .seconds(5))
+                    self.fail(MeshError(.transportUnavailable, "the kernel did not answer Bluetooth management command 0x\(String(opcode, radix: 16))"))
                 }
-                if let early { continuation.resume(with: early) }
+                defer { group.cancelAll() }
+                return try await reply()
             }
         }
     }
 
-    /// Closes the socket; ``events`` finishes.
+    /// Waits for the reply of the command in flight (or its failure).
+    private func reply() async throws -> Reply {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Reply, any Error>) in
+            let early = pending.withLock { slot -> Result<Reply, any Error>? in
+                guard var current = slot else {
+                    return .failure(MeshError(.notRunning, "the Bluetooth management socket closed"))
+                }
+                if let reply = current.reply {
+                    slot = nil
+                    return .success(reply)
+                }
+                if let failure = current.failure {
+                    slot = nil
+                    return .failure(failure)
+                }
+                current.continuation = continuation
+                slot = current
+                return nil
+            }
+            if let early { continuation.resume(with: early) }
+        }
+    }
+
+    /// Sends one command without waiting for its reply (for shutting down, when
+    /// ``run()`` was already cancelled; the kernel carries the command out regardless).
+    func post(_ opcode: UInt16, index: UInt16, _ parameters: [UInt8] = []) async throws {
+        try await commandLock.withLock {
+            try await channel.send(Self.packet(opcode, index: index, parameters))
+        }
+    }
+
+    private static func packet(_ opcode: UInt16, index: UInt16, _ parameters: [UInt8]) -> [UInt8] {
+        [
+            UInt8(opcode & 0xFF), UInt8(opcode >> 8), UInt8(index & 0xFF), UInt8(index >> 8),
+            UInt8(parameters.count & 0xFF), UInt8(parameters.count >> 8),
+        ] + parameters
+    }
+
+    /// Closes the socket; ``run()`` returns and ``events`` finishes.
     func close() async {
         await channel.close()
-        let task = reader.withLock { $0 }
-        await task?.value
     }
 }
 

@@ -20,7 +20,7 @@ import Synchronization
 package final class SeqPacketLink: Link, Sendable {
     /// This link's process-unique ID.
     package let id: LinkID
-    /// The transport that made the link.
+    /// The transport that made the link (named in errors).
     package let transportName: String
     /// The remote's address in the transport's notation.
     package let remoteAddress: String
@@ -40,7 +40,6 @@ package final class SeqPacketLink: Link, Sendable {
     }
 
     private let descriptor: Mutex<DescriptorState>
-    private let counters = Mutex(LinkStats())
     private let writeLock = AsyncLock()
     private let reactor: FDReactor
     private let onClose: (@Sendable (LinkID) -> Void)?
@@ -50,7 +49,7 @@ package final class SeqPacketLink: Link, Sendable {
     /// closes it.
     /// - Parameters:
     ///   - fd: the connected socket.
-    ///   - transportName: reported as ``transportName``.
+    ///   - transportName: names the link in errors (`"ble link to ..."`).
     ///   - remoteAddress: reported as ``remoteAddress``.
     ///   - mtu: the largest frame to send.
     ///   - receiveMTU: the largest packet expected from the remote.
@@ -80,9 +79,6 @@ package final class SeqPacketLink: Link, Sendable {
         if !state.descriptorClosed { _ = Glibc.close(state.fd) }
     }
 
-    /// Frames and bytes moved so far.
-    package var stats: LinkStats { counters.withLock { $0 } }
-
     /// Sends one frame as one packet; returns when the kernel took it.
     /// - Throws: `.frameTooLarge` over ``mtu``, `.invalidArgument` for an empty frame,
     ///   `.linkClosed` after ``close()`` or a failure.
@@ -98,10 +94,7 @@ package final class SeqPacketLink: Link, Sendable {
             defer { leave() }
             while true {
                 let result = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                if result >= 0 {
-                    counters.withLock { $0.recordSent(frame.count) }
-                    return
-                }
+                if result >= 0 { return }
                 let code = errno
                 if code == EINTR { continue }
                 if isClosed { throw closedError() }
@@ -146,7 +139,6 @@ package final class SeqPacketLink: Link, Sendable {
                     throw MeshError(.frameTooLarge, "\(transportName) link to \(remoteAddress) received a packet over its receive MTU of \(receiveMTU) bytes; link closed")
                 }
                 buffer.removeSubrange(result...)
-                counters.withLock { $0.recordReceived(result) }
                 return buffer
             }
             if result == 0 {

@@ -91,12 +91,12 @@ struct MDNSDiscoveryOptions: Sendable {
 /// Publishes one service and browses one service type through the avahi-daemon, and
 /// keeps doing so across daemon restarts.
 ///
-/// It consumes ``AvahiSession``'s events on one task and acts on them: resolve what was
-/// browsed, rename on a collision, withdraw and re-publish around host-name conflicts,
-/// and replace the client when the daemon goes away (Avahi's no-fail mode then waits
-/// for the daemon to come back).
+/// ``start()`` connects; ``run()`` then consumes ``AvahiSession``'s events and acts on
+/// them until its task is cancelled: resolve what was browsed, rename on a collision,
+/// withdraw and re-publish around host-name conflicts, and replace the client when the
+/// daemon goes away (Avahi's no-fail mode then waits for the daemon to come back).
 actor MDNSDiscovery {
-    /// Discovery events; one consumer; finishes after ``stop()``.
+    /// Discovery events; one consumer; finishes when ``run()`` returns.
     nonisolated let events: AsyncStream<MDNSDiscoveryEvent>
     private let continuation: AsyncStream<MDNSDiscoveryEvent>.Continuation
     private let options: MDNSDiscoveryOptions
@@ -105,8 +105,9 @@ actor MDNSDiscovery {
 
     private enum Phase { case idle, running, stopped }
     private var phase = Phase.idle
-    private var driver: Task<Void, Never>?
-    private var retry: Task<Void, Never>?
+    /// Asks ``run()`` to make a new client after ``MDNSDiscoveryOptions/retryInterval``.
+    private let retries: AsyncStream<Void>
+    private let retrySink: AsyncStream<Void>.Continuation
     /// The name we publish under now (changes on collisions).
     private(set) var currentName: String
     /// Our group was committed for the current client.
@@ -124,6 +125,7 @@ actor MDNSDiscovery {
         self.logger = logger
         self.currentName = options.serviceName
         (events, continuation) = AsyncStream.makeStream(of: MDNSDiscoveryEvent.self)
+        (retries, retrySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         do {
             session = try AvahiSession()
         } catch {
@@ -132,9 +134,10 @@ actor MDNSDiscovery {
     }
 
     /// Starts the poll thread and the client; returns once the client exists (the daemon
-    /// may still be absent: then discovery starts when it appears).
+    /// may still be absent: then discovery starts when it appears). Call ``run()`` next.
     /// - Throws: ``MeshError`` `.transportUnavailable` when the poll thread cannot start,
-    ///   or when no daemon answers and `waitForDaemon` is false; `.notRunning` after stop.
+    ///   or when no daemon answers and `waitForDaemon` is false (everything is freed
+    ///   then); `.notRunning` when called twice.
     func start() throws(MeshError) {
         guard phase == .idle else {
             throw MeshError(.notRunning, "mDNS discovery was already started or stopped; make a new one")
@@ -145,13 +148,6 @@ actor MDNSDiscovery {
             throw MeshError(.transportUnavailable, "mDNS: Avahi's poll thread did not start (\(error))", cause: error)
         }
         phase = .running
-        let session = self.session
-        driver = Task { [weak self] in
-            for await event in session.events {
-                guard let self else { return }
-                await self.handle(event)
-            }
-        }
         do {
             let (_, status) = try session.connect()
             if status == .connecting && !options.waitForDaemon {
@@ -176,23 +172,34 @@ actor MDNSDiscovery {
         }
     }
 
-    /// Withdraws our service, stops browsing, frees every Avahi handle and finishes
-    /// ``events``. Idempotent.
-    func stop() async {
-        guard phase != .stopped else { return }
-        let driver = self.driver
+    /// Acts on Avahi's events, and makes a new client when one is due, until the calling
+    /// task is cancelled; then withdraws our service, stops browsing, frees every Avahi
+    /// handle and finishes ``events``. Call once, after ``start()`` succeeded.
+    func run() async {
+        let session = self.session
+        let retries = self.retries
+        let interval = options.retryInterval
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in retries {
+                    do { try await Task.sleep(for: interval) } catch { return }
+                    await self.reconnect()
+                }
+            }
+            for await event in session.events {
+                handle(event)
+            }
+            group.cancelAll()
+        }
         stopNow()
-        await driver?.value
     }
 
     private func stopNow() {
+        guard phase != .stopped else { return }
         phase = .stopped
-        retry?.cancel()
-        retry = nil
+        retrySink.finish()
         session.withdraw()
         session.shutdown()
-        driver?.cancel()
-        driver = nil
         known.removeAll()
         continuation.finish()
     }
@@ -406,13 +413,7 @@ actor MDNSDiscovery {
     }
 
     private func scheduleReconnect() {
-        retry?.cancel()
-        let interval = options.retryInterval
-        retry = Task { [weak self] in
-            try? await Task.sleep(for: interval)
-            guard !Task.isCancelled else { return }
-            await self?.reconnect()
-        }
+        retrySink.yield()
     }
 }
 

@@ -17,15 +17,15 @@ import TransportTCP
 ///
 /// When the avahi-daemon is missing at start or restarts later, the transport logs one
 /// line, keeps its TCP listener and links, and resumes publishing and browsing when the
-/// daemon is back. Built without the `MDNS` package trait, ``start(context:)`` throws
+/// daemon is back. Built without the `MDNS` package trait, ``listen(context:)`` throws
 /// `.transportUnavailable`.
 ///
 /// ```swift
 /// let mdns = MDNSTransport(configuration: .init(discoveryMode: .normal, listen: ["0.0.0.0:0"]))
-/// try await mdns.start(context: TransportContext(localPeerID: me, logger: logger))
-/// for await event in mdns.events {
-///     if case .peerDiscovered(let hint) = event { let link = try await mdns.dial(hint) }
+/// let context = TransportContext(localPeerID: me, logger: logger) { event in
+///     if case .peerDiscovered(let hint) = event { found.yield(hint) }
 /// }
+/// try await mdns.listen(context: context)  // until the task is cancelled
 /// ```
 public final class MDNSTransport: Transport {
     /// The transport's name, `"mdns"` unless another was given.
@@ -34,10 +34,7 @@ public final class MDNSTransport: Transport {
     public let configuration: Configuration
     /// Reliable, ordered TCP links found by discovery; MTU = `max_frame_size`.
     public let capabilities: TransportCapabilities
-    /// Discovered and lost hints, and inbound links. Finishes after ``stop()``.
-    public let events: AsyncStream<TransportEvent>
 
-    private let eventSink: AsyncStream<TransportEvent>.Continuation
     private let tcp: TCPTransport
     private let state: Mutex<State>
 
@@ -45,18 +42,14 @@ public final class MDNSTransport: Transport {
 
     private struct State {
         var phase = Phase.idle
-        #if canImport(CAvahi)
-        var discovery: MDNSDiscovery?
-        #endif
-        var forwarders: [Task<Void, Never>] = []
         var hints: [MDNSService: PeerHint] = [:]
     }
 
-    /// Creates a stopped transport.
+    /// Creates a transport; nothing is bound or published before ``listen(context:)``.
     /// - Parameters:
     ///   - configuration: Discovery mode, service type, interfaces, TCP listen addresses;
-    ///     checked by ``start(context:)``.
-    ///   - name: The transport name reported by ``name``, hints and links; default `"mdns"`.
+    ///     checked by ``listen(context:)``.
+    ///   - name: The transport name reported by ``name`` and hints; default `"mdns"`.
     public init(configuration: Configuration = Configuration(), name: String = "mdns") {
         self.name = name
         self.configuration = configuration
@@ -73,40 +66,96 @@ public final class MDNSTransport: Transport {
             isReliable: true,
             needsDiscovery: true,
             powerCost: 0)
-        (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         state = Mutex(State())
     }
 
-    /// The TCP addresses actually listened on (`"ip:port"`), after ``start(context:)``.
+    /// The TCP addresses actually listened on (`"ip:port"`) while ``listen(context:)``
+    /// runs: the addresses of its `.listening` event.
     public var boundAddresses: [String] { tcp.boundAddresses }
 
-    /// Starts the TCP listener, publishes its port (unless `paranoid`) and browses.
+    /// Runs the inner TCP transport's `listen` (inbound links are forwarded), publishes
+    /// its port (unless `paranoid`), browses, and reports `.listening` with the TCP
+    /// addresses; runs until the calling task is cancelled, then withdraws the service
+    /// and returns after the listener and every link closed.
     ///
-    /// A missing avahi-daemon does not fail the start when `wait_for_daemon` is true
-    /// (the default): discovery begins when the daemon appears.
+    /// A missing avahi-daemon does not fail it when `wait_for_daemon` is true (the
+    /// default): discovery begins when the daemon appears.
     /// - Throws: ``MeshError`` `.invalidConfiguration` for a bad configuration;
     ///   `.transportUnavailable` (one line) when built without the `MDNS` trait, when no
     ///   listen address binds, or when no daemon answers and `wait_for_daemon` is false;
     ///   `.invalidArgument` when called twice.
-    public func start(context: TransportContext) async throws {
+    public func listen(context: TransportContext) async throws {
         try configuration.validate()
         try state.withLock { state in
             guard state.phase == .idle else {
-                throw MeshError(.invalidArgument, "mdns transport: start was already called; make a new transport")
+                throw MeshError(.invalidArgument, "mdns transport: listen was already called; make a new transport")
             }
             state.phase = .starting
         }
+        defer { state.withLock { $0.phase = .stopped } }
         #if canImport(CAvahi)
-        let logger = context.logger
-        try await tcp.start(context: context)
-        let targets = MDNSPublishTarget.targets(boundAddresses: boundAddresses, ipv6: configuration.ipv6)
+        try await withThrowingDiscardingTaskGroup { group in
+            let (bound, boundSink) = AsyncStream.makeStream(of: [String].self)
+            let tcpContext = TransportContext(localPeerID: context.localPeerID, logger: context.logger) { event in
+                switch event {
+                case .listening(let addresses): boundSink.yield(addresses)
+                case .inboundLink: context.report(event)
+                case .peerDiscovered, .peerLost: break  // the inner transport has no bootstrap
+                }
+            }
+            group.addTask { [tcp] in
+                defer { boundSink.finish() }
+                try await tcp.listen(context: tcpContext)
+            }
+            var boundAddresses: [String]?
+            for await addresses in bound {
+                boundAddresses = addresses
+                break
+            }
+            // No addresses: the inner listen failed, and the group throws its error.
+            guard let addresses = boundAddresses else { return }
+            let discovery = try makeDiscovery(addresses: addresses, context: context)
+            try await discovery.start()
+            group.addTask { await discovery.run() }
+            group.addTask { [weak self, name] in
+                for await event in discovery.events {
+                    self?.report(event, transport: name, context: context)
+                }
+            }
+            state.withLock { $0.phase = .running }
+            context.logger.debug("mdns: listening on \(addresses), mode \(configuration.discoveryMode.rawValue)")
+            context.report(.listening(addresses: addresses))
+            await waitUntilCancelled()
+        }
+        #else
+        throw MeshError(
+            .transportUnavailable,
+            "mdns: this build has no Avahi support (built without the MDNS trait or without libavahi-client-dev)")
+        #endif
+    }
+
+    /// Opens a TCP link to a discovered (or configured) hint's `ip:port`.
+    /// - Throws: ``MeshError`` `.dialFailed` when nothing answers; `.notRunning` when
+    ///   ``listen(context:)`` is not running; `.invalidArgument` for an address that is
+    ///   not `ip:port`.
+    public func dial(_ hint: PeerHint) async throws -> any Link {
+        guard state.withLock({ $0.phase == .running }) else {
+            throw MeshError(.notRunning, "mdns transport is not running; run listen(context:) first")
+        }
+        return try await tcp.dial(PeerHint(transport: tcp.name, address: hint.address, peerID: hint.peerID))
+    }
+
+    // MARK: Internals
+
+    #if canImport(CAvahi)
+    /// The discovery for a TCP listener bound to `addresses`.
+    /// - Throws: `.transportUnavailable` when none of them can be published.
+    private func makeDiscovery(addresses: [String], context: TransportContext) throws -> MDNSDiscovery {
+        let targets = MDNSPublishTarget.targets(boundAddresses: addresses, ipv6: configuration.ipv6)
         guard !targets.isEmpty else {
-            await tcp.stop()
-            state.withLock { $0.phase = .stopped }
-            eventSink.finish()
             throw MeshError(
                 .transportUnavailable,
-                "mdns: no usable TCP listener to publish (bound: \(boundAddresses)); "
+                "mdns: no usable TCP listener to publish (bound: \(addresses)); "
                     + "listen on an IPv4 address or set ipv6: true for IPv6 ones")
         }
         let mode = configuration.discoveryMode
@@ -121,105 +170,18 @@ public final class MDNSTransport: Transport {
             ownPeerID: context.localPeerID,
             waitForDaemon: configuration.waitForDaemon,
             retryInterval: .milliseconds(configuration.retryIntervalMilliseconds))
-        let discovery: MDNSDiscovery
-        do {
-            discovery = try MDNSDiscovery(options: options, logger: logger)
-            try await discovery.start()
-        } catch {
-            await tcp.stop()
-            state.withLock { $0.phase = .stopped }
-            eventSink.finish()
-            throw error
-        }
-        let forwardLinks = Task { [tcp, eventSink] in
-            for await event in tcp.events {
-                if case .inboundLink = event { eventSink.yield(event) }
-            }
-        }
-        let forwardDiscovery = Task { [weak self, name] in
-            for await event in discovery.events {
-                guard let self else { return }
-                self.report(event, transport: name)
-            }
-        }
-        let stopNow = state.withLock { state in
-            guard state.phase == .starting else { return true }
-            state.phase = .running
-            state.discovery = discovery
-            state.forwarders = [forwardLinks, forwardDiscovery]
-            return false
-        }
-        if stopNow {
-            // stop() ran while we were starting: it left the cleanup to us.
-            await discovery.stop()
-            await tcp.stop()
-            await forwardLinks.value
-            await forwardDiscovery.value
-            eventSink.finish()
-            return
-        }
-        logger.debug("mdns: listening on \(boundAddresses), mode \(mode.rawValue)")
-        #else
-        state.withLock { $0.phase = .stopped }
-        eventSink.finish()
-        throw MeshError(
-            .transportUnavailable,
-            "mdns: this build has no Avahi support (built without the MDNS trait or without libavahi-client-dev)")
-        #endif
+        return try MDNSDiscovery(options: options, logger: context.logger)
     }
 
-    /// Opens a TCP link to a discovered (or configured) hint's `ip:port`.
-    /// - Throws: ``MeshError`` `.dialFailed` when nothing answers; `.notRunning` before
-    ///   start or after stop; `.invalidArgument` for an address that is not `ip:port`.
-    public func dial(_ hint: PeerHint) async throws -> any Link {
-        guard state.withLock({ $0.phase == .running }) else {
-            throw MeshError(.notRunning, "mdns transport is not running; call start(context:) first")
-        }
-        return try await tcp.dial(PeerHint(transport: tcp.name, address: hint.address, peerID: hint.peerID))
-    }
-
-    /// Withdraws the service, stops browsing, closes the listener and every link, then
-    /// finishes ``events``. Idempotent.
-    public func stop() async {
-        #if canImport(CAvahi)
-        let (discovery, forwarders, previous) = state.withLock { state in
-            let taken = (state.discovery, state.forwarders, state.phase)
-            state.phase = .stopped
-            state.discovery = nil
-            state.forwarders = []
-            return taken
-        }
-        switch previous {
-        case .stopped, .starting:
-            return  // already stopped, or start(context:) sees the change and cleans up
-        case .idle:
-            eventSink.finish()
-            return
-        case .running:
-            break
-        }
-        await discovery?.stop()
-        await tcp.stop()
-        for task in forwarders { await task.value }
-        eventSink.finish()
-        #else
-        state.withLock { $0.phase = .stopped }
-        eventSink.finish()
-        #endif
-    }
-
-    // MARK: Internals
-
-    #if canImport(CAvahi)
-    private func report(_ event: MDNSDiscoveryEvent, transport: String) {
+    private func report(_ event: MDNSDiscoveryEvent, transport: String, context: TransportContext) {
         switch event {
         case .found(let service):
             let hint = service.hint(transport: transport)
             state.withLock { $0.hints[service] = hint }
-            eventSink.yield(.peerDiscovered(hint))
+            context.report(.peerDiscovered(hint))
         case .lost(let service):
             let hint = state.withLock { $0.hints.removeValue(forKey: service) } ?? service.hint(transport: transport)
-            eventSink.yield(.peerLost(hint))
+            context.report(.peerLost(hint))
         case .published, .daemon:
             break
         }

@@ -11,8 +11,8 @@ import Synchronization
 /// sender while the socket is not writable. Nothing queues without bound either way,
 /// and no task sits between the socket and the caller.
 final class TCPLink: Link {
+    /// The transport's own handle for this link (its bookkeeping and log lines).
     let id: LinkID
-    let transportName: String
     let remoteAddress: String
     let mtu: Int
 
@@ -29,7 +29,6 @@ final class TCPLink: Link {
         var failure: MeshError?
         /// onEnded was called.
         var reported = false
-        var stats = LinkStats()
     }
 
     /// Frames the inbox holds before socket reads pause, and where they resume.
@@ -64,15 +63,8 @@ final class TCPLink: Link {
 
     /// Makes the link for a wrapped, connected channel. `onEnded` is called once, after
     /// the channel closed for any reason (at the latest when ``close()`` returns).
-    init(
-        _ wrapped: Wrapped,
-        transportName: String,
-        mtu: Int,
-        logger: Logger,
-        onEnded: @escaping @Sendable (LinkID) -> Void
-    ) {
+    init(_ wrapped: Wrapped, mtu: Int, onEnded: @escaping @Sendable (LinkID) -> Void) {
         self.id = wrapped.id
-        self.transportName = transportName
         self.remoteAddress = TCPAddress.text(of: wrapped.channel.remoteAddress)
         self.mtu = mtu
         self.channel = wrapped.channel
@@ -90,8 +82,6 @@ final class TCPLink: Link {
             self.reportEnded()
         }
     }
-
-    var stats: LinkStats { state.withLock { $0.stats } }
 
     /// Tells the transport the link ended, once.
     private func reportEnded() {
@@ -118,7 +108,6 @@ final class TCPLink: Link {
         } catch is FrameWriter.Closed {
             throw closedError()
         }
-        state.withLock { $0.stats.recordSent(frame.count) }
     }
 
     private func closedError() -> MeshError {
@@ -135,11 +124,7 @@ final class TCPLink: Link {
         guard let item = try await inbox.pop() else { return nil }
         switch item {
         case .frame(let frame):
-            return state.withLock { state in
-                if state.closed { return nil }
-                state.stats.recordReceived(frame.count)
-                return frame
-            }
+            return state.withLock { $0.closed ? nil : frame }
         case .failed(let failure):
             let closed = state.withLock { state in
                 state.failure = failure

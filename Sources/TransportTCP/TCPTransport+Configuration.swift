@@ -20,7 +20,7 @@ extension TCPTransport {
     public struct Configuration: Codable, Sendable, Equatable {
         /// Addresses to listen on: IPv4 `"a.b.c.d:port"` or IPv6 `"[addr]:port"`
         /// (`"[fe80::1%eth0]:7420"` for a scoped link-local address). Port 0 picks a free
-        /// port; read the result from ``TCPTransport/boundAddresses``.
+        /// port; the `.listening` event (and ``TCPTransport/boundAddresses``) has the result.
         /// Key `listen`; default `["127.0.0.1:7420"]`; may be empty (dial-only node).
         public var listen: [String]
         /// Peers to dial at start: `"host:port"` where host may be a DNS name, an IPv4

@@ -13,9 +13,16 @@ import Synchronization
 ///
 /// ```swift
 /// let tcp = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
-/// try await tcp.start(context: TransportContext(localPeerID: me, logger: logger))
-/// print(tcp.boundAddresses)  // ["127.0.0.1:41234"]
-/// let link = try await tcp.dial(PeerHint(transport: "tcp", address: "127.0.0.1:7420"))
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask {
+///         try await tcp.listen(context: TransportContext(localPeerID: me, logger: logger) { event in
+///             if case .listening(let addresses) = event { print(addresses) }  // ["127.0.0.1:41234"]
+///         })
+///     }
+///     let link = try await tcp.dial(PeerHint(transport: "tcp", address: "127.0.0.1:7420"))
+///     ...
+///     group.cancelAll()  // closes the listener and every link
+/// }
 /// ```
 ///
 /// Limits: at most ``Configuration/maxInbound`` inbound connections at once and at most
@@ -29,18 +36,11 @@ public final class TCPTransport: Transport {
     public let configuration: Configuration
     /// Reliable, ordered, mains-powered; MTU = ``Configuration/maxFrameSize``.
     public let capabilities: TransportCapabilities
-    /// Bootstrap hints (at start) and inbound links. Finishes after ``stop()``.
-    public let events: AsyncStream<TransportEvent>
 
-    private let eventSink: AsyncStream<TransportEvent>.Continuation
     private let group: any EventLoopGroup
     private let state: Mutex<State>
 
-    private struct Listener: Sendable {
-        var channel: any Channel
-        var address: String
-        var acceptLoop: Task<Void, Never>
-    }
+    private typealias Server = NIOAsyncChannel<TCPLink.Wrapped, Never>
 
     private enum Phase {
         case idle
@@ -52,7 +52,7 @@ public final class TCPTransport: Transport {
     private struct State {
         var phase = Phase.idle
         var logger = Logger(label: "scmesh.transport.tcp")
-        var listeners: [Listener] = []
+        var addresses: [String] = []
         /// Every link not yet ended; nil while the link is being set up.
         var links: [LinkID: TCPLink?] = [:]
         /// Remote IP of each live inbound link, for the limits.
@@ -60,13 +60,13 @@ public final class TCPTransport: Transport {
         var inboundPerIP: [String: Int] = [:]
     }
 
-    /// Creates a stopped transport.
+    /// Creates a transport; nothing is bound before ``listen(context:)``.
     ///
     /// - Parameters:
-    ///   - configuration: Listen and bootstrap addresses, limits; checked by ``start(context:)``.
+    ///   - configuration: Listen and bootstrap addresses, limits; checked by ``listen(context:)``.
     ///   - eventLoopGroup: The NIO event loops to run on; `nil` uses
     ///     `MultiThreadedEventLoopGroup.singleton`.
-    ///   - name: The transport name reported by ``name``, hints and links; default `"tcp"`.
+    ///   - name: The transport name reported by ``name`` and hints; default `"tcp"`.
     public init(
         configuration: Configuration = Configuration(),
         eventLoopGroup: (any EventLoopGroup)? = nil,
@@ -82,90 +82,84 @@ public final class TCPTransport: Transport {
             needsDiscovery: false,
             powerCost: 0
         )
-        // Bounded: at most one event per inbound link allowed at once, plus the hints.
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: TransportEvent.self,
-            bufferingPolicy: .bufferingOldest(
-                max(1, configuration.maxInbound) + configuration.bootstrap.count + 16
-            )
-        )
-        self.events = stream
-        self.eventSink = continuation
         self.state = Mutex(State())
     }
 
-    /// The addresses actually listened on, as `"ip:port"` / `"[ip]:port"`, after
-    /// ``start(context:)`` (the real port when the config said port 0). Empty before
-    /// start and after ``stop()``.
+    /// The addresses actually listened on, as `"ip:port"` / `"[ip]:port"` (the real port
+    /// when the config said port 0), while ``listen(context:)`` runs; the same list as
+    /// its `.listening` event. Empty before and after.
     public var boundAddresses: [String] {
-        state.withLock { $0.listeners.map(\.address) }
+        state.withLock { $0.addresses }
     }
 
-    /// Binds every listen address, then reports every bootstrap entry as a
-    /// `.peerDiscovered` hint.
+    /// Binds every listen address, reports `.listening` with the bound addresses and
+    /// every bootstrap entry as a `.peerDiscovered` hint, then accepts connections until
+    /// the calling task is cancelled. Returns after the listeners and every link closed.
     ///
     /// An address that cannot be bound is logged and skipped while another one binds.
     /// - Throws: ``MeshError`` `.invalidConfiguration` for a bad configuration;
     ///   `.transportUnavailable` (one line) when no listen address could be bound;
-    ///   `.invalidArgument` when called a second time or after ``stop()``.
-    public func start(context: TransportContext) async throws {
+    ///   `.invalidArgument` when called a second time.
+    public func listen(context: TransportContext) async throws {
         try configuration.validate()
         let logger = context.logger
         try state.withLock { state in
             guard state.phase == .idle else {
                 throw MeshError(
                     .invalidArgument,
-                    "TCP transport was already started or stopped; make a new TCPTransport to start again"
+                    "TCP transport was already started; make a new TCPTransport to listen again"
                 )
             }
             state.phase = .starting
             state.logger = logger
         }
-
-        var listeners: [Listener] = []
+        var servers: [Server] = []
         var failures: [String] = []
         for entry in configuration.listen {
             do {
-                listeners.append(try await listen(on: entry, logger: logger))
+                servers.append(try await bind(entry, logger: logger))
             } catch {
                 let reason = Self.reason(error)
                 failures.append("\(entry) (\(reason))")
                 logger.warning("TCP cannot listen on \(entry): \(reason)")
             }
         }
-        if listeners.isEmpty && !configuration.listen.isEmpty {
+        if servers.isEmpty && !configuration.listen.isEmpty {
             state.withLock { $0.phase = .stopped }
-            eventSink.finish()
             throw MeshError(
                 .transportUnavailable,
                 "TCP could not listen on \(failures.joined(separator: ", ")); free the port or change tcp.listen"
             )
         }
-        let stillStarting = state.withLock { state in
-            guard state.phase == .starting else { return false }
+        let addresses = servers.map { TCPAddress.text(of: $0.channel.localAddress) }
+        state.withLock { state in
             state.phase = .running
-            state.listeners = listeners
-            return true
+            state.addresses = addresses
         }
-        guard stillStarting else {
-            for listener in listeners { try? await listener.channel.close() }
-            throw MeshError(.notRunning, "TCP transport was stopped while starting")
+        if !addresses.isEmpty {
+            logger.info("TCP listening on \(addresses.joined(separator: ", "))")
         }
-        if !listeners.isEmpty {
-            logger.info("TCP listening on \(listeners.map(\.address).joined(separator: ", "))")
-        }
+        context.report(.listening(addresses: addresses))
         for entry in configuration.bootstrap {
-            eventSink.yield(.peerDiscovered(PeerHint(transport: name, address: entry)))
+            context.report(.peerDiscovered(PeerHint(transport: name, address: entry)))
         }
+        await withDiscardingTaskGroup { group in
+            for server in servers {
+                group.addTask { await self.acceptLoop(server, context: context) }
+            }
+            await waitUntilCancelled()
+            for server in servers { server.channel.close(promise: nil) }
+        }
+        await shutDown()
     }
 
-    private func listen(on entry: String, logger: Logger) async throws -> Listener {
+    private func bind(_ entry: String, logger: Logger) async throws -> Server {
         let address = try TCPAddress(entry)
         guard let socketAddress = try address.socketAddress() else {
             throw MeshError(.invalidConfiguration, "'\(entry)' is not an IP address")
         }
         let maxFrameSize = configuration.maxFrameSize
-        let server = try await ServerBootstrap(group: group)
+        return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -178,20 +172,19 @@ public final class TCPTransport: Transport {
                     try TCPLink.wrap(channel, id: LinkID.next(), maxFrameSize: maxFrameSize, logger: logger)
                 }
             }
-        let bound = TCPAddress.text(of: server.channel.localAddress)
-        let loop = Task { await self.acceptLoop(server, logger: logger) }
-        return Listener(channel: server.channel, address: bound, acceptLoop: loop)
     }
 
-    private func acceptLoop(_ server: NIOAsyncChannel<TCPLink.Wrapped, Never>, logger: Logger) async {
+    private func acceptLoop(_ server: Server, context: TransportContext) async {
         do {
             try await server.executeThenClose { inbound in
                 for try await accepted in inbound {
-                    await admit(accepted, logger: logger)
+                    await admit(accepted, context: context)
                 }
             }
         } catch {
-            logger.warning("TCP listener stopped accepting: \(Self.reason(error))")
+            if !Task.isCancelled {
+                context.logger.warning("TCP listener stopped accepting: \(Self.reason(error))")
+            }
         }
     }
 
@@ -201,7 +194,8 @@ public final class TCPTransport: Transport {
         case stopped
     }
 
-    private func admit(_ accepted: TCPLink.Wrapped, logger: Logger) async {
+    private func admit(_ accepted: TCPLink.Wrapped, context: TransportContext) async {
+        let logger = context.logger
         let channel = accepted.channel
         let remote = TCPAddress.text(of: channel.remoteAddress)
         let ip = channel.remoteAddress?.ipAddress ?? remote
@@ -222,44 +216,25 @@ public final class TCPTransport: Transport {
         }
         switch admission {
         case .stopped:
-            await Self.discard(accepted)
+            try? await channel.close()
             return
         case .refuse(let why):
             logger.warning(
                 "TCP refused connection from \(remote): \(why); raise tcp.max_inbound / tcp.max_per_address if this is legitimate"
             )
-            await Self.discard(accepted)
+            try? await channel.close()
             return
         case .admit:
             break
         }
-        let link = TCPLink(
-            accepted,
-            transportName: name,
-            mtu: configuration.maxFrameSize,
-            logger: logger,
-            onEnded: { [weak self] id in self?.linkEnded(id) }
-        )
+        let link = TCPLink(accepted, mtu: configuration.maxFrameSize, onEnded: { [weak self] id in self?.linkEnded(id) })
         guard register(link) else {
             await link.close()
             return
         }
         link.watchForEnd(logger: logger)
         logger.debug("TCP inbound link \(link.id) from \(remote)", metadata: ["link": "\(link.id)"])
-        switch eventSink.yield(.inboundLink(link)) {
-        case .enqueued:
-            break
-        case .dropped, .terminated:
-            logger.warning("TCP dropped inbound link \(link.id) from \(remote): the router is not taking events")
-            await link.close()
-        @unknown default:
-            await link.close()
-        }
-    }
-
-    /// Closes a wrapped channel that will not become a link.
-    private static func discard(_ wrapped: TCPLink.Wrapped) async {
-        try? await wrapped.channel.close()
+        context.report(.inboundLink(link))
     }
 
     /// Stores a new link; false when the transport stopped meanwhile (the caller closes
@@ -282,11 +257,23 @@ public final class TCPTransport: Transport {
         }
     }
 
+    /// After the accept loops ended: refuses new links and closes every open one.
+    private func shutDown() async {
+        let links = state.withLock { state in
+            state.phase = .stopped
+            state.addresses = []
+            return state.links.values.compactMap { $0 }
+        }
+        for link in links {
+            await link.close()
+        }
+    }
+
     /// Connects to `hint.address` (`"host:port"`, `"[ipv6%zone]:port"`; DNS names allowed).
     /// - Throws: ``MeshError`` `.dialFailed` when the connection is refused, times out
     ///   (``Configuration/connectTimeoutMilliseconds``) or the name does not resolve;
-    ///   `.invalidArgument` for an address that does not parse; `.notRunning` before
-    ///   ``start(context:)`` or after ``stop()``.
+    ///   `.invalidArgument` for an address that does not parse; `.notRunning` when
+    ///   ``listen(context:)`` is not running.
     public func dial(_ hint: PeerHint) async throws -> any Link {
         let address = try TCPAddress(hint.address)
         guard address.port > 0 else {
@@ -296,7 +283,7 @@ public final class TCPTransport: Transport {
         let id = LinkID.next()
         let logger = try state.withLock { state in
             guard state.phase == .running else {
-                throw MeshError(.notRunning, "TCP transport is not running; start it before dialling \(hint.address)")
+                throw MeshError(.notRunning, "TCP transport is not running; run listen(context:) before dialling \(hint.address)")
             }
             state.links[id] = .some(nil)
             return state.logger
@@ -331,13 +318,7 @@ public final class TCPTransport: Transport {
                 cause: error
             )
         }
-        let link = TCPLink(
-            channel,
-            transportName: name,
-            mtu: maxFrameSize,
-            logger: logger,
-            onEnded: { [weak self] id in self?.linkEnded(id) }
-        )
+        let link = TCPLink(channel, mtu: maxFrameSize, onEnded: { [weak self] id in self?.linkEnded(id) })
         guard register(link) else {
             await link.close()
             throw MeshError(.notRunning, "TCP transport stopped while dialling \(hint.address)")
@@ -345,25 +326,6 @@ public final class TCPTransport: Transport {
         link.watchForEnd(logger: logger)
         logger.debug("TCP outbound link \(link.id) to \(address)", metadata: ["link": "\(link.id)"])
         return link
-    }
-
-    /// Closes the listeners and every link, then finishes ``events``. Idempotent.
-    public func stop() async {
-        let (listeners, links) = state.withLock { state in
-            state.phase = .stopped
-            defer { state.listeners = [] }
-            return (state.listeners, state.links.values.compactMap { $0 })
-        }
-        for listener in listeners {
-            listener.channel.close(promise: nil)
-        }
-        for listener in listeners {
-            await listener.acceptLoop.value
-        }
-        for link in links {
-            await link.close()
-        }
-        eventSink.finish()
     }
 
     /// Socket write buffer watermarks: `send` suspends above 256 KiB queued in NIO.

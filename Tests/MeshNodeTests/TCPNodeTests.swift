@@ -306,7 +306,7 @@ private func attackWhileServingGoodPeer(
     let status = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
     #expect(status.peerCount == 1, sourceLocation: sourceLocation)
     #expect(status.transports.map(\.name) == ["tcp"], sourceLocation: sourceLocation)
-    #expect(status.transports.first?.state == "running", sourceLocation: sourceLocation)
+    #expect(status.transports.first?.state == .running, sourceLocation: sourceLocation)
     let after = status.stats
     #expect(after.linksClosed == before.linksClosed, sourceLocation: sourceLocation)
     #expect(after.linksOpened == before.linksOpened, sourceLocation: sourceLocation)

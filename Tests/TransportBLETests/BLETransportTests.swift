@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import MeshCore
+import Synchronization
 import Testing
 @testable import TransportBLE
 
@@ -20,7 +21,7 @@ let kernelLacksBluetooth: Bool = {
 @Suite("BLETransport on this machine")
 struct BLETransportTests {
     func context() -> TransportContext {
-        TransportContext(localPeerID: .random(), logger: Logger(label: "ble-test"))
+        TransportContext(localPeerID: .random(), logger: Logger(label: "ble-test")) { _ in }
     }
 
     @Test("capabilities: small MTU, low bitrate, reliable, needs discovery, high power cost")
@@ -35,12 +36,16 @@ struct BLETransportTests {
         #expect(capabilities.powerCost >= 5)
     }
 
-    @Test("no Bluetooth in the kernel: start throws transportUnavailable in one clear line", .enabled(if: kernelLacksBluetooth))
+    @Test("no Bluetooth in the kernel: listen throws transportUnavailable in one clear line", .enabled(if: kernelLacksBluetooth))
     func unavailableWithoutKernelSupport() async throws {
         let transport = BLETransport()
+        let reported = Mutex(0)
+        let context = TransportContext(localPeerID: .random(), logger: Logger(label: "ble-test")) { _ in
+            reported.withLock { $0 += 1 }
+        }
         do {
-            try await transport.start(context: context())
-            Issue.record("start succeeded on a kernel without Bluetooth")
+            try await transport.listen(context: context)
+            Issue.record("listen returned on a kernel without Bluetooth")
         } catch let error as MeshError {
             #expect(error.code == .transportUnavailable)
             #if canImport(CBlueZ)
@@ -50,21 +55,22 @@ struct BLETransportTests {
             #endif
             #expect(!error.message.contains("\n"))
         }
-        // The event stream finishes, and stop stays safe.
-        var events = 0
-        for await _ in transport.events { events += 1 }
-        #expect(events == 0)
-        await transport.stop()
+        // Nothing was reported, and the transport is not running.
+        #expect(reported.withLock { $0 } == 0)
+        await #expect(throws: MeshError.self) {
+            _ = try await transport.dial(PeerHint(transport: "ble", address: "00:AA:01:00:00:00/public/0x0081"))
+        }
+        await #expect(throws: MeshError.self) { try await transport.listen(context: context) }
     }
 
-    @Test("a bad configuration fails start before touching the kernel")
+    @Test("a bad configuration fails listen before touching the kernel")
     func invalidConfigurationFirst() async {
         var configuration = BLETransport.Configuration()
         configuration.psm = 0x1001
         let transport = BLETransport(configuration: configuration)
         do {
-            try await transport.start(context: context())
-            Issue.record("start accepted PSM 0x1001")
+            try await transport.listen(context: context())
+            Issue.record("listen accepted PSM 0x1001")
         } catch let error as MeshError {
             #expect(error.code == .invalidConfiguration)
         } catch {
@@ -72,7 +78,7 @@ struct BLETransportTests {
         }
     }
 
-    @Test("dial before start, or to another transport's hint, fails clearly")
+    @Test("dial before listen, or to another transport's hint, fails clearly")
     func dialErrors() async {
         let transport = BLETransport()
         await #expect(throws: MeshError.self) {
@@ -85,6 +91,5 @@ struct BLETransportTests {
         } catch {
             Issue.record("unexpected \(error)")
         }
-        await transport.stop()
     }
 }

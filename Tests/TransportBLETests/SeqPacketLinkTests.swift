@@ -27,9 +27,6 @@ struct SeqPacketLinkTests {
         }
         try await aToB
         try await bToA
-        #expect(a.stats.framesSent == sizes.count)
-        #expect(b.stats.framesReceived == sizes.count)
-        #expect(b.stats.bytesReceived == sizes.reduce(0, +))
         await a.close()
         await b.close()
     }
@@ -45,7 +42,6 @@ struct SeqPacketLinkTests {
         }
         try await a.send(pattern(1, size: 100))
         #expect(try await b.receive() == pattern(1, size: 100))
-        #expect(a.stats.framesSent == 1)
         await a.close()
         await b.close()
     }

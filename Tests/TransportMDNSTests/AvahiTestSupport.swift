@@ -45,9 +45,8 @@ enum AvahiTestSupport {
             serviceType: "_scmesh._tcp", serviceName: "probe", publish: [], txt: MDNSTXTRecord(identity: nil))
         options.browse = false
         options.waitForDaemon = true
-        let probe = try MDNSDiscovery(options: options, logger: logger("probe"))
-        let events = EventCollector(probe.events)
-        try await probe.start()
+        let probe = try await RunningDiscovery.start(options: options, logger: logger("probe"))
+        let events = EventCollector(probe.discovery.events)
         let available = try? await events.next(timeout: .seconds(5)) {
             if case .daemon(available: true) = $0 { return true }
             return false
@@ -121,6 +120,25 @@ enum AvahiTestSupport {
         options.ownPeerID = peer
         options.ipv6 = false
         return options
+    }
+}
+
+/// An ``MDNSDiscovery`` started, with its ``MDNSDiscovery/run()`` in a task of its own.
+struct RunningDiscovery: Sendable {
+    let discovery: MDNSDiscovery
+    private let task: Task<Void, Never>
+
+    /// Makes and starts a discovery, then runs it.
+    static func start(options: MDNSDiscoveryOptions, logger: Logger) async throws -> RunningDiscovery {
+        let discovery = try MDNSDiscovery(options: options, logger: logger)
+        try await discovery.start()
+        return RunningDiscovery(discovery: discovery, task: Task { await discovery.run() })
+    }
+
+    /// Cancels `run()` and waits until it withdrew everything.
+    func stop() async {
+        task.cancel()
+        await task.value
     }
 }
 

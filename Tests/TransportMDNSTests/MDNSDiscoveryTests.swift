@@ -15,11 +15,9 @@ extension AvahiDaemonTests {
     struct Discovery {
         typealias Events = EventCollector<MDNSDiscoveryEvent>
 
-        private func started(_ options: MDNSDiscoveryOptions, _ label: String) async throws -> (MDNSDiscovery, Events) {
-            let discovery = try MDNSDiscovery(options: options, logger: AvahiTestSupport.logger(label))
-            let events = Events(discovery.events)
-            try await discovery.start()
-            return (discovery, events)
+        private func started(_ options: MDNSDiscoveryOptions, _ label: String) async throws -> (RunningDiscovery, Events) {
+            let running = try await RunningDiscovery.start(options: options, logger: AvahiTestSupport.logger(label))
+            return (running, Events(running.discovery.events))
         }
 
         private static func found(_ name: String) -> @Sendable (MDNSDiscoveryEvent) -> Bool {
@@ -141,7 +139,7 @@ extension AvahiDaemonTests {
             let (b, eventsB) = try await started(AvahiTestSupport.options(name: name, port: 40042, peer: peerB), "b")
             let publishedB = try await eventsB.next(where: Self.published)
             #expect(publishedB == .published(name: "\(name) #2"))
-            #expect(await b.currentName == "\(name) #2")
+            #expect(await b.discovery.currentName == "\(name) #2")
 
             let seenByA = try service(try await eventsA.next(where: Self.found("\(name) #2")))
             #expect(seenByA.txt.peerID == peerB)

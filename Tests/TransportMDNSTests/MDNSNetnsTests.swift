@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Logging
 import MeshCore
+import MeshTesting
 import Testing
 
 @testable import TransportMDNS
@@ -147,9 +148,9 @@ struct MDNSNetnsTests {
         let transport = MDNSTransport(
             configuration: .init(
                 interfaces: [interface], listen: [ipv6 ? "[::]:0" : "0.0.0.0:0"], ipv6: ipv6))
-        let events = EventCollector(transport.events)
+        let running = try await RunningTransport.start(transport, localPeerID: me, logger: logger)
+        let events = EventCollector(running.events)
         do {
-            try await transport.start(context: TransportContext(localPeerID: me, logger: logger))
             let discovered: @Sendable (TransportEvent) -> Bool = {
                 if case .peerDiscovered(let hint) = $0 { return hint.peerID == remote } else { return false }
             }
@@ -184,10 +185,10 @@ struct MDNSNetnsTests {
             }
         } catch {
             report("failed: \(error)")
-            await transport.stop()
+            await running.stop()
             throw error
         }
-        await transport.stop()
+        await running.stop()
     }
 }
 

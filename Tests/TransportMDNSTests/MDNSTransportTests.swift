@@ -13,8 +13,18 @@ extension AvahiDaemonTests {
     struct Transport {
         typealias Events = EventCollector<TransportEvent>
 
-        private static func context(_ peer: PeerID, _ label: String) -> TransportContext {
-            TransportContext(localPeerID: peer, logger: AvahiTestSupport.logger(label))
+        /// An mDNS transport whose `listen` runs in the background.
+        struct Running {
+            let transport: MDNSTransport
+            let running: RunningTransport
+
+            /// The addresses of its `.listening` event.
+            var boundAddresses: [String] { running.addresses }
+
+            func dial(_ hint: PeerHint) async throws -> any Link { try await transport.dial(hint) }
+
+            /// Cancels `listen` and waits until it returned.
+            func stop() async { await running.stop() }
         }
 
         private static func configuration(
@@ -26,11 +36,10 @@ extension AvahiDaemonTests {
 
         private func started(
             _ configuration: MDNSTransport.Configuration, peer: PeerID, _ label: String
-        ) async throws -> (MDNSTransport, Events) {
+        ) async throws -> (Running, Events) {
             let transport = MDNSTransport(configuration: configuration)
-            let events = Events(transport.events)
-            try await transport.start(context: Self.context(peer, label))
-            return (transport, events)
+            let running = try await RunningTransport.start(transport, localPeerID: peer, logger: AvahiTestSupport.logger(label))
+            return (Running(transport: transport, running: running), Events(running.events))
         }
 
         private static func discovered(_ peer: PeerID) -> @Sendable (TransportEvent) -> Bool {
@@ -48,7 +57,7 @@ extension AvahiDaemonTests {
         private func hint(_ event: TransportEvent) throws -> PeerHint {
             switch event {
             case .peerDiscovered(let hint), .peerLost(let hint): return hint
-            case .inboundLink: throw TestFailure("not a hint event")
+            case .inboundLink, .listening: throw TestFailure("not a hint event")
             }
         }
 
@@ -73,8 +82,6 @@ extension AvahiDaemonTests {
 
             let dialled = try await a.dial(hintB)
             let accepted = try link(try await eventsB.next(where: Self.isInbound))
-            #expect(dialled.transportName == "mdns")
-            #expect(accepted.transportName == "mdns")
             #expect(dialled.mtu == 65535)
 
             try await dialled.send(Array("hello from A".utf8))
@@ -133,7 +140,7 @@ extension AvahiDaemonTests {
             await b.stop()
         }
 
-        @Test("start fails with one line when no daemon answers and wait_for_daemon is false; the TCP port is freed")
+        @Test("listen fails with one line when no daemon answers and wait_for_daemon is false; the TCP port is freed")
         func strictStartWithoutDaemon() async throws {
             try await AvahiTestSupport.requireDaemon()
             try AvahiTestSupport.loopback("stop-avahi")
@@ -142,11 +149,37 @@ extension AvahiDaemonTests {
             configuration.waitForDaemon = false
             let transport = MDNSTransport(configuration: configuration)
             let error = await #expect(throws: MeshError.self) {
-                try await transport.start(context: Self.context(.random(), "strict"))
+                _ = try await RunningTransport.start(transport, logger: AvahiTestSupport.logger("strict"))
             }
             #expect(error?.code == .transportUnavailable)
             #expect(error?.message.contains("avahi-daemon") == true)
             #expect(transport.boundAddresses.isEmpty)
+        }
+
+        @Test(".listening carries the inner TCP listener's bound port; cancelling listen closes it and its links")
+        func listeningAndCancellation() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            let (a, _) = try await started(Self.configuration(), peer: .random(), "a")
+            let (b, eventsB) = try await started(Self.configuration(), peer: .random(), "b")
+            let address = try #require(b.boundAddresses.first)
+            #expect(b.boundAddresses == b.transport.boundAddresses)
+            #expect(address.hasPrefix("127.0.0.1:"))
+            #expect(try #require(MDNSTransport.port(of: address)) > 0)
+
+            let hintB = PeerHint(transport: "mdns", address: address)
+            let dialled = try await a.dial(hintB)
+            let accepted = try link(try await eventsB.next(where: Self.isInbound))
+            try await dialled.send([7])
+            #expect(try await accepted.receive() == [7])
+
+            await b.stop()
+            #expect(try await accepted.receive() == nil)
+            #expect(try await dialled.receive() == nil)
+            #expect(b.transport.boundAddresses.isEmpty)
+            await #expect(throws: MeshError.self) { _ = try await a.dial(hintB) }
+            let notRunning = await #expect(throws: MeshError.self) { _ = try await b.dial(hintB) }
+            #expect(notRunning?.code == .notRunning)
+            await a.stop()
         }
 
         @Test("the transport conformance suite, over links to mDNS-discovered hints")
@@ -174,9 +207,8 @@ extension TransportConformance.Harness {
             },
             hint: { _, index in
                 let options = AvahiTestSupport.options(name: "unused", port: nil, peer: .random())
-                let browser = try MDNSDiscovery(options: options, logger: AvahiTestSupport.logger("conformance"))
-                let events = EventCollector(browser.events)
-                try await browser.start()
+                let browser = try await RunningDiscovery.start(options: options, logger: AvahiTestSupport.logger("conformance"))
+                let events = EventCollector(browser.discovery.events)
                 let event = try await events.next {
                     if case .found(let service) = $0 { return service.name == names[index] } else { return false }
                 }

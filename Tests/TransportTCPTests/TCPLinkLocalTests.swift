@@ -66,18 +66,15 @@ struct TCPLinkLocalTests {
     /// Runs only inside the namespace made by the test above.
     @Test(.enabled(if: isInner))
     func linkLocalInner() async throws {
-        let server = TCPTransport(configuration: .init(listen: ["[fe80::b%scmvb]:0"]))
-        let events = EventLog(server)
-        try await server.start(context: context())
-        let bound = try #require(server.boundAddresses.first)
+        let server = try await Listening.start(.init(listen: ["[fe80::b%scmvb]:0"]))
+        let bound = try server.address
         #expect(bound.hasPrefix("[fe80::b%scmvb]:"), "bound \(bound)")
         let port = try TCPAddress(bound).port
 
-        let client = TCPTransport(configuration: .init(listen: []))
-        try await client.start(context: context())
+        let client = try await Listening.start(.init(listen: []))
         // Dial through the other end of the pair, as a peer on that link would.
-        let link = try await client.dial(PeerHint(transport: "tcp", address: "[fe80::b%scmva]:\(port)"))
-        let accepted = try await events.nextInboundLink()
+        let link = try await client.dial("[fe80::b%scmva]:\(port)")
+        let accepted = try await server.events.nextInboundLink()
         try await link.send([1, 2, 3])
         #expect(try await accepted.receive() == [1, 2, 3])
         try await accepted.send([4])

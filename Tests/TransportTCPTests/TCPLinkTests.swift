@@ -1,4 +1,5 @@
 import MeshCore
+import MeshTesting
 import Synchronization
 import Testing
 import TransportTCP
@@ -29,14 +30,7 @@ struct TCPLinkTests {
             }
             try await group.waitForAll()
         }
-        let bytes = sizes.reduce(0, +)
-        #expect(pair.dialed.stats.framesSent == count)
-        #expect(pair.dialed.stats.bytesSent == bytes)
-        #expect(pair.accepted.stats.framesReceived == count)
-        #expect(pair.accepted.stats.bytesReceived == bytes)
-        #expect(pair.dialed.transportName == "tcp")
-        #expect(pair.dialed.id != pair.accepted.id)
-        #expect(pair.dialed.remoteAddress == pair.server.boundAddresses.first)
+        #expect(pair.dialed.remoteAddress == pair.server.running.addresses.first)
         await pair.stop()
     }
 
@@ -48,7 +42,7 @@ struct TCPLinkTests {
         )
         #expect(pair.dialed.mtu == maxFrameSize)
         #expect(pair.accepted.mtu == maxFrameSize)
-        #expect(pair.server.capabilities.maxFrameSize == maxFrameSize)
+        #expect(pair.server.transport.capabilities.maxFrameSize == maxFrameSize)
         for index in 0..<5 {
             try await pair.dialed.send(Self.frame(index, size: maxFrameSize))
             try await pair.accepted.send(Self.frame(index + 100, size: maxFrameSize))
@@ -80,7 +74,6 @@ struct TCPLinkTests {
         await expectMeshError(.frameTooLarge) { try await pair.accepted.send(Self.frame(0, size: 70_000)) }
         try await pair.dialed.send(Self.frame(1, size: 512))
         #expect(try await pair.accepted.receive() == Self.frame(1, size: 512))
-        #expect(pair.dialed.stats.framesSent == 1)
         await pair.stop()
     }
 
@@ -130,18 +123,22 @@ struct TCPLinkTests {
     func closeReleasesASuspendedSend(localClose: Bool) async throws {
         let pair = try await LinkedPair.make()
         let sender = pair.dialed
+        let sent = Atomic<Int>(0)
         let outcome = Task { () -> MeshError? in
             let frame = [UInt8](repeating: 1, count: 65535)
             do {
-                for _ in 0..<2048 { try await sender.send(frame) }  // 128 MiB: must block
+                for _ in 0..<2048 {  // 128 MiB: must block
+                    try await sender.send(frame)
+                    sent.add(1, ordering: .relaxed)
+                }
             } catch let error as MeshError {
                 return error
             }
             return nil
         }
         var last = -1
-        while sender.stats.framesSent != last {
-            last = sender.stats.framesSent
+        while sent.load(ordering: .relaxed) != last {
+            last = sent.load(ordering: .relaxed)
             try await Task.sleep(for: .milliseconds(200))
         }
         if localClose { await sender.close() } else { await pair.accepted.close() }
@@ -193,15 +190,21 @@ struct TCPLinkTests {
         await pair.stop()
     }
 
-    @Test func stopClosesLinksAndFinishesEvents() async throws {
+    /// Cancelling the listening side's `listen` closes its inbound links; cancelling
+    /// the dialling side's closes its outbound ones.
+    @Test(arguments: [true, false])
+    func cancellingListenClosesLinks(serverSide: Bool) async throws {
         let pair = try await LinkedPair.make()
-        await pair.server.stop()
-        #expect(try await pair.accepted.receive() == nil)
-        let end = try await within("the dialer to see the end") { try await pair.dialed.receive() }
+        let (stopped, other) = serverSide ? (pair.server, pair.client) : (pair.client, pair.server)
+        let (local, remote) = serverSide ? (pair.accepted, pair.dialed) : (pair.dialed, pair.accepted)
+        await stopped.stop()
+        #expect(try await local.receive() == nil)
+        await expectMeshError(.linkClosed) { try await local.send([1]) }
+        let end = try await within("the other end to see the end") { try await remote.receive() }
         #expect(end == nil)
-        _ = try await eventually("events to finish") { pair.serverEvents.isFinished ? true : nil }
-        #expect(pair.server.boundAddresses.isEmpty)
-        await pair.server.stop()  // idempotent
-        await pair.client.stop()
+        _ = try await eventually("events to finish") { stopped.events.isFinished ? true : nil }
+        #expect(stopped.transport.boundAddresses.isEmpty)
+        await stopped.stop()  // idempotent
+        await other.stop()
     }
 }

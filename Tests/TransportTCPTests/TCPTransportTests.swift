@@ -1,4 +1,5 @@
 import MeshCore
+import MeshTesting
 import Testing
 import TransportTCP
 
@@ -6,102 +7,140 @@ import TransportTCP
 @Suite(.timeLimit(.minutes(1)))
 struct TCPTransportTests {
     @Test func dialToADeadPortFails() async throws {
-        let client = TCPTransport(configuration: .init(listen: []))
-        try await client.start(context: context())
+        let client = try await Listening.start(.init(listen: []))
         let port = try freePort()
-        await expectMeshError(.dialFailed) {
-            _ = try await client.dial(PeerHint(transport: "tcp", address: "127.0.0.1:\(port)"))
-        }
-        await expectMeshError(.invalidArgument) {
-            _ = try await client.dial(PeerHint(transport: "tcp", address: "not an address"))
-        }
+        await expectMeshError(.dialFailed) { _ = try await client.dial("127.0.0.1:\(port)") }
+        await expectMeshError(.invalidArgument) { _ = try await client.dial("not an address") }
         await client.stop()
+        await expectMeshError(.notRunning) { _ = try await client.dial("127.0.0.1:\(port)") }
+    }
+
+    @Test func dialBeforeListenIsNotRunning() async throws {
+        let transport = TCPTransport(configuration: .init(listen: []))
         await expectMeshError(.notRunning) {
-            _ = try await client.dial(PeerHint(transport: "tcp", address: "127.0.0.1:\(port)"))
+            _ = try await transport.dial(PeerHint(transport: "tcp", address: "127.0.0.1:7420"))
         }
     }
 
     @Test func dialAnUnresolvableNameFails() async throws {
-        let client = TCPTransport(configuration: .init(listen: [], connectTimeoutMilliseconds: 2000))
-        try await client.start(context: context())
-        await expectMeshError(.dialFailed) {
-            _ = try await client.dial(PeerHint(transport: "tcp", address: "no-such-host.invalid:7420"))
-        }
+        let client = try await Listening.start(.init(listen: [], connectTimeoutMilliseconds: 2000))
+        await expectMeshError(.dialFailed) { _ = try await client.dial("no-such-host.invalid:7420") }
         await client.stop()
     }
 
     @Test func dialByDNSName() async throws {
-        let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
-        let events = EventLog(server)
-        try await server.start(context: context())
-        let port = try TCPAddress(#require(server.boundAddresses.first)).port
-        let client = TCPTransport(configuration: .init(listen: []))
-        try await client.start(context: context())
-        let link = try await client.dial(PeerHint(transport: "tcp", address: "localhost:\(port)"))
-        let accepted = try await events.nextInboundLink()
+        let server = try await Listening.start(.init(listen: ["127.0.0.1:0"]))
+        let client = try await Listening.start(.init(listen: []))
+        let link = try await client.dial("localhost:\(try server.port)")
+        let accepted = try await server.events.nextInboundLink()
         try await link.send([42])
         #expect(try await accepted.receive() == [42])
         await client.stop()
         await server.stop()
     }
 
+    /// With port 0, `.listening` carries the port the kernel chose, and that is where a
+    /// dial lands.
+    @Test func listeningReportsTheBoundPort() async throws {
+        let server = try await Listening.start(.init(listen: ["127.0.0.1:0"]))
+        let address = try server.address
+        #expect(server.running.addresses.count == 1)
+        #expect(address.hasPrefix("127.0.0.1:"))
+        #expect(try server.port > 0)
+        #expect(server.transport.boundAddresses == [address])
+        let client = try await Listening.start(.init(listen: []))
+        #expect(client.running.addresses == [])
+        let link = try await client.dial(address)
+        let accepted = try await server.events.nextInboundLink()
+        try await link.send([5])
+        #expect(try await accepted.receive() == [5])
+        await client.stop()
+        await server.stop()
+    }
+
+    /// Cancelling `listen` makes it return, closes the listener (a dial then fails) and
+    /// every link; the transport cannot listen a second time.
+    @Test func cancellingListenClosesTheListenerAndLinks() async throws {
+        let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
+        let client = try await Listening.start(.init(listen: []))
+        let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self)
+        let context = TransportContext(localPeerID: .random(), logger: LogCapture().logger()) { sink.yield($0) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.listen(context: context) }
+            var iterator = events.makeAsyncIterator()
+            guard case .listening(let addresses) = await iterator.next(), let address = addresses.first else {
+                Issue.record("the first event was not .listening")
+                group.cancelAll()
+                return
+            }
+            let link = try await client.dial(address)
+            guard case .inboundLink(let accepted) = await iterator.next() else {
+                Issue.record("no inbound link")
+                group.cancelAll()
+                return
+            }
+            try await link.send([1])
+            #expect(try await accepted.receive() == [1])
+
+            group.cancelAll()
+            try await group.waitForAll()  // listen returned
+
+            #expect(try await accepted.receive() == nil)
+            #expect(try await within("the dialled end to see the end") { try await link.receive() } == nil)
+            await expectMeshError(.dialFailed) { _ = try await client.dial(address) }
+            #expect(server.boundAddresses.isEmpty)
+            await expectMeshError(.invalidArgument) { try await server.listen(context: context) }
+        }
+        await client.stop()
+    }
+
     @Test func ipv6LoopbackWithAZone() async throws {
-        let server = TCPTransport(configuration: .init(listen: ["[::1]:0"]))
-        let events = EventLog(server)
+        let server: Listening
         do {
-            try await server.start(context: context())
+            server = try await Listening.start(.init(listen: ["[::1]:0"]))
         } catch let error as MeshError where error.code == .transportUnavailable {
             withKnownIssue("this host has no IPv6 loopback: \(error.message)") { throw error }
             return
         }
-        let bound = try #require(server.boundAddresses.first)
+        let bound = try server.address
         #expect(bound.hasPrefix("[::1]:"))
         let port = try TCPAddress(bound).port
-        let client = TCPTransport(configuration: .init(listen: []))
-        try await client.start(context: context())
+        let client = try await Listening.start(.init(listen: []))
         // The zone syntax the mDNS transport uses for link-local addresses.
-        let link = try await client.dial(PeerHint(transport: "tcp", address: "[::1%lo]:\(port)"))
-        let accepted = try await events.nextInboundLink()
+        let link = try await client.dial("[::1%lo]:\(port)")
+        let accepted = try await server.events.nextInboundLink()
         try await accepted.send([6])
         #expect(try await link.receive() == [6])
-        await expectMeshError(.invalidArgument) {
-            _ = try await client.dial(PeerHint(transport: "tcp", address: "[fe80::1%nosuchif0]:\(port)"))
-        }
+        await expectMeshError(.invalidArgument) { _ = try await client.dial("[fe80::1%nosuchif0]:\(port)") }
         await client.stop()
         await server.stop()
     }
 
     @Test func restartOnTheSamePortThenDialWorks() async throws {
         let port = try freePort()
-        let client = TCPTransport(configuration: .init(listen: []))
-        try await client.start(context: context())
+        let client = try await Listening.start(.init(listen: []))
         for round in 0..<2 {
-            let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:\(port)"]))
-            let events = EventLog(server)
-            try await server.start(context: context())
-            #expect(server.boundAddresses == ["127.0.0.1:\(port)"])
-            let link = try await client.dial(PeerHint(transport: "tcp", address: "127.0.0.1:\(port)"))
-            let accepted = try await events.nextInboundLink()
+            let server = try await Listening.start(.init(listen: ["127.0.0.1:\(port)"]))
+            #expect(server.running.addresses == ["127.0.0.1:\(port)"])
+            let link = try await client.dial("127.0.0.1:\(port)")
+            let accepted = try await server.events.nextInboundLink()
             try await link.send([UInt8(round)])
             #expect(try await accepted.receive() == [UInt8(round)])
             // Stopping the listener with a link open leaves TIME_WAIT state behind.
             await server.stop()
             #expect(try await within("the link to end") { try await link.receive() } == nil)
         }
-        await expectMeshError(.dialFailed) {
-            _ = try await client.dial(PeerHint(transport: "tcp", address: "127.0.0.1:\(port)"))
-        }
+        await expectMeshError(.dialFailed) { _ = try await client.dial("127.0.0.1:\(port)") }
         await client.stop()
     }
 
-    @Test func startFailsInOneLineWhenNothingCanBind() async throws {
-        let first = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
-        try await first.start(context: context())
-        let taken = try #require(first.boundAddresses.first)
-        let second = TCPTransport(configuration: .init(listen: [taken]))
+    @Test func listenFailsInOneLineWhenNothingCanBind() async throws {
+        let first = try await Listening.start(.init(listen: ["127.0.0.1:0"]))
+        let taken = try first.address
         do {
-            try await second.start(context: context())
+            let second = try await Listening.start(.init(listen: [taken]))
             Issue.record("a second listener bound \(taken)")
+            await second.stop()
         } catch let error as MeshError {
             #expect(error.code == .transportUnavailable)
             #expect(error.message.contains(taken))
@@ -109,9 +148,9 @@ struct TCPTransportTests {
         }
         // One good address is enough; the bad one is logged.
         let capture = LogCapture()
-        let third = TCPTransport(configuration: .init(listen: [taken, "127.0.0.1:0"]))
-        try await third.start(context: context(capture))
-        #expect(third.boundAddresses.count == 1)
+        let third = try await Listening.start(.init(listen: [taken, "127.0.0.1:0"]), capture: capture)
+        #expect(third.running.addresses.count == 1)
+        #expect(third.running.addresses != [taken])
         #expect(capture.messages.contains { $0.contains("cannot listen on \(taken)") })
         await third.stop()
         await first.stop()
@@ -119,18 +158,19 @@ struct TCPTransportTests {
 
     @Test func bootstrapEntriesAreReportedAsHints() async throws {
         let entries = ["seed.example.org:7420", "127.0.0.1:7421", "[::1]:7422"]
-        let transport = TCPTransport(configuration: .init(listen: [], bootstrap: entries))
-        let events = EventLog(transport)
-        try await transport.start(context: context())
-        let hints = try await eventually("three hints") { events.discovered.count == 3 ? events.discovered : nil }
+        let transport = try await Listening.start(.init(listen: [], bootstrap: entries))
+        let hints = try await eventually("three hints") {
+            transport.events.discovered.count == 3 ? transport.events.discovered : nil
+        }
         #expect(hints.map(\.address) == entries)
         #expect(hints.allSatisfy { $0.transport == "tcp" && $0.peerID == nil })
         await transport.stop()
     }
 
-    @Test func startRejectsAnInvalidConfiguration() async throws {
-        let transport = TCPTransport(configuration: .init(maxFrameSize: 70_000))
-        await expectMeshError(.invalidConfiguration) { try await transport.start(context: context()) }
+    @Test func listenRejectsAnInvalidConfiguration() async throws {
+        await expectMeshError(.invalidConfiguration) {
+            _ = try await Listening.start(.init(maxFrameSize: 70_000))
+        }
     }
 
     /// A peer announcing a frame over max_frame_size is cut off with a log line, while a
@@ -142,7 +182,7 @@ struct TCPTransportTests {
             client: .init(listen: [], maxFrameSize: 1024),
             capture: capture
         )
-        let port = try TCPAddress(#require(pair.server.boundAddresses.first)).port
+        let port = try pair.server.port
 
         let good = Task {
             for index in 0..<200 {
@@ -170,8 +210,7 @@ struct TCPTransportTests {
     /// garbage and EOF: the link fails as malformed, the transport keeps serving.
     @Test func truncatedFrameThenEOFIsMalformed() async throws {
         let pair = try await LinkedPair.make()
-        let port = try TCPAddress(#require(pair.server.boundAddresses.first)).port
-        let hostile = try RawClient(port: port)
+        let hostile = try RawClient(port: try pair.server.port)
         let hostileLink = try await pair.serverEvents.nextInboundLink()
         hostile.write([0xFF, 0xFF] + (0..<100).map { UInt8($0) })
         hostile.finishWriting()
@@ -184,10 +223,9 @@ struct TCPTransportTests {
 
     @Test func maxInboundRefusesTheExtraConnection() async throws {
         let capture = LogCapture()
-        let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"], maxInbound: 2))
-        let events = EventLog(server)
-        try await server.start(context: context(capture))
-        let port = try TCPAddress(#require(server.boundAddresses.first)).port
+        let server = try await Listening.start(.init(listen: ["127.0.0.1:0"], maxInbound: 2), capture: capture)
+        let events = server.events
+        let port = try server.port
         let first = try RawClient(port: port)
         let second = try RawClient(port: port)
         // Children are set up on several event loops, so links may arrive in any order.
@@ -211,10 +249,10 @@ struct TCPTransportTests {
 
     @Test func maxPerAddressRefusesTheExtraConnection() async throws {
         let capture = LogCapture()
-        let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"], maxInbound: 10, maxPerAddress: 1))
-        let events = EventLog(server)
-        try await server.start(context: context(capture))
-        let port = try TCPAddress(#require(server.boundAddresses.first)).port
+        let server = try await Listening.start(
+            .init(listen: ["127.0.0.1:0"], maxInbound: 10, maxPerAddress: 1), capture: capture)
+        let events = server.events
+        let port = try server.port
         let first = try RawClient(port: port)
         let firstLink = try await events.nextInboundLink()
         let second = try RawClient(port: port)

@@ -1,5 +1,6 @@
 import Logging
 import MeshCore
+import MeshTesting
 import Synchronization
 import Testing
 import TransportTCP
@@ -38,14 +39,14 @@ final class LogCapture: Sendable {
     }
 }
 
-/// Reads a transport's events in the background so a test can wait for them.
+/// Reads a running transport's events in the background so a test can wait for them.
 final class EventLog: Sendable {
     private let events = Mutex<[TransportEvent]>([])
     private let taken = Mutex(0)
     private let finished = Atomic<Bool>(false)
 
-    init(_ transport: TCPTransport) {
-        let stream = transport.events
+    init(_ running: RunningTransport) {
+        let stream = running.events
         Task { [self] in
             for await event in stream {
                 self.events.withLock { $0.append(event) }
@@ -120,8 +121,36 @@ func within<T: Sendable>(
     }
 }
 
-func context(_ capture: LogCapture = LogCapture()) -> TransportContext {
-    TransportContext(localPeerID: PeerID.random(), logger: capture.logger())
+/// A TCP transport whose `listen` runs in the background, with its events logged.
+struct Listening {
+    var transport: TCPTransport
+    var running: RunningTransport
+    var events: EventLog
+
+    /// Starts `listen` and returns once it reported `.listening`.
+    static func start(_ configuration: TCPTransport.Configuration, capture: LogCapture = LogCapture()) async throws -> Listening {
+        let transport = TCPTransport(configuration: configuration)
+        let running = try await RunningTransport.start(transport, logger: capture.logger())
+        return Listening(transport: transport, running: running, events: EventLog(running))
+    }
+
+    /// The first address of the `.listening` event.
+    var address: String {
+        get throws { try #require(running.addresses.first) }
+    }
+
+    /// The port of ``address``.
+    var port: Int {
+        get throws { try TCPAddress(address).port }
+    }
+
+    /// Dials `address` with this transport.
+    func dial(_ address: String) async throws -> any Link {
+        try await transport.dial(PeerHint(transport: "tcp", address: address))
+    }
+
+    /// Cancels `listen` and waits until it returned.
+    func stop() async { await running.stop() }
 }
 
 /// A loopback TCP port nothing listens on right now (bound, read, closed).
@@ -202,28 +231,25 @@ final class RawClient {
     deinit { close(fd) }
 }
 
-/// A started listening transport and a started dialling one, linked once.
+/// A listening transport and a dialling one, linked once.
 struct LinkedPair {
-    var server: TCPTransport
-    var client: TCPTransport
-    var serverEvents: EventLog
+    var server: Listening
+    var client: Listening
     var dialed: any Link
     var accepted: any Link
+
+    var serverEvents: EventLog { server.events }
 
     static func make(
         server serverConfig: TCPTransport.Configuration = .init(listen: ["127.0.0.1:0"]),
         client clientConfig: TCPTransport.Configuration = .init(listen: []),
         capture: LogCapture = LogCapture()
     ) async throws -> LinkedPair {
-        let server = TCPTransport(configuration: serverConfig)
-        let events = EventLog(server)
-        try await server.start(context: context(capture))
-        let client = TCPTransport(configuration: clientConfig)
-        try await client.start(context: context(capture))
-        let address = try #require(server.boundAddresses.first)
-        let dialed = try await client.dial(PeerHint(transport: "tcp", address: address))
-        let accepted = try await events.nextInboundLink()
-        return LinkedPair(server: server, client: client, serverEvents: events, dialed: dialed, accepted: accepted)
+        let server = try await Listening.start(serverConfig, capture: capture)
+        let client = try await Listening.start(clientConfig, capture: capture)
+        let dialed = try await client.dial(try server.address)
+        let accepted = try await server.events.nextInboundLink()
+        return LinkedPair(server: server, client: client, dialed: dialed, accepted: accepted)
     }
 
     func stop() async {

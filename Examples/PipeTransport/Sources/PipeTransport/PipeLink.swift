@@ -5,23 +5,20 @@ import Synchronization
 /// boundaries and order come from the kernel, and a full socket buffer is the
 /// back-pressure.
 final class PipeLink: Link {
+    /// The transport's handle for this link.
     let id = LinkID.next()
-    let transportName: String
     let remoteAddress: String
     let mtu: Int
     private let socket: PipeSocket
     private let onClose: @Sendable (LinkID) -> Void
-    private let state = Mutex((closed: false, stats: LinkStats()))
+    private let closed = Mutex(false)
 
-    init(socket: PipeSocket, transportName: String, remoteAddress: String, mtu: Int, onClose: @escaping @Sendable (LinkID) -> Void) {
+    init(socket: PipeSocket, remoteAddress: String, mtu: Int, onClose: @escaping @Sendable (LinkID) -> Void) {
         self.socket = socket
-        self.transportName = transportName
         self.remoteAddress = remoteAddress
         self.mtu = mtu
         self.onClose = onClose
     }
-
-    var stats: LinkStats { state.withLock { $0.stats } }
 
     func send(_ frame: [UInt8]) async throws {
         guard frame.count <= mtu else {
@@ -31,25 +28,21 @@ final class PipeLink: Link {
             throw MeshError(.invalidArgument, "a pipe link cannot carry an empty frame (it reads as the end of the stream)")
         }
         while true {
-            guard !state.withLock({ $0.closed }) else {
+            guard !closed.withLock({ $0 }) else {
                 throw MeshError(.linkClosed, "pipe link to \(remoteAddress) is closed")
             }
-            if try socket.send(frame) {
-                state.withLock { $0.stats.recordSent(frame.count) }
-                return
-            }
+            if try socket.send(frame) { return }
             await socket.wait(writable: true)
         }
     }
 
     func receive() async throws -> [UInt8]? {
-        while !state.withLock({ $0.closed }) {
+        while !closed.withLock({ $0 }) {
             switch try socket.receive(capacity: mtu + 1) {
             case .packet(let frame) where frame.count > mtu:
                 await close()
                 throw MeshError(.malformedFrame, "pipe://\(remoteAddress) sent a packet over the link MTU \(mtu)")
             case .packet(let frame):
-                state.withLock { $0.stats.recordReceived(frame.count) }
                 return frame
             case .end:
                 return nil
@@ -61,9 +54,9 @@ final class PipeLink: Link {
     }
 
     func close() async {
-        let first = state.withLock { state in
-            defer { state.closed = true }
-            return !state.closed
+        let first = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
         }
         guard first else { return }
         socket.shutdown()

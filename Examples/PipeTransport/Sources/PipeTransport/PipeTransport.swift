@@ -16,51 +16,52 @@ public final class PipeTransport: Transport {
     public let configuration: Configuration
     /// Reliable and ordered; MTU ``Configuration/mtu``; about as fast as memory.
     public let capabilities: TransportCapabilities
-    /// Configured peers (at start) and inbound links; finishes after ``stop()``.
-    public let events: AsyncStream<TransportEvent>
-    private let eventSink: AsyncStream<TransportEvent>.Continuation
-    private let state = Mutex(State())
+    /// Open links while ``listen(context:)`` runs; nil before and after.
+    private let links = Mutex<[LinkID: PipeLink]?>(nil)
 
-    private enum Phase { case idle, running, stopped }
-
-    private struct State {
-        var phase = Phase.idle
-        var listener: PipeSocket?
-        var acceptLoop: Task<Void, Never>?
-        var links: [LinkID: PipeLink] = [:]
-    }
-
-    /// Creates a stopped transport.
+    /// Creates a transport; nothing is opened before ``listen(context:)``.
     public init(configuration: Configuration = Configuration(), name: String = "pipe") {
         self.name = name
         self.configuration = configuration
         capabilities = TransportCapabilities(
             maxFrameSize: configuration.mtu, nominalBitrate: 10_000_000_000, isReliable: true, needsDiscovery: false,
             powerCost: 0)
-        (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .bufferingOldest(256))
     }
 
-    /// Listens on ``Configuration/listen`` (if set) and reports ``Configuration/peers``.
-    /// - Throws: `MeshError` `.invalidConfiguration`, or `.transportUnavailable` when the
-    ///   path cannot be listened on.
-    public func start(context: TransportContext) async throws {
+    /// Listens on ``Configuration/listen`` (if set), reports it and ``Configuration/peers``,
+    /// and accepts links until the task is cancelled; then removes the socket file and
+    /// closes every link.
+    /// - Throws: `MeshError` `.invalidConfiguration`, `.invalidArgument` when already
+    ///   listening, or `.transportUnavailable` when the path cannot be listened on.
+    public func listen(context: TransportContext) async throws {
         try configuration.validate()
         let listener = try configuration.listen.map(PipeSocket.listen(path:))
-        let started = state.withLock { state in
-            guard state.phase == .idle else { return false }
-            state.phase = .running
-            state.listener = listener
-            if let listener { state.acceptLoop = Task { await self.accept(on: listener, logger: context.logger) } }
-            return true
+        let first = links.withLock { links in
+            defer { links = links ?? [:] }
+            return links == nil
         }
-        guard started else {
+        guard first else {
             listener?.shutdown()
-            throw MeshError(.invalidArgument, "pipe transport was already started; make a new one")
+            throw MeshError(.invalidArgument, "pipe transport is already listening; make a new one")
         }
-        for peer in configuration.peers { eventSink.yield(.peerDiscovered(PeerHint(transport: name, address: peer))) }
+        context.report(.listening(addresses: configuration.listen.map { [$0] } ?? []))
+        for peer in configuration.peers { context.report(.peerDiscovered(PeerHint(transport: name, address: peer))) }
+        // The accept loop runs in this task; cancelling it shuts the listener, which wakes the loop.
+        await withTaskCancellationHandler {
+            if let listener { await accept(on: listener, context: context) }
+            await waitUntilCancelled()
+        } onCancel: {
+            listener?.shutdown()
+        }
+        if let path = configuration.listen { unlink(path) }
+        let open = links.withLock { links in
+            defer { links = nil }
+            return Array((links ?? [:]).values)
+        }
+        for link in open { await link.close() }
     }
 
-    private func accept(on listener: PipeSocket, logger: Logger) async {
+    private func accept(on listener: PipeSocket, context: TransportContext) async {
         while !listener.isShut {
             do {
                 guard let socket = try listener.accept() else {
@@ -68,12 +69,13 @@ public final class PipeTransport: Transport {
                     continue
                 }
                 let link = makeLink(socket, remote: "inbound")
-                guard register(link), case .enqueued = eventSink.yield(.inboundLink(link)) else {
+                guard register(link) else {
                     await link.close()
                     continue
                 }
+                context.report(.inboundLink(link))
             } catch {
-                logger.warning("pipe stopped accepting on \(configuration.listen ?? ""): \(error)")
+                context.logger.warning("pipe stopped accepting on \(configuration.listen ?? ""): \(error)")
                 return
             }
         }
@@ -85,36 +87,22 @@ public final class PipeTransport: Transport {
         let link = makeLink(try PipeSocket.connect(path: hint.address), remote: hint.address)
         guard register(link) else {
             await link.close()
-            throw MeshError(.notRunning, "pipe transport is not running; start it before dialling \(hint.address)")
+            throw MeshError(.notRunning, "pipe transport is not listening; run listen(context:) before dialling \(hint.address)")
         }
         return link
     }
 
-    /// Closes the listener (removing its socket file) and every link; finishes ``events``.
-    public func stop() async {
-        let (listener, loop, links) = state.withLock { state in
-            defer { (state.phase, state.listener, state.acceptLoop, state.links) = (.stopped, nil, nil, [:]) }
-            return (state.listener, state.acceptLoop, Array(state.links.values))
-        }
-        if let listener, let path = configuration.listen {
-            listener.shutdown()
-            unlink(path)
-        }
-        await loop?.value
-        for link in links { await link.close() }
-        eventSink.finish()
-    }
-
     private func makeLink(_ socket: PipeSocket, remote: String) -> PipeLink {
-        PipeLink(socket: socket, transportName: name, remoteAddress: remote, mtu: configuration.mtu) { [weak self] id in
-            _ = self?.state.withLock { $0.links.removeValue(forKey: id) }
+        PipeLink(socket: socket, remoteAddress: remote, mtu: configuration.mtu) { [weak self] id in
+            _ = self?.links.withLock { $0?.removeValue(forKey: id) }
         }
     }
 
     private func register(_ link: PipeLink) -> Bool {
-        state.withLock { state in
-            if state.phase == .running { state.links[link.id] = link }
-            return state.phase == .running
+        links.withLock { links in
+            guard links != nil else { return false }
+            links?[link.id] = link
+            return true
         }
     }
 }

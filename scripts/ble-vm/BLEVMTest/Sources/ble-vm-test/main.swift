@@ -6,7 +6,8 @@
 //                                                    of many sizes + a message of several MTUs, check echoes
 //   ble-vm-test bench --adapter hci1 --rtt N --bulk BYTES   dial an `echo` peer and measure
 //   ble-vm-test echo --adapter hci0                  accept links until killed, echo every packet
-//   ble-vm-test conformance --dead ADDRESS           TransportConformance with A on hci0, B on hci1
+//   ble-vm-test conformance --dead ADDRESS           TransportConformance with A on hci0, B on hci1, then
+//                                                    cancelling B's listen closes its listener and links
 //
 // Prints "ble-vm-test[hciN]: ..." lines; exits 0 on success, 1 on failure.
 import Logging
@@ -123,7 +124,51 @@ if options.mode == "conformance" {
         fatal("TransportConformance: \(error)")
     }
     print("ble-vm-test: TransportConformance passed (\(TransportConformance.checkNames.count) checks: \(TransportConformance.checkNames.joined(separator: ", "))) in \(start.duration(to: .now))")
+    do {
+        let dead = options.dead
+        try await withDeadline(90, "the cancellation check") { try await CancellationCheck.run(harness, dead: dead) }
+    } catch {
+        fatal("cancellation check: \(error)")
+    }
+    print("ble-vm-test: cancelling listen closed the listener and both ends of a link; .listening carried the local address")
     exit(0)
+}
+
+enum CancellationCheck {
+    /// B's `.listening` names its address; after B's listen is cancelled, a link A had
+    /// opened to it ends at both ends and dialling B fails.
+    static func run(_ harness: TransportConformance.Harness, dead: String) async throws {
+        var quiet = Logger(label: "ble")
+        quiet.logLevel = .warning
+        let a = try await RunningTransport.start(try await harness.makeTransport(0), logger: quiet)
+        let bTransport = try await harness.makeTransport(1)
+        let b = try await RunningTransport.start(bTransport, logger: quiet)
+        let hint = try await harness.hint(bTransport, 1)
+        guard b.addresses == [hint.address] else {
+            throw MeshError(.invalidArgument, ".listening said \(b.addresses), the transport's address is \(hint.address)")
+        }
+        let accepted = Task { () -> (any Link)? in
+            for await event in b.events { if case .inboundLink(let link) = event { return link } }
+            return nil
+        }
+        let link = try await a.transport.dial(hint)
+        guard let remote = await accepted.value else { throw MeshError(.linkClosed, "B reported no inbound link") }
+        try await link.send([1, 2, 3])
+        guard try await remote.receive() == [1, 2, 3] else { throw MeshError(.malformedFrame, "the frame did not arrive") }
+        await b.stop()
+        guard try await remote.receive() == nil else { throw MeshError(.invalidArgument, "B's end still delivers after listen returned") }
+        guard (try? await link.receive()) == nil else { throw MeshError(.invalidArgument, "A's end still delivers after B's listen returned") }
+        do {
+            let again = try await a.transport.dial(hint)
+            await again.close()
+            throw MeshError(.invalidArgument, "dialling B after its listen returned opened a link")
+        } catch let error as MeshError where error.code == .dialFailed {}
+        do {
+            _ = try await bTransport.dial(PeerHint(transport: "ble", address: dead))
+            throw MeshError(.invalidArgument, "B dialled after its listen returned")
+        } catch let error as MeshError where error.code == .notRunning {}
+        await a.stop()
+    }
 }
 
 var logger = Logger(label: "ble")
@@ -140,12 +185,16 @@ if options.mode == "dial" { configuration.txPower = -4 }  // exercises the TX po
 let transport = BLETransport(configuration: configuration)
 let started = ContinuousClock.now
 
+let running: RunningTransport
 do {
-    try await transport.start(context: TransportContext(localPeerID: me, logger: logger))
+    running = try await RunningTransport.start(transport, localPeerID: me, logger: logger)
 } catch {
-    fatal("start on \(options.adapter): \(error)")
+    fatal("listen on \(options.adapter): \(error)")
 }
-say("started: listening on \(transport.localAddress!), advertising service \(BLEMeshAdvertisement.serviceUUIDString)")
+guard running.addresses == [transport.localAddress!.description] else {
+    fatal(".listening said \(running.addresses), the transport's address is \(transport.localAddress!)")
+}
+say("started: listening on \(running.addresses[0]), advertising service \(BLEMeshAdvertisement.serviceUUIDString)")
 
 /// Sorts the transport's events: the first discovered hint and the inbound links.
 actor EventSorter {
@@ -184,11 +233,11 @@ actor EventSorter {
 
 let sorter = EventSorter()
 let eventTask = Task {
-    for await event in transport.events {
+    for await event in running.events {
         switch event {
         case .peerDiscovered(let hint): await sorter.discovered(hint)
         case .inboundLink(let link): await sorter.accepted(link)
-        case .peerLost: break
+        case .peerLost, .listening: break
         }
     }
 }
@@ -213,16 +262,18 @@ do {
         say("accepted LE channel from \(link.remoteAddress): mtu=\(link.mtu)")
         var reassembler = PacketReassembler()
         var echoed = 0
+        var bytes = 0
         while let packet = try await link.receive() {
             try await link.send(packet)
             echoed += 1
+            bytes += packet.count
             if packet.first.map({ [0x80, 0x00, 0x40, 0xC0].contains($0) }) == true,
                 case .segment(let message)? = try? reassembler.feed(packet)
             {
                 say("reassembled a \(message.count)-byte message (\(message.count / link.mtu + 1) packets) from the dialler")
             }
         }
-        say("link closed by the dialler after \(echoed) echoed packets (\(link.stats.bytesReceived) bytes each way)")
+        say("link closed by the dialler after \(echoed) echoed packets (\(bytes) bytes each way)")
         if options.mode == "accept" && echoed == 0 { fatal("no packet arrived") }
     case "dial":
         let link = try await withDeadline(options.timeout, "dial") { try await transport.dial(hint) }
@@ -289,8 +340,14 @@ do {
 }
 
 say("stopping the transport")
-await transport.stop()
+await running.stop()
 eventTask.cancel()
+do {
+    _ = try await transport.dial(PeerHint(transport: "ble", address: options.dead))
+    fatal("dial worked after listen returned")
+} catch let error as MeshError where error.code == .notRunning {
+    say("listen returned: dial says \(error.message)")
+}
 say("PASS \(options.mode) in \(started.duration(to: .now))")
 
 func ms(_ duration: Duration) -> String {

@@ -58,7 +58,7 @@ final class InboundPipeline: Sendable {
         let step: Step = state.withLock { state in
             if state.dedup.contains(frame.messageID) { return .answer(.duplicate) }
             if frame.chunkCount == 1 { return .complete(frame.payload) }
-            switch state.assembler.add(frame, now: now) {
+            switch state.assembler.add(frame, from: session.remote, now: now) {
             case .complete(let bytes): return .complete(bytes)
             case .incomplete: return .answer(.accepted)
             case .duplicateChunk: return .answer(.duplicate)
@@ -81,7 +81,7 @@ final class InboundPipeline: Sendable {
         }
         session.data.countReceived(frame.payload.count)
         guard state.withLock({ $0.handingOver.insert(frame.messageID).inserted }) else {
-            return reopen(frame, payload, result: .refused)
+            return reopen(frame, payload, from: session.remote, result: .refused)
         }
         guard let opened = open(frame, payload, session: session) else {
             // Forged or unreadable: acknowledged (it arrived), never delivered.
@@ -98,7 +98,7 @@ final class InboundPipeline: Sendable {
             stats.update { $0.sinkRefusals += 1 }
             logger.debug("the message sink refused \(frame.messageID) from \(frame.origin): \(error)")
             state.withLock { _ = $0.handingOver.remove(frame.messageID) }
-            return reopen(frame, payload, result: .refused)
+            return reopen(frame, payload, from: session.remote, result: .refused)
         }
         state.withLock { state in
             state.handingOver.remove(frame.messageID)
@@ -111,10 +111,12 @@ final class InboundPipeline: Sendable {
 
     /// Puts a refused multi-chunk message back, missing only `frame`'s chunk, so the
     /// sender's retry of that chunk completes it again.
-    private func reopen(_ frame: DataFrame, _ payload: [UInt8], result: LinkSession.AcceptResult) -> LinkSession.AcceptResult {
+    private func reopen(
+        _ frame: DataFrame, _ payload: [UInt8], from neighbour: PeerID, result: LinkSession.AcceptResult
+    ) -> LinkSession.AcceptResult {
         guard frame.chunkCount > 1 else { return result }
         let now = clock.now
-        state.withLock { $0.assembler.reopen(frame, completed: payload, now: now) }
+        state.withLock { $0.assembler.reopen(frame, completed: payload, from: neighbour, now: now) }
         return result
     }
 

@@ -1,4 +1,10 @@
-/// Puts multi-chunk messages back together, bounded in count, bytes and time.
+/// Puts multi-chunk messages back together, bounded in count, bytes and time — in
+/// total and per neighbour (the authenticated peer whose link brought the chunks), so
+/// that one peer's partial messages can never make another peer's messages wait or
+/// fail.
+///
+/// Memory is counted as it arrives (the bytes of the chunks held), not as declared: a
+/// first chunk announcing a 16 MiB message holds one chunk, not 16 MiB.
 struct MessageAssembler {
     enum Outcome: Equatable {
         case complete([UInt8])
@@ -9,15 +15,22 @@ struct MessageAssembler {
 
     private struct Partial {
         var origin: PeerID
+        var neighbour: PeerID
         var length: Int
-        var buffer: [UInt8]
-        var received: [Bool]
+        var chunks: [[UInt8]?]
         var remaining: Int
+        var heldBytes: Int
         var startedAt: ContinuousClock.Instant
     }
 
+    private struct Share {
+        var messages = 0
+        var bytes = 0
+    }
+
     private var partials: [MessageID: Partial] = [:]
-    private var reservedBytes = 0
+    private var shares: [PeerID: Share] = [:]
+    private var heldBytes = 0
     let limits: ReassemblyLimits
     private(set) var expired = 0
 
@@ -27,66 +40,106 @@ struct MessageAssembler {
 
     var inProgress: Int { partials.count }
 
-    mutating func add(_ frame: DataFrame, now: ContinuousClock.Instant = .now) -> Outcome {
+    /// Bytes held for partial messages from `neighbour`.
+    func heldBytes(from neighbour: PeerID) -> Int { shares[neighbour]?.bytes ?? 0 }
+
+    /// Adds one chunk that arrived over a link to `neighbour`.
+    mutating func add(_ frame: DataFrame, from neighbour: PeerID, now: ContinuousClock.Instant) -> Outcome {
         expire(now: now)
         let length = Int(frame.messageLength)
-        // Take the partial out of the dictionary while writing into it, so its buffer
-        // (up to the message size) is mutated in place instead of copied per chunk.
-        if var partial = partials.removeValue(forKey: frame.messageID) {
-            guard partial.origin == frame.origin, partial.length == length, partial.received.count == Int(frame.chunkCount) else {
-                partials[frame.messageID] = partial
+        let index = Int(frame.chunkIndex)
+        let size = frame.payload.count
+        var share = shares[neighbour] ?? Share()
+        if var partial = partials[frame.messageID] {
+            guard partial.origin == frame.origin, partial.length == length, partial.chunks.count == Int(frame.chunkCount) else {
                 return .rejected("chunk \(frame.chunkIndex) of \(frame.messageID) disagrees with earlier chunks")
             }
-            let index = Int(frame.chunkIndex)
-            if partial.received[index] {
-                partials[frame.messageID] = partial
-                return .duplicateChunk
-            }
-            partial.received[index] = true
+            if partial.chunks[index] != nil { return .duplicateChunk }
+            if partial.remaining > 1, let refusal = refusal(adding: size, to: share, neighbour: neighbour) { return .rejected(refusal) }
+            partials[frame.messageID] = nil  // mutate without a copy
+            partial.chunks[index] = frame.payload
             partial.remaining -= 1
-            let offset = index * Frame.chunkSize
-            partial.buffer.replaceSubrange(offset..<(offset + frame.payload.count), with: frame.payload)
             if partial.remaining == 0 {
-                reservedBytes -= length
-                return .complete(partial.buffer)
+                release(partial)
+                var message: [UInt8] = []
+                message.reserveCapacity(length)
+                for chunk in partial.chunks { message.append(contentsOf: chunk ?? []) }
+                return .complete(message)
             }
+            // Bytes count against the neighbour that holds the partial message.
+            hold(size, in: &partial)
             partials[frame.messageID] = partial
             return .incomplete
         }
         guard partials.count < limits.maxMessages else {
             return .rejected("\(partials.count) messages are already being reassembled (limit \(limits.maxMessages))")
         }
-        guard reservedBytes + length <= limits.maxBytes else {
-            return .rejected("reassembly would hold \(reservedBytes + length) bytes (limit \(limits.maxBytes))")
+        guard share.messages < limits.maxMessagesPerPeer else {
+            return .rejected("\(neighbour) already has \(share.messages) messages being reassembled (limit \(limits.maxMessagesPerPeer) per peer)")
         }
-        var received = [Bool](repeating: false, count: Int(frame.chunkCount))
-        received[Int(frame.chunkIndex)] = true
-        var buffer = [UInt8](repeating: 0, count: length)
-        let offset = Int(frame.chunkIndex) * Frame.chunkSize
-        buffer.replaceSubrange(offset..<(offset + frame.payload.count), with: frame.payload)
-        partials[frame.messageID] = Partial(
-            origin: frame.origin, length: length, buffer: buffer, received: received,
-            remaining: Int(frame.chunkCount) - 1, startedAt: now)
-        reservedBytes += length
+        if let refusal = refusal(adding: size, to: share, neighbour: neighbour) { return .rejected(refusal) }
+        var chunks = [[UInt8]?](repeating: nil, count: Int(frame.chunkCount))
+        chunks[index] = frame.payload
+        share.messages += 1
+        shares[neighbour] = share
+        var partial = Partial(
+            origin: frame.origin, neighbour: neighbour, length: length, chunks: chunks, remaining: Int(frame.chunkCount) - 1,
+            heldBytes: 0, startedAt: now)
+        hold(size, in: &partial)
+        partials[frame.messageID] = partial
         return .incomplete
     }
 
-    /// Puts back a message that `frame` completed, missing only `frame`'s chunk (its
-    /// delivery was refused), so that a retry of that chunk completes it again.
-    mutating func reopen(_ frame: DataFrame, completed buffer: [UInt8], now: ContinuousClock.Instant) {
-        guard partials[frame.messageID] == nil, Int(frame.chunkIndex) < Int(frame.chunkCount) else { return }
-        var received = [Bool](repeating: true, count: Int(frame.chunkCount))
-        received[Int(frame.chunkIndex)] = false
-        partials[frame.messageID] = Partial(
-            origin: frame.origin, length: buffer.count, buffer: buffer, received: received, remaining: 1, startedAt: now)
-        reservedBytes += buffer.count
+    private func refusal(adding size: Int, to share: Share, neighbour: PeerID) -> String? {
+        if heldBytes + size > limits.maxBytes {
+            return "reassembly would hold \(heldBytes + size) bytes (limit \(limits.maxBytes))"
+        }
+        if share.bytes + size > limits.maxBytesPerPeer {
+            return "reassembly would hold \(share.bytes + size) bytes from \(neighbour) (limit \(limits.maxBytesPerPeer) per peer)"
+        }
+        return nil
     }
 
-    mutating func expire(now: ContinuousClock.Instant = .now) {
+    private mutating func hold(_ size: Int, in partial: inout Partial) {
+        partial.heldBytes += size
+        heldBytes += size
+        shares[partial.neighbour, default: Share()].bytes += size
+    }
+
+    private mutating func release(_ partial: Partial) {
+        heldBytes -= partial.heldBytes
+        guard var share = shares[partial.neighbour] else { return }
+        share.messages -= 1
+        share.bytes -= partial.heldBytes
+        shares[partial.neighbour] = share.messages <= 0 ? nil : share
+    }
+
+    /// Puts back a message that `frame` completed, missing only `frame`'s chunk (its
+    /// delivery was refused), so that a retry of that chunk completes it again. It
+    /// counts against `neighbour`'s share even above the limits (it was admitted).
+    mutating func reopen(_ frame: DataFrame, completed buffer: [UInt8], from neighbour: PeerID, now: ContinuousClock.Instant) {
+        let count = Int(frame.chunkCount)
+        guard partials[frame.messageID] == nil, Int(frame.chunkIndex) < count else { return }
+        var chunks: [[UInt8]?] = []
+        chunks.reserveCapacity(count)
+        for index in 0..<count {
+            let start = index * Frame.chunkSize
+            chunks.append(index == Int(frame.chunkIndex) ? nil : Array(buffer[start..<min(buffer.count, start + Frame.chunkSize)]))
+        }
+        var partial = Partial(
+            origin: frame.origin, neighbour: neighbour, length: buffer.count, chunks: chunks, remaining: 1, heldBytes: 0,
+            startedAt: now)
+        shares[neighbour, default: Share()].messages += 1
+        hold(buffer.count - frame.payload.count, in: &partial)
+        partials[frame.messageID] = partial
+    }
+
+    /// Drops partial messages older than the timeout.
+    mutating func expire(now: ContinuousClock.Instant) {
         guard !partials.isEmpty else { return }
         for (id, partial) in partials where now - partial.startedAt > limits.timeout {
             partials[id] = nil
-            reservedBytes -= partial.length
+            release(partial)
             expired += 1
         }
     }

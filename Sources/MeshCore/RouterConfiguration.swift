@@ -101,6 +101,7 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `reconnect` | ``reconnect`` (``ReconnectConfiguration``) |
 /// | `keepalive_interval_ms` | ``keepaliveInterval`` |
 /// | `handshake_timeout_ms` | ``handshakeTimeout`` |
+/// | `max_unauthenticated_links` | ``maxUnauthenticatedLinks`` |
 /// | `sealing` | ``sealing`` (`relayed_only` or `always`) |
 /// | `max_message_size` | ``maxMessageSize`` |
 /// | `reassembly` | ``reassembly`` (``ReassemblyLimits``) |
@@ -110,7 +111,7 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `default_ttl` | ``defaultTTL`` |
 ///
 /// Durations are integers in milliseconds. A missing key takes the default of
-/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:handshakeTimeout:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:)``
+/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:)``
 /// (so `relay.enabled` missing means relay on: the node's fail-safe default is the
 /// node's). An unknown key, at any level, a wrong type or a value out of range is a
 /// `DecodingError` whose coding path ends with the key.
@@ -126,6 +127,10 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
     public var keepaliveInterval: Duration
     /// How long a new link may take to complete its handshake.
     public var handshakeTimeout: Duration
+    /// Inbound links still in their handshake, over every transport together. When a
+    /// new one arrives with the budget full, the oldest is closed (not the newcomer),
+    /// so strangers holding idle connections cannot lock honest peers out.
+    public var maxUnauthenticatedLinks: Int
     /// Largest message `send(to:payload:)` accepts and the decoder admits.
     public var maxMessageSize: Int
     /// Bounds on multi-chunk reassembly.
@@ -148,6 +153,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         reconnect: ReconnectConfiguration = .init(),
         keepaliveInterval: Duration = .seconds(30),
         handshakeTimeout: Duration = .seconds(10),
+        maxUnauthenticatedLinks: Int = 64,
         maxMessageSize: Int = 16 << 20,  // Frame.defaultMaxMessageLength
         reassembly: ReassemblyLimits = .init(),
         dedupCapacity: Int = 65_536,
@@ -161,6 +167,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         self.reconnect = reconnect
         self.keepaliveInterval = keepaliveInterval
         self.handshakeTimeout = handshakeTimeout
+        self.maxUnauthenticatedLinks = maxUnauthenticatedLinks
         self.maxMessageSize = maxMessageSize
         self.reassembly = reassembly
         self.dedupCapacity = dedupCapacity
@@ -182,6 +189,7 @@ extension RouterConfiguration {
         case reconnect
         case keepaliveIntervalMs = "keepalive_interval_ms"
         case handshakeTimeoutMs = "handshake_timeout_ms"
+        case maxUnauthenticatedLinks = "max_unauthenticated_links"
         case sealing
         case maxMessageSize = "max_message_size"
         case reassembly
@@ -225,6 +233,10 @@ extension RouterConfiguration {
             Int.self, forKey: .handshakeTimeoutMs, default: defaults.handshakeTimeout.wholeMilliseconds)
         try container.check(handshakeMs >= 1, .handshakeTimeoutMs, "must be at least 1, got \(handshakeMs)")
         handshakeTimeout = .milliseconds(handshakeMs)
+        maxUnauthenticatedLinks = try container.decode(
+            Int.self, forKey: .maxUnauthenticatedLinks, default: defaults.maxUnauthenticatedLinks)
+        try container.check(
+            maxUnauthenticatedLinks >= 1, .maxUnauthenticatedLinks, "must be at least 1, got \(maxUnauthenticatedLinks)")
         sealing = try container.decode(SealingPolicy.self, forKey: .sealing, default: defaults.sealing)
         maxMessageSize = try container.decode(Int.self, forKey: .maxMessageSize, default: defaults.maxMessageSize)
         try container.check(
@@ -249,6 +261,7 @@ extension RouterConfiguration {
         try container.encode(reconnect, forKey: .reconnect)
         try container.encode(keepaliveInterval.wholeMilliseconds, forKey: .keepaliveIntervalMs)
         try container.encode(handshakeTimeout.wholeMilliseconds, forKey: .handshakeTimeoutMs)
+        try container.encode(maxUnauthenticatedLinks, forKey: .maxUnauthenticatedLinks)
         try container.encode(sealing, forKey: .sealing)
         try container.encode(maxMessageSize, forKey: .maxMessageSize)
         try container.encode(reassembly, forKey: .reassembly)

@@ -49,3 +49,39 @@ import TransportLoopback
         await pair.stop()
     }
 }
+
+/// Strangers holding idle connections in their handshake cannot lock honest peers
+/// out: the oldest unauthenticated link makes room for the newcomer.
+@Suite struct UnauthenticatedBudgetTests {
+    @Test(.timeLimit(.minutes(1))) func idleStrangersAreEvictedAndAnHonestPeerGetsIn() async throws {
+        var configuration = RouterTests.testConfiguration
+        configuration.maxUnauthenticatedLinks = 8
+        configuration.handshakeTimeout = .seconds(600)  // only eviction can free a slot here
+        let network = LoopbackNetwork()
+        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "b"))
+        await b.add(LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)), priority: 10)
+        let events = await b.events()
+        let runB = Task { try? await b.run() }
+        for await event in events where event.kind == .transportStarted { break }
+        let stranger = LoopbackTransport(name: "lo", address: "S", network: network, configuration: .init(discovery: false))
+        let running = try await RunningTransport.start(stranger)
+        var idle: [any Link] = []
+        for _ in 0..<50 { idle.append(try await stranger.dial(PeerHint(transport: "lo", address: "B"))) }
+        // An honest peer now connects and is served.
+        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "a"))
+        await a.add(LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)), priority: 10)
+        let runA = Task { try? await a.run() }
+        await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
+        for await event in events where event.kind == .linkUp { break }
+        try await a.send(to: b.localPeerID, payload: [1])
+        #expect(await b.incoming.receive()?.payload == [1])
+        let stats = await b.stats()
+        #expect(stats.unauthenticatedLinksEvicted >= 50 - 8)
+        #expect(stats.handshakeFailures == 0)  // evictions are not logged as failures
+        for link in idle { await link.close() }
+        await running.stop()
+        await a.shutdown()
+        await b.shutdown()
+        _ = await (runA.value, runB.value)
+    }
+}

@@ -71,7 +71,7 @@ import Testing
         #expect(
             Set(object.keys) == [
                 "relay", "escalation", "reconnect", "keepalive_interval_ms", "handshake_timeout_ms", "sealing",
-                "max_message_size", "reassembly", "dedup_capacity", "window_per_link", "inbox_capacity", "default_ttl",
+                "max_unauthenticated_links", "max_message_size", "reassembly", "dedup_capacity", "window_per_link", "inbox_capacity", "default_ttl",
             ])
         #expect(object["sealing"] as? String == "always")
         #expect(object["keepalive_interval_ms"] as? Int == 1500)

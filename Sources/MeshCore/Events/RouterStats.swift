@@ -45,6 +45,9 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var duplicateLinksClosed = 0
     /// Handshakes that failed.
     public var handshakeFailures = 0
+    /// Inbound links closed before their handshake finished because the budget of
+    /// unauthenticated links was full (the oldest goes).
+    public var unauthenticatedLinksEvicted = 0
     /// Handshake failures by reason code (`badSignature`, `peerMismatch`, ...).
     public var handshakeFailuresByReason: [String: Int] = [:]
     /// Messages whose end-to-end seal did not open, by reason code; never delivered.

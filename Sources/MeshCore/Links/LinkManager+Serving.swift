@@ -18,6 +18,11 @@ extension LinkManager {
                 throw MeshError(.handshakeFailed, "the remote is this node itself")
             }
         } catch {
+            if wasEvicted(id) {
+                // Counted as an eviction; one stranger's idle connection is not news.
+                await link.close()
+                return nil
+            }
             let meshError = error as? MeshError
             let code = (meshError?.cause as? MeshError)?.code.name ?? meshError?.code.name ?? "other"
             stats.update { stats in

@@ -1,3 +1,4 @@
+import DequeModule
 import Logging
 import ServiceLifecycle
 
@@ -34,7 +35,10 @@ actor LinkManager {
     private var hints: [HintKey: PeerHint] = [:]
     private var hintPeers: [HintKey: PeerID] = [:]
     private var dialing: Set<HintKey> = []
+    /// Links in their handshake; inbound ones also in arrival order (for eviction).
     private var pendingLinks: [LinkID: any Link] = [:]
+    private var pendingInbound = Deque<LinkID>()
+    private var evicted: Set<LinkID> = []
     /// Called for every link that came up (after the table has it).
     private var linkUpHandler: (@Sendable (PeerID) async -> Void)?
 
@@ -80,7 +84,28 @@ actor LinkManager {
 
     func capabilities(of transport: String) -> TransportCapabilities? { transports[transport]?.transport.capabilities }
 
-    func forgetPending(_ id: LinkID) { pendingLinks[id] = nil }
+    func forgetPending(_ id: LinkID) {
+        pendingLinks[id] = nil
+        evicted.remove(id)
+    }
+
+    /// Whether the link was closed to make room for a newer unauthenticated one.
+    func wasEvicted(_ id: LinkID) -> Bool { evicted.contains(id) }
+
+    /// Counts an inbound link against the budget of unauthenticated links, closing
+    /// the oldest still in its handshake when the budget is full.
+    private func admitInbound(_ link: any Link, id: LinkID) {
+        pendingInbound.removeAll { pendingLinks[$0] == nil }
+        while pendingInbound.count >= configuration.maxUnauthenticatedLinks, let oldest = pendingInbound.popFirst() {
+            guard let victim = pendingLinks[oldest] else { continue }
+            evicted.insert(oldest)
+            stats.update { $0.unauthenticatedLinksEvicted += 1 }
+            logger.debug("closing unauthenticated link from \(victim.remoteAddress): \(configuration.maxUnauthenticatedLinks) links are in their handshake (max_unauthenticated_links)")
+            spawn { await victim.close() }
+        }
+        pendingLinks[id] = link
+        pendingInbound.append(id)
+    }
 
     func linkCameUp(_ peer: PeerID) {
         guard let handler = linkUpHandler else { return }
@@ -207,7 +232,7 @@ actor LinkManager {
             bus.emit(.peerLost(hint))
         case .inboundLink(let link):
             let id = LinkID.next()
-            pendingLinks[id] = link
+            admitInbound(link, id: id)
             spawn { await self.serve(link: link, id: id, role: .responder, transport: name, hint: nil) }
         }
     }

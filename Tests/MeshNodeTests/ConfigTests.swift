@@ -175,7 +175,7 @@ struct ConfigTests {
         #expect(try NodeConfiguration.load(yaml: "", source: "f", registry: .builtIn).routerConfiguration == defaults)
 
         let unknown = try #require(loadError("reassembly:\n  max_mesages: 3\n"))
-        #expect(unknown.contains("unknown key reassembly.max_mesages (known keys of reassembly: max_messages, max_bytes, timeout_ms)"), "\(unknown)")
+        #expect(unknown.contains("unknown key reassembly.max_mesages (known keys of reassembly: max_messages, max_bytes, max_messages_per_peer, max_bytes_per_peer, timeout_ms)"), "\(unknown)")
         let ttl = try #require(loadError("default_ttl: 0\n"))
         #expect(ttl.contains("default_ttl: must be between 1 and 255, got 0 (from test.yaml line 1)"), "\(ttl)")
     }

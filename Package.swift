@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
-        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 
         // MARK: Plugins
         .plugin(

@@ -90,7 +90,8 @@ public final class MeshStore: Sendable {
             try? pool.close()
             throw storeError(error, path: path, doing: state == .ours ? "upgrade the store" : "create the store")
         }
-        database = StoreDatabase(pool: pool, path: path, configuration: configuration, clock: clock, logger: logger)
+        database = StoreDatabase(
+            pool: pool, path: path, configuration: configuration, clock: clock, logger: logger, closed: .init())
         self.path = path
         self.configuration = configuration
         inbox = StoreInbox(database: database)
@@ -145,6 +146,7 @@ public final class MeshStore: Sendable {
     /// (the non-throwing outbox calls log it and return nothing).
     /// - Throws: ``MeshError`` when SQLite cannot close the file.
     public func close() throws(MeshError) {
+        database.markClosed()
         do {
             try database.pool.close()
         } catch {

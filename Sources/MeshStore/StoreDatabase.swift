@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import MeshCore
+import Synchronization
 
 /// What every part of a store shares: the connection pool, the file's path for error
 /// messages, the injected clock, the bounds and the logger.
@@ -11,6 +12,24 @@ struct StoreDatabase: Sendable {
     let configuration: StoreConfiguration
     let clock: @Sendable () -> Date
     let logger: Logger
+    /// Set by ``MeshStore/close()``; checked before every access so that a closed store
+    /// says so (SQLite's own error for a closed handle reads "out of memory").
+    let closed: ClosedFlag
+
+    final class ClosedFlag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
+    /// Makes every later access fail with `.notRunning`.
+    func markClosed() {
+        closed.value.store(true, ordering: .releasing)
+    }
+
+    private func checkOpen(_ operation: String) throws(MeshError) {
+        if closed.value.load(ordering: .acquiring) {
+            throw MeshError(.notRunning, "store \(path): could not \(operation): the store is closed")
+        }
+    }
 
     /// The current time in the store's unit (milliseconds since 1970).
     var nowMillis: Int64 { Millis.from(clock()) }
@@ -23,6 +42,7 @@ struct StoreDatabase: Sendable {
     func write<T: Sendable>(
         _ operation: String, _ updates: @escaping @Sendable (Database) throws -> T
     ) async throws(MeshError) -> T {
+        try checkOpen(operation)
         do {
             return try await withCheckedThrowingContinuation { continuation in
                 pool.asyncWrite(updates) { _, result in continuation.resume(with: result) }
@@ -35,6 +55,7 @@ struct StoreDatabase: Sendable {
     /// Runs `value` on a reader connection (a consistent snapshot, concurrent with writes).
     /// - Throws: ``MeshError`` naming the store and `operation`.
     func read<T: Sendable>(_ operation: String, _ value: @escaping @Sendable (Database) throws -> T) async throws(MeshError) -> T {
+        try checkOpen(operation)
         do {
             return try await pool.read(value)
         } catch {

@@ -31,7 +31,8 @@ func storeError(_ error: any Error, path: String, doing operation: String) -> Me
                 .storeCorrupt,
                 "store \(path): could not \(operation): the file is corrupt (\(error.message ?? "\(error.resultCode)")); stop the node and move the file away or restore a backup",
                 cause: error)
-        case .SQLITE_MISUSE where error.message?.contains("closed") == true:
+        case .SQLITE_MISUSE:
+            // What SQLite and GRDB answer on a closed connection.
             return MeshError(.notRunning, "store \(path): could not \(operation): the store is closed", cause: error)
         default:
             return MeshError(

@@ -58,6 +58,7 @@ let package = Package(
                 "MeshCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -171,7 +172,7 @@ let package = Package(
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
-        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 
         // MARK: Plugins
         .plugin(

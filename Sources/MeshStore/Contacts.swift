@@ -43,32 +43,37 @@ public struct Contacts: Sendable {
     /// - Throws: ``MeshError`` `.invalidArgument` when the alias is malformed or another
     ///   peer has it (case-insensitively); `.storeFailed` when the file cannot be written.
     public func save(_ contact: Contact) async throws(MeshError) {
+        try await write(contact, mustBeNew: false)
+    }
+
+    /// Adds a contact.
+    /// - Throws: as ``save(_:)``, and `.invalidArgument` when the peer is already a contact.
+    public func add(peer: PeerID, alias: String, note: String? = nil) async throws(MeshError) {
+        try await write(Contact(peer: peer, alias: alias, note: note, addedAt: database.clock()), mustBeNew: true)
+    }
+
+    /// Checks and writes a contact in one transaction.
+    private func write(_ contact: Contact, mustBeNew: Bool) async throws(MeshError) {
         let alias = try Self.validate(alias: contact.alias)
         let addedAt = Millis.from(contact.addedAt)
         try await database.write("save contact \(alias)") { db in
+            let existing = try ContactRow.fetchOne(db, key: contact.peer.hex)
+            if mustBeNew, let existing {
+                throw MeshError(
+                    .invalidArgument,
+                    "peer \(contact.peer.hex) is already a contact, as \"\(existing.alias)\"; save the contact to change its alias")
+            }
             if let holder = try ContactRow.fetchOne(db, sql: "SELECT * FROM contact WHERE alias = ?", arguments: [alias]),
                holder.peer != contact.peer.hex {
                 throw MeshError(
                     .invalidArgument,
                     "alias \"\(alias)\" is already taken by peer \(holder.peer) (as \"\(holder.alias)\"); choose another alias or remove that contact first")
             }
-            let existing = try ContactRow.fetchOne(db, key: contact.peer.hex)
             try ContactRow(
                 peer: contact.peer.hex, alias: alias, note: contact.note, blocked: contact.blocked,
                 addedAt: existing?.addedAt ?? addedAt
             ).save(db)
         }
-    }
-
-    /// Adds a contact.
-    /// - Throws: as ``save(_:)``, and `.invalidArgument` when the peer is already a contact.
-    public func add(peer: PeerID, alias: String, note: String? = nil) async throws(MeshError) {
-        if let existing = try await contact(peer: peer) {
-            throw MeshError(
-                .invalidArgument,
-                "peer \(peer.hex) is already a contact, as \"\(existing.alias)\"; save the contact to change its alias")
-        }
-        try await save(Contact(peer: peer, alias: alias, note: note, addedAt: database.clock()))
     }
 
     /// Removes the contact of `peer`. Returns whether there was one.

@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshTesting
 import Testing
 
 @testable import MeshStore
@@ -218,6 +219,35 @@ struct StoreOutboxTests {
             #expect(kept.count == 3)
             #expect(kept.contains { $0.id == pending.id })
             #expect(await store.outbox.waiting(for: bob) == [pending.id])
+        }
+    }
+}
+
+@Suite("Store maintenance service")
+struct StoreMaintenanceTests {
+    @Test("passes at start and after every interval, and stops on cancellation")
+    func periodicPasses() async throws {
+        let wallClock = TestClock()
+        try await withStore(clock: wallClock) { store throws in
+            let bob = PeerID.random()
+            let first = outbound(to: bob)
+            let second = outbound(to: bob)
+            try await store.outbox.enqueue(first, expiresAfter: .seconds(10))
+            try await store.outbox.enqueue(second, expiresAfter: .seconds(100))
+            wallClock.advance(by: 50)
+            let clock = ManualClock()
+            let service = StoreMaintenance(store: store, interval: .seconds(60), clock: clock)
+            let running = Task { try await service.run() }
+            await clock.waitForSleepers(atLeast: 1)
+            #expect(await store.outbox.record(first.id)?.status == .expired)
+            #expect(await store.outbox.record(second.id)?.status == .queued)
+
+            wallClock.advance(by: 60)
+            clock.advance(by: .seconds(60))
+            await clock.waitForSleepers(atLeast: 1)
+            #expect(await store.outbox.record(second.id)?.status == .expired)
+            running.cancel()
+            try await running.value
         }
     }
 }

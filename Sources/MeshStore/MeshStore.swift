@@ -47,8 +47,8 @@ public final class MeshStore: Sendable {
 
     private let database: StoreDatabase
 
-    /// Opens the store at `path`, creating it if there is no file (the directory must
-    /// exist), and upgrading its schema if an older SCMesh wrote it.
+    /// Opens the store at `path`, creating it if there is no file (mode 0600; the
+    /// directory must exist), and upgrading its schema if an older SCMesh wrote it.
     /// - Parameters:
     ///   - path: the SQLite file.
     ///   - configuration: bounds and retention times.
@@ -63,6 +63,11 @@ public final class MeshStore: Sendable {
     ) throws(MeshError) {
         try configuration.validate()
         let state = try StoreFile.inspect(path)
+        if state == .absent {
+            // Messages are private: owner-only from the start (SQLite gives the -wal and
+            // -shm files the same mode).
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
         var grdb = GRDB.Configuration()
         grdb.label = "scmesh.store"
         grdb.foreignKeysEnabled = true

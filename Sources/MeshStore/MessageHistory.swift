@@ -9,6 +9,7 @@ public struct MessageDirection: Hashable, Sendable, Codable, CustomStringConvert
     public let name: String
     /// Creates a direction.
     public init(_ name: String) { self.name = name }
+    /// The name.
     public var description: String { name }
 
     /// Sent by this node.
@@ -16,10 +17,12 @@ public struct MessageDirection: Hashable, Sendable, Codable, CustomStringConvert
     /// Received by this node.
     public static let inbound = MessageDirection("inbound")
 
+    /// Decodes the name.
     public init(from decoder: any Decoder) throws {
         name = try decoder.singleValueContainer().decode(String.self)
     }
 
+    /// Encodes the name.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(name)
@@ -86,7 +89,8 @@ public struct TraceEvent: Sendable, Hashable, Codable {
         public let name: String
         /// Creates a kind.
         public init(_ name: String) { self.name = name }
-        public var description: String { name }
+        /// The name.
+    public var description: String { name }
 
         /// The message entered the outbox (status queued).
         public static let enqueued = Kind("enqueued")
@@ -101,11 +105,13 @@ public struct TraceEvent: Sendable, Hashable, Codable {
         /// The message arrived for this node.
         public static let received = Kind("received")
 
-        public init(from decoder: any Decoder) throws {
+        /// Decodes the name.
+    public init(from decoder: any Decoder) throws {
             name = try decoder.singleValueContainer().decode(String.self)
         }
 
-        public func encode(to encoder: any Encoder) throws {
+        /// Encodes the name.
+    public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(name)
         }

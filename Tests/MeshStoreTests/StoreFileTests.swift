@@ -15,6 +15,8 @@ struct StoreFileTests {
                 #expect(try await store.schemaVersion() == MeshStore.currentSchemaVersion)
                 #expect(MeshStore.currentSchemaVersion == 1)
             }
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
             // Reopening an existing store migrates nothing and keeps the version.
             try await withReopened(path) { store throws in
                 #expect(try await store.schemaVersion() == 1)

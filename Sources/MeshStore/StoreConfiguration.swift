@@ -36,7 +36,8 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// The default configuration.
     public init() {}
 
-    /// Checks that every bound is positive.
+    /// Checks that every bound is positive and that received IDs are remembered at least
+    /// as long as a message may live.
     /// - Throws: ``MeshError`` with code `.invalidConfiguration` naming the first bad value.
     public func validate() throws(MeshError) {
         let counts: [(String, Int)] = [
@@ -50,6 +51,11 @@ public struct StoreConfiguration: Sendable, Hashable {
         }
         for (name, value) in [("defaultExpiry", defaultExpiry), ("dedupRetention", dedupRetention)] where value <= .zero {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be positive, got \(value)")
+        }
+        guard dedupRetention >= defaultExpiry else {
+            throw MeshError(
+                .invalidConfiguration,
+                "store configuration dedupRetention (\(dedupRetention)) must be at least defaultExpiry (\(defaultExpiry)), plus the clock skew between nodes: a copy arriving after its ID was forgotten would be delivered twice")
         }
     }
 }

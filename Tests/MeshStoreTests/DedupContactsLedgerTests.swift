@@ -38,6 +38,7 @@ struct DedupLogTests {
     func configurableRetention() async throws {
         let clock = TestClock()
         var configuration = StoreConfiguration()
+        configuration.defaultExpiry = .seconds(30)
         configuration.dedupRetention = .seconds(60)
         try await withStore(configuration: configuration, clock: clock) { store throws in
             try await store.dedup.insert(.random())

@@ -170,3 +170,21 @@ struct StoreFileTests {
         }
     }
 }
+
+@Suite("Store configuration")
+struct StoreConfigurationTests {
+    @Test("the defaults are valid: 7 days of expiry, 8 days of dedup")
+    func defaults() throws {
+        let configuration = StoreConfiguration()
+        try configuration.validate()
+        #expect(configuration.defaultExpiry == .seconds(7 * 86_400))
+        #expect(configuration.dedupRetention == .seconds(8 * 86_400))
+    }
+
+    @Test("dedup retention shorter than the expiry is refused")
+    func dedupShorterThanExpiry() {
+        var configuration = StoreConfiguration()
+        configuration.defaultExpiry = .seconds(30 * 86_400)
+        #expect(throws: MeshError.self) { try configuration.validate() }
+    }
+}

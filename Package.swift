@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "TransportMDNS", targets: ["TransportMDNS"]),
         .library(name: "TransportBLE", targets: ["TransportBLE"]),
         .library(name: "MeshNode", targets: ["MeshNode"]),
+        .library(name: "MeshStore", targets: ["MeshStore"]),
         // scmesh:new-transport-products
     ],
     traits: [
@@ -28,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // MARK: Core (no C, no NIO)
@@ -46,6 +48,17 @@ let package = Package(
                 "TransportLoopback",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        // MARK: Store (SQLite through GRDB; MeshCore only sees its protocols)
+        .target(
+            name: "MeshStore",
+            dependencies: [
+                "MeshCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -159,6 +172,7 @@ let package = Package(
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
+        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 
         // MARK: Plugins
         .plugin(

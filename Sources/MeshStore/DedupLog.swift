@@ -1,0 +1,61 @@
+import Foundation
+import GRDB
+import MeshCore
+
+/// The persisted record of received message IDs, with the time each was received.
+///
+/// The inbox's exactly-once delivery rests on it: a message whose ID is here is a
+/// duplicate. An ID is kept at least ``StoreConfiguration/dedupRetention`` (by default
+/// the longest expiry, 7 days, plus 1 day of clock skew), then ``prune(now:)`` (or
+/// ``MeshStore/maintain(now:)``) forgets it.
+public struct DedupLog: Sendable {
+    let database: StoreDatabase
+
+    /// Whether `id` was received and not yet pruned.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func contains(_ id: MessageID) async throws(MeshError) -> Bool {
+        try await database.read("look up message \(id.hex) in the dedup log") { db in
+            try DedupRow.exists(db, key: id.hex)
+        }
+    }
+
+    /// Remembers `id` as received at `date` (nil: now).
+    /// - Returns: true when the ID is new, false when it was already known (unchanged).
+    /// - Throws: ``MeshError`` when the store cannot write.
+    @discardableResult
+    public func insert(_ id: MessageID, at date: Date? = nil) async throws(MeshError) -> Bool {
+        let at = date.map(Millis.from) ?? database.nowMillis
+        return try await database.write("remember message \(id.hex) in the dedup log") { db in
+            try Self.insert(db, id, at: at)
+        }
+    }
+
+    /// Forgets the IDs received before `now` minus the retention.
+    /// - Parameter now: the current time; nil for the store's clock.
+    /// - Returns: how many IDs were forgotten.
+    /// - Throws: ``MeshError`` when the store cannot write.
+    @discardableResult
+    public func prune(now: Date? = nil) async throws(MeshError) -> Int {
+        let cutoff = (now.map(Millis.from) ?? database.nowMillis) - Millis.from(database.configuration.dedupRetention)
+        return try await database.write("prune the dedup log") { db in
+            try Self.prune(db, before: cutoff)
+        }
+    }
+
+    /// IDs remembered now.
+    public var count: Int {
+        get async throws(MeshError) {
+            try await database.read("count the dedup log") { db in try DedupRow.fetchCount(db) }
+        }
+    }
+
+    static func insert(_ db: Database, _ id: MessageID, at: Int64) throws -> Bool {
+        try DedupRow(messageID: id.hex, receivedAt: at).insert(db, onConflict: .ignore)
+        return db.changesCount == 1
+    }
+
+    static func prune(_ db: Database, before cutoff: Int64) throws -> Int {
+        try db.execute(sql: "DELETE FROM dedup WHERE receivedAt < ?", arguments: [cutoff])
+        return db.changesCount
+    }
+}

@@ -1,0 +1,142 @@
+import GRDB
+
+/// The store's schema, as a timeline of named migrations from the first schema on.
+///
+/// A migration that has shipped is never edited: a change is a new migration appended
+/// here, which also sets `PRAGMA user_version` to its position (the schema version).
+/// Migrations speak SQL only, never the Swift record types, so they describe the
+/// past as it was.
+enum StoreMigrations {
+    /// `PRAGMA application_id` of an SCMesh store: "SCMS". SQLite keeps it in the file
+    /// header, so `file(1)` and the opening checks recognise the file as ours.
+    static let applicationID: Int32 = 0x5343_4D53
+
+    /// The migration identifiers, in order; the schema version is the number applied.
+    static let identifiers = ["v1: inbox, dedup, outbox, history, contacts, address ledger"]
+
+    /// The schema version this build writes.
+    static var currentVersion: Int { identifiers.count }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration(identifiers[0]) { db in
+            try db.execute(sql: schemaV1)
+            try db.execute(sql: "PRAGMA application_id = \(applicationID)")
+            try db.execute(sql: "PRAGMA user_version = 1")
+        }
+        return migrator
+    }
+
+    /// Times are integer milliseconds since 1970 (UTC); IDs are lowercase hex (message
+    /// IDs 32 characters, peer IDs 64), readable in the `sqlite3` shell.
+    private static let schemaV1 = """
+        -- Messages received for this node. The sequence is never reused (AUTOINCREMENT).
+        CREATE TABLE inbox (
+            sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+            messageID TEXT NOT NULL UNIQUE,
+            sender TEXT NOT NULL,
+            transport TEXT NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            payload BLOB NOT NULL
+        );
+        CREATE INDEX inbox_sender ON inbox(sender, sequence);
+
+        -- What each sender holds in the inbox, kept by triggers: the per-sender share.
+        CREATE TABLE inboxShare (
+            sender TEXT PRIMARY KEY,
+            messages INTEGER NOT NULL,
+            bytes INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX inboxShare_messages ON inboxShare(messages);
+        CREATE INDEX inboxShare_bytes ON inboxShare(bytes);
+        CREATE TRIGGER inbox_insert AFTER INSERT ON inbox BEGIN
+            INSERT INTO inboxShare(sender, messages, bytes) VALUES (NEW.sender, 1, NEW.bytes)
+                ON CONFLICT(sender) DO UPDATE SET messages = messages + 1, bytes = bytes + excluded.bytes;
+        END;
+        CREATE TRIGGER inbox_delete AFTER DELETE ON inbox BEGIN
+            UPDATE inboxShare SET messages = messages - 1, bytes = bytes - OLD.bytes WHERE sender = OLD.sender;
+            DELETE FROM inboxShare WHERE sender = OLD.sender AND messages <= 0;
+        END;
+
+        -- Received message IDs, kept for the dedup retention even after the inbox dropped them.
+        CREATE TABLE dedup (
+            messageID TEXT PRIMARY KEY,
+            receivedAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX dedup_receivedAt ON dedup(receivedAt);
+
+        -- One row per message and direction: where it is and when it got there.
+        CREATE TABLE history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            messageID TEXT NOT NULL,
+            direction TEXT NOT NULL,
+            peer TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            transport TEXT,
+            reason TEXT,
+            createdAt INTEGER NOT NULL,
+            sentAt INTEGER,
+            deliveredAt INTEGER,
+            finishedAt INTEGER,
+            expiresAt INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (messageID, direction)
+        );
+        CREATE INDEX history_peer ON history(peer, id);
+        CREATE INDEX history_status ON history(status, expiresAt);
+
+        -- Every event of a message's life: the answer to "why did it not arrive".
+        CREATE TABLE trace (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            historyID INTEGER NOT NULL REFERENCES history(id) ON DELETE CASCADE,
+            at INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT,
+            transport TEXT,
+            reason TEXT,
+            attempt INTEGER
+        );
+        CREATE INDEX trace_history ON trace(historyID, id);
+
+        -- Outbound messages whose payload is still this node's to send (queued).
+        CREATE TABLE outbox (
+            number INTEGER PRIMARY KEY AUTOINCREMENT,
+            historyID INTEGER NOT NULL UNIQUE REFERENCES history(id) ON DELETE CASCADE,
+            messageID TEXT NOT NULL UNIQUE,
+            destination TEXT NOT NULL,
+            flags INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            claimed INTEGER NOT NULL DEFAULT 0,
+            payload BLOB NOT NULL
+        );
+        CREATE INDEX outbox_destination ON outbox(destination, number);
+
+        CREATE TABLE contact (
+            peer TEXT PRIMARY KEY,
+            alias TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            note TEXT,
+            blocked INTEGER NOT NULL DEFAULT 0,
+            addedAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE setting (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        -- The address ledger: how each address of each peer has worked out.
+        CREATE TABLE address (
+            peer TEXT NOT NULL,
+            transport TEXT NOT NULL,
+            address TEXT NOT NULL,
+            successes INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            lastSeen INTEGER NOT NULL,
+            lastSuccess INTEGER,
+            lastFailure INTEGER,
+            PRIMARY KEY (peer, transport, address)
+        ) WITHOUT ROWID;
+        """
+}

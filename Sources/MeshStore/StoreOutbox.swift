@@ -1,0 +1,267 @@
+import Foundation
+import GRDB
+import Logging
+import MeshCore
+
+/// The node's persisted outbox: MeshCore's ``OutboundQueue`` in the store file, with a
+/// history entry and a trace for every message.
+///
+/// Same semantics as ``InMemoryOutboundQueue`` (the shared tests run both), plus:
+/// - ``enqueue(_:)`` returns once the message is committed; it throws a
+///   ``MeshError/Code/storeFull`` error naming the bound when the outbox holds
+///   ``StoreConfiguration/outboxMaxMessagesPerPeer`` messages or
+///   ``StoreConfiguration/outboxMaxBytesPerPeer`` bytes for that peer, or the totals
+///   ``StoreConfiguration/outboxMaxMessages`` / ``StoreConfiguration/outboxMaxBytes``.
+/// - Claims do not survive a restart: opening the store queues every claimed message
+///   again (a `requeued` trace event says so). A message whose send was cut by a crash is
+///   therefore sent again; the receiver's dedup drops the copy.
+/// - Every message has an expiry (``StoreConfiguration/defaultExpiry`` or its own);
+///   ``expire(now:)`` marks the queued and sent messages whose expiry passed as
+///   ``MessageStatus/expired``. Nothing is dropped silently: the history keeps them.
+/// - A claim or a status update is recorded in the trace (attempts, transports, reasons).
+///
+/// The ``OutboundQueue`` methods that cannot throw (claim, waiting, update, record) log a
+/// storage failure and behave as if the message were unknown; the message stays in the
+/// file for the next try.
+public struct StoreOutbox: OutboundQueue {
+    let database: StoreDatabase
+
+    /// Stores a new message with status queued and the default expiry.
+    /// - Throws: ``MeshError`` `.storeFull` naming the bound that is reached,
+    ///   `.invalidArgument` when a message with this ID is still pending, `.storeFailed`
+    ///   when the file cannot be written.
+    public func enqueue(_ message: OutboundMessage) async throws(MeshError) {
+        try await enqueue(message, expiresAfter: nil)
+    }
+
+    /// Stores a new message with status queued.
+    /// - Parameters:
+    ///   - message: the message.
+    ///   - expiresAfter: how long it may wait for delivery; nil for the store's default.
+    /// - Throws: as ``enqueue(_:)``.
+    public func enqueue(_ message: OutboundMessage, expiresAfter: Duration?) async throws(MeshError) {
+        let configuration = database.configuration
+        let now = database.nowMillis
+        let expiresAt = now + Millis.from(expiresAfter ?? configuration.defaultExpiry)
+        try await database.write("enqueue message \(message.id.hex)") { db in
+            try Self.checkBounds(db, for: message, configuration: configuration)
+            var history = HistoryRow(
+                messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
+                bytes: message.payload.count, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
+                attempts: 0)
+            if let old = try HistoryRow.outbound(db, message.id.hex) {
+                // A finished message sent again under the same ID: the entry starts over,
+                // its trace goes on.
+                guard MessageStatus(old.status).isFinal else {
+                    throw MeshError(
+                        .invalidArgument,
+                        "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")
+                }
+                history.id = old.id
+                history.attempts = old.attempts
+                try history.update(db)
+            } else {
+                try history.insert(db)
+            }
+            guard let historyID = history.id else { return }
+            var row = OutboxRow(
+                historyID: historyID, messageID: message.id.hex, destination: message.destination.hex,
+                flags: Int(message.flags), bytes: message.payload.count, claimed: false, payload: Data(message.payload))
+            try row.insert(db)
+            try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
+        }
+    }
+
+    private static func checkBounds(_ db: Database, for message: OutboundMessage, configuration: StoreConfiguration) throws {
+        let peer = try Row.fetchOne(
+            db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?",
+            arguments: [message.destination.hex])
+        let total = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox")
+        let size = message.payload.count
+        let peerMessages: Int = peer?["messages"] ?? 0
+        let peerBytes: Int = peer?["bytes"] ?? 0
+        let totalMessages: Int = total?["messages"] ?? 0
+        let totalBytes: Int = total?["bytes"] ?? 0
+        let advice = "wait until messages are delivered or expire, or raise the limit"
+        func full(_ text: String) -> MeshError {
+            MeshError(.storeFull, "outbox full: message \(message.id.hex) to \(message.destination) not queued: \(text); \(advice)")
+        }
+        if peerMessages + 1 > configuration.outboxMaxMessagesPerPeer {
+            throw full("\(peerMessages) messages wait for peer \(message.destination), the limit is outboxMaxMessagesPerPeer = \(configuration.outboxMaxMessagesPerPeer)")
+        }
+        if peerBytes + size > configuration.outboxMaxBytesPerPeer {
+            throw full("\(peerBytes) bytes wait for peer \(message.destination) and this message has \(size), the limit is outboxMaxBytesPerPeer = \(configuration.outboxMaxBytesPerPeer)")
+        }
+        if totalMessages + 1 > configuration.outboxMaxMessages {
+            throw full("\(totalMessages) messages wait in all, the limit is outboxMaxMessages = \(configuration.outboxMaxMessages)")
+        }
+        if totalBytes + size > configuration.outboxMaxBytes {
+            throw full("\(totalBytes) bytes wait in all and this message has \(size), the limit is outboxMaxBytes = \(configuration.outboxMaxBytes)")
+        }
+    }
+
+    /// Takes a queued message for sending (atomically: nobody else can claim it until it
+    /// is updated) and records the attempt. A message whose expiry passed is marked
+    /// expired instead.
+    /// - Returns: nil when it is not queued, already claimed, expired, or the store failed.
+    public func claim(_ id: MessageID) async -> OutboundMessage? {
+        let now = database.nowMillis
+        do {
+            return try await database.write("claim message \(id.hex)") { db -> OutboundMessage? in
+                guard var history = try HistoryRow.outbound(db, id.hex), history.status == MessageStatus.queued.name,
+                      let historyID = history.id,
+                      let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE historyID = ?", arguments: [historyID]),
+                      !row.claimed
+                else { return nil }
+                if let expiresAt = history.expiresAt, expiresAt <= now {
+                    try Self.markExpired(db, &history, now: now)
+                    return nil
+                }
+                try db.execute(sql: "UPDATE outbox SET claimed = 1 WHERE number = ?", arguments: [row.number])
+                history.attempts += 1
+                try history.update(db, columns: ["attempts"])
+                try MessageHistory.record(db, historyID: historyID, at: now, kind: .attempt, status: .queued, attempt: history.attempts)
+                return OutboundMessage(
+                    id: id, destination: try PeerID.stored(row.destination), payload: Array(row.payload),
+                    flags: UInt16(truncatingIfNeeded: row.flags))
+            }
+        } catch {
+            database.logger.error("\(error)")
+            return nil
+        }
+    }
+
+    /// The queued, unclaimed, unexpired messages for `destination`, oldest first.
+    public func waiting(for destination: PeerID) async -> [MessageID] {
+        let now = database.nowMillis
+        do {
+            return try await database.read("list the messages waiting for \(destination.hex)") { db in
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT outbox.messageID FROM outbox JOIN history ON history.id = outbox.historyID
+                        WHERE outbox.destination = ? AND outbox.claimed = 0 AND history.status = 'queued'
+                        AND (history.expiresAt IS NULL OR history.expiresAt > ?)
+                        ORDER BY outbox.number
+                        """,
+                    arguments: [destination.hex, now]
+                ).map(MessageID.stored)
+            }
+        } catch {
+            database.logger.error("\(error)")
+            return []
+        }
+    }
+
+    /// Records that a message moved on and releases its claim. Sent or final: its payload
+    /// leaves the outbox (the history keeps the entry). The status, transport and reason
+    /// go to the history entry and the trace.
+    public func update(_ id: MessageID, to status: MessageStatus, transport: String?, reason: String?) async {
+        let now = database.nowMillis
+        do {
+            try await database.write("record status \(status) of message \(id.hex)") { db in
+                guard var history = try HistoryRow.outbound(db, id.hex), let historyID = history.id else { return }
+                history.status = status.name
+                if let transport { history.transport = transport }
+                if let reason { history.reason = reason }
+                if status == .sent || status == .delivered, history.sentAt == nil { history.sentAt = now }
+                if status == .delivered { history.deliveredAt = now }
+                if status == .failed || status == .expired { history.finishedAt = now }
+                try history.update(db)
+                if status.isFinal || status == .sent {
+                    try db.execute(sql: "DELETE FROM outbox WHERE historyID = ?", arguments: [historyID])
+                } else {
+                    try db.execute(sql: "UPDATE outbox SET claimed = 0 WHERE historyID = ?", arguments: [historyID])
+                }
+                try MessageHistory.record(
+                    db, historyID: historyID, at: now, kind: .status, status: status, transport: transport, reason: reason)
+            }
+        } catch {
+            database.logger.error("\(error)")
+        }
+    }
+
+    /// The record of a message, while the history remembers it.
+    public func record(_ id: MessageID) async -> OutboundRecord? {
+        do {
+            return try await database.read("read the record of message \(id.hex)") { db -> OutboundRecord? in
+                guard let row = try HistoryRow.outbound(db, id.hex) else { return nil }
+                return OutboundRecord(
+                    id: id, destination: try PeerID.stored(row.peer), bytes: row.bytes, status: MessageStatus(row.status),
+                    transport: row.transport, reason: row.reason)
+            }
+        } catch {
+            database.logger.error("\(error)")
+            return nil
+        }
+    }
+
+    /// Marks every queued (unclaimed) or sent message whose expiry is at or before `now`
+    /// as ``MessageStatus/expired``, with a reason and a trace event; their payloads
+    /// leave the outbox. A message being sent right now (claimed) is left to its send.
+    /// - Parameter now: the current time; nil for the store's clock.
+    /// - Returns: the IDs of the messages that expired, oldest first.
+    /// - Throws: ``MeshError`` when the store cannot write.
+    @discardableResult
+    public func expire(now: Date? = nil) async throws(MeshError) -> [MessageID] {
+        let now = now.map(Millis.from) ?? database.nowMillis
+        return try await database.write("expire outbound messages") { db in try Self.expire(db, now: now) }
+    }
+
+    static func expire(_ db: Database, now: Int64) throws -> [MessageID] {
+        let rows = try HistoryRow.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM history WHERE direction = 'outbound' AND status IN ('queued', 'sent')
+                AND expiresAt <= ? AND id NOT IN (SELECT historyID FROM outbox WHERE claimed = 1)
+                ORDER BY id
+                """,
+            arguments: [now])
+        var expired: [MessageID] = []
+        for var row in rows {
+            try markExpired(db, &row, now: now)
+            expired.append(try MessageID.stored(row.messageID))
+        }
+        return expired
+    }
+
+    private static func markExpired(_ db: Database, _ row: inout HistoryRow, now: Int64) throws {
+        guard let historyID = row.id else { return }
+        let reason = "expired after \(Millis.describe(now - row.createdAt)) without delivery (status was \(row.status), \(row.attempts) attempts)"
+        row.status = MessageStatus.expired.name
+        row.reason = reason
+        row.finishedAt = now
+        try row.update(db)
+        try db.execute(sql: "DELETE FROM outbox WHERE historyID = ?", arguments: [historyID])
+        try MessageHistory.record(db, historyID: historyID, at: now, kind: .expired, status: .expired, reason: reason)
+    }
+
+    /// Queues again every message claimed when the store was last closed (or the node
+    /// killed): a claim does not survive a restart. Returns their IDs.
+    static func releaseClaims(_ db: Database, now: Int64) throws -> [MessageID] {
+        let rows = try OutboxRow.fetchAll(db, sql: "SELECT * FROM outbox WHERE claimed = 1 ORDER BY number")
+        for row in rows {
+            try MessageHistory.record(
+                db, historyID: row.historyID, at: now, kind: .requeued, status: .queued,
+                reason: "the store was reopened while the message was being sent; it is queued again")
+        }
+        try db.execute(sql: "UPDATE outbox SET claimed = 0 WHERE claimed = 1")
+        return try rows.map { try MessageID.stored($0.messageID) }
+    }
+
+    /// Messages waiting in the outbox (queued, claimed or not).
+    public var pendingCount: Int {
+        get async throws(MeshError) {
+            try await database.read("count the outbox") { db in try OutboxRow.fetchCount(db) }
+        }
+    }
+
+    /// Payload bytes waiting in the outbox.
+    public var pendingBytes: Int {
+        get async throws(MeshError) {
+            try await database.read("count the outbox bytes") { db in
+                try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM outbox") ?? 0
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import GRDB
+
+// The rows of the store's tables, as GRDB records. Internal: the public API speaks
+// MeshCore's types (PeerID, MessageID, Date); these speak the columns (hex text,
+// milliseconds).
+
+/// A row of `inbox`.
+struct InboxRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "inbox"
+    var sequence: Int64?
+    var messageID: String
+    var sender: String
+    var transport: String
+    var receivedAt: Int64
+    var bytes: Int
+    var payload: Data
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        sequence = inserted.rowID
+    }
+}
+
+/// A row of `dedup`.
+struct DedupRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "dedup"
+    var messageID: String
+    var receivedAt: Int64
+}
+
+/// A row of `history`.
+struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "history"
+    var id: Int64?
+    var messageID: String
+    var direction: String
+    var peer: String
+    var bytes: Int
+    var status: String
+    var transport: String?
+    var reason: String?
+    var createdAt: Int64
+    var sentAt: Int64?
+    var deliveredAt: Int64?
+    var finishedAt: Int64?
+    var expiresAt: Int64?
+    var attempts: Int
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+
+    /// The outbound history row of `messageID`, if any.
+    static func outbound(_ db: Database, _ messageID: String) throws -> HistoryRow? {
+        try HistoryRow.fetchOne(
+            db, sql: "SELECT * FROM history WHERE messageID = ? AND direction = 'outbound'", arguments: [messageID])
+    }
+}
+
+/// A row of `trace`.
+struct TraceRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "trace"
+    var id: Int64?
+    var historyID: Int64
+    var at: Int64
+    var kind: String
+    var status: String?
+    var transport: String?
+    var reason: String?
+    var attempt: Int?
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+}
+
+/// A row of `outbox`.
+struct OutboxRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "outbox"
+    var number: Int64?
+    var historyID: Int64
+    var messageID: String
+    var destination: String
+    var flags: Int
+    var bytes: Int
+    var claimed: Bool
+    var payload: Data
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        number = inserted.rowID
+    }
+}
+
+/// A row of `contact`.
+struct ContactRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "contact"
+    var peer: String
+    var alias: String
+    var note: String?
+    var blocked: Bool
+    var addedAt: Int64
+}
+
+/// A row of `address`.
+struct AddressRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "address"
+    var peer: String
+    var transport: String
+    var address: String
+    var successes: Int
+    var failures: Int
+    var lastSeen: Int64
+    var lastSuccess: Int64?
+    var lastFailure: Int64?
+}

@@ -1,0 +1,130 @@
+import MeshCore
+import Testing
+
+@testable import MeshStore
+
+/// The ``OutboundQueue`` contract, one test body per behaviour, run against MeshCore's
+/// reference ``InMemoryOutboundQueue`` and the SQLite ``StoreOutbox``: the store must be
+/// a drop-in replacement.
+enum QueueBackend: String, CaseIterable, CustomTestStringConvertible {
+    case inMemory
+    case sqlite
+
+    var testDescription: String { rawValue }
+
+    func run(_ body: (any OutboundQueue) async throws -> Void) async throws {
+        switch self {
+        case .inMemory:
+            try await body(InMemoryOutboundQueue())
+        case .sqlite:
+            try await withStore { store in try await body(store.outbox) }
+        }
+    }
+}
+
+@Suite("OutboundQueue behaviour, in memory and SQLite")
+struct OutboundQueueBehaviourTests {
+    @Test(arguments: QueueBackend.allCases)
+    func enqueuedMessageIsQueuedAndWaiting(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let bob = PeerID.random()
+            let message = outbound(to: bob, bytes: 10, flags: 1)
+            try await queue.enqueue(message)
+            #expect(await queue.record(message.id) == OutboundRecord(id: message.id, destination: bob, bytes: 10, status: .queued))
+            #expect(await queue.waiting(for: bob) == [message.id])
+            #expect(await queue.waiting(for: .random()) == [])
+        }
+    }
+
+    @Test(arguments: QueueBackend.allCases)
+    func claimIsExclusive(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let bob = PeerID.random()
+            let message = outbound(to: bob, bytes: 7, flags: 1)
+            try await queue.enqueue(message)
+            #expect(await queue.claim(message.id) == message)
+            #expect(await queue.claim(message.id) == nil)
+            #expect(await queue.waiting(for: bob) == [])
+            #expect(await queue.record(message.id)?.status == .queued)
+        }
+    }
+
+    @Test(arguments: QueueBackend.allCases)
+    func updateToQueuedReleasesTheClaim(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let bob = PeerID.random()
+            let message = outbound(to: bob)
+            try await queue.enqueue(message)
+            _ = await queue.claim(message.id)
+            await queue.update(message.id, to: .queued, transport: nil, reason: "no route")
+            #expect(await queue.waiting(for: bob) == [message.id])
+            #expect(await queue.record(message.id)?.reason == "no route")
+            #expect(await queue.claim(message.id) == message)
+        }
+    }
+
+    @Test(arguments: QueueBackend.allCases)
+    func waitingIsOldestFirstPerDestination(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let bob = PeerID.random()
+            let carol = PeerID.random()
+            let messages = [outbound(to: bob), outbound(to: carol), outbound(to: bob), outbound(to: bob)]
+            for message in messages { try await queue.enqueue(message) }
+            #expect(await queue.waiting(for: bob) == [messages[0].id, messages[2].id, messages[3].id])
+            #expect(await queue.waiting(for: carol) == [messages[1].id])
+            _ = await queue.claim(messages[2].id)
+            #expect(await queue.waiting(for: bob) == [messages[0].id, messages[3].id])
+        }
+    }
+
+    @Test(arguments: QueueBackend.allCases)
+    func deliveredMessageLeavesTheQueueAndKeepsItsRecord(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let bob = PeerID.random()
+            let message = outbound(to: bob, bytes: 3)
+            try await queue.enqueue(message)
+            _ = await queue.claim(message.id)
+            await queue.update(message.id, to: .delivered, transport: "tcp", reason: nil)
+            #expect(await queue.record(message.id) == OutboundRecord(id: message.id, destination: bob, bytes: 3, status: .delivered, transport: "tcp"))
+            #expect(await queue.waiting(for: bob) == [])
+            #expect(await queue.claim(message.id) == nil)
+        }
+    }
+
+    @Test(arguments: QueueBackend.allCases)
+    func sentAndFailedMessagesCannotBeClaimed(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let bob = PeerID.random()
+            let sent = outbound(to: bob)
+            let failed = outbound(to: bob)
+            try await queue.enqueue(sent)
+            try await queue.enqueue(failed)
+            _ = await queue.claim(sent.id)
+            _ = await queue.claim(failed.id)
+            await queue.update(sent.id, to: .sent, transport: "ble", reason: nil)
+            await queue.update(failed.id, to: .failed, transport: nil, reason: "ack timeout on every link")
+            #expect(await queue.record(sent.id)?.status == .sent)
+            #expect(await queue.record(sent.id)?.transport == "ble")
+            #expect(await queue.record(failed.id)?.status == .failed)
+            #expect(await queue.record(failed.id)?.reason == "ack timeout on every link")
+            #expect(await queue.claim(sent.id) == nil)
+            #expect(await queue.claim(failed.id) == nil)
+            #expect(await queue.waiting(for: bob) == [])
+            // A later receipt moves a sent message on.
+            await queue.update(sent.id, to: .delivered, transport: nil, reason: nil)
+            #expect(await queue.record(sent.id)?.status == .delivered)
+            #expect(await queue.record(sent.id)?.transport == "ble")
+        }
+    }
+
+    @Test(arguments: QueueBackend.allCases)
+    func unknownMessageIsNobodys(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let id = MessageID.random()
+            #expect(await queue.claim(id) == nil)
+            #expect(await queue.record(id) == nil)
+            await queue.update(id, to: .delivered, transport: "tcp", reason: nil)
+            #expect(await queue.record(id) == nil)
+        }
+    }
+}

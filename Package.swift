@@ -123,6 +123,7 @@ let package = Package(
             dependencies: [
                 "MeshCore",
                 "MeshCrypto",
+                "MeshStore",
                 "TransportLoopback",
                 "TransportTCP",
                 "TransportMDNS",

@@ -1,11 +1,12 @@
 import Foundation
 import MeshCore
+import MeshStore
 
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
 struct ControlHandler: Sendable {
     let router: Router
-    let inbox: Inbox
+    let inbox: StoreInbox
     let configuration: NodeConfiguration
     let dataDirectory: String
     let startedAt: ContinuousClock.Instant
@@ -24,9 +25,9 @@ struct ControlHandler: Sendable {
             case "peers": return try ControlJSON.success(PeersReply(peers: await router.peers()))
             case "send": return try await send(request)
             case "inbox":
-                let entries = inbox.entries(after: request.after ?? 0, limit: request.limit ?? .max)
+                let entries = try await inbox.entries(after: request.after ?? 0, limit: request.limit ?? .max)
                 return try ControlJSON.success(
-                    InboxReply(messages: entries.map(Self.message), totalReceived: inbox.totalReceived))
+                    InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived))
             default:
                 return ControlJSON.failure(
                     "unknown cmd \"\(request.cmd)\" (known: \(ControlRequest.commands.joined(separator: ", ")))",
@@ -46,7 +47,7 @@ struct ControlHandler: Sendable {
                 peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
                 uptimeSeconds: Double(elapsed.milliseconds) / 1000,
                 relayEnabled: configuration.relay.enabled, transports: await router.transportStatus(),
-                peerCount: await router.peers().count, inboxCount: inbox.count, stats: await router.stats()))
+                peerCount: await router.peers().count, inboxCount: try await inbox.count, stats: await router.stats()))
     }
 
     private func send(_ request: ControlRequest) async throws -> [UInt8] {
@@ -71,7 +72,7 @@ struct ControlHandler: Sendable {
         return try ControlJSON.success(SendReply(messageID: id, peer: peer, bytes: payload.count))
     }
 
-    static func message(_ entry: Inbox.Entry) -> InboxReply.Message {
+    static func message(_ entry: StoreInbox.Entry) -> InboxReply.Message {
         let payload = entry.message.payload
         return InboxReply.Message(
             seq: entry.sequence, id: entry.message.id, from: entry.message.from, transport: entry.message.transport,

@@ -1,18 +1,21 @@
 import Logging
 import MeshCore
+import MeshStore
 import ServiceLifecycle
 import UnixSignals
 
 /// Builds a node from a configuration: loads (or creates) the identity in
-/// `dataDirectory` (unless `identity` is given), makes every enabled transport through the registry, and wires the
-/// router, the inbox and the control socket. Nothing starts until ``Node/run()``.
+/// `dataDirectory` (unless `identity` is given), opens the store
+/// (`DATA-DIR/store.sqlite`: the persisted inbox, outbox and history), makes every
+/// enabled transport through the registry, and wires the router, the store and the
+/// control socket. Nothing starts until ``Node/run()``.
 ///
 /// ```swift
 /// let config = try NodeConfiguration.load(file: nil)
 /// let node = try buildNode(config: config, dataDirectory: dir, logger: logger)
 /// try await node.run()   // until SIGINT/SIGTERM
 /// ```
-/// - Throws: ``MeshError`` when the data directory or identity is unusable, a
+/// - Throws: ``MeshError`` when the data directory, identity or store is unusable, a
 ///   transport's factory fails, or the config enables a transport the registry lacks.
 public func buildNode(
     config: NodeConfiguration, dataDirectory: String, logger: Logger = Logger(label: "scmesh"),
@@ -36,8 +39,13 @@ public func buildNode(
             throw MeshError(error.code, "transports.\(name): \(error.message)", cause: error.cause)
         }
     }
+    var storeConfiguration = StoreConfiguration()
+    storeConfiguration.inboxCapacity = config.node.inboxCapacity
+    storeConfiguration.inboxMaxBytes = config.node.inboxMaxBytes
+    let store = try MeshStore(path: dataDirectory + "/store.sqlite", configuration: storeConfiguration, logger: logger)
     return Node(
-        configuration: config, dataDirectory: dataDirectory, identity: identity, transports: transports, logger: logger)
+        configuration: config, dataDirectory: dataDirectory, identity: identity, store: store, transports: transports,
+        logger: logger)
 }
 
 /// A running SCMesh node: the router with its transports, the inbox and the control
@@ -51,8 +59,10 @@ public final class Node: Sendable {
     public let identity: LocalIdentity
     /// The router.
     public let router: Router
-    /// Messages received for this node.
-    public let inbox: Inbox
+    /// The node's SQLite store: inbox, outbox, history, contacts, address ledger.
+    public let store: MeshStore
+    /// Messages received for this node, persisted (the router's message sink).
+    public var inbox: StoreInbox { store.inbox }
     /// The control socket server.
     public let controlServer: ControlServer
     /// The transports the node runs, with their priorities.
@@ -60,21 +70,21 @@ public final class Node: Sendable {
     private let logger: Logger
 
     init(
-        configuration: NodeConfiguration, dataDirectory: String, identity: LocalIdentity,
+        configuration: NodeConfiguration, dataDirectory: String, identity: LocalIdentity, store: MeshStore,
         transports: [(transport: any Transport, priority: Int)], logger: Logger
     ) {
         self.configuration = configuration
         self.dataDirectory = dataDirectory
         self.identity = identity
+        self.store = store
         self.transports = transports
         self.logger = logger
         let routerConfiguration = configuration.routerConfiguration
-        inbox = Inbox(capacity: configuration.node.inboxCapacity, maxBytes: configuration.node.inboxMaxBytes)
         router = Router(
-            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer, sink: inbox,
-            logger: logger)
+            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer, sink: store.inbox,
+            queue: store.outbox, logger: logger)
         let handler = ControlHandler(
-            router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,
+            router: router, inbox: store.inbox, configuration: configuration, dataDirectory: dataDirectory,
             startedAt: .now)
         controlServer = ControlServer(
             dataDirectory: dataDirectory, handler: handler,
@@ -82,9 +92,10 @@ public final class Node: Sendable {
     }
 
     /// The node's services in start order (graceful shutdown runs in reverse: the
-    /// control socket closes first, then the router stops its transports).
+    /// control socket closes first, then the router stops its transports, then the
+    /// store's upkeep).
     public var services: [any Service] {
-        [RouterService(router: router, transports: transports), controlServer]
+        [StoreMaintenance(store: store, logger: logger), RouterService(router: router, transports: transports), controlServer]
     }
 
     /// The node's peer ID.
@@ -109,6 +120,7 @@ public final class Node: Sendable {
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
                 gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger))
+        defer { try? store.close() }
         try await group.run()
         logger.info("node \(peerID.short) stopped")
     }

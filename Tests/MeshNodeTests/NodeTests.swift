@@ -120,6 +120,40 @@ struct NodeTests {
         try await bob.stop()
     }
 
+    @Test("the inbox is persisted: after a restart it still holds every message and sequence numbers go on")
+    func inboxSurvivesRestart() async throws {
+        let yaml = Self.twoLoopbackYAML(network: UUID().uuidString)
+        let alice = try await RunningNode.start(yaml: yaml, registry: Self.twoLoopbacks)
+        var bob = try await RunningNode.start(yaml: yaml, registry: Self.twoLoopbacks)
+        let bobDirectory = bob.directory
+        defer {
+            alice.directory.cleanUp()
+            bobDirectory.cleanUp()
+        }
+        func send(_ text: String) async throws {
+            try await eventually("alice can send to bob") {
+                (try? await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: text))
+                    .decode(SendReply.self)) != nil
+            }
+        }
+        for text in ["one", "two", "three"] { try await send(text) }
+        try await bob.stop()
+        bob = try await RunningNode.start(yaml: yaml, registry: Self.twoLoopbacks, directory: bobDirectory)
+        let kept = try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        #expect(kept.messages.map(\.text) == ["one", "two", "three"])
+        #expect(kept.messages.map(\.seq) == [1, 2, 3])
+        try await send("four")
+        try await eventually("the new message arrived") {
+            try await bob.client.call(ControlRequest(cmd: "inbox", after: 3)).decode(InboxReply.self).messages.count == 1
+        }
+        let after = try await bob.client.call(ControlRequest(cmd: "inbox", after: 3)).decode(InboxReply.self)
+        #expect(after.messages.map(\.seq) == [4])  // never restarts at 1
+        #expect(after.messages.map(\.text) == ["four"])
+        #expect(after.totalReceived == 4)
+        try await alice.stop()
+        try await bob.stop()
+    }
+
     @Test("nodes with MeshCrypto identities run Noise XX on their links and exchange messages")
     func cryptoIdentities() async throws {
         let yaml = "relay: {enabled: true}\ntransports:\n  loopback: {enabled: true, network: \(UUID().uuidString)}\n"
@@ -210,31 +244,6 @@ struct NodeTests {
             return error.code == .nodeNotRunning
                 && error.message == "no node is running with data dir \(directory.path) (start one with `scmesh run`)"
         }
-    }
-
-    @Test("the inbox keeps the newest messages up to its message and byte bounds")
-    func inboxBound() {
-        let inbox = Inbox(capacity: 3)
-        let peer = PeerID.random()
-        for index in 1...5 {
-            inbox.append(InboundMessage(id: .random(), from: peer, payload: [UInt8(index)], transport: "t"))
-        }
-        #expect(inbox.count == 3)
-        #expect(inbox.totalReceived == 5)
-        #expect(inbox.entries().map(\.sequence) == [3, 4, 5])
-        #expect(inbox.entries().map(\.message.payload) == [[3], [4], [5]])
-        #expect(inbox.entries(after: 4).map(\.sequence) == [5])
-        #expect(inbox.entries(limit: 2).map(\.sequence) == [4, 5])
-
-        let bounded = Inbox(capacity: 100, maxBytes: 10)
-        for size in [4, 4, 4] {
-            bounded.append(InboundMessage(id: .random(), from: peer, payload: Array(repeating: 1, count: size), transport: "t"))
-        }
-        #expect(bounded.entries().map(\.sequence) == [2, 3])
-        #expect(bounded.byteCount == 8)
-        bounded.append(InboundMessage(id: .random(), from: peer, payload: Array(repeating: 2, count: 50), transport: "t"))
-        #expect(bounded.entries().map(\.sequence) == [4])  // the newest stays even when larger than the bound
-        #expect(bounded.byteCount == 50)
     }
 }
 

@@ -101,8 +101,9 @@ struct TCPNodeTests {
         #expect(try runScmesh(["identity", "--data-dir", b], home: home).standardOutput.contains(idB))
         let second = try runScmesh(["send", "--data-dir", a, idB, "after the restart"], home: home)
         #expect(second.status == 0, "\(second.standardError)")
+        // The inbox is persisted: the first message survived the kill, the new one follows it.
         try await eventually("the second message is in the restarted B's inbox", attempts: 1500) {
-            try inboxTexts(dataDirectory: b, home: home) == ["after the restart"]
+            try inboxTexts(dataDirectory: b, home: home) == ["before the kill", "after the restart"]
         }
         // The message sent while B was down was refused, not queued and delivered late.
         #expect(try !inboxTexts(dataDirectory: b, home: home).contains("while B is down"))

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Dispatch
 import MeshCore
 import Synchronization
 
@@ -194,7 +195,7 @@ package final class SeqPacketLink: Link, Sendable {
                 } else if ContinuousClock.now - lastProgress > .seconds(1) {
                     break
                 }
-                try? await Task.sleep(for: .milliseconds(5))
+                await Self.pause()
             }
             leave()
         }
@@ -213,6 +214,18 @@ package final class SeqPacketLink: Link, Sendable {
         if closeNow { _ = Glibc.close(fd) }
         writeLock.fail(closedError())
         onClose?(id)
+    }
+
+    /// Waits 5 ms, also in a cancelled task: a transport closes its links after its
+    /// `listen` was cancelled, and `Task.sleep` would return at once there (a busy loop).
+    private static func pause() async {
+        guard Task.isCancelled else {
+            try? await Task.sleep(for: .milliseconds(5))
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { continuation.resume() }
+        }
     }
 
     private var isClosed: Bool { descriptor.withLock { $0.closed } }

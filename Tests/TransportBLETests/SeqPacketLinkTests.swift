@@ -148,8 +148,9 @@ struct SeqPacketLinkTests {
         await b.close()
     }
 
-    @Test("close waits for the kernel's unsent bytes to drain, refusing new sends meanwhile")
-    func closeDrainsFirst() async throws {
+    /// Also in a cancelled task: a transport closes its links after its `listen` was cancelled.
+    @Test("close waits for the kernel's unsent bytes to drain, refusing new sends meanwhile", arguments: [false, true])
+    func closeDrainsFirst(inCancelledTask: Bool) async throws {
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
         let polls = Counter()
@@ -162,7 +163,10 @@ struct SeqPacketLinkTests {
             })
         let b = try SeqPacketLink(adopting: fds[1], transportName: "ble", remoteAddress: "a", mtu: 64, receiveMTU: 64)
         try await a.send([1])
-        let closing = Task { await a.close() }
+        let closing = Task {
+            if inCancelledTask { withUnsafeCurrentTask { $0?.cancel() } }
+            await a.close()
+        }
         await closing.value
         #expect(polls.value == 4)
         #expect(try await b.receive() == [1])

@@ -147,12 +147,18 @@ extension LinkSession {
                     }
                 }
             }
+            if let closed = state.withLock({ $0.closed }) { return closed.message }
             return "remote closed the link"
         } catch let error as MeshError where error.code == .malformedFrame || error.code == .frameTooLarge {
             await onMalformed(error)
             return "rejected input: \(error.message)"
         } catch {
-            return "link failed: \(error)"
+            // Closed on our side (shutdown, duplicate, dead link): say why, not how the
+            // read ended.
+            if let closed = state.withLock({ $0.closed }) { return closed.message }
+            if error is CancellationError { return "the router is stopping" }
+            let reason = (error as? MeshError)?.message ?? "\(error)"
+            return "link failed: \(reason)"
         }
     }
 

@@ -35,7 +35,8 @@ struct ControlHandler: Sendable {
         } catch let error as MeshError {
             return ControlJSON.failure(error.message, code: error.code.name)
         } catch {
-            return ControlJSON.failure("\(error)", code: MeshError.Code.controlRequestFailed.name)
+            // Not a MeshError: an internal failure (encoding a reply); its text is not for clients.
+            return ControlJSON.failure("the node could not answer \"\(request.cmd)\"", code: MeshError.Code.controlRequestFailed.name)
         }
     }
 
@@ -79,17 +80,37 @@ struct ControlHandler: Sendable {
             payloadBase64: Data(payload).base64EncodedString())
     }
 
-    private func describeParseError(_ line: [UInt8], _ error: any Error) -> String {
-        guard (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any] else {
-            return "request is not a JSON object; send one JSON object per line, e.g. {\"cmd\":\"status\"}"
+    /// What is wrong with a request that did not decode, in the socket's own terms
+    /// (never the decoder's internal description).
+    func describeParseError(_ line: [UInt8], _ error: any Error) -> String {
+        let example = "send one JSON object per line, e.g. {\"cmd\":\"status\"}"
+        if let unknown = error as? ControlRequest.UnknownField {
+            return "unknown request field \"\(Self.snakeCase(unknown.name))\" (known fields: \(ControlRequest.fields.joined(separator: ", ")))"
         }
-        if case DecodingError.keyNotFound(let key, _) = error {
-            return "request has no \"\(key.stringValue == "cmd" ? "cmd" : key.stringValue)\" field"
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?:
+            return "request has no \"\(Self.snakeCase(key.stringValue))\" field; \(example)"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            guard let key = context.codingPath.first, context.codingPath.count == 1 else {
+                return "request is not a JSON object; \(example)"
+            }
+            let expected = ["after", "limit"].contains(key.stringValue) ? "an integer" : "a string"
+            return "request field \"\(Self.snakeCase(key.stringValue))\" must be \(expected)"
+        default:
+            return "request is not a JSON object; \(example)"
         }
-        if case DecodingError.typeMismatch(_, let context) = error {
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return "request field \"\(field)\" has the wrong type"
+    }
+
+    /// `payloadBase64` → `payload_base64`: a decoded key as the client spelled it.
+    static func snakeCase(_ name: String) -> String {
+        var result = ""
+        for character in name {
+            if character.isUppercase {
+                result += "_" + character.lowercased()
+            } else {
+                result.append(character)
+            }
         }
-        return "malformed request: \(error)"
+        return result
     }
 }

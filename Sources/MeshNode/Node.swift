@@ -77,8 +77,7 @@ public final class Node: Sendable {
             router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,
             startedAt: .now)
         controlServer = ControlServer(
-            dataDirectory: dataDirectory, handler: handler,
-            maximumLineLength: routerConfiguration.maxMessageSize / 3 * 4 + 65_536, logger: logger)
+            dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration), logger: logger)
     }
 
     /// The node's services in start order (graceful shutdown runs in reverse: the
@@ -90,13 +89,15 @@ public final class Node: Sendable {
     /// The node's peer ID.
     public var peerID: PeerID { identity.peerID }
 
-    /// Runs the node until SIGINT or SIGTERM (graceful shutdown) or until the task is
-    /// cancelled.
+    /// Runs the node until SIGINT, SIGTERM or SIGHUP (graceful shutdown) or until the
+    /// task is cancelled, holding the data directory's ``DataDirectoryLock``.
     /// - Throws: `.nodeAlreadyRunning` when another node uses the data directory, or
     ///   what a service throws.
-    /// - Parameter handlingSignals: false leaves SIGINT/SIGTERM alone (the node then
+    /// - Parameter handlingSignals: false leaves SIGINT/SIGTERM/SIGHUP alone (the node then
     ///   stops on cancellation or its caller's graceful shutdown), for nodes in tests.
     public func run(handlingSignals: Bool = true) async throws {
+        let lock = try DataDirectoryLock.acquire(dataDirectory: dataDirectory)
+        defer { withExtendedLifetime(lock) {} }
         try await controlServer.bind()
         let names = transports.map { "\($0.transport.name)(\($0.priority))" }.joined(separator: ", ")
         logger.info(
@@ -108,7 +109,7 @@ public final class Node: Sendable {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger))
+                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint, .sighup] : [], logger: logger))
         try await group.run()
         logger.info("node \(peerID.short) stopped")
     }

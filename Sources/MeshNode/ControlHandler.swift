@@ -3,20 +3,21 @@ import MeshCore
 
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
-struct ControlHandler: Sendable {
+package struct ControlHandler: Sendable {
     let router: Router
     let inbox: Inbox
     let configuration: NodeConfiguration
     let dataDirectory: String
     let startedAt: ContinuousClock.Instant
+    /// The node's transports, for their counters.
+    var transports: [any Transport] = []
 
     /// The reply line (without newline) to one request line.
     func respond(to line: [UInt8]) async -> [UInt8] {
         let request: ControlRequest
-        do {
-            request = try ControlJSON.decoder().decode(ControlRequest.self, from: Data(line))
-        } catch {
-            return ControlJSON.failure(describeParseError(line, error), code: MeshError.Code.controlRequestFailed.name)
+        switch Self.parse(line) {
+        case .success(let parsed): request = parsed
+        case .failure(let message): return ControlJSON.failure(message, code: MeshError.Code.controlRequestFailed.name)
         }
         do {
             switch request.cmd {
@@ -47,7 +48,17 @@ struct ControlHandler: Sendable {
                 peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
                 uptimeSeconds: Double(elapsed.milliseconds) / 1000,
                 relayEnabled: configuration.relay.enabled, transports: await router.transportStatus(),
-                peerCount: await router.peers().count, inboxCount: inbox.count, stats: await router.stats()))
+                peerCount: await router.peers().count, inboxCount: inbox.count, stats: await router.stats(),
+                transportCounters: transportCounters()))
+    }
+
+    private func transportCounters() -> [String: [String: Int]] {
+        var counters: [String: [String: Int]] = [:]
+        for case let transport as any TransportCounting in transports {
+            guard let name = (transport as? any Transport)?.name else { continue }
+            counters[name] = transport.counters
+        }
+        return counters
     }
 
     private func send(_ request: ControlRequest) async throws -> [UInt8] {
@@ -80,9 +91,26 @@ struct ControlHandler: Sendable {
             payloadBase64: Data(payload).base64EncodedString())
     }
 
+    /// A request line, decoded or refused.
+    package enum ParsedRequest: Sendable {
+        /// The request.
+        case success(ControlRequest)
+        /// Why it was refused, as the reply's `error` says.
+        case failure(String)
+    }
+
+    /// Decodes one request line (unknown fields refused).
+    package static func parse(_ line: [UInt8]) -> ParsedRequest {
+        do {
+            return .success(try ControlJSON.decoder().decode(ControlRequest.self, from: Data(line)))
+        } catch {
+            return .failure(describeParseError(error))
+        }
+    }
+
     /// What is wrong with a request that did not decode, in the socket's own terms
     /// (never the decoder's internal description).
-    func describeParseError(_ line: [UInt8], _ error: any Error) -> String {
+    static func describeParseError(_ error: any Error) -> String {
         let example = "send one JSON object per line, e.g. {\"cmd\":\"status\"}"
         if let unknown = error as? ControlRequest.UnknownField {
             return "unknown request field \"\(Self.snakeCase(unknown.name))\" (known fields: \(ControlRequest.fields.joined(separator: ", ")))"

@@ -91,6 +91,10 @@ public struct StatusReply: Codable, Sendable, Hashable {
     public var inboxCount: Int
     /// The router's counters.
     public var stats: RouterStats
+    /// Counters of the transports that keep them (``TransportCounting``), by transport
+    /// name: what remotes made them refuse or drop (`refused.max_inbound`,
+    /// `link_closed.malformedFrame`, ...). Absent from replies of older nodes.
+    public var transportCounters: [String: [String: Int]]?
 }
 
 /// The reply to `peers`.

@@ -75,7 +75,7 @@ public final class Node: Sendable {
             logger: logger)
         let handler = ControlHandler(
             router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,
-            startedAt: .now)
+            startedAt: .now, transports: transports.map(\.transport))
         controlServer = ControlServer(
             dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration), logger: logger)
     }

@@ -30,6 +30,10 @@ public enum TextReport {
             "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
             "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
         ]
+        for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key }) where !counters.isEmpty {
+            let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            lines.append("refused     \(escaped(name)): \(list)")
+        }
         return lines.joined(separator: "\n")
     }
 

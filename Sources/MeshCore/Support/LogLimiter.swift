@@ -10,8 +10,8 @@ import Synchronization
 /// written by the next ``note(_:level:_:summary:)`` of that kind or by ``flush()``
 /// (which an owner calls every interval, e.g. from its run loop). So each kind writes
 /// at most two lines per interval, and at most ``maximumKinds`` kinds are tracked
-/// (more fold into one `"other"` kind): the log grows by at most
-/// `2 × maximumKinds` lines per interval, whatever arrives.
+/// apart (more fold into one extra `"other"` kind): the log grows by at most
+/// `2 × (maximumKinds + 1)` lines per interval, whatever arrives.
 ///
 /// Kinds are fixed strings chosen by the code ("tcp.refused.max_inbound"), never
 /// remote data. Every occurrence is also counted for good in ``totals``, for status
@@ -72,7 +72,8 @@ public final class LogLimiter: Sendable {
         let now = clock.now
         var lines: [(Logger.Level, String)] = []
         let logFirst = state.withLock { state -> Bool in
-            let kind = state.totals[kind] != nil || state.totals.count < maximumKinds ? kind : "other"
+            let apart = state.totals.count - (state.totals["other"] == nil ? 0 : 1)
+            let kind = state.totals[kind] != nil || apart < maximumKinds ? kind : "other"
             state.totals[kind, default: 0] += 1
             if var window = state.windows[kind], now - window.started < interval {
                 window.suppressed += 1

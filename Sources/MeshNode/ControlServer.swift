@@ -155,6 +155,17 @@ public final class ControlServer: Service, Sendable {
                         "the node serves at most \(limits.maximumConnections) control connections at once "
                         + "(node.control_max_connections); try again later"
                     try await write(ControlJSON.failure(message, code: MeshError.Code.controlRequestFailed.name), to: outbound, of: connection)
+                    // Read what the client sent before closing (for up to a second):
+                    // closing on unread data resets the connection, and the client
+                    // could lose the reply.
+                    outbound.finish()
+                    try? await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask { for try await _ in inbound {} }
+                        group.addTask { try await Task.sleep(for: .seconds(1)) }
+                        _ = try await group.next()
+                        group.cancelAll()
+                        connection.channel.close(promise: nil)
+                    }
                     return
                 }
                 do {

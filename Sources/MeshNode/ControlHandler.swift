@@ -11,6 +11,8 @@ package struct ControlHandler: Sendable {
     let startedAt: ContinuousClock.Instant
     /// The node's transports, for their counters.
     var transports: [any Transport] = []
+    /// The control socket's own refusals.
+    var controlCounters = ControlServer.Counters()
 
     /// The reply line (without newline) to one request line.
     func respond(to line: [UInt8]) async -> [UInt8] {
@@ -58,6 +60,8 @@ package struct ControlHandler: Sendable {
             guard let name = (transport as? any Transport)?.name else { continue }
             counters[name] = transport.counters
         }
+        let control = controlCounters.all
+        if !control.isEmpty { counters["control"] = control }
         return counters
     }
 

@@ -93,7 +93,9 @@ public struct StatusReply: Codable, Sendable, Hashable {
     public var stats: RouterStats
     /// Counters of the transports that keep them (``TransportCounting``), by transport
     /// name: what remotes made them refuse or drop (`refused.max_inbound`,
-    /// `link_closed.malformedFrame`, ...). Absent from replies of older nodes.
+    /// `link_closed.malformedFrame`, ...), and under `"control"` the control socket's
+    /// own (`refused.control_max_connections`, `refused.request_too_large`,
+    /// `dropped.control_write_timeout`). Absent from replies of older nodes.
     public var transportCounters: [String: [String: Int]]?
 }
 

@@ -38,6 +38,13 @@ public final class ControlServer: Service, Sendable {
     private let state = Mutex(State.idle)
     private let connections = Atomic(0)
 
+    /// What the socket refused or dropped, by kind, for `scmesh status`.
+    final class Counters: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        func add(_ kind: String) { counts.withLock { $0[kind, default: 0] += 1 } }
+        var all: [String: Int] { counts.withLock { $0 } }
+    }
+
     /// What one control socket lets its clients use.
     struct Limits: Sendable {
         /// Longest request line in bytes.
@@ -71,7 +78,10 @@ public final class ControlServer: Service, Sendable {
         }
     }
 
-    init(dataDirectory: String, handler: ControlHandler, limits: Limits, logger: Logger) {
+    private let counters: Counters
+
+    init(dataDirectory: String, handler: ControlHandler, limits: Limits, counters: Counters = Counters(), logger: Logger) {
+        self.counters = counters
         self.dataDirectory = dataDirectory
         self.socketPath = DataDirectory.controlSocketPath(dataDirectory)
         self.handler = handler
@@ -151,6 +161,7 @@ public final class ControlServer: Service, Sendable {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 guard admitted else {
+                    counters.add("refused.control_max_connections")
                     let message =
                         "the node serves at most \(limits.maximumConnections) control connections at once "
                         + "(node.control_max_connections); try again later"
@@ -176,6 +187,7 @@ public final class ControlServer: Service, Sendable {
                         try await write(reply, to: outbound, of: connection)
                     }
                 } catch is LineFrameDecoder.LineTooLong {
+                    counters.add("refused.request_too_large")
                     let message =
                         "request is larger than the control socket's limit of \(limits.maximumLineLength) bytes "
                         + "(a payload of \(limits.maximumLineLengthSource) bytes as base64, plus 64 KiB; raise max_message_size to send more)"
@@ -222,7 +234,10 @@ public final class ControlServer: Service, Sendable {
                 return false
             }
             let first = try await group.next() ?? false
-            if !first { connection.channel.close(promise: nil) }
+            if !first {
+                counters.add("dropped.control_write_timeout")
+                connection.channel.close(promise: nil)
+            }
             group.cancelAll()
             return first
         }

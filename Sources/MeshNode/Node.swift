@@ -75,9 +75,10 @@ public final class Node: Sendable {
             logger: logger)
         let handler = ControlHandler(
             router: router, inbox: inbox, configuration: configuration, dataDirectory: dataDirectory,
-            startedAt: .now, transports: transports.map(\.transport))
+            startedAt: .now, transports: transports.map(\.transport), controlCounters: ControlServer.Counters())
         controlServer = ControlServer(
-            dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration), logger: logger)
+            dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration),
+            counters: handler.controlCounters, logger: logger)
     }
 
     /// The node's services in start order (graceful shutdown runs in reverse: the

@@ -101,6 +101,8 @@ struct HardeningTests {
         }
         idle.close()
         try await eventually("the slot is free again", attempts: 1_500) { try await node.client.call(ControlRequest(cmd: "status")).ok }
+        let status = try await node.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect((status.transportCounters?["control"]?["refused.control_max_connections"] ?? 0) >= 1)
         try await node.stop()
     }
 
@@ -117,7 +119,8 @@ struct HardeningTests {
         #expect(reply.code == MeshError.Code.messageTooLarge.name, "\(reply.line)")
         #expect(reply.error?.contains("\(limit) bytes") == true, "\(reply.line)")
         #expect(reply.error?.contains("max_message_size = 100000") == true, "\(reply.line)")
-        #expect(try await node.client.call(ControlRequest(cmd: "status")).ok)
+        let status = try await node.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect(status.transportCounters?["control"]?["refused.request_too_large"] == 1)
         try await node.stop()
     }
 

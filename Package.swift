@@ -192,6 +192,27 @@ let package = Package(
     ]
 )
 
+// Coverage-guided fuzz targets (libFuzzer), declared only when SCMESH_FUZZ is set, so
+// the normal build and `swift test` never see them. `scripts/fuzz.sh` sets it and
+// builds them in their own scratch path (.build-fuzz) with the fuzzer instrumentation;
+// being in this package, they reach package-level API such as `Frame.decode`.
+if Context.environment["SCMESH_FUZZ"] != nil {
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/Support"))
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("FuzzFrame", ["MeshCore"]),
+        ("FuzzReassembler", ["MeshCore"]),
+        ("FuzzHandshake", ["MeshCore", "MeshCrypto"]),
+        ("FuzzIdentityProof", ["MeshCore", "MeshCrypto"]),
+        ("FuzzEnvelope", ["MeshCore", "MeshCrypto"]),
+        ("FuzzControlRequest", ["MeshCore", "MeshNode"]),
+        ("FuzzConfig", ["MeshCore", "MeshNode"]),
+    ]
+    for (name, dependencies) in fuzzTargets {
+        package.targets.append(
+            .executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/Targets/\(name)"))
+    }
+}
+
 // Shared Swift settings for every Swift target.
 for target in package.targets where target.type != .system && target.type != .plugin {
     var settings = target.swiftSettings ?? []

@@ -34,6 +34,9 @@ if [ $# -eq 0 ]; then
   # then two whole scmesh nodes (Noise XX, messages both ways, larger than the MTU).
   scripts/ble-vm/run.sh
   SWIFT_PACKAGE=$PWD SWIFT_PRODUCT=scmesh GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
+  # Coverage-guided fuzzing: every libFuzzer target briefly (a crash, leak or timeout
+  # fails the run; scripts/fuzz.sh TARGET --seconds N for a long run).
+  scripts/fuzz.sh --all --seconds "${FUZZ_SECONDS:-5}"
 fi
 
 swift build

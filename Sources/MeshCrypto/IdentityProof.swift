@@ -11,11 +11,11 @@ import MeshCore
 ///     97     2  capabilities, big-endian (none defined: send 0, ignore unknown bits)
 ///     99     …  reserved for extensions: send nothing, ignore what arrives
 /// ```
-struct IdentityProof: Sendable, Equatable {
+package struct IdentityProof: Sendable, Equatable {
     /// The domain-separation prefix of the signed message.
     static let context: [UInt8] = Array("SCMesh-noise-static-v1".utf8)
     /// The fixed part's length.
-    static let length = 32 + 64 + 1 + 2
+    package static let length = 32 + 64 + 1 + 2
 
     var identityKey: [UInt8]
     var signature: [UInt8]
@@ -37,13 +37,13 @@ struct IdentityProof: Sendable, Equatable {
         self.capabilities = capabilities
     }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         identityKey + signature + [version, UInt8(capabilities >> 8), UInt8(capabilities & 0xFF)]
     }
 
     /// Parses a payload (never traps).
     /// - Throws: `.malformedIdentityProof` when it is shorter than the fixed part.
-    static func parse(_ payload: [UInt8]) throws -> IdentityProof {
+    package static func parse(_ payload: [UInt8]) throws -> IdentityProof {
         guard payload.count >= length else {
             throw MeshError(.malformedIdentityProof, "the handshake payload has \(payload.count) bytes; an SCMesh identity proof needs at least \(length)")
         }
@@ -58,7 +58,7 @@ struct IdentityProof: Sendable, Equatable {
     /// returns the proven peer ID.
     /// - Throws: `.malformedIdentityProof` for another protocol version,
     ///   `.badSignature` when the signature does not bind `noiseStatic` to the key.
-    func verify(noiseStatic: [UInt8]) throws -> PeerID {
+    package func verify(noiseStatic: [UInt8]) throws -> PeerID {
         guard version == Frame.version else {
             throw MeshError(.malformedIdentityProof, "the peer speaks SCMesh protocol version \(version), this node \(Frame.version); upgrade the older node")
         }

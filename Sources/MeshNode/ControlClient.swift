@@ -48,13 +48,47 @@ public struct ControlClient: Sendable {
         } catch {
             throw MeshError(notRunning.code, notRunning.message, cause: error)
         }
+        let dataDirectory = dataDirectory
         return try await connection.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(bytes: line + [0x0A]))
-            for try await reply in inbound {
-                return Array(buffer: reply)
+            // Write and read at once: a node that refuses a request up front (too
+            // large) replies and closes before it read everything, and that reply,
+            // not the failed write, is the answer.
+            try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+                let buffer = ControlServer.line(line)
+                group.addTask {
+                    try? await outbound.write(buffer)
+                    return nil
+                }
+                group.addTask {
+                    do {
+                        for try await reply in inbound { return Array(buffer: reply) }
+                    } catch {
+                        throw MeshError(
+                            .controlRequestFailed,
+                            "the node at \(dataDirectory) dropped the connection before replying (\(Self.describe(error)))",
+                            cause: error)
+                    }
+                    return []
+                }
+                while let result = try await group.next() {
+                    guard let reply = result else { continue }
+                    group.cancelAll()
+                    guard !reply.isEmpty else {
+                        throw MeshError(.controlRequestFailed, "the node at \(dataDirectory) closed the connection without replying")
+                    }
+                    return reply
+                }
+                throw MeshError(.controlRequestFailed, "the node at \(dataDirectory) closed the connection without replying")
             }
-            throw MeshError(.controlRequestFailed, "the node at \(dataDirectory) closed the connection without replying")
         }
+    }
+
+    /// A socket error in a few words, without the library's call syntax.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError {
+            return String(cString: strerror(error.errnoCode)).lowercased()
+        }
+        return "\(type(of: error))"
     }
 
     /// Whether a node accepts connections on `socketPath`.

@@ -4,20 +4,23 @@ import MeshStore
 
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
-struct ControlHandler: Sendable {
+package struct ControlHandler: Sendable {
     let router: Router
     let inbox: StoreInbox
     let configuration: NodeConfiguration
     let dataDirectory: String
     let startedAt: ContinuousClock.Instant
+    /// The node's transports, for their counters.
+    var transports: [any Transport] = []
+    /// The control socket's own refusals.
+    var controlCounters = ControlServer.Counters()
 
     /// The reply line (without newline) to one request line.
     func respond(to line: [UInt8]) async -> [UInt8] {
         let request: ControlRequest
-        do {
-            request = try ControlJSON.decoder().decode(ControlRequest.self, from: Data(line))
-        } catch {
-            return ControlJSON.failure(describeParseError(line, error), code: MeshError.Code.controlRequestFailed.name)
+        switch Self.parse(line) {
+        case .success(let parsed): request = parsed
+        case .failure(let message): return ControlJSON.failure(message, code: MeshError.Code.controlRequestFailed.name)
         }
         do {
             switch request.cmd {
@@ -36,7 +39,8 @@ struct ControlHandler: Sendable {
         } catch let error as MeshError {
             return ControlJSON.failure(error.message, code: error.code.name)
         } catch {
-            return ControlJSON.failure("\(error)", code: MeshError.Code.controlRequestFailed.name)
+            // Not a MeshError: an internal failure (encoding a reply); its text is not for clients.
+            return ControlJSON.failure("the node could not answer \"\(request.cmd)\"", code: MeshError.Code.controlRequestFailed.name)
         }
     }
 
@@ -47,7 +51,19 @@ struct ControlHandler: Sendable {
                 peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
                 uptimeSeconds: Double(elapsed.milliseconds) / 1000,
                 relayEnabled: configuration.relay.enabled, transports: await router.transportStatus(),
-                peerCount: await router.peers().count, inboxCount: try await inbox.count, stats: await router.stats()))
+                peerCount: await router.peers().count, inboxCount: try await inbox.count, stats: await router.stats(),
+                transportCounters: transportCounters()))
+    }
+
+    private func transportCounters() -> [String: [String: Int]] {
+        var counters: [String: [String: Int]] = [:]
+        for case let transport as any TransportCounting in transports {
+            guard let name = (transport as? any Transport)?.name else { continue }
+            counters[name] = transport.counters
+        }
+        let control = controlCounters.all
+        if !control.isEmpty { counters["control"] = control }
+        return counters
     }
 
     private func send(_ request: ControlRequest) async throws -> [UInt8] {
@@ -80,17 +96,54 @@ struct ControlHandler: Sendable {
             payloadBase64: Data(payload).base64EncodedString())
     }
 
-    private func describeParseError(_ line: [UInt8], _ error: any Error) -> String {
-        guard (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any] else {
-            return "request is not a JSON object; send one JSON object per line, e.g. {\"cmd\":\"status\"}"
+    /// A request line, decoded or refused.
+    package enum ParsedRequest: Sendable {
+        /// The request.
+        case success(ControlRequest)
+        /// Why it was refused, as the reply's `error` says.
+        case failure(String)
+    }
+
+    /// Decodes one request line (unknown fields refused).
+    package static func parse(_ line: [UInt8]) -> ParsedRequest {
+        do {
+            return .success(try ControlJSON.decoder().decode(ControlRequest.self, from: Data(line)))
+        } catch {
+            return .failure(describeParseError(error))
         }
-        if case DecodingError.keyNotFound(let key, _) = error {
-            return "request has no \"\(key.stringValue == "cmd" ? "cmd" : key.stringValue)\" field"
+    }
+
+    /// What is wrong with a request that did not decode, in the socket's own terms
+    /// (never the decoder's internal description).
+    static func describeParseError(_ error: any Error) -> String {
+        let example = "send one JSON object per line, e.g. {\"cmd\":\"status\"}"
+        if let unknown = error as? ControlRequest.UnknownField {
+            return "unknown request field \"\(Self.snakeCase(unknown.name))\" (known fields: \(ControlRequest.fields.joined(separator: ", ")))"
         }
-        if case DecodingError.typeMismatch(_, let context) = error {
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return "request field \"\(field)\" has the wrong type"
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?:
+            return "request has no \"\(Self.snakeCase(key.stringValue))\" field; \(example)"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            guard let key = context.codingPath.first, context.codingPath.count == 1 else {
+                return "request is not a JSON object; \(example)"
+            }
+            let expected = ["after", "limit"].contains(key.stringValue) ? "an integer" : "a string"
+            return "request field \"\(Self.snakeCase(key.stringValue))\" must be \(expected)"
+        default:
+            return "request is not a JSON object; \(example)"
         }
-        return "malformed request: \(error)"
+    }
+
+    /// `payloadBase64` → `payload_base64`: a decoded key as the client spelled it.
+    static func snakeCase(_ name: String) -> String {
+        var result = ""
+        for character in name {
+            if character.isUppercase {
+                result += "_" + character.lowercased()
+            } else {
+                result.append(character)
+            }
+        }
+        return result
     }
 }

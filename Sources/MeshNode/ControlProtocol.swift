@@ -36,6 +36,39 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     /// The commands a node answers.
     public static let commands = ["status", "peers", "send", "inbox"]
+
+    /// The request fields, as they are spelled on the socket.
+    public static let fields = ["cmd", "peer", "text", "payload_base64", "after", "limit"]
+
+    enum CodingKeys: String, CodingKey {
+        case cmd, peer, text, payloadBase64, after, limit
+    }
+
+    /// A request field no command knows (a typo such as `"limt"`): rejected like an
+    /// unknown config key rather than ignored.
+    struct UnknownField: Error {
+        var name: String
+    }
+
+    /// Decodes a request, rejecting fields it does not know.
+    public init(from decoder: any Decoder) throws {
+        let all = try decoder.container(keyedBy: AnyCodingKey.self)
+        let known = Set(CodingKeys.allStringValues)
+        if let unknown = all.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            throw UnknownField(name: unknown.stringValue)
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        cmd = try container.decode(String.self, forKey: .cmd)
+        peer = try container.decodeIfPresent(String.self, forKey: .peer)
+        text = try container.decodeIfPresent(String.self, forKey: .text)
+        payloadBase64 = try container.decodeIfPresent(String.self, forKey: .payloadBase64)
+        after = try container.decodeIfPresent(Int.self, forKey: .after)
+        limit = try container.decodeIfPresent(Int.self, forKey: .limit)
+    }
+}
+
+extension ControlRequest.CodingKeys {
+    static var allStringValues: [String] { ["cmd", "peer", "text", "payloadBase64", "after", "limit"] }
 }
 
 /// The reply to `status`.
@@ -58,6 +91,12 @@ public struct StatusReply: Codable, Sendable, Hashable {
     public var inboxCount: Int
     /// The router's counters.
     public var stats: RouterStats
+    /// Counters of the transports that keep them (``TransportCounting``), by transport
+    /// name: what remotes made them refuse or drop (`refused.max_inbound`,
+    /// `link_closed.malformedFrame`, ...), and under `"control"` the control socket's
+    /// own (`refused.control_max_connections`, `refused.request_too_large`,
+    /// `dropped.control_write_timeout`). Absent from replies of older nodes.
+    public var transportCounters: [String: [String: Int]]?
 }
 
 /// The reply to `peers`.

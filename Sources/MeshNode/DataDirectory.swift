@@ -39,3 +39,53 @@ public enum DataDirectory {
         }
     }
 }
+
+/// An exclusive `flock` on `DATA-DIR/node.lock`, held while a node runs, so that two
+/// nodes never share one data directory (and its identity) — even when the control
+/// socket file was removed. The kernel releases the lock when the process dies, so a
+/// killed node leaves nothing stale behind.
+public final class DataDirectoryLock: Sendable {
+    /// The lock file's name inside the data directory.
+    public static let fileName = "node.lock"
+
+    /// The lock file's path.
+    public let path: String
+    private let descriptor: Int32
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    /// Takes the lock (creating the directory and the file as needed) without waiting.
+    /// - Throws: ``MeshError`` `.nodeAlreadyRunning` when another node holds it;
+    ///   `.invalidConfiguration` when the file cannot be opened.
+    public static func acquire(dataDirectory: String) throws -> DataDirectoryLock {
+        try DataDirectory.prepare(dataDirectory)
+        let path = (dataDirectory as NSString).appendingPathComponent(fileName)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno)).lowercased()
+            throw MeshError(.invalidConfiguration, "cannot open \(path): \(reason)")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(descriptor)
+            if code == EWOULDBLOCK {
+                throw MeshError(
+                    .nodeAlreadyRunning,
+                    "another node is running with data dir \(dataDirectory) (it holds \(path)); stop it, or pass another --data-dir")
+            }
+            throw MeshError(.invalidConfiguration, "cannot lock \(path): \(String(cString: strerror(code)).lowercased())")
+        }
+        // The holder's PID, for whoever wonders who holds it.
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        return DataDirectoryLock(path: path, descriptor: descriptor)
+    }
+
+    deinit {
+        close(descriptor)  // releases the flock
+    }
+}

@@ -1,8 +1,12 @@
 import NIOCore
 
 /// Splits a byte stream into newline-terminated lines (without the `\n`; a trailing
-/// `\r` is kept). A line longer than `maximumLength` is an error, so a client cannot
-/// make the node buffer without bound.
+/// `\r` is kept). A line longer than `maximumLength` is an error as soon as that many
+/// bytes arrived without a newline, so a client cannot make the node buffer without
+/// bound.
+///
+/// Linear in the input: each byte is scanned for the newline once, however many
+/// reads a long line arrives in (`scanned` remembers how far the search got).
 struct LineFrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = ByteBuffer
 
@@ -13,16 +17,26 @@ struct LineFrameDecoder: ByteToMessageDecoder {
     }
 
     let maximumLength: Int
+    /// Bytes after the reader index already searched for a newline.
+    private var scanned = 0
+
+    init(maximumLength: Int) {
+        self.maximumLength = maximumLength
+    }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        if let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
-            let length = newline - buffer.readerIndex
+        let view = buffer.readableBytesView
+        let start = view.startIndex + min(scanned, view.count)
+        if let newline = view[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let length = newline - view.startIndex
+            scanned = 0
             guard length <= maximumLength else { throw LineTooLong(maximumLength: maximumLength) }
             let line = buffer.readSlice(length: length)!
             buffer.moveReaderIndex(forwardBy: 1)
             context.fireChannelRead(wrapInboundOut(line))
             return .continue
         }
+        scanned = view.count
         guard buffer.readableBytes <= maximumLength else { throw LineTooLong(maximumLength: maximumLength) }
         return .needMoreData
     }
@@ -31,6 +45,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         while try decode(context: context, buffer: &buffer) == .continue {}
         if buffer.readableBytes > 0, seenEOF {
             // A last line without its newline still counts.
+            scanned = 0
             context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: buffer.readableBytes)!))
         }
         return .needMoreData

@@ -85,10 +85,10 @@ public final class Node: Sendable {
             queue: store.outbox, logger: logger)
         let handler = ControlHandler(
             router: router, inbox: store.inbox, configuration: configuration, dataDirectory: dataDirectory,
-            startedAt: .now)
+            startedAt: .now, transports: transports.map(\.transport), controlCounters: ControlServer.Counters())
         controlServer = ControlServer(
-            dataDirectory: dataDirectory, handler: handler,
-            maximumLineLength: routerConfiguration.maxMessageSize / 3 * 4 + 65_536, logger: logger)
+            dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration),
+            counters: handler.controlCounters, logger: logger)
     }
 
     /// The node's services in start order (graceful shutdown runs in reverse: the
@@ -101,13 +101,15 @@ public final class Node: Sendable {
     /// The node's peer ID.
     public var peerID: PeerID { identity.peerID }
 
-    /// Runs the node until SIGINT or SIGTERM (graceful shutdown) or until the task is
-    /// cancelled.
+    /// Runs the node until SIGINT, SIGTERM or SIGHUP (graceful shutdown) or until the
+    /// task is cancelled, holding the data directory's ``DataDirectoryLock``.
     /// - Throws: `.nodeAlreadyRunning` when another node uses the data directory, or
     ///   what a service throws.
-    /// - Parameter handlingSignals: false leaves SIGINT/SIGTERM alone (the node then
+    /// - Parameter handlingSignals: false leaves SIGINT/SIGTERM/SIGHUP alone (the node then
     ///   stops on cancellation or its caller's graceful shutdown), for nodes in tests.
     public func run(handlingSignals: Bool = true) async throws {
+        let lock = try DataDirectoryLock.acquire(dataDirectory: dataDirectory)
+        defer { withExtendedLifetime(lock) {} }
         try await controlServer.bind()
         let names = transports.map { "\($0.transport.name)(\($0.priority))" }.joined(separator: ", ")
         logger.info(
@@ -119,7 +121,7 @@ public final class Node: Sendable {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger))
+                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint, .sighup] : [], logger: logger))
         defer { try? store.close() }
         try await group.run()
         logger.info("node \(peerID.short) stopped")

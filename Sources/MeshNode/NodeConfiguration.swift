@@ -19,6 +19,12 @@ public struct NodeConfiguration: Sendable {
         public var inboxCapacity: Int = 10_000
         /// Payload bytes the in-memory inbox keeps; older messages are dropped first.
         public var inboxMaxBytes: Int = 256 << 20
+        /// Control-socket connections served at once; one more is answered with an
+        /// error and closed.
+        public var controlMaxConnections: Int = 64
+        /// How long the node waits for a control client to take a reply (it never
+        /// reads: its socket buffer is full) before it drops the client.
+        public var controlWriteTimeoutMs: Int = 10_000
 
         /// Built-in defaults.
         public init() {}
@@ -28,6 +34,8 @@ public struct NodeConfiguration: Sendable {
             case logLevel = "log_level"
             case inboxCapacity = "inbox_capacity"
             case inboxMaxBytes = "inbox_max_bytes"
+            case controlMaxConnections = "control_max_connections"
+            case controlWriteTimeoutMs = "control_write_timeout_ms"
         }
 
         public init(from decoder: any Decoder) throws {
@@ -47,6 +55,14 @@ public struct NodeConfiguration: Sendable {
             }
             inboxMaxBytes = try container.decode(Int.self, forKey: .inboxMaxBytes)
             try require(inboxMaxBytes >= 1, .inboxMaxBytes, in: container, "must be at least 1, got \(inboxMaxBytes)")
+            controlMaxConnections = try container.decode(Int.self, forKey: .controlMaxConnections)
+            try require(
+                (1...100_000).contains(controlMaxConnections), .controlMaxConnections, in: container,
+                "must be 1 to 100000, got \(controlMaxConnections)")
+            controlWriteTimeoutMs = try container.decode(Int.self, forKey: .controlWriteTimeoutMs)
+            try require(
+                (1...3_600_000).contains(controlWriteTimeoutMs), .controlWriteTimeoutMs, in: container,
+                "must be 1 to 3600000, got \(controlWriteTimeoutMs)")
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -55,6 +71,8 @@ public struct NodeConfiguration: Sendable {
             try container.encode(logLevel.rawValue, forKey: .logLevel)
             try container.encode(inboxCapacity, forKey: .inboxCapacity)
             try container.encode(inboxMaxBytes, forKey: .inboxMaxBytes)
+            try container.encode(controlMaxConnections, forKey: .controlMaxConnections)
+            try container.encode(controlWriteTimeoutMs, forKey: .controlWriteTimeoutMs)
         }
     }
 

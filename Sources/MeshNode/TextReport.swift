@@ -7,18 +7,20 @@ public enum TextReport {
     public static func status(_ status: StatusReply) -> String {
         var lines = [
             "peer id     \(status.peerID.hex)",
-            "name        \(status.name ?? "-")",
-            "data dir    \(status.dataDir)",
+            "name        \(status.name.map { escaped($0) } ?? "-")",
+            "data dir    \(escaped(status.dataDir))",
             "uptime      \(duration(status.uptimeSeconds))",
             "relay       \(status.relayEnabled ? "on" : "off (the node neither sends nor receives)")",
             status.transports.isEmpty ? "transports  none" : "transports",
         ]
-        let width = status.transports.map(\.name.count).max() ?? 0
+        let width = status.transports.map { escaped($0.name).count }.max() ?? 0
         for transport in status.transports {
-            var state = transport.state.name
-            if let reason = transport.reason { state += ": \(reason)" }
-            if transport.reason == nil, !transport.addresses.isEmpty { state += " on \(transport.addresses.joined(separator: ", "))" }
-            lines.append("  \(pad(transport.name, width))  priority \(pad(String(transport.priority), 3))  \(state)")
+            var state = escaped(transport.state.name)
+            if let reason = transport.reason { state += ": \(escaped(reason))" }
+            if transport.reason == nil, !transport.addresses.isEmpty {
+                state += " on \(transport.addresses.map { escaped($0) }.joined(separator: ", "))"
+            }
+            lines.append("  \(pad(escaped(transport.name), width))  priority \(pad(String(transport.priority), 3))  \(state)")
         }
         let stats = status.stats
         lines += [
@@ -28,6 +30,10 @@ public enum TextReport {
             "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
             "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
         ]
+        for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key }) where !counters.isEmpty {
+            let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            lines.append("refused     \(escaped(name)): \(list)")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -39,7 +45,7 @@ public enum TextReport {
             for (index, link) in peer.links.enumerated() {
                 rows.append([
                     index == 0 ? peer.peer.hex : "",
-                    link.transport, String(link.priority), link.address,
+                    escaped(link.transport), String(link.priority), escaped(link.address),
                     link.rttMilliseconds.map { String(format: "%.1f ms", $0) } ?? "-",
                     String(link.inFlight),
                     link.transport == peer.activeTransport ? "active" : "",
@@ -56,8 +62,8 @@ public enum TextReport {
         let formatter = ISO8601DateFormatter()
         return reply.messages.map { message in
             let header =
-                "#\(message.seq)  \(formatter.string(from: message.receivedAt))  from \(message.from.hex)  via \(message.transport)  \(message.bytes) bytes"
-            let body = message.text.map { "    " + $0.replacingOccurrences(of: "\n", with: "\n    ") }
+                "#\(message.seq)  \(formatter.string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
+            let body = message.text.map { "    " + escaped($0, newlines: "\n    ") }
                 ?? "    (binary, base64) \(message.payloadBase64.prefix(76))\(message.payloadBase64.count > 76 ? "…" : "")"
             return header + "\n" + body
         }.joined(separator: "\n")
@@ -66,6 +72,40 @@ public enum TextReport {
     /// `scmesh send`.
     public static func sent(_ reply: SendReply) -> String {
         "sent message \(reply.messageID.hex) (\(reply.bytes) bytes) to \(reply.peer.hex)"
+    }
+
+    /// `text` with every character that a terminal would act on made visible: C0
+    /// controls (but newlines when `newlines` is given, which replaces each), DEL,
+    /// C1 controls and the bidirectional overrides become `\u{1B}`-style escapes, so
+    /// remote data (a message, a peer's address) cannot clear the screen, retitle
+    /// the window or reorder what is shown. Linear in the text's length.
+    ///
+    /// ```swift
+    /// TextReport.escaped("\u{1B}[2J hi")  // "\\u{1B}[2J hi"
+    /// ```
+    public static func escaped(_ text: String, newlines: String? = nil) -> String {
+        guard text.unicodeScalars.contains(where: { $0 == "\n" || needsEscape($0) }) else { return text }
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\n", let newlines {
+                result.append(contentsOf: newlines.unicodeScalars)
+            } else if scalar == "\n" || needsEscape(scalar) {
+                result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+
+    /// C0 controls but tab, DEL, C1 controls, and the bidirectional marks and overrides.
+    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F: true
+        case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 
     static func duration(_ seconds: Double) -> String {

@@ -11,6 +11,8 @@ extension BLETransport {
     /// Accepts channels until the task is cancelled, then closes the listener.
     func acceptLoop(listenFD: Int32, context: TransportContext) async {
         let logger = context.logger
+        // A remote can make channels fail at will: one line per kind per 10 s plus a count.
+        let failures = LogLimiter(logger: logger)
         defer { _ = Glibc.close(listenFD) }
         while isRunningOrStarting {
             do {
@@ -26,13 +28,17 @@ extension BLETransport {
                     context.report(.inboundLink(link))
                 } catch {
                     _ = Glibc.close(fd)
-                    logger.warning("BLE: dropped an inbound channel from \(text): \(error)")
+                    failures.note("dropped_inbound", "BLE: dropped an inbound channel from \(text): \(error)") {
+                        "BLE: dropped \(LogLimiter.formatted($0)) more inbound channels in the last \(LogLimiter.formatted($1))"
+                    }
                 }
             } catch is CancellationError {
                 return
             } catch {
                 guard isRunningOrStarting else { return }
-                logger.warning("BLE: accept failed: \(error)")
+                failures.note("accept_failed", "BLE: accept failed: \(error)") {
+                    "BLE: accept failed \(LogLimiter.formatted($0)) more times in the last \(LogLimiter.formatted($1))"
+                }
                 try? await Task.sleep(for: .milliseconds(100))
             }
         }

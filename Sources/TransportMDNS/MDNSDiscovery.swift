@@ -29,6 +29,8 @@ actor MDNSDiscovery {
     private let continuation: AsyncStream<MDNSDiscoveryEvent>.Continuation
     private let options: MDNSDiscoveryOptions
     private let logger: Logger
+    /// Lines other hosts on the network can cause (name collisions): rate-limited.
+    private let remoteCaused: LogLimiter
     private let session: AvahiSession
 
     private enum Phase { case idle, running, stopped }
@@ -51,6 +53,7 @@ actor MDNSDiscovery {
     init(options: MDNSDiscoveryOptions, logger: Logger) throws(MeshError) {
         self.options = options
         self.logger = logger
+        self.remoteCaused = LogLimiter(logger: logger)
         self.currentName = options.serviceName
         (events, continuation) = AsyncStream.makeStream(of: MDNSDiscoveryEvent.self)
         (retries, retrySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -208,7 +211,9 @@ actor MDNSDiscovery {
             continuation.yield(.published(name: currentName))
         case .collision:
             let next = AvahiNames.alternativeServiceName(currentName)
-            logger.notice("mDNS: service name '\(currentName)' is taken on the network; renaming to '\(next)'")
+            remoteCaused.note("name_collision", level: .notice, "mDNS: service name '\(currentName)' is taken on the network; renaming to '\(next)'") {
+                "mDNS: renamed \(LogLimiter.formatted($0)) more times in the last \(LogLimiter.formatted($1)) (service names taken on the network)"
+            }
             currentName = next
             publishedForClient = false
             publishIfNeeded()

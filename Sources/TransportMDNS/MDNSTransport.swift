@@ -27,7 +27,7 @@ import TransportTCP
 /// }
 /// try await mdns.listen(context: context)  // until the task is cancelled
 /// ```
-public final class MDNSTransport: Transport {
+public final class MDNSTransport: Transport, TransportCounting {
     /// The transport's name, `"mdns"` unless another was given.
     public let name: String
     /// The configuration this transport was made with.
@@ -72,6 +72,9 @@ public final class MDNSTransport: Transport {
     /// The TCP addresses actually listened on (`"ip:port"`) while ``listen(context:)``
     /// runs: the addresses of its `.listening` event.
     public var boundAddresses: [String] { tcp.boundAddresses }
+
+    /// What remotes made the inner TCP listener refuse or drop (see `TCPTransport.counters`).
+    public var counters: [String: Int] { tcp.counters }
 
     /// Runs the inner TCP transport's `listen` (inbound links are forwarded), publishes
     /// its port (unless `paranoid`), browses, and reports `.listening` with the TCP

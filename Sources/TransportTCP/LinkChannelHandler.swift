@@ -12,14 +12,17 @@ final class LinkChannelHandler: ChannelDuplexHandler {
     typealias OutboundOut = ByteBuffer
 
     private let logger: Logger
+    /// Rate-limits the closing line (a remote can make links fail at will); nil logs each.
+    private let failures: LogLimiter?
     private let linkID: LinkID
     private let inbox: FrameInbox
     private let writer: FrameWriter
     /// An error was already reported; later ones (echoes of the first) are ignored.
     private var failed = false
 
-    init(logger: Logger, linkID: LinkID, inbox: FrameInbox, writer: FrameWriter) {
+    init(logger: Logger, failures: LogLimiter? = nil, linkID: LinkID, inbox: FrameInbox, writer: FrameWriter) {
         self.logger = logger
+        self.failures = failures
         self.linkID = linkID
         self.inbox = inbox
         self.writer = writer
@@ -56,16 +59,23 @@ final class LinkChannelHandler: ChannelDuplexHandler {
         } else if let error = error as? IOError {
             failure = MeshError(
                 .linkClosed,
-                "TCP connection to \(remote) failed: \(error.description)",
+                "TCP connection to \(remote) failed: \(TCPTransport.reason(error))",
                 cause: error
             )
         } else {
             failure = MeshError(.linkClosed, "TCP connection to \(remote) failed: \(error)", cause: error)
         }
-        logger.notice(
-            "closing TCP link \(linkID) to \(remote): \(failure.message)",
-            metadata: ["link": "\(linkID)", "remote": "\(remote)"]
-        )
+        if let failures {
+            let kind = "link_closed.\(failure.code.name)"
+            failures.note(kind, level: .notice, "closing TCP link \(linkID) to \(remote): \(failure.message)") {
+                "closed \(LogLimiter.formatted($0)) more TCP links in the last \(LogLimiter.formatted($1)): \(kind)"
+            }
+        } else {
+            logger.notice(
+                "closing TCP link \(linkID) to \(remote): \(failure.message)",
+                metadata: ["link": "\(linkID)", "remote": "\(remote)"]
+            )
+        }
         inbox.offer(.failed(failure))
         context.close(promise: nil)
     }

@@ -4,6 +4,12 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The TCP transport on SwiftNIO: listens on configured addresses, reports configured
 /// bootstrap peers as hints, dials hints, and moves frames with a 2-byte big-endian length
 /// prefix (so the link MTU is ``Configuration/maxFrameSize``, at most 65,535).
@@ -27,8 +33,12 @@ import Synchronization
 ///
 /// Limits: at most ``Configuration/maxInbound`` inbound connections at once and at most
 /// ``Configuration/maxPerAddress`` from one remote IP; a connection over a limit is
-/// closed on accept with one log line. Outbound links (``dial(_:)``) are not limited.
-public final class TCPTransport: Transport {
+/// closed on accept. Outbound links (``dial(_:)``) are not limited.
+///
+/// Log lines a remote can cause (refused connections, links closed on bad frames or
+/// resets) go through a ``LogLimiter``: one line per kind per 10 s plus a count. Every
+/// occurrence is counted in ``counters`` (shown by `scmesh status`).
+public final class TCPTransport: Transport, TransportCounting {
     /// The transport's name: `"tcp"` unless another was given (a wrapping transport, such
     /// as mDNS, may pass its own so its links and hints carry that name).
     public let name: String
@@ -39,6 +49,8 @@ public final class TCPTransport: Transport {
 
     private let group: any EventLoopGroup
     private let state: Mutex<State>
+    /// Set by ``listen(context:)`` (it needs the context's logger).
+    private let limiter = Mutex<LogLimiter?>(nil)
 
     private typealias Server = NIOAsyncChannel<TCPLink.Wrapped, Never>
 
@@ -92,6 +104,13 @@ public final class TCPTransport: Transport {
         state.withLock { $0.addresses }
     }
 
+    /// Refusals and failures a remote caused, by kind, since ``listen(context:)``
+    /// started: `refused.max_inbound`, `refused.max_per_address`,
+    /// `link_closed.<error code>` (e.g. `link_closed.frameTooLarge`).
+    public var counters: [String: Int] {
+        limiter.withLock { $0?.totals ?? [:] }
+    }
+
     /// Binds every listen address, reports `.listening` with the bound addresses and
     /// every bootstrap entry as a `.peerDiscovered` hint, then accepts connections until
     /// the calling task is cancelled. Returns after the listeners and every link closed.
@@ -113,11 +132,13 @@ public final class TCPTransport: Transport {
             state.phase = .starting
             state.logger = logger
         }
+        let limiter = LogLimiter(logger: logger)
+        self.limiter.withLock { $0 = limiter }
         var servers: [Server] = []
         var failures: [String] = []
         for entry in configuration.listen {
             do {
-                servers.append(try await bind(entry, logger: logger))
+                servers.append(try await bind(entry, logger: logger, failures: limiter))
             } catch {
                 let reason = Self.reason(error)
                 failures.append("\(entry) (\(reason))")
@@ -128,7 +149,7 @@ public final class TCPTransport: Transport {
             state.withLock { $0.phase = .stopped }
             throw MeshError(
                 .transportUnavailable,
-                "TCP could not listen on \(failures.joined(separator: ", ")); free the port or change tcp.listen"
+                "TCP could not listen on \(failures.joined(separator: ", ")); free the port or change transports.\(name).listen"
             )
         }
         let addresses = servers.map { TCPAddress.text(of: $0.channel.localAddress) }
@@ -147,13 +168,14 @@ public final class TCPTransport: Transport {
             for server in servers {
                 group.addTask { await self.acceptLoop(server, context: context) }
             }
+            group.addTask { await limiter.run() }
             await waitUntilCancelled()
             for server in servers { server.channel.close(promise: nil) }
         }
         await shutDown()
     }
 
-    private func bind(_ entry: String, logger: Logger) async throws -> Server {
+    private func bind(_ entry: String, logger: Logger, failures: LogLimiter) async throws -> Server {
         let address = try TCPAddress(entry)
         guard let socketAddress = try address.socketAddress() else {
             throw MeshError(.invalidConfiguration, "'\(entry)' is not an IP address")
@@ -169,7 +191,8 @@ public final class TCPTransport: Transport {
                 serverBackPressureStrategy: .init(lowWatermark: 4, highWatermark: 16)
             ) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try TCPLink.wrap(channel, id: LinkID.next(), maxFrameSize: maxFrameSize, logger: logger)
+                    try TCPLink.wrap(
+                        channel, id: LinkID.next(), maxFrameSize: maxFrameSize, logger: logger, failures: failures)
                 }
             }
     }
@@ -190,7 +213,7 @@ public final class TCPTransport: Transport {
 
     private enum Admission {
         case admit
-        case refuse(String)
+        case refuse(kind: String, why: String)
         case stopped
     }
 
@@ -204,10 +227,11 @@ public final class TCPTransport: Transport {
         let admission: Admission = state.withLock { state in
             guard state.phase == .running else { return .stopped }
             if state.inboundIP.count >= maxInbound {
-                return .refuse("max_inbound (\(maxInbound)) connections are open")
+                return .refuse(kind: "refused.max_inbound", why: "max_inbound (\(maxInbound)) connections are open")
             }
             if state.inboundPerIP[ip, default: 0] >= maxPerAddress {
-                return .refuse("max_per_address (\(maxPerAddress)) connections from \(ip) are open")
+                return .refuse(
+                    kind: "refused.max_per_address", why: "max_per_address (\(maxPerAddress)) connections from \(ip) are open")
             }
             state.inboundIP[accepted.id] = ip
             state.inboundPerIP[ip, default: 0] += 1
@@ -218,10 +242,14 @@ public final class TCPTransport: Transport {
         case .stopped:
             try? await channel.close()
             return
-        case .refuse(let why):
-            logger.warning(
-                "TCP refused connection from \(remote): \(why); raise tcp.max_inbound / tcp.max_per_address if this is legitimate"
-            )
+        case .refuse(let kind, let why):
+            let key = "transports.\(name).\(kind.dropFirst("refused.".count))"
+            let note = { (limiter: LogLimiter) in
+                limiter.note(kind, "TCP refused a connection from \(remote): \(why); raise \(key) if this is legitimate") {
+                    "TCP refused \(LogLimiter.formatted($0)) more connections in the last \(LogLimiter.formatted($1)): \(key)"
+                }
+            }
+            if let limiter = limiter.withLock({ $0 }) { note(limiter) } else { logger.warning("TCP refused a connection from \(remote): \(why)") }
             try? await channel.close()
             return
         case .admit:
@@ -289,6 +317,7 @@ public final class TCPTransport: Transport {
             return state.logger
         }
         let maxFrameSize = configuration.maxFrameSize
+        let failures = limiter.withLock { $0 }
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(Int64(configuration.connectTimeoutMilliseconds)))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -296,7 +325,7 @@ public final class TCPTransport: Transport {
         let initializer: @Sendable (any Channel) -> EventLoopFuture<TCPLink.Wrapped> = {
             channel in
             channel.eventLoop.makeCompletedFuture {
-                try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger)
+                try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger, failures: failures)
             }
         }
         let channel: TCPLink.Wrapped
@@ -337,7 +366,9 @@ public final class TCPTransport: Transport {
         case let error as MeshError:
             return error.message
         case let error as IOError:
-            return error.description
+            // IOError's description is "call(arguments:): reason (errno: N)"; the call
+            // syntax means nothing to a user.
+            return String(cString: strerror(error.errnoCode)).lowercased()
         case let error as NIOConnectionError:
             if let first = error.connectionErrors.first {
                 return reason(first.error)

@@ -19,17 +19,27 @@ struct JSONOption: ParsableArguments {
     var json = false
 }
 
-/// Prints to standard error.
+/// Prints one `scmesh: ` line to standard error (control characters escaped: a
+/// message may quote remote data).
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("scmesh: " + message + "\n").utf8))
+    FileHandle.standardError.write(Data(("scmesh: " + TextReport.escaped(message) + "\n").utf8))
 }
 
-/// Runs `body`, turning a `MeshError` into one line on stderr and exit code 1.
+/// Runs `body`, turning any error into one line on stderr and exit code 1: a
+/// `MeshError` prints its message; anything else (a library's error that escaped)
+/// is described without the library's call syntax.
 func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as MeshError {
         printError(error.message)
+        throw ExitCode.failure
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as CleanExit {
+        throw error
+    } catch {
+        printError(MeshError.describing(error).message)
         throw ExitCode.failure
     }
 }

@@ -247,6 +247,25 @@ struct TCPTransportTests {
         #expect(await first.closedByServer())
     }
 
+    @Test("a flood of refused connections writes one log line, and every refusal is counted")
+    func refusalFloodIsRateLimited() async throws {
+        let capture = LogCapture()
+        let server = try await Listening.start(.init(listen: ["127.0.0.1:0"], maxInbound: 1), capture: capture)
+        let port = try server.port
+        let holder = try RawClient(port: port)
+        _ = try await server.events.nextInboundLink()
+        for _ in 0..<200 {
+            let extra = try RawClient(port: port)
+            #expect(await extra.closedByServer())
+        }
+        #expect(server.transport.counters["refused.max_inbound"] == 200)
+        // One line for the first refusal; the rest are counted into the summary written
+        // once the 10 s interval is over (not reached here).
+        #expect(capture.messages.filter { $0.contains("refused") }.count == 1, "\(capture.messages)")
+        _ = holder
+        await server.stop()
+    }
+
     @Test func maxPerAddressRefusesTheExtraConnection() async throws {
         let capture = LogCapture()
         let server = try await Listening.start(

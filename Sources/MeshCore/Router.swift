@@ -63,12 +63,15 @@ public final class Router: Service, Sendable {
         self.policy = policy
         table = LinkTable(localPeerID: localPeerID)
         paths = PathTracker(stats: counters, bus: bus, logger: logger)
+        // Every line a remote party can trigger goes through one limiter: the log
+        // cannot grow faster than a fixed bound, whatever strangers send.
+        let remoteLog = LogLimiter(logger: logger, clock: clock)
         let inbound = InboundPipeline(
             localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, clock: clock, stats: counters,
-            bus: bus, logger: logger)
+            bus: bus, logger: logger, remoteLog: remoteLog)
         links = LinkManager(
             security: security, configuration: configuration, clock: clock, table: table, inbound: inbound, bus: bus,
-            stats: counters, logger: logger)
+            stats: counters, logger: logger, remoteLog: remoteLog)
         delivery = DeliveryPipeline(
             localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer,
             queue: queue ?? InMemoryOutboundQueue(), sink: sink, table: table, paths: paths, clock: clock, stats: counters,

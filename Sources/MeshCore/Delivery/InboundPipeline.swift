@@ -23,11 +23,12 @@ final class InboundPipeline: Sendable {
     private let stats: StatsRecorder
     private let bus: EventBus
     private let logger: Logger
+    private let remoteLog: LogLimiter
     private let state: Mutex<State>
 
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, sealer: (any MessageSealer)?, sink: any MessageSink,
-        clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
+        clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger, remoteLog: LogLimiter
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -37,6 +38,7 @@ final class InboundPipeline: Sendable {
         self.stats = stats
         self.bus = bus
         self.logger = logger
+        self.remoteLog = remoteLog
         self.state = Mutex(
             State(dedup: DedupCache(capacity: configuration.dedupCapacity), assembler: MessageAssembler(limits: configuration.reassembly)))
     }
@@ -128,7 +130,10 @@ final class InboundPipeline: Sendable {
             // itself: a peer cannot speak for another origin without an envelope.
             guard frame.origin == session.remote else {
                 stats.update { $0.sealedMessagesRejected["unsealedFromThirdParty", default: 0] += 1 }
-                logger.warning("dropping unsealed message \(frame.messageID) claiming origin \(frame.origin) from \(session.remote)")
+                remoteLog.note(
+                    "unsealed_from_third_party",
+                    "dropping unsealed message \(frame.messageID) claiming origin \(frame.origin) from \(session.remote)"
+                ) { "dropped \(LogLimiter.formatted($0)) more unsealed messages claiming another origin in the last \(LogLimiter.formatted($1))" }
                 bus.emit(.malformedInput(transport: session.transport, peer: session.remote, reason: "unsealed message claims another origin"))
                 return nil
             }
@@ -136,7 +141,9 @@ final class InboundPipeline: Sendable {
         }
         guard let sealer else {
             stats.update { $0.sealedMessagesRejected["noSealer", default: 0] += 1 }
-            logger.warning("dropping sealed message \(frame.messageID) from \(frame.origin): this router has no sealer to open it")
+            remoteLog.note(
+                "sealed_no_sealer", "dropping sealed message \(frame.messageID) from \(frame.origin): this router has no sealer to open it"
+            ) { "dropped \(LogLimiter.formatted($0)) more sealed messages (no sealer) in the last \(LogLimiter.formatted($1))" }
             return nil
         }
         do {
@@ -145,7 +152,9 @@ final class InboundPipeline: Sendable {
             let code = (error as? MeshError)?.code.name ?? "openFailed"
             let reason = (error as? MeshError)?.message ?? "\(error)"
             stats.update { $0.sealedMessagesRejected[code, default: 0] += 1 }
-            logger.warning("dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)")
+            remoteLog.note("open_failed.\(code)", "dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)") {
+                "dropped \(LogLimiter.formatted($0)) more messages whose envelope did not open in the last \(LogLimiter.formatted($1)): \(code)"
+            }
             bus.emit(.malformedInput(transport: session.transport, peer: frame.origin, reason: reason))
             return nil
         }

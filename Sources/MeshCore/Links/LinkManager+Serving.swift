@@ -30,7 +30,9 @@ extension LinkManager {
                 stats.handshakeFailuresByReason[code, default: 0] += 1
             }
             let reason = meshError?.message ?? "\(error)"
-            logger.info("handshake over \(name) with \(link.remoteAddress) failed: \(reason)")
+            remoteLog.note("handshake_failed.\(code)", level: .info, "handshake over \(name) with \(link.remoteAddress) failed: \(reason)") {
+                "\(LogLimiter.formatted($0)) more handshakes failed in the last \(LogLimiter.formatted($1)): \(code)"
+            }
             bus.emit(.handshakeFailed(transport: name, address: link.remoteAddress, reason: reason))
             await link.close()
             return nil
@@ -109,8 +111,11 @@ extension LinkManager {
     }
 
     private nonisolated func noteMalformed(_ error: MeshError, session: LinkSession) {
-        stats.update { $0.malformedInputs[error.code.name, default: 0] += 1 }
-        logger.warning("closing \(session.transport) link \(session.id) to \(session.remote): \(error.message)")
+        let code = error.code.name
+        stats.update { $0.malformedInputs[code, default: 0] += 1 }
+        remoteLog.note("malformed.\(code)", "closing \(session.transport) link \(session.id) to \(session.remote): \(error.message)") {
+            "closed \(LogLimiter.formatted($0)) more links on malformed input in the last \(LogLimiter.formatted($1)): \(code)"
+        }
         bus.emit(.malformedInput(transport: session.transport, peer: session.remote, reason: error.message))
     }
 }

@@ -28,6 +28,7 @@ actor LinkManager {
     nonisolated let stats: StatsRecorder
     nonisolated let logger: Logger
     nonisolated let inbound: InboundPipeline
+    nonisolated let remoteLog: LogLimiter
 
     private(set) var runState = RunState.idle
     private var transports: [String: TransportEntry] = [:]
@@ -47,7 +48,7 @@ actor LinkManager {
 
     init(
         security: any LinkSecurity, configuration: RouterConfiguration, clock: any MeshClock, table: LinkTable,
-        inbound: InboundPipeline, bus: EventBus, stats: StatsRecorder, logger: Logger
+        inbound: InboundPipeline, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
     ) {
         self.localPeerID = security.localPeerID
         self.security = security
@@ -58,6 +59,7 @@ actor LinkManager {
         self.bus = bus
         self.stats = stats
         self.logger = logger
+        self.remoteLog = remoteLog
         (spawnStream, spawnContinuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
     }
 
@@ -119,6 +121,8 @@ actor LinkManager {
             throw MeshError(.invalidArgument, "Router.run() was called twice")
         }
         runState = .running
+        let remoteLog = self.remoteLog
+        spawn { await remoteLog.run() }  // summaries of rate-limited lines, every interval
         for name in transportOrder {
             spawn { await self.runTransport(name) }
         }

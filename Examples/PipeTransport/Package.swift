@@ -40,6 +40,7 @@ let package = Package(
                 "PipeTransport", "PipeNode",
                 .product(name: "MeshCore", package: "SCMesh"),
                 .product(name: "MeshNode", package: "SCMesh"),
+                .product(name: "MeshStore", package: "SCMesh"),
                 .product(name: "MeshTesting", package: "SCMesh"),
             ]
         ),

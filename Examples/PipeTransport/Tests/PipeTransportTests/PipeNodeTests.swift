@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshStore
 import PipeNode
 import Testing
 
@@ -34,7 +35,7 @@ struct PipeNodeTests {
         let payload = Array("hello over a Unix socket".utf8)
         _ = try await bob.router.send(to: alice.peerID, payload: payload)
         try await eventually("alice received the message") {
-            alice.inbox.entries().contains { $0.message.payload == payload && $0.message.transport == "pipe" }
+            ((try? await alice.inbox.entries()) ?? []).contains { $0.message.payload == payload && $0.message.transport == "pipe" }
         }
         for task in running { task.cancel() }
         for task in running { try await task.value }

@@ -154,7 +154,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         keepaliveInterval: Duration = .seconds(30),
         handshakeTimeout: Duration = .seconds(10),
         maxUnauthenticatedLinks: Int = 64,
-        maxMessageSize: Int = 16 << 20,  // Frame.defaultMaxMessageLength
+        maxMessageSize: Int = RouterConfiguration.defaultMaxMessageSize,
         reassembly: ReassemblyLimits = .init(),
         dedupCapacity: Int = 65_536,
         windowPerLink: Int = 256,
@@ -179,6 +179,9 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
 }
 
 extension RouterConfiguration {
+    /// The default ``maxMessageSize``: 16 MiB (the wire decoder's default limit too).
+    public static let defaultMaxMessageSize = 16 << 20
+
     /// The largest ``maxMessageSize`` the wire format allows: 65,535 chunks (the
     /// chunk count is a 16-bit field) of ``Frame/chunkSize`` bytes.
     public static let largestMessageSize = Int(UInt16.max) * Frame.chunkSize

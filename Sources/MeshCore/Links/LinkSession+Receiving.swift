@@ -117,7 +117,7 @@ extension LinkSession {
                     return "rejected input: \(meshError.message)"
                 }
                 let frame = try Frame.decode(plain, maxMessageLength: configuration.maxMessageSize)
-                state.withLock { $0.framesReceived += 1 }
+                framesRead.add(1, ordering: .relaxed)
                 switch frame {
                 case .data(let data):
                     let result = await deliver(data, self)

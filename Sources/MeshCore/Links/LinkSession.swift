@@ -21,6 +21,10 @@ final class LinkSession: Sendable {
     let clock: any MeshClock
     /// Data frames and bytes this link moved (folded into the router's stats on close).
     let data = DataCounters()
+    /// Every frame (data and control) written and read, for the peer snapshot; atomics
+    /// so the hot path takes no lock for them.
+    let framesWritten = Atomic<Int>(0)
+    let framesRead = Atomic<Int>(0)
 
     private let writeLock = AsyncLock()
     private let window: AsyncSemaphore
@@ -62,8 +66,6 @@ final class LinkSession: Sendable {
         var pingSentAt: (nonce: UInt64, at: ContinuousClock.Instant)?
         var lastReceived: ContinuousClock.Instant
         var lastPingSent: ContinuousClock.Instant
-        var framesSent = 0
-        var framesReceived = 0
         /// Refused data frames by sequence number (see `recordHole`).
         var holes: [UInt32: Hole] = [:]
     }
@@ -116,7 +118,7 @@ final class LinkSession: Sendable {
             LinkSnapshot(
                 id: id.rawValue, transport: transport, priority: priority, address: link.remoteAddress,
                 rttMilliseconds: state.smoothedRTT.map { $0 * 1000 }, consecutiveFailures: state.consecutiveFailures,
-                inFlight: state.waiters.count, framesSent: state.framesSent, framesReceived: state.framesReceived,
+                inFlight: state.waiters.count, framesSent: framesWritten.load(ordering: .relaxed), framesReceived: framesRead.load(ordering: .relaxed),
                 outbound: role == .initiator)
         }
     }
@@ -194,7 +196,7 @@ final class LinkSession: Sendable {
 
     private func writeFrameLocked(_ frame: Frame) async throws {
         let sealed = try cipher.seal(frame.encoded())
-        state.withLock { $0.framesSent += 1 }
+        framesWritten.add(1, ordering: .relaxed)
         for packet in try PacketFramer.packets(for: sealed, mtu: link.mtu) {
             try await link.send(packet)
         }

@@ -24,7 +24,7 @@ package enum Frame: Sendable, Hashable {
     /// The most selective acknowledgements one ACK frame carries.
     package static let maxSelectiveAcks = 256
     /// The largest message length the decoder accepts by default (16 MiB).
-    package static let defaultMaxMessageLength = 16 << 20
+    package static let defaultMaxMessageLength = RouterConfiguration.defaultMaxMessageSize
 
     /// Frame type codes on the wire.
     package enum Kind: UInt8, Sendable {

@@ -45,7 +45,10 @@ final class InboundPipeline: Sendable {
 
     private enum Step {
         case answer(LinkSession.AcceptResult)
+        /// Complete, and this copy now holds the hand-over.
         case complete([UInt8])
+        /// Complete, but another copy is being handed to the sink right now.
+        case busy([UInt8])
     }
 
     /// Takes one DATA frame that arrived on `session`.
@@ -59,9 +62,12 @@ final class InboundPipeline: Sendable {
         let now = clock.now
         let step: Step = state.withLock { state in
             if state.dedup.contains(frame.messageID) { return .answer(.duplicate) }
-            if frame.chunkCount == 1 { return .complete(frame.payload) }
+            func handOver(_ bytes: [UInt8]) -> Step {
+                state.handingOver.insert(frame.messageID).inserted ? .complete(bytes) : .busy(bytes)
+            }
+            if frame.chunkCount == 1 { return handOver(frame.payload) }
             switch state.assembler.add(frame, from: session.remote, now: now) {
-            case .complete(let bytes): return .complete(bytes)
+            case .complete(let bytes): return handOver(bytes)
             case .incomplete: return .answer(.accepted)
             case .duplicateChunk: return .answer(.duplicate)
             case .rejected(let reason):
@@ -78,13 +84,13 @@ final class InboundPipeline: Sendable {
             case .accepted: session.data.countReceived(frame.payload.count)
             }
             return result
+        case .busy(let bytes):
+            session.data.countReceived(frame.payload.count)
+            return reopen(frame, bytes, from: session.remote, result: .refused)
         case .complete(let bytes):
             payload = bytes
         }
         session.data.countReceived(frame.payload.count)
-        guard state.withLock({ $0.handingOver.insert(frame.messageID).inserted }) else {
-            return reopen(frame, payload, from: session.remote, result: .refused)
-        }
         guard let opened = open(frame, payload, session: session) else {
             // Forged or unreadable: acknowledged (it arrived), never delivered.
             state.withLock { state in

@@ -16,10 +16,10 @@ import ServiceLifecycle
 /// (`Delivery/`: outbound queue, chunking, sealing, escalation; inbound dedup,
 /// reassembly, the message sink) and the routing policy (`Routing/`).
 ///
-/// ``send(to:payload:)`` returns when the next hop acknowledged every chunk, or throws
-/// a ``MeshError`` saying why (`.noRoute`, `.deliveryFailed`, `.relayDisabled`,
-/// `.messageTooLarge`). Inbound messages go to the ``MessageSink`` given at init, by
-/// default ``incoming``.
+/// ``send(to:payload:options:)`` queues a message and returns its ID; it goes out
+/// when a link to its destination is up (store and forward), and
+/// ``waitForStatus(of:until:timeout:)`` follows it to `sent` and `delivered`. Inbound
+/// messages go to the ``MessageSink`` given at init, by default ``incoming``.
 public final class Router: Service, Sendable {
     /// This node's peer ID.
     public let localPeerID: PeerID
@@ -35,6 +35,7 @@ public final class Router: Service, Sendable {
     private let policy: any RoutingPolicy
     private let bus = EventBus()
     private let counters = StatsRecorder()
+    private let clock: any MeshClock
 
     /// Creates a router.
     /// - Parameters:
@@ -45,6 +46,9 @@ public final class Router: Service, Sendable {
     ///     from `configuration.escalation`.
     ///   - sealer: seals payloads end to end (MeshCrypto's `EnvelopeSealer`); nil
     ///     sends payloads protected by the link encryption only.
+    ///   - receipts: signs the receipts this node returns and checks the ones it gets
+    ///     (MeshCrypto's `IdentityReceiptSigner`); nil means no receipts, and the
+    ///     destination's hop acknowledgement counts as delivery.
     ///   - sink: takes custody of every message for this node; nil sends them to
     ///     ``incoming``.
     ///   - queue: keeps outbound messages and their status; defaults to an
@@ -53,8 +57,8 @@ public final class Router: Service, Sendable {
     ///   - logger: where the router logs.
     public init(
         security: any LinkSecurity, configuration: RouterConfiguration = .init(), policy: (any RoutingPolicy)? = nil,
-        sealer: (any MessageSealer)? = nil, sink: (any MessageSink)? = nil, queue: (any OutboundQueue)? = nil,
-        clock: any MeshClock = SystemClock(), logger: Logger
+        sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil, sink: (any MessageSink)? = nil,
+        queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), logger: Logger
     ) {
         localPeerID = security.localPeerID
         incoming = BoundedChannel(capacity: configuration.inboxCapacity)
@@ -66,16 +70,18 @@ public final class Router: Service, Sendable {
         // Every line a remote party can trigger goes through one limiter: the log
         // cannot grow faster than a fixed bound, whatever strangers send.
         let remoteLog = LogLimiter(logger: logger, clock: clock)
+        let delivery = DeliveryPipeline(
+            localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer, receipts: receipts,
+            queue: queue ?? InMemoryOutboundQueue(clock: clock), sink: sink, table: table, paths: paths, clock: clock,
+            stats: counters, bus: bus, logger: logger)
         let inbound = InboundPipeline(
-            localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, clock: clock, stats: counters,
-            bus: bus, logger: logger, remoteLog: remoteLog)
+            localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, delivery: delivery,
+            clock: clock, stats: counters, bus: bus, logger: logger, remoteLog: remoteLog)
         links = LinkManager(
             security: security, configuration: configuration, clock: clock, table: table, inbound: inbound, bus: bus,
             stats: counters, logger: logger, remoteLog: remoteLog)
-        delivery = DeliveryPipeline(
-            localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer,
-            queue: queue ?? InMemoryOutboundQueue(), sink: sink, table: table, paths: paths, clock: clock, stats: counters,
-            bus: bus, logger: logger)
+        self.delivery = delivery
+        self.clock = clock
     }
 
     /// Adds a transport with its priority (lower = preferred). Transports added while
@@ -90,12 +96,18 @@ public final class Router: Service, Sendable {
     /// of the service group, or cancellation.
     public func run() async throws {
         let delivery = self.delivery
-        await links.onLinkUp { peer in await delivery.drain(to: peer) }
+        await links.onLinkUp { peer in delivery.scheduler.schedule(.drain(peer)) }
         defer {
             incoming.finish()
             bus.finish()
         }
-        try await links.run()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await delivery.scheduler.run(delivery) }
+            try await links.run()
+            delivery.scheduler.finish()
+            group.cancelAll()
+            try await group.waitForAll()
+        }
     }
 
     /// Closes every link, stops every transport and makes ``run()`` return.
@@ -105,24 +117,65 @@ public final class Router: Service, Sendable {
 
     // MARK: Sending
 
-    /// Sends `payload` to `peer` and returns once the next hop acknowledged it.
+    /// Queues `payload` for `peer` and returns the message's ID once the
+    /// ``OutboundQueue`` kept it (durably, for a persistent queue). It is not lost if
+    /// no route exists now: it goes out as soon as a link to `peer` comes up, with
+    /// retries on a backoff, until it expires. Follow it with ``status(of:)``,
+    /// ``waitForStatus(of:until:timeout:)`` or ``events()``.
     ///
-    /// The message is queued in the ``OutboundQueue`` (see ``status(of:)``), then sent:
-    /// messages larger than ``Frame/chunkSize`` go as several chunks, in parallel,
-    /// each escalating on its own. Each chunk is tried on the best live link first
-    /// (by the routing policy) and on the next after an error or ack timeout, up to
-    /// the policy's attempt limit.
+    /// Messages larger than ``Frame/chunkSize`` go as several chunks, in parallel,
+    /// each escalating on its own: tried on the best live link first (by the routing
+    /// policy) and on the next after an error or ack timeout. With a ``ReceiptSigner``
+    /// the message becomes ``MessageStatus/sent`` when the next hop took it and
+    /// ``MessageStatus/delivered`` when the destination's signed receipt arrives;
+    /// without one, the destination's hop acknowledgement makes it delivered.
+    /// - Parameters:
+    ///   - options: a message ID of the caller's (a retry with the same ID never makes
+    ///     a duplicate) and the expiry.
     /// - Returns: the message's ID.
-    /// - Throws: ``MeshError``: `.relayDisabled`, `.messageTooLarge`, `.noRoute` (no
-    ///   live link to the peer), `.deliveryFailed` (every attempt failed).
+    /// - Throws: ``MeshError``: `.relayDisabled`, `.messageTooLarge`, `.invalidArgument`
+    ///   (the ID is in use for another peer), or the queue's error (e.g. full).
     @discardableResult
-    public func send(to peer: PeerID, payload: [UInt8]) async throws -> MessageID {
-        try await delivery.submit(to: peer, payload: payload)
+    public func send(to peer: PeerID, payload: [UInt8], options: SendOptions = .init()) async throws -> MessageID {
+        try await delivery.submit(to: peer, payload: payload, options: options)
     }
 
     /// What the outbound queue knows of a message this node sent.
     public func status(of message: MessageID) async -> OutboundRecord? {
         await delivery.queue.record(message)
+    }
+
+    /// Waits until a message this node sent reaches `target` (or a later status:
+    /// queued < sent < delivered; failed and expired end every wait).
+    /// - Parameters:
+    ///   - message: the message's ID.
+    ///   - target: ``MessageStatus/sent`` or ``MessageStatus/delivered``.
+    ///   - timeout: how long to wait; nil waits until the task is cancelled.
+    /// - Returns: the message's record when it got there.
+    /// - Throws: ``MeshError`` `.unknownMessage`, `.timedOut` (the message is still on
+    ///   its way: it stays queued), or `CancellationError`.
+    public func waitForStatus(of message: MessageID, until target: MessageStatus, timeout: Duration? = nil) async throws -> OutboundRecord {
+        let deadline = timeout.map { clock.now + $0 }
+        while true {
+            let token = delivery.waiters.register(message)
+            guard let record = await delivery.queue.record(message) else {
+                delivery.waiters.remove(token)
+                throw MeshError(.unknownMessage, "no message \(message.hex) was sent from this node (or its record was forgotten)")
+            }
+            if record.hasReached(target) {
+                delivery.waiters.remove(token)
+                return record
+            }
+            try Task.checkCancellation()
+            if let deadline, clock.now >= deadline {
+                delivery.waiters.remove(token)
+                let why = record.reason.map { "; last attempt: \($0)" } ?? ""
+                throw MeshError(
+                    .timedOut,
+                    "message \(message.hex) is still \(record.status) after \(timeout.map { "\($0)" } ?? "")\(why); it stays queued and goes out when a route appears")
+            }
+            await delivery.waiters.wait(token, until: deadline, clock: clock)
+        }
     }
 
     // MARK: Observing

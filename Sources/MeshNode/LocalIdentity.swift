@@ -3,7 +3,8 @@ import MeshCore
 import MeshCrypto
 
 /// The node's identity as the node uses it: its peer ID, the link security that
-/// proves it (Noise XX), and the sealer that seals its messages end to end.
+/// proves it (Noise XX), the sealer that seals its messages end to end, and the
+/// signer of its delivery receipts.
 ///
 /// ``loadOrCreate(dataDirectory:)`` keeps MeshCrypto's Ed25519 identity in
 /// `<data-dir>/identity.key` (mode 0600); the peer ID is the Ed25519 public key.
@@ -14,14 +15,21 @@ public struct LocalIdentity: Sendable {
     public var security: any LinkSecurity
     /// Seals messages end to end to their recipient (nil: payloads travel as they are).
     public var sealer: (any MessageSealer)?
+    /// Signs the delivery receipts the node returns and checks the ones it gets (nil:
+    /// no receipts; the destination's hop acknowledgement counts as delivery).
+    public var receipts: (any ReceiptSigner)?
     /// The Ed25519 public key, in hex (64 characters), when the identity has one.
     public var publicKeyHex: String?
 
     /// Creates an identity from its parts.
-    public init(peerID: PeerID, security: any LinkSecurity, sealer: (any MessageSealer)? = nil, publicKeyHex: String? = nil) {
+    public init(
+        peerID: PeerID, security: any LinkSecurity, sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil,
+        publicKeyHex: String? = nil
+    ) {
         self.peerID = peerID
         self.security = security
         self.sealer = sealer
+        self.receipts = receipts
         self.publicKeyHex = publicKeyHex
     }
 
@@ -38,6 +46,7 @@ public struct LocalIdentity: Sendable {
         let identity = try NodeIdentity.loadOrCreate(directory: dataDirectory)
         return LocalIdentity(
             peerID: identity.peerID, security: NoiseLinkSecurity(identity: identity),
-            sealer: EnvelopeSealer(identity: identity), publicKeyHex: identity.publicKeyHex)
+            sealer: EnvelopeSealer(identity: identity), receipts: IdentityReceiptSigner(identity: identity),
+            publicKeyHex: identity.publicKeyHex)
     }
 }

@@ -81,8 +81,8 @@ public final class Node: Sendable {
         self.logger = logger
         let routerConfiguration = configuration.routerConfiguration
         router = Router(
-            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer, sink: store.inbox,
-            queue: store.outbox, logger: logger)
+            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer,
+            receipts: identity.receipts, sink: store.inbox, queue: store.outbox, logger: logger)
         let handler = ControlHandler(
             router: router, inbox: store.inbox, configuration: configuration, dataDirectory: dataDirectory,
             startedAt: .now, transports: transports.map(\.transport), controlCounters: ControlServer.Counters())

@@ -146,7 +146,8 @@ public struct TraceEvent: Sendable, Hashable, Codable {
 public struct MessageHistory: Sendable {
     let database: StoreDatabase
 
-    /// History entries, newest first.
+    /// History entries, newest first (the delivery receipts this node returns are not
+    /// listed).
     /// - Parameters:
     ///   - peer: only messages to or from this peer; nil for all.
     ///   - limit: at most this many.
@@ -157,9 +158,11 @@ public struct MessageHistory: Sendable {
             let rows: [HistoryRow]
             if let peer {
                 rows = try HistoryRow.fetchAll(
-                    db, sql: "SELECT * FROM history WHERE peer = ? ORDER BY id DESC LIMIT ?", arguments: [peer.hex, limit])
+                    db, sql: "SELECT * FROM history WHERE peer = ? AND flags & 2 = 0 ORDER BY id DESC LIMIT ?",
+                    arguments: [peer.hex, limit])
             } else {
-                rows = try HistoryRow.fetchAll(db, sql: "SELECT * FROM history ORDER BY id DESC LIMIT ?", arguments: [limit])
+                rows = try HistoryRow.fetchAll(
+                    db, sql: "SELECT * FROM history WHERE flags & 2 = 0 ORDER BY id DESC LIMIT ?", arguments: [limit])
             }
             return try rows.map(HistoryEntry.init)
         }

@@ -12,7 +12,10 @@ enum StoreMigrations {
     static let applicationID: Int32 = 0x5343_4D53
 
     /// The migration identifiers, in order; the schema version is the number applied.
-    static let identifiers = ["v1: inbox, dedup, outbox, history, contacts, address ledger"]
+    static let identifiers = [
+        "v1: inbox, dedup, outbox, history, contacts, address ledger",
+        "v2: history flags and content digest (delivery receipts)",
+    ]
 
     /// The schema version this build writes.
     static var currentVersion: Int { identifiers.count }
@@ -23,6 +26,10 @@ enum StoreMigrations {
             try db.execute(sql: schemaV1)
             try db.execute(sql: "PRAGMA application_id = \(applicationID)")
             try db.execute(sql: "PRAGMA user_version = 1")
+        }
+        migrator.registerMigration(identifiers[1]) { db in
+            try db.execute(sql: schemaV2)
+            try db.execute(sql: "PRAGMA user_version = 2")
         }
         return migrator
     }
@@ -138,5 +145,13 @@ enum StoreMigrations {
             lastFailure INTEGER,
             PRIMARY KEY (peer, transport, address)
         ) WITHOUT ROWID;
+        """
+
+    /// Receipts: the DATA flags of each outbound entry (bit 1 marks a delivery receipt
+    /// this node returns, kept out of the user's history listing) and the digest a
+    /// receipt for it must carry.
+    private static let schemaV2 = """
+        ALTER TABLE history ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE history ADD COLUMN contentDigest BLOB;
         """
 }

@@ -31,24 +31,26 @@ public struct StoreOutbox: OutboundQueue {
     ///   `.invalidArgument` when a message with this ID is still pending, `.storeFailed`
     ///   when the file cannot be written.
     public func enqueue(_ message: OutboundMessage) async throws(MeshError) {
-        try await enqueue(message, expiresAfter: nil)
+        try await enqueue(message, expiresAfter: message.expiresAfter)
     }
 
     /// Stores a new message with status queued.
     /// - Parameters:
     ///   - message: the message.
-    ///   - expiresAfter: how long it may wait for delivery; nil for the store's default.
+    ///   - expiresAfter: how long it may wait for delivery; nil for the message's own
+    ///     expiry, or else the store's default.
     /// - Throws: as ``enqueue(_:)``.
     public func enqueue(_ message: OutboundMessage, expiresAfter: Duration?) async throws(MeshError) {
         let configuration = database.configuration
         let now = database.nowMillis
-        let expiresAt = now + Millis.from(expiresAfter ?? configuration.defaultExpiry)
+        let expiresAt = now + Millis.from(expiresAfter ?? message.expiresAfter ?? configuration.defaultExpiry)
         try await database.write("enqueue message \(message.id.hex)") { db in
             try Self.checkBounds(db, for: message, configuration: configuration)
             var history = HistoryRow(
                 messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
                 bytes: message.payload.count, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
-                attempts: 0)
+                attempts: 0, flags: Int(message.flags),
+                contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest))
             if let old = try HistoryRow.outbound(db, message.id.hex) {
                 // A finished message sent again under the same ID: the entry starts over,
                 // its trace goes on.
@@ -123,7 +125,7 @@ public struct StoreOutbox: OutboundQueue {
                 try MessageHistory.record(db, historyID: historyID, at: now, kind: .attempt, status: .queued, attempt: history.attempts)
                 return OutboundMessage(
                     id: id, destination: try PeerID.stored(row.destination), payload: Array(row.payload),
-                    flags: UInt16(truncatingIfNeeded: row.flags))
+                    flags: UInt16(truncatingIfNeeded: row.flags), contentDigest: history.contentDigest.map(Array.init) ?? [])
             }
         } catch {
             database.logger.error("\(error)")
@@ -154,13 +156,16 @@ public struct StoreOutbox: OutboundQueue {
     }
 
     /// Records that a message moved on and releases its claim. Sent or final: its payload
-    /// leaves the outbox (the history keeps the entry). The status, transport and reason
+    /// leaves the outbox (the history keeps the entry). A message already delivered,
+    /// failed or expired does not change any more. The status, transport and reason
     /// go to the history entry and the trace.
     public func update(_ id: MessageID, to status: MessageStatus, transport: String?, reason: String?) async {
         let now = database.nowMillis
         do {
             try await database.write("record status \(status) of message \(id.hex)") { db in
-                guard var history = try HistoryRow.outbound(db, id.hex), let historyID = history.id else { return }
+                guard var history = try HistoryRow.outbound(db, id.hex), let historyID = history.id,
+                      !MessageStatus(history.status).isFinal
+                else { return }
                 history.status = status.name
                 if let transport { history.transport = transport }
                 if let reason { history.reason = reason }
@@ -188,7 +193,8 @@ public struct StoreOutbox: OutboundQueue {
                 guard let row = try HistoryRow.outbound(db, id.hex) else { return nil }
                 return OutboundRecord(
                     id: id, destination: try PeerID.stored(row.peer), bytes: row.bytes, status: MessageStatus(row.status),
-                    transport: row.transport, reason: row.reason)
+                    transport: row.transport, reason: row.reason, flags: UInt16(truncatingIfNeeded: row.flags),
+                    contentDigest: row.contentDigest.map(Array.init) ?? [], attempts: row.attempts)
             }
         } catch {
             database.logger.error("\(error)")

@@ -45,6 +45,10 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
     var finishedAt: Int64?
     var expiresAt: Int64?
     var attempts: Int
+    /// DATA flags of an outbound message (bit 1: a delivery receipt); 0 inbound.
+    var flags: Int = 0
+    /// The digest a delivery receipt must carry (outbound, with receipts on).
+    var contentDigest: Data?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID

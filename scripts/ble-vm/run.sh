@@ -132,16 +132,29 @@ cp "$GUEST_TEST" initrd/guest-test.sh || fail "no guest test $GUEST_TEST"
 log "prepared in $(elapsed "$T_START")s (initramfs $(du -h initrd.gz | cut -f1))"
 
 # --- 4. boot, run the guest test, collect its verdict -------------------------------------------
-S=$(date +%s.%N)
-LD_LIBRARY_PATH=$QEMU_LIBS timeout "$QEMU_TIMEOUT" $QEMU -L host/usr/share/qemu -L host/usr/share/seabios \
-  -accel tcg -smp 1 -m 512 -nographic -no-reboot -net none \
-  -kernel kernel/boot/vmlinuz-$KV -initrd initrd.gz \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 scmesh.bench=$BENCH_ROUNDS" </dev/null > boot.raw 2>&1
-rc=$?
-tr -d '\r' < boot.raw | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' > boot.log
-sed -n '/GUEST-INIT-START/,/GUEST-RESULT/p' boot.log
-log "qemu rc=$rc; boot + test + poweroff $(elapsed "$S")s; whole run $(elapsed "$T_START")s"
-if grep -q 'GUEST-RESULT PASS' boot.log; then echo PASS; exit 0; fi
-grep -q GUEST-INIT-START boot.log || tail -30 boot.log >&2
+# The guest's stock 6.1 kernel has known L2CAP races (list corruption when a channel is torn
+# down while another connects; fixed upstream in bluetooth-next in 2026). When the guest test
+# fails *and* the guest kernel oopsed, the run is repeated once, saying so; a failure
+# without a kernel oops, or a second one, fails the run.
+for attempt in 1 2; do
+  S=$(date +%s.%N)
+  LD_LIBRARY_PATH=$QEMU_LIBS timeout "$QEMU_TIMEOUT" $QEMU -L host/usr/share/qemu -L host/usr/share/seabios \
+    -accel tcg -smp 1 -m 512 -nographic -no-reboot -net none \
+    -kernel kernel/boot/vmlinuz-$KV -initrd initrd.gz \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 scmesh.bench=$BENCH_ROUNDS" </dev/null > boot.raw 2>&1
+  rc=$?
+  tr -d '\r' < boot.raw | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' > boot.log
+  sed -n '/GUEST-INIT-START/,/GUEST-RESULT/p' boot.log
+  log "qemu rc=$rc; boot + test + poweroff $(elapsed "$S")s; whole run $(elapsed "$T_START")s"
+  if grep -q 'GUEST-RESULT PASS' boot.log; then echo PASS; exit 0; fi
+  grep -q GUEST-INIT-START boot.log || tail -30 boot.log >&2
+  if [ $attempt = 1 ] && grep -qE 'list_del corruption|__list_del_entry_valid|kernel BUG at|Oops:|BUG:|general protection fault|invalid opcode: 0000' boot.log; then
+    cp boot.log boot-oops.log
+    log "the guest kernel oopsed during the test (log kept in $VM/boot-oops.log): $(grep -m1 -E 'list_del corruption|Oops:|BUG:|general protection fault|RIP:' boot.log)"
+    log "that is the guest kernel's Bluetooth stack, not the code under test; running the guest test once more"
+    continue
+  fi
+  break
+done
 echo FAIL
 exit 1

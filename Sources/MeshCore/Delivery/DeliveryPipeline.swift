@@ -1,13 +1,16 @@
 import Logging
 
-/// The outbound half of delivery: seals, queues, chunks and sends each message over
-/// the best link to its destination, escalating to the next link on error or ack
-/// timeout, and records every step in the ``OutboundQueue``.
+/// The outbound half of delivery: seals and queues each message, then (driven by the
+/// ``DeliveryScheduler``) chunks and sends it over the best link to its destination,
+/// escalating to the next link on error or ack timeout, retrying on a backoff when no
+/// link takes it, and records every step in the ``OutboundQueue``. Delivery receipts
+/// (``DeliveryReceipt``) are issued and checked here too.
 final class DeliveryPipeline: Sendable {
     let localPeerID: PeerID
     let configuration: RouterConfiguration
     let policy: any RoutingPolicy
     let sealer: (any MessageSealer)?
+    let receipts: (any ReceiptSigner)?
     let queue: any OutboundQueue
     let sink: any MessageSink
     let table: LinkTable
@@ -16,16 +19,19 @@ final class DeliveryPipeline: Sendable {
     let stats: StatsRecorder
     let bus: EventBus
     let logger: Logger
+    let scheduler: DeliveryScheduler
+    let waiters = StatusWaiters()
 
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, policy: any RoutingPolicy, sealer: (any MessageSealer)?,
-        queue: any OutboundQueue, sink: any MessageSink, table: LinkTable, paths: PathTracker, clock: any MeshClock,
+        receipts: (any ReceiptSigner)?, queue: any OutboundQueue, sink: any MessageSink, table: LinkTable, paths: PathTracker, clock: any MeshClock,
         stats: StatsRecorder, bus: EventBus, logger: Logger
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
         self.policy = policy
         self.sealer = sealer
+        self.receipts = receipts
         self.queue = queue
         self.sink = sink
         self.table = table
@@ -34,30 +40,33 @@ final class DeliveryPipeline: Sendable {
         self.stats = stats
         self.bus = bus
         self.logger = logger
+        self.scheduler = DeliveryScheduler(retry: configuration.reconnect, clock: clock)
     }
 
     // MARK: Submitting
 
-    /// Queues a message and sends it; returns once the next hop acknowledged it.
-    func submit(to peer: PeerID, payload: [UInt8]) async throws -> MessageID {
+    /// Queues a message; returns its ID once the queue kept it. It is sent at once when
+    /// a link to `peer` is up, otherwise when one comes up.
+    func submit(to peer: PeerID, payload: [UInt8], options: SendOptions) async throws -> MessageID {
         guard configuration.relayEnabled else {
             throw MeshError(.relayDisabled, "relaying is switched off, so this node neither sends nor receives (set relay.enabled: true)")
         }
         guard payload.count <= configuration.maxMessageSize else {
             throw MeshError(.messageTooLarge, "message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
         }
-        let id = MessageID.random()
-        if peer == localPeerID {
-            try await sink.accept(InboundMessage(id: id, from: localPeerID, payload: payload, transport: "local"))
-            stats.countMessageSent()
-            return id
-        }
-        guard !table.sessions(to: peer).isEmpty else {
-            throw MeshError(.noRoute, "no live link to peer \(peer); the message was not sent")
+        let id = options.id ?? MessageID.random()
+        if options.id != nil, let existing = await queue.record(id) {
+            guard existing.destination == peer else {
+                throw MeshError(
+                    .invalidArgument,
+                    "message \(id.hex) was queued for \(existing.destination), not \(peer); use a new message ID")
+            }
+            // A retry of a message that is on its way (or arrived) changes nothing.
+            if existing.status != .failed && existing.status != .expired { return id }
         }
         var payload = payload
         var flags: UInt16 = 0
-        if let sealer, configuration.sealing == .always {
+        if let sealer, configuration.sealing == .always, peer != localPeerID {
             // With `.relayedOnly` (the default) a message sent straight to its
             // destination over an authenticated link is protected end to end by the
             // link's Noise session already; the envelope's public-key work is spent
@@ -68,25 +77,97 @@ final class DeliveryPipeline: Sendable {
                 throw MeshError(.messageTooLarge, "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
             }
         }
-        try await queue.enqueue(OutboundMessage(id: id, destination: peer, payload: payload, flags: flags))
+        let digest = receipts?.digest(payload) ?? []
+        try await queue.enqueue(
+            OutboundMessage(
+                id: id, destination: peer, payload: payload, flags: flags, contentDigest: digest,
+                expiresAfter: options.expiresAfter))
         bus.emit(.message(.messageQueued, id: id, peer: peer))
-        guard let message = await queue.claim(id) else {
-            throw MeshError(.deliveryFailed, "message \(id) left the outbound queue before it was sent")
+        waiters.notify(id)
+        if peer == localPeerID {
+            try await deliverLocally(id)
+        } else {
+            scheduler.schedule(.message(id, peer))
         }
-        try await transmit(message)
         return id
     }
 
-    /// Sends the queued messages for `peer` that nobody is sending (a link to it came up).
-    func drain(to peer: PeerID) async {
-        for id in await queue.waiting(for: peer) {
-            guard let message = await queue.claim(id) else { continue }
-            do {
-                try await transmit(message)
-            } catch {
-                logger.debug("queued message \(id) to \(peer) not sent: \(error)")
-            }
+    /// A message to this node itself: straight to the sink.
+    private func deliverLocally(_ id: MessageID) async throws {
+        guard let message = await queue.claim(id) else { return }
+        do {
+            try await sink.accept(InboundMessage(id: id, from: localPeerID, payload: message.payload, transport: "local"))
+        } catch {
+            await update(message, to: .queued, transport: nil, reason: "this node's inbox refused it: \(error)")
+            throw error
         }
+        stats.countMessageSent()
+        await update(message, to: .delivered, transport: "local", reason: nil)
+    }
+
+    /// Whether a link to `peer` is up.
+    func hasLink(to peer: PeerID) -> Bool {
+        !table.sessions(to: peer).isEmpty
+    }
+
+    /// Claims and sends one queued message (a no-op when someone else has it).
+    func send(_ id: MessageID) async {
+        guard let message = await queue.claim(id) else { return }
+        await transmitOrRequeue(message)
+    }
+
+    /// Sends the queued messages for `peer`, oldest first, `window` at a time, until
+    /// none is left, no link to it is up, or an attempt fails (a retry is scheduled).
+    func drain(to peer: PeerID, window: Int) async {
+        while hasLink(to: peer), !Task.isCancelled {
+            let ids = await queue.waiting(for: peer)
+            guard !ids.isEmpty else { return }
+            var failed = false
+            for batch in stride(from: 0, to: ids.count, by: window).map({ ids[$0..<min($0 + window, ids.count)] }) {
+                let results = await withTaskGroup(of: Bool.self) { group in
+                    for id in batch {
+                        group.addTask {
+                            guard let message = await self.queue.claim(id) else { return true }
+                            return await self.transmitOrRequeue(message)
+                        }
+                    }
+                    var all = true
+                    for await ok in group where !ok { all = false }
+                    return all
+                }
+                if !results { failed = true; break }
+                if !hasLink(to: peer) || Task.isCancelled { return }
+            }
+            if failed { return }
+        }
+    }
+
+    /// Sends a claimed message; on failure puts it back in the queue and schedules a
+    /// retry. Returns whether it was sent.
+    @discardableResult
+    private func transmitOrRequeue(_ message: OutboundMessage) async -> Bool {
+        do {
+            try await transmit(message)
+            scheduler.noteSuccess(to: message.destination)
+            return true
+        } catch {
+            let cancelled = error is CancellationError || Task.isCancelled
+            let reason = cancelled ? "the router stopped while it was being sent" : (error as? MeshError)?.message ?? "\(error)"
+            await update(message, to: .queued, transport: nil, reason: reason)
+            if !cancelled {
+                stats.update { $0.deliveryRetries += 1 }
+                bus.emit(.message(.messageRetrying, id: message.id, peer: message.destination, reason: reason))
+                logger.debug("message \(message.id) to \(message.destination) stays queued: \(reason)")
+                scheduler.noteFailure(to: message.destination)
+            }
+            return false
+        }
+    }
+
+    /// Records a status change and wakes whoever waits for it.
+    func update(_ message: OutboundMessage, to status: MessageStatus, transport: String?, reason: String?) async {
+        await queue.update(message.id, to: status, transport: transport, reason: reason)
+        waiters.notify(message.id)
     }
 
     /// Sends every chunk of a claimed message and records the outcome.
@@ -102,31 +183,35 @@ final class DeliveryPipeline: Sendable {
                 flags: message.flags, payload: count == 1 ? message.payload : Array(message.payload[start..<end]))
         }
         let transport: String
-        do {
-            if count == 1 {
-                transport = try await deliver(chunk(0), to: peer)
-            } else {
-                transport = try await withThrowingTaskGroup(of: String.self) { group in
-                    for index in 0..<count {
-                        let frame = chunk(index)
-                        group.addTask { try await self.deliver(frame, to: peer) }
-                    }
-                    var last = ""
-                    for try await used in group { last = used }
-                    return last
+        if count == 1 {
+            transport = try await deliver(chunk(0), to: peer)
+        } else {
+            transport = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<count {
+                    let frame = chunk(index)
+                    group.addTask { try await self.deliver(frame, to: peer) }
                 }
+                var last = ""
+                for try await used in group { last = used }
+                return last
             }
-        } catch {
-            let reason = (error as? MeshError)?.message ?? "\(error)"
-            await queue.update(message.id, to: .failed, transport: nil, reason: reason)
-            bus.emit(.message(.messageFailed, id: message.id, peer: peer, reason: reason))
-            throw error
+        }
+        if message.isReceipt {
+            // A receipt needs no receipt: the hop that took it is its delivery.
+            stats.update { $0.receiptsSent += 1 }
+            await update(message, to: .delivered, transport: transport, reason: nil)
+            return
         }
         stats.countMessageSent()
-        // The next hop is the destination itself: its hop acknowledgement means its
-        // sink took custody, so the message is delivered.
-        await queue.update(message.id, to: .delivered, transport: transport, reason: nil)
         bus.emit(.message(.messageSent, id: message.id, peer: peer, transport: transport))
-        bus.emit(.message(.messageDelivered, id: message.id, peer: peer, transport: transport))
+        if receipts == nil {
+            // No receipts: the next hop is the destination itself, and its hop
+            // acknowledgement means its sink took custody, so the message is delivered.
+            await update(message, to: .delivered, transport: transport, reason: nil)
+            bus.emit(.message(.messageDelivered, id: message.id, peer: peer, transport: transport))
+        } else {
+            // The destination's signed receipt will make it delivered.
+            await update(message, to: .sent, transport: transport, reason: nil)
+        }
     }
 }

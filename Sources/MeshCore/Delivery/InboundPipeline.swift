@@ -4,7 +4,8 @@ import Synchronization
 /// The inbound half of delivery: checks a DATA frame, drops duplicates, reassembles
 /// chunks, opens sealed envelopes and hands the complete message to the
 /// ``MessageSink``. Its answer decides the hop acknowledgement: a message is
-/// acknowledged only once the sink took custody of it.
+/// acknowledged only once the sink took custody of it and its delivery receipt is
+/// queued. Receipts for this node's own messages go to the ``DeliveryPipeline``.
 final class InboundPipeline: Sendable {
     private struct State {
         var dedup: DedupCache
@@ -19,6 +20,7 @@ final class InboundPipeline: Sendable {
     private let configuration: RouterConfiguration
     private let sealer: (any MessageSealer)?
     private let sink: any MessageSink
+    private let delivery: DeliveryPipeline
     private let clock: any MeshClock
     private let stats: StatsRecorder
     private let bus: EventBus
@@ -28,12 +30,13 @@ final class InboundPipeline: Sendable {
 
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, sealer: (any MessageSealer)?, sink: any MessageSink,
-        clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger, remoteLog: LogLimiter
+        delivery: DeliveryPipeline, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger, remoteLog: LogLimiter
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
         self.sealer = sealer
         self.sink = sink
+        self.delivery = delivery
         self.clock = clock
         self.stats = stats
         self.bus = bus
@@ -91,12 +94,16 @@ final class InboundPipeline: Sendable {
             payload = bytes
         }
         session.data.countReceived(frame.payload.count)
+        if frame.flags & DataFrame.receiptFlag != 0 {
+            // A receipt for a message of ours: its signature is its authentication, so
+            // it is checked by the delivery pipeline, never handed to the sink.
+            await delivery.acceptReceipt(payload, from: frame.origin, transport: session.transport)
+            finishHandOver(frame.messageID)
+            return .accepted
+        }
         guard let opened = open(frame, payload, session: session) else {
             // Forged or unreadable: acknowledged (it arrived), never delivered.
-            state.withLock { state in
-                state.handingOver.remove(frame.messageID)
-                state.dedup.insert(frame.messageID)
-            }
+            finishHandOver(frame.messageID)
             return .accepted
         }
         let message = InboundMessage(id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport)
@@ -108,13 +115,29 @@ final class InboundPipeline: Sendable {
             state.withLock { _ = $0.handingOver.remove(frame.messageID) }
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
-        state.withLock { state in
-            state.handingOver.remove(frame.messageID)
-            state.dedup.insert(frame.messageID)
+        do {
+            // Queued before the hop is acknowledged: if the node dies first, the
+            // sender retries, the sink recognises the copy and the receipt is issued
+            // again.
+            try await delivery.issueReceipt(for: frame.messageID, from: frame.origin, content: payload)
+        } catch {
+            stats.update { $0.sinkRefusals += 1 }
+            logger.debug("the receipt for \(frame.messageID) from \(frame.origin) could not be queued: \(error)")
+            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            return reopen(frame, payload, from: session.remote, result: .refused)
         }
+        finishHandOver(frame.messageID)
         stats.countMessageReceived()
         bus.emit(.message(.messageReceived, id: frame.messageID, peer: frame.origin, transport: session.transport))
         return .accepted
+    }
+
+    /// Ends the hand-over of a message: later copies are duplicates.
+    private func finishHandOver(_ id: MessageID) {
+        state.withLock { state in
+            state.handingOver.remove(id)
+            state.dedup.insert(id)
+        }
     }
 
     /// Puts a refused multi-chunk message back, missing only `frame`'s chunk, so the

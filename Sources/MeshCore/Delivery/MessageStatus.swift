@@ -41,16 +41,29 @@ public struct OutboundMessage: Sendable, Hashable {
     public var destination: PeerID
     /// The bytes that go on the wire (already sealed when `flags` say so).
     public var payload: [UInt8]
-    /// DATA frame flags (bit 0: sealed envelope).
+    /// DATA frame flags (bit 0: sealed envelope; bit 1: delivery receipt).
     public var flags: UInt16
+    /// The digest of `payload` a ``DeliveryReceipt`` must carry (empty when the router
+    /// has no ``ReceiptSigner``).
+    public var contentDigest: [UInt8]
+    /// How long it may wait for delivery; nil for the queue's default.
+    public var expiresAfter: Duration?
 
     /// Creates a message record.
-    public init(id: MessageID, destination: PeerID, payload: [UInt8], flags: UInt16) {
+    public init(
+        id: MessageID, destination: PeerID, payload: [UInt8], flags: UInt16, contentDigest: [UInt8] = [],
+        expiresAfter: Duration? = nil
+    ) {
         self.id = id
         self.destination = destination
         self.payload = payload
         self.flags = flags
+        self.contentDigest = contentDigest
+        self.expiresAfter = expiresAfter
     }
+
+    /// Whether this is a delivery receipt rather than a message of the application.
+    public var isReceipt: Bool { flags & DataFrame.receiptFlag != 0 }
 }
 
 /// What the outbound queue knows of one message.
@@ -65,16 +78,42 @@ public struct OutboundRecord: Sendable, Hashable {
     public var status: MessageStatus
     /// The transport of the hop that took it, once sent.
     public var transport: String?
-    /// Why it failed, when it did.
+    /// Why it failed, when it did (or why its last attempt did, while queued).
     public var reason: String?
+    /// DATA frame flags it is sent with.
+    public var flags: UInt16
+    /// The digest a receipt for it must carry (empty without a ``ReceiptSigner``).
+    public var contentDigest: [UInt8]
+    /// Send attempts so far.
+    public var attempts: Int
 
     /// Creates a record.
-    public init(id: MessageID, destination: PeerID, bytes: Int, status: MessageStatus, transport: String? = nil, reason: String? = nil) {
+    public init(
+        id: MessageID, destination: PeerID, bytes: Int, status: MessageStatus, transport: String? = nil, reason: String? = nil,
+        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0
+    ) {
         self.id = id
         self.destination = destination
         self.bytes = bytes
         self.status = status
         self.transport = transport
         self.reason = reason
+        self.flags = flags
+        self.contentDigest = contentDigest
+        self.attempts = attempts
+    }
+
+    /// Whether the record has reached `status` or moved past it: queued < sent <
+    /// delivered; failed and expired are past everything.
+    public func hasReached(_ target: MessageStatus) -> Bool {
+        func rank(_ status: MessageStatus) -> Int {
+            switch status {
+            case .queued: 0
+            case .sent: 1
+            case .delivered: 2
+            default: status.isFinal ? 3 : 0
+            }
+        }
+        return status.isFinal || rank(status) >= rank(target)
     }
 }

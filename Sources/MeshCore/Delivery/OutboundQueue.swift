@@ -12,8 +12,10 @@ import Synchronization
 /// store) makes the outbox survive restarts.
 public protocol OutboundQueue: Sendable {
     /// Stores a new message with status ``MessageStatus/queued``. Returns once it is
-    /// kept (durably, for a persistent queue).
-    /// - Throws: when the queue cannot take it (full, failing storage).
+    /// kept (durably, for a persistent queue). A message whose ID is known and final
+    /// (e.g. failed) starts over.
+    /// - Throws: when the queue cannot take it (full, failing storage), or
+    ///   `.invalidArgument` when a message with this ID is still pending.
     func enqueue(_ message: OutboundMessage) async throws
     /// Takes a queued message for sending: nobody else can claim it until it is
     /// updated back to ``MessageStatus/queued`` or to a final status.
@@ -21,7 +23,8 @@ public protocol OutboundQueue: Sendable {
     func claim(_ id: MessageID) async -> OutboundMessage?
     /// The queued, unclaimed messages for `destination`, oldest first.
     func waiting(for destination: PeerID) async -> [MessageID]
-    /// Records that a message moved on (and releases its claim).
+    /// Records that a message moved on (and releases its claim). An update of a
+    /// message already delivered, failed or expired is ignored: a final status is final.
     /// - Parameters:
     ///   - transport: the transport of the hop that took it, when sent or delivered.
     ///   - reason: why, when it failed or expired.
@@ -31,12 +34,13 @@ public protocol OutboundQueue: Sendable {
 }
 
 /// The in-memory outbound queue: every unfinished message with its payload, and the
-/// records of the last finished ones (payloads released).
+/// records of the last finished ones (payloads released). A message whose expiry
+/// passes is marked ``MessageStatus/expired`` when it would next be claimed or listed.
 public final class InMemoryOutboundQueue: OutboundQueue {
     private struct State {
         var records: [MessageID: OutboundRecord] = [:]
         /// Unsent messages with their arrival number (for oldest-first order).
-        var messages: [MessageID: (number: UInt64, message: OutboundMessage)] = [:]
+        var messages: [MessageID: (number: UInt64, message: OutboundMessage, expiresAt: ContinuousClock.Instant?)] = [:]
         var nextNumber: UInt64 = 0
         var claimed: Set<MessageID> = []
         var finished: Deque<MessageID> = []
@@ -44,56 +48,102 @@ public final class InMemoryOutboundQueue: OutboundQueue {
 
     /// Finished records remembered for ``record(_:)``.
     public let historyLimit: Int
+    /// How long a message without its own expiry may wait; nil for no limit.
+    public let defaultExpiry: Duration?
+    private let clock: any MeshClock
     private let state = Mutex(State())
 
-    /// Creates an empty queue remembering up to `historyLimit` finished records.
-    public init(historyLimit: Int = 4096) {
+    /// Creates an empty queue.
+    /// - Parameters:
+    ///   - historyLimit: finished records remembered.
+    ///   - defaultExpiry: how long a message without its own expiry may wait; nil
+    ///     for no limit.
+    ///   - clock: the clock expiries are read on.
+    public init(historyLimit: Int = 4096, defaultExpiry: Duration? = nil, clock: any MeshClock = SystemClock()) {
         self.historyLimit = max(0, historyLimit)
+        self.defaultExpiry = defaultExpiry
+        self.clock = clock
     }
 
     public func enqueue(_ message: OutboundMessage) async throws {
-        state.withLock { state in
+        let now = clock.now
+        try state.withLock { state in
+            if let old = state.records[message.id], !old.status.isFinal {
+                throw MeshError(
+                    .invalidArgument, "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")
+            }
+            let attempts = state.records[message.id]?.attempts ?? 0
+            if state.records[message.id]?.status.isFinal == true { state.finished.removeAll { $0 == message.id } }
             state.records[message.id] = OutboundRecord(
-                id: message.id, destination: message.destination, bytes: message.payload.count, status: .queued)
+                id: message.id, destination: message.destination, bytes: message.payload.count, status: .queued,
+                flags: message.flags, contentDigest: message.contentDigest, attempts: attempts)
             state.nextNumber += 1
-            state.messages[message.id] = (state.nextNumber, message)
+            let expiry = message.expiresAfter ?? defaultExpiry
+            state.messages[message.id] = (state.nextNumber, message, expiry.map { now + $0 })
         }
     }
 
     public func claim(_ id: MessageID) async -> OutboundMessage? {
-        state.withLock { state in
+        let now = clock.now
+        return state.withLock { state in
             guard let entry = state.messages[id], state.records[id]?.status == .queued,
-                  state.claimed.insert(id).inserted else { return nil }
+                  !state.claimed.contains(id) else { return nil }
+            if let expiresAt = entry.expiresAt, expiresAt <= now {
+                Self.finish(&state, id, status: .expired, reason: "its expiry passed before it could be delivered", limit: historyLimit)
+                return nil
+            }
+            state.claimed.insert(id)
+            state.records[id]?.attempts += 1
             return entry.message
         }
     }
 
     public func waiting(for destination: PeerID) async -> [MessageID] {
-        state.withLock { state in
-            state.messages
+        let now = clock.now
+        return state.withLock { state in
+            let candidates = state.messages
                 .filter { $0.value.message.destination == destination && !state.claimed.contains($0.key) && state.records[$0.key]?.status == .queued }
                 .sorted { $0.value.number < $1.value.number }
-                .map(\.key)
+            var ids: [MessageID] = []
+            for (id, entry) in candidates {
+                if let expiresAt = entry.expiresAt, expiresAt <= now {
+                    Self.finish(&state, id, status: .expired, reason: "its expiry passed before it could be delivered", limit: historyLimit)
+                } else {
+                    ids.append(id)
+                }
+            }
+            return ids
         }
     }
 
     public func update(_ id: MessageID, to status: MessageStatus, transport: String?, reason: String?) async {
         state.withLock { state in
-            guard var record = state.records[id] else { return }
-            let wasFinal = record.status.isFinal
+            guard var record = state.records[id], !record.status.isFinal else { return }
             record.status = status
             if let transport { record.transport = transport }
             if let reason { record.reason = reason }
             state.records[id] = record
             state.claimed.remove(id)
-            guard status.isFinal || status == .sent, !wasFinal else { return }
+            guard status.isFinal || status == .sent else { return }
             // Sent or final: the payload is no longer this node's to send.
             state.messages[id] = nil
             guard status.isFinal else { return }
-            state.finished.append(id)
-            while state.finished.count > historyLimit, let oldest = state.finished.popFirst() {
-                state.records[oldest] = nil
-            }
+            Self.remember(&state, id, limit: historyLimit)
+        }
+    }
+
+    private static func finish(_ state: inout State, _ id: MessageID, status: MessageStatus, reason: String, limit: Int) {
+        state.records[id]?.status = status
+        state.records[id]?.reason = reason
+        state.messages[id] = nil
+        state.claimed.remove(id)
+        remember(&state, id, limit: limit)
+    }
+
+    private static func remember(_ state: inout State, _ id: MessageID, limit: Int) {
+        state.finished.append(id)
+        while state.finished.count > limit, let oldest = state.finished.popFirst() {
+            state.records[oldest] = nil
         }
     }
 

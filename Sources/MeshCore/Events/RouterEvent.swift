@@ -45,6 +45,12 @@ public struct RouterEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         public static let messageFailed = Kind("message_failed")
         /// A whole message arrived for this node.
         public static let messageReceived = Kind("message_received")
+        /// An attempt to send a message from this node failed; it stays queued and is
+        /// retried on the backoff schedule. `reason` says why.
+        public static let messageRetrying = Kind("message_retrying")
+        /// A delivery receipt was rejected (malformed, not signed by the message's
+        /// destination, or for other content); `reason` says which.
+        public static let receiptRejected = Kind("receipt_rejected")
 
         public init(from decoder: any Decoder) throws {
             name = try decoder.singleValueContainer().decode(String.self)
@@ -133,6 +139,9 @@ extension RouterEvent {
     }
     static func malformedInput(transport: String, peer: PeerID?, reason: String) -> Self {
         Self(.malformedInput, transport: transport, peer: peer, reason: reason)
+    }
+    static func receiptRejected(transport: String, peer: PeerID, reason: String) -> Self {
+        Self(.receiptRejected, transport: transport, peer: peer, reason: reason)
     }
     static func escalated(peer: PeerID, from: String, to: String, reason: String) -> Self {
         Self(.escalated, transport: to, peer: peer, from: from, to: to, reason: reason)

@@ -58,6 +58,17 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var framesRefused = 0
     /// Complete messages the message sink refused (not acknowledged; the sender retries).
     public var sinkRefusals = 0
+    /// Failed send attempts after which a message stayed queued for a retry.
+    public var deliveryRetries = 0
+    /// Delivery receipts this node returned (the next hop took them).
+    public var receiptsSent = 0
+    /// Valid receipts that made a message from this node delivered.
+    public var receiptsAccepted = 0
+    /// Receipts rejected, by reason (`malformed`, `notFromDestination`,
+    /// `badSignature`, `digestMismatch`).
+    public var receiptsRejected: [String: Int] = [:]
+    /// Receipts ignored, by reason (`unknownMessage`, `alreadyDelivered`, `finished`).
+    public var receiptsIgnored: [String: Int] = [:]
     /// Per transport.
     public var transports: [String: TransportCounters] = [:]
 

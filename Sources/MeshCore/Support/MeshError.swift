@@ -37,6 +37,11 @@ public struct MeshError: Error, Sendable, CustomStringConvertible {
         public static let notRunning = Code("notRunning")
         /// A configuration value is wrong.
         public static let invalidConfiguration = Code("invalidConfiguration")
+        /// A wait ended before what it waited for happened (the operation itself may
+        /// still complete: a queued message stays queued).
+        public static let timedOut = Code("timedOut")
+        /// No message with this ID is known to the outbound queue.
+        public static let unknownMessage = Code("unknownMessage")
     }
 
     /// The failure's code.

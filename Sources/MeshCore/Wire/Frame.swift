@@ -198,6 +198,10 @@ package struct DataFrame: Sendable, Hashable {
     /// `MessageSealer`). Without it the destination accepts the message only from
     /// a link whose authenticated remote is the message's origin.
     package static let sealedFlag: UInt16 = 0x0001
+    /// Flag bit: the message is a ``DeliveryReceipt`` from its origin (the destination
+    /// of the message it answers) for the frame's destination. Never delivered to the
+    /// application and never answered with a receipt.
+    package static let receiptFlag: UInt16 = 0x0002
 
     /// The number of bytes chunk `index` of a message of `messageLength` bytes carries.
     package static func chunkLength(index: Int, messageLength: Int) -> Int {

@@ -1,0 +1,83 @@
+import Logging
+
+extension DeliveryPipeline {
+    /// Queues the signed receipt for a message this node just took custody of (or took
+    /// earlier: the receipt's ID is derived from the message's, so issuing it again
+    /// while it waits changes nothing). No-op without a ``ReceiptSigner``.
+    /// - Parameters:
+    ///   - id: the message's ID.
+    ///   - sender: the message's origin, who gets the receipt.
+    ///   - content: the message's bytes as they travelled (before opening).
+    /// - Throws: when the queue cannot take the receipt; the caller then does not
+    ///   acknowledge the message, so the sender retries and the receipt is issued again.
+    func issueReceipt(for id: MessageID, from sender: PeerID, content: [UInt8]) async throws {
+        guard let receipts, sender != localPeerID else { return }
+        let receiptID = DeliveryReceipt.receiptMessageID(for: id, signer: receipts)
+        if let existing = await queue.record(receiptID), !existing.status.isFinal { return }
+        let receipt = DeliveryReceipt.sign(messageID: id, content: content, sender: sender, signer: receipts)
+        try await queue.enqueue(
+            OutboundMessage(id: receiptID, destination: sender, payload: receipt.encoded, flags: DataFrame.receiptFlag))
+        scheduler.schedule(.message(receiptID, sender))
+    }
+
+    /// Takes a receipt that arrived from `origin`: when it is a valid receipt by the
+    /// destination of a message this node sent, over the bytes that were sent, the
+    /// message becomes ``MessageStatus/delivered``. Anything else is counted, by
+    /// reason, and changes nothing.
+    func acceptReceipt(_ payload: [UInt8], from origin: PeerID, transport: String) async {
+        guard let receipts else {
+            countReceipt(ignored: "noSigner", origin: origin, transport: transport, detail: "this router checks no receipts")
+            return
+        }
+        let receipt: DeliveryReceipt
+        do {
+            receipt = try DeliveryReceipt(decoding: payload)
+        } catch {
+            countReceipt(rejected: "malformed", origin: origin, transport: transport, detail: error.message)
+            return
+        }
+        guard let record = await queue.record(receipt.messageID), record.flags & DataFrame.receiptFlag == 0 else {
+            countReceipt(ignored: "unknownMessage", origin: origin, transport: transport, detail: "no message \(receipt.messageID.hex) was sent from here")
+            return
+        }
+        guard record.destination == origin else {
+            countReceipt(
+                rejected: "notFromDestination", origin: origin, transport: transport,
+                detail: "receipt for message \(receipt.messageID.hex) to \(record.destination) came from \(origin)")
+            return
+        }
+        guard receipts.verify(receipt.signature, of: receipt.signedBytes(sender: localPeerID), by: origin) else {
+            countReceipt(
+                rejected: "badSignature", origin: origin, transport: transport,
+                detail: "receipt for message \(receipt.messageID.hex) is not signed by \(origin)")
+            return
+        }
+        guard receipt.contentDigest == record.contentDigest else {
+            countReceipt(
+                rejected: "digestMismatch", origin: origin, transport: transport,
+                detail: "receipt for message \(receipt.messageID.hex) is for other content than was sent")
+            return
+        }
+        guard !record.status.isFinal else {
+            countReceipt(
+                ignored: record.status == .delivered ? "alreadyDelivered" : "finished", origin: origin, transport: transport,
+                detail: "message \(receipt.messageID.hex) is \(record.status) already")
+            return
+        }
+        await queue.update(receipt.messageID, to: .delivered, transport: nil, reason: nil)
+        waiters.notify(receipt.messageID)
+        stats.update { $0.receiptsAccepted += 1 }
+        bus.emit(.message(.messageDelivered, id: receipt.messageID, peer: origin, transport: record.transport ?? transport))
+    }
+
+    private func countReceipt(rejected reason: String, origin: PeerID, transport: String, detail: String) {
+        stats.update { $0.receiptsRejected[reason, default: 0] += 1 }
+        bus.emit(.receiptRejected(transport: transport, peer: origin, reason: "\(reason): \(detail)"))
+        logger.debug("receipt rejected (\(reason)): \(detail)")
+    }
+
+    private func countReceipt(ignored reason: String, origin: PeerID, transport: String, detail: String) {
+        stats.update { $0.receiptsIgnored[reason, default: 0] += 1 }
+        logger.debug("receipt ignored (\(reason)): \(detail)")
+    }
+}

@@ -40,7 +40,7 @@ import TransportLoopback
 
         // An honest peer's two-chunk message still goes through at once.
         let payload = [UInt8](repeating: 0x42, count: 100_000)
-        try await pair.a.send(to: pair.b.localPeerID, payload: payload)
+        try await pair.a.send(to: pair.b.localPeerID, payload: payload, waitUntil: .delivered)
         try await pair.waitForReceived(1)
         #expect(pair.received.withLock { $0.first?.payload } == payload)
         // The rest were refused (not acknowledged) as B reached them.
@@ -79,7 +79,7 @@ import TransportLoopback
         let runA = Task { try? await a.run() }
         await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
         for await event in events where event.kind == .linkUp { break }
-        try await a.send(to: b.localPeerID, payload: [1])
+        try await a.send(to: b.localPeerID, payload: [1], waitUntil: .delivered)
         #expect(await b.incoming.receive()?.payload == [1])
         let stats = await b.stats()
         #expect(stats.unauthenticatedLinksEvicted >= 50 - 8)

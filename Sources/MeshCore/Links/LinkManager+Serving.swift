@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 extension LinkManager {
     /// Runs the handshake on a link, registers it and serves it until it ends.
@@ -13,7 +14,7 @@ extension LinkManager {
         let context = HandshakeContext(transportName: name, remoteAddress: link.remoteAddress, expectedPeer: hint?.peerID)
         let secure: SecureSession
         do {
-            secure = try await handshake(link: link, role: role, context: context)
+            secure = try await handshake(link: link, id: id, role: role, context: context)
             if secure.remotePeerID == localPeerID {
                 throw MeshError(.handshakeFailed, "the remote is this node itself")
             }
@@ -54,13 +55,16 @@ extension LinkManager {
         return secure.remotePeerID
     }
 
-    private func handshake(link: any Link, role: HandshakeRole, context: HandshakeContext) async throws -> SecureSession {
+    private func handshake(link: any Link, id: LinkID, role: HandshakeRole, context: HandshakeContext) async throws -> SecureSession {
         let security = self.security
+        let channel = LinkHandshakeChannel(link: link) { [self] in
+            _ = heardFrom.withLock { $0.insert(id) }
+        }
         let timeout = configuration.handshakeTimeout
         let clock = self.clock
         return try await withThrowingTaskGroup(of: SecureSession?.self) { group in
             group.addTask {
-                try await security.handshake(role: role, channel: LinkHandshakeChannel(link: link), context: context)
+                try await security.handshake(role: role, channel: channel, context: context)
             }
             group.addTask {
                 try await clock.sleep(for: timeout)

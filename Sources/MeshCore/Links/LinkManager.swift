@@ -1,6 +1,7 @@
 import DequeModule
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Runs the transports and keeps the links: each transport's `listen`, discovery
 /// hints, dialling with backoff, the handshake on every link, the link table and its
@@ -40,6 +41,9 @@ actor LinkManager {
     private var pendingLinks: [LinkID: any Link] = [:]
     private var pendingInbound = Deque<LinkID>()
     private var evicted: Set<LinkID> = []
+    /// Pending inbound links whose remote sent a handshake message: evicted only when
+    /// no silent one is left, so idle strangers go before an honest peer mid-handshake.
+    nonisolated let heardFrom = Mutex<Set<LinkID>>([])
     /// Called for every link that came up (after the table has it).
     private var linkUpHandler: (@Sendable (PeerID) async -> Void)?
 
@@ -89,16 +93,21 @@ actor LinkManager {
     func forgetPending(_ id: LinkID) {
         pendingLinks[id] = nil
         evicted.remove(id)
+        _ = heardFrom.withLock { $0.remove(id) }
     }
 
     /// Whether the link was closed to make room for a newer unauthenticated one.
     func wasEvicted(_ id: LinkID) -> Bool { evicted.contains(id) }
 
-    /// Counts an inbound link against the budget of unauthenticated links, closing
-    /// the oldest still in its handshake when the budget is full.
+    /// Counts an inbound link against the budget of unauthenticated links, closing one
+    /// still in its handshake when the budget is full: the oldest that has sent
+    /// nothing, or the oldest of all when every one has.
     private func admitInbound(_ link: any Link, id: LinkID) {
         pendingInbound.removeAll { pendingLinks[$0] == nil }
-        while pendingInbound.count >= configuration.maxUnauthenticatedLinks, let oldest = pendingInbound.popFirst() {
+        while pendingInbound.count >= configuration.maxUnauthenticatedLinks {
+            let heard = heardFrom.withLock { $0 }
+            let index = pendingInbound.firstIndex { !heard.contains($0) } ?? pendingInbound.startIndex
+            let oldest = pendingInbound.remove(at: index)
             guard let victim = pendingLinks[oldest] else { continue }
             evicted.insert(oldest)
             stats.update { $0.unauthenticatedLinksEvicted += 1 }

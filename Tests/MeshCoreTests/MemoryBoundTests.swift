@@ -217,6 +217,7 @@ func peakResidentGrowth(_ body: @Sendable () async throws -> Void) async throws 
             try await fixture.honestExchange(rounds: 20, size: 1_000)
             let reason = await dropped.value
             #expect(reason.contains("stopped reading"), "H's link ended: \(reason)")
+            #expect(await fixture.b.stats().writeStalledLinksClosed == 1)
             await fixture.hostile.close()
             _ = await flood
         }

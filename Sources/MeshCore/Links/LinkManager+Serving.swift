@@ -51,6 +51,9 @@ extension LinkManager {
         let reason = await session.run(
             deliver: { frame, session in await inbound.accept(frame, from: session) },
             onMalformed: { error in self.noteMalformed(error, session: session) })
+        if session.endedByWriteStall.load(ordering: .relaxed) {
+            stats.update { $0.writeStalledLinksClosed += 1 }
+        }
         unregister(session, reason: reason)
         return secure.remotePeerID
     }

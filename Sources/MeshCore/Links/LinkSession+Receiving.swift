@@ -267,6 +267,7 @@ extension LinkSession {
             }
             return nil
         case .stalled(let waited):
+            endedByWriteStall.store(true, ordering: .relaxed)
             return "the remote stopped reading: a write waited \(waited) with none finishing "
                 + "(link_write_stall_timeout_ms \(configuration.linkWriteStallTimeout))"
         }

@@ -29,6 +29,8 @@ final class LinkSession: Sendable {
     /// is pending, and the ticker's ``WriteStallDetector`` watches it make progress.
     let writesStarted = Atomic<Int>(0)
     let writesFinished = Atomic<Int>(0)
+    /// Set when the ticker ends the link because its writes stalled.
+    let endedByWriteStall = Atomic<Bool>(false)
 
     private let writeLock = AsyncLock()
     private let window: AsyncSemaphore

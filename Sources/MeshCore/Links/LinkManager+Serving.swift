@@ -18,6 +18,12 @@ extension LinkManager {
             if secure.remotePeerID == localPeerID {
                 throw MeshError(.handshakeFailed, "the remote is this node itself")
             }
+            if wasEvicted(id) {
+                // Evicted in the instant before its handshake finished: the link is closed.
+                throw MeshError(.linkClosed, "evicted as the handshake finished")
+            }
+            // Authenticated: out of the budget of unauthenticated links at once.
+            forgetPending(id)
         } catch {
             if wasEvicted(id) {
                 // Counted as an eviction; one stranger's idle connection is not news.
@@ -61,13 +67,15 @@ extension LinkManager {
     private func handshake(link: any Link, id: LinkID, role: HandshakeRole, context: HandshakeContext) async throws -> SecureSession {
         let security = self.security
         let channel = LinkHandshakeChannel(link: link) { [self] in
-            _ = heardFrom.withLock { $0.insert(id) }
+            _ = handshakeProgress.withLock { $0.heard.insert(id) }
         }
         let timeout = configuration.handshakeTimeout
         let clock = self.clock
         return try await withThrowingTaskGroup(of: SecureSession?.self) { group in
             group.addTask {
-                try await security.handshake(role: role, channel: channel, context: context)
+                let session = try await security.handshake(role: role, channel: channel, context: context)
+                _ = self.handshakeProgress.withLock { $0.done.insert(id) }  // out of the eviction's reach
+                return session
             }
             group.addTask {
                 try await clock.sleep(for: timeout)

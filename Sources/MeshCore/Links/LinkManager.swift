@@ -41,9 +41,17 @@ actor LinkManager {
     private var pendingLinks: [LinkID: any Link] = [:]
     private var pendingInbound = Deque<LinkID>()
     private var evicted: Set<LinkID> = []
-    /// Pending inbound links whose remote sent a handshake message: evicted only when
-    /// no silent one is left, so idle strangers go before an honest peer mid-handshake.
-    nonisolated let heardFrom = Mutex<Set<LinkID>>([])
+    /// How far pending links got, written by their handshake tasks as it happens (not
+    /// on the actor, which may be busy admitting strangers).
+    nonisolated let handshakeProgress = Mutex(HandshakeProgress())
+
+    struct HandshakeProgress {
+        /// The remote sent a handshake message: evicted only when no silent link is
+        /// left, so idle strangers go before an honest peer mid-handshake.
+        var heard: Set<LinkID> = []
+        /// The handshake succeeded: no longer counted against the budget, never evicted.
+        var done: Set<LinkID> = []
+    }
     /// Called for every link that came up (after the table has it).
     private var linkUpHandler: (@Sendable (PeerID) async -> Void)?
 
@@ -93,7 +101,10 @@ actor LinkManager {
     func forgetPending(_ id: LinkID) {
         pendingLinks[id] = nil
         evicted.remove(id)
-        _ = heardFrom.withLock { $0.remove(id) }
+        handshakeProgress.withLock { progress in
+            progress.heard.remove(id)
+            progress.done.remove(id)
+        }
     }
 
     /// Whether the link was closed to make room for a newer unauthenticated one.
@@ -101,12 +112,13 @@ actor LinkManager {
 
     /// Counts an inbound link against the budget of unauthenticated links, closing one
     /// still in its handshake when the budget is full: the oldest that has sent
-    /// nothing, or the oldest of all when every one has.
+    /// nothing, or the oldest of all when every one has. A link whose handshake
+    /// succeeded no longer counts.
     private func admitInbound(_ link: any Link, id: LinkID) {
-        pendingInbound.removeAll { pendingLinks[$0] == nil }
+        let progress = handshakeProgress.withLock { $0 }
+        pendingInbound.removeAll { pendingLinks[$0] == nil || progress.done.contains($0) }
         while pendingInbound.count >= configuration.maxUnauthenticatedLinks {
-            let heard = heardFrom.withLock { $0 }
-            let index = pendingInbound.firstIndex { !heard.contains($0) } ?? pendingInbound.startIndex
+            let index = pendingInbound.firstIndex { !progress.heard.contains($0) } ?? pendingInbound.startIndex
             let oldest = pendingInbound.remove(at: index)
             guard let victim = pendingLinks[oldest] else { continue }
             evicted.insert(oldest)

@@ -30,6 +30,9 @@ public final class Router: Service, Sendable {
 
     private let links: LinkManager
     private let delivery: DeliveryPipeline
+    private let announcer: Announcer
+    private let routeTable: RouteTable
+    private let relay: RelaySwitch
     private let table: LinkTable
     private let paths: PathTracker
     private let policy: any RoutingPolicy
@@ -65,21 +68,30 @@ public final class Router: Service, Sendable {
         let policy = policy ?? PriorityEscalationPolicy(configuration: configuration.escalation)
         let sink = sink ?? ChannelSink(channel: incoming)
         self.policy = policy
-        table = LinkTable(localPeerID: localPeerID)
+        let table = LinkTable(localPeerID: localPeerID)
+        self.table = table
+        let relay = RelaySwitch(configuration.relayEnabled)
+        self.relay = relay
+        let routeTable = RouteTable(localPeerID: localPeerID, links: table, maxAge: configuration.routing.routeMaxAge)
+        self.routeTable = routeTable
         paths = PathTracker(stats: counters, bus: bus, logger: logger)
         // Every line a remote party can trigger goes through one limiter: the log
         // cannot grow faster than a fixed bound, whatever strangers send.
         let remoteLog = LogLimiter(logger: logger, clock: clock)
         let delivery = DeliveryPipeline(
             localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer, receipts: receipts,
-            queue: queue ?? InMemoryOutboundQueue(clock: clock), sink: sink, table: table, paths: paths, clock: clock,
-            stats: counters, bus: bus, logger: logger)
+            queue: queue ?? InMemoryOutboundQueue(clock: clock), sink: sink, table: table, routes: routeTable, relay: relay,
+            paths: paths, clock: clock, stats: counters, bus: bus, logger: logger)
+        let announcer = Announcer(
+            localPeerID: localPeerID, configuration: configuration.routing, signer: receipts, routes: routeTable, links: table,
+            relay: relay, clock: clock, stats: counters, logger: logger)
+        self.announcer = announcer
         let inbound = InboundPipeline(
             localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, delivery: delivery,
             clock: clock, stats: counters, bus: bus, logger: logger, remoteLog: remoteLog)
         links = LinkManager(
-            security: security, configuration: configuration, clock: clock, table: table, inbound: inbound, bus: bus,
-            stats: counters, logger: logger, remoteLog: remoteLog)
+            security: security, configuration: configuration, clock: clock, table: table, inbound: inbound,
+            announcer: announcer, bus: bus, stats: counters, logger: logger, remoteLog: remoteLog)
         self.delivery = delivery
         self.clock = clock
     }
@@ -96,13 +108,21 @@ public final class Router: Service, Sendable {
     /// of the service group, or cancellation.
     public func run() async throws {
         let delivery = self.delivery
-        await links.onLinkUp { peer in delivery.scheduler.schedule(.drain(peer)) }
+        let announcer = self.announcer
+        await links.onLinkUp { peer in
+            delivery.scheduler.schedule(.drain(peer))
+            announcer.linkUp(peer)
+        }
+        // A route that appears (or moves to another neighbour) drains what waits for
+        // its destination, the way a link coming up does.
+        announcer.onRouteLearned { destination in delivery.scheduler.schedule(.drain(destination)) }
         defer {
             incoming.finish()
             bus.finish()
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await delivery.scheduler.run(delivery) }
+            group.addTask { await announcer.run() }
             try await links.run()
             delivery.scheduler.finish()
             group.cancelAll()
@@ -222,6 +242,29 @@ public final class Router: Service, Sendable {
     /// Every configured transport and its state.
     public func transportStatus() async -> [TransportStatus] {
         await links.transportStatus
+    }
+
+    /// Every destination this node can reach now: direct links (1 hop) and routes
+    /// learned from announcements (next hop, hops, age, transport), by destination.
+    public func routes() async -> [RouteSnapshot] {
+        let policy = self.policy
+        return routeTable.snapshot(now: clock.now) { sessions in
+            let order = policy.rank(sessions.map(\.candidate), payloadSize: 0)
+            return order.first.flatMap { best in sessions.first { $0.id == best.linkID } }
+        }
+    }
+
+    /// Whether this node relays, sends and receives (`relay.enabled`).
+    public var relayEnabled: Bool { relay.isEnabled }
+
+    /// Switches relaying (and with it sending and receiving: relay = messaging) on or
+    /// off while the router runs. Off: sends throw `.relayDisabled`, every DATA frame
+    /// is refused (senders keep their messages queued) and this node stops
+    /// announcing. On again: the node announces itself and its routes, and waiting
+    /// messages flow.
+    public func setRelayEnabled(_ enabled: Bool) {
+        let was = relay.set(enabled)
+        if enabled && !was { announcer.relayResumed() }
     }
 
     /// Asks the router to keep a link to `hint` (as if discovery had reported it).

@@ -112,7 +112,7 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `default_ttl` | ``defaultTTL`` |
 ///
 /// Durations are integers in milliseconds. A missing key takes the default of
-/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:)``
+/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:routing:)``
 /// (so `relay.enabled` missing means relay on: the node's fail-safe default is the
 /// node's). An unknown key, at any level, a wrong type or a value out of range is a
 /// `DecodingError` whose coding path ends with the key.
@@ -153,6 +153,8 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
     public var defaultTTL: UInt8
     /// When messages are sealed end to end (needs a `MessageSealer`).
     public var sealing: SealingPolicy
+    /// Route announcements and the route table (`routing:`).
+    public var routing: RoutingConfiguration
 
     /// Defaults suitable for a node.
     public init(
@@ -169,7 +171,8 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         windowPerLink: Int = 256,
         inboxCapacity: Int = 1024,
         defaultTTL: UInt8 = 7,
-        sealing: SealingPolicy = .relayedOnly
+        sealing: SealingPolicy = .relayedOnly,
+        routing: RoutingConfiguration = .init()
     ) {
         self.relayEnabled = relayEnabled
         self.escalation = escalation
@@ -185,6 +188,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         self.inboxCapacity = inboxCapacity
         self.defaultTTL = defaultTTL
         self.sealing = sealing
+        self.routing = routing
     }
 }
 
@@ -211,6 +215,7 @@ extension RouterConfiguration {
         case windowPerLink = "window_per_link"
         case inboxCapacity = "inbox_capacity"
         case defaultTTL = "default_ttl"
+        case routing
     }
 
     /// `relay:` — one switch.
@@ -270,6 +275,7 @@ extension RouterConfiguration {
         let ttl = try container.decode(Int.self, forKey: .defaultTTL, default: Int(defaults.defaultTTL))
         try container.check((1...255).contains(ttl), .defaultTTL, "must be between 1 and 255, got \(ttl)")
         defaultTTL = UInt8(ttl)
+        routing = try container.decode(RoutingConfiguration.self, forKey: .routing, default: defaults.routing)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -288,6 +294,7 @@ extension RouterConfiguration {
         try container.encode(windowPerLink, forKey: .windowPerLink)
         try container.encode(inboxCapacity, forKey: .inboxCapacity)
         try container.encode(Int(defaultTTL), forKey: .defaultTTL)
+        try container.encode(routing, forKey: .routing)
     }
 }
 

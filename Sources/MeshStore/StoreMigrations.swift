@@ -15,6 +15,7 @@ enum StoreMigrations {
     static let identifiers = [
         "v1: inbox, dedup, outbox, history, contacts, address ledger",
         "v2: history flags and content digest (delivery receipts)",
+        "v3: origin and TTL of relayed messages (multi-hop custody)",
     ]
 
     /// The schema version this build writes.
@@ -30,6 +31,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[1]) { db in
             try db.execute(sql: schemaV2)
             try db.execute(sql: "PRAGMA user_version = 2")
+        }
+        migrator.registerMigration(identifiers[2]) { db in
+            try db.execute(sql: schemaV3)
+            try db.execute(sql: "PRAGMA user_version = 3")
         }
         return migrator
     }
@@ -153,5 +158,15 @@ enum StoreMigrations {
     private static let schemaV2 = """
         ALTER TABLE history ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE history ADD COLUMN contentDigest BLOB;
+        """
+
+    /// Relaying with custody: the outbox is the relay queue. A message this node
+    /// carries for another keeps its origin (hex peer ID; NULL for this node's own
+    /// messages) and the TTL it goes on with (NULL: the router's default), in the
+    /// outbox row while it waits and in its history entry for good.
+    private static let schemaV3 = """
+        ALTER TABLE outbox ADD COLUMN origin TEXT;
+        ALTER TABLE outbox ADD COLUMN ttl INTEGER;
+        ALTER TABLE history ADD COLUMN origin TEXT;
         """
 }

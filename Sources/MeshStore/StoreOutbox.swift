@@ -50,7 +50,7 @@ public struct StoreOutbox: OutboundQueue {
                 messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
                 bytes: message.payload.count, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
                 attempts: 0, flags: Int(message.flags),
-                contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest))
+                contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex)
             if let old = try HistoryRow.outbound(db, message.id.hex) {
                 // A finished message sent again under the same ID: the entry starts over,
                 // its trace goes on.
@@ -68,7 +68,8 @@ public struct StoreOutbox: OutboundQueue {
             guard let historyID = history.id else { return }
             var row = OutboxRow(
                 historyID: historyID, messageID: message.id.hex, destination: message.destination.hex,
-                flags: Int(message.flags), bytes: message.payload.count, claimed: false, payload: Data(message.payload))
+                flags: Int(message.flags), bytes: message.payload.count, claimed: false, payload: Data(message.payload),
+                origin: message.origin?.hex, ttl: message.ttl.map(Int.init))
             try row.insert(db)
             try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
         }
@@ -125,7 +126,8 @@ public struct StoreOutbox: OutboundQueue {
                 try MessageHistory.record(db, historyID: historyID, at: now, kind: .attempt, status: .queued, attempt: history.attempts)
                 return OutboundMessage(
                     id: id, destination: try PeerID.stored(row.destination), payload: Array(row.payload),
-                    flags: UInt16(truncatingIfNeeded: row.flags), contentDigest: history.contentDigest.map(Array.init) ?? [])
+                    flags: UInt16(truncatingIfNeeded: row.flags), contentDigest: history.contentDigest.map(Array.init) ?? [],
+                    origin: try row.origin.map(PeerID.stored), ttl: row.ttl.map { UInt8(clamping: $0) })
             }
         } catch {
             database.logger.error("\(error)")
@@ -194,11 +196,34 @@ public struct StoreOutbox: OutboundQueue {
                 return OutboundRecord(
                     id: id, destination: try PeerID.stored(row.peer), bytes: row.bytes, status: MessageStatus(row.status),
                     transport: row.transport, reason: row.reason, flags: UInt16(truncatingIfNeeded: row.flags),
-                    contentDigest: row.contentDigest.map(Array.init) ?? [], attempts: row.attempts)
+                    contentDigest: row.contentDigest.map(Array.init) ?? [], attempts: row.attempts,
+                    origin: try row.origin.map(PeerID.stored))
             }
         } catch {
             database.logger.error("\(error)")
             return nil
+        }
+    }
+
+    /// Replaces the bytes and flags of a message still in the outbox (queued or
+    /// claimed), in one transaction with its history entry; a `payload` trace event
+    /// records it. The digest, ID and status stay.
+    /// - Throws: ``MeshError`` `.unknownMessage` when it left the outbox, `.storeFailed`
+    ///   when the file cannot be written.
+    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws(MeshError) {
+        let now = database.nowMillis
+        try await database.write("replace the payload of message \(id.hex)") { db in
+            guard let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE messageID = ?", arguments: [id.hex]) else {
+                throw MeshError(.unknownMessage, "message \(id.hex) is not in the outbox any more; its payload was not replaced")
+            }
+            try db.execute(
+                sql: "UPDATE outbox SET payload = ?, flags = ?, bytes = ? WHERE number = ?",
+                arguments: [Data(payload), Int(flags), payload.count, row.number])
+            try db.execute(
+                sql: "UPDATE history SET flags = ?, bytes = ? WHERE id = ?", arguments: [Int(flags), payload.count, row.historyID])
+            try MessageHistory.record(
+                db, historyID: row.historyID, at: now, kind: .status, status: .queued,
+                reason: "sealed end to end (\(payload.count) bytes) to go through a relay")
         }
     }
 

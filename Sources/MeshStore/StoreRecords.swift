@@ -49,6 +49,8 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
     var flags: Int = 0
     /// The digest a delivery receipt must carry (outbound, with receipts on).
     var contentDigest: Data?
+    /// The origin of a message this node relays (hex); nil for its own.
+    var origin: String?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
@@ -89,6 +91,10 @@ struct OutboxRow: Codable, FetchableRecord, MutablePersistableRecord {
     var bytes: Int
     var claimed: Bool
     var payload: Data
+    /// The origin of a relayed message (hex); nil for this node's own.
+    var origin: String?
+    /// The TTL a relayed message goes on with; nil for the router's default.
+    var ttl: Int?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         number = inserted.rowID

@@ -7,7 +7,7 @@ extension DeliveryPipeline {
     /// - Parameters:
     ///   - id: the message's ID.
     ///   - sender: the message's origin, who gets the receipt.
-    ///   - content: the message's bytes as they travelled (before opening).
+    ///   - content: the message's plaintext (after opening, for a sealed message).
     /// - Throws: when the queue cannot take the receipt; the caller then does not
     ///   acknowledge the message, so the sender retries and the receipt is issued again.
     func issueReceipt(for id: MessageID, from sender: PeerID, content: [UInt8]) async throws {
@@ -15,8 +15,14 @@ extension DeliveryPipeline {
         let receiptID = DeliveryReceipt.receiptMessageID(for: id, signer: receipts)
         if let existing = await queue.record(receiptID), !existing.status.isFinal { return }
         let receipt = DeliveryReceipt.sign(messageID: id, content: content, sender: sender, signer: receipts)
-        try await queue.enqueue(
-            OutboundMessage(id: receiptID, destination: sender, payload: receipt.encoded, flags: DataFrame.receiptFlag))
+        var payload = receipt.encoded
+        var flags = DataFrame.receiptFlag
+        if let sealer, configuration.sealing == .always || !hasLink(to: sender) {
+            // Like any message: sealed when a relay may carry it.
+            payload = try sealer.seal(payload, to: sender)
+            flags |= DataFrame.sealedFlag
+        }
+        try await queue.enqueue(OutboundMessage(id: receiptID, destination: sender, payload: payload, flags: flags))
         scheduler.schedule(.message(receiptID, sender))
     }
 
@@ -36,7 +42,7 @@ extension DeliveryPipeline {
             countReceipt(rejected: "malformed", origin: origin, transport: transport, detail: error.message)
             return
         }
-        guard let record = await queue.record(receipt.messageID), record.flags & DataFrame.receiptFlag == 0 else {
+        guard let record = await queue.record(receipt.messageID), record.flags & DataFrame.receiptFlag == 0, record.origin == nil else {
             countReceipt(ignored: "unknownMessage", origin: origin, transport: transport, detail: "no message \(receipt.messageID.hex) was sent from here")
             return
         }

@@ -14,6 +14,8 @@ final class DeliveryPipeline: Sendable {
     let queue: any OutboundQueue
     let sink: any MessageSink
     let table: LinkTable
+    let routes: RouteTable
+    let relay: RelaySwitch
     let paths: PathTracker
     let clock: any MeshClock
     let stats: StatsRecorder
@@ -24,8 +26,8 @@ final class DeliveryPipeline: Sendable {
 
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, policy: any RoutingPolicy, sealer: (any MessageSealer)?,
-        receipts: (any ReceiptSigner)?, queue: any OutboundQueue, sink: any MessageSink, table: LinkTable, paths: PathTracker, clock: any MeshClock,
-        stats: StatsRecorder, bus: EventBus, logger: Logger
+        receipts: (any ReceiptSigner)?, queue: any OutboundQueue, sink: any MessageSink, table: LinkTable, routes: RouteTable,
+        relay: RelaySwitch, paths: PathTracker, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -35,6 +37,8 @@ final class DeliveryPipeline: Sendable {
         self.queue = queue
         self.sink = sink
         self.table = table
+        self.routes = routes
+        self.relay = relay
         self.paths = paths
         self.clock = clock
         self.stats = stats
@@ -48,7 +52,7 @@ final class DeliveryPipeline: Sendable {
     /// Queues a message; returns its ID once the queue kept it. It is sent at once when
     /// a link to `peer` is up, otherwise when one comes up.
     func submit(to peer: PeerID, payload: [UInt8], options: SendOptions) async throws -> MessageID {
-        guard configuration.relayEnabled else {
+        guard relay.isEnabled else {
             throw MeshError(.relayDisabled, "relaying is switched off, so this node neither sends nor receives (set relay.enabled: true)")
         }
         guard payload.count <= configuration.maxMessageSize else {
@@ -64,20 +68,22 @@ final class DeliveryPipeline: Sendable {
             // A retry of a message that is on its way (or arrived) changes nothing.
             if existing.status != .failed && existing.status != .expired { return id }
         }
+        // The digest a receipt must carry is over the plaintext, so it holds whether
+        // the message travels sealed or not (and if it is sealed later, for a relay).
+        let digest = receipts?.digest(payload) ?? []
         var payload = payload
         var flags: UInt16 = 0
-        if let sealer, configuration.sealing == .always, peer != localPeerID {
+        if let sealer, peer != localPeerID, configuration.sealing == .always || !hasLink(to: peer) {
             // With `.relayedOnly` (the default) a message sent straight to its
             // destination over an authenticated link is protected end to end by the
             // link's Noise session already; the envelope's public-key work is spent
-            // only where a relay would carry the message.
+            // only where a relay may carry the message: when no direct link is up now.
             flags |= DataFrame.sealedFlag
             payload = try sealer.seal(payload, to: peer)
             guard payload.count <= configuration.maxMessageSize else {
                 throw MeshError(.messageTooLarge, "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
             }
         }
-        let digest = receipts?.digest(payload) ?? []
         try await queue.enqueue(
             OutboundMessage(
                 id: id, destination: peer, payload: payload, flags: flags, contentDigest: digest,
@@ -110,6 +116,12 @@ final class DeliveryPipeline: Sendable {
         !table.sessions(to: peer).isEmpty
     }
 
+    /// Whether a message for `peer` can go out now: a link to it, or a route through a
+    /// neighbour.
+    func hasRoute(to peer: PeerID) -> Bool {
+        routes.nextHop(for: peer, now: clock.now) != nil
+    }
+
     /// Claims and sends one queued message (a no-op when someone else has it).
     func send(_ id: MessageID) async {
         guard let message = await queue.claim(id) else { return }
@@ -117,9 +129,9 @@ final class DeliveryPipeline: Sendable {
     }
 
     /// Sends the queued messages for `peer`, oldest first, `window` at a time, until
-    /// none is left, no link to it is up, or an attempt fails (a retry is scheduled).
+    /// none is left, no route to it is left, or an attempt fails (a retry is scheduled).
     func drain(to peer: PeerID, window: Int) async {
-        while hasLink(to: peer), !Task.isCancelled {
+        while hasRoute(to: peer), !Task.isCancelled {
             let ids = await queue.waiting(for: peer)
             guard !ids.isEmpty else { return }
             var failed = false
@@ -136,7 +148,7 @@ final class DeliveryPipeline: Sendable {
                     return all
                 }
                 if !results { failed = true; break }
-                if !hasLink(to: peer) || Task.isCancelled { return }
+                if !hasRoute(to: peer) || Task.isCancelled { return }
             }
             if failed { return }
         }
@@ -170,31 +182,22 @@ final class DeliveryPipeline: Sendable {
         waiters.notify(message.id)
     }
 
-    /// Sends every chunk of a claimed message and records the outcome.
+    /// Sends every chunk of a claimed message to the next hop (the destination when a
+    /// link to it is up, else the route's neighbour) and records the outcome.
     private func transmit(_ message: OutboundMessage) async throws {
+        var message = message
         let peer = message.destination
-        let count = DataFrame.chunkCount(messageLength: message.payload.count)
-        func chunk(_ index: Int) -> DataFrame {
-            let start = index * Frame.chunkSize
-            let end = min(message.payload.count, start + Frame.chunkSize)
-            return DataFrame(
-                sequence: 0, messageID: message.id, origin: localPeerID, destination: peer, ttl: configuration.defaultTTL,
-                chunkIndex: UInt16(index), chunkCount: UInt16(count), messageLength: UInt32(message.payload.count),
-                flags: message.flags, payload: count == 1 ? message.payload : Array(message.payload[start..<end]))
+        guard let hop = routes.nextHop(for: peer, now: clock.now) else {
+            throw MeshError(.noRoute, "no link and no announced route to \(peer); the message waits for one")
         }
-        let transport: String
-        if count == 1 {
-            transport = try await deliver(chunk(0), to: peer)
-        } else {
-            transport = try await withThrowingTaskGroup(of: String.self) { group in
-                for index in 0..<count {
-                    let frame = chunk(index)
-                    group.addTask { try await self.deliver(frame, to: peer) }
-                }
-                var last = ""
-                for try await used in group { last = used }
-                return last
-            }
+        if hop != peer, message.flags & DataFrame.sealedFlag == 0 {
+            message = try await sealForRelay(message)
+        }
+        let transport = try await transmitChunks(of: message, via: hop)
+        if message.isRelayed {
+            stats.update { $0.messagesRelayed += 1 }
+            await update(message, to: .relayed, transport: transport, reason: nil)
+            return
         }
         if message.isReceipt {
             // A receipt needs no receipt: the hop that took it is its delivery.
@@ -204,7 +207,7 @@ final class DeliveryPipeline: Sendable {
         }
         stats.countMessageSent()
         bus.emit(.message(.messageSent, id: message.id, peer: peer, transport: transport))
-        if receipts == nil {
+        if receipts == nil && hop == peer {
             // No receipts: the next hop is the destination itself, and its hop
             // acknowledgement means its sink took custody, so the message is delivered.
             await update(message, to: .delivered, transport: transport, reason: nil)
@@ -212,6 +215,56 @@ final class DeliveryPipeline: Sendable {
         } else {
             // The destination's signed receipt will make it delivered.
             await update(message, to: .sent, transport: transport, reason: nil)
+        }
+    }
+
+    /// Seals an unsealed message of this node's once, so a relay may carry it (relays
+    /// refuse unsealed messages, and the destination would drop one), and keeps the
+    /// sealed form in the queue so a retry sends the same bytes.
+    private func sealForRelay(_ message: OutboundMessage) async throws -> OutboundMessage {
+        let peer = message.destination
+        guard !message.isRelayed, let sealer else {
+            throw MeshError(
+                .noRoute,
+                "message \(message.id.hex) to \(peer) is not sealed and this node has no sealer, so only a direct link to \(peer) may carry it (relays refuse unsealed messages); it waits for one")
+        }
+        let sealed = try sealer.seal(message.payload, to: peer)
+        guard sealed.count <= configuration.maxMessageSize else {
+            throw MeshError(
+                .messageTooLarge,
+                "message \(message.id.hex) sealed for a relay is \(sealed.count) bytes, over max message size \(configuration.maxMessageSize); it waits for a direct link to \(peer)")
+        }
+        let flags = message.flags | DataFrame.sealedFlag
+        try await queue.replacePayload(message.id, with: sealed, flags: flags)
+        var copy = message
+        copy.payload = sealed
+        copy.flags = flags
+        return copy
+    }
+
+    /// Sends every chunk of `message` to the neighbour `hop`, in parallel.
+    /// - Returns: the transport of the last link that acknowledged a chunk.
+    private func transmitChunks(of message: OutboundMessage, via hop: PeerID) async throws -> String {
+        let count = DataFrame.chunkCount(messageLength: message.payload.count)
+        let origin = message.origin ?? localPeerID
+        let ttl = message.ttl ?? configuration.defaultTTL
+        func chunk(_ index: Int) -> DataFrame {
+            let start = index * Frame.chunkSize
+            let end = min(message.payload.count, start + Frame.chunkSize)
+            return DataFrame(
+                sequence: 0, messageID: message.id, origin: origin, destination: message.destination, ttl: ttl,
+                chunkIndex: UInt16(index), chunkCount: UInt16(count), messageLength: UInt32(message.payload.count),
+                flags: message.flags, payload: count == 1 ? message.payload : Array(message.payload[start..<end]))
+        }
+        if count == 1 { return try await deliver(chunk(0), to: hop) }
+        return try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<count {
+                let frame = chunk(index)
+                group.addTask { try await self.deliver(frame, to: hop) }
+            }
+            var last = ""
+            for try await used in group { last = used }
+            return last
         }
     }
 }

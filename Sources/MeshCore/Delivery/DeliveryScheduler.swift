@@ -79,7 +79,7 @@ final class DeliveryScheduler: Sendable {
             for await item in work {
                 switch item {
                 case .message(let id, let peer):
-                    guard pipeline.hasLink(to: peer) else { continue }
+                    guard pipeline.hasRoute(to: peer) else { continue }
                     group.addTask { await pipeline.send(id) }
                 case .drain(let peer):
                     guard beginDrain(peer) else { continue }

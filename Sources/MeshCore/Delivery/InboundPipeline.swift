@@ -7,7 +7,7 @@ import Synchronization
 /// acknowledged only once the sink took custody of it and its delivery receipt is
 /// queued. Receipts for this node's own messages go to the ``DeliveryPipeline``.
 final class InboundPipeline: Sendable {
-    private struct State {
+    struct State {
         var dedup: DedupCache
         var assembler: MessageAssembler
         /// Complete messages being handed to the sink: a second copy arriving
@@ -16,17 +16,17 @@ final class InboundPipeline: Sendable {
         var handingOver: Set<MessageID> = []
     }
 
-    private let localPeerID: PeerID
-    private let configuration: RouterConfiguration
-    private let sealer: (any MessageSealer)?
-    private let sink: any MessageSink
-    private let delivery: DeliveryPipeline
-    private let clock: any MeshClock
-    private let stats: StatsRecorder
-    private let bus: EventBus
-    private let logger: Logger
-    private let remoteLog: LogLimiter
-    private let state: Mutex<State>
+    let localPeerID: PeerID
+    let configuration: RouterConfiguration
+    let sealer: (any MessageSealer)?
+    let sink: any MessageSink
+    let delivery: DeliveryPipeline
+    let clock: any MeshClock
+    let stats: StatsRecorder
+    let bus: EventBus
+    let logger: Logger
+    let remoteLog: LogLimiter
+    let state: Mutex<State>
 
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, sealer: (any MessageSealer)?, sink: any MessageSink,
@@ -56,12 +56,16 @@ final class InboundPipeline: Sendable {
 
     /// Takes one DATA frame that arrived on `session`.
     func accept(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
-        guard configuration.relayEnabled, frame.destination == localPeerID else {
-            // Relay off (the node neither sends nor receives), or not for us: multi-hop
-            // relaying is not implemented yet. Refused, so the sender escalates.
-            stats.update { $0.framesRefused += 1 }
+        guard delivery.relay.isEnabled else {
+            // Relay off: the node neither sends, nor receives, nor relays. Refused, so
+            // the message waits at the sender.
+            stats.update {
+                $0.framesRefused += 1
+                if frame.destination != localPeerID { $0.relayRefused["relayOff", default: 0] += 1 }
+            }
             return .refused
         }
+        if frame.destination != localPeerID { return await relay(frame, from: session) }
         let now = clock.now
         let step: Step = state.withLock { state in
             if state.dedup.contains(frame.messageID) { return .answer(.duplicate) }
@@ -94,7 +98,8 @@ final class InboundPipeline: Sendable {
             payload = bytes
         }
         session.data.countReceived(frame.payload.count)
-        if frame.flags & DataFrame.receiptFlag != 0 {
+        let isReceipt = frame.flags & DataFrame.receiptFlag != 0
+        if isReceipt && frame.flags & DataFrame.sealedFlag == 0 {
             // A receipt for a message of ours: its signature is its authentication, so
             // it is checked by the delivery pipeline, never handed to the sink.
             await delivery.acceptReceipt(payload, from: frame.origin, transport: session.transport)
@@ -103,6 +108,12 @@ final class InboundPipeline: Sendable {
         }
         guard let opened = open(frame, payload, session: session) else {
             // Forged or unreadable: acknowledged (it arrived), never delivered.
+            finishHandOver(frame.messageID)
+            return .accepted
+        }
+        if isReceipt {
+            // A receipt sealed for the relays that carried it back.
+            await delivery.acceptReceipt(opened, from: frame.origin, transport: session.transport)
             finishHandOver(frame.messageID)
             return .accepted
         }
@@ -119,7 +130,7 @@ final class InboundPipeline: Sendable {
             // Queued before the hop is acknowledged: if the node dies first, the
             // sender retries, the sink recognises the copy and the receipt is issued
             // again.
-            try await delivery.issueReceipt(for: frame.messageID, from: frame.origin, content: payload)
+            try await delivery.issueReceipt(for: frame.messageID, from: frame.origin, content: opened)
         } catch {
             stats.update { $0.sinkRefusals += 1 }
             logger.debug("the receipt for \(frame.messageID) from \(frame.origin) could not be queued: \(error)")
@@ -142,7 +153,7 @@ final class InboundPipeline: Sendable {
 
     /// Puts a refused multi-chunk message back, missing only `frame`'s chunk, so the
     /// sender's retry of that chunk completes it again.
-    private func reopen(
+    func reopen(
         _ frame: DataFrame, _ payload: [UInt8], from neighbour: PeerID, result: LinkSession.AcceptResult
     ) -> LinkSession.AcceptResult {
         guard frame.chunkCount > 1 else { return result }

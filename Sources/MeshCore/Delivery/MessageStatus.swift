@@ -19,9 +19,12 @@ public struct MessageStatus: Hashable, Sendable, Codable, CustomStringConvertibl
     public static let failed = MessageStatus("failed")
     /// Its expiry passed before it could be delivered.
     public static let expired = MessageStatus("expired")
+    /// A message this node carried for another origin, taken by the next hop: this
+    /// node's part is done (the origin learns of delivery from the receipt).
+    public static let relayed = MessageStatus("relayed")
 
     /// Whether the message will not move any more.
-    public var isFinal: Bool { self == .delivered || self == .failed || self == .expired }
+    public var isFinal: Bool { self == .delivered || self == .failed || self == .expired || self == .relayed }
 
     public init(from decoder: any Decoder) throws {
         name = try decoder.singleValueContainer().decode(String.self)
@@ -48,11 +51,17 @@ public struct OutboundMessage: Sendable, Hashable {
     public var contentDigest: [UInt8]
     /// How long it may wait for delivery; nil for the queue's default.
     public var expiresAfter: Duration?
+    /// The node that created it, when this node relays it for another; nil for a
+    /// message of this node's own.
+    public var origin: PeerID?
+    /// Hops it may still take from here (the DATA frame's TTL); nil for the router's
+    /// default TTL (a message of this node's own).
+    public var ttl: UInt8?
 
     /// Creates a message record.
     public init(
         id: MessageID, destination: PeerID, payload: [UInt8], flags: UInt16, contentDigest: [UInt8] = [],
-        expiresAfter: Duration? = nil
+        expiresAfter: Duration? = nil, origin: PeerID? = nil, ttl: UInt8? = nil
     ) {
         self.id = id
         self.destination = destination
@@ -60,7 +69,12 @@ public struct OutboundMessage: Sendable, Hashable {
         self.flags = flags
         self.contentDigest = contentDigest
         self.expiresAfter = expiresAfter
+        self.origin = origin
+        self.ttl = ttl
     }
+
+    /// Whether this node relays it for another origin.
+    public var isRelayed: Bool { origin != nil }
 
     /// Whether this is a delivery receipt rather than a message of the application.
     public var isReceipt: Bool { flags & DataFrame.receiptFlag != 0 }
@@ -86,12 +100,16 @@ public struct OutboundRecord: Sendable, Hashable {
     public var contentDigest: [UInt8]
     /// Send attempts so far.
     public var attempts: Int
+    /// The node that created it, when this node relays it for another; nil for a
+    /// message of this node's own.
+    public var origin: PeerID?
 
     /// Creates a record.
     public init(
         id: MessageID, destination: PeerID, bytes: Int, status: MessageStatus, transport: String? = nil, reason: String? = nil,
-        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0
+        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0, origin: PeerID? = nil
     ) {
+        self.origin = origin
         self.id = id
         self.destination = destination
         self.bytes = bytes

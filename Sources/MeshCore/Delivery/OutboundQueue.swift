@@ -31,6 +31,12 @@ public protocol OutboundQueue: Sendable {
     func update(_ id: MessageID, to status: MessageStatus, transport: String?, reason: String?) async
     /// The record of a message, while the queue remembers it.
     func record(_ id: MessageID) async -> OutboundRecord?
+    /// Replaces the bytes and flags of a message that is queued or claimed (the
+    /// sender sealed it once to hand it to a relay). Its digest, ID and status do not
+    /// change.
+    /// - Throws: `.unknownMessage` when it is no longer queued or claimed, or the
+    ///   queue's storage error; the message then goes out as it was, or not at all.
+    func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws
 }
 
 /// The in-memory outbound queue: every unfinished message with its payload, and the
@@ -76,7 +82,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             if state.records[message.id]?.status.isFinal == true { state.finished.removeAll { $0 == message.id } }
             state.records[message.id] = OutboundRecord(
                 id: message.id, destination: message.destination, bytes: message.payload.count, status: .queued,
-                flags: message.flags, contentDigest: message.contentDigest, attempts: attempts)
+                flags: message.flags, contentDigest: message.contentDigest, attempts: attempts, origin: message.origin)
             state.nextNumber += 1
             let expiry = message.expiresAfter ?? defaultExpiry
             state.messages[message.id] = (state.nextNumber, message, expiry.map { now + $0 })
@@ -149,6 +155,18 @@ public final class InMemoryOutboundQueue: OutboundQueue {
 
     public func record(_ id: MessageID) async -> OutboundRecord? {
         state.withLock { $0.records[id] }
+    }
+
+    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws {
+        try state.withLock { state in
+            guard state.messages[id] != nil, state.records[id]?.status == .queued else {
+                throw MeshError(.unknownMessage, "message \(id.hex) is not waiting in the outbox any more; its payload was not replaced")
+            }
+            state.messages[id]?.message.payload = payload
+            state.messages[id]?.message.flags = flags
+            state.records[id]?.bytes = payload.count
+            state.records[id]?.flags = flags
+        }
     }
 
     /// Messages not yet sent, delivered, failed or expired.

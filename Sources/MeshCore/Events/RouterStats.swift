@@ -72,6 +72,23 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var receiptsRejected: [String: Int] = [:]
     /// Receipts ignored, by reason (`unknownMessage`, `alreadyDelivered`, `finished`).
     public var receiptsIgnored: [String: Int] = [:]
+    /// Route announcements written to links (this node's own and re-announced ones).
+    public var announcesSent = 0
+    /// Announcements that became a route (newer, or shorter at the same sequence).
+    public var announcesAccepted = 0
+    /// Valid announcements not used: the route held is as new and no longer.
+    public var announcesIgnored = 0
+    /// Announcements rejected, by reason: `rateLimited` (over the neighbour's share of
+    /// the link, dropped unread), `aboutSelf`, `hopLimit`, `badSignature`, `stale`
+    /// (an older sequence than one already accepted), `tableFull`, `noVerifier`.
+    public var announcesRejected: [String: Int] = [:]
+    /// Messages for other nodes this node took custody of (queued to relay them).
+    public var relayAccepted = 0
+    /// Messages for other nodes that this node handed to the next hop.
+    public var messagesRelayed = 0
+    /// Messages for other nodes refused (not acknowledged), by reason: `relayOff`,
+    /// `ttlExhausted`, `unsealed`, `queueRefused`.
+    public var relayRefused: [String: Int] = [:]
     /// Per transport.
     public var transports: [String: TransportCounters] = [:]
 

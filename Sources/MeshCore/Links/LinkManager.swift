@@ -29,6 +29,7 @@ actor LinkManager {
     nonisolated let stats: StatsRecorder
     nonisolated let logger: Logger
     nonisolated let inbound: InboundPipeline
+    nonisolated let announcer: Announcer
     nonisolated let remoteLog: LogLimiter
 
     private(set) var runState = RunState.idle
@@ -60,7 +61,7 @@ actor LinkManager {
 
     init(
         security: any LinkSecurity, configuration: RouterConfiguration, clock: any MeshClock, table: LinkTable,
-        inbound: InboundPipeline, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
+        inbound: InboundPipeline, announcer: Announcer, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
     ) {
         self.localPeerID = security.localPeerID
         self.security = security
@@ -68,6 +69,7 @@ actor LinkManager {
         self.clock = clock
         self.table = table
         self.inbound = inbound
+        self.announcer = announcer
         self.bus = bus
         self.stats = stats
         self.logger = logger

@@ -76,9 +76,13 @@ extension LinkSession {
     /// Runs the reader, control writer and ticker until the link ends.
     /// - Parameter deliver: hands an inbound data frame to the router.
     /// - Returns: why the link ended.
-    func run(deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult, onMalformed: @escaping @Sendable (MeshError) async -> Void) async -> String {
+    func run(
+        deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
+        announce: @escaping @Sendable (AnnounceFrame, LinkSession) -> Void,
+        onMalformed: @escaping @Sendable (MeshError) async -> Void
+    ) async -> String {
         let reason: String = await withTaskGroup(of: String?.self) { group in
-            group.addTask { await self.readLoop(deliver: deliver, onMalformed: onMalformed) }
+            group.addTask { await self.readLoop(deliver: deliver, announce: announce, onMalformed: onMalformed) }
             group.addTask {
                 await self.controlLoop()
                 return nil
@@ -97,7 +101,8 @@ extension LinkSession {
     }
 
     func readLoop(
-        deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, onMalformed: @Sendable (MeshError) async -> Void
+        deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, announce: @Sendable (AnnounceFrame, LinkSession) -> Void,
+        onMalformed: @Sendable (MeshError) async -> Void
     ) async -> String {
         var reassembler = PacketReassembler()
         do {
@@ -132,6 +137,8 @@ extension LinkSession {
                     }
                 case .ack(let ack):
                     try handleAck(ack)
+                case .announce(let frame):
+                    announce(frame, self)
                 case .ping(let nonce):
                     state.withLock { state in
                         if state.pongsOwed.count < 16 { state.pongsOwed.append(nonce) }
@@ -182,6 +189,7 @@ extension LinkSession {
                     state.lastPingSent = now
                     frames.append(.ping(nonce: state.pingNonce))
                 }
+                for announce in state.announces.take(now: now) { frames.append(.announce(announce)) }
                 return frames
             }
             guard !frames.isEmpty else { continue }
@@ -190,6 +198,8 @@ extension LinkSession {
             } catch {
                 return
             }
+            let announces = frames.count(where: { if case .announce = $0 { true } else { false } })
+            if announces > 0 { stats.update { $0.announcesSent += announces } }
         }
     }
 
@@ -241,7 +251,7 @@ extension LinkSession {
             if dead {
                 return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
             }
-            if wantPing { controlSignal.yield() }
+            if wantPing || !state.withLock({ $0.announces.isEmpty }) { controlSignal.yield() }
             if let stalled = checkWrites(&writes, now: now) { return stalled }
             // Wake at the next ack deadline (timeouts fire on time, not a tick late),
             // and at least every tick for keepalives and new waiters.

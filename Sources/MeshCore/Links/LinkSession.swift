@@ -19,6 +19,7 @@ final class LinkSession: Sendable {
     let configuration: RouterConfiguration
     let logger: Logger
     let clock: any MeshClock
+    let stats: StatsRecorder
     /// Data frames and bytes this link moved (folded into the router's stats on close).
     let data = DataCounters()
     /// Every frame (data and control) written and read, for the peer snapshot; atomics
@@ -74,6 +75,10 @@ final class LinkSession: Sendable {
         var lastPingSent: ContinuousClock.Instant
         /// Refused data frames by sequence number (see `recordHole`).
         var holes: [UInt32: Hole] = [:]
+        /// Route announcements waiting for this link's budget.
+        var announces: AnnounceQueue
+        /// The remote's share of announcements: more are dropped unread.
+        var inboundAnnounces: AnnounceBudget
     }
 
     struct Hole {
@@ -87,7 +92,7 @@ final class LinkSession: Sendable {
     init(
         link: any Link, id: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
         role: HandshakeRole, cipher: any SessionCipher, configuration: RouterConfiguration, clock: any MeshClock,
-        logger: Logger
+        stats: StatsRecorder, logger: Logger
     ) {
         self.link = link
         self.id = id
@@ -100,10 +105,20 @@ final class LinkSession: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        self.stats = stats
         self.window = AsyncSemaphore(permits: max(1, configuration.windowPerLink))
         (controlStream, controlSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let now = clock.now
-        self.state = Mutex(State(lastReceived: now, lastPingSent: now))
+        // Outbound: the configured rate, lowered to the link's control share. Inbound:
+        // twice that (and twice the burst), so an honest neighbour, held to the same
+        // rate by its own budget, is never cut, and a flooder gets no more.
+        let rate = configuration.routing.announceRate(for: capabilities)
+        let burst = configuration.routing.announceBurst
+        self.state = Mutex(
+            State(
+                lastReceived: now, lastPingSent: now,
+                announces: AnnounceQueue(budget: AnnounceBudget(rate: rate, burst: burst, now: now)),
+                inboundAnnounces: AnnounceBudget(rate: rate * 2, burst: burst * 2, now: now)))
     }
 
     // MARK: Views for the router
@@ -214,6 +229,25 @@ final class LinkSession: Sendable {
         try await writeLock.withLock {
             for frame in frames { try await writeFrameLocked(frame) }
         }
+    }
+
+    // MARK: Announcements
+
+    /// Queues a route announcement for this link; it goes out as the link's budget
+    /// allows, replacing a waiting one of the same origin.
+    func queueAnnounce(_ frame: AnnounceFrame) {
+        let closed = state.withLock { state -> Bool in
+            guard state.closed == nil else { return true }
+            state.announces.add(frame)
+            return false
+        }
+        if !closed { controlSignal.yield() }
+    }
+
+    /// Takes one token of the remote's announcement share; false when it is over it.
+    func takeInboundAnnounceToken() -> Bool {
+        let now = clock.now
+        return state.withLock { $0.inboundAnnounces.take(now: now) }
     }
 
     // MARK: Closing

@@ -14,6 +14,8 @@ package enum Frame: Sendable, Hashable {
     case ping(nonce: UInt64)
     /// The answer to a ping, echoing its nonce.
     case pong(nonce: UInt64)
+    /// A signed route announcement (not acknowledged).
+    case announce(AnnounceFrame)
 
     /// The protocol version this code speaks.
     package static let version: UInt8 = 1
@@ -32,6 +34,7 @@ package enum Frame: Sendable, Hashable {
         case ack = 0x02
         case ping = 0x03
         case pong = 0x04
+        case announce = 0x05
     }
 
     static let headerSize = 4
@@ -69,6 +72,10 @@ package enum Frame: Sendable, Hashable {
             writer = ByteWriter(capacity: 12)
             writer.writeHeader(.pong, flags: 0)
             writer.write(nonce)
+        case .announce(let announce):
+            writer = ByteWriter(capacity: Self.headerSize + AnnounceFrame.bodySize)
+            writer.writeHeader(.announce, flags: 0)
+            announce.write(to: &writer)
         }
         return writer.bytes
     }
@@ -149,6 +156,8 @@ package enum Frame: Sendable, Hashable {
                 throw MeshError(.malformedFrame, "\(kind) frame: \(reader.remaining) trailing bytes")
             }
             frame = kind == .ping ? .ping(nonce: nonce) : .pong(nonce: nonce)
+        case .announce:
+            frame = .announce(try AnnounceFrame.read(from: &reader))
         }
         return frame
     }

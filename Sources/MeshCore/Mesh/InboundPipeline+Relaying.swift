@@ -1,0 +1,89 @@
+import Logging
+
+extension InboundPipeline {
+    private enum RelayStep {
+        case answer(LinkSession.AcceptResult)
+        case complete([UInt8])
+        case busy([UInt8])
+    }
+
+    /// Takes custody of a DATA frame for another node (docs/PROTOCOL.md §A.6): the
+    /// message is reassembled here, queued in the outbound queue (durably, on a node)
+    /// with its ID, origin, flags and TTL − 1, and only then acknowledged. A message
+    /// the queue already knows is a duplicate: acknowledged, not queued again.
+    func relay(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
+        guard frame.ttl > 1 else {
+            return refuseRelay("ttlExhausted", frame, session, "its TTL is \(frame.ttl)")
+        }
+        guard frame.flags & DataFrame.sealedFlag != 0 else {
+            // The destination accepts an unsealed message only from its origin's own
+            // link, so relaying one could only end in a drop.
+            return refuseRelay("unsealed", frame, session, "it is not sealed, so no relay may carry it")
+        }
+        if await delivery.queue.record(frame.messageID) != nil {
+            stats.update { $0.duplicatesDropped += 1 }
+            return .duplicate
+        }
+        let now = clock.now
+        let step: RelayStep = state.withLock { state in
+            func handOver(_ bytes: [UInt8]) -> RelayStep {
+                state.handingOver.insert(frame.messageID).inserted ? .complete(bytes) : .busy(bytes)
+            }
+            if frame.chunkCount == 1 { return handOver(frame.payload) }
+            switch state.assembler.add(frame, from: session.remote, now: now) {
+            case .complete(let bytes): return handOver(bytes)
+            case .incomplete: return .answer(.accepted)
+            case .duplicateChunk: return .answer(.duplicate)
+            case .rejected(let reason):
+                logger.debug("refusing chunk to relay from \(frame.origin): \(reason)")
+                return .answer(.refused)
+            }
+        }
+        let payload: [UInt8]
+        switch step {
+        case .answer(let result):
+            switch result {
+            case .duplicate: stats.update { $0.duplicatesDropped += 1 }
+            case .refused: stats.update { $0.framesRefused += 1 }
+            case .accepted: session.data.countReceived(frame.payload.count)
+            }
+            return result
+        case .busy(let bytes):
+            session.data.countReceived(frame.payload.count)
+            return reopen(frame, bytes, from: session.remote, result: .refused)
+        case .complete(let bytes):
+            payload = bytes
+        }
+        session.data.countReceived(frame.payload.count)
+        let message = OutboundMessage(
+            id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags, origin: frame.origin,
+            ttl: frame.ttl - 1)
+        do {
+            try await delivery.queue.enqueue(message)
+        } catch {
+            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            if await delivery.queue.record(frame.messageID) != nil {
+                // Another copy got there first.
+                stats.update { $0.duplicatesDropped += 1 }
+                return .duplicate
+            }
+            _ = refuseRelay("queueRefused", frame, session, "the outbound queue refused it: \(error)")
+            return reopen(frame, payload, from: session.remote, result: .refused)
+        }
+        state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+        stats.update { $0.relayAccepted += 1 }
+        delivery.scheduler.schedule(.message(frame.messageID, frame.destination))
+        return .accepted
+    }
+
+    private func refuseRelay(_ reason: String, _ frame: DataFrame, _ session: LinkSession, _ detail: String) -> LinkSession.AcceptResult {
+        stats.update {
+            $0.framesRefused += 1
+            $0.relayRefused[reason, default: 0] += 1
+        }
+        remoteLog.note("relay_refused.\(reason)", "not relaying message \(frame.messageID) from \(frame.origin) to \(frame.destination) (via \(session.remote)): \(detail)") {
+            "refused \(LogLimiter.formatted($0)) more messages to relay in the last \(LogLimiter.formatted($1)): \(reason)"
+        }
+        return .refused
+    }
+}

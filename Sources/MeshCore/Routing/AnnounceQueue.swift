@@ -1,0 +1,71 @@
+import DequeModule
+
+/// A token bucket: `rate` tokens a second, at most `burst` held.
+struct AnnounceBudget: Sendable {
+    let rate: Double
+    let burst: Double
+    private var tokens: Double
+    private var last: ContinuousClock.Instant
+
+    init(rate: Double, burst: Int, now: ContinuousClock.Instant) {
+        self.rate = rate
+        self.burst = Double(max(1, burst))
+        self.tokens = self.burst
+        self.last = now
+    }
+
+    private mutating func refill(_ now: ContinuousClock.Instant) {
+        guard now > last else { return }
+        tokens = min(burst, tokens + PriorityEscalationPolicy.seconds(now - last) * rate)
+        last = now
+    }
+
+    /// Takes one token; false when none is left.
+    mutating func take(now: ContinuousClock.Instant) -> Bool {
+        refill(now)
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    /// Whole tokens available now.
+    mutating func available(now: ContinuousClock.Instant) -> Int {
+        refill(now)
+        return Int(tokens)
+    }
+}
+
+/// The announcements waiting to go out on one link, at most one per origin (a newer
+/// or shorter one replaces the one waiting), sent as the link's budget allows.
+struct AnnounceQueue: Sendable {
+    private var pending: [PeerID: AnnounceFrame] = [:]
+    private var order = Deque<PeerID>()
+    var budget: AnnounceBudget
+
+    init(budget: AnnounceBudget) {
+        self.budget = budget
+    }
+
+    var isEmpty: Bool { pending.isEmpty }
+
+    /// Queues `frame`, replacing a waiting announcement of the same origin unless that
+    /// one is newer, or as new and no longer.
+    mutating func add(_ frame: AnnounceFrame) {
+        if let waiting = pending[frame.origin] {
+            let better = frame.sequence > waiting.sequence || (frame.sequence == waiting.sequence && frame.hops < waiting.hops)
+            if better { pending[frame.origin] = frame }
+            return
+        }
+        pending[frame.origin] = frame
+        order.append(frame.origin)
+    }
+
+    /// The announcements the budget lets out now, oldest first.
+    mutating func take(now: ContinuousClock.Instant) -> [AnnounceFrame] {
+        var out: [AnnounceFrame] = []
+        while !order.isEmpty, budget.take(now: now), let origin = order.popFirst() {
+            if let frame = pending.removeValue(forKey: origin) { out.append(frame) }
+        }
+        return out
+    }
+}

@@ -1,0 +1,155 @@
+import Logging
+import Synchronization
+
+/// Route announcements: originates this node's own (periodically, and when a link
+/// comes up), checks the ones neighbours send, keeps the ``RouteTable`` and passes
+/// better routes on to the other neighbours, one hop further. Needs the node's
+/// identity signer (a ``ReceiptSigner``); without one the router neither announces nor
+/// learns routes, and reaches only its direct neighbours.
+final class Announcer: Sendable {
+    let localPeerID: PeerID
+    let configuration: RoutingConfiguration
+    let signer: (any ReceiptSigner)?
+    let routes: RouteTable
+    let links: LinkTable
+    let relay: RelaySwitch
+    let clock: any MeshClock
+    let stats: StatsRecorder
+    let logger: Logger
+    /// Called with each destination whose route became usable or changed next hop.
+    private let routeLearned: Mutex<(@Sendable (PeerID) -> Void)?> = Mutex(nil)
+    private let sequence: Mutex<UInt64>
+
+    init(
+        localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
+        links: LinkTable, relay: RelaySwitch, clock: any MeshClock, stats: StatsRecorder, logger: Logger
+    ) {
+        self.localPeerID = localPeerID
+        self.configuration = configuration
+        self.signer = signer
+        self.routes = routes
+        self.links = links
+        self.relay = relay
+        self.clock = clock
+        self.stats = stats
+        self.logger = logger
+        // A random start in the lower half of the range: a restarted node's new
+        // announcements are older than its last ones only until those age out.
+        sequence = Mutex(UInt64.random(in: 1...(UInt64.max >> 2)))
+    }
+
+    /// Sets what runs when a route is learned (the delivery scheduler's drain).
+    func onRouteLearned(_ handler: @escaping @Sendable (PeerID) -> Void) {
+        routeLearned.withLock { $0 = handler }
+    }
+
+    /// Whether this router takes part in routing at all.
+    var isActive: Bool { signer != nil }
+
+    // MARK: Originating
+
+    /// Runs the periodic announcements until the task is cancelled.
+    func run() async {
+        guard isActive else { return }
+        while !Task.isCancelled {
+            let jitter = Double.random(in: -configuration.announceJitter...configuration.announceJitter)
+            let wait = configuration.announceInterval * (1 + jitter)
+            do { try await clock.sleep(for: wait) } catch { return }
+            routes.prune(now: clock.now)
+            originate()
+        }
+    }
+
+    /// Announces this node to every neighbour with a new sequence number.
+    func originate() {
+        guard let signer, relay.isEnabled else { return }
+        let next = sequence.withLock { value -> UInt64 in
+            value &+= 1
+            return value
+        }
+        let frame = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
+        for session in links.all where !session.isClosed { session.queueAnnounce(frame) }
+    }
+
+    /// A link to `peer` came up: a new announcement of this node to everyone, and
+    /// every route this node knows (but those through `peer`) to `peer`.
+    func linkUp(_ peer: PeerID) {
+        guard isActive, relay.isEnabled else { return }
+        originate()
+        sendTable(to: peer)
+    }
+
+    /// Relaying was switched back on: announce this node and every route it knows.
+    func relayResumed() {
+        guard isActive else { return }
+        originate()
+        for peer in links.peers { sendTable(to: peer) }
+    }
+
+    private func sendTable(to peer: PeerID) {
+        let frames = routes.advertisable(to: peer, maxHops: configuration.maxHops, now: clock.now)
+        guard !frames.isEmpty else { return }
+        for session in links.sessions(to: peer) {
+            for frame in frames { session.queueAnnounce(frame) }
+        }
+    }
+
+    /// The last link to `peer` went down: routes through it go.
+    func neighbourLost(_ peer: PeerID) {
+        let lost = routes.neighbourLost(peer)
+        if !lost.isEmpty { logger.debug("\(lost.count) routes through \(peer) dropped: its last link went down") }
+    }
+
+    // MARK: Receiving
+
+    /// Takes an announcement that arrived on `session`.
+    func accept(_ frame: AnnounceFrame, from session: LinkSession) {
+        guard session.takeInboundAnnounceToken() else {
+            return reject("rateLimited", frame, session, detail: "over its share of the link")
+        }
+        guard let signer else { return reject("noVerifier", frame, session, detail: "this router has no identity signer") }
+        guard frame.origin != localPeerID else { return reject("aboutSelf", frame, session, detail: "it claims this node") }
+        guard frame.hops >= 1, frame.hops <= configuration.maxHops else {
+            return reject("hopLimit", frame, session, detail: "\(frame.hops) hops (limit \(configuration.maxHops))")
+        }
+        guard frame.verify(with: signer) else {
+            return reject("badSignature", frame, session, detail: "not signed by its origin")
+        }
+        switch routes.consider(frame, from: session.remote, transport: session.transport, now: clock.now) {
+        case .rejected(let reason):
+            reject(reason, frame, session, detail: "sequence \(frame.sequence)")
+        case .ignored:
+            stats.update { $0.announcesIgnored += 1 }
+        case .accepted(let changed):
+            stats.update { $0.announcesAccepted += 1 }
+            if relay.isEnabled, frame.hops < configuration.maxHops {
+                let onward = frame.forwarded()
+                for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {
+                    other.queueAnnounce(onward)
+                }
+            }
+            if changed { routeLearned.withLock { $0 }?(frame.origin) }
+        }
+    }
+
+    private func reject(_ reason: String, _ frame: AnnounceFrame, _ session: LinkSession, detail: String) {
+        stats.update { $0.announcesRejected[reason, default: 0] += 1 }
+        logger.trace("announcement of \(frame.origin) from \(session.remote) rejected (\(reason)): \(detail)")
+    }
+}
+
+/// The `relay.enabled` switch, flipped at run time by ``Router/setRelayEnabled(_:)``.
+final class RelaySwitch: Sendable {
+    private let enabled: Atomic<Bool>
+
+    init(_ enabled: Bool) {
+        self.enabled = Atomic(enabled)
+    }
+
+    var isEnabled: Bool { enabled.load(ordering: .relaxed) }
+
+    /// Sets the switch; returns the previous value.
+    func set(_ value: Bool) -> Bool {
+        enabled.exchange(value, ordering: .relaxed)
+    }
+}

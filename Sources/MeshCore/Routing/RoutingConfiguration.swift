@@ -1,0 +1,99 @@
+/// Route announcements and the route table (`routing:` in `Config/node.yaml`).
+///
+/// Keys: `announce_interval_ms`, `announce_jitter` (0…1), `max_hops` (1…255),
+/// `route_max_age_ms`, `announces_per_second`, `announce_burst`, `control_share`
+/// (0…1, the share of a link's nominal bitrate announcements may use). A missing key
+/// takes its default; an unknown key, a wrong type or a value out of range is a
+/// `DecodingError` whose coding path ends with the key.
+public struct RoutingConfiguration: Sendable, Hashable, Codable {
+    /// How often a node announces itself.
+    public var announceInterval: Duration
+    /// Each interval is drawn from `announceInterval × (1 ± announceJitter)`.
+    public var announceJitter: Double
+    /// The longest route accepted or re-announced, in hops (= the default TTL).
+    public var maxHops: UInt8
+    /// A route not refreshed by a newer announcement for this long is dropped.
+    public var routeMaxAge: Duration
+    /// Announcements one link carries per second at most (the token rate).
+    public var announcesPerSecond: Double
+    /// Announcements one link may carry at once (the token bucket's depth).
+    public var announceBurst: Int
+    /// The share of a link's nominal bitrate announcements may use (0.02 = 2 %): on a
+    /// slow link the rate is lowered below ``announcesPerSecond`` to fit.
+    public var controlShare: Double
+
+    /// Defaults: every 60 s ± 25 %, 7 hops, routes kept 200 s, 10 announcements per
+    /// second and link (burst 32), at most 2 % of a link's bitrate.
+    public init(
+        announceInterval: Duration = .seconds(60), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
+        routeMaxAge: Duration = .seconds(200), announcesPerSecond: Double = 10, announceBurst: Int = 32,
+        controlShare: Double = 0.02
+    ) {
+        self.announceInterval = announceInterval
+        self.announceJitter = announceJitter
+        self.maxHops = maxHops
+        self.routeMaxAge = routeMaxAge
+        self.announcesPerSecond = announcesPerSecond
+        self.announceBurst = announceBurst
+        self.controlShare = controlShare
+    }
+
+    /// The outbound announcement rate for a link of `capabilities`: the configured
+    /// rate, lowered so that announcements (≈ 140 bytes on the wire each) use at most
+    /// ``controlShare`` of its nominal bitrate; at least one per minute.
+    func announceRate(for capabilities: TransportCapabilities) -> Double {
+        var rate = announcesPerSecond
+        if capabilities.nominalBitrate > 0 {
+            rate = min(rate, Double(capabilities.nominalBitrate) * controlShare / Double(Self.wireBits))
+        }
+        return max(rate, 1.0 / 60)
+    }
+
+    /// Bits one announcement takes on a link: the frame, the cipher's tag, a packet
+    /// flag and a 2-byte length prefix, rounded up.
+    static let wireBits = 140 * 8
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case announceIntervalMs = "announce_interval_ms"
+        case announceJitter = "announce_jitter"
+        case maxHops = "max_hops"
+        case routeMaxAgeMs = "route_max_age_ms"
+        case announcesPerSecond = "announces_per_second"
+        case announceBurst = "announce_burst"
+        case controlShare = "control_share"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self, section: "routing")
+        let defaults = Self()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let interval = try container.decode(Int.self, forKey: .announceIntervalMs, default: defaults.announceInterval.wholeMilliseconds)
+        try container.check(interval >= 1, .announceIntervalMs, "must be at least 1, got \(interval)")
+        announceInterval = .milliseconds(interval)
+        announceJitter = try container.decode(Double.self, forKey: .announceJitter, default: defaults.announceJitter)
+        try container.check((0...1).contains(announceJitter), .announceJitter, "must be between 0 and 1, got \(announceJitter)")
+        let hops = try container.decode(Int.self, forKey: .maxHops, default: Int(defaults.maxHops))
+        try container.check((1...255).contains(hops), .maxHops, "must be between 1 and 255, got \(hops)")
+        maxHops = UInt8(hops)
+        let age = try container.decode(Int.self, forKey: .routeMaxAgeMs, default: defaults.routeMaxAge.wholeMilliseconds)
+        try container.check(age >= interval, .routeMaxAgeMs, "must be at least announce_interval_ms (\(interval)), got \(age)")
+        routeMaxAge = .milliseconds(age)
+        announcesPerSecond = try container.decode(Double.self, forKey: .announcesPerSecond, default: defaults.announcesPerSecond)
+        try container.check(announcesPerSecond > 0, .announcesPerSecond, "must be above 0, got \(announcesPerSecond)")
+        announceBurst = try container.decode(Int.self, forKey: .announceBurst, default: defaults.announceBurst)
+        try container.check(announceBurst >= 1, .announceBurst, "must be at least 1, got \(announceBurst)")
+        controlShare = try container.decode(Double.self, forKey: .controlShare, default: defaults.controlShare)
+        try container.check(controlShare > 0 && controlShare <= 1, .controlShare, "must be above 0 and at most 1, got \(controlShare)")
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(announceInterval.wholeMilliseconds, forKey: .announceIntervalMs)
+        try container.encode(announceJitter, forKey: .announceJitter)
+        try container.encode(Int(maxHops), forKey: .maxHops)
+        try container.encode(routeMaxAge.wholeMilliseconds, forKey: .routeMaxAgeMs)
+        try container.encode(announcesPerSecond, forKey: .announcesPerSecond)
+        try container.encode(announceBurst, forKey: .announceBurst)
+        try container.encode(controlShare, forKey: .controlShare)
+    }
+}

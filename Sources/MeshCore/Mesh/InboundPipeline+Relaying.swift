@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 extension InboundPipeline {
     private enum RelayStep {

@@ -116,4 +116,34 @@ import TransportLoopback
         #expect(line.received(at: 4).map(\.id) == [id])
         #expect(await line[2].stats().messagesRelayed >= 1)
     }
+
+    /// A message queued unsealed (a direct link was up) whose direct link is gone
+    /// before it could be delivered is sealed once, in the queue, and goes through the
+    /// relay: never sent unsealed via a relay, never lost, delivered once.
+    @Test(.timeLimit(.minutes(2))) func anUnsealedMessageIsSealedOnceToGoThroughARelay() async throws {
+        // A–B–C in a line, plus a direct link C–A; C starts with relaying (and so
+        // receiving) off, so A's direct send is refused and the message stays queued.
+        let line = await MeshLine(count: 3, relayOff: [2])
+        defer { Task { await line.stop() } }
+        await line[2].connect(to: PeerHint(transport: "lo", address: MeshLine.address(0)))
+        try await line.waitForLinks()
+        let a = line[0].localPeerID
+        let c = line[2].localPeerID
+        try await line.waitUntil("C is linked to A directly") { await line[2].peers().contains { $0.peer == a } }
+        let payload = Array("first direct, then relayed".utf8)
+        let id = try await line[0].send(to: c, payload: payload)
+        #expect(await line[0].status(of: id)?.flags == 0)  // unsealed: the direct link was up
+        try await line.waitUntil("C refused the direct copy") { await line[2].stats().framesRefused >= 1 }
+
+        line.network.partition(MeshLine.address(0), MeshLine.address(2))
+        try await line.waitUntil("A lost its direct link to C") { await !line[0].peers().contains { $0.peer == c } }
+        line[2].setRelayEnabled(true)
+        let record = try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(60))
+        #expect(record.status == .delivered)
+        #expect(record.flags & 0x0001 != 0)  // sealed once, in the queue
+        #expect(line.received(at: 2).map(\.id) == [id])
+        #expect(line.received(at: 2).first?.payload == payload)
+        #expect(await line[1].status(of: id)?.status == .relayed)
+        #expect(await line[1].stats().relayRefused["unsealed", default: 0] == 0)
+    }
 }

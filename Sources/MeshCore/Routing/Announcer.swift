@@ -96,8 +96,11 @@ final class Announcer: Sendable {
 
     /// The last link to `peer` went down: routes through it go.
     func neighbourLost(_ peer: PeerID) {
-        let lost = routes.neighbourLost(peer)
-        if !lost.isEmpty { logger.debug("\(lost.count) routes through \(peer) dropped: its last link went down") }
+        let (lost, rerouted) = routes.neighbourLost(peer, now: clock.now)
+        guard !lost.isEmpty else { return }
+        logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")
+        let handler = routeLearned.withLock { $0 }
+        for destination in rerouted { handler?(destination) }
     }
 
     // MARK: Receiving

@@ -18,17 +18,19 @@ final class RouteTable: Sendable {
         /// The highest sequence accepted from the origin, and when.
         var highest: UInt64
         var seenAt: ContinuousClock.Instant
-        var route: Route?
+        /// The latest route each neighbour advertised: the best usable one is used,
+        /// the others are kept as alternates for when its neighbour goes.
+        var routes: [PeerID: Route] = [:]
     }
 
     /// What ``consider(_:from:transport:now:)`` decided.
     enum Verdict: Equatable {
         /// Not used, and counted as rejected for `reason` (`stale`, `tableFull`).
         case rejected(String)
-        /// Not better than the route held (same sequence, not shorter).
+        /// Not better than the route in use (kept as an alternate when it is as new).
         case ignored
-        /// Now the route; `changed` when the next hop differs from the usable route
-        /// held before (or there was none).
+        /// Now the route in use; `changed` when the next hop differs from the usable
+        /// route before (or there was none).
         case accepted(changed: Bool)
     }
 
@@ -50,22 +52,43 @@ final class RouteTable: Sendable {
         return route
     }
 
+    /// The route in use for an entry: among the usable routes at the highest sequence
+    /// (older ones could lead back through this node), the one with the fewest hops;
+    /// ties go to the neighbour with the lowest peer ID, so the choice is stable.
+    private func best(_ entry: Entry?, now: ContinuousClock.Instant) -> Route? {
+        guard let entry else { return nil }
+        return entry.routes.values
+            .filter { $0.sequence == entry.highest && usable($0, now: now) != nil }
+            .min { ($0.hops, $0.nextHop) < ($1.hops, $1.nextHop) }
+    }
+
     /// Takes a verified announcement that arrived from `neighbour`.
     func consider(_ announce: AnnounceFrame, from neighbour: PeerID, transport: String, now: ContinuousClock.Instant) -> Verdict {
         entries.withLock { entries in
             let entry = entries[announce.origin]
-            let current = usable(entry?.route, now: now)
-            if let entry {
-                let fresh = now - entry.seenAt < maxAge
-                if announce.sequence < entry.highest && fresh { return .rejected("stale") }
-                if announce.sequence == entry.highest, let current, announce.hops >= current.hops { return .ignored }
+            let current = best(entry, now: now)
+            if let existing = entry {
+                if announce.sequence < existing.highest && now - existing.seenAt < maxAge { return .rejected("stale") }
             } else if entries.count >= maxEntries {
                 return .rejected("tableFull")
             }
-            let route = Route(
+            if let held = entry?.routes[neighbour], held.sequence == announce.sequence, held.hops <= announce.hops {
+                return .ignored  // a repeat of what this neighbour said
+            }
+            var updated = entry ?? Entry(highest: announce.sequence, seenAt: now)
+            if announce.sequence != updated.highest || entry == nil {
+                // Newer (or, past the maximum age, a restarted origin's lower sequence).
+                updated.highest = announce.sequence
+                updated.seenAt = now
+            }
+            updated.routes[neighbour] = Route(
                 nextHop: neighbour, hops: announce.hops, sequence: announce.sequence, signature: announce.signature,
                 updatedAt: now, transport: transport)
-            entries[announce.origin] = Entry(highest: announce.sequence, seenAt: now, route: route)
+            entries[announce.origin] = updated
+            guard let chosen = best(updated, now: now), chosen.nextHop == neighbour else { return .ignored }
+            if let current, current.nextHop == neighbour, current.sequence == chosen.sequence, current.hops == chosen.hops {
+                return .ignored
+            }
             return .accepted(changed: current?.nextHop != neighbour)
         }
     }
@@ -74,25 +97,24 @@ final class RouteTable: Sendable {
     /// when a link to it is up, else the next hop of a live route; nil when none.
     func nextHop(for destination: PeerID, now: ContinuousClock.Instant) -> PeerID? {
         if !links.sessions(to: destination).isEmpty { return destination }
-        return entries.withLock { usable($0[destination]?.route, now: now)?.nextHop }
+        return entries.withLock { best($0[destination], now: now)?.nextHop }
     }
 
-    /// The announced route to `destination` (not a direct link), if usable.
-    func route(to destination: PeerID, now: ContinuousClock.Instant) -> Route? {
-        entries.withLock { usable($0[destination]?.route, now: now) }
-    }
-
-    /// Drops every route through `neighbour` (its last link went down). Returns the
-    /// destinations that lost their route.
-    @discardableResult
-    func neighbourLost(_ neighbour: PeerID) -> [PeerID] {
+    /// Drops every route through `neighbour` (its last link went down).
+    /// - Returns: the destinations whose route in use went through it, and of those
+    ///   the ones that still have a route (an alternate through another neighbour).
+    func neighbourLost(_ neighbour: PeerID, now: ContinuousClock.Instant) -> (lost: [PeerID], rerouted: [PeerID]) {
         entries.withLock { entries in
             var lost: [PeerID] = []
-            for (origin, entry) in entries where entry.route?.nextHop == neighbour {
-                entries[origin]?.route = nil
+            var rerouted: [PeerID] = []
+            for (origin, entry) in entries where entry.routes[neighbour] != nil {
+                let wasInUse = best(entry, now: now)?.nextHop == neighbour
+                entries[origin]?.routes[neighbour] = nil
+                guard wasInUse else { continue }
                 lost.append(origin)
+                if best(entries[origin], now: now) != nil { rerouted.append(origin) }
             }
-            return lost
+            return (lost, rerouted)
         }
     }
 
@@ -100,8 +122,9 @@ final class RouteTable: Sendable {
     /// maximum age.
     func prune(now: ContinuousClock.Instant) {
         entries.withLock { entries in
-            for (origin, entry) in entries where now - entry.seenAt >= maxAge && usable(entry.route, now: now) == nil {
-                entries[origin] = nil
+            for (origin, var entry) in entries {
+                entry.routes = entry.routes.filter { now - $0.value.updatedAt < maxAge }
+                entries[origin] = entry.routes.isEmpty && now - entry.seenAt >= maxAge ? nil : entry
             }
         }
     }
@@ -111,7 +134,7 @@ final class RouteTable: Sendable {
     func advertisable(to neighbour: PeerID, maxHops: UInt8, now: ContinuousClock.Instant) -> [AnnounceFrame] {
         entries.withLock { entries in
             entries.compactMap { origin, entry -> AnnounceFrame? in
-                guard origin != neighbour, let route = usable(entry.route, now: now), route.nextHop != neighbour,
+                guard origin != neighbour, let route = best(entry, now: now), route.nextHop != neighbour,
                       route.hops < maxHops else { return nil }
                 return AnnounceFrame(origin: origin, sequence: route.sequence, hops: route.hops + 1, signature: route.signature)
             }
@@ -123,7 +146,7 @@ final class RouteTable: Sendable {
     func snapshot(now: ContinuousClock.Instant, rank: ([LinkSession]) -> LinkSession?) -> [RouteSnapshot] {
         var rows: [PeerID: RouteSnapshot] = [:]
         let announced = entries.withLock { entries in
-            entries.compactMap { origin, entry in usable(entry.route, now: now).map { (origin, $0, entry.highest) } }
+            entries.compactMap { origin, entry in best(entry, now: now).map { (origin, $0, entry.highest) } }
         }
         for (origin, route, _) in announced {
             let transport = rank(links.sessions(to: route.nextHop))?.transport ?? route.transport

@@ -69,10 +69,6 @@ public enum TextReport {
         }.joined(separator: "\n")
     }
 
-    /// `scmesh send`.
-    public static func sent(_ reply: SendReply) -> String {
-        "sent message \(reply.messageID.hex) (\(reply.bytes) bytes) to \(reply.peer.hex)"
-    }
 
     /// `text` with every character that a terminal would act on made visible: C0
     /// controls (but newlines when `newlines` is given, which replaces each), DEL,

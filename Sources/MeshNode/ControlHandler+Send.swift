@@ -61,11 +61,16 @@ extension ControlHandler {
             record = try await router.waitForStatus(of: id, until: .delivered, timeout: .milliseconds(Int64(timeout * 1000)))
         } catch let error as MeshError where error.code == .timedOut {
             let now = await router.status(of: id)
-            let state = now.map { "it is \($0.status)" + ($0.reason.map { " (last attempt: \($0))" } ?? "") } ?? "it is queued"
+            let connected = await router.peers().contains { $0.peer == peer && !$0.links.isEmpty }
+            var state = "status \(now?.status.name ?? "queued"), \(now?.attempts ?? 0) attempts"
+            if let reason = now?.reason { state += ", last: \(reason)" }
+            let situation = now?.status == .sent
+                ? "the next hop has it; the receipt may still come"
+                : connected ? "it stays in the outbox and is retried" : "no link to the peer is up; it stays in the outbox and goes out when one appears"
             throw MessageFailure(
                 error: MeshError(
                     .timedOut,
-                    "message \(id.hex) to \(describe(peer, alias)) was not delivered within \(Self.seconds(timeout)): \(state); it stays queued and goes out when a route appears. `scmesh history --trace \(id.hex)` shows its trace; sending again with --id \(id.hex) does not make a duplicate"),
+                    "message \(id.hex) to \(describe(peer, alias)) not delivered within \(Self.seconds(timeout)) (\(state)): \(situation). `scmesh history --trace \(id.hex)` shows its trace; sending again with --id \(id.hex) makes no duplicate"),
                 messageID: id)
         } catch let error as MeshError {
             throw MessageFailure(error: error, messageID: id)

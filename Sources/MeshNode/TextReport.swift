@@ -26,6 +26,7 @@ public enum TextReport {
         lines += [
             "peers       \(status.peerCount)",
             "inbox       \(status.inboxCount) message\(status.inboxCount == 1 ? "" : "s")",
+            "outbox      \(status.outboxCount.map { "\($0) message\($0 == 1 ? "" : "s") on the way" } ?? "-")",
             "messages    \(stats.messagesSent) sent, \(stats.messagesReceived) received, \(stats.duplicatesDropped) duplicates dropped",
             "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
             "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",

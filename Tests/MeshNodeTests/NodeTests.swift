@@ -131,10 +131,9 @@ struct NodeTests {
             bobDirectory.cleanUp()
         }
         func send(_ text: String) async throws {
-            try await eventually("alice can send to bob") {
-                (try? await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: text))
-                    .decode(SendReply.self)) != nil
-            }
+            // Send queues; wait for the receipt, so the message is in bob's inbox before he stops.
+            let reply = try await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: text, wait: true))
+            #expect(try reply.decode(SendReply.self).status == .delivered, "\(reply.line)")
         }
         for text in ["one", "two", "three"] { try await send(text) }
         try await bob.stop()

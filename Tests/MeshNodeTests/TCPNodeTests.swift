@@ -370,7 +370,7 @@ private final class StopFlag: Sendable {
 }
 
 /// Sends numbered messages `a` -> `b` and `b` -> `a` alternately until `stop` is set
-/// (at least three each way); every send must be acknowledged.
+/// (at least three each way); every send must be delivered (its receipt back).
 /// - Returns: the texts each side sent, in order.
 private func exchange(
     between a: RunningNode, and b: RunningNode, until stop: StopFlag
@@ -382,7 +382,7 @@ private func exchange(
         for (sender, receiver) in [(a, b), (b, a)] {
             let text = "\(sender.node.peerID.short) -> \(receiver.node.peerID.short) #\(round)"
             let reply = try await sender.client.call(
-                ControlRequest(cmd: "send", peer: receiver.node.peerID.hex, text: text))
+                ControlRequest(cmd: "send", peer: receiver.node.peerID.hex, text: text, wait: true, timeoutSeconds: 30))
             #expect(reply.ok, "send #\(round) failed: \(reply.line)")
             guard reply.ok else { return (fromA, fromB) }
             if sender.node.peerID == a.node.peerID { fromA.append(text) } else { fromB.append(text) }

@@ -152,6 +152,7 @@ let package = Package(
                 "MeshTesting",
                 "TransportLoopback",
                 "MeshCrypto",
+                "MeshStore",
                 "CSodium",
                 "TransportTCP",
                 .product(name: "Logging", package: "swift-log"),

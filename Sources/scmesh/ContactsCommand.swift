@@ -93,7 +93,9 @@ struct ContactsCommand: AsyncParsableCommand {
     /// `scmesh contacts allow-only`.
     struct AllowOnly: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "allow-only", abstract: "Allow-list mode: on accepts messages only from contacts; off from anyone not blocked.")
+            commandName: "allow-only",
+            abstract: "Allow-list mode: on accepts messages only from contacts; off from anyone not blocked (alias: allow).",
+            aliases: ["allow"])
         @OptionGroup var dataDirectory: DataDirectoryOption
         @OptionGroup var output: JSONOption
         @Argument(help: "on or off.") var setting: String

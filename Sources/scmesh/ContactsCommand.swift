@@ -9,8 +9,8 @@ struct ContactsCommand: AsyncParsableCommand {
         commandName: "contacts",
         abstract: "Manage the contact book: aliases for peer IDs, blocking, allow-list mode.",
         discussion: """
-            An alias works wherever a peer ID does (send, history, outbox). Messages from a \\
-            blocked peer, and in allow-list mode from any peer that is not a contact, are \\
+            An alias works wherever a peer ID does (send, history, outbox). Messages from a \
+            blocked peer, and in allow-list mode from any peer that is not a contact, are \
             dropped on arrival (acknowledged, so the sender does not retry, and not stored).
             """,
         subcommands: [List.self, Add.self, Remove.self, Block.self, Unblock.self, AllowOnly.self],

@@ -64,7 +64,7 @@ enum FailoverBench {
                 group.addTask {
                     var payload = [UInt8](repeating: 0, count: 64)
                     withUnsafeBytes(of: UInt32(index).bigEndian) { payload.replaceSubrange(0..<4, with: $0) }
-                    try await a.send(to: peer, payload: payload)
+                    try await a.send(to: peer, payload: payload, waitUntil: .delivered)
                 }
                 next += interval
                 try await Task.sleep(until: next, clock: .continuous)

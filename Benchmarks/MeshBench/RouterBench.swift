@@ -68,12 +68,12 @@ enum RouterBench {
         try await withThrowingTaskGroup(of: Void.self) { group in
             var next = 0
             while next < min(window, count) {
-                group.addTask { try await pair.a.send(to: peer, payload: payload) }
+                group.addTask { try await pair.a.send(to: peer, payload: payload, waitUntil: .delivered) }
                 next += 1
             }
             while try await group.next() != nil {
                 if next < count {
-                    group.addTask { try await pair.a.send(to: peer, payload: payload) }
+                    group.addTask { try await pair.a.send(to: peer, payload: payload, waitUntil: .delivered) }
                     next += 1
                 }
             }
@@ -211,14 +211,14 @@ enum RouterBench {
         _ = await p3.delivered.value
         let echo = Task {
             while let message = await p3.b.incoming.receive() {
-                _ = try? await p3.b.send(to: message.from, payload: message.payload)
+                _ = try? await p3.b.send(to: message.from, payload: message.payload, waitUntil: .delivered)
             }
         }
         var samples: [Double] = []
         let payload = [UInt8](repeating: 7, count: 64)
         for round in 0..<(rounds + 200) {
             let start = ContinuousClock.now
-            try await p3.a.send(to: p3.b.localPeerID, payload: payload)
+            try await p3.a.send(to: p3.b.localPeerID, payload: payload, waitUntil: .delivered)
             _ = await p3.a.incoming.receive()
             if round >= 200 { samples.append(TCPBench.microseconds(ContinuousClock.now - start)) }
         }

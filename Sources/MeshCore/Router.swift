@@ -140,6 +140,26 @@ public final class Router: Service, Sendable {
         try await delivery.submit(to: peer, payload: payload, options: options)
     }
 
+    /// Queues `payload` for `peer` like ``send(to:payload:options:)`` and waits until
+    /// the message reaches `target` (``MessageStatus/sent`` or
+    /// ``MessageStatus/delivered``).
+    /// - Returns: the message's ID.
+    /// - Throws: what ``send(to:payload:options:)`` throws; `.deliveryFailed` when the
+    ///   message failed or expired instead (the record's reason says why); `.timedOut`
+    ///   (the message stays queued) or `CancellationError` when the wait ends first.
+    @discardableResult
+    public func send(
+        to peer: PeerID, payload: [UInt8], options: SendOptions = .init(), waitUntil target: MessageStatus,
+        timeout: Duration? = nil
+    ) async throws -> MessageID {
+        let id = try await send(to: peer, payload: payload, options: options)
+        let record = try await waitForStatus(of: id, until: target, timeout: timeout)
+        if record.status == .failed || record.status == .expired {
+            throw MeshError(.deliveryFailed, "message \(id.hex) to \(peer) \(record.status): \(record.reason ?? "no reason recorded")")
+        }
+        return id
+    }
+
     /// What the outbound queue knows of a message this node sent.
     public func status(of message: MessageID) async -> OutboundRecord? {
         await delivery.queue.record(message)

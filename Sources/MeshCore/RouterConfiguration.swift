@@ -100,6 +100,7 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `escalation` | ``escalation`` (``EscalationConfiguration``) |
 /// | `reconnect` | ``reconnect`` (``ReconnectConfiguration``) |
 /// | `keepalive_interval_ms` | ``keepaliveInterval`` |
+/// | `link_write_stall_timeout_ms` | ``linkWriteStallTimeout`` |
 /// | `handshake_timeout_ms` | ``handshakeTimeout`` |
 /// | `max_unauthenticated_links` | ``maxUnauthenticatedLinks`` |
 /// | `sealing` | ``sealing`` (`relayed_only` or `always`) |
@@ -111,7 +112,7 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `default_ttl` | ``defaultTTL`` |
 ///
 /// Durations are integers in milliseconds. A missing key takes the default of
-/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:)``
+/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:)``
 /// (so `relay.enabled` missing means relay on: the node's fail-safe default is the
 /// node's). An unknown key, at any level, a wrong type or a value out of range is a
 /// `DecodingError` whose coding path ends with the key.
@@ -125,6 +126,13 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
     /// Interval between keepalive pings on an idle link; a link silent for three
     /// intervals is closed as dead.
     public var keepaliveInterval: Duration
+    /// How long a write to a link may wait, with no write to that link finishing, before
+    /// the link is closed: its remote stopped reading (or is wedged), and every send to it
+    /// would otherwise wait for ever. Once a write has waited half of this (or the
+    /// longest ack timeout, whichever is shorter) the link ranks after healthy ones, so
+    /// new frames go out on another link; when it closes, the frames waiting on it fail
+    /// with `.linkClosed` and escalate to another link like any link failure.
+    public var linkWriteStallTimeout: Duration
     /// How long a new link may take to complete its handshake.
     public var handshakeTimeout: Duration
     /// Inbound links still in their handshake, over every transport together. When a
@@ -152,6 +160,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         escalation: EscalationConfiguration = .init(),
         reconnect: ReconnectConfiguration = .init(),
         keepaliveInterval: Duration = .seconds(30),
+        linkWriteStallTimeout: Duration = .seconds(30),
         handshakeTimeout: Duration = .seconds(10),
         maxUnauthenticatedLinks: Int = 64,
         maxMessageSize: Int = RouterConfiguration.defaultMaxMessageSize,
@@ -166,6 +175,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         self.escalation = escalation
         self.reconnect = reconnect
         self.keepaliveInterval = keepaliveInterval
+        self.linkWriteStallTimeout = linkWriteStallTimeout
         self.handshakeTimeout = handshakeTimeout
         self.maxUnauthenticatedLinks = maxUnauthenticatedLinks
         self.maxMessageSize = maxMessageSize
@@ -191,6 +201,7 @@ extension RouterConfiguration {
         case escalation
         case reconnect
         case keepaliveIntervalMs = "keepalive_interval_ms"
+        case linkWriteStallTimeoutMs = "link_write_stall_timeout_ms"
         case handshakeTimeoutMs = "handshake_timeout_ms"
         case maxUnauthenticatedLinks = "max_unauthenticated_links"
         case sealing
@@ -232,6 +243,10 @@ extension RouterConfiguration {
             Int.self, forKey: .keepaliveIntervalMs, default: defaults.keepaliveInterval.wholeMilliseconds)
         try container.check(keepaliveMs >= 1, .keepaliveIntervalMs, "must be at least 1, got \(keepaliveMs)")
         keepaliveInterval = .milliseconds(keepaliveMs)
+        let stallMs = try container.decode(
+            Int.self, forKey: .linkWriteStallTimeoutMs, default: defaults.linkWriteStallTimeout.wholeMilliseconds)
+        try container.check(stallMs >= 1, .linkWriteStallTimeoutMs, "must be at least 1, got \(stallMs)")
+        linkWriteStallTimeout = .milliseconds(stallMs)
         let handshakeMs = try container.decode(
             Int.self, forKey: .handshakeTimeoutMs, default: defaults.handshakeTimeout.wholeMilliseconds)
         try container.check(handshakeMs >= 1, .handshakeTimeoutMs, "must be at least 1, got \(handshakeMs)")
@@ -263,6 +278,7 @@ extension RouterConfiguration {
         try container.encode(escalation, forKey: .escalation)
         try container.encode(reconnect, forKey: .reconnect)
         try container.encode(keepaliveInterval.wholeMilliseconds, forKey: .keepaliveIntervalMs)
+        try container.encode(linkWriteStallTimeout.wholeMilliseconds, forKey: .linkWriteStallTimeoutMs)
         try container.encode(handshakeTimeout.wholeMilliseconds, forKey: .handshakeTimeoutMs)
         try container.encode(maxUnauthenticatedLinks, forKey: .maxUnauthenticatedLinks)
         try container.encode(sealing, forKey: .sealing)

@@ -31,11 +31,31 @@ public enum TextReport {
             "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
             "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
         ]
+        let router = routerRefusals(stats)
+        if !router.isEmpty {
+            let list = router.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            lines.append("refused     router: \(list)")
+        }
         for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key }) where !counters.isEmpty {
             let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
             lines.append("refused     \(escaped(name)): \(list)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// What the router refused or closed because of a remote, by reason (the non-zero
+    /// ones): the `refused router:` line of `scmesh status`.
+    public static func routerRefusals(_ stats: RouterStats) -> [String: Int] {
+        var counts: [String: Int] = [
+            "unauthenticated_evicted": stats.unauthenticatedLinksEvicted,
+            "frames_refused": stats.framesRefused,
+            "sink_refused": stats.sinkRefusals,
+            "write_stalled_links": stats.writeStalledLinksClosed,
+        ]
+        for (code, count) in stats.handshakeFailuresByReason { counts["handshake_failed.\(code)"] = count }
+        for (code, count) in stats.malformedInputs { counts["malformed.\(code)"] = count }
+        for (code, count) in stats.sealedMessagesRejected { counts["sealed_rejected.\(code)"] = count }
+        return counts.filter { $0.value > 0 }
     }
 
     /// `scmesh peers`.

@@ -13,6 +13,7 @@ extension BLETransport {
         let logger = context.logger
         // A remote can make channels fail at will: one line per kind per 10 s plus a count.
         let failures = LogLimiter(logger: logger)
+        failureLog.withLock { $0 = failures }
         defer { _ = Glibc.close(listenFD) }
         while isRunningOrStarting {
             do {

@@ -34,7 +34,7 @@ import Synchronization
 /// let ble = BLETransport(configuration: .init(), beaconHash: { MeshHash.sha256($0) })
 /// try await ble.listen(context: context)  // until the task is cancelled
 /// ```
-public final class BLETransport: Transport {
+public final class BLETransport: Transport, TransportCounting {
     /// `"ble"`.
     public let name = "ble"
     /// The settings this transport runs with.
@@ -47,6 +47,8 @@ public final class BLETransport: Transport {
 
     let beaconHash: BLEBeaconSchedule.Hash?
     let state = Mutex(State())
+    /// The accept loop's limiter of remote-caused log lines (its totals are ``counters``).
+    let failureLog = Mutex<LogLimiter?>(nil)
 
     enum Phase {
         case idle, starting, running, stopped
@@ -65,6 +67,12 @@ public final class BLETransport: Transport {
         #if canImport(CBlueZ)
         var mgmt: MgmtSocket?
         #endif
+    }
+
+    /// Inbound channels a remote made fail, by kind (`dropped_inbound`, `accept_failed`),
+    /// since ``listen(context:)`` started accepting; shown by `scmesh status`.
+    public var counters: [String: Int] {
+        failureLog.withLock { $0?.totals ?? [:] }
     }
 
     /// Creates a transport; nothing touches the radio before ``listen(context:)``.

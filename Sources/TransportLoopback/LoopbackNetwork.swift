@@ -97,6 +97,23 @@ public final class LoopbackNetwork: Sendable {
         for pipe in victims { pipe.silenced.store(true, ordering: .sequentiallyConsistent) }
     }
 
+    /// Makes `reader` stop reading its live links with `writer` (optionally of one
+    /// transport): frames from `writer` pile up in the link's buffer (`buffer_frames`)
+    /// and then `writer`'s sends wait, as with a remote that never reads. The links
+    /// stay open; `reader` still sends. Links opened later read normally.
+    public func stopReading(at reader: String, from writer: String, transport: String? = nil) {
+        let pair = Pair(reader, writer)
+        let victims = state.withLock { state in
+            state.pipes.values.filter {
+                Pair($0.addressA, $0.addressB) == pair && (transport == nil || $0.transportName == transport)
+            }
+        }
+        for pipe in victims {
+            // A pipe's A end is the dialler; the reader may be either end.
+            pipe.stopReading(atA: pipe.addressA == reader)
+        }
+    }
+
     /// The number of live links (pipes) on the network.
     public var liveLinkCount: Int { state.withLock { $0.pipes.count } }
 

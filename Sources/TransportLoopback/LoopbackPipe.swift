@@ -11,6 +11,12 @@ final class LoopbackPipe: Sendable {
     let failed = Atomic<Bool>(false)
     /// Frames vanish in both directions while the link stays open (out of range).
     let silenced = Atomic<Bool>(false)
+    /// End A (or B) stopped reading: its `receive` waits for the end of the link without
+    /// taking frames, so the other end's sends fill the buffer and then wait.
+    private let deaf = Atomic<UInt8>(0)  // bit 0: end A, bit 1: end B
+    /// Finished when the link ends (closed at either end, or failed): wakes a deaf end.
+    let endedForA = BoundedChannel<Void>(capacity: 1)
+    let endedForB = BoundedChannel<Void>(capacity: 1)
     let network: LoopbackNetwork
 
     struct Packet: Sendable {
@@ -32,7 +38,24 @@ final class LoopbackPipe: Sendable {
         failed.store(true, ordering: .sequentiallyConsistent)
         aToB.finish()
         bToA.finish()
+        end()
         network.remove(self)
+    }
+
+    /// Makes end A (or B) stop reading.
+    func stopReading(atA: Bool) {
+        deaf.bitwiseOr(atA ? 1 : 2, ordering: .sequentiallyConsistent)
+    }
+
+    /// Whether end A (or B) stopped reading.
+    func isDeaf(atA: Bool) -> Bool {
+        deaf.load(ordering: .relaxed) & (atA ? 1 : 2) != 0
+    }
+
+    /// Wakes deaf ends: the link is over.
+    func end() {
+        endedForA.finish()
+        endedForB.finish()
     }
 }
 
@@ -43,6 +66,7 @@ final class LoopbackLink: Link {
     let remoteAddress: String
     let mtu: Int
     private let pipe: LoopbackPipe
+    private let isA: Bool
     private let outbound: BoundedChannel<LoopbackPipe.Packet>
     private let inbound: BoundedChannel<LoopbackPipe.Packet>
     private let latency: Duration
@@ -56,6 +80,7 @@ final class LoopbackLink: Link {
         onClose: @escaping @Sendable (LoopbackLink) -> Void
     ) {
         self.pipe = pipe
+        self.isA = isA
         self.transportName = pipe.transportName
         self.remoteAddress = isA ? pipe.addressB : pipe.addressA
         self.outbound = isA ? pipe.aToB : pipe.bToA
@@ -91,6 +116,14 @@ final class LoopbackLink: Link {
 
     func receive() async throws -> [UInt8]? {
         if closed.load(ordering: .relaxed) { return nil }
+        if pipe.isDeaf(atA: isA) {
+            // This end stopped reading: wait for the link to end, taking nothing.
+            _ = await (isA ? pipe.endedForA : pipe.endedForB).receive()
+            if pipe.failed.load(ordering: .relaxed) && !closed.load(ordering: .relaxed) {
+                throw MeshError(.linkClosed, "loopback link to \(remoteAddress) failed")
+            }
+            return nil
+        }
         guard let packet = await inbound.receive() else {
             if pipe.failed.load(ordering: .relaxed) && !closed.load(ordering: .relaxed) {
                 throw MeshError(.linkClosed, "loopback link to \(remoteAddress) failed")
@@ -112,6 +145,7 @@ final class LoopbackLink: Link {
         guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
         outbound.finish()
         inbound.finish()
+        pipe.end()
         pipe.network.remove(pipe)
         onClose(self)
     }

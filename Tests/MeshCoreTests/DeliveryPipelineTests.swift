@@ -83,8 +83,9 @@ struct CustodyPair {
     }
 
     /// Moves A's clock forward in ack-timeout steps until `done` says so.
-    func advanceUntil(_ done: @Sendable () -> Bool) async throws {
-        for _ in 0..<2_000 where !done() {
+    func advanceUntil(_ done: @Sendable () async -> Bool) async throws {
+        for _ in 0..<2_000 {
+            if await done() { return }
             clock.advance(by: .seconds(1))
             try await Task.sleep(for: .milliseconds(2))  // lets the woken tasks run; time itself is the clock's
         }
@@ -104,7 +105,7 @@ struct CustodyPair {
     @Test func aRefusedMessageIsRetriedAndDeliveredOnce() async throws {
         let sink = ScriptedSink(refusing: true)
         let pair = try await CustodyPair(sink: sink)
-        let send = Task { try await pair.a.send(to: pair.b.localPeerID, payload: [1, 2, 3]) }
+        let send = Task { try await pair.a.send(to: pair.b.localPeerID, payload: [1, 2, 3], waitUntil: .delivered) }
         var offers = sink.offers.makeAsyncIterator()
         _ = await offers.next()  // refused
         sink.setRefusing(false)
@@ -123,43 +124,44 @@ struct CustodyPair {
         #expect(stats.retries >= 1)
         #expect(await pair.a.status(of: id)?.status == .delivered)
         // The refused sequence number does not block the link: more messages flow.
-        for value in UInt8(10)..<20 { try await pair.a.send(to: pair.b.localPeerID, payload: [value]) }
+        for value in UInt8(10)..<20 { try await pair.a.send(to: pair.b.localPeerID, payload: [value], waitUntil: .delivered) }
         #expect(sink.accepted.count == 11)
         await pair.stop()
     }
 
-    /// A sink that never takes the message: every attempt times out and the send
-    /// fails; the message is recorded as failed and was never delivered.
-    @Test func aMessageTheSinkAlwaysRefusesFailsAndIsRecorded() async throws {
+    /// A sink that never takes the message: every attempt times out, the message stays
+    /// queued with the reason recorded and is retried on the backoff (on the router's
+    /// clock); it is never delivered, and nothing is lost.
+    @Test func aMessageTheSinkAlwaysRefusesStaysQueuedAndIsRetried() async throws {
         let sink = ScriptedSink(refusing: true)
         let pair = try await CustodyPair(sink: sink)
         let events = await pair.a.events()
-        let send = Task { try await pair.a.send(to: pair.b.localPeerID, payload: [9]) }
-        let finished = Mutex(false)
-        let waiter = Task {
-            _ = await send.result
-            finished.withLock { $0 = true }
-        }
-        try await pair.advanceUntil { finished.withLock { $0 } }
-        await waiter.value
-        let error = await #expect(throws: MeshError.self) { try await send.value }
-        #expect(error?.code == .deliveryFailed)
+        let id = try await pair.a.send(to: pair.b.localPeerID, payload: [9])
+        try await pair.advanceUntil { await pair.a.stats().deliveryRetries >= 2 }
+        let record = try #require(await pair.a.status(of: id))
+        #expect(record.status == .queued)
+        #expect(record.attempts >= 2)
+        #expect(record.reason?.contains("acknowledged") == true)
         #expect(sink.accepted.isEmpty)
         var kinds: [RouterEvent.Kind] = []
         for await event in events {
             kinds.append(event.kind)
-            if event.kind == .messageFailed { break }
+            if event.kind == .messageRetrying { break }
         }
         #expect(kinds.contains(.messageQueued))
+        // Once the sink takes messages again, the next retry delivers it, once.
+        sink.setRefusing(false)
+        try await pair.advanceUntil { await pair.a.status(of: id)?.status == .delivered }
+        #expect(sink.accepted.map(\.payload) == [[9]])
         await pair.stop()
     }
 
-    /// Cancelling a send that waits for its hop acknowledgement ends it at once,
-    /// without any clock moving.
+    /// Cancelling a caller that waits for its message's delivery ends the wait at
+    /// once, without any clock moving; the message itself stays in the queue.
     @Test func aSendWaitingForItsAckEndsWhenCancelled() async throws {
         let sink = ScriptedSink(holding: true)
         let pair = try await CustodyPair(sink: sink)
-        let send = Task { try await pair.a.send(to: pair.b.localPeerID, payload: [7]) }
+        let send = Task { try await pair.a.send(to: pair.b.localPeerID, payload: [7], waitUntil: .delivered) }
         var offers = sink.offers.makeAsyncIterator()
         _ = await offers.next()  // B holds it: no ack will come
         send.cancel()

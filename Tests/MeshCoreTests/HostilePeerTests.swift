@@ -40,7 +40,7 @@ import TransportLoopback
 
         // An honest peer's two-chunk message still goes through at once.
         let payload = [UInt8](repeating: 0x42, count: 100_000)
-        try await pair.a.send(to: pair.b.localPeerID, payload: payload)
+        try await pair.a.send(to: pair.b.localPeerID, payload: payload, waitUntil: .delivered)
         try await pair.waitForReceived(1)
         #expect(pair.received.withLock { $0.first?.payload } == payload)
         // The rest were refused (not acknowledged) as B reached them.
@@ -79,11 +79,48 @@ import TransportLoopback
         let runA = Task { try? await a.run() }
         await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
         for await event in events where event.kind == .linkUp { break }
-        try await a.send(to: b.localPeerID, payload: [1])
+        try await a.send(to: b.localPeerID, payload: [1], waitUntil: .delivered)
         #expect(await b.incoming.receive()?.payload == [1])
         let stats = await b.stats()
         #expect(stats.unauthenticatedLinksEvicted >= 50 - 8)
         #expect(stats.handshakeFailures == 0)  // evictions are not logged as failures
+        for link in idle { await link.close() }
+        await running.stop()
+        await a.shutdown()
+        await b.shutdown()
+        _ = await (runA.value, runB.value)
+    }
+
+    /// An authenticated link leaves the budget of unauthenticated ones: strangers
+    /// arriving afterwards evict each other, never it.
+    @Test(.timeLimit(.minutes(1))) func strangersNeverEvictAnAuthenticatedLink() async throws {
+        var configuration = RouterTests.testConfiguration
+        configuration.maxUnauthenticatedLinks = 4
+        configuration.handshakeTimeout = .seconds(600)
+        let network = LoopbackNetwork()
+        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "b"))
+        await b.add(LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)), priority: 10)
+        let events = await b.events()
+        let runB = Task { try? await b.run() }
+        for await event in events where event.kind == .transportStarted { break }
+        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "a"))
+        await a.add(LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)), priority: 10)
+        let runA = Task { try? await a.run() }
+        await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
+        for await event in events where event.kind == .linkUp { break }
+        // Strangers that send half a hello (so none of them is "silent") fill the budget many times over.
+        let stranger = LoopbackTransport(name: "lo", address: "S", network: network, configuration: .init(discovery: false))
+        let running = try await RunningTransport.start(stranger)
+        var idle: [any Link] = []
+        for _ in 0..<40 {
+            let link = try await stranger.dial(PeerHint(transport: "lo", address: "B"))
+            try await link.send([0x80, 0x00, 0x40] + Array("SCM0".utf8))  // the first packet of a 64-byte hello
+            idle.append(link)
+        }
+        try await waitUntil("B to evict the strangers") { await b.stats().unauthenticatedLinksEvicted >= 40 - 4 }
+        try await a.send(to: b.localPeerID, payload: [7])
+        #expect(await b.incoming.receive()?.payload == [7])
+        #expect(await b.stats().linksClosed == 0)
         for link in idle { await link.close() }
         await running.stop()
         await a.shutdown()

@@ -50,7 +50,7 @@ import Testing
              "escalation": {"ack_timeout_min_ms": 100, "ack_timeout_max_ms": 2000, "rtt_multiplier": 2.5,
                             "max_attempts": 3, "degrade_after_failures": 5},
              "reconnect": {"initial_delay_ms": 20, "max_delay_ms": 200, "jitter": 0.5},
-             "keepalive_interval_ms": 1500, "handshake_timeout_ms": 250, "sealing": "always",
+             "keepalive_interval_ms": 1500, "link_write_stall_timeout_ms": 4000, "handshake_timeout_ms": 250, "sealing": "always",
              "max_message_size": 1000, "reassembly": {"max_messages": 2, "max_bytes": 3000, "timeout_ms": 400},
              "dedup_capacity": 10, "window_per_link": 8, "inbox_capacity": 16, "default_ttl": 3}
             """#
@@ -61,7 +61,7 @@ import Testing
                 ackTimeoutMin: .milliseconds(100), ackTimeoutMax: .seconds(2), rttMultiplier: 2.5, maxAttempts: 3,
                 degradeAfterFailures: 5),
             reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.5),
-            keepaliveInterval: .milliseconds(1500), handshakeTimeout: .milliseconds(250), maxMessageSize: 1000,
+            keepaliveInterval: .milliseconds(1500), linkWriteStallTimeout: .seconds(4), handshakeTimeout: .milliseconds(250), maxMessageSize: 1000,
             reassembly: ReassemblyLimits(maxMessages: 2, maxBytes: 3000, timeout: .milliseconds(400)),
             dedupCapacity: 10, windowPerLink: 8, inboxCapacity: 16, defaultTTL: 3, sealing: .always)
         #expect(config == expected)
@@ -70,7 +70,7 @@ import Testing
         let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(config)) as? [String: Any])
         #expect(
             Set(object.keys) == [
-                "relay", "escalation", "reconnect", "keepalive_interval_ms", "handshake_timeout_ms", "sealing",
+                "relay", "escalation", "reconnect", "keepalive_interval_ms", "link_write_stall_timeout_ms", "handshake_timeout_ms", "sealing",
                 "max_unauthenticated_links", "max_message_size", "reassembly", "dedup_capacity", "window_per_link", "inbox_capacity", "default_ttl",
             ])
         #expect(object["sealing"] as? String == "always")
@@ -102,6 +102,7 @@ import Testing
              "must not be below initial_delay_ms (5000), got 10"),
             (#"{"reconnect": {"jitter": 2}}"#, "reconnect.jitter", "must be between 0 and 1, got 2.0"),
             (#"{"keepalive_interval_ms": 0}"#, "keepalive_interval_ms", "must be at least 1, got 0"),
+            (#"{"link_write_stall_timeout_ms": 0}"#, "link_write_stall_timeout_ms", "must be at least 1, got 0"),
             (#"{"handshake_timeout_ms": -1}"#, "handshake_timeout_ms", "must be at least 1, got -1"),
             (#"{"sealing": "sometimes"}"#, "sealing", #"expected relayed_only or always, got "sometimes""#),
             (#"{"max_message_size": 0}"#, "max_message_size", "must be between 1 and 4194240000, got 0"),

@@ -78,7 +78,7 @@ final class RouterPair: Sendable {
                 group.addTask {
                     var payload = [UInt8](repeating: 0, count: 64)
                     withUnsafeBytes(of: UInt32(index).bigEndian) { payload.replaceSubrange(0..<4, with: $0) }
-                    try await pair.a.send(to: peer, payload: payload)
+                    try await pair.a.send(to: peer, payload: payload, waitUntil: .delivered)
                 }
             }
             while next < min(range.upperBound, range.lowerBound + concurrency) { add() }
@@ -143,7 +143,7 @@ final class RouterPair: Sendable {
         try await pair.waitForLinks(["ble-like"])
         var rng = SystemRandomNumberGenerator()
         let payload = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        try await pair.a.send(to: pair.b.localPeerID, payload: payload)
+        try await pair.a.send(to: pair.b.localPeerID, payload: payload, waitUntil: .delivered)
         try await pair.waitForReceived(1)
         let got = pair.received.withLock { $0.first?.payload } ?? []
         #expect(got.count == payload.count)
@@ -152,10 +152,31 @@ final class RouterPair: Sendable {
         await pair.stop()
     }
 
-    @Test func sendWithoutRouteOrWithRelayOffFailsClearly() async throws {
+    /// Store and forward: a send with no route is queued (not refused) and goes out
+    /// when a link comes up; relay off and oversize messages are refused up front.
+    @Test func sendWithoutRouteQueuesAndRelayOffOrOversizeFailsClearly() async throws {
         let router = Router(security: PlaintextLinkSecurity(localPeerID: .random()), logger: Logger(label: "t"))
-        let error = await #expect(throws: MeshError.self) { try await router.send(to: .random(), payload: [1]) }
-        #expect(error?.code == .noRoute)
+        let absent = PeerID.random()
+        let id = try await router.send(to: absent, payload: [1])
+        #expect(await router.status(of: id)?.status == .queued)
+        // Waiting with a timeout says it is still queued; the message stays.
+        let wait = await #expect(throws: MeshError.self) {
+            try await router.waitForStatus(of: id, until: .delivered, timeout: .milliseconds(1))
+        }
+        #expect(wait?.code == .timedOut)
+        #expect(wait?.message.contains(id.hex) == true)
+        #expect(await router.status(of: id)?.status == .queued)
+        // The same ID again is the same message (a retry makes no duplicate); for
+        // another peer it is refused.
+        #expect(try await router.send(to: absent, payload: [1], options: SendOptions(id: id)) == id)
+        let reused = await #expect(throws: MeshError.self) {
+            try await router.send(to: .random(), payload: [1], options: SendOptions(id: id))
+        }
+        #expect(reused?.code == .invalidArgument)
+        let unknown = await #expect(throws: MeshError.self) {
+            try await router.waitForStatus(of: .random(), until: .sent, timeout: .seconds(1))
+        }
+        #expect(unknown?.code == .unknownMessage)
         let off = Router(
             security: PlaintextLinkSecurity(localPeerID: .random()), configuration: RouterConfiguration(relayEnabled: false),
             logger: Logger(label: "t"))
@@ -165,6 +186,34 @@ final class RouterPair: Sendable {
             try await router.send(to: .random(), payload: [UInt8](repeating: 0, count: Frame.defaultMaxMessageLength + 1))
         }
         #expect(big?.code == .messageTooLarge)
+    }
+
+    /// Messages queued while the destination is away go out, in order and once each,
+    /// when a link to it comes up.
+    @Test(.timeLimit(.minutes(1))) func messagesQueuedWithoutARouteAreDeliveredWhenALinkComesUp() async throws {
+        let network = LoopbackNetwork()
+        var logger = Logger(label: "t")
+        logger.logLevel = .warning
+        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: Self.testConfiguration, logger: logger)
+        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: Self.testConfiguration, logger: logger)
+        await a.add(LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)), priority: 10)
+        let runA = Task { try? await a.run() }
+        var ids: [MessageID] = []
+        for value in UInt8(0)..<50 { ids.append(try await a.send(to: b.localPeerID, payload: [value])) }
+        for id in ids { #expect(await a.status(of: id)?.status == .queued) }
+        // B appears; A learns where it is.
+        await b.add(LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)), priority: 10)
+        let runB = Task { try? await b.run() }
+        await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
+        var got: [UInt8] = []
+        while got.count < 50, let message = await b.incoming.receive() { got.append(contentsOf: message.payload) }
+        #expect(got.sorted() == Array(0..<50))
+        for id in ids { #expect(try await a.waitForStatus(of: id, until: .delivered, timeout: .seconds(30)).status == .delivered) }
+        #expect(b.incoming.count == 0)
+        await a.shutdown()
+        await b.shutdown()
+        await runA.value
+        await runB.value
     }
 
     /// A hostile peer that completes the handshake and then sends garbage is cut off;

@@ -12,7 +12,8 @@ import Testing
         reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)))
 
     static func makeRouter(
-        _ identity: NodeIdentity, address: String, network: LoopbackNetwork, discovery: Bool = true, sealing: SealingPolicy = .relayedOnly
+        _ identity: NodeIdentity, address: String, network: LoopbackNetwork, discovery: Bool = true, sealing: SealingPolicy = .relayedOnly,
+        receipts: Bool = false
     ) async -> Router {
         var logger = Logger(label: "secure-router")
         logger.logLevel = .critical
@@ -20,7 +21,8 @@ import Testing
         configuration.sealing = sealing
         let router = Router(
             security: NoiseLinkSecurity(identity: identity), configuration: configuration,
-            sealer: EnvelopeSealer(identity: identity), logger: logger)
+            sealer: EnvelopeSealer(identity: identity), receipts: receipts ? IdentityReceiptSigner(identity: identity) : nil,
+            logger: logger)
         await router.add(
             LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(mtu: 200, discovery: discovery)),
             priority: 10)
@@ -37,9 +39,9 @@ import Testing
         let runs = [Task { try? await a.run() }, Task { try? await b.run() }]
         let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         try await Self.eventually { await a.peers().contains { $0.peer == bob.peerID } }
-        try await a.send(to: bob.peerID, payload: Array("hello bob".utf8))
-        try await a.send(to: bob.peerID, payload: large)
-        try await b.send(to: alice.peerID, payload: Array("hi alice".utf8))
+        try await a.send(to: bob.peerID, payload: Array("hello bob".utf8), waitUntil: .delivered)
+        try await a.send(to: bob.peerID, payload: large, waitUntil: .delivered)
+        try await b.send(to: alice.peerID, payload: Array("hi alice".utf8), waitUntil: .delivered)
         let first = await b.incoming.receive()
         let second = await b.incoming.receive()
         let back = await a.incoming.receive()
@@ -76,9 +78,44 @@ import Testing
         #expect(await a.peers().isEmpty)
         let stats = await a.stats()
         #expect(stats.handshakeFailuresByReason["peerMismatch", default: 0] >= 1)
-        await #expect(throws: MeshError.self) { try await a.send(to: bob.peerID, payload: [1]) }
+        // No authenticated link to bob: the message waits in the queue, never goes to mallory.
+        let id = try await a.send(to: bob.peerID, payload: [1])
+        #expect(await a.status(of: id)?.status == .queued)
         await a.shutdown()
         await m.shutdown()
+        for run in runs { await run.value }
+    }
+
+    /// Signed receipts end to end with the real Ed25519 signer: the next hop's ack
+    /// makes a message sent, the destination's receipt makes it delivered, both ways,
+    /// sealed and not.
+    @Test(arguments: [SealingPolicy.always, .relayedOnly])
+    func signedReceiptsTurnMessagesDelivered(sealing: SealingPolicy) async throws {
+        let network = LoopbackNetwork()
+        let alice = NodeIdentity.generate()
+        let bob = NodeIdentity.generate()
+        let a = await Self.makeRouter(alice, address: "alice", network: network, sealing: sealing, receipts: true)
+        let b = await Self.makeRouter(bob, address: "bob", network: network, sealing: sealing, receipts: true)
+        let runs = [Task { try? await a.run() }, Task { try? await b.run() }]
+        let toBob = try await a.send(to: bob.peerID, payload: Array("hello bob".utf8))
+        let large = try await a.send(to: bob.peerID, payload: (0..<70_000).map { UInt8(truncatingIfNeeded: $0) })
+        let toAlice = try await b.send(to: alice.peerID, payload: Array("hi alice".utf8))
+        for (router, id) in [(a, toBob), (a, large), (b, toAlice)] {
+            let record = try await router.waitForStatus(of: id, until: .delivered, timeout: .seconds(60))
+            #expect(record.status == .delivered)
+            #expect(record.transport == "lo")
+        }
+        #expect(await a.stats().receiptsAccepted == 2)
+        #expect(await b.stats().receiptsAccepted == 1)
+        #expect(await a.stats().receiptsRejected.isEmpty)
+        for _ in 0..<2000 where await b.stats().receiptsSent < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await b.stats().receiptsSent == 2)
+        // Receipts never reach the application.
+        #expect(await b.incoming.receive()?.payload == Array("hello bob".utf8))
+        #expect(await b.incoming.receive()?.payload.count == 70_000)
+        #expect(b.incoming.count == 0)
+        await a.shutdown()
+        await b.shutdown()
         for run in runs { await run.value }
     }
 

@@ -30,7 +30,7 @@ struct OutboundQueueBehaviourTests {
             let bob = PeerID.random()
             let message = outbound(to: bob, bytes: 10, flags: 1)
             try await queue.enqueue(message)
-            #expect(await queue.record(message.id) == OutboundRecord(id: message.id, destination: bob, bytes: 10, status: .queued))
+            #expect(await queue.record(message.id) == OutboundRecord(id: message.id, destination: bob, bytes: 10, status: .queued, flags: 1))
             #expect(await queue.waiting(for: bob) == [message.id])
             #expect(await queue.waiting(for: .random()) == [])
         }
@@ -85,7 +85,14 @@ struct OutboundQueueBehaviourTests {
             try await queue.enqueue(message)
             _ = await queue.claim(message.id)
             await queue.update(message.id, to: .delivered, transport: "tcp", reason: nil)
-            #expect(await queue.record(message.id) == OutboundRecord(id: message.id, destination: bob, bytes: 3, status: .delivered, transport: "tcp"))
+            #expect(
+                await queue.record(message.id)
+                    == OutboundRecord(id: message.id, destination: bob, bytes: 3, status: .delivered, transport: "tcp", attempts: 1))
+            // A final status is final: later updates change nothing.
+            await queue.update(message.id, to: .queued, transport: nil, reason: "late")
+            await queue.update(message.id, to: .sent, transport: "ble", reason: nil)
+            #expect(await queue.record(message.id)?.status == .delivered)
+            #expect(await queue.record(message.id)?.transport == "tcp")
             #expect(await queue.waiting(for: bob) == [])
             #expect(await queue.claim(message.id) == nil)
         }

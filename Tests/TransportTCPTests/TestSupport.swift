@@ -176,8 +176,13 @@ func freePort() throws -> Int {
 final class RawClient {
     let fd: Int32
 
-    init(port: Int) throws {
+    /// Connects to `127.0.0.1:port`; `receiveBuffer` sets `SO_RCVBUF` first (a small
+    /// one makes a client that never reads back up the server's writes sooner).
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

@@ -30,7 +30,13 @@ scmesh send --data-dir $B "$IDA" "hello A, this is B over BLE" || fail "send B->
 head -c 2500 /dev/zero | tr '\0' 'm' > /tmp/big
 scmesh send --data-dir $A "$IDB" - < /tmp/big || fail "send 2500 bytes A->B"
 scmesh send --data-dir $B "$IDA" - < /tmp/big || fail "send 2500 bytes B->A"
-sleep 0.5
+# `scmesh send` returns once the message is queued; wait (at most 30 s) until both
+# 2500-byte messages are in the inboxes.
+i=0
+until scmesh inbox --data-dir $B --json 2>/dev/null | grep -q '"bytes":2500' &&
+      scmesh inbox --data-dir $A --json 2>/dev/null | grep -q '"bytes":2500'; do
+  i=$((i + 1)); [ $i -gt 60 ] && fail "the messages did not arrive within 30 s"; sleep 0.5
+done
 scmesh inbox --data-dir $B | cut -c1-110; scmesh inbox --data-dir $A | cut -c1-110
 scmesh inbox --data-dir $B --json | grep -q '"text":"hello B, this is A over BLE"' || fail "B did not get A's text"
 scmesh inbox --data-dir $A --json | grep -q '"text":"hello A, this is B over BLE"' || fail "A did not get B's text"

@@ -64,7 +64,9 @@ extension DeliveryPipeline {
                 detail: "message \(receipt.messageID.hex) is \(record.status) already")
             return
         }
-        await queue.update(receipt.messageID, to: .delivered, transport: nil, reason: nil)
+        // The receipt can overtake the hop acknowledgement's bookkeeping: then the
+        // transport it came back on stands in for the one the message went out on.
+        await queue.update(receipt.messageID, to: .delivered, transport: record.transport == nil ? transport : nil, reason: nil)
         waiters.notify(receipt.messageID)
         stats.update { $0.receiptsAccepted += 1 }
         bus.emit(.message(.messageDelivered, id: receipt.messageID, peer: origin, transport: record.transport ?? transport))

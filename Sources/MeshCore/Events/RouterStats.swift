@@ -48,6 +48,9 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Inbound links closed before their handshake finished because the budget of
     /// unauthenticated links was full (the oldest goes).
     public var unauthenticatedLinksEvicted = 0
+    /// Links closed because their remote stopped reading: a write waited
+    /// `link_write_stall_timeout_ms` with none finishing.
+    public var writeStalledLinksClosed = 0
     /// Handshake failures by reason code (`badSignature`, `peerMismatch`, ...).
     public var handshakeFailuresByReason: [String: Int] = [:]
     /// Messages whose end-to-end seal did not open, by reason code; never delivered.

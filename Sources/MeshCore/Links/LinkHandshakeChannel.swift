@@ -4,9 +4,14 @@ import Synchronization
 final class LinkHandshakeChannel: HandshakeChannel {
     let link: any Link
     private let reassembler = Mutex(PacketReassembler())
+    private let onFirstPacket: (@Sendable () -> Void)?
+    private let heard = Atomic<Bool>(false)
 
-    init(link: any Link) {
+    /// - Parameter onFirstPacket: called once, when the first packet arrives (the
+    ///   remote is doing its part: the link manager evicts silent links before it).
+    init(link: any Link, onFirstPacket: (@Sendable () -> Void)? = nil) {
         self.link = link
+        self.onFirstPacket = onFirstPacket
     }
 
     func send(_ message: [UInt8]) async throws {
@@ -20,6 +25,7 @@ final class LinkHandshakeChannel: HandshakeChannel {
             guard let packet = try await link.receive() else {
                 throw MeshError(.linkClosed, "link to \(link.remoteAddress) closed during the handshake")
             }
+            if let onFirstPacket, !heard.exchange(true, ordering: .relaxed) { onFirstPacket() }
             let output = try reassembler.withLock { reassembler throws(MeshError) in try reassembler.feed(packet) }
             if case .segment(let segment) = output { return segment }
         }

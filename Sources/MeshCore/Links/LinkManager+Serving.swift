@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 extension LinkManager {
     /// Runs the handshake on a link, registers it and serves it until it ends.
@@ -13,10 +14,16 @@ extension LinkManager {
         let context = HandshakeContext(transportName: name, remoteAddress: link.remoteAddress, expectedPeer: hint?.peerID)
         let secure: SecureSession
         do {
-            secure = try await handshake(link: link, role: role, context: context)
+            secure = try await handshake(link: link, id: id, role: role, context: context)
             if secure.remotePeerID == localPeerID {
                 throw MeshError(.handshakeFailed, "the remote is this node itself")
             }
+            if wasEvicted(id) {
+                // Evicted in the instant before its handshake finished: the link is closed.
+                throw MeshError(.linkClosed, "evicted as the handshake finished")
+            }
+            // Authenticated: out of the budget of unauthenticated links at once.
+            forgetPending(id)
         } catch {
             if wasEvicted(id) {
                 // Counted as an eviction; one stranger's idle connection is not news.
@@ -50,17 +57,25 @@ extension LinkManager {
         let reason = await session.run(
             deliver: { frame, session in await inbound.accept(frame, from: session) },
             onMalformed: { error in self.noteMalformed(error, session: session) })
+        if session.endedByWriteStall.load(ordering: .relaxed) {
+            stats.update { $0.writeStalledLinksClosed += 1 }
+        }
         unregister(session, reason: reason)
         return secure.remotePeerID
     }
 
-    private func handshake(link: any Link, role: HandshakeRole, context: HandshakeContext) async throws -> SecureSession {
+    private func handshake(link: any Link, id: LinkID, role: HandshakeRole, context: HandshakeContext) async throws -> SecureSession {
         let security = self.security
+        let channel = LinkHandshakeChannel(link: link) { [self] in
+            _ = handshakeProgress.withLock { $0.heard.insert(id) }
+        }
         let timeout = configuration.handshakeTimeout
         let clock = self.clock
         return try await withThrowingTaskGroup(of: SecureSession?.self) { group in
             group.addTask {
-                try await security.handshake(role: role, channel: LinkHandshakeChannel(link: link), context: context)
+                let session = try await security.handshake(role: role, channel: channel, context: context)
+                _ = self.handshakeProgress.withLock { $0.done.insert(id) }  // out of the eviction's reach
+                return session
             }
             group.addTask {
                 try await clock.sleep(for: timeout)

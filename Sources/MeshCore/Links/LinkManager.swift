@@ -1,6 +1,7 @@
 import DequeModule
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Runs the transports and keeps the links: each transport's `listen`, discovery
 /// hints, dialling with backoff, the handshake on every link, the link table and its
@@ -40,6 +41,17 @@ actor LinkManager {
     private var pendingLinks: [LinkID: any Link] = [:]
     private var pendingInbound = Deque<LinkID>()
     private var evicted: Set<LinkID> = []
+    /// How far pending links got, written by their handshake tasks as it happens (not
+    /// on the actor, which may be busy admitting strangers).
+    nonisolated let handshakeProgress = Mutex(HandshakeProgress())
+
+    struct HandshakeProgress {
+        /// The remote sent a handshake message: evicted only when no silent link is
+        /// left, so idle strangers go before an honest peer mid-handshake.
+        var heard: Set<LinkID> = []
+        /// The handshake succeeded: no longer counted against the budget, never evicted.
+        var done: Set<LinkID> = []
+    }
     /// Called for every link that came up (after the table has it).
     private var linkUpHandler: (@Sendable (PeerID) async -> Void)?
 
@@ -89,16 +101,25 @@ actor LinkManager {
     func forgetPending(_ id: LinkID) {
         pendingLinks[id] = nil
         evicted.remove(id)
+        handshakeProgress.withLock { progress in
+            progress.heard.remove(id)
+            progress.done.remove(id)
+        }
     }
 
     /// Whether the link was closed to make room for a newer unauthenticated one.
     func wasEvicted(_ id: LinkID) -> Bool { evicted.contains(id) }
 
-    /// Counts an inbound link against the budget of unauthenticated links, closing
-    /// the oldest still in its handshake when the budget is full.
+    /// Counts an inbound link against the budget of unauthenticated links, closing one
+    /// still in its handshake when the budget is full: the oldest that has sent
+    /// nothing, or the oldest of all when every one has. A link whose handshake
+    /// succeeded no longer counts.
     private func admitInbound(_ link: any Link, id: LinkID) {
-        pendingInbound.removeAll { pendingLinks[$0] == nil }
-        while pendingInbound.count >= configuration.maxUnauthenticatedLinks, let oldest = pendingInbound.popFirst() {
+        let progress = handshakeProgress.withLock { $0 }
+        pendingInbound.removeAll { pendingLinks[$0] == nil || progress.done.contains($0) }
+        while pendingInbound.count >= configuration.maxUnauthenticatedLinks {
+            let index = pendingInbound.firstIndex { !progress.heard.contains($0) } ?? pendingInbound.startIndex
+            let oldest = pendingInbound.remove(at: index)
             guard let victim = pendingLinks[oldest] else { continue }
             evicted.insert(oldest)
             stats.update { $0.unauthenticatedLinksEvicted += 1 }

@@ -102,7 +102,8 @@ extension LinkSession {
         var reassembler = PacketReassembler()
         do {
             while let packet = try await link.receive() {
-                state.withLock { $0.lastReceived = .now }
+                let now = clock.now
+                state.withLock { $0.lastReceived = now }
                 let segment: [UInt8]
                 switch try reassembler.feed(packet) {
                 case .needMore: continue
@@ -164,6 +165,7 @@ extension LinkSession {
 
     func controlLoop() async {
         for await _ in controlStream {
+            let now = clock.now
             let frames: [Frame] = state.withLock { state in
                 var frames: [Frame] = []
                 if state.ackOwed {
@@ -176,8 +178,8 @@ extension LinkSession {
                 if state.pingOwed {
                     state.pingOwed = false
                     state.pingNonce &+= 1
-                    state.pingSentAt = (state.pingNonce, .now)
-                    state.lastPingSent = .now
+                    state.pingSentAt = (state.pingNonce, now)
+                    state.lastPingSent = now
                     frames.append(.ping(nonce: state.pingNonce))
                 }
                 return frames
@@ -196,6 +198,9 @@ extension LinkSession {
         let minimum = PriorityEscalationPolicy.seconds(configuration.escalation.ackTimeoutMin)
         let tick = Duration.milliseconds(Int64(max(5, min(50, minimum * 1000 / 4))))
         var wake = clock.now + tick
+        var writes = WriteStallDetector(
+            timeout: configuration.linkWriteStallTimeout,
+            degradeAfter: min(configuration.escalation.ackTimeoutMax, configuration.linkWriteStallTimeout / 2))
         while !Task.isCancelled {
             do { try await clock.sleep(until: wake) } catch { return nil }
             let now = clock.now
@@ -237,11 +242,35 @@ extension LinkSession {
                 return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
             }
             if wantPing { controlSignal.yield() }
+            if let stalled = checkWrites(&writes, now: now) { return stalled }
             // Wake at the next ack deadline (timeouts fire on time, not a tick late),
             // and at least every tick for keepalives and new waiters.
             wake = max(earliest, now + .milliseconds(1))
         }
         return nil
+    }
+
+    /// Drops the link when its writes stopped moving (the remote does not read), and
+    /// ranks it after healthy links once a write has waited a while.
+    /// - Returns: why the link ends, or nil while writes move.
+    private func checkWrites(_ detector: inout WriteStallDetector, now: ContinuousClock.Instant) -> String? {
+        let started = writesStarted.load(ordering: .relaxed)
+        let finished = writesFinished.load(ordering: .relaxed)
+        switch detector.observe(started: started, finished: finished, now: now) {
+        case .flowing, .waiting:
+            return nil
+        case .degraded:
+            // New frames go out on another link first; the next ack or pong makes
+            // the link healthy again.
+            state.withLock { state in
+                state.consecutiveFailures = max(state.consecutiveFailures, configuration.escalation.degradeAfterFailures)
+            }
+            return nil
+        case .stalled(let waited):
+            endedByWriteStall.store(true, ordering: .relaxed)
+            return "the remote stopped reading: a write waited \(waited) with none finishing "
+                + "(link_write_stall_timeout_ms \(configuration.linkWriteStallTimeout))"
+        }
     }
 
     // MARK: Refused frames

@@ -25,6 +25,12 @@ final class LinkSession: Sendable {
     /// so the hot path takes no lock for them.
     let framesWritten = Atomic<Int>(0)
     let framesRead = Atomic<Int>(0)
+    /// Packets handed to `link.send` and sends that returned; while they differ a write
+    /// is pending, and the ticker's ``WriteStallDetector`` watches it make progress.
+    let writesStarted = Atomic<Int>(0)
+    let writesFinished = Atomic<Int>(0)
+    /// Set when the ticker ends the link because its writes stalled.
+    let endedByWriteStall = Atomic<Bool>(false)
 
     private let writeLock = AsyncLock()
     private let window: AsyncSemaphore
@@ -198,6 +204,8 @@ final class LinkSession: Sendable {
         let sealed = try cipher.seal(frame.encoded())
         framesWritten.add(1, ordering: .relaxed)
         for packet in try PacketFramer.packets(for: sealed, mtu: link.mtu) {
+            writesStarted.add(1, ordering: .relaxed)
+            defer { writesFinished.add(1, ordering: .relaxed) }
             try await link.send(packet)
         }
     }

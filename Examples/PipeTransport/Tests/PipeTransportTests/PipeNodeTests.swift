@@ -33,7 +33,7 @@ struct PipeNodeTests {
             await bob.router.peers().contains { $0.peer == alice.peerID }
         }
         let payload = Array("hello over a Unix socket".utf8)
-        _ = try await bob.router.send(to: alice.peerID, payload: payload)
+        _ = try await bob.router.send(to: alice.peerID, payload: payload, waitUntil: .delivered)
         try await eventually("alice received the message") {
             ((try? await alice.inbox.entries()) ?? []).contains { $0.message.payload == payload && $0.message.transport == "pipe" }
         }

@@ -59,7 +59,9 @@ struct MDNSNodeTests {
                 if index == 10 { await killed.wait() }
                 if Task.isCancelled { break }
                 do {
-                    let reply = try await a.client.call(ControlRequest(cmd: "send", peer: b.peerID.hex, text: text))
+                    // Send queues; waiting for the receipt keeps the stream one message at a time.
+                    let reply = try await a.client.call(
+                        ControlRequest(cmd: "send", peer: b.peerID.hex, text: text, wait: true, timeoutSeconds: 60))
                     if !reply.ok { failures.append("\(text): \(reply.line)") }
                 } catch {
                     failures.append("\(text): \(error)")
@@ -236,7 +238,9 @@ struct MDNSNodeTests {
                 try await a.client.call(ControlRequest(cmd: "status")).ok ? ContinuousClock.now : nil
             }
             let sent = try await waitFor("A's first send to B is acknowledged", interval: .milliseconds(5), nodes: nodes) {
-                try await a.client.call(ControlRequest(cmd: "send", peer: b.peerID.hex, text: "first")).ok ? ContinuousClock.now : nil
+                try await a.client.call(
+                    ControlRequest(cmd: "send", peer: b.peerID.hex, text: "first", wait: true, timeoutSeconds: 60)
+                ).ok ? ContinuousClock.now : nil
             }
             let delivered = try await waitFor("B's inbox has the first message", interval: .milliseconds(5), nodes: nodes) {
                 try await b.inbox().contains { $0.text == "first" && $0.from == a.peerID } ? ContinuousClock.now : nil

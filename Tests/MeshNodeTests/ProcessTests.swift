@@ -107,7 +107,7 @@ struct ProcessTests {
         #expect(sent.status == 0, "\(sent.standardOutput) \(sent.standardError)")
         let text = try scmesh("send", "--data-dir", a, idB, "hello over tcp", home: directory.path)
         #expect(text.status == 0, "\(text.standardError)")
-        #expect(text.standardOutput.hasPrefix("sent message "))
+        #expect(text.standardOutput.hasPrefix("queued message "))
 
         var inbox: [[String: Any]] = []
         try await eventually("node B's inbox has both messages") {

@@ -204,8 +204,8 @@ struct ProcessHardeningTests {
         return process
     }
 
-    private func scmesh(_ arguments: [String], home: String, input: [UInt8]? = nil) throws -> ScmeshResult {
-        try runScmesh(arguments, environment: environment(home), input: input)
+    private func scmesh(_ arguments: [String], home: String, input: [UInt8]? = nil) async throws -> ScmeshResult {
+        try await runScmesh(arguments, environment: environment(home), input: input)
     }
 
     @Test("a second scmesh run on a locked data dir fails with one clear line, even without control.sock; SIGHUP stops the node cleanly")
@@ -216,11 +216,11 @@ struct ProcessHardeningTests {
         let data = directory.file("data")
         let node = try launch(["run", "--data-dir", data], home: directory.path)
         defer { if node.isRunning { node.terminate() } }
-        try await eventually("the node answers") { try scmesh(["status", "--data-dir", data], home: directory.path).status == 0 }
+        try await eventually("the node answers") { try await scmesh(["status", "--data-dir", data], home: directory.path).status == 0 }
         #expect(FileManager.default.fileExists(atPath: (data as NSString).appendingPathComponent("node.lock")))
 
         try FileManager.default.removeItem(atPath: DataDirectory.controlSocketPath(data))
-        let second = try scmesh(["run", "--data-dir", data], home: directory.path)
+        let second = try await scmesh(["run", "--data-dir", data], home: directory.path)
         #expect(second.status == 1)
         let lines = second.standardError.split(separator: "\n")
         #expect(lines.count == 1, "\(second.standardError)")
@@ -234,7 +234,7 @@ struct ProcessHardeningTests {
         // The lock went with the process: a new node starts.
         let third = try launch(["run", "--data-dir", data], home: directory.path)
         defer { if third.isRunning { third.terminate() } }
-        try await eventually("a new node answers") { try scmesh(["status", "--data-dir", data], home: directory.path).status == 0 }
+        try await eventually("a new node answers") { try await scmesh(["status", "--data-dir", data], home: directory.path).status == 0 }
         kill(third.processIdentifier, SIGTERM)
         try await eventually("it exits") { !third.isRunning }
     }
@@ -253,28 +253,28 @@ struct ProcessHardeningTests {
             ["run", "--data-dir", b, "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)", "--set", "max_message_size=12000000"],
             home: directory.path)
         defer { if nodeB.isRunning { nodeB.terminate() } }
-        let idB = try scmesh(["identity", "--data-dir", b], home: directory.path).standardOutput
+        let idB = try await scmesh(["identity", "--data-dir", b], home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let idA = try scmesh(["identity", "--data-dir", a], home: directory.path).standardOutput
+        let idA = try await scmesh(["identity", "--data-dir", a], home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await eventually("A has a link to B") {
-            try scmesh(["peers", "--data-dir", a], home: directory.path).standardOutput.contains(idB)
+            try await scmesh(["peers", "--data-dir", a], home: directory.path).standardOutput.contains(idB)
         }
         var payload = Array("\u{1B}[2J\u{1B}]0;owned\u{07}".utf8)
         payload += [UInt8](repeating: UInt8(ascii: "x"), count: 10_000_000 - payload.count)
-        let sent = try scmesh(["send", "--data-dir", a, idB, "-"], home: directory.path, input: payload)
+        let sent = try await scmesh(["send", "--data-dir", a, idB, "-"], home: directory.path, input: payload)
         #expect(sent.status == 0, "\(sent.standardError)")
         try await eventually("B holds the message") {
-            try scmesh(["inbox", "--data-dir", b, "--json", "--limit", "0"], home: directory.path).standardOutput.contains("\"total_received\":1")
+            try await scmesh(["inbox", "--data-dir", b, "--json", "--limit", "0"], home: directory.path).standardOutput.contains("\"total_received\":1")
         }
-        let inbox = try scmesh(["inbox", "--data-dir", b], home: directory.path)
+        let inbox = try await scmesh(["inbox", "--data-dir", b], home: directory.path)
         #expect(inbox.status == 0)
         #expect(inbox.standardOutput.contains(#"\u{1B}[2J\u{1B}]0;owned\u{7}xxx"#))
         #expect(!inbox.standardOutput.utf8.contains(0x1B))
         #expect(inbox.standardOutput.utf8.count > 10_000_000)
 
         // B's limit is 12,000,000 bytes: 13 MB is refused up front, naming the key.
-        let tooLarge = try scmesh(
+        let tooLarge = try await scmesh(
             ["send", "--data-dir", b, idA, "-"], home: directory.path, input: [UInt8](repeating: 1, count: 13_000_000))
         #expect(tooLarge.status == 1)
         #expect(tooLarge.standardError.hasPrefix("scmesh: request is larger than the control socket's limit of"), "\(tooLarge.standardError)")

@@ -50,8 +50,8 @@ func stopProcess(_ process: Process) {
 }
 
 /// Runs `scmesh` to completion.
-func runScmesh(_ arguments: [String], home: String) throws -> ScmeshResult {
-    try runScmesh(arguments, environment: scmeshEnvironment(home: home))
+func runScmesh(_ arguments: [String], home: String) async throws -> ScmeshResult {
+    try await runScmesh(arguments, environment: scmeshEnvironment(home: home))
 }
 
 func jsonObject(_ text: String) throws -> [String: Any] {
@@ -61,12 +61,12 @@ func jsonObject(_ text: String) throws -> [String: Any] {
     return object
 }
 
-func inbox(dataDirectory: String, home: String) throws -> [[String: Any]] {
-    let reply = try runScmesh(["inbox", "--data-dir", dataDirectory, "--json"], home: home)
+func inbox(dataDirectory: String, home: String) async throws -> [[String: Any]] {
+    let reply = try await runScmesh(["inbox", "--data-dir", dataDirectory, "--json"], home: home)
     guard reply.status == 0 else { throw MeshError(.invalidArgument, "inbox failed: \(reply.standardError)") }
     return try jsonObject(reply.standardOutput)["messages"] as? [[String: Any]] ?? []
 }
 
-func inboxTexts(dataDirectory: String, home: String) throws -> [String] {
-    try inbox(dataDirectory: dataDirectory, home: home).compactMap { $0["text"] as? String }
+func inboxTexts(dataDirectory: String, home: String) async throws -> [String] {
+    try await inbox(dataDirectory: dataDirectory, home: home).compactMap { $0["text"] as? String }
 }

@@ -31,7 +31,7 @@ struct StoreForwardProcessTests {
             ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
              "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"] + common
         let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
-        let idB = try #require(PeerID(hex: try runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+        let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)))
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
@@ -87,12 +87,12 @@ struct StoreForwardProcessTests {
             return history.outboundCounts == ["delivered": Self.messageCount]
         }
         try await expectExactlyOnce(clientB, queued: queued, from: try await peerID(clientA), padding: padding)
-        let history = try runScmesh(["history", "--data-dir", a, "--json", "--limit", "1000"], home: home)
+        let history = try await runScmesh(["history", "--data-dir", a, "--json", "--limit", "1000"], home: home)
         let messages = try #require(try jsonObject(history.standardOutput)["messages"] as? [[String: Any]])
         #expect(messages.count == Self.messageCount)
         #expect(messages.allSatisfy { $0["status"] as? String == "delivered" })
         #expect(Set(messages.compactMap { $0["id"] as? String }) == Set(queued.map(\.hex)))
-        let empty = try runScmesh(["outbox", "--data-dir", a], home: home)
+        let empty = try await runScmesh(["outbox", "--data-dir", a], home: home)
         #expect(empty.standardOutput.hasPrefix("outbox is empty"), "\(empty.standardOutput)")
 
         // 5. Another SIGKILL and restart of the receiver: the inbox still has them all,
@@ -104,7 +104,7 @@ struct StoreForwardProcessTests {
         let later = try await clientA.call(ControlRequest(cmd: "send", peer: idB.hex, text: "after everything", wait: true))
             .decode(SendReply.self)
         #expect(later.status == .delivered)
-        let newer = try runScmesh(["inbox", "--data-dir", b, "--json", "--after", "\(Self.messageCount)"], home: home)
+        let newer = try await runScmesh(["inbox", "--data-dir", b, "--json", "--after", "\(Self.messageCount)"], home: home)
         let newest = try #require(try jsonObject(newer.standardOutput)["messages"] as? [[String: Any]])
         #expect(newest.map { $0["seq"] as? Int } == [Self.messageCount + 1])
         #expect(newest.first?["text"] as? String == "after everything")

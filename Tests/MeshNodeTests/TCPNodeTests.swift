@@ -52,22 +52,22 @@ struct TCPNodeTests {
         var nodeB = try startScmesh(argumentsB, home: home)
         defer { stopProcess(nodeB) }
 
-        let idB = try runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+        let idB = try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let idA = try runScmesh(["identity", "--data-dir", a], home: home).standardOutput
+        let idA = try await runScmesh(["identity", "--data-dir", a], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(PeerID(hex: idA) != nil && PeerID(hex: idB) != nil)
 
         // 1. A message from A arrives in B's inbox.
         try await eventually("node A has a link to node B", attempts: 1500) {
-            try runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+            try await runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
         }
-        let first = try runScmesh(["send", "--data-dir", a, idB, "before the kill"], home: home)
+        let first = try await runScmesh(["send", "--data-dir", a, idB, "before the kill"], home: home)
         #expect(first.status == 0, "\(first.standardError)")
         try await eventually("the first message is in B's inbox", attempts: 1500) {
-            try inboxTexts(dataDirectory: b, home: home) == ["before the kill"]
+            try await inboxTexts(dataDirectory: b, home: home) == ["before the kill"]
         }
-        let arrived = try inbox(dataDirectory: b, home: home)
+        let arrived = try await inbox(dataDirectory: b, home: home)
         #expect(arrived.first?["from"] as? String == idA)
         #expect(arrived.first?["transport"] as? String == "tcp")
 
@@ -76,54 +76,54 @@ struct TCPNodeTests {
         nodeB.waitUntilExit()
         #expect(nodeB.terminationReason == .uncaughtSignal)
         try await eventually("node A sees the link to B gone", attempts: 1500) {
-            let peers = try runScmesh(["peers", "--data-dir", a, "--json"], home: home)
+            let peers = try await runScmesh(["peers", "--data-dir", a, "--json"], home: home)
             return peers.status == 0 && !peers.standardOutput.contains(idB)
         }
         // While B is down a send is queued (store and forward) and prints the message ID.
-        let whileDown = try runScmesh(["send", "--data-dir", a, "--json", idB, "while B is down"], home: home)
+        let whileDown = try await runScmesh(["send", "--data-dir", a, "--json", idB, "while B is down"], home: home)
         #expect(whileDown.status == 0, "\(whileDown.standardOutput) \(whileDown.standardError)")
         let queued = try jsonObject(whileDown.standardOutput)
         #expect(queued["status"] as? String == "queued", "\(whileDown.standardOutput)")
         let queuedID = try #require(queued["message_id"] as? String)
         // --wait gives up after its timeout; the error names the message ID and says it
         // stays queued; a retry with that ID is idempotent.
-        let waited = try runScmesh(["send", "--data-dir", a, "--timeout", "0.3", idB, "waited for"], home: home)
+        let waited = try await runScmesh(["send", "--data-dir", a, "--timeout", "0.3", idB, "waited for"], home: home)
         #expect(waited.status == 1)
         #expect(waited.standardOutput.isEmpty)
         #expect(waited.standardError.hasPrefix("scmesh: message "), "\(waited.standardError)")
         #expect(waited.standardError.contains("stays in the outbox"), "\(waited.standardError)")
         #expect(waited.standardError.split(separator: "\n").count == 1, "\(waited.standardError)")
-        let waitedJSON = try runScmesh(
+        let waitedJSON = try await runScmesh(
             ["send", "--data-dir", a, "--json", "--timeout", "0.3", "--id", queuedID, idB, "while B is down"], home: home)
         #expect(waitedJSON.status == 1)
         let timedOut = try jsonObject(waitedJSON.standardOutput)
         #expect(timedOut["code"] as? String == "timedOut", "\(waitedJSON.standardOutput)")
         #expect(timedOut["message_id"] as? String == queuedID)
         #expect((timedOut["error"] as? String)?.contains(queuedID) == true)
-        let retry = try runScmesh(["send", "--data-dir", a, "--json", "--id", queuedID, idB, "while B is down"], home: home)
+        let retry = try await runScmesh(["send", "--data-dir", a, "--json", "--id", queuedID, idB, "while B is down"], home: home)
         #expect(try jsonObject(retry.standardOutput)["message_id"] as? String == queuedID)
-        let outbox = try jsonObject(try runScmesh(["outbox", "--data-dir", a, "--json"], home: home).standardOutput)
+        let outbox = try jsonObject(try await runScmesh(["outbox", "--data-dir", a, "--json"], home: home).standardOutput)
         #expect(outbox["total"] as? Int == 2, "\(outbox)")
 
         // 3. Restart B on the same data dir and port: the redial brings the link back
         //    and a new send arrives.
         nodeB = try startScmesh(argumentsB, home: home)
         try await eventually("node A has a link to the restarted node B", attempts: 1500) {
-            try runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+            try await runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
         }
-        #expect(try runScmesh(["identity", "--data-dir", b], home: home).standardOutput.contains(idB))
-        let second = try runScmesh(["send", "--data-dir", a, idB, "after the restart"], home: home)
+        #expect(try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput.contains(idB))
+        let second = try await runScmesh(["send", "--data-dir", a, idB, "after the restart"], home: home)
         #expect(second.status == 0, "\(second.standardError)")
         // The inbox is persisted: the first message survived the kill; the messages
         // queued while B was down arrived once each, whatever the retries.
         let expected = ["after the restart", "before the kill", "waited for", "while B is down"]
         try await eventually("every message is in the restarted B's inbox", attempts: 1500) {
-            try inboxTexts(dataDirectory: b, home: home).sorted() == expected
+            try await inboxTexts(dataDirectory: b, home: home).sorted() == expected
         }
-        let history = try jsonObject(try runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
+        let history = try jsonObject(try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
         #expect((history["messages"] as? [[String: Any]])?.count == 4)
         try await eventually("A's history shows every message delivered", attempts: 1500) {
-            let reply = try jsonObject(try runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
+            let reply = try jsonObject(try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
             return (reply["outbound_counts"] as? [String: Int]) == ["delivered": 4]
         }
 

@@ -264,7 +264,8 @@ struct TCPTransportTests {
         // One line for the first refusal; the rest are counted into one summary line per
         // 10 s interval (none on an idle machine, where the loop takes well under 10 s;
         // a loaded one may cross an interval or two).
-        #expect(capture.messages.filter { $0.contains("refused") }.count <= 1 + intervals, "\(capture.messages)")
+        // (+ 2: the limiter's intervals need not line up with this loop's start.)
+        #expect(capture.messages.filter { $0.contains("refused") }.count <= 2 + intervals, "\(capture.messages)")
         #expect(capture.messages.filter { $0.contains("refused") }.count >= 1, "\(capture.messages)")
         _ = holder
         await server.stop()
@@ -293,6 +294,6 @@ struct TCPTransportTests {
         }
         #expect(events.inboundLinkCount == 2)
         await server.stop()
-        for probe in probes { #expect(await probe.closedByServer()) }
+        for probe in probes { #expect(await probe.closedByServer(seconds: 30)) }
     }
 }

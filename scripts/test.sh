@@ -40,4 +40,13 @@ if [ $# -eq 0 ]; then
 fi
 
 swift build
-swift test "$@"
+# The flood and memory-bound tests (issue 16) push hundreds of connections and hundreds
+# of MiB through the node; they run on their own after the rest, so the rest's hang
+# guards never measure a machine they saturate.
+HEAVY="MemoryBoundTests|TCPHostilePeerTests"
+if [ $# -eq 0 ]; then
+  swift test --skip "$HEAVY"
+  swift test --skip-build --filter "$HEAVY"
+else
+  swift test "$@"
+fi

@@ -1,9 +1,9 @@
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
 import Foundation
-// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|all]
+// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|all]
 let which = CommandLine.arguments.dropFirst().first ?? "all"
-guard ["router", "crypto", "tcp", "failover", "all"].contains(which) else {
-    print("usage: MeshBench [router|crypto|tcp|failover|all]")
+guard ["router", "crypto", "tcp", "failover", "store", "cli", "all"].contains(which) else {
+    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|all]")
     exit(2)
 }
 
@@ -37,4 +37,10 @@ if which == "tcp" || which == "all" {
 }
 if which == "failover" || which == "all" {
     report("failover between two transports (default escalation settings)", try await FailoverBench.run())
+}
+if which == "store" || which == "all" {
+    report("store and forward: the cost of durability", try await StoreBench.run())
+}
+if which == "cli" || which == "all" {
+    report("scmesh from the shell (release nodes over TCP on loopback)", try await CLIBench.run())
 }

@@ -81,7 +81,9 @@ extension NodeConfiguration {
         guard case .mapping(let router) = try ConfigTree.encode(routerConfiguration) else {
             throw MeshError(.invalidConfiguration, "the router configuration did not encode as a mapping")
         }
-        var pairs: [(YAMLNode, YAMLNode)] = [(YAMLNode("node"), try ConfigTree.encode(node))]
+        var pairs: [(YAMLNode, YAMLNode)] = [
+            (YAMLNode("node"), try ConfigTree.encode(node)), (YAMLNode("store"), try ConfigTree.encode(store)),
+        ]
         for (key, value) in router {
             pairs.append((key, value))
             if ConfigTree.keyName(key) == "relay" { pairs.append((YAMLNode("transports"), YAMLNode(transportPairs))) }
@@ -229,7 +231,9 @@ struct ConfigLoader {
         }
         var configuration = NodeConfiguration(defaultsFor: TransportRegistry())
         do {
-            configuration.node = try YAMLDecoder().decode(ConfigDocument.self, from: tree).node
+            let document = try YAMLDecoder().decode(ConfigDocument.self, from: tree)
+            configuration.node = document.node
+            configuration.store = document.store
             configuration.routerConfiguration = try YAMLDecoder().decode(
                 RouterConfiguration.self, from: Self.without(ConfigDocument.nodeKeys, in: tree))
             configuration.transports = try decodeTransports()
@@ -246,6 +250,11 @@ struct ConfigLoader {
     /// "unknown key a.b (known keys of a: ...)" and where it was set.
     func unknownKeyError(_ unknown: [String], known: YAMLNode) -> MeshError {
         let parent = Array(unknown.dropLast())
+        if let moved = ConfigDocument.movedKeys[ConfigTree.dotted(unknown)] {
+            return MeshError(
+                .invalidConfiguration,
+                "\(ConfigTree.dotted(unknown)) is now \(moved); rename the key\(originSuffix(unknown))")
+        }
         var message = "unknown key \(ConfigTree.dotted(unknown))"
         if case .mapping(let siblings) = ConfigTree.value(at: parent, in: known) {
             let names = siblings.keys.compactMap(\.string)
@@ -347,54 +356,4 @@ struct ConfigLoader {
         if let origin = origins.first(where: { $0.key.hasPrefix(dotted + ".") })?.value { return " (from \(origin))" }
         return ""
     }
-}
-
-/// The node's own part of a config document: `node:`. `transports:` is read through
-/// the registry (``ConfigLoader/decodeTransports()``); every other top-level key is the
-/// router's (`RouterConfiguration`).
-struct ConfigDocument: Decodable {
-    /// The top-level keys that are not the router's.
-    static let nodeKeys: Set<String> = ["node", "transports"]
-
-    var node: NodeConfiguration.NodeSettings
-
-    enum CodingKeys: String, CodingKey {
-        case node
-    }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
-    }
-}
-
-/// The keys every transport section has.
-struct TransportHeader: Decodable {
-    var enabled: Bool
-    var priority: Int
-}
-
-extension DecodingError {
-    /// The same error with `prefix` in front of its coding path.
-    func prefixed(with prefix: [any CodingKey]) -> DecodingError {
-        func context(_ c: Context) -> Context {
-            Context(codingPath: prefix + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
-        }
-        switch self {
-        case .typeMismatch(let type, let c): return .typeMismatch(type, context(c))
-        case .valueNotFound(let type, let c): return .valueNotFound(type, context(c))
-        case .keyNotFound(let key, let c): return .keyNotFound(key, context(c))
-        case .dataCorrupted(let c): return .dataCorrupted(context(c))
-        @unknown default: return self
-        }
-    }
-}
-
-/// A coding key for any string.
-struct AnyCodingKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ string: String) { stringValue = string }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
 }

@@ -114,6 +114,9 @@ public struct ControlReply: Sendable {
     public let error: String?
     /// The error's code when `ok` is false (a `MeshError.Code` name).
     public let code: String?
+    /// The message the failure concerns, when it has an ID (a `send` that timed out,
+    /// was refused, or failed).
+    public let messageID: MessageID?
 
     /// Parses a reply line.
     /// - Throws: `.controlRequestFailed` when it is not a JSON object with `ok`.
@@ -122,6 +125,7 @@ public struct ControlReply: Sendable {
             var ok: Bool
             var error: String?
             var code: String?
+            var message_id: String?
         }
         self.line = String(decoding: line, as: UTF8.self)
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(line)) else {
@@ -130,6 +134,7 @@ public struct ControlReply: Sendable {
         ok = envelope.ok
         error = envelope.error
         code = envelope.code
+        messageID = envelope.message_id.flatMap(MessageID.init(hex:))
     }
 
     /// The reply's body as `T`.

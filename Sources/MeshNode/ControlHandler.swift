@@ -4,9 +4,13 @@ import MeshStore
 
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
+///
+/// One file per group of commands: this one dispatches and answers `status`, `peers`
+/// and `inbox`; `+Send`, `+History` (history, trace, outbox) and `+Contacts` the rest.
 package struct ControlHandler: Sendable {
     let router: Router
-    let inbox: StoreInbox
+    let store: MeshStore
+    let contactFilter: ContactFilter
     let configuration: NodeConfiguration
     let dataDirectory: String
     let startedAt: ContinuousClock.Instant
@@ -14,6 +18,14 @@ package struct ControlHandler: Sendable {
     var transports: [any Transport] = []
     /// The control socket's own refusals.
     var controlCounters = ControlServer.Counters()
+
+    var inbox: StoreInbox { store.inbox }
+
+    /// A failure that concerns a message with an ID: the reply carries `message_id`.
+    struct MessageFailure: Error {
+        var error: MeshError
+        var messageID: MessageID
+    }
 
     /// The reply line (without newline) to one request line.
     func respond(to line: [UInt8]) async -> [UInt8] {
@@ -31,11 +43,18 @@ package struct ControlHandler: Sendable {
                 let entries = try await inbox.entries(after: request.after ?? 0, limit: request.limit ?? .max)
                 return try ControlJSON.success(
                     InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived))
+            case "history": return try await history(request)
+            case "trace": return try await trace(request)
+            case "outbox": return try await outbox(request)
+            case "contacts", "contacts_add", "contacts_remove", "contacts_block", "contacts_unblock", "contacts_allow_only":
+                return try await contacts(request)
             default:
                 return ControlJSON.failure(
                     "unknown cmd \"\(request.cmd)\" (known: \(ControlRequest.commands.joined(separator: ", ")))",
                     code: MeshError.Code.controlRequestFailed.name)
             }
+        } catch let failure as MessageFailure {
+            return ControlJSON.failure(failure.error.message, code: failure.error.code.name, messageID: failure.messageID)
         } catch let error as MeshError {
             return ControlJSON.failure(error.message, code: error.code.name)
         } catch {
@@ -51,7 +70,8 @@ package struct ControlHandler: Sendable {
                 peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
                 uptimeSeconds: Double(elapsed.milliseconds) / 1000,
                 relayEnabled: configuration.relay.enabled, transports: await router.transportStatus(),
-                peerCount: await router.peers().count, inboxCount: try await inbox.count, stats: await router.stats(),
+                peerCount: await router.peers().count, inboxCount: try await inbox.count,
+                outboxCount: try await store.history.pendingTotals().messages, stats: await router.stats(),
                 transportCounters: transportCounters()))
     }
 
@@ -63,29 +83,9 @@ package struct ControlHandler: Sendable {
         }
         let control = controlCounters.all
         if !control.isEmpty { counters["control"] = control }
+        let contacts = contactFilter.counters
+        if !contacts.isEmpty { counters["contacts"] = contacts }
         return counters
-    }
-
-    private func send(_ request: ControlRequest) async throws -> [UInt8] {
-        guard let peerText = request.peer else {
-            throw MeshError(.invalidArgument, "send needs \"peer\": the destination's 64-hex-character peer ID")
-        }
-        guard let peer = PeerID(hex: peerText) else {
-            throw MeshError(.invalidArgument, "\"peer\" must be 64 hex characters, got \"\(peerText.prefix(80))\"")
-        }
-        let payload: [UInt8]
-        switch (request.text, request.payloadBase64) {
-        case (let text?, nil): payload = Array(text.utf8)
-        case (nil, let base64?):
-            guard let data = Data(base64Encoded: base64) else {
-                throw MeshError(.invalidArgument, "\"payload_base64\" is not valid base64")
-            }
-            payload = Array(data)
-        case (nil, nil): throw MeshError(.invalidArgument, "send needs \"text\" or \"payload_base64\"")
-        case (_?, _?): throw MeshError(.invalidArgument, "send takes \"text\" or \"payload_base64\", not both")
-        }
-        let id = try await router.send(to: peer, payload: payload)
-        return try ControlJSON.success(SendReply(messageID: id, peer: peer, bytes: payload.count))
     }
 
     static func message(_ entry: StoreInbox.Entry) -> InboxReply.Message {
@@ -127,7 +127,10 @@ package struct ControlHandler: Sendable {
             guard let key = context.codingPath.first, context.codingPath.count == 1 else {
                 return "request is not a JSON object; \(example)"
             }
-            let expected = ["after", "limit"].contains(key.stringValue) ? "an integer" : "a string"
+            let expected =
+                ControlRequest.integerFields.contains(key.stringValue) ? "an integer"
+                : ControlRequest.numberFields.contains(key.stringValue) ? "a number"
+                : ControlRequest.booleanFields.contains(key.stringValue) ? "true or false" : "a string"
             return "request field \"\(Self.snakeCase(key.stringValue))\" must be \(expected)"
         default:
             return "request is not a JSON object; \(example)"

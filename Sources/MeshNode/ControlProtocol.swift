@@ -1,19 +1,22 @@
 import Foundation
 import MeshCore
 
-/// One request on the control socket: a JSON object on one line.
+/// One request on the control socket: a JSON object on one line. Every command and
+/// its fields are listed in the README ("`--json` output and the control socket").
 ///
 /// ```json
 /// {"cmd":"status"}
-/// {"cmd":"peers"}
-/// {"cmd":"send","peer":"<64 hex>","text":"hello"}
-/// {"cmd":"send","peer":"<64 hex>","payload_base64":"aGVsbG8="}
+/// {"cmd":"send","peer":"<64 hex or alias>","text":"hello","wait":true,"timeout_seconds":30}
 /// {"cmd":"inbox","after":0,"limit":100}
+/// {"cmd":"history","peer":"bob","limit":50}
+/// {"cmd":"trace","id":"<32 hex>"}
+/// {"cmd":"contacts_add","alias":"bob","peer":"<64 hex>","note":"from the meetup"}
 /// ```
 public struct ControlRequest: Codable, Sendable, Hashable {
-    /// `status`, `peers`, `send` or `inbox`.
+    /// The command: one of ``commands``.
     public var cmd: String
-    /// `send`: the destination peer ID (64 hex characters).
+    /// The peer: a 64-hex-character peer ID or a contact's alias (`send`, `history`,
+    /// `outbox`, `contacts_add`, `contacts_remove`, `contacts_block`, `contacts_unblock`).
     public var peer: String?
     /// `send`: the payload as UTF-8 text.
     public var text: String?
@@ -21,27 +24,63 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var payloadBase64: String?
     /// `inbox`: only messages with a sequence number above this.
     public var after: Int?
-    /// `inbox`: at most this many (the newest).
+    /// `inbox`, `history`, `outbox`: at most this many.
     public var limit: Int?
+    /// `send`: the message ID to use (32 hex characters), so that a retry is
+    /// idempotent; `trace`: the message to trace.
+    public var id: String?
+    /// `send`: how long the message may wait for delivery, in seconds (default
+    /// `store.default_expiry_seconds`).
+    public var expiresSeconds: Double?
+    /// `send`: reply only once the destination's receipt arrived (or the timeout passed).
+    public var wait: Bool?
+    /// `send` with `wait`: how long to wait, in seconds (default 60).
+    public var timeoutSeconds: Double?
+    /// `contacts_add`, `contacts_remove`: the contact's alias.
+    public var alias: String?
+    /// `contacts_add`: a free note.
+    public var note: String?
+    /// `contacts_allow_only`: turn allow-list mode on (true) or off (false).
+    public var on: Bool?
 
     /// Creates a request.
-    public init(cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil, limit: Int? = nil) {
+    public init(
+        cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil,
+        limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
+        timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil
+    ) {
         self.cmd = cmd
         self.peer = peer
         self.text = text
         self.payloadBase64 = payloadBase64
         self.after = after
         self.limit = limit
+        self.id = id
+        self.expiresSeconds = expiresSeconds
+        self.wait = wait
+        self.timeoutSeconds = timeoutSeconds
+        self.alias = alias
+        self.note = note
+        self.on = on
     }
 
     /// The commands a node answers.
-    public static let commands = ["status", "peers", "send", "inbox"]
+    public static let commands = [
+        "status", "peers", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
+        "contacts_block", "contacts_unblock", "contacts_allow_only",
+    ]
 
     /// The request fields, as they are spelled on the socket.
-    public static let fields = ["cmd", "peer", "text", "payload_base64", "after", "limit"]
+    public static let fields = CodingKeys.allCases.map { ControlHandler.snakeCase($0.rawValue) }
 
-    enum CodingKeys: String, CodingKey {
-        case cmd, peer, text, payloadBase64, after, limit
+    /// The fields whose value is a number, and those whose value is a boolean (for
+    /// refusal texts).
+    static let integerFields: Set<String> = ["after", "limit"]
+    static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
+    static let booleanFields: Set<String> = ["wait", "on"]
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -53,7 +92,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// Decodes a request, rejecting fields it does not know.
     public init(from decoder: any Decoder) throws {
         let all = try decoder.container(keyedBy: AnyCodingKey.self)
-        let known = Set(CodingKeys.allStringValues)
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
         if let unknown = all.allKeys.first(where: { !known.contains($0.stringValue) }) {
             throw UnknownField(name: unknown.stringValue)
         }
@@ -64,11 +103,14 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         payloadBase64 = try container.decodeIfPresent(String.self, forKey: .payloadBase64)
         after = try container.decodeIfPresent(Int.self, forKey: .after)
         limit = try container.decodeIfPresent(Int.self, forKey: .limit)
+        id = try container.decodeIfPresent(String.self, forKey: .id)
+        expiresSeconds = try container.decodeIfPresent(Double.self, forKey: .expiresSeconds)
+        wait = try container.decodeIfPresent(Bool.self, forKey: .wait)
+        timeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .timeoutSeconds)
+        alias = try container.decodeIfPresent(String.self, forKey: .alias)
+        note = try container.decodeIfPresent(String.self, forKey: .note)
+        on = try container.decodeIfPresent(Bool.self, forKey: .on)
     }
-}
-
-extension ControlRequest.CodingKeys {
-    static var allStringValues: [String] { ["cmd", "peer", "text", "payloadBase64", "after", "limit"] }
 }
 
 /// The reply to `status`.
@@ -89,6 +131,9 @@ public struct StatusReply: Codable, Sendable, Hashable {
     public var peerCount: Int
     /// Messages held in the inbox.
     public var inboxCount: Int
+    /// Messages from this node still on their way (queued, or sent and waiting for
+    /// the receipt). Absent from replies of older nodes.
+    public var outboxCount: Int?
     /// The router's counters.
     public var stats: RouterStats
     /// Counters of the transports that keep them (``TransportCounting``), by transport
@@ -107,12 +152,35 @@ public struct PeersReply: Codable, Sendable, Hashable {
 
 /// The reply to `send`.
 public struct SendReply: Codable, Sendable, Hashable {
-    /// The message's ID.
+    /// The message's ID (pass it as `id` to retry without making a duplicate).
     public var messageID: MessageID
     /// The destination.
     public var peer: PeerID
-    /// Payload bytes sent.
+    /// The destination's alias, when it is a contact.
+    public var alias: String?
+    /// Payload bytes queued.
     public var bytes: Int
+    /// Where the message is: `queued` (the usual answer without `wait`), `sent`, or
+    /// `delivered` (with `wait`, or a retry of a message that arrived already).
+    public var status: MessageStatus
+    /// The transport of the hop that took it, once sent.
+    public var transport: String?
+    /// With `wait`: seconds from the request to the receipt.
+    public var waitedSeconds: Double?
+
+    /// Creates a reply.
+    public init(
+        messageID: MessageID, peer: PeerID, alias: String? = nil, bytes: Int, status: MessageStatus,
+        transport: String? = nil, waitedSeconds: Double? = nil
+    ) {
+        self.messageID = messageID
+        self.peer = peer
+        self.alias = alias
+        self.bytes = bytes
+        self.status = status
+        self.transport = transport
+        self.waitedSeconds = waitedSeconds
+    }
 }
 
 /// The reply to `inbox`.
@@ -175,14 +243,16 @@ public enum ControlJSON {
         return Array(#"{"ok":true,"#.utf8) + encoded.dropFirst()
     }
 
-    /// `{"ok":false,"error":message,"code":code}` as one line.
-    public static func failure(_ message: String, code: String) -> [UInt8] {
+    /// `{"ok":false,"error":message,"code":code}` as one line, with `"message_id"` when
+    /// the failure concerns a message that has an ID.
+    public static func failure(_ message: String, code: String, messageID: MessageID? = nil) -> [UInt8] {
         struct Failure: Encodable {
             var ok = false
             var error: String
             var code: String
+            var messageID: MessageID?
         }
-        return (try? Array(encoder().encode(Failure(error: message, code: code))))
+        return (try? Array(encoder().encode(Failure(error: message, code: code, messageID: messageID))))
             ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)
     }
 }

@@ -5,8 +5,9 @@ import ServiceLifecycle
 import UnixSignals
 
 /// Builds a node from a configuration: loads (or creates) the identity in
-/// `dataDirectory` (unless `identity` is given), opens the store
-/// (`DATA-DIR/store.sqlite`: the persisted inbox, outbox and history), makes every
+/// `dataDirectory` (unless `identity` is given), opens the store (`store.path`, by
+/// default `DATA-DIR/store.sqlite`: the persisted inbox, outbox, history, contacts and
+/// address ledger), makes every
 /// enabled transport through the registry, and wires the router, the store and the
 /// control socket. Nothing starts until ``Node/run()``.
 ///
@@ -39,17 +40,22 @@ public func buildNode(
             throw MeshError(error.code, "transports.\(name): \(error.message)", cause: error.cause)
         }
     }
-    var storeConfiguration = StoreConfiguration()
-    storeConfiguration.inboxCapacity = config.node.inboxCapacity
-    storeConfiguration.inboxMaxBytes = config.node.inboxMaxBytes
-    let store = try MeshStore(path: dataDirectory + "/store.sqlite", configuration: storeConfiguration, logger: logger)
+    let store = try MeshStore(
+        path: config.store.filePath(dataDirectory: dataDirectory), configuration: config.store.storeConfiguration,
+        logger: logger)
     return Node(
         configuration: config, dataDirectory: dataDirectory, identity: identity, store: store, transports: transports,
         logger: logger)
 }
 
-/// A running SCMesh node: the router with its transports, the inbox and the control
-/// socket, run as services of one `ServiceGroup`. Make one with ``buildNode(config:dataDirectory:logger:registry:identity:)``.
+/// A running SCMesh node: the router with its transports, the store (inbox, outbox,
+/// history, contacts, address ledger) and the control socket, run as services of one
+/// `ServiceGroup`. Make one with ``buildNode(config:dataDirectory:logger:registry:identity:)``.
+///
+/// Inbound messages pass the ``ContactFilter`` (blocked contacts and, in allow-list
+/// mode, non-contacts are dropped) on their way to the inbox; the
+/// ``AddressLedgerService`` records which addresses worked and redials known peers at
+/// start.
 public final class Node: Sendable {
     /// The configuration it was built from.
     public let configuration: NodeConfiguration
@@ -65,8 +71,15 @@ public final class Node: Sendable {
     public var inbox: StoreInbox { store.inbox }
     /// The control socket server.
     public let controlServer: ControlServer
+    /// The inbound filter in front of the inbox (blocked contacts, allow-list mode).
+    public let contactFilter: ContactFilter
+    /// Keeps the address ledger and redials known peers at start.
+    public let ledgerService: AddressLedgerService
     /// The transports the node runs, with their priorities.
     public let transports: [(transport: any Transport, priority: Int)]
+    /// The transports as the router gets them: wrapped to report failed dials to the
+    /// address ledger.
+    private let routedTransports: [(transport: any Transport, priority: Int)]
     private let logger: Logger
 
     init(
@@ -80,22 +93,36 @@ public final class Node: Sendable {
         self.transports = transports
         self.logger = logger
         let routerConfiguration = configuration.routerConfiguration
+        contactFilter = ContactFilter(inbox: store.inbox, contacts: store.contacts)
         router = Router(
             security: identity.security, configuration: routerConfiguration, sealer: identity.sealer,
-            receipts: identity.receipts, sink: store.inbox, queue: store.outbox, logger: logger)
+            receipts: identity.receipts, sink: contactFilter, queue: store.outbox, logger: logger)
+        let reports = AddressLedgerService.Reports()
+        self.routedTransports = transports.map {
+            (transport: LedgerTransport(inner: $0.transport, reports: reports) as any Transport, priority: $0.priority)
+        }
+        ledgerService = AddressLedgerService(
+            router: router, ledger: store.ledger,
+            redialTransports: Set(transports.map(\.transport).filter { !$0.capabilities.needsDiscovery }.map(\.name)),
+            reports: reports, logger: logger)
         let handler = ControlHandler(
-            router: router, inbox: store.inbox, configuration: configuration, dataDirectory: dataDirectory,
-            startedAt: .now, transports: transports.map(\.transport), controlCounters: ControlServer.Counters())
+            router: router, store: store, contactFilter: contactFilter, configuration: configuration,
+            dataDirectory: dataDirectory, startedAt: .now, transports: transports.map(\.transport),
+            controlCounters: ControlServer.Counters())
         controlServer = ControlServer(
             dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration),
             counters: handler.controlCounters, logger: logger)
     }
 
     /// The node's services in start order (graceful shutdown runs in reverse: the
-    /// control socket closes first, then the router stops its transports, then the
-    /// store's upkeep).
+    /// control socket closes first, then the address ledger's upkeep, then the router
+    /// stops its transports, then the store's upkeep).
     public var services: [any Service] {
-        [StoreMaintenance(store: store, logger: logger), RouterService(router: router, transports: transports), controlServer]
+        [
+            StoreMaintenance(
+                store: store, interval: .seconds(configuration.store.maintenanceIntervalSeconds), logger: logger),
+            RouterService(router: router, transports: routedTransports), ledgerService, controlServer,
+        ]
     }
 
     /// The node's peer ID.

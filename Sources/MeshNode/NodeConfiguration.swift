@@ -15,10 +15,6 @@ public struct NodeConfiguration: Sendable {
         public var name: String?
         /// The log level: trace, debug, info, notice, warning, error or critical.
         public var logLevel: Logger.Level = .info
-        /// Messages the in-memory inbox keeps; older ones are dropped first.
-        public var inboxCapacity: Int = 10_000
-        /// Payload bytes the in-memory inbox keeps; older messages are dropped first.
-        public var inboxMaxBytes: Int = 256 << 20
         /// Control-socket connections served at once; one more is answered with an
         /// error and closed.
         public var controlMaxConnections: Int = 64
@@ -32,12 +28,11 @@ public struct NodeConfiguration: Sendable {
         enum CodingKeys: String, CodingKey {
             case name
             case logLevel = "log_level"
-            case inboxCapacity = "inbox_capacity"
-            case inboxMaxBytes = "inbox_max_bytes"
             case controlMaxConnections = "control_max_connections"
             case controlWriteTimeoutMs = "control_write_timeout_ms"
         }
 
+        /// Decodes and checks every key; a bad value names its key.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             name = try container.decodeIfPresent(String.self, forKey: .name)
@@ -48,13 +43,6 @@ public struct NodeConfiguration: Sendable {
                     debugDescription: "expected one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(level)\"")
             }
             logLevel = parsed
-            inboxCapacity = try container.decode(Int.self, forKey: .inboxCapacity)
-            guard inboxCapacity >= 1 else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .inboxCapacity, in: container, debugDescription: "must be at least 1, got \(inboxCapacity)")
-            }
-            inboxMaxBytes = try container.decode(Int.self, forKey: .inboxMaxBytes)
-            try require(inboxMaxBytes >= 1, .inboxMaxBytes, in: container, "must be at least 1, got \(inboxMaxBytes)")
             controlMaxConnections = try container.decode(Int.self, forKey: .controlMaxConnections)
             try require(
                 (1...100_000).contains(controlMaxConnections), .controlMaxConnections, in: container,
@@ -65,12 +53,11 @@ public struct NodeConfiguration: Sendable {
                 "must be 1 to 3600000, got \(controlWriteTimeoutMs)")
         }
 
+        /// Encodes every key.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(name, forKey: .name)
             try container.encode(logLevel.rawValue, forKey: .logLevel)
-            try container.encode(inboxCapacity, forKey: .inboxCapacity)
-            try container.encode(inboxMaxBytes, forKey: .inboxMaxBytes)
             try container.encode(controlMaxConnections, forKey: .controlMaxConnections)
             try container.encode(controlWriteTimeoutMs, forKey: .controlWriteTimeoutMs)
         }
@@ -115,6 +102,8 @@ public struct NodeConfiguration: Sendable {
 
     /// `node:`
     public var node = NodeSettings()
+    /// `store:` — the SQLite store's file, bounds and retention.
+    public var store = StoreSettings()
     /// `transports:`, keyed by transport name. Every registered transport has a
     /// section (disabled unless the config enables it).
     public var transports: [String: TransportSettings]

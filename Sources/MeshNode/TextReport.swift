@@ -26,6 +26,7 @@ public enum TextReport {
         lines += [
             "peers       \(status.peerCount)",
             "inbox       \(status.inboxCount) message\(status.inboxCount == 1 ? "" : "s")",
+            "outbox      \(status.outboxCount.map { "\($0) message\($0 == 1 ? "" : "s") on the way" } ?? "-")",
             "messages    \(stats.messagesSent) sent, \(stats.messagesReceived) received, \(stats.duplicatesDropped) duplicates dropped",
             "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
             "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
@@ -89,10 +90,6 @@ public enum TextReport {
         }.joined(separator: "\n")
     }
 
-    /// `scmesh send`.
-    public static func sent(_ reply: SendReply) -> String {
-        "sent message \(reply.messageID.hex) (\(reply.bytes) bytes) to \(reply.peer.hex)"
-    }
 
     /// `text` with every character that a terminal would act on made visible: C0
     /// controls (but newlines when `newlines` is given, which replaces each), DEL,

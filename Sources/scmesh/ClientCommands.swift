@@ -54,24 +54,43 @@ struct InboxCommand: AsyncParsableCommand {
 /// `scmesh send`.
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "send", abstract: "Send a message through the running node; returns when the next hop acknowledged it.")
+        commandName: "send",
+        abstract: "Queue a message in the running node and print its ID; with --wait, wait for the delivery receipt.",
+        discussion: """
+            The message is stored in the node's outbox before this returns and goes out as \
+            soon as a route to the peer appears, until it expires. A retry with --id of a \
+            message that is queued, sent or delivered changes nothing (no duplicate).
+            """)
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
 
-    @Argument(help: "The destination's peer ID (64 hex characters).")
-    var peerID: String
+    @Flag(help: "Wait until the destination's signed delivery receipt arrives (or --timeout passes).")
+    var wait = false
+
+    @Option(help: ArgumentHelp("How long --wait waits, in seconds (default 60; implies --wait).", valueName: "seconds"))
+    var timeout: Double?
+
+    @Option(help: ArgumentHelp("The message ID to use (32 hex characters), e.g. to retry a message without duplicating it.", valueName: "hex"))
+    var id: String?
+
+    @Option(help: ArgumentHelp("How long the message may wait for delivery, in seconds (default: store.default_expiry_seconds).", valueName: "seconds"))
+    var expires: Double?
+
+    @Argument(help: "The destination: a peer ID (64 hex characters) or a contact's alias.")
+    var peer: String
 
     @Argument(help: "The message text, or - to read the payload (any bytes) from standard input.")
     var text: String
 
     func run() async throws {
-        let request: ControlRequest
+        var request = ControlRequest(
+            cmd: "send", peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
+            timeoutSeconds: timeout)
         if text == "-" {
-            let payload = FileHandle.standardInput.readDataToEndOfFile()
-            request = ControlRequest(cmd: "send", peer: peerID, payloadBase64: payload.base64EncodedString())
+            request.payloadBase64 = FileHandle.standardInput.readDataToEndOfFile().base64EncodedString()
         } else {
-            request = ControlRequest(cmd: "send", peer: peerID, text: text)
+            request.text = text
         }
         try await callNode(
             request, dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self, render: TextReport.sent)

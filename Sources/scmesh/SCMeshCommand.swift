@@ -12,7 +12,7 @@ struct SCMeshCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RunCommand.self, StatusCommand.self, PeersCommand.self, SendCommand.self, InboxCommand.self,
-            ConfigCommand.self, IdentityCommand.self,
+            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, ConfigCommand.self, IdentityCommand.self,
         ]
     )
 }

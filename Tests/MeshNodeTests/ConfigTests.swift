@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshStore
 import MeshTesting
 import TransportLoopback
 import Testing
@@ -306,4 +307,54 @@ private struct TCPSettingsProbe: TransportConfiguration {
 
 private func tcpListen(_ config: NodeConfiguration) throws -> [String] {
     try #require(try config.value(at: "transports.tcp.listen")?.texts)
+}
+
+@Suite("Config: store")
+struct StoreConfigTests {
+    @Test("store.* keys: defaults match the store's, values reach StoreConfiguration, the path is relative to the data dir")
+    func storeKeys() throws {
+        let defaults = try NodeConfiguration.load(yaml: "", source: "test", environment: [:], registry: .builtIn)
+        #expect(defaults.store.storeConfiguration == StoreConfiguration())
+        #expect(defaults.store.filePath(dataDirectory: "/d") == "/d/store.sqlite")
+        let yaml = """
+            store:
+              path: sub/my.sqlite
+              default_expiry_seconds: 60
+              dedup_retention_seconds: 120
+              outbox_max_messages_per_peer: 5
+              inbox_capacity: 7
+              history_limit: 9
+            """
+        let config = try NodeConfiguration.load(
+            yaml: yaml, source: "test", environment: ["SCMESH_STORE_OUTBOX_MAX_BYTES": "1000"], registry: .builtIn)
+        #expect(config.store.filePath(dataDirectory: "/d") == "/d/sub/my.sqlite")
+        let store = config.store.storeConfiguration
+        #expect(store.defaultExpiry == .seconds(60))
+        #expect(store.dedupRetention == .seconds(120))
+        #expect(store.outboxMaxMessagesPerPeer == 5)
+        #expect(store.outboxMaxBytes == 1000)
+        #expect(store.inboxCapacity == 7)
+        #expect(store.historyLimit == 9)
+        #expect(try config.yaml().contains("store:\n  path: sub/my.sqlite\n  default_expiry_seconds: 60"))
+        let absolute = try NodeConfiguration.load(yaml: "", source: "t", overrides: ["store.path=/x/s.sqlite"], registry: .builtIn)
+        #expect(absolute.store.filePath(dataDirectory: "/d") == "/x/s.sqlite")
+    }
+
+    @Test(
+        "a broken store value names its key",
+        arguments: [
+            ("store: {outbox_max_messages: 0}", "store.outbox_max_messages: must be at least 1, got 0"),
+            ("store: {default_expiry_seconds: many}", "store.default_expiry_seconds: expected an integer"),
+            ("store: {default_expiry_seconds: 100, dedup_retention_seconds: 50}", "store.dedup_retention_seconds: must be at least store.default_expiry_seconds (100)"),
+            ("store: {path: \"\"}", "store.path: must be a file path or null"),
+            ("store: {histroy_limit: 3}", "unknown key store.histroy_limit (known keys of store: path,"),
+            ("node: {inbox_capacity: 3}", "node.inbox_capacity is now store.inbox_capacity"),
+        ])
+    func brokenStoreValue(yaml: String, expected: String) throws {
+        #expect {
+            _ = try NodeConfiguration.load(yaml: yaml, source: "test.yaml", environment: [:], registry: .builtIn)
+        } throws: { error in
+            "\(error)".contains(expected) && "\(error)".contains("test.yaml")
+        }
+    }
 }

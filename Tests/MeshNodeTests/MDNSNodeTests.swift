@@ -28,11 +28,11 @@ struct MDNSNodeTests {
         func mdns(_ host: Int) -> [String] {
             ["--set", "transports.mdns.interfaces=[veth\(host)]", "--set", "transports.mdns.listen=[10.213.0.\(host):0]"]
         }
-        let a = try hosts.launchNode(
+        let a = try await hosts.launchNode(
             host: 1, dataDirectory: directory.file("a"), home: directory.path,
             arguments: tuning + mdns(1) + ["--set", "transports.tcp.listen=[10.214.0.1:7420]"])
         defer { a.stop() }
-        let b = try hosts.launchNode(
+        let b = try await hosts.launchNode(
             host: 2, dataDirectory: directory.file("b"), home: directory.path,
             arguments: tuning + mdns(2) + [
                 "--set", "transports.tcp.listen=[10.214.0.2:7420]", "--set", "transports.tcp.bootstrap=[10.214.0.1:7420]",
@@ -59,7 +59,9 @@ struct MDNSNodeTests {
                 if index == 10 { await killed.wait() }
                 if Task.isCancelled { break }
                 do {
-                    let reply = try await a.client.call(ControlRequest(cmd: "send", peer: b.peerID.hex, text: text))
+                    // Send queues; waiting for the receipt keeps the stream one message at a time.
+                    let reply = try await a.client.call(
+                        ControlRequest(cmd: "send", peer: b.peerID.hex, text: text, wait: true, timeoutSeconds: 60))
                     if !reply.ok { failures.append("\(text): \(reply.line)") }
                 } catch {
                     failures.append("\(text): \(error)")
@@ -77,7 +79,12 @@ struct MDNSNodeTests {
                 let messages = try await b.inbox()
                 return messages.count >= 5 ? messages : nil
             }
-            statusBefore = try await a.status()
+            // `scmesh send` returns once queued: A counts a frame as sent when its hop
+            // ack arrives, which can be just after B stored the message.
+            statusBefore = try await waitFor("A counted the 5 frames sent over mDNS", nodes: nodes) {
+                let status = try await a.status()
+                return (status.stats.transports["mdns"]?.framesSent ?? 0) >= beforeKill.count ? status : nil
+            }
             peerBefore = try await a.peers().first { $0.peer == b.peerID }
             try hosts.script(["link", "1", "down"])
         } catch {
@@ -138,7 +145,7 @@ struct MDNSNodeTests {
         defer { hosts.down() }
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let (a, b) = try Self.launchMDNSOnlyPair(hosts: hosts, directory: directory)
+        let (a, b) = try await Self.launchMDNSOnlyPair(hosts: hosts, directory: directory)
         defer { a.stop() }
         defer { b.stop() }
         let nodes = [a, b]
@@ -151,8 +158,8 @@ struct MDNSNodeTests {
                 try await linked(node, other) ? true : nil
             }
         }
-        try expectSent(from: a, to: b, "before from a", home: directory.path)
-        try expectSent(from: b, to: a, "before from b", home: directory.path)
+        try await expectSent(from: a, to: b, "before from a", home: directory.path)
+        try await expectSent(from: b, to: a, "before from b", home: directory.path)
         try await expectInbox(of: b, from: a, contains: "before from a", home: directory.path, nodes: nodes)
         try await expectInbox(of: a, from: b, contains: "before from b", home: directory.path, nodes: nodes)
 
@@ -163,7 +170,7 @@ struct MDNSNodeTests {
                 return peers.allSatisfy { $0.links.isEmpty } ? true : nil
             }
         }
-        let cli = try scmeshCLI(["peers", "--data-dir", a.dataDirectory, "--json"], home: directory.path)
+        let cli = try await scmeshCLI(["peers", "--data-dir", a.dataDirectory, "--json"], home: directory.path)
         #expect(cli.status == 0)
         #expect(!cli.standardOutput.contains(b.peerID.hex), "\(cli.standardOutput)")
 
@@ -173,8 +180,8 @@ struct MDNSNodeTests {
                 try await linked(node, other) ? true : nil
             }
         }
-        try expectSent(from: a, to: b, "after from a", home: directory.path)
-        try expectSent(from: b, to: a, "after from b", home: directory.path)
+        try await expectSent(from: a, to: b, "after from a", home: directory.path)
+        try await expectSent(from: b, to: a, "after from b", home: directory.path)
         try await expectInbox(of: b, from: a, contains: "after from a", home: directory.path, nodes: nodes)
         try await expectInbox(of: a, from: b, contains: "after from b", home: directory.path, nodes: nodes)
         let statusA = try await a.status()
@@ -226,9 +233,9 @@ struct MDNSNodeTests {
             // once, A sends to B as soon as it can.
             let dataA = directory.file("a\(round)")
             let dataB = directory.file("b\(round)")
-            let peers = (try identity(dataA, home: directory.path), try identity(dataB, home: directory.path))
+            let peers = (try await identity(dataA, home: directory.path), try await identity(dataB, home: directory.path))
             let start = ContinuousClock.now
-            let (a, b) = try Self.launchMDNSOnlyPair(hosts: hosts, directory: directory, names: ("a\(round)", "b\(round)"), peerIDs: peers)
+            let (a, b) = try await Self.launchMDNSOnlyPair(hosts: hosts, directory: directory, names: ("a\(round)", "b\(round)"), peerIDs: peers)
             defer { a.stop() }
             defer { b.stop() }
             let nodes = [a, b]
@@ -236,7 +243,9 @@ struct MDNSNodeTests {
                 try await a.client.call(ControlRequest(cmd: "status")).ok ? ContinuousClock.now : nil
             }
             let sent = try await waitFor("A's first send to B is acknowledged", interval: .milliseconds(5), nodes: nodes) {
-                try await a.client.call(ControlRequest(cmd: "send", peer: b.peerID.hex, text: "first")).ok ? ContinuousClock.now : nil
+                try await a.client.call(
+                    ControlRequest(cmd: "send", peer: b.peerID.hex, text: "first", wait: true, timeoutSeconds: 60)
+                ).ok ? ContinuousClock.now : nil
             }
             let delivered = try await waitFor("B's inbox has the first message", interval: .milliseconds(5), nodes: nodes) {
                 try await b.inbox().contains { $0.text == "first" && $0.from == a.peerID } ? ContinuousClock.now : nil
@@ -273,17 +282,17 @@ struct MDNSNodeTests {
     static func launchMDNSOnlyPair(
         hosts: NetnsHosts, directory: TemporaryDirectory, names: (String, String) = ("a", "b"),
         peerIDs: (PeerID, PeerID)? = nil
-    ) throws -> (NamespaceNode, NamespaceNode) {
+    ) async throws -> (NamespaceNode, NamespaceNode) {
         func arguments(_ host: Int) -> [String] {
             tuning + [
                 "--set", "transports.tcp.enabled=false",
                 "--set", "transports.mdns.interfaces=[veth\(host)]", "--set", "transports.mdns.listen=[10.213.0.\(host):0]",
             ]
         }
-        let a = try hosts.launchNode(
+        let a = try await hosts.launchNode(
             host: 1, dataDirectory: directory.file(names.0), home: directory.path, arguments: arguments(1), peerID: peerIDs?.0)
         do {
-            let b = try hosts.launchNode(
+            let b = try await hosts.launchNode(
                 host: 2, dataDirectory: directory.file(names.1), home: directory.path, arguments: arguments(2), peerID: peerIDs?.1)
             return (a, b)
         } catch {
@@ -343,8 +352,9 @@ final class NetnsHosts: Sendable {
 
     /// Starts `scmesh run` in host `host` on `dataDirectory`; unless `peerID` is given (its
     /// identity made already), `scmesh identity` creates the identity first, so the peer ID is known.
-    func launchNode(host: Int, dataDirectory: String, home: String, arguments: [String], peerID known: PeerID? = nil) throws -> NamespaceNode {
-        let peerID = try known ?? identity(dataDirectory, home: home)
+    func launchNode(host: Int, dataDirectory: String, home: String, arguments: [String], peerID known: PeerID? = nil) async throws -> NamespaceNode {
+        let peerID: PeerID
+        if let known { peerID = known } else { peerID = try await identity(dataDirectory, home: home) }
         let log = dataDirectory + ".log"
         let process = try launch(
             host: host, [scmeshExecutable.path, "run", "--data-dir", dataDirectory] + arguments, log: log,
@@ -479,13 +489,13 @@ private func runToEnd(_ executable: String, _ arguments: [String]) throws -> (st
 }
 
 /// Runs the `scmesh` CLI (no `SCMESH_*` environment, `HOME` = `home`).
-private func scmeshCLI(_ arguments: [String], home: String) throws -> ScmeshResult {
-    try runScmesh(arguments, environment: scmeshEnvironment(home: home))
+private func scmeshCLI(_ arguments: [String], home: String) async throws -> ScmeshResult {
+    try await runScmesh(arguments, environment: scmeshEnvironment(home: home))
 }
 
 /// `scmesh identity` on `dataDirectory` (creating it).
-private func identity(_ dataDirectory: String, home: String) throws -> PeerID {
-    let result = try scmeshCLI(["identity", "--data-dir", dataDirectory], home: home)
+private func identity(_ dataDirectory: String, home: String) async throws -> PeerID {
+    let result = try await scmeshCLI(["identity", "--data-dir", dataDirectory], home: home)
     let hex = result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     guard result.status == 0, let peer = PeerID(hex: hex) else {
         throw MDNSNodeTestFailure("scmesh identity failed (\(result.status)): \(result.standardOutput) \(result.standardError)")
@@ -496,8 +506,8 @@ private func identity(_ dataDirectory: String, home: String) throws -> PeerID {
 /// `scmesh send` from `node` to `other`, expected to be acknowledged.
 private func expectSent(
     from node: NamespaceNode, to other: NamespaceNode, _ text: String, home: String, sourceLocation: SourceLocation = #_sourceLocation
-) throws {
-    let sent = try scmeshCLI(["send", "--data-dir", node.dataDirectory, other.peerID.hex, text], home: home)
+) async throws {
+    let sent = try await scmeshCLI(["send", "--data-dir", node.dataDirectory, other.peerID.hex, text], home: home)
     #expect(sent.status == 0, "scmesh send \(node.name) -> \(other.name): \(sent.standardError)", sourceLocation: sourceLocation)
 }
 
@@ -508,7 +518,7 @@ private func expectInbox(
 ) async throws {
     let message = try await waitFor("\(node.name)'s inbox has \"\(text)\"", nodes: nodes, sourceLocation: sourceLocation) {
         () -> [String: Any]? in
-        let reply = try scmeshCLI(["inbox", "--data-dir", node.dataDirectory, "--json"], home: home)
+        let reply = try await scmeshCLI(["inbox", "--data-dir", node.dataDirectory, "--json"], home: home)
         let object = try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any]
         let messages = object?["messages"] as? [[String: Any]] ?? []
         return messages.first { $0["text"] as? String == text }

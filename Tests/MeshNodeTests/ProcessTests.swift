@@ -28,8 +28,8 @@ private func launch(_ arguments: [String], home: String, standardOutput: Pipe = 
 }
 
 /// Runs `scmesh` to completion, with `input` on its standard input.
-private func scmesh(_ arguments: String..., home: String, input: [UInt8]? = nil) throws -> ScmeshResult {
-    try runScmesh(arguments, environment: cleanEnvironment(home: home), input: input)
+private func scmesh(_ arguments: String..., home: String, input: [UInt8]? = nil) async throws -> ScmeshResult {
+    try await runScmesh(arguments, environment: cleanEnvironment(home: home), input: input)
 }
 
 @Suite("scmesh process")
@@ -46,7 +46,7 @@ struct ProcessTests {
 
         var status: ScmeshResult?
         try await eventually("scmesh status --json answers") {
-            let attempt = try scmesh("status", "--json", "--data-dir", dataDirectory, home: directory.path)
+            let attempt = try await scmesh("status", "--json", "--data-dir", dataDirectory, home: directory.path)
             status = attempt
             return attempt.status == 0
         }
@@ -54,7 +54,7 @@ struct ProcessTests {
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any])
         #expect(object["ok"] as? Bool == true)
-        let identity = try scmesh("identity", "--data-dir", dataDirectory, home: directory.path)
+        let identity = try await scmesh("identity", "--data-dir", dataDirectory, home: directory.path)
         #expect(identity.status == 0)
         #expect(object["peer_id"] as? String == identity.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
         let transports = try #require(object["transports"] as? [[String: Any]])
@@ -62,7 +62,7 @@ struct ProcessTests {
         let loopback = try #require(transports.first { $0["name"] as? String == "loopback" })
         #expect(loopback["state"] as? String == "running")
 
-        let human = try scmesh("status", "--data-dir", dataDirectory, home: directory.path)
+        let human = try await scmesh("status", "--data-dir", dataDirectory, home: directory.path)
         #expect(human.status == 0)
         #expect(human.standardOutput.contains("relay       on"))
 
@@ -72,7 +72,7 @@ struct ProcessTests {
         #expect(node.terminationStatus == 0)
         #expect(!FileManager.default.fileExists(atPath: DataDirectory.controlSocketPath(dataDirectory)))
 
-        let after = try scmesh("status", "--data-dir", dataDirectory, home: directory.path)
+        let after = try await scmesh("status", "--data-dir", dataDirectory, home: directory.path)
         #expect(after.status != 0)
         #expect(after.standardError.contains("no node is running with data dir \(dataDirectory)"))
         _ = log.fileHandleForReading.readDataToEndOfFile()
@@ -95,23 +95,23 @@ struct ProcessTests {
              "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, home: directory.path)
         defer { if nodeB.isRunning { nodeB.terminate() } }
 
-        let idA = try scmesh("identity", "--data-dir", a, home: directory.path).standardOutput
+        let idA = try await scmesh("identity", "--data-dir", a, home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let idB = try scmesh("identity", "--data-dir", b, home: directory.path).standardOutput
+        let idB = try await scmesh("identity", "--data-dir", b, home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await eventually("node A has a link to node B") {
-            try scmesh("peers", "--data-dir", a, home: directory.path).standardOutput.contains(idB)
+            try await scmesh("peers", "--data-dir", a, home: directory.path).standardOutput.contains(idB)
         }
         let payload: [UInt8] = Array("bytes from stdin\n".utf8) + [0, 0xFF]
-        let sent = try scmesh("send", "--data-dir", a, "--json", idB, "-", home: directory.path, input: payload)
+        let sent = try await scmesh("send", "--data-dir", a, "--json", idB, "-", home: directory.path, input: payload)
         #expect(sent.status == 0, "\(sent.standardOutput) \(sent.standardError)")
-        let text = try scmesh("send", "--data-dir", a, idB, "hello over tcp", home: directory.path)
+        let text = try await scmesh("send", "--data-dir", a, idB, "hello over tcp", home: directory.path)
         #expect(text.status == 0, "\(text.standardError)")
-        #expect(text.standardOutput.hasPrefix("sent message "))
+        #expect(text.standardOutput.hasPrefix("queued message "))
 
         var inbox: [[String: Any]] = []
         try await eventually("node B's inbox has both messages") {
-            let reply = try scmesh("inbox", "--data-dir", b, "--json", home: directory.path)
+            let reply = try await scmesh("inbox", "--data-dir", b, "--json", home: directory.path)
             let object = try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any]
             inbox = object?["messages"] as? [[String: Any]] ?? []
             return inbox.count == 2
@@ -128,20 +128,20 @@ struct ProcessTests {
     }
 
     @Test("scmesh config check prints the effective config, or one line naming the bad key and exits non-zero")
-    func configCheck() throws {
+    func configCheck() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let good = directory.file("good.yaml")
         try "relay:\n  enabled: true\n".write(toFile: good, atomically: true, encoding: .utf8)
-        let valid = try scmesh("config", "check", good, "--set", "escalation.max_attempts=7", home: directory.path)
+        let valid = try await scmesh("config", "check", good, "--set", "escalation.max_attempts=7", home: directory.path)
         #expect(valid.status == 0, "\(valid.standardError)")
         #expect(valid.standardOutput.contains("max_attempts: 7"))
         #expect(valid.standardOutput.contains("relay:\n  enabled: true"))
 
         let bad = directory.file("bad.yaml")
         try "escalation:\n  max_attempts: lots\n".write(toFile: bad, atomically: true, encoding: .utf8)
-        let invalid = try scmesh("config", "check", bad, home: directory.path)
+        let invalid = try await scmesh("config", "check", bad, home: directory.path)
         #expect(invalid.status != 0)
         #expect(invalid.standardOutput.isEmpty)
         #expect(invalid.standardError.contains("escalation.max_attempts: expected an integer"), "\(invalid.standardError)")

@@ -23,7 +23,7 @@ struct TCPNodeTests {
     }
 
     @Test(
-        "two scmesh processes over TCP: a message arrives, sending fails with noRoute while the receiver is killed, delivery resumes after its restart",
+        "two scmesh processes over TCP: a message arrives; while the receiver is killed a send is queued (and --wait times out naming the message ID); after its restart the queued message arrives once",
         arguments: Dialer.allCases)
     func killAndRestartReceiver(dialer: Dialer) async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
@@ -52,22 +52,22 @@ struct TCPNodeTests {
         var nodeB = try startScmesh(argumentsB, home: home)
         defer { stopProcess(nodeB) }
 
-        let idB = try runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+        let idB = try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let idA = try runScmesh(["identity", "--data-dir", a], home: home).standardOutput
+        let idA = try await runScmesh(["identity", "--data-dir", a], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(PeerID(hex: idA) != nil && PeerID(hex: idB) != nil)
 
         // 1. A message from A arrives in B's inbox.
         try await eventually("node A has a link to node B", attempts: 1500) {
-            try runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+            try await runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
         }
-        let first = try runScmesh(["send", "--data-dir", a, idB, "before the kill"], home: home)
+        let first = try await runScmesh(["send", "--data-dir", a, idB, "before the kill"], home: home)
         #expect(first.status == 0, "\(first.standardError)")
         try await eventually("the first message is in B's inbox", attempts: 1500) {
-            try inboxTexts(dataDirectory: b, home: home) == ["before the kill"]
+            try await inboxTexts(dataDirectory: b, home: home) == ["before the kill"]
         }
-        let arrived = try inbox(dataDirectory: b, home: home)
+        let arrived = try await inbox(dataDirectory: b, home: home)
         #expect(arrived.first?["from"] as? String == idA)
         #expect(arrived.first?["transport"] as? String == "tcp")
 
@@ -76,37 +76,56 @@ struct TCPNodeTests {
         nodeB.waitUntilExit()
         #expect(nodeB.terminationReason == .uncaughtSignal)
         try await eventually("node A sees the link to B gone", attempts: 1500) {
-            let peers = try runScmesh(["peers", "--data-dir", a, "--json"], home: home)
+            let peers = try await runScmesh(["peers", "--data-dir", a, "--json"], home: home)
             return peers.status == 0 && !peers.standardOutput.contains(idB)
         }
-        let whileDown = try runScmesh(["send", "--data-dir", a, "--json", idB, "while B is down"], home: home)
-        #expect(whileDown.status == 1)
-        let failure = try jsonObject(whileDown.standardOutput)
-        #expect(failure["ok"] as? Bool == false)
-        #expect(failure["code"] as? String == "noRoute", "\(whileDown.standardOutput)")
-        #expect((failure["error"] as? String)?.contains("no live link to peer") == true, "\(whileDown.standardOutput)")
-        let plain = try runScmesh(["send", "--data-dir", a, idB, "while B is down"], home: home)
-        #expect(plain.status == 1)
-        #expect(plain.standardOutput.isEmpty)
-        #expect(plain.standardError.hasPrefix("scmesh: "), "\(plain.standardError)")
-        #expect(plain.standardError.contains("no live link to peer"), "\(plain.standardError)")
-        #expect(plain.standardError.split(separator: "\n").count == 1, "\(plain.standardError)")
+        // While B is down a send is queued (store and forward) and prints the message ID.
+        let whileDown = try await runScmesh(["send", "--data-dir", a, "--json", idB, "while B is down"], home: home)
+        #expect(whileDown.status == 0, "\(whileDown.standardOutput) \(whileDown.standardError)")
+        let queued = try jsonObject(whileDown.standardOutput)
+        #expect(queued["status"] as? String == "queued", "\(whileDown.standardOutput)")
+        let queuedID = try #require(queued["message_id"] as? String)
+        // --wait gives up after its timeout; the error names the message ID and says it
+        // stays queued; a retry with that ID is idempotent.
+        let waited = try await runScmesh(["send", "--data-dir", a, "--timeout", "0.3", idB, "waited for"], home: home)
+        #expect(waited.status == 1)
+        #expect(waited.standardOutput.isEmpty)
+        #expect(waited.standardError.hasPrefix("scmesh: message "), "\(waited.standardError)")
+        #expect(waited.standardError.contains("stays in the outbox"), "\(waited.standardError)")
+        #expect(waited.standardError.split(separator: "\n").count == 1, "\(waited.standardError)")
+        let waitedJSON = try await runScmesh(
+            ["send", "--data-dir", a, "--json", "--timeout", "0.3", "--id", queuedID, idB, "while B is down"], home: home)
+        #expect(waitedJSON.status == 1)
+        let timedOut = try jsonObject(waitedJSON.standardOutput)
+        #expect(timedOut["code"] as? String == "timedOut", "\(waitedJSON.standardOutput)")
+        #expect(timedOut["message_id"] as? String == queuedID)
+        #expect((timedOut["error"] as? String)?.contains(queuedID) == true)
+        let retry = try await runScmesh(["send", "--data-dir", a, "--json", "--id", queuedID, idB, "while B is down"], home: home)
+        #expect(try jsonObject(retry.standardOutput)["message_id"] as? String == queuedID)
+        let outbox = try jsonObject(try await runScmesh(["outbox", "--data-dir", a, "--json"], home: home).standardOutput)
+        #expect(outbox["total"] as? Int == 2, "\(outbox)")
 
         // 3. Restart B on the same data dir and port: the redial brings the link back
         //    and a new send arrives.
         nodeB = try startScmesh(argumentsB, home: home)
         try await eventually("node A has a link to the restarted node B", attempts: 1500) {
-            try runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+            try await runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
         }
-        #expect(try runScmesh(["identity", "--data-dir", b], home: home).standardOutput.contains(idB))
-        let second = try runScmesh(["send", "--data-dir", a, idB, "after the restart"], home: home)
+        #expect(try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput.contains(idB))
+        let second = try await runScmesh(["send", "--data-dir", a, idB, "after the restart"], home: home)
         #expect(second.status == 0, "\(second.standardError)")
-        // The inbox is persisted: the first message survived the kill, the new one follows it.
-        try await eventually("the second message is in the restarted B's inbox", attempts: 1500) {
-            try inboxTexts(dataDirectory: b, home: home) == ["before the kill", "after the restart"]
+        // The inbox is persisted: the first message survived the kill; the messages
+        // queued while B was down arrived once each, whatever the retries.
+        let expected = ["after the restart", "before the kill", "waited for", "while B is down"]
+        try await eventually("every message is in the restarted B's inbox", attempts: 1500) {
+            try await inboxTexts(dataDirectory: b, home: home).sorted() == expected
         }
-        // The message sent while B was down was refused, not queued and delivered late.
-        #expect(try !inboxTexts(dataDirectory: b, home: home).contains("while B is down"))
+        let history = try jsonObject(try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
+        #expect((history["messages"] as? [[String: Any]])?.count == 4)
+        try await eventually("A's history shows every message delivered", attempts: 1500) {
+            let reply = try jsonObject(try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
+            return (reply["outbound_counts"] as? [String: Int]) == ["delivered": 4]
+        }
 
         for node in [nodeA, nodeB] { kill(node.processIdentifier, SIGTERM) }
         try await eventually("both nodes exit after SIGTERM", attempts: 1500) { !nodeA.isRunning && !nodeB.isRunning }
@@ -351,7 +370,7 @@ private final class StopFlag: Sendable {
 }
 
 /// Sends numbered messages `a` -> `b` and `b` -> `a` alternately until `stop` is set
-/// (at least three each way); every send must be acknowledged.
+/// (at least three each way); every send must be delivered (its receipt back).
 /// - Returns: the texts each side sent, in order.
 private func exchange(
     between a: RunningNode, and b: RunningNode, until stop: StopFlag
@@ -363,7 +382,7 @@ private func exchange(
         for (sender, receiver) in [(a, b), (b, a)] {
             let text = "\(sender.node.peerID.short) -> \(receiver.node.peerID.short) #\(round)"
             let reply = try await sender.client.call(
-                ControlRequest(cmd: "send", peer: receiver.node.peerID.hex, text: text))
+                ControlRequest(cmd: "send", peer: receiver.node.peerID.hex, text: text, wait: true, timeoutSeconds: 30))
             #expect(reply.ok, "send #\(round) failed: \(reply.line)")
             guard reply.ok else { return (fromA, fromB) }
             if sender.node.peerID == a.node.peerID { fromA.append(text) } else { fromB.append(text) }
@@ -384,160 +403,4 @@ private func peerIDs(of node: RunningNode) async throws -> [PeerID] {
 
 private func inboxTexts(of node: RunningNode) async throws -> [String] {
     try await node.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages.compactMap(\.text)
-}
-
-/// A plain blocking TCP socket to 127.0.0.1, for playing a misbehaving peer.
-private struct RawTCPSocket: Sendable {
-    let descriptor: Int32
-
-    init(port: Int) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw systemError("socket") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let error = systemError("connect to 127.0.0.1:\(port)")
-            Glibc.close(descriptor)
-            throw error
-        }
-    }
-
-    /// Writes all of `bytes` (no SIGPIPE if the node already closed).
-    func write(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard written > 0 else { throw systemError("send") }
-            offset += written
-        }
-    }
-
-    /// Reads exactly `count` bytes, polling without blocking.
-    /// - Throws: when the node closes the connection first, or nothing comes for long.
-    func read(count: Int, _ what: String) async throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        for _ in 0..<Self.pollAttempts {
-            var buffer = [UInt8](repeating: 0, count: count - bytes.count)
-            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if received > 0 {
-                bytes += buffer.prefix(received)
-                if bytes.count == count { return bytes }
-                continue
-            }
-            if received == 0 { throw MeshError(.linkClosed, "the node closed the connection before \(what)") }
-            guard errno == EAGAIN || errno == EWOULDBLOCK else { throw systemError("recv (\(what))") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw MeshError(MeshError.Code("testTimedOut"), "\(what) did not arrive")
-    }
-
-    /// Plays the initiator's half of a Noise XX handshake: sends a valid message 1 (the
-    /// X25519 base point as the ephemeral key) and reads the node's message 2.
-    func sendMessage1AndReadMessage2() async throws {
-        // On the wire: length 33, whole-segment packet flag 0xC0, the 32-byte key.
-        try write([0, 33, 0xC0, 9] + [UInt8](repeating: 0, count: 31))
-        let prefix = try await read(count: 2, "the length of the node's message 2")
-        let length = Int(prefix[0]) << 8 | Int(prefix[1])
-        // Flag + e (32) + encrypted s (32 + 16) + encrypted identity proof (99 + 16).
-        #expect(length == 1 + 195)
-        let message2 = try await read(count: length, "the node's message 2")
-        #expect(message2.first == 0xC0)
-    }
-
-    /// Waits until the node closes the connection (end of stream or reset); any bytes
-    /// the node sends meanwhile are read and dropped.
-    /// - Throws: when the node keeps the connection open for long.
-    func awaitClosedByRemote(_ what: String) async throws {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        for _ in 0..<Self.pollAttempts {
-            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if received > 0 { continue }
-            if received == 0 { return }
-            guard errno == EAGAIN || errno == EWOULDBLOCK else { return }  // reset by the node
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw MeshError(MeshError.Code("testTimedOut"), "the node did not close \(what)")
-    }
-
-    /// 20 ms polls: 30 s at the least, far above any timeout the node is configured with.
-    static let pollAttempts = 1500
-
-    func close() {
-        Glibc.close(descriptor)
-    }
-}
-
-private func systemError(_ call: String) -> MeshError {
-    MeshError(.invalidArgument, "\(call) failed: \(String(cString: strerror(errno)))")
-}
-
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-private func unusedLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw systemError("socket") }
-    defer { Glibc.close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-        }
-    }
-    guard bound else { throw systemError("bind") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
-// MARK: - Process helpers
-
-/// Starts a long-running `scmesh` (its log goes nowhere).
-private func startScmesh(_ arguments: [String], home: String) throws -> Process {
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
-}
-
-/// Kills `process` if it still runs and reaps it.
-private func stopProcess(_ process: Process) {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-}
-
-/// Runs `scmesh` to completion.
-private func runScmesh(_ arguments: [String], home: String) throws -> ScmeshResult {
-    try runScmesh(arguments, environment: scmeshEnvironment(home: home))
-}
-
-private func jsonObject(_ text: String) throws -> [String: Any] {
-    guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
-        throw MeshError(.invalidArgument, "not a JSON object: \(text)")
-    }
-    return object
-}
-
-private func inbox(dataDirectory: String, home: String) throws -> [[String: Any]] {
-    let reply = try runScmesh(["inbox", "--data-dir", dataDirectory, "--json"], home: home)
-    guard reply.status == 0 else { throw MeshError(.invalidArgument, "inbox failed: \(reply.standardError)") }
-    return try jsonObject(reply.standardOutput)["messages"] as? [[String: Any]] ?? []
-}
-
-private func inboxTexts(dataDirectory: String, home: String) throws -> [String] {
-    try inbox(dataDirectory: dataDirectory, home: home).compactMap { $0["text"] as? String }
 }

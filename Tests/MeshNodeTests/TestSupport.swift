@@ -88,7 +88,20 @@ func scmeshEnvironment(home: String) -> [String: String] {
 }
 
 /// Runs `scmesh` to completion with `environment`, `input` (if any) on its standard input.
-func runScmesh(_ arguments: [String], environment: [String: String], input: [UInt8]? = nil) throws -> ScmeshResult {
+///
+/// The wait happens on a thread of its own: a test blocking one of the few threads of
+/// Swift's cooperative pool for the length of a process run would starve every other
+/// test running in parallel (and trip their hang guards).
+func runScmesh(_ arguments: [String], environment: [String: String], input: [UInt8]? = nil) async throws -> ScmeshResult {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ScmeshResult, any Error>) in
+        let thread = Thread {
+            continuation.resume(with: Result { try runScmeshBlocking(arguments, environment: environment, input: input) })
+        }
+        thread.start()
+    }
+}
+
+private func runScmeshBlocking(_ arguments: [String], environment: [String: String], input: [UInt8]?) throws -> ScmeshResult {
     let output = Pipe()
     let errors = Pipe()
     let stdin = Pipe()

@@ -254,14 +254,19 @@ struct TCPTransportTests {
         let port = try server.port
         let holder = try RawClient(port: port)
         _ = try await server.events.nextInboundLink()
+        let started = ContinuousClock.now
         for _ in 0..<200 {
             let extra = try RawClient(port: port)
             #expect(await extra.closedByServer())
         }
+        let intervals = Int((ContinuousClock.now - started) / .seconds(10))
         #expect(server.transport.counters["refused.max_inbound"] == 200)
-        // One line for the first refusal; the rest are counted into the summary written
-        // once the 10 s interval is over (not reached here).
-        #expect(capture.messages.filter { $0.contains("refused") }.count == 1, "\(capture.messages)")
+        // One line for the first refusal; the rest are counted into one summary line per
+        // 10 s interval (none on an idle machine, where the loop takes well under 10 s;
+        // a loaded one may cross an interval or two).
+        // (+ 2: the limiter's intervals need not line up with this loop's start.)
+        #expect(capture.messages.filter { $0.contains("refused") }.count <= 2 + intervals, "\(capture.messages)")
+        #expect(capture.messages.filter { $0.contains("refused") }.count >= 1, "\(capture.messages)")
         _ = holder
         await server.stop()
     }
@@ -289,6 +294,6 @@ struct TCPTransportTests {
         }
         #expect(events.inboundLinkCount == 2)
         await server.stop()
-        for probe in probes { #expect(await probe.closedByServer()) }
+        for probe in probes { #expect(await probe.closedByServer(seconds: 30)) }
     }
 }

@@ -1,0 +1,91 @@
+import Foundation
+import MeshCore
+
+/// `scmesh send` from the shell: one process per message against two running release
+/// nodes over TCP on loopback, next to `scmesh status` (the same process start and
+/// control-socket round trip, no message) in the same run.
+enum CLIBench {
+    /// The `scmesh` binary next to this one (`swift build -c release` builds both).
+    static var scmesh: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("scmesh").path
+    }
+
+    @discardableResult
+    static func run(_ arguments: [String], waitForExit: Bool = true) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: scmesh)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        if waitForExit {
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw MeshError(.invalidArgument, "scmesh \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+            }
+        }
+        return process
+    }
+
+    static func output(_ arguments: [String]) throws -> String {
+        let pipe = Pipe()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: scmesh)
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func timed(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
+        let start = ContinuousClock.now
+        for _ in 0..<count { try body() }
+        return Double(count) / TCPBench.seconds(ContinuousClock.now - start)
+    }
+
+    static func run() async throws -> [BenchFigure] {
+        guard FileManager.default.isExecutableFile(atPath: scmesh) else {
+            throw MeshError(.invalidArgument, "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release")
+        }
+        let root = "/tmp/scmesh-bench-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = root + "/a"
+        let b = root + "/b"
+        let port = 20_000 + Int(getpid() % 20_000)
+        let only = [
+            "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
+            "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error",
+        ]
+        let nodeA = try run(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, waitForExit: false)
+        let nodeB = try run(
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
+             "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, waitForExit: false)
+        defer {
+            for node in [nodeA, nodeB] where node.isRunning {
+                kill(node.processIdentifier, SIGTERM)
+                node.waitUntilExit()
+            }
+        }
+        let peerB = try output(["identity", "--data-dir", b])
+        for _ in 0..<3000 {
+            if (try? output(["peers", "--data-dir", a]))?.contains(peerB) == true { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let count = 200
+        let status = timed(count) { _ = try? run(["status", "--data-dir", a]) }
+        let send = try timed(count) { try run(["send", "--data-dir", a, peerB, "hello from the shell"]) }
+        let waited = try timed(count / 2) { try run(["send", "--data-dir", a, "--wait", peerB, "hello, with receipt"]) }
+        return [
+            BenchFigure(
+                name: "scmesh send from the shell (one process per message, returns once queued)", value: send,
+                unit: "msgs/s", baseline: ("scmesh status, one process per request", status)),
+            BenchFigure(
+                name: "scmesh send --wait from the shell (returns on the delivery receipt)", value: waited,
+                unit: "msgs/s", baseline: ("scmesh status, one process per request", status)),
+        ]
+    }
+}

@@ -1,0 +1,104 @@
+import MeshCore
+import MeshStore
+import Synchronization
+
+/// The node's inbound filter: the router's ``MessageSink``, in front of the persisted
+/// inbox, that enforces the contact book — messages from a blocked contact, and in
+/// allow-list mode from anyone who is not a contact, never reach the inbox.
+///
+/// **Accept and drop.** A refused message is taken (the hop is acknowledged, so the
+/// core returns its delivery receipt) and then discarded, counted under
+/// `dropped.blocked` / `dropped.not_a_contact`. Refusing it instead (no
+/// acknowledgement) would make the sender retry on its backoff until the message
+/// expires — days of traffic for nothing — and would tell a blocked sender that it is
+/// blocked. Messages dropped here are gone: unblocking a peer or adding it as a
+/// contact does not bring back what it sent meanwhile.
+///
+/// The contact book is read from the store once, at the first message, and kept in
+/// memory; the control commands that change contacts call ``reload()``.
+public final class ContactFilter: MessageSink, Sendable {
+    /// What the filter does with a message from one peer.
+    public enum Verdict: Sendable, Hashable {
+        /// The message goes to the inbox.
+        case accept
+        /// The sender is a blocked contact: dropped.
+        case blocked
+        /// Allow-list mode is on and the sender is not a contact: dropped.
+        case notAContact
+    }
+
+    private struct Book: Sendable {
+        var contacts: Set<PeerID>
+        var blocked: Set<PeerID>
+        var allowListOnly: Bool
+    }
+
+    private let inbox: StoreInbox
+    private let contacts: Contacts
+    private let book = Mutex<Book?>(nil)
+    /// Reload tickets: a reload that read the store before another one does not
+    /// overwrite the other's newer result.
+    private let tickets = Mutex<(issued: Int, written: Int)>((0, 0))
+    private let dropped = Mutex<[String: Int]>([:])
+
+    /// Creates the filter in front of `inbox`, reading `contacts`.
+    public init(inbox: StoreInbox, contacts: Contacts) {
+        self.inbox = inbox
+        self.contacts = contacts
+    }
+
+    /// Takes a message: stores it in the inbox (returning once it is committed), or
+    /// drops it when the contact book says so.
+    /// - Throws: ``MeshError`` when the store cannot be read or written; the router then
+    ///   does not acknowledge the hop and the sender retries.
+    public func accept(_ message: InboundMessage) async throws {
+        switch try await verdict(for: message.from) {
+        case .accept:
+            try await inbox.accept(message)
+        case .blocked:
+            dropped.withLock { $0["dropped.blocked", default: 0] += 1 }
+        case .notAContact:
+            dropped.withLock { $0["dropped.not_a_contact", default: 0] += 1 }
+        }
+    }
+
+    /// What the filter would do with a message from `peer` now.
+    /// - Throws: ``MeshError`` when the contact book cannot be read.
+    public func verdict(for peer: PeerID) async throws(MeshError) -> Verdict {
+        let current: Book
+        if let loaded = book.withLock({ $0 }) {
+            current = loaded
+        } else {
+            current = try await reload()
+        }
+        if current.blocked.contains(peer) { return .blocked }
+        if current.allowListOnly, !current.contacts.contains(peer) { return .notAContact }
+        return .accept
+    }
+
+    /// Reads the contact book and the allow-list setting from the store again.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func reload() async throws(MeshError) {
+        _ = try await reload() as Book
+    }
+
+    private func reload() async throws(MeshError) -> Book {
+        let ticket = tickets.withLock { tickets in
+            tickets.issued += 1
+            return tickets.issued
+        }
+        let all = try await contacts.all()
+        let loaded = Book(
+            contacts: Set(all.map(\.peer)), blocked: Set(all.filter(\.blocked).map(\.peer)),
+            allowListOnly: try await contacts.allowListOnly())
+        tickets.withLock { tickets in
+            guard ticket > tickets.written else { return }
+            tickets.written = ticket
+            book.withLock { $0 = loaded }
+        }
+        return loaded
+    }
+
+    /// Messages dropped so far, by reason (`dropped.blocked`, `dropped.not_a_contact`).
+    public var counters: [String: Int] { dropped.withLock { $0 } }
+}

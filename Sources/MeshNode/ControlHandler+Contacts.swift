@@ -1,0 +1,76 @@
+import Foundation
+import MeshCore
+import MeshStore
+
+extension ControlHandler {
+    /// `contacts`, `contacts_add`, `contacts_remove`, `contacts_block`,
+    /// `contacts_unblock`, `contacts_allow_only`: each replies with the whole contact
+    /// book afterwards. Changes reach the inbound filter at once.
+    func contacts(_ request: ControlRequest) async throws -> [UInt8] {
+        let contacts = store.contacts
+        var changed: String?
+        switch request.cmd {
+        case "contacts":
+            break
+        case "contacts_add":
+            guard let alias = request.alias else {
+                throw MeshError(.invalidArgument, "contacts_add needs \"alias\" (the name to use) and \"peer\" (64 hex characters)")
+            }
+            guard let text = request.peer, let peer = PeerID(hex: text) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "contacts_add needs \"peer\": the peer ID, 64 hex characters (`scmesh identity` on that node prints it), got \"\((request.peer ?? "").prefix(80))\"")
+            }
+            if var existing = try await contacts.contact(peer: peer), existing.alias.hasPrefix(Self.blockedAliasPrefix) {
+                // A peer blocked before it had a name keeps its blocked flag under the new alias.
+                existing.alias = alias
+                existing.note = request.note ?? existing.note
+                try await contacts.save(existing)
+            } else {
+                try await contacts.add(peer: peer, alias: alias, note: request.note)
+            }
+            changed = "added \(alias.trimmingCharacters(in: .whitespacesAndNewlines)) = \(peer.hex)"
+        case "contacts_remove":
+            guard let name = request.alias ?? request.peer else {
+                throw MeshError(.invalidArgument, "contacts_remove needs \"alias\" (or \"peer\") of the contact to remove")
+            }
+            let (peer, alias) = try await resolvePeer(name, for: "contacts_remove")
+            guard try await contacts.remove(peer: peer) else {
+                throw MeshError(.invalidArgument, "peer \(peer.hex) is not a contact; nothing to remove")
+            }
+            changed = "removed \(alias ?? peer.hex)"
+        case "contacts_block", "contacts_unblock":
+            let blocking = request.cmd == "contacts_block"
+            let (peer, alias) = try await resolvePeer(request.peer, for: request.cmd)
+            if alias == nil {
+                guard blocking else { throw MeshError(.invalidArgument, "peer \(peer.hex) is not a contact, so it is not blocked") }
+                // Blocking a stranger: it becomes a contact under a placeholder alias
+                // (the contact book is where the blocked flag lives).
+                try await contacts.add(peer: peer, alias: Self.blockedAliasPrefix + peer.short)
+            }
+            if !blocking, let alias, alias.hasPrefix(Self.blockedAliasPrefix) {
+                // The placeholder contact made by blocking a stranger goes with the block.
+                try await contacts.remove(peer: peer)
+            } else {
+                try await contacts.setBlocked(blocking, peer: peer)
+            }
+            changed = "\(blocking ? "blocked" : "unblocked") \(alias ?? Self.blockedAliasPrefix + peer.short) (\(peer.hex))"
+        case "contacts_allow_only":
+            guard let on = request.on else {
+                throw MeshError(.invalidArgument, "contacts_allow_only needs \"on\": true (accept messages only from contacts) or false")
+            }
+            try await contacts.setAllowListOnly(on)
+            changed = on ? "allow-list mode on: messages from peers that are not contacts are dropped" : "allow-list mode off"
+        default:
+            throw MeshError(.controlRequestFailed, "unknown contacts command \"\(request.cmd)\"")
+        }
+        if changed != nil { try await contactFilter.reload() }
+        return try ControlJSON.success(
+            ContactsReply(
+                contacts: try await contacts.all().map(ContactsReply.Entry.init), allowOnly: try await contacts.allowListOnly(),
+                dropped: contactFilter.counters, changed: changed))
+    }
+
+    /// The alias a peer gets when it is blocked without being a contact.
+    static let blockedAliasPrefix = "blocked-"
+}

@@ -1,0 +1,96 @@
+import Foundation
+import MeshCore
+import MeshStore
+
+extension ControlHandler {
+    /// `history`: the newest messages sent and received (for one peer, or all), with
+    /// their status, and the outbound counts by status.
+    func history(_ request: ControlRequest) async throws -> [UInt8] {
+        var peer: PeerID?
+        if request.peer != nil { peer = try await resolvePeer(request.peer, for: "history").0 }
+        let limit = try Self.limit(request.limit, default: 100)
+        let entries = try await store.history.entries(peer: peer, limit: limit)
+        let aliases = try await aliases()
+        let counts = try await store.history.statusCounts(peer: peer)
+        return try ControlJSON.success(
+            HistoryReply(
+                messages: entries.map { HistoryMessage($0, alias: aliases[$0.peer]) },
+                outboundCounts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.name, $0.value) })))
+    }
+
+    /// `trace`: one message's history entry and trace ("why did my message not arrive").
+    func trace(_ request: ControlRequest) async throws -> [UInt8] {
+        guard let text = request.id else {
+            throw MeshError(.invalidArgument, "trace needs \"id\": the message ID (32 hex characters) that send printed")
+        }
+        guard let id = MessageID(hex: text) else {
+            throw MeshError(.invalidArgument, "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\"")
+        }
+        var direction = MessageDirection.outbound
+        var entry = try await store.history.entry(id, direction: .outbound)
+        if entry == nil {
+            direction = .inbound
+            entry = try await store.history.entry(id, direction: .inbound)
+        }
+        guard let entry else {
+            throw MessageFailure(
+                error: MeshError(
+                    .unknownMessage,
+                    "this node has no record of message \(id.hex): it neither sent nor received it, or its history was pruned (store.history_limit)"),
+                messageID: id)
+        }
+        let trace = try await store.history.trace(of: id, direction: direction)
+        let alias = try await store.contacts.contact(peer: entry.peer)?.alias
+        let connected = await router.peers().contains { $0.peer == entry.peer && !$0.links.isEmpty }
+        return try ControlJSON.success(
+            TraceReply(message: HistoryMessage(entry, alias: alias), trace: trace, peerConnected: connected))
+    }
+
+    /// `outbox`: what is on its way, for whom, since when, and why it still waits.
+    func outbox(_ request: ControlRequest) async throws -> [UInt8] {
+        var peer: PeerID?
+        if request.peer != nil { peer = try await resolvePeer(request.peer, for: "outbox").0 }
+        let limit = try Self.limit(request.limit, default: 1_000)
+        let entries = try await store.history.pending(peer: peer, limit: limit)
+        let totals = try await store.history.pendingTotals()
+        let aliases = try await aliases()
+        let connected = Set(await router.peers().filter { !$0.links.isEmpty }.map(\.peer))
+        let messages = entries.map { entry in
+            var message = HistoryMessage(entry, alias: aliases[entry.peer])
+            message.waitingFor = Self.waitingFor(entry, connected: connected.contains(entry.peer))
+            return message
+        }
+        return try ControlJSON.success(OutboxReply(messages: messages, total: totals.messages, totalBytes: totals.bytes))
+    }
+
+    /// Why a message on its way still waits, in one line.
+    static func waitingFor(_ entry: HistoryEntry, connected: Bool) -> String {
+        if entry.status == .sent {
+            let hop = entry.transport.map { " (over \($0))" } ?? ""
+            return "the destination's delivery receipt: the next hop took it\(hop)"
+        }
+        if !connected {
+            let tried = entry.attempts == 0 ? "never tried" : "\(entry.attempts) attempt\(entry.attempts == 1 ? "" : "s")"
+            let last = entry.reason.map { "; last: \($0)" } ?? ""
+            return "a link to the peer: none is up (\(tried)\(last))"
+        }
+        if let reason = entry.reason {
+            return "a retry: the last attempt failed (\(reason))"
+        }
+        return "its turn: a link is up and it is being sent"
+    }
+
+    /// Every contact's alias by peer.
+    func aliases() async throws -> [PeerID: String] {
+        var aliases: [PeerID: String] = [:]
+        for contact in try await store.contacts.all() { aliases[contact.peer] = contact.alias }
+        return aliases
+    }
+
+    /// A request's `limit`, checked.
+    static func limit(_ value: Int?, default fallback: Int) throws -> Int {
+        guard let value else { return fallback }
+        guard value >= 1 else { throw MeshError(.invalidArgument, "\"limit\" must be at least 1, got \(value)") }
+        return min(value, 1_000_000)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import MeshCore
+import MeshStore
+
+extension ControlHandler {
+    /// How long `send` with `wait` waits when the request names no timeout.
+    static let defaultWaitTimeout: Double = 60
+
+    /// `send`: queues the message (durably) and replies with its ID; with `wait`, replies
+    /// once the destination's receipt arrived. Every failure after the ID is known
+    /// carries it (`message_id`), and says whether the message stays queued.
+    func send(_ request: ControlRequest) async throws -> [UInt8] {
+        let (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        let payload: [UInt8]
+        switch (request.text, request.payloadBase64) {
+        case (let text?, nil): payload = Array(text.utf8)
+        case (nil, let base64?):
+            guard let data = Data(base64Encoded: base64) else {
+                throw MeshError(.invalidArgument, "\"payload_base64\" is not valid base64")
+            }
+            payload = Array(data)
+        case (nil, nil): throw MeshError(.invalidArgument, "send needs \"text\" or \"payload_base64\"")
+        case (_?, _?): throw MeshError(.invalidArgument, "send takes \"text\" or \"payload_base64\", not both")
+        }
+        let id: MessageID
+        if let text = request.id {
+            guard let parsed = MessageID(hex: text) else {
+                throw MeshError(.invalidArgument, "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\"")
+            }
+            id = parsed
+        } else {
+            // Chosen here rather than by the router, so that every failure can name it.
+            id = MessageID.random()
+        }
+        let expiresAfter = try request.expiresSeconds.map { seconds throws(MeshError) -> Duration in
+            guard seconds.isFinite, seconds > 0, seconds <= 10 * 365 * 86_400 else {
+                throw MeshError(.invalidArgument, "\"expires_seconds\" must be a positive number of seconds, got \(seconds)")
+            }
+            return .milliseconds(Int64(seconds * 1000))
+        }
+        let wait = request.wait ?? (request.timeoutSeconds != nil)
+        let timeout = request.timeoutSeconds ?? Self.defaultWaitTimeout
+        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
+            throw MeshError(.invalidArgument, "\"timeout_seconds\" must be a number of seconds from 0 to 86400, got \(timeout)")
+        }
+        let started = ContinuousClock.now
+        do {
+            _ = try await router.send(to: peer, payload: payload, options: SendOptions(id: id, expiresAfter: expiresAfter))
+        } catch let error as MeshError {
+            throw MessageFailure(error: Self.notQueued(error, id: id), messageID: id)
+        }
+        guard wait else {
+            let record = await router.status(of: id)
+            return try ControlJSON.success(
+                SendReply(
+                    messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record?.status ?? .queued,
+                    transport: record?.transport))
+        }
+        let record: OutboundRecord
+        do {
+            record = try await router.waitForStatus(of: id, until: .delivered, timeout: .milliseconds(Int64(timeout * 1000)))
+        } catch let error as MeshError where error.code == .timedOut {
+            let now = await router.status(of: id)
+            let connected = await router.peers().contains { $0.peer == peer && !$0.links.isEmpty }
+            var state = "status \(now?.status.name ?? "queued"), \(now?.attempts ?? 0) attempts"
+            if let reason = now?.reason { state += ", last: \(reason)" }
+            let situation = now?.status == .sent
+                ? "the next hop has it; the receipt may still come"
+                : connected ? "it stays in the outbox and is retried" : "no link to the peer is up; it stays in the outbox and goes out when one appears"
+            throw MessageFailure(
+                error: MeshError(
+                    .timedOut,
+                    "message \(id.hex) to \(describe(peer, alias)) not delivered within \(Self.seconds(timeout)) (\(state)): \(situation). `scmesh history --trace \(id.hex)` shows its trace; sending again with --id \(id.hex) makes no duplicate"),
+                messageID: id)
+        } catch let error as MeshError {
+            throw MessageFailure(error: error, messageID: id)
+        }
+        guard record.status == .delivered else {
+            let why = record.reason.map { ": \($0)" } ?? ""
+            throw MessageFailure(
+                error: MeshError(
+                    .deliveryFailed,
+                    "message \(id.hex) to \(describe(peer, alias)) \(record.status)\(why); `scmesh history --trace \(id.hex)` shows its trace, and sending again with --id \(id.hex) queues it again"),
+                messageID: id)
+        }
+        let waited = ContinuousClock.now - started
+        return try ControlJSON.success(
+            SendReply(
+                messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record.status,
+                transport: record.transport, waitedSeconds: Double(waited.milliseconds) / 1000))
+    }
+
+    /// A refusal of the queue, with the message ID and what it means for a retry.
+    static func notQueued(_ error: MeshError, id: MessageID) -> MeshError {
+        let text = error.message.contains(id.hex) ? error.message : "message \(id.hex) not queued: \(error.message)"
+        return MeshError(error.code, text, cause: error)
+    }
+
+    /// `peer` or `alias (peer)` for messages.
+    func describe(_ peer: PeerID, _ alias: String?) -> String {
+        alias.map { "\($0) (\(peer.hex))" } ?? peer.hex
+    }
+
+    /// `12 s`, `0.5 s`.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+
+    /// A peer named in a request: a 64-hex-character peer ID, or a contact's alias.
+    /// Returns the peer and its alias when it is a contact.
+    /// - Throws: `.invalidArgument` naming what was given and what is accepted.
+    func resolvePeer(_ text: String?, for command: String) async throws -> (PeerID, String?) {
+        guard let text, !text.isEmpty else {
+            throw MeshError(.invalidArgument, "\(command) needs \"peer\": a 64-hex-character peer ID or a contact's alias")
+        }
+        if let peer = PeerID(hex: text) {
+            return (peer, try await store.contacts.contact(peer: peer)?.alias)
+        }
+        if let contact = try await store.contacts.contact(alias: text) {
+            return (contact.peer, contact.alias)
+        }
+        if text.count == 64 || text.allSatisfy(\.isHexDigit) && text.count > 16 {
+            throw MeshError(.invalidArgument, "\"peer\" must be 64 hex characters or a contact's alias, got \"\(text.prefix(80))\"")
+        }
+        throw MeshError(
+            .invalidArgument,
+            "\"peer\": no contact has the alias \"\(text.prefix(80))\" and it is not a peer ID (64 hex characters); `scmesh contacts list` shows the aliases")
+    }
+}

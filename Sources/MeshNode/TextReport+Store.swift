@@ -1,0 +1,112 @@
+import Foundation
+import MeshCore
+import MeshStore
+
+extension TextReport {
+    /// `scmesh send`: one line with the message ID.
+    public static func sent(_ reply: SendReply) -> String {
+        let to = peerName(reply.peer, reply.alias)
+        let over = reply.transport.map { " over \(escaped($0))" } ?? ""
+        switch reply.status {
+        case .delivered where reply.waitedSeconds != nil:
+            return "delivered message \(reply.messageID.hex) (\(reply.bytes) bytes) to \(to)\(over) in \(seconds(reply.waitedSeconds ?? 0))"
+        case .delivered:
+            return "message \(reply.messageID.hex) to \(to) was delivered already\(over); nothing sent again"
+        case .sent:
+            return "message \(reply.messageID.hex) to \(to) was sent already\(over) and waits for its receipt; nothing sent again"
+        default:
+            return "queued message \(reply.messageID.hex) (\(reply.bytes) bytes) for \(to)"
+        }
+    }
+
+    /// `scmesh history`.
+    public static func history(_ reply: HistoryReply) -> String {
+        guard !reply.messages.isEmpty else { return "no messages in the history" }
+        var rows = [["WHEN", "", "PEER", "STATUS", "VIA", "BYTES", "ID", "REASON"]]
+        for message in reply.messages {
+            rows.append([
+                timestamp(message.createdAt), message.direction == .outbound ? "to" : "from",
+                peerName(message.peer, message.alias, short: true), escaped(message.status.name),
+                message.transport.map { escaped($0) } ?? "-", String(message.bytes), message.id.hex,
+                message.reason.map { escaped($0) } ?? "",
+            ])
+        }
+        let counts = reply.outboundCounts.sorted { $0.key < $1.key }.map { "\($0.value) \(escaped($0.key))" }
+        return table(rows) + (counts.isEmpty ? "" : "\nsent by this node: " + counts.joined(separator: ", "))
+    }
+
+    /// `scmesh history --trace ID`.
+    public static func trace(_ reply: TraceReply) -> String {
+        let message = reply.message
+        var lines = [
+            "message     \(message.id.hex)",
+            (message.direction == .outbound ? "to          " : "from        ") + peerName(message.peer, message.alias)
+                + (reply.peerConnected ? "  (a link is up now)" : "  (no link now)"),
+            "status      \(escaped(message.status.name))\(message.reason.map { ": \(escaped($0))" } ?? "")",
+            "bytes       \(message.bytes)",
+            "attempts    \(message.attempts)",
+        ]
+        if let expires = message.expiresAt, !message.status.isFinal { lines.append("expires     \(timestamp(expires))") }
+        lines.append("trace")
+        for event in reply.trace {
+            var text = "  \(timestamp(event.at))  \(escaped(event.kind.name))"
+            if let attempt = event.attempt { text += " #\(attempt)" }
+            if let status = event.status, event.kind.name != "attempt" { text += " → \(escaped(status.name))" }
+            if let transport = event.transport { text += " via \(escaped(transport))" }
+            if let reason = event.reason { text += ": \(escaped(reason))" }
+            lines.append(text)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `scmesh outbox`.
+    public static func outbox(_ reply: OutboxReply) -> String {
+        guard !reply.messages.isEmpty else { return "outbox is empty: every message sent was delivered, failed or expired" }
+        var rows = [["SINCE", "PEER", "STATUS", "ATTEMPTS", "EXPIRES", "ID", "WAITING FOR"]]
+        for message in reply.messages {
+            rows.append([
+                timestamp(message.createdAt), peerName(message.peer, message.alias, short: true), escaped(message.status.name),
+                String(message.attempts), message.expiresAt.map(timestamp) ?? "-", message.id.hex,
+                message.waitingFor.map { escaped($0) } ?? "",
+            ])
+        }
+        let shown = reply.messages.count < reply.total ? " (\(reply.messages.count) shown)" : ""
+        return table(rows) + "\n\(reply.total) message\(reply.total == 1 ? "" : "s") on the way, \(reply.totalBytes) bytes\(shown)"
+    }
+
+    /// `scmesh contacts`.
+    public static func contacts(_ reply: ContactsReply) -> String {
+        var lines: [String] = []
+        if let changed = reply.changed { lines.append(escaped(changed)) }
+        if reply.contacts.isEmpty {
+            lines.append("no contacts")
+        } else {
+            var rows = [["ALIAS", "PEER", "", "NOTE"]]
+            for contact in reply.contacts {
+                rows.append([
+                    escaped(contact.alias), contact.peer.hex, contact.blocked ? "blocked" : "",
+                    contact.note.map { escaped($0) } ?? "",
+                ])
+            }
+            lines.append(table(rows))
+        }
+        lines.append("allow-list mode \(reply.allowOnly ? "on: only contacts' messages are accepted" : "off")")
+        let dropped = reply.dropped.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }
+        if !dropped.isEmpty { lines.append("dropped since start: " + dropped.joined(separator: ", ")) }
+        return lines.joined(separator: "\n")
+    }
+
+    static func peerName(_ peer: PeerID, _ alias: String?, short: Bool = false) -> String {
+        guard let alias else { return short ? peer.short + "…" : peer.hex }
+        return "\(escaped(alias)) (\(short ? peer.short + "…" : peer.hex))"
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: date)
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value < 10 ? String(format: "%.2f s", value) : String(format: "%.1f s", value)
+    }
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import MeshCore
+import MeshNode
+
+/// `scmesh contacts`.
+struct ContactsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "contacts",
+        abstract: "Manage the contact book: aliases for peer IDs, blocking, allow-list mode.",
+        discussion: """
+            An alias works wherever a peer ID does (send, history, outbox). Messages from a \
+            blocked peer, and in allow-list mode from any peer that is not a contact, are \
+            dropped on arrival (acknowledged, so the sender does not retry, and not stored).
+            """,
+        subcommands: [List.self, Add.self, Remove.self, Block.self, Unblock.self, AllowOnly.self],
+        defaultSubcommand: List.self)
+
+    /// Runs one contacts request and prints the book.
+    static func call(_ request: ControlRequest, dataDirectory: String, json: Bool) async throws {
+        try await callNode(
+            request, dataDirectory: dataDirectory, json: json, as: ContactsReply.self, render: TextReport.contacts)
+    }
+
+    /// `scmesh contacts list`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the contacts.")
+        @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await ContactsCommand.call(ControlRequest(cmd: "contacts"), dataDirectory: dataDirectory.path, json: output.json)
+        }
+    }
+
+    /// `scmesh contacts add`.
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a contact: an alias for a peer ID.")
+        @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var output: JSONOption
+        @Option(help: "A free note.") var note: String?
+        @Argument(help: "The alias (1 to 64 characters, unique, not a peer ID).") var alias: String
+        @Argument(help: "The peer ID (64 hex characters).") var peer: String
+
+        func run() async throws {
+            try await ContactsCommand.call(
+                ControlRequest(cmd: "contacts_add", peer: peer, alias: alias, note: note), dataDirectory: dataDirectory.path,
+                json: output.json)
+        }
+    }
+
+    /// `scmesh contacts remove`.
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a contact.")
+        @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "The contact's alias (or peer ID).") var alias: String
+
+        func run() async throws {
+            try await ContactsCommand.call(
+                ControlRequest(cmd: "contacts_remove", alias: alias), dataDirectory: dataDirectory.path, json: output.json)
+        }
+    }
+
+    /// `scmesh contacts block`.
+    struct Block: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "block",
+            abstract: "Drop every message from a peer (a peer that is not a contact becomes one, as blocked-<8 hex>).")
+        @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "A peer ID or a contact's alias.") var peer: String
+
+        func run() async throws {
+            try await ContactsCommand.call(
+                ControlRequest(cmd: "contacts_block", peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+        }
+    }
+
+    /// `scmesh contacts unblock`.
+    struct Unblock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "unblock", abstract: "Accept messages from a blocked peer again.")
+        @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "A peer ID or a contact's alias.") var peer: String
+
+        func run() async throws {
+            try await ContactsCommand.call(
+                ControlRequest(cmd: "contacts_unblock", peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+        }
+    }
+
+    /// `scmesh contacts allow-only`.
+    struct AllowOnly: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "allow-only",
+            abstract: "Allow-list mode: on accepts messages only from contacts; off from anyone not blocked (alias: allow).",
+            aliases: ["allow"])
+        @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "on or off.") var setting: String
+
+        func validate() throws {
+            guard ["on", "off"].contains(setting) else { throw ValidationError("allow-only takes on or off, got \"\(setting)\"") }
+        }
+
+        func run() async throws {
+            try await ContactsCommand.call(
+                ControlRequest(cmd: "contacts_allow_only", on: setting == "on"), dataDirectory: dataDirectory.path,
+                json: output.json)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import MeshCore
+import MeshNode
+
+/// `scmesh history`.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Show messages sent and received, with their status; --trace ID shows what happened to one message.")
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    @Option(help: "At most this many (the newest; default 100).")
+    var limit: Int?
+
+    @Option(help: ArgumentHelp("Show the trace of one message: every attempt, transport, status change and reason.", valueName: "message-id"))
+    var trace: String?
+
+    @Argument(help: "Only messages to or from this peer (a peer ID or a contact's alias).")
+    var peer: String?
+
+    func validate() throws {
+        if trace != nil, peer != nil || limit != nil {
+            throw ValidationError("--trace shows one message; it takes no PEER or --limit")
+        }
+    }
+
+    func run() async throws {
+        if let trace {
+            try await callNode(
+                ControlRequest(cmd: "trace", id: trace), dataDirectory: dataDirectory.path, json: output.json,
+                as: TraceReply.self, render: TextReport.trace)
+        } else {
+            try await callNode(
+                ControlRequest(cmd: "history", peer: peer, limit: limit), dataDirectory: dataDirectory.path,
+                json: output.json, as: HistoryReply.self, render: TextReport.history)
+        }
+    }
+}
+
+/// `scmesh outbox`.
+struct OutboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outbox",
+        abstract: "Show the messages still on their way: for whom, since when, and what each waits for.")
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    @Option(help: "At most this many (the oldest; default 1000).")
+    var limit: Int?
+
+    @Argument(help: "Only messages to this peer (a peer ID or a contact's alias).")
+    var peer: String?
+
+    func run() async throws {
+        try await callNode(
+            ControlRequest(cmd: "outbox", peer: peer, limit: limit), dataDirectory: dataDirectory.path, json: output.json,
+            as: OutboxReply.self, render: TextReport.outbox)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import MeshCore
+import MeshNode
+
+// Helpers for tests that run `scmesh` processes over TCP on loopback.
+
+
+func systemError(_ call: String) -> MeshError {
+    MeshError(.invalidArgument, "\(call) failed: \(String(cString: strerror(errno)))")
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+func unusedLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw systemError("socket") }
+    defer { Glibc.close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw systemError("bind") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+// MARK: - Process helpers
+
+/// Starts a long-running `scmesh` (its log goes nowhere).
+func startScmesh(_ arguments: [String], home: String) throws -> Process {
+    let process = Process()
+    process.executableURL = scmeshExecutable
+    process.arguments = arguments
+    process.environment = scmeshEnvironment(home: home)
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
+/// Kills `process` if it still runs and reaps it.
+func stopProcess(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// Runs `scmesh` to completion.
+func runScmesh(_ arguments: [String], home: String) async throws -> ScmeshResult {
+    try await runScmesh(arguments, environment: scmeshEnvironment(home: home))
+}
+
+func jsonObject(_ text: String) throws -> [String: Any] {
+    guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+        throw MeshError(.invalidArgument, "not a JSON object: \(text)")
+    }
+    return object
+}
+
+func inbox(dataDirectory: String, home: String) async throws -> [[String: Any]] {
+    let reply = try await runScmesh(["inbox", "--data-dir", dataDirectory, "--json"], home: home)
+    guard reply.status == 0 else { throw MeshError(.invalidArgument, "inbox failed: \(reply.standardError)") }
+    return try jsonObject(reply.standardOutput)["messages"] as? [[String: Any]] ?? []
+}
+
+func inboxTexts(dataDirectory: String, home: String) async throws -> [String] {
+    try await inbox(dataDirectory: dataDirectory, home: home).compactMap { $0["text"] as? String }
+}

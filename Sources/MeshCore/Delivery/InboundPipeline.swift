@@ -1,3 +1,4 @@
+import DequeModule
 import Logging
 import Synchronization
 
@@ -14,6 +15,10 @@ final class InboundPipeline: Sendable {
         /// meanwhile is refused (not acknowledged), so it is retried and then dropped
         /// as a duplicate, never delivered twice.
         var handingOver: Set<MessageID> = []
+        /// The neighbour each recently relayed message came from: the same message
+        /// coming back from another neighbour is a loop, not a retry.
+        var relayedFrom: [MessageID: PeerID] = [:]
+        var relayedOrder = Deque<MessageID>()
     }
 
     let localPeerID: PeerID

@@ -87,7 +87,7 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Messages for other nodes that this node handed to the next hop.
     public var messagesRelayed = 0
     /// Messages for other nodes refused (not acknowledged), by reason: `relayOff`,
-    /// `ttlExhausted`, `unsealed`, `queueRefused`.
+    /// `ttlExhausted`, `unsealed`, `loop`, `queueRefused`.
     public var relayRefused: [String: Int] = [:]
     /// Per transport.
     public var transports: [String: TransportCounters] = [:]

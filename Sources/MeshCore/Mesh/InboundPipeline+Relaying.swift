@@ -1,3 +1,4 @@
+import DequeModule
 import Logging
 import Synchronization
 
@@ -11,7 +12,9 @@ extension InboundPipeline {
     /// Takes custody of a DATA frame for another node (docs/PROTOCOL.md §A.6): the
     /// message is reassembled here, queued in the outbound queue (durably, on a node)
     /// with its ID, origin, flags and TTL − 1, and only then acknowledged. A message
-    /// the queue already knows is a duplicate: acknowledged, not queued again.
+    /// the queue already knows is a duplicate: acknowledged, not queued again — unless
+    /// it was relayed on from here and comes back from another neighbour (a loop):
+    /// refused.
     func relay(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
         guard frame.ttl > 1 else {
             return refuseRelay("ttlExhausted", frame, session, "its TTL is \(frame.ttl)")
@@ -21,7 +24,13 @@ extension InboundPipeline {
             // link, so relaying one could only end in a drop.
             return refuseRelay("unsealed", frame, session, "it is not sealed, so no relay may carry it")
         }
-        if await delivery.queue.record(frame.messageID) != nil {
+        if let known = await delivery.queue.record(frame.messageID) {
+            let from = state.withLock { $0.relayedFrom[frame.messageID] }
+            if known.status == .relayed, let from, from != session.remote {
+                // It went on from here and came back another way: a routing loop.
+                // Refused, so its holder keeps it until its route changes.
+                return refuseRelay("loop", frame, session, "this node relayed it already (it came from \(from))")
+            }
             stats.update { $0.duplicatesDropped += 1 }
             return .duplicate
         }
@@ -71,7 +80,15 @@ extension InboundPipeline {
             _ = refuseRelay("queueRefused", frame, session, "the outbound queue refused it: \(error)")
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
-        state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+        let capacity = configuration.dedupCapacity
+        state.withLock { state in
+            state.handingOver.remove(frame.messageID)
+            state.relayedFrom[frame.messageID] = session.remote
+            state.relayedOrder.append(frame.messageID)
+            while state.relayedOrder.count > capacity, let oldest = state.relayedOrder.popFirst() {
+                state.relayedFrom[oldest] = nil
+            }
+        }
         stats.update { $0.relayAccepted += 1 }
         delivery.scheduler.schedule(.message(frame.messageID, frame.destination))
         return .accepted

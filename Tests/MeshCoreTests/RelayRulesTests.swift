@@ -1,0 +1,96 @@
+import Logging
+import MeshCore
+import MeshTesting
+import Testing
+import TransportLoopback
+
+/// The relay's rules (docs/PROTOCOL.md §A.6) driven frame by frame from two raw
+/// neighbours X and Y: custody before the acknowledgement, unsealed and TTL-1 frames
+/// refused, a retry acknowledged as a duplicate, a message coming back round a loop
+/// refused.
+@Suite struct RelayRulesTests {
+    typealias RawPeer = ReceiverRulesTests.RawPeer
+
+    /// Links a raw peer with ID `id` at `address` to the router at "R".
+    static func rawPeer(_ id: PeerID, address: String, network: LoopbackNetwork) async throws -> (RawPeer, RunningTransport) {
+        let transport = LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(discovery: false))
+        let running = try await RunningTransport.start(transport, localPeerID: id)
+        let peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
+        try await peer.send(segment: Array("SCM0".utf8) + [Frame.version] + id.bytes)
+        _ = try #require(try await peer.link.receive())  // R's hello
+        return (peer, running)
+    }
+
+    static func data(_ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8 = 7, sealed: Bool = true) -> Frame {
+        let body: [UInt8] = [0xE0, 0x01, 0x02]
+        return .data(
+            DataFrame(
+                sequence: sequence, messageID: id, origin: origin, destination: destination, ttl: ttl, chunkIndex: 0,
+                chunkCount: 1, messageLength: UInt32(body.count), flags: sealed ? DataFrame.sealedFlag : 0, payload: body))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func custodyDuplicatesAndLoops() async throws {
+        let network = LoopbackNetwork()
+        let r = PeerID.random()
+        var logger = Logger(label: "r")
+        logger.logLevel = .warning
+        let router = Router(
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(
+                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)), keepaliveInterval: .seconds(600)),
+            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), logger: logger)
+        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+        let run = Task { try await router.run() }
+        defer { run.cancel() }
+        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
+        let (rawX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
+        let (rawY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
+        var (peerX, peerY) = (rawX, rawY)
+        defer {
+            Task {
+                await runningX.stop()
+                await runningY.stop()
+            }
+        }
+
+        // Refused: unsealed, and TTL 1. Then taken into custody: sealed, TTL 7.
+        let id = MessageID.random()
+        try await peerX.send(Self.data(1, .random(), origin: o, destination: z, sealed: false))
+        try await peerX.send(Self.data(2, .random(), origin: o, destination: z, ttl: 1))
+        try await peerX.send(Self.data(3, id, origin: o, destination: z))
+        let ack = try #require(try await peerX.receiveAck())
+        #expect(ack.cumulative == 0 && ack.selective == [3])
+        let held = try #require(await router.status(of: id))
+        #expect(held.status == .queued && held.origin == o)  // no route to Z yet: held
+        var stats = await router.stats()
+        #expect(stats.relayRefused == ["unsealed": 1, "ttlExhausted": 1])
+        #expect(stats.relayAccepted == 1)
+
+        // Y announces Z: R learns the route and hands the message on, TTL − 1.
+        let signerZ = TestReceiptSigner(peer: z)
+        try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: signerZ))
+        var forwarded: DataFrame?
+        while forwarded == nil, let segment = try await peerY.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment) { forwarded = frame }
+        }
+        let frame = try #require(forwarded)
+        #expect(frame.messageID == id && frame.origin == o && frame.destination == z && frame.ttl == 6)
+        #expect(frame.flags == DataFrame.sealedFlag && frame.payload == [0xE0, 0x01, 0x02])
+        try await peerY.send(.ack(AckFrame(cumulative: frame.sequence)))
+        for _ in 0..<1000 where await router.status(of: id)?.status != .relayed { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await router.status(of: id)?.status == .relayed)
+
+        // X's retry (its ack was lost) is a duplicate: acknowledged. The same message
+        // coming back from Y went round a loop: refused, so Y keeps it.
+        try await peerX.send(Self.data(4, id, origin: o, destination: z))
+        #expect(try #require(try await peerX.receiveAck()).selective.contains(4))
+        try await peerY.send(Self.data(1, id, origin: o, destination: z))
+        for _ in 0..<1000 where await router.stats().relayRefused["loop"] == nil { try await Task.sleep(for: .milliseconds(10)) }
+        stats = await router.stats()
+        #expect(stats.relayRefused["loop"] == 1)
+        #expect(stats.relayAccepted == 1)
+        #expect(stats.messagesRelayed == 1)
+        #expect(stats.messagesReceived == 0)
+    }
+}

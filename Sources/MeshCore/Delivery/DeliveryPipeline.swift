@@ -73,15 +73,23 @@ final class DeliveryPipeline: Sendable {
         let digest = receipts?.digest(payload) ?? []
         var payload = payload
         var flags: UInt16 = 0
-        if let sealer, peer != localPeerID, configuration.sealing == .always || !hasLink(to: peer) {
-            // With `.relayedOnly` (the default) a message sent straight to its
-            // destination over an authenticated link is protected end to end by the
-            // link's Noise session already; the envelope's public-key work is spent
-            // only where a relay may carry the message: when no direct link is up now.
+        if let sealer, peer != localPeerID, configuration.sealing == .always {
             flags |= DataFrame.sealedFlag
             payload = try sealer.seal(payload, to: peer)
             guard payload.count <= configuration.maxMessageSize else {
                 throw MeshError(.messageTooLarge, "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
+            }
+        } else if let sealer, peer != localPeerID, !hasLink(to: peer) {
+            // With `.relayedOnly` (the default) a message sent straight to its
+            // destination over an authenticated link is protected end to end by the
+            // link's Noise session already; the envelope's public-key work is spent
+            // only where a relay may carry the message: when no direct link is up now.
+            // When it cannot be sealed (too large once sealed, a peer ID that is no
+            // key) it is queued as it is: a direct link may still carry it, and a
+            // relay attempt records why it cannot go that way.
+            if let sealed = try? sealer.seal(payload, to: peer), sealed.count <= configuration.maxMessageSize {
+                flags |= DataFrame.sealedFlag
+                payload = sealed
             }
         }
         try await queue.enqueue(

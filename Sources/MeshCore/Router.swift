@@ -84,7 +84,7 @@ public final class Router: Service, Sendable {
             paths: paths, clock: clock, stats: counters, bus: bus, logger: logger)
         let announcer = Announcer(
             localPeerID: localPeerID, configuration: configuration.routing, signer: receipts, routes: routeTable, links: table,
-            relay: relay, clock: clock, stats: counters, logger: logger)
+            relay: relay, clock: clock, stats: counters, bus: bus, logger: logger)
         self.announcer = announcer
         let inbound = InboundPipeline(
             localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, delivery: delivery,

@@ -111,9 +111,17 @@ import TransportLoopback
         #expect(line[2].relayEnabled == false)
         await #expect(throws: MeshError.self) { try await line[2].send(to: e, payload: [1]) }
 
+        let events = await line[0].events()
         line[2].setRelayEnabled(true)
         #expect(try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered)
         #expect(line.received(at: 4).map(\.id) == [id])
+        // The route's arrival was reported before the message could go.
+        var learned: RouterEvent?
+        for await event in events where event.kind == .routeLearned && event.peer == e {
+            learned = event
+            break
+        }
+        #expect(learned?.reason?.contains("4 hops") == true)
         #expect(await line[2].stats().messagesRelayed >= 1)
     }
 

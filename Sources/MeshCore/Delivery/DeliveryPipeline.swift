@@ -205,6 +205,7 @@ final class DeliveryPipeline: Sendable {
         if message.isRelayed {
             stats.update { $0.messagesRelayed += 1 }
             await update(message, to: .relayed, transport: transport, reason: nil)
+            bus.emit(.message(.messageRelayed, id: message.id, peer: peer, transport: transport, reason: "handed to \(hop)"))
             return
         }
         if message.isReceipt {

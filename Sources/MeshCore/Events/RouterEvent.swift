@@ -51,6 +51,16 @@ public struct RouterEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         /// A delivery receipt was rejected (malformed, not signed by the message's
         /// destination, or for other content); `reason` says which.
         public static let receiptRejected = Kind("receipt_rejected")
+        /// A destination got a route through a neighbour, or its route moved to
+        /// another neighbour (`peer` is the destination; `reason` names the next hop
+        /// and the hops).
+        public static let routeLearned = Kind("route_learned")
+        /// A destination lost its route (the neighbour it went through went away and
+        /// no other neighbour offers one); messages for it wait.
+        public static let routeLost = Kind("route_lost")
+        /// This node handed a message it carries for another origin to the next hop
+        /// (`peer` is the destination).
+        public static let messageRelayed = Kind("message_relayed")
 
         public init(from decoder: any Decoder) throws {
             name = try decoder.singleValueContainer().decode(String.self)
@@ -149,6 +159,10 @@ extension RouterEvent {
     static func deEscalated(peer: PeerID, from: String, to: String) -> Self {
         Self(.deEscalated, transport: to, peer: peer, from: from, to: to)
     }
+    static func route(_ kind: Kind, to destination: PeerID, transport: String? = nil, reason: String) -> Self {
+        Self(kind, transport: transport, peer: destination, reason: reason)
+    }
+
     static func message(_ kind: Kind, id: MessageID, peer: PeerID, transport: String? = nil, reason: String? = nil) -> Self {
         Self(kind, transport: transport, peer: peer, reason: reason, messageID: id)
     }

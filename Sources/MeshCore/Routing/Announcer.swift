@@ -15,6 +15,7 @@ final class Announcer: Sendable {
     let relay: RelaySwitch
     let clock: any MeshClock
     let stats: StatsRecorder
+    let bus: EventBus
     let logger: Logger
     /// Called with each destination whose route became usable or changed next hop.
     private let routeLearned: Mutex<(@Sendable (PeerID) -> Void)?> = Mutex(nil)
@@ -22,7 +23,7 @@ final class Announcer: Sendable {
 
     init(
         localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
-        links: LinkTable, relay: RelaySwitch, clock: any MeshClock, stats: StatsRecorder, logger: Logger
+        links: LinkTable, relay: RelaySwitch, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -32,6 +33,7 @@ final class Announcer: Sendable {
         self.relay = relay
         self.clock = clock
         self.stats = stats
+        self.bus = bus
         self.logger = logger
         // A random start in the lower half of the range: a restarted node's new
         // announcements are older than its last ones only until those age out.
@@ -100,7 +102,13 @@ final class Announcer: Sendable {
         guard !lost.isEmpty else { return }
         logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")
         let handler = routeLearned.withLock { $0 }
-        for destination in rerouted { handler?(destination) }
+        for destination in rerouted {
+            bus.emit(.route(.routeLearned, to: destination, reason: "rerouted: \(peer) went away"))
+            handler?(destination)
+        }
+        for destination in lost where !rerouted.contains(destination) {
+            bus.emit(.route(.routeLost, to: destination, reason: "its next hop \(peer) went away"))
+        }
     }
 
     // MARK: Receiving
@@ -131,7 +139,11 @@ final class Announcer: Sendable {
                     other.queueAnnounce(onward)
                 }
             }
-            if changed { routeLearned.withLock { $0 }?(frame.origin) }
+            if changed {
+                bus.emit(
+                    .route(.routeLearned, to: frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops"))
+                routeLearned.withLock { $0 }?(frame.origin)
+            }
         }
     }
 

@@ -38,7 +38,10 @@ final class MeshLine: Sendable {
     private let inboxes: Inboxes
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    init(count: Int, relayOff: Set<Int> = [], clock: any MeshClock = SystemClock(), routing: RoutingConfiguration = .init()) async {
+    init(
+        count: Int, relayOff: Set<Int> = [], clock: any MeshClock = SystemClock(), routing: RoutingConfiguration = .init(),
+        keepalive: Duration = .seconds(30)
+    ) async {
         var logger = Logger(label: "mesh-line")
         logger.logLevel = .warning
         var routers: [Router] = []
@@ -47,7 +50,7 @@ final class MeshLine: Sendable {
             let configuration = RouterConfiguration(
                 relayEnabled: !relayOff.contains(index),
                 reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.2),
-                routing: routing)
+                keepaliveInterval: keepalive, routing: routing)
             let router = Router(
                 security: PlaintextLinkSecurity(localPeerID: id), configuration: configuration, sealer: TestSealer(peer: id),
                 receipts: TestReceiptSigner(peer: id), clock: clock, logger: logger)

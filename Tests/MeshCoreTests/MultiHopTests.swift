@@ -154,4 +154,31 @@ import TransportLoopback
         #expect(await line[1].status(of: id)?.status == .relayed)
         #expect(await line[1].stats().relayRefused["unsealed", default: 0] == 0)
     }
+
+    /// Routes not confirmed by a newer announcement age out (on the injected clock):
+    /// A's route to C through B goes after `route_max_age`, a direct link stays a
+    /// 1-hop route, and a message for C then waits; C's next periodic announcement
+    /// brings the route back and the message goes.
+    @Test(.timeLimit(.minutes(1))) func routesAgeOutAndComeBackWithTheNextAnnouncement() async throws {
+        let clock = ManualClock()
+        let routing = RoutingConfiguration(announceInterval: .seconds(1000), announceJitter: 0, routeMaxAge: .seconds(100))
+        let line = await MeshLine(count: 3, clock: clock, routing: routing, keepalive: .seconds(7200))
+        defer { Task { await line.stop() } }
+        try await line.waitForLinks()
+        try await line.waitForRoute(from: 0, to: 2, hops: 2)
+        let (b, c) = (line[1].localPeerID, line[2].localPeerID)
+
+        clock.advance(by: .seconds(99))
+        #expect(await line[0].routes().contains { $0.destination == c && $0.ageMilliseconds == 99_000 })
+        clock.advance(by: .seconds(1))
+        let routes = await line[0].routes()
+        #expect(!routes.contains { $0.destination == c })
+        #expect(routes.contains { $0.destination == b && $0.hops == 1 })  // the direct link stays
+        let id = try await line[0].send(to: c, payload: [4, 2])
+        #expect(await line[0].status(of: id)?.status == .queued)
+
+        clock.advance(by: .seconds(900))  // the periodic announcements are due
+        #expect(try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(3600)).status == .delivered)
+        #expect(line.received(at: 2).map(\.id) == [id])
+    }
 }

@@ -17,7 +17,8 @@ import ServiceLifecycle
 /// reassembly, the message sink) and the routing policy (`Routing/`).
 ///
 /// ``send(to:payload:options:)`` queues a message and returns its ID; it goes out
-/// when a link to its destination is up (store and forward), and
+/// when a link or a route to its destination is up (store and forward: relays take
+/// custody of it on the way, ``routes()`` shows the route table), and
 /// ``waitForStatus(of:until:timeout:)`` follows it to `sent` and `delivered`. Inbound
 /// messages go to the ``MessageSink`` given at init, by default ``incoming``.
 public final class Router: Service, Sendable {
@@ -139,8 +140,9 @@ public final class Router: Service, Sendable {
 
     /// Queues `payload` for `peer` and returns the message's ID once the
     /// ``OutboundQueue`` kept it (durably, for a persistent queue). It is not lost if
-    /// no route exists now: it goes out as soon as a link to `peer` comes up, with
-    /// retries on a backoff, until it expires. Follow it with ``status(of:)``,
+    /// no route exists now: it goes out as soon as a link to `peer` comes up or a
+    /// route to it is learned (through neighbours that relay it, sealed end to end),
+    /// with retries on a backoff, until it expires. Follow it with ``status(of:)``,
     /// ``waitForStatus(of:until:timeout:)`` or ``events()``.
     ///
     /// Messages larger than ``Frame/chunkSize`` go as several chunks, in parallel,

@@ -6,9 +6,10 @@ import Synchronization
 /// inbox, that enforces the contact book — messages from a blocked contact, and in
 /// allow-list mode from anyone who is not a contact, never reach the inbox.
 ///
-/// **Accept and drop.** A refused message is taken (the hop is acknowledged, so the
-/// core returns its delivery receipt) and then discarded, counted under
-/// `dropped.blocked` / `dropped.not_a_contact`. Refusing it instead (no
+/// **Accept and drop.** A refused message is taken and discarded, counted under
+/// `dropped.blocked` / `dropped.not_a_contact`: the filter throws MeshCore's
+/// `discarded` error, so the hop is acknowledged but no delivery receipt goes back
+/// (the sender's message stays `sent`, never `delivered`, until it expires). Refusing it instead (no
 /// acknowledgement) would make the sender retry on its backoff until the message
 /// expires — days of traffic for nothing — and would tell a blocked sender that it is
 /// blocked. Messages dropped here are gone: unblocking a peer or adding it as a
@@ -57,8 +58,10 @@ public final class ContactFilter: MessageSink, Sendable {
             try await inbox.accept(message)
         case .blocked:
             dropped.withLock { $0["dropped.blocked", default: 0] += 1 }
+            throw MeshError(.discarded, "message \(message.id.hex) from blocked contact \(message.from.short) dropped")
         case .notAContact:
             dropped.withLock { $0["dropped.not_a_contact", default: 0] += 1 }
+            throw MeshError(.discarded, "message \(message.id.hex) from \(message.from.short), not a contact, dropped (allow-list mode)")
         }
     }
 

@@ -153,23 +153,32 @@ struct Listening {
     func stop() async { await running.stop() }
 }
 
-/// A loopback TCP port nothing listens on right now (bound, read, closed).
+/// Ports handed out by ``freePort()``: below Linux's ephemeral range (32768–60999), so
+/// no outgoing connection of a test running in parallel can take one between the moment
+/// it is chosen and the moment a transport listens on it (again, after a restart).
+private let nextPort = Atomic<Int>(Int.random(in: 0..<12_000))
+
+/// A loopback TCP port nobody listens on now, from 20000–31999 (see `nextPort`).
 func freePort() throws -> Int {
+    for _ in 0..<12_000 {
+        let port = 20_000 + nextPort.add(1, ordering: .relaxed).newValue % 12_000
+        if try canBind(port) { return port }
+    }
+    throw TimedOut(what: "a free port in 20000-31999")
+}
+
+private func canBind(_ port: Int) throws -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw TimedOut(what: "socket") }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
+    address.sin_port = UInt16(port).bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-        }
+    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    return withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
     }
-    guard bound else { throw TimedOut(what: "bind") }
-    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// A plain BSD socket client that misbehaves on purpose.

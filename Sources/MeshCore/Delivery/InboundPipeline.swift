@@ -125,6 +125,11 @@ final class InboundPipeline: Sendable {
         let message = InboundMessage(id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport)
         do {
             try await sink.accept(message)
+        } catch let error as MeshError where error.code == .discarded {
+            // Taken and thrown away on purpose: acknowledged (no retry), no receipt.
+            stats.update { $0.sinkDiscards += 1 }
+            finishHandOver(frame.messageID)
+            return .accepted
         } catch {
             stats.update { $0.sinkRefusals += 1 }
             logger.debug("the message sink refused \(frame.messageID) from \(frame.origin): \(error)")

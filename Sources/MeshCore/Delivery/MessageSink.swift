@@ -4,7 +4,10 @@
 /// Custody rule: the router acknowledges the hop that brought a message only after
 /// ``accept(_:)`` returned. A sink that throws refuses the message: the hop is not
 /// acknowledged, so the sender retries or escalates and nothing is lost; a later copy
-/// of the same message is offered again.
+/// of the same message is offered again. A sink that throws a ``MeshError`` with code
+/// ``MeshError/Code/discarded`` took the message and threw it away on purpose (a
+/// blocked sender): the hop is acknowledged, so nobody retries, but no delivery receipt
+/// goes back, so the sender never sees it delivered.
 public protocol MessageSink: Sendable {
     /// Takes custody of `message`. Returns once it is safely kept (stored durably, for
     /// a durable sink).

@@ -61,6 +61,9 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var framesRefused = 0
     /// Complete messages the message sink refused (not acknowledged; the sender retries).
     public var sinkRefusals = 0
+    /// Complete messages the message sink discarded on purpose (`MeshError.Code.discarded`:
+    /// acknowledged, no receipt).
+    public var sinkDiscards = 0
     /// Failed send attempts after which a message stayed queued for a retry.
     public var deliveryRetries = 0
     /// Delivery receipts this node returned (the next hop took them).

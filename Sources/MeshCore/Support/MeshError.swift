@@ -40,6 +40,10 @@ public struct MeshError: Error, Sendable, CustomStringConvertible {
         /// A wait ended before what it waited for happened (the operation itself may
         /// still complete: a queued message stays queued).
         public static let timedOut = Code("timedOut")
+        /// A ``MessageSink`` took a message and discarded it on purpose (a blocked
+        /// sender, say): the router acknowledges the hop, so the sender does not retry,
+        /// but returns no delivery receipt, so the sender never sees it delivered.
+        public static let discarded = Code("discarded")
         /// No message with this ID is known to the outbound queue.
         public static let unknownMessage = Code("unknownMessage")
     }

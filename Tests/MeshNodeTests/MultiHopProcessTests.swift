@@ -63,6 +63,7 @@ struct MultiHopProcessTests {
         let outbox = try jsonObject(try await runScmesh(["outbox", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput)
         let waiting = try #require((outbox["messages"] as? [[String: Any]])?.first { $0["id"] as? String == messageID }, "\(outbox)")
         #expect(waiting["status"] as? String == "queued", "\(waiting)")
+        #expect((waiting["waiting_for"] as? String)?.contains("none is up") == true, "\(waiting)")
         #expect(try await !inboxTexts(dataDirectory: line.directories[4], home: line.home).contains("while C is off"))
         let text = try await runScmesh(["outbox", "--data-dir", line.directories[0]], home: line.home)
         #expect(text.standardOutput.contains(String(messageID.prefix(8))), "\(text.standardOutput)")

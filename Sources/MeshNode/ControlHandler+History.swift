@@ -54,7 +54,9 @@ extension ControlHandler {
         let entries = try await store.history.pending(peer: peer, limit: limit)
         let totals = try await store.history.pendingTotals()
         let aliases = try await aliases()
+        // A peer is reachable over a live link or over a route through relays.
         let connected = Set(await router.peers().filter { !$0.links.isEmpty }.map(\.peer))
+            .union(await router.routes().map(\.destination))
         let messages = entries.map { entry in
             var message = HistoryMessage(entry, alias: aliases[entry.peer])
             message.waitingFor = Self.waitingFor(entry, connected: connected.contains(entry.peer))
@@ -77,7 +79,7 @@ extension ControlHandler {
         if let reason = entry.reason {
             return "a retry: the last attempt failed (\(reason))"
         }
-        return "its turn: a link is up and it is being sent"
+        return "its turn: a link or route is up and it is being sent"
     }
 
     /// Every contact's alias by peer.

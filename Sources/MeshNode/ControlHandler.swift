@@ -5,8 +5,8 @@ import MeshStore
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
 ///
-/// One file per group of commands: this one dispatches and answers `status`, `peers`
-/// and `inbox`; `+Send`, `+History` (history, trace, outbox) and `+Contacts` the rest.
+/// One file per group of commands: this one dispatches and answers `status`, `peers`,
+/// `routes` and `inbox`; `+Send`, `+History` (history, trace, outbox) and `+Contacts` the rest.
 package struct ControlHandler: Sendable {
     let router: Router
     let store: MeshStore
@@ -38,6 +38,7 @@ package struct ControlHandler: Sendable {
             switch request.cmd {
             case "status": return try await status()
             case "peers": return try ControlJSON.success(PeersReply(peers: await router.peers()))
+            case "routes": return try ControlJSON.success(RoutesReply(routes: await router.routes()))
             case "send": return try await send(request)
             case "inbox":
                 let entries = try await inbox.entries(after: request.after ?? 0, limit: request.limit ?? .max)

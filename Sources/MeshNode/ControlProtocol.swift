@@ -66,7 +66,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     /// The commands a node answers.
     public static let commands = [
-        "status", "peers", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
+        "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
         "contacts_block", "contacts_unblock", "contacts_allow_only",
     ]
 
@@ -148,6 +148,18 @@ public struct StatusReply: Codable, Sendable, Hashable {
 public struct PeersReply: Codable, Sendable, Hashable {
     /// Every peer with a live link, with its links best first.
     public var peers: [PeerSnapshot]
+}
+
+/// The reply to `routes`.
+public struct RoutesReply: Codable, Sendable, Hashable {
+    /// The route table: every destination this node can reach, direct links (1 hop)
+    /// included, as ``Router/routes()`` lists them.
+    public var routes: [RouteSnapshot]
+
+    /// Creates a reply.
+    public init(routes: [RouteSnapshot]) {
+        self.routes = routes
+    }
 }
 
 /// The reply to `send`.

@@ -77,6 +77,22 @@ public enum TextReport {
         return table(rows)
     }
 
+    /// `scmesh routes`: one row per destination, nearest first. The transport name
+    /// comes from the node but is escaped like every other string.
+    public static func routes(_ reply: RoutesReply) -> String {
+        guard !reply.routes.isEmpty else { return "no routes (no peer reachable)" }
+        var rows = [["DESTINATION", "NEXT HOP", "HOPS", "TRANSPORT", "AGE", "SEQUENCE"]]
+        let ordered = reply.routes.sorted { ($0.hops, $0.destination) < ($1.hops, $1.destination) }
+        for route in ordered {
+            rows.append([
+                route.destination.hex, route.nextHop == route.destination ? "direct" : route.nextHop.hex,
+                String(route.hops), escaped(route.transport),
+                duration(Double(route.ageMilliseconds) / 1000), route.sequence.map(String.init) ?? "-",
+            ])
+        }
+        return table(rows)
+    }
+
     /// `scmesh inbox`.
     public static func inbox(_ reply: InboxReply) -> String {
         guard !reply.messages.isEmpty else { return "inbox is empty" }

@@ -31,6 +31,21 @@ struct PeersCommand: AsyncParsableCommand {
     }
 }
 
+/// `scmesh routes`.
+struct RoutesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "routes", abstract: "Show the route table: destination, next hop, hops, transport, age, sequence.")
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        try await callNode(
+            ControlRequest(cmd: "routes"), dataDirectory: dataDirectory.path, json: output.json, as: RoutesReply.self,
+            render: TextReport.routes)
+    }
+}
+
 /// `scmesh inbox`.
 struct InboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "inbox", abstract: "Show messages received by the running node.")

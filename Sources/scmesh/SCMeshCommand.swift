@@ -11,7 +11,7 @@ struct SCMeshCommand: AsyncParsableCommand {
             $XDG_DATA_HOME/scmesh, else ~/.local/share/scmesh.
             """,
         subcommands: [
-            RunCommand.self, StatusCommand.self, PeersCommand.self, SendCommand.self, InboxCommand.self,
+            RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self, InboxCommand.self,
             HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, ConfigCommand.self, IdentityCommand.self,
         ]
     )

@@ -181,6 +181,31 @@ struct ConfigTests {
         #expect(ttl.contains("default_ttl: must be between 1 and 255, got 0 (from test.yaml line 1)"), "\(ttl)")
     }
 
+    @Test("routing: the default file lists the router's defaults, values reach RoutingConfiguration, config check prints them, bad values name the key")
+    func routingKeys() throws {
+        let shipped = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
+        #expect(shipped.routerConfiguration.routing == RoutingConfiguration())
+        #expect(try NodeConfiguration.defaultFileContents().contains("routing:\n  announce_interval_ms: 60000"))
+        let yaml = "routing: {announce_interval_ms: 1000, max_hops: 4, route_max_age_ms: 4000, control_share: 0.5}\n"
+        let config = try NodeConfiguration.load(yaml: yaml, source: "f", overrides: ["routing.announce_burst=3"], registry: .builtIn)
+        var expected = RoutingConfiguration()
+        expected.announceInterval = .seconds(1)
+        expected.maxHops = 4
+        expected.routeMaxAge = .seconds(4)
+        expected.controlShare = 0.5
+        expected.announceBurst = 3
+        #expect(config.routerConfiguration.routing == expected)
+        let printed = try config.yaml()
+        for line in ["routing:", "  announce_interval_ms: 1000", "  announce_jitter: 0.25", "  max_hops: 4", "  route_max_age_ms: 4000",
+                     "  announces_per_second: 10.0", "  announce_burst: 3", "  control_share: 0.5"] {
+            #expect(printed.contains(line + "\n"), "\(line) in \(printed)")
+        }
+        let hops = try #require(loadError("routing:\n  max_hops: 0\n"))
+        #expect(hops.contains("routing.max_hops: must be between 1 and 255, got 0"), "\(hops)")
+        let unknown = try #require(loadError("routing:\n  max_hop: 3\n"))
+        #expect(unknown.contains("unknown key routing.max_hop"), "\(unknown)")
+    }
+
     @Test("missing relay.enabled counts as off, even when the rest of relay: is present")
     func relayFailSafe() throws {
         #expect(try NodeConfiguration.load(yaml: "relay: {}", source: "f", registry: .builtIn).relay.enabled == false)

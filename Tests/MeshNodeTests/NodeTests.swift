@@ -208,7 +208,7 @@ struct NodeTests {
             #expect(!reply.line.contains("\n"))
         }
         let unknown = try ControlReply(line: try await node.client.exchange(Array(#"{"cmd":"fly"}"#.utf8)))
-        #expect(unknown.error?.contains("status, peers, send, inbox") == true)
+        #expect(unknown.error?.contains("status, peers, routes, send, inbox") == true)
         // A peer with no route: queued (store and forward), not refused.
         let queued = try await node.client.call(ControlRequest(cmd: "send", peer: valid, text: "x")).decode(SendReply.self)
         #expect(queued.status == .queued)

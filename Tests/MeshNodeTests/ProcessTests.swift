@@ -134,9 +134,12 @@ struct ProcessTests {
         defer { directory.cleanUp() }
         let good = directory.file("good.yaml")
         try "relay:\n  enabled: true\n".write(toFile: good, atomically: true, encoding: .utf8)
-        let valid = try await scmesh("config", "check", good, "--set", "escalation.max_attempts=7", home: directory.path)
+        let valid = try await scmesh(
+            "config", "check", good, "--set", "escalation.max_attempts=7", "--set", "routing.max_hops=5", home: directory.path)
         #expect(valid.status == 0, "\(valid.standardError)")
         #expect(valid.standardOutput.contains("max_attempts: 7"))
+        #expect(valid.standardOutput.contains("routing:\n  announce_interval_ms: 60000\n"), "\(valid.standardOutput)")
+        #expect(valid.standardOutput.contains("  max_hops: 5\n  route_max_age_ms: 200000\n"), "\(valid.standardOutput)")
         #expect(valid.standardOutput.contains("relay:\n  enabled: true"))
 
         let bad = directory.file("bad.yaml")

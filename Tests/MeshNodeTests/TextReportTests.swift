@@ -1,3 +1,4 @@
+import Foundation
 import MeshCore
 import MeshNode
 import Testing
@@ -18,5 +19,26 @@ import Testing
                 "unauthenticated_evicted": 42, "write_stalled_links": 1, "frames_refused": 7,
                 "handshake_failed.badSignature": 3, "malformed.malformedFrame": 2, "sealed_rejected.openFailed": 5,
             ])
+    }
+
+    @Test("scmesh routes: nearest first, direct links say so, a hostile transport name is escaped, JSON in snake_case")
+    func routes() throws {
+        let near = try PeerID(bytes: [UInt8](repeating: 2, count: 32))
+        let far = try PeerID(bytes: [UInt8](repeating: 1, count: 32))
+        let reply = RoutesReply(routes: [
+            RouteSnapshot(destination: far, nextHop: near, hops: 3, sequence: 42, ageMilliseconds: 1_500, transport: "tcp\u{1B}[2J"),
+            RouteSnapshot(destination: near, nextHop: near, hops: 1, sequence: nil, ageMilliseconds: 0, transport: "tcp"),
+        ])
+        let lines = TextReport.routes(reply).split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("DESTINATION") && lines[0].contains("NEXT HOP") && lines[0].contains("SEQUENCE"))
+        #expect(lines[1].hasPrefix(near.hex) && lines[1].contains("direct") && lines[1].hasSuffix("-"), "\(lines[1])")
+        #expect(lines[2].hasPrefix(far.hex) && lines[2].contains(near.hex) && lines[2].hasSuffix("42"), "\(lines[2])")
+        #expect(lines[2].contains("tcp\\u{1B}[2J") && !lines[2].contains("\u{1B}"), "\(lines[2])")
+        #expect(TextReport.routes(RoutesReply(routes: [])) == "no routes (no peer reachable)")
+
+        let json = String(decoding: try ControlJSON.encoder().encode(reply), as: UTF8.self)
+        #expect(json.contains(#""next_hop":"\#(near.hex)""#) && json.contains(#""age_milliseconds":1500"#), "\(json)")
+        #expect(json.contains(#""sequence":42"#) && json.contains(#""hops":3"#))
     }
 }

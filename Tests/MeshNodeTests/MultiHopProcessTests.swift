@@ -1,0 +1,163 @@
+import Foundation
+import MeshCore
+import MeshNode
+import Testing
+
+// Issue 13's process test: five `scmesh run` processes in a line A–B–C–D–E over TCP
+// on 127.0.0.1, each dialling only its left neighbour, so A reaches E only through
+// the three relays B, C and D. Every wait is a bounded poll; nothing asserts a time.
+
+@Suite("multi-hop over five processes", .serialized)
+struct MultiHopProcessTests {
+    @Test("A→E over three relays: routes learned along the line, send --wait comes back delivered, E holds the message once")
+    func deliveredThroughThreeRelays() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        let line = try await NodeLine()
+        defer { line.stopAll() }
+        try await line.waitForRoute(from: 0, to: 4)
+
+        // `scmesh routes` on A: E is four hops away, next hop B, over TCP.
+        let routes = try await line.routes(of: 0)
+        let toE = try #require(routes.first { $0.destination == line.ids[4] })
+        #expect(toE.hops == 4 && toE.nextHop == line.ids[1] && toE.transport == "tcp", "\(toE)")
+        #expect(routes.first { $0.destination == line.ids[1] }?.hops == 1)
+        let text = try await runScmesh(["routes", "--data-dir", line.directories[0]], home: line.home)
+        #expect(text.status == 0 && text.standardOutput.contains(line.ids[4].hex), "\(text.standardOutput)\(text.standardError)")
+        let json = try jsonObject(try await runScmesh(["routes", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput)
+        let rows = try #require(json["routes"] as? [[String: Any]])
+        let rowE = try #require(rows.first { $0["destination"] as? String == line.ids[4].hex })
+        #expect(rowE["next_hop"] as? String == line.ids[1].hex && rowE["hops"] as? Int == 4 && rowE["transport"] as? String == "tcp")
+        #expect(rowE["age_milliseconds"] is Int && rowE["sequence"] is Int, "\(rowE)")
+
+        let sent = try await line.send(from: 0, to: 4, "over three relays")
+        #expect(sent.status == 0, "\(sent.standardOutput)\(sent.standardError)")
+        #expect(sent.standardOutput.hasPrefix("delivered message"), "\(sent.standardOutput)")
+        try await line.expectDeliveredOnce(from: 0, to: 4, texts: ["over three relays"])
+        // B, C and D each carried it (and the receipt back): relayed, never delivered to them.
+        for relay in 1...3 {
+            let status = try await line.client(relay).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+            #expect(status.stats.messagesRelayed >= 1 && status.inboxCount == 0, "relay \(relay): \(status.stats.messagesRelayed) relayed")
+        }
+    }
+
+    @Test("relaying off at C: a new A→E message waits in A's outbox; once C relays again it is delivered, once")
+    func waitsWhileTheMiddleRelayIsOff() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        var line = try await NodeLine()
+        defer { line.stopAll() }
+        try await line.waitForRoute(from: 0, to: 4)
+        let first = try await line.send(from: 0, to: 4, "before C stops relaying")
+        #expect(first.status == 0, "\(first.standardOutput)\(first.standardError)")
+
+        try await line.restart(2, extra: ["--set", "relay.enabled=false"])
+        let statusC = try await line.client(2).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect(statusC.relayEnabled == false)
+        // C neither announces nor passes announcements on: A's route to E ages out.
+        try await eventually("A's route to E ages out while C is off", attempts: 1500) {
+            try await !line.routes(of: 0).contains { $0.destination == line.ids[4] }
+        }
+        let queued = try await runScmesh(["send", "--data-dir", line.directories[0], "--json", line.ids[4].hex, "while C is off"], home: line.home)
+        #expect(queued.status == 0, "\(queued.standardError)")
+        let messageID = try #require(try jsonObject(queued.standardOutput)["message_id"] as? String)
+        // It waits in A's outbox, queued, and E does not have it.
+        let outbox = try jsonObject(try await runScmesh(["outbox", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput)
+        let waiting = try #require((outbox["messages"] as? [[String: Any]])?.first { $0["id"] as? String == messageID }, "\(outbox)")
+        #expect(waiting["status"] as? String == "queued", "\(waiting)")
+        #expect((waiting["waiting_for"] as? String)?.contains("none is up") == true, "\(waiting)")
+        #expect(try await !inboxTexts(dataDirectory: line.directories[4], home: line.home).contains("while C is off"))
+        let text = try await runScmesh(["outbox", "--data-dir", line.directories[0]], home: line.home)
+        #expect(text.standardOutput.contains(String(messageID.prefix(8))), "\(text.standardOutput)")
+
+        try await line.restart(2, extra: [])
+        try await line.expectDeliveredOnce(from: 0, to: 4, texts: ["before C stops relaying", "while C is off"])
+    }
+}
+
+/// Five nodes A–B–C–D–E over TCP on 127.0.0.1; node i dials only node i − 1.
+struct NodeLine {
+    let directory: TemporaryDirectory
+    let ports: [Int]
+    let ids: [PeerID]
+    var processes: [Process] = []
+    var home: String { directory.path }
+    var directories: [String] { (0..<5).map { directory.file("node\($0)") } }
+
+    init() async throws {
+        directory = try TemporaryDirectory()
+        ports = try (0..<5).map { _ in try unusedLoopbackPort() }
+        var ids: [PeerID] = []
+        for index in 0..<5 {
+            let output = try await runScmesh(["identity", "--data-dir", directory.file("node\(index)")], home: directory.path)
+            ids.append(try #require(PeerID(hex: output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))))
+        }
+        self.ids = ids
+        for index in 0..<5 { processes.append(try startScmesh(arguments(index, extra: []), home: home)) }
+        for index in 0..<5 { try await waitUntilAnswering(index) }
+    }
+
+    func arguments(_ index: Int, extra: [String]) -> [String] {
+        var arguments = [
+            "run", "--data-dir", directories[index], "--set", "transports.tcp.listen=127.0.0.1:\(ports[index])",
+            "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
+            "--set", "transports.ble.enabled=false",
+            "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
+            "--set", "routing.announce_interval_ms=1000", "--set", "routing.route_max_age_ms=4000",
+        ]
+        if index > 0 { arguments += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(ports[index - 1])"] }
+        return arguments + extra
+    }
+
+    func client(_ index: Int) -> ControlClient { ControlClient(dataDirectory: directories[index]) }
+
+    func waitUntilAnswering(_ index: Int) async throws {
+        try await eventually("node \(index) answers on its control socket", attempts: 1500) {
+            try await client(index).call(ControlRequest(cmd: "status")).ok
+        }
+    }
+
+    func routes(of index: Int) async throws -> [RouteSnapshot] {
+        try await client(index).call(ControlRequest(cmd: "routes")).decode(RoutesReply.self).routes
+    }
+
+    func waitForRoute(from source: Int, to destination: Int) async throws {
+        try await eventually("node \(source) learns a route to node \(destination)", attempts: 1500) {
+            try await routes(of: source).contains { $0.destination == ids[destination] }
+        }
+    }
+
+    /// `scmesh send --wait` from `source` to `destination`.
+    func send(from source: Int, to destination: Int, _ text: String) async throws -> ScmeshResult {
+        try await runScmesh(["send", "--data-dir", directories[source], "--timeout", "60", ids[destination].hex, text], home: home)
+    }
+
+    /// SIGTERMs node `index` and starts it again with `extra` arguments.
+    mutating func restart(_ index: Int, extra: [String]) async throws {
+        let process = processes[index]
+        kill(process.processIdentifier, SIGTERM)
+        try await eventually("node \(index) exits after SIGTERM", attempts: 1500) { !process.isRunning }
+        processes[index] = try startScmesh(arguments(index, extra: extra), home: home)
+        try await waitUntilAnswering(index)
+    }
+
+    /// `destination`'s inbox ends up holding exactly `texts` from `source`, each once,
+    /// and `source`'s history shows each delivered.
+    func expectDeliveredOnce(from source: Int, to destination: Int, texts: [String]) async throws {
+        try await eventually("the messages reach node \(destination)", attempts: 3000) {
+            Set(try await inboxTexts(dataDirectory: directories[destination], home: home)).isSuperset(of: texts)
+        }
+        try await eventually("node \(source)'s history shows them delivered", attempts: 3000) {
+            let history = try await client(source).call(ControlRequest(cmd: "history", peer: ids[destination].hex))
+                .decode(HistoryReply.self)
+            return history.outboundCounts == ["delivered": texts.count]
+        }
+        let inbox = try await client(destination).call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        #expect(inbox.messages.compactMap(\.text).sorted() == texts.sorted())
+        #expect(inbox.messages.allSatisfy { $0.from == ids[source] })
+        #expect(inbox.totalReceived == texts.count)
+    }
+
+    func stopAll() {
+        for process in processes { stopProcess(process) }
+        directory.cleanUp()
+    }
+}

@@ -59,6 +59,52 @@ final class InboundPipeline: Sendable {
         case busy([UInt8])
     }
 
+    /// What ``gather(_:from:checkingDedup:)`` made of one chunk.
+    enum Gathered {
+        /// The answer for the link (stored, duplicate chunk, refused, busy).
+        case answer(LinkSession.AcceptResult)
+        /// The whole message; this copy now holds its hand-over.
+        case complete([UInt8])
+    }
+
+    /// Adds one DATA frame to the reassembler (a one-chunk message is complete at once)
+    /// and counts it; the same for messages to this node and messages to relay.
+    /// - Parameter checkingDedup: drop the frame as a duplicate when its message ID is
+    ///   in the duplicate cache (messages to this node; a relay asks its queue instead).
+    func gather(_ frame: DataFrame, from session: LinkSession, checkingDedup: Bool) -> Gathered {
+        let now = clock.now
+        let step: Step = state.withLock { state in
+            if checkingDedup, state.dedup.contains(frame.messageID) { return .answer(.duplicate) }
+            func handOver(_ bytes: [UInt8]) -> Step {
+                state.handingOver.insert(frame.messageID).inserted ? .complete(bytes) : .busy(bytes)
+            }
+            if frame.chunkCount == 1 { return handOver(frame.payload) }
+            switch state.assembler.add(frame, from: session.remote, now: now) {
+            case .complete(let bytes): return handOver(bytes)
+            case .incomplete: return .answer(.accepted)
+            case .duplicateChunk: return .answer(.duplicate)
+            case .rejected(let reason):
+                logger.debug("refusing chunk of \(frame.messageID) from \(frame.origin): \(reason)")
+                return .answer(.refused)
+            }
+        }
+        switch step {
+        case .answer(let result):
+            switch result {
+            case .duplicate: stats.update { $0.duplicatesDropped += 1 }
+            case .refused: stats.update { $0.framesRefused += 1 }
+            case .accepted: session.data.countReceived(frame.payload.count)
+            }
+            return .answer(result)
+        case .busy(let bytes):
+            session.data.countReceived(frame.payload.count)
+            return .answer(reopen(frame, bytes, from: session.remote, result: .refused))
+        case .complete(let bytes):
+            session.data.countReceived(frame.payload.count)
+            return .complete(bytes)
+        }
+    }
+
     /// Takes one DATA frame that arrived on `session`.
     func accept(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
         guard delivery.relay.isEnabled else {
@@ -71,38 +117,11 @@ final class InboundPipeline: Sendable {
             return .refused
         }
         if frame.destination != localPeerID { return await relay(frame, from: session) }
-        let now = clock.now
-        let step: Step = state.withLock { state in
-            if state.dedup.contains(frame.messageID) { return .answer(.duplicate) }
-            func handOver(_ bytes: [UInt8]) -> Step {
-                state.handingOver.insert(frame.messageID).inserted ? .complete(bytes) : .busy(bytes)
-            }
-            if frame.chunkCount == 1 { return handOver(frame.payload) }
-            switch state.assembler.add(frame, from: session.remote, now: now) {
-            case .complete(let bytes): return handOver(bytes)
-            case .incomplete: return .answer(.accepted)
-            case .duplicateChunk: return .answer(.duplicate)
-            case .rejected(let reason):
-                logger.debug("refusing chunk from \(frame.origin): \(reason)")
-                return .answer(.refused)
-            }
-        }
         let payload: [UInt8]
-        switch step {
-        case .answer(let result):
-            switch result {
-            case .duplicate: stats.update { $0.duplicatesDropped += 1 }
-            case .refused: stats.update { $0.framesRefused += 1 }
-            case .accepted: session.data.countReceived(frame.payload.count)
-            }
-            return result
-        case .busy(let bytes):
-            session.data.countReceived(frame.payload.count)
-            return reopen(frame, bytes, from: session.remote, result: .refused)
-        case .complete(let bytes):
-            payload = bytes
+        switch gather(frame, from: session, checkingDedup: true) {
+        case .answer(let result): return result
+        case .complete(let bytes): payload = bytes
         }
-        session.data.countReceived(frame.payload.count)
         let isReceipt = frame.flags & DataFrame.receiptFlag != 0
         if isReceipt && frame.flags & DataFrame.sealedFlag == 0 {
             // A receipt for a message of ours: its signature is its authentication, so

@@ -3,12 +3,6 @@ import Logging
 import Synchronization
 
 extension InboundPipeline {
-    private enum RelayStep {
-        case answer(LinkSession.AcceptResult)
-        case complete([UInt8])
-        case busy([UInt8])
-    }
-
     /// Takes custody of a DATA frame for another node (docs/PROTOCOL.md §A.6): the
     /// message is reassembled here, queued in the outbound queue (durably, on a node)
     /// with its ID, origin, flags and TTL − 1, and only then acknowledged. A message
@@ -34,37 +28,11 @@ extension InboundPipeline {
             stats.update { $0.duplicatesDropped += 1 }
             return .duplicate
         }
-        let now = clock.now
-        let step: RelayStep = state.withLock { state in
-            func handOver(_ bytes: [UInt8]) -> RelayStep {
-                state.handingOver.insert(frame.messageID).inserted ? .complete(bytes) : .busy(bytes)
-            }
-            if frame.chunkCount == 1 { return handOver(frame.payload) }
-            switch state.assembler.add(frame, from: session.remote, now: now) {
-            case .complete(let bytes): return handOver(bytes)
-            case .incomplete: return .answer(.accepted)
-            case .duplicateChunk: return .answer(.duplicate)
-            case .rejected(let reason):
-                logger.debug("refusing chunk to relay from \(frame.origin): \(reason)")
-                return .answer(.refused)
-            }
-        }
         let payload: [UInt8]
-        switch step {
-        case .answer(let result):
-            switch result {
-            case .duplicate: stats.update { $0.duplicatesDropped += 1 }
-            case .refused: stats.update { $0.framesRefused += 1 }
-            case .accepted: session.data.countReceived(frame.payload.count)
-            }
-            return result
-        case .busy(let bytes):
-            session.data.countReceived(frame.payload.count)
-            return reopen(frame, bytes, from: session.remote, result: .refused)
-        case .complete(let bytes):
-            payload = bytes
+        switch gather(frame, from: session, checkingDedup: false) {
+        case .answer(let result): return result
+        case .complete(let bytes): payload = bytes
         }
-        session.data.countReceived(frame.payload.count)
         let message = OutboundMessage(
             id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags, origin: frame.origin,
             ttl: frame.ttl - 1)

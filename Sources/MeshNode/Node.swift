@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MeshCore
 import MeshStore
@@ -82,6 +83,12 @@ public final class Node: Sendable {
     private let routedTransports: [(transport: any Transport, priority: Int)]
     private let logger: Logger
 
+    /// Milliseconds since 1970 shifted left by 20 bits: room for a million
+    /// announcements per millisecond before a restart could repeat a sequence.
+    static func firstAnnounceSequence(now: Date) -> UInt64 {
+        UInt64(max(0, now.timeIntervalSince1970 * 1000)) << 20
+    }
+
     init(
         configuration: NodeConfiguration, dataDirectory: String, identity: LocalIdentity, store: MeshStore,
         transports: [(transport: any Transport, priority: Int)], logger: Logger
@@ -92,7 +99,10 @@ public final class Node: Sendable {
         self.store = store
         self.transports = transports
         self.logger = logger
-        let routerConfiguration = configuration.routerConfiguration
+        var routerConfiguration = configuration.routerConfiguration
+        // Announcement sequences start from the wall clock: a restarted node's routes
+        // are newer than those it announced before (docs/PROTOCOL.md §A.5).
+        routerConfiguration.routing.firstSequence = Self.firstAnnounceSequence(now: Date())
         contactFilter = ContactFilter(inbox: store.inbox, contacts: store.contacts)
         router = Router(
             security: identity.security, configuration: routerConfiguration, sealer: identity.sealer,

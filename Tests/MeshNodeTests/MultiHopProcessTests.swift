@@ -73,26 +73,74 @@ struct MultiHopProcessTests {
     }
 }
 
-/// Five nodes A–B–C–D–E over TCP on 127.0.0.1; node i dials only node i − 1.
+/// Issue 13: a relay killed with SIGKILL while it holds messages in custody.
+@Suite("a relay killed while holding messages in custody", .serialized)
+struct RelayCustodyProcessTests {
+    @Test("A–B–C: C is down, B takes custody of A's messages; B is killed -9 mid-stream and restarted, C comes back: each message reaches C exactly once and A sees every one delivered")
+    func relayKilledHoldingMessages() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        // Routes are kept long enough that A goes on handing messages for C to B while
+        // C is down (B takes custody for a destination it cannot reach yet).
+        var line = try await NodeLine(count: 3, common: ["--set", "routing.route_max_age_ms=600000"])
+        defer { line.stopAll() }
+        try await line.waitForRoute(from: 0, to: 2)
+        line.kill9(2)
+        try await eventually("B notices that C is gone", attempts: 1500) {
+            try await !line.client(1).call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == line.ids[2] }
+        }
+
+        // 60 messages, queued on A through its control socket in one go.
+        let texts = (0..<60).map { "custody \($0)" }
+        for text in texts {
+            let reply = try await line.client(0).call(ControlRequest(cmd: "send", peer: line.ids[2].hex, text: text))
+            #expect(reply.ok, "\(reply)")
+        }
+        // Kill B as soon as it holds some of them in custody, while A is still handing
+        // the rest over (or has just finished).
+        try await eventually("B takes custody of A's messages", attempts: 1500) {
+            try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self).stats.relayAccepted >= 10
+        }
+        line.kill9(1)
+        // Every message A handed over before the kill was acknowledged only once B had
+        // it on disk; the rest stay in A's outbox. Nothing is delivered yet.
+        let statusA = try await line.client(0).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect(statusA.outboxCount == texts.count, "A still waits for receipts of all \(texts.count): \(statusA.outboxCount)")
+
+        try await line.start(1)
+        let statusB = try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        #expect((statusB.outboxCount ?? 0) >= 10, "B restarted with the messages it held in custody: \(statusB.outboxCount)")
+        try await line.start(2)
+        try await line.expectDeliveredOnce(from: 0, to: 2, texts: texts)
+        // B forgets nothing it should still carry, and holds nothing once all is through.
+        try await eventually("B's outbox drains", attempts: 1500) {
+            try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self).outboxCount == 0
+        }
+    }
+}
+
+/// Nodes in a line over TCP on 127.0.0.1 (five by default: A–B–C–D–E); node i dials
+/// only node i − 1. `common` arguments go to every node at every start.
 struct NodeLine {
     let directory: TemporaryDirectory
     let ports: [Int]
     let ids: [PeerID]
+    let common: [String]
     var processes: [Process] = []
     var home: String { directory.path }
-    var directories: [String] { (0..<5).map { directory.file("node\($0)") } }
+    var directories: [String] { ports.indices.map { directory.file("node\($0)") } }
 
-    init() async throws {
+    init(count: Int = 5, common: [String] = []) async throws {
         directory = try TemporaryDirectory()
-        ports = try (0..<5).map { _ in try unusedLoopbackPort() }
+        ports = try (0..<count).map { _ in try unusedLoopbackPort() }
+        self.common = common
         var ids: [PeerID] = []
-        for index in 0..<5 {
+        for index in 0..<count {
             let output = try await runScmesh(["identity", "--data-dir", directory.file("node\(index)")], home: directory.path)
             ids.append(try #require(PeerID(hex: output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))))
         }
         self.ids = ids
-        for index in 0..<5 { processes.append(try startScmesh(arguments(index, extra: []), home: home)) }
-        for index in 0..<5 { try await waitUntilAnswering(index) }
+        for index in 0..<count { processes.append(try startScmesh(arguments(index, extra: []), home: home)) }
+        for index in 0..<count { try await waitUntilAnswering(index) }
     }
 
     func arguments(_ index: Int, extra: [String]) -> [String] {
@@ -104,7 +152,7 @@ struct NodeLine {
             "--set", "routing.announce_interval_ms=1000", "--set", "routing.route_max_age_ms=4000",
         ]
         if index > 0 { arguments += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(ports[index - 1])"] }
-        return arguments + extra
+        return arguments + common + extra
     }
 
     func client(_ index: Int) -> ControlClient { ControlClient(dataDirectory: directories[index]) }
@@ -135,6 +183,17 @@ struct NodeLine {
         let process = processes[index]
         kill(process.processIdentifier, SIGTERM)
         try await eventually("node \(index) exits after SIGTERM", attempts: 1500) { !process.isRunning }
+        processes[index] = try startScmesh(arguments(index, extra: extra), home: home)
+        try await waitUntilAnswering(index)
+    }
+
+    /// Kills node `index` with SIGKILL (no shutdown of any kind) and reaps it.
+    func kill9(_ index: Int) {
+        stopProcess(processes[index])
+    }
+
+    /// Starts node `index` again (after ``kill9(_:)``) and waits until it answers.
+    mutating func start(_ index: Int, extra: [String] = []) async throws {
         processes[index] = try startScmesh(arguments(index, extra: extra), home: home)
         try await waitUntilAnswering(index)
     }

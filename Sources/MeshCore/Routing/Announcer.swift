@@ -35,9 +35,10 @@ final class Announcer: Sendable {
         self.stats = stats
         self.bus = bus
         self.logger = logger
-        // A random start in the lower half of the range: a restarted node's new
-        // announcements are older than its last ones only until those age out.
-        sequence = Mutex(UInt64.random(in: 1...(UInt64.max >> 2)))
+        // The node passes a start from the wall clock, so a restarted node's new
+        // announcements are newer than its last ones; without it, a random start in
+        // the lower half of the range.
+        sequence = Mutex(configuration.firstSequence ?? UInt64.random(in: 1...(UInt64.max >> 2)))
     }
 
     /// Sets what runs when a route is learned (the delivery scheduler's drain).

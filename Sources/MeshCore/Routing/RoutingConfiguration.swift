@@ -21,6 +21,13 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// The share of a link's nominal bitrate announcements may use (0.02 = 2 %): on a
     /// slow link the rate is lowered below ``announcesPerSecond`` to fit.
     public var controlShare: Double
+    /// The sequence number of this node's first announcement (not a config key). A
+    /// node sets it from the wall clock (milliseconds since 1970, shifted left by 20
+    /// bits), so that a restarted node's announcements are always newer than the ones
+    /// it sent before the restart and are not taken for stale replays. nil draws a
+    /// random start, which after a restart is older than the last run's half the time:
+    /// then its routes are refused until the old ones age out (`route_max_age_ms`).
+    public var firstSequence: UInt64?
 
     /// Defaults: every 60 s ± 25 %, 7 hops, routes kept 200 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate.

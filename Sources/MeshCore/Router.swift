@@ -58,11 +58,13 @@ public final class Router: Service, Sendable {
     ///   - queue: keeps outbound messages and their status; defaults to an
     ///     ``InMemoryOutboundQueue``.
     ///   - clock: the clock for every timeout; tests pass one they advance.
+    ///   - battery: reads the battery for `relay.battery_floor_percent`; nil = mains.
     ///   - logger: where the router logs.
     public init(
         security: any LinkSecurity, configuration: RouterConfiguration = .init(), policy: (any RoutingPolicy)? = nil,
         sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil, sink: (any MessageSink)? = nil,
-        queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), logger: Logger
+        queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), battery: (any BatteryGauge)? = nil,
+        logger: Logger
     ) {
         localPeerID = security.localPeerID
         incoming = BoundedChannel(capacity: configuration.inboxCapacity)
@@ -82,6 +84,7 @@ public final class Router: Service, Sendable {
         let delivery = DeliveryPipeline(
             localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer, receipts: receipts,
             queue: queue ?? InMemoryOutboundQueue(clock: clock), sink: sink, table: table, routes: routeTable, relay: relay,
+            relayBudget: RelayBudget(limits: configuration.relayLimits, clock: clock, gauge: battery),
             paths: paths, clock: clock, stats: counters, bus: bus, logger: logger)
         let announcer = Announcer(
             localPeerID: localPeerID, configuration: configuration.routing, signer: receipts, routes: routeTable, links: table,
@@ -267,6 +270,17 @@ public final class Router: Service, Sendable {
     public func setRelayEnabled(_ enabled: Bool) {
         let was = relay.set(enabled)
         if enabled && !was { announcer.relayResumed() }
+    }
+
+    /// The relay's budgets now in force.
+    public func relayLimits() -> RelayLimits {
+        delivery.relayBudget.limits
+    }
+
+    /// Changes the relay's budgets at run time (the HTTP API's settings); what was spent
+    /// this hour stays spent.
+    public func setRelayLimits(_ limits: RelayLimits) {
+        delivery.relayBudget.set(limits)
     }
 
     /// Asks the router to keep a link to `hint` (as if discovery had reported it).

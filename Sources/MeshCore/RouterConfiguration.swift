@@ -97,6 +97,7 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | key | property |
 /// |---|---|
 /// | `relay.enabled` | ``relayEnabled`` |
+/// | `relay.max_per_hour`, `relay.neighbour_share`, `relay.battery_floor_percent` | ``relayLimits`` (``RelayLimits``) |
 /// | `escalation` | ``escalation`` (``EscalationConfiguration``) |
 /// | `reconnect` | ``reconnect`` (``ReconnectConfiguration``) |
 /// | `keepalive_interval_ms` | ``keepaliveInterval`` |
@@ -112,13 +113,16 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `default_ttl` | ``defaultTTL`` |
 ///
 /// Durations are integers in milliseconds. A missing key takes the default of
-/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:routing:)``
+/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:routing:relayLimits:)``
 /// (so `relay.enabled` missing means relay on: the node's fail-safe default is the
 /// node's). An unknown key, at any level, a wrong type or a value out of range is a
 /// `DecodingError` whose coding path ends with the key.
 public struct RouterConfiguration: Sendable, Hashable, Codable {
     /// Relay = messaging: when false the node neither sends nor receives.
     public var relayEnabled: Bool
+    /// The relay's budgets: `relay.max_per_hour`, `relay.neighbour_share`,
+    /// `relay.battery_floor_percent`.
+    public var relayLimits: RelayLimits
     /// Ack timeouts and retry limits for the default policy.
     public var escalation: EscalationConfiguration
     /// Redial schedule.
@@ -172,9 +176,11 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         inboxCapacity: Int = 1024,
         defaultTTL: UInt8 = 7,
         sealing: SealingPolicy = .relayedOnly,
-        routing: RoutingConfiguration = .init()
+        routing: RoutingConfiguration = .init(),
+        relayLimits: RelayLimits = .init()
     ) {
         self.relayEnabled = relayEnabled
+        self.relayLimits = relayLimits
         self.escalation = escalation
         self.reconnect = reconnect
         self.keepaliveInterval = keepaliveInterval
@@ -218,22 +224,48 @@ extension RouterConfiguration {
         case routing
     }
 
-    /// `relay:` — one switch.
+    /// `relay:` — the switch and the budgets.
     private struct Relay: Codable {
         var enabled: Bool
+        var limits: RelayLimits
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case enabled
+            case maxPerHour = "max_per_hour"
+            case neighbourShare = "neighbour_share"
+            case batteryFloorPercent = "battery_floor_percent"
         }
 
-        init(enabled: Bool) {
+        init(enabled: Bool, limits: RelayLimits) {
             self.enabled = enabled
+            self.limits = limits
         }
 
         init(from decoder: any Decoder) throws {
             try decoder.rejectUnknownKeys(CodingKeys.self, section: "relay")
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            enabled = try container.decode(Bool.self, forKey: .enabled, default: RouterConfiguration().relayEnabled)
+            let defaults = RouterConfiguration()
+            enabled = try container.decode(Bool.self, forKey: .enabled, default: defaults.relayEnabled)
+            var limits = defaults.relayLimits
+            limits.maxPerHour = try container.decode(Int.self, forKey: .maxPerHour, default: limits.maxPerHour)
+            try container.check(limits.maxPerHour >= 0, .maxPerHour, "must be 0 (no limit) or more, got \(limits.maxPerHour)")
+            limits.neighbourShare = try container.decode(Double.self, forKey: .neighbourShare, default: limits.neighbourShare)
+            try container.check(
+                limits.neighbourShare > 0 && limits.neighbourShare <= 1, .neighbourShare,
+                "must be above 0 and at most 1, got \(limits.neighbourShare)")
+            limits.batteryFloorPercent = try container.decode(Int.self, forKey: .batteryFloorPercent, default: limits.batteryFloorPercent)
+            try container.check(
+                (0...100).contains(limits.batteryFloorPercent), .batteryFloorPercent,
+                "must be between 0 (never) and 100, got \(limits.batteryFloorPercent)")
+            self.limits = limits
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(enabled, forKey: .enabled)
+            try container.encode(limits.maxPerHour, forKey: .maxPerHour)
+            try container.encode(limits.neighbourShare, forKey: .neighbourShare)
+            try container.encode(limits.batteryFloorPercent, forKey: .batteryFloorPercent)
         }
     }
 
@@ -241,7 +273,10 @@ extension RouterConfiguration {
         try decoder.rejectUnknownKeys(CodingKeys.self, section: "router")
         let defaults = Self()
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        relayEnabled = try container.decode(Relay.self, forKey: .relay, default: Relay(enabled: defaults.relayEnabled)).enabled
+        let relay = try container.decode(
+            Relay.self, forKey: .relay, default: Relay(enabled: defaults.relayEnabled, limits: defaults.relayLimits))
+        relayEnabled = relay.enabled
+        relayLimits = relay.limits
         escalation = try container.decode(EscalationConfiguration.self, forKey: .escalation, default: defaults.escalation)
         reconnect = try container.decode(ReconnectConfiguration.self, forKey: .reconnect, default: defaults.reconnect)
         let keepaliveMs = try container.decode(
@@ -280,7 +315,7 @@ extension RouterConfiguration {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(Relay(enabled: relayEnabled), forKey: .relay)
+        try container.encode(Relay(enabled: relayEnabled, limits: relayLimits), forKey: .relay)
         try container.encode(escalation, forKey: .escalation)
         try container.encode(reconnect, forKey: .reconnect)
         try container.encode(keepaliveInterval.wholeMilliseconds, forKey: .keepaliveIntervalMs)

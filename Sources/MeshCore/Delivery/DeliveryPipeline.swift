@@ -16,6 +16,8 @@ final class DeliveryPipeline: Sendable {
     let table: LinkTable
     let routes: RouteTable
     let relay: RelaySwitch
+    /// The relay's budgets (`relay.max_per_hour`, `neighbour_share`, battery floor).
+    let relayBudget: RelayBudget
     let paths: PathTracker
     let clock: any MeshClock
     let stats: StatsRecorder
@@ -27,7 +29,7 @@ final class DeliveryPipeline: Sendable {
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, policy: any RoutingPolicy, sealer: (any MessageSealer)?,
         receipts: (any ReceiptSigner)?, queue: any OutboundQueue, sink: any MessageSink, table: LinkTable, routes: RouteTable,
-        relay: RelaySwitch, paths: PathTracker, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
+        relay: RelaySwitch, relayBudget: RelayBudget, paths: PathTracker, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -39,6 +41,7 @@ final class DeliveryPipeline: Sendable {
         self.table = table
         self.routes = routes
         self.relay = relay
+        self.relayBudget = relayBudget
         self.paths = paths
         self.clock = clock
         self.stats = stats

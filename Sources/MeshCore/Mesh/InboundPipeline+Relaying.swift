@@ -28,6 +28,12 @@ extension InboundPipeline {
             stats.update { $0.duplicatesDropped += 1 }
             return .duplicate
         }
+        // Budgets: receipts travelling back are never refused for them (they answer
+        // messages that already passed), everything else is.
+        let isReceipt = frame.flags & DataFrame.receiptFlag != 0
+        if !isReceipt, let refusal = delivery.relayBudget.check(from: session.remote) {
+            return refuseRelay(refusal.reason, frame, session, refusal.detail)
+        }
         let payload: [UInt8]
         switch gather(frame, from: session, checkingDedup: false) {
         case .answer(let result): return result
@@ -57,6 +63,7 @@ extension InboundPipeline {
                 state.relayedFrom[oldest] = nil
             }
         }
+        if !isReceipt { delivery.relayBudget.spend(from: session.remote) }
         stats.update { $0.relayAccepted += 1 }
         delivery.scheduler.schedule(.message(frame.messageID, frame.destination))
         return .accepted

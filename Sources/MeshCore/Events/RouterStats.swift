@@ -90,8 +90,17 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Messages for other nodes that this node handed to the next hop.
     public var messagesRelayed = 0
     /// Messages for other nodes refused (not acknowledged), by reason: `relayOff`,
-    /// `ttlExhausted`, `unsealed`, `loop`, `queueRefused`.
+    /// `ttlExhausted`, `unsealed`, `loop`, `queueRefused`, and the budgets' `budget`,
+    /// `neighbourShare`, `batteryLow`.
     public var relayRefused: [String: Int] = [:]
+    /// Address records (docs/PROTOCOL.md §A.7) from neighbours that verified.
+    public var addressRecordsAccepted = 0
+    /// Address records ignored, by reason: `notFromRemote` (about another node),
+    /// `badSignature`, `rateLimited` (more than a few on one link), `noVerifier`.
+    public var addressRecordsRejected: [String: Int] = [:]
+    /// Dials to a neighbour's advertised address over a transport ranked above every
+    /// link to it (moving it up from a slow transport).
+    public var upgradeDials = 0
     /// Per transport.
     public var transports: [String: TransportCounters] = [:]
 

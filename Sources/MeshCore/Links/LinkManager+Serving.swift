@@ -58,6 +58,7 @@ extension LinkManager {
         let reason = await session.run(
             deliver: { frame, session in await inbound.accept(frame, from: session) },
             announce: { frame, session in announcer.accept(frame, from: session) },
+            addresses: { record, session in self.acceptAddresses(record, from: session) },
             onMalformed: { error in self.noteMalformed(error, session: session) })
         if session.endedByWriteStall.load(ordering: .relaxed) {
             stats.update { $0.writeStalledLinksClosed += 1 }
@@ -115,6 +116,7 @@ extension LinkManager {
         }
         logger.info("link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress))")
         bus.emit(.linkUp(peer: peer, transport: session.transport, link: session.id))
+        sendAddresses(on: session)
         linkCameUp(peer)
         return true
     }

@@ -33,7 +33,9 @@ actor LinkManager {
     nonisolated let remoteLog: LogLimiter
 
     private(set) var runState = RunState.idle
-    private var transports: [String: TransportEntry] = [:]
+    /// The sequence of this node's last address record (docs/PROTOCOL.md §A.7).
+    var addressSequence: UInt64
+    private(set) var transports: [String: TransportEntry] = [:]
     private var transportOrder: [String] = []
     private var hints: [HintKey: PeerHint] = [:]
     private var hintPeers: [HintKey: PeerID] = [:]
@@ -74,6 +76,7 @@ actor LinkManager {
         self.stats = stats
         self.logger = logger
         self.remoteLog = remoteLog
+        addressSequence = configuration.routing.firstSequence ?? UInt64.random(in: 1...(UInt64.max >> 2))
         (spawnStream, spawnContinuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
     }
 
@@ -185,7 +188,7 @@ actor LinkManager {
         if wasIdle { runState = .stopped }
     }
 
-    private nonisolated func spawn(_ job: @escaping @Sendable () async -> Void) {
+    nonisolated func spawn(_ job: @escaping @Sendable () async -> Void) {
         spawnContinuation.yield(job)
     }
 

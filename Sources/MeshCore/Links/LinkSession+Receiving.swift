@@ -79,10 +79,13 @@ extension LinkSession {
     func run(
         deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
         announce: @escaping @Sendable (AnnounceFrame, LinkSession) -> Void,
+        addresses: @escaping @Sendable (AddressesFrame, LinkSession) -> Void = { _, _ in },
         onMalformed: @escaping @Sendable (MeshError) async -> Void
     ) async -> String {
         let reason: String = await withTaskGroup(of: String?.self) { group in
-            group.addTask { await self.readLoop(deliver: deliver, announce: announce, onMalformed: onMalformed) }
+            group.addTask {
+                await self.readLoop(deliver: deliver, announce: announce, addresses: addresses, onMalformed: onMalformed)
+            }
             group.addTask {
                 await self.controlLoop()
                 return nil
@@ -102,6 +105,7 @@ extension LinkSession {
 
     func readLoop(
         deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, announce: @Sendable (AnnounceFrame, LinkSession) -> Void,
+        addresses: @Sendable (AddressesFrame, LinkSession) -> Void,
         onMalformed: @Sendable (MeshError) async -> Void
     ) async -> String {
         var reassembler = PacketReassembler()
@@ -139,6 +143,8 @@ extension LinkSession {
                     try handleAck(ack)
                 case .announce(let frame):
                     announce(frame, self)
+                case .addresses(let record):
+                    addresses(record, self)
                 case .ping(let nonce):
                     state.withLock { state in
                         if state.pongsOwed.count < 16 { state.pongsOwed.append(nonce) }
@@ -190,6 +196,10 @@ extension LinkSession {
                     frames.append(.ping(nonce: state.pingNonce))
                 }
                 for announce in state.announces.take(now: now) { frames.append(.announce(announce)) }
+                if let record = state.addressesOwed {
+                    state.addressesOwed = nil
+                    frames.append(.addresses(record))
+                }
                 return frames
             }
             guard !frames.isEmpty else { continue }

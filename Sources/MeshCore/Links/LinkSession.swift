@@ -79,6 +79,10 @@ final class LinkSession: Sendable {
         var announces: AnnounceQueue
         /// The remote's share of announcements: more are dropped unread.
         var inboundAnnounces: AnnounceBudget
+        /// This node's address record, waiting for the control writer.
+        var addressesOwed: AddressesFrame?
+        /// Address records the remote sent on this link (a few are honoured).
+        var inboundAddresses = 0
     }
 
     struct Hole {
@@ -235,6 +239,25 @@ final class LinkSession: Sendable {
 
     /// Queues a route announcement for this link; it goes out as the link's budget
     /// allows, replacing a waiting one of the same origin.
+    /// Queues this node's address record for the remote (docs/PROTOCOL.md §A.7).
+    func queueAddresses(_ record: AddressesFrame) {
+        let closed = state.withLock { state -> Bool in
+            guard state.closed == nil else { return true }
+            state.addressesOwed = record
+            return false
+        }
+        if !closed { controlSignal.yield() }
+    }
+
+    /// Counts an address record from the remote; false once it sent more than
+    /// `limit` on this link (the rest are ignored).
+    func takeInboundAddresses(limit: Int) -> Bool {
+        state.withLock { state in
+            state.inboundAddresses += 1
+            return state.inboundAddresses <= limit
+        }
+    }
+
     func queueAnnounce(_ frame: AnnounceFrame) {
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }

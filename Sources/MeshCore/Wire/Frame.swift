@@ -16,6 +16,8 @@ package enum Frame: Sendable, Hashable {
     case pong(nonce: UInt64)
     /// A signed route announcement (not acknowledged).
     case announce(AnnounceFrame)
+    /// A signed record of where the sender can also be reached (not acknowledged).
+    case addresses(AddressesFrame)
 
     /// The protocol version this code speaks.
     package static let version: UInt8 = 1
@@ -35,6 +37,7 @@ package enum Frame: Sendable, Hashable {
         case ping = 0x03
         case pong = 0x04
         case announce = 0x05
+        case addresses = 0x08
     }
 
     static let headerSize = 4
@@ -76,6 +79,10 @@ package enum Frame: Sendable, Hashable {
             writer = ByteWriter(capacity: Self.headerSize + AnnounceFrame.bodySize)
             writer.writeHeader(.announce, flags: 0)
             announce.write(to: &writer)
+        case .addresses(let record):
+            writer = ByteWriter(capacity: Self.headerSize + record.bodySize)
+            writer.writeHeader(.addresses, flags: 0)
+            record.write(to: &writer)
         }
         return writer.bytes
     }
@@ -158,6 +165,8 @@ package enum Frame: Sendable, Hashable {
             frame = kind == .ping ? .ping(nonce: nonce) : .pong(nonce: nonce)
         case .announce:
             frame = .announce(try AnnounceFrame.read(from: &reader))
+        case .addresses:
+            frame = .addresses(try AddressesFrame.read(from: &reader))
         }
         return frame
     }

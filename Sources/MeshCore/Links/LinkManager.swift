@@ -242,8 +242,12 @@ actor LinkManager {
         switch event {
         case .listening(let addresses):
             let first = transports[name]?.status.state != .running
+            let changed = transports[name]?.status.addresses != addresses
             transports[name]?.status.state = .running
             transports[name]?.status.addresses = addresses
+            // Neighbours linked before this transport listened (or moved) learn where
+            // it listens now (docs/PROTOCOL.md §A.7).
+            if first || changed { for session in table.all where !session.isClosed { sendAddresses(on: session) } }
             if first {
                 let at = addresses.isEmpty ? "" : " on \(addresses.joined(separator: ", "))"
                 logger.info("transport \(name) started (priority \(transports[name]?.priority ?? 0))\(at)")

@@ -44,6 +44,10 @@ import TransportLoopback
             #expect(line.received(at: relay).isEmpty)
             #expect(await line[relay].stats().messagesReceived == 0)
             #expect(await line[relay].status(of: id)?.status == .relayed)
+            // It met its two neighbours; it carried the message and the receipt.
+            let relayStats = await line[relay].stats()
+            #expect(relayStats.peersMet == 2)
+            #expect(relayStats.bytesRelayed > 0)
         }
         let stats = await line[0].stats()
         #expect(stats.receiptsAccepted == 1)

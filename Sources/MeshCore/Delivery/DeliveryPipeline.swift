@@ -206,7 +206,10 @@ final class DeliveryPipeline: Sendable {
         }
         let transport = try await transmitChunks(of: message, via: hop)
         if message.isRelayed {
-            stats.update { $0.messagesRelayed += 1 }
+            stats.update {
+                $0.messagesRelayed += 1
+                $0.bytesRelayed += message.payload.count
+            }
             await update(message, to: .relayed, transport: transport, reason: nil)
             bus.emit(.message(.messageRelayed, id: message.id, peer: peer, transport: transport, reason: "handed to \(hop)"))
             return

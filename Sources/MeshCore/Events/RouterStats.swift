@@ -93,6 +93,11 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// `ttlExhausted`, `unsealed`, `loop`, `queueRefused`, and the budgets' `budget`,
     /// `neighbourShare`, `batteryLow`.
     public var relayRefused: [String: Int] = [:]
+    /// Payload bytes of the messages counted in ``messagesRelayed`` (sealed, as carried).
+    public var bytesRelayed = 0
+    /// Distinct peers this router had an authenticated link with since it started
+    /// (the seed app's "peers discovered"); counted up to 1,048,576.
+    public var peersMet = 0
     /// Address records (docs/PROTOCOL.md §A.7) from neighbours that verified.
     public var addressRecordsAccepted = 0
     /// Address records ignored, by reason: `notFromRemote` (about another node),

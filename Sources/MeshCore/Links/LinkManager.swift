@@ -33,6 +33,8 @@ actor LinkManager {
     nonisolated let remoteLog: LogLimiter
 
     private(set) var runState = RunState.idle
+    /// Every peer an authenticated link came up with since the start (bounded).
+    private var peersMet: Set<PeerID> = []
     /// The sequence of this node's last address record (docs/PROTOCOL.md §A.7).
     var addressSequence: UInt64
     private(set) var transports: [String: TransportEntry] = [:]
@@ -136,6 +138,7 @@ actor LinkManager {
     }
 
     func linkCameUp(_ peer: PeerID) {
+        if peersMet.count < 1 << 20, peersMet.insert(peer).inserted { stats.update { $0.peersMet += 1 } }
         guard let handler = linkUpHandler else { return }
         spawn { await handler(peer) }
     }

@@ -92,6 +92,8 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Messages for other nodes refused (not acknowledged), by reason: `relayOff`,
     /// `ttlExhausted`, `unsealed`, `loop`, `queueRefused`.
     public var relayRefused: [String: Int] = [:]
+    /// Topic gossip (publish/subscribe).
+    public var topics = TopicCounters()
     /// Per transport.
     public var transports: [String: TransportCounters] = [:]
 

@@ -30,6 +30,7 @@ actor LinkManager {
     nonisolated let logger: Logger
     nonisolated let inbound: InboundPipeline
     nonisolated let announcer: Announcer
+    nonisolated let gossip: GossipRouter
     nonisolated let remoteLog: LogLimiter
 
     private(set) var runState = RunState.idle
@@ -61,7 +62,7 @@ actor LinkManager {
 
     init(
         security: any LinkSecurity, configuration: RouterConfiguration, clock: any MeshClock, table: LinkTable,
-        inbound: InboundPipeline, announcer: Announcer, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
+        inbound: InboundPipeline, announcer: Announcer, gossip: GossipRouter, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
     ) {
         self.localPeerID = security.localPeerID
         self.security = security
@@ -70,6 +71,7 @@ actor LinkManager {
         self.table = table
         self.inbound = inbound
         self.announcer = announcer
+        self.gossip = gossip
         self.bus = bus
         self.stats = stats
         self.logger = logger

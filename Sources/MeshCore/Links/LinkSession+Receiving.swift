@@ -79,10 +79,11 @@ extension LinkSession {
     func run(
         deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
         announce: @escaping @Sendable (AnnounceFrame, LinkSession) -> Void,
+        topic: @escaping @Sendable (Frame, LinkSession) async -> Void,
         onMalformed: @escaping @Sendable (MeshError) async -> Void
     ) async -> String {
         let reason: String = await withTaskGroup(of: String?.self) { group in
-            group.addTask { await self.readLoop(deliver: deliver, announce: announce, onMalformed: onMalformed) }
+            group.addTask { await self.readLoop(deliver: deliver, announce: announce, topic: topic, onMalformed: onMalformed) }
             group.addTask {
                 await self.controlLoop()
                 return nil
@@ -102,7 +103,7 @@ extension LinkSession {
 
     func readLoop(
         deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, announce: @Sendable (AnnounceFrame, LinkSession) -> Void,
-        onMalformed: @Sendable (MeshError) async -> Void
+        topic: @Sendable (Frame, LinkSession) async -> Void, onMalformed: @Sendable (MeshError) async -> Void
     ) async -> String {
         var reassembler = PacketReassembler()
         do {
@@ -139,6 +140,8 @@ extension LinkSession {
                     try handleAck(ack)
                 case .announce(let frame):
                     announce(frame, self)
+                case .topicMessage, .topicControl:
+                    await topic(frame, self)
                 case .ping(let nonce):
                     state.withLock { state in
                         if state.pongsOwed.count < 16 { state.pongsOwed.append(nonce) }
@@ -190,6 +193,7 @@ extension LinkSession {
                     frames.append(.ping(nonce: state.pingNonce))
                 }
                 for announce in state.announces.take(now: now) { frames.append(.announce(announce)) }
+                frames.append(contentsOf: state.gossip.take(limit: Self.gossipBatch))
                 return frames
             }
             guard !frames.isEmpty else { continue }
@@ -198,6 +202,7 @@ extension LinkSession {
             } catch {
                 return
             }
+            if !state.withLock({ $0.gossip.isEmpty }) { controlSignal.yield() }
             let announces = frames.count(where: { if case .announce = $0 { true } else { false } })
             if announces > 0 { stats.update { $0.announcesSent += announces } }
         }

@@ -79,6 +79,8 @@ final class LinkSession: Sendable {
         var announces: AnnounceQueue
         /// The remote's share of announcements: more are dropped unread.
         var inboundAnnounces: AnnounceBudget
+        /// Topic frames waiting to go out (`Topics/`).
+        var gossip = GossipOutbox()
     }
 
     struct Hole {

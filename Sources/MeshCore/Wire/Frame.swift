@@ -16,6 +16,10 @@ package enum Frame: Sendable, Hashable {
     case pong(nonce: UInt64)
     /// A signed route announcement (not acknowledged).
     case announce(AnnounceFrame)
+    /// A signed topic message (gossip, not acknowledged).
+    case topicMessage(TopicMessageFrame)
+    /// A topic subscription, mesh or lazy-repair control (not acknowledged).
+    case topicControl(TopicControlFrame)
 
     /// The protocol version this code speaks.
     package static let version: UInt8 = 1
@@ -35,6 +39,8 @@ package enum Frame: Sendable, Hashable {
         case ping = 0x03
         case pong = 0x04
         case announce = 0x05
+        case topicMessage = 0x06
+        case topicControl = 0x07
     }
 
     static let headerSize = 4
@@ -76,6 +82,14 @@ package enum Frame: Sendable, Hashable {
             writer = ByteWriter(capacity: Self.headerSize + AnnounceFrame.bodySize)
             writer.writeHeader(.announce, flags: 0)
             announce.write(to: &writer)
+        case .topicMessage(let message):
+            writer = ByteWriter(capacity: Self.headerSize + message.encodedSize)
+            writer.writeHeader(.topicMessage, flags: 0)
+            message.write(to: &writer)
+        case .topicControl(let control):
+            writer = ByteWriter(capacity: Self.headerSize + control.encodedSize)
+            writer.writeHeader(.topicControl, flags: 0)
+            control.write(to: &writer)
         }
         return writer.bytes
     }
@@ -158,6 +172,10 @@ package enum Frame: Sendable, Hashable {
             frame = kind == .ping ? .ping(nonce: nonce) : .pong(nonce: nonce)
         case .announce:
             frame = .announce(try AnnounceFrame.read(from: &reader))
+        case .topicMessage:
+            frame = .topicMessage(try TopicMessageFrame.read(from: &reader))
+        case .topicControl:
+            frame = .topicControl(try TopicControlFrame.read(from: &reader))
         }
         return frame
     }

@@ -7,6 +7,8 @@ extension GossipRouter {
     static let maxServesPerMessage = 3
     /// How long an IWANT stays outstanding before the ID may be asked for again.
     static let iwantTimeout = Duration.seconds(3)
+    /// Origins whose share is tracked at once; beyond, the shares start afresh.
+    static let maxOriginBuckets = 16_384
 
     // MARK: Messages
 
@@ -17,27 +19,34 @@ extension GossipRouter {
         let now = clock.now
         guard relay.isEnabled else { return reject("relayOff", frame, peer) }
         enum Check {
-            case duplicate, ignored, flooding, fresh
+            case duplicate, ignored, flooding, overRate, fresh
         }
         let check = state.withLock { state -> Check in
             if isIgnored(peer, state, now: now) { return .ignored }
             if state.seen[frame.id].map({ $0 > now }) ?? false { return .duplicate }
-            var info = state.peers[peer] ?? PeerState()
-            var bucket = info.buckets[frame.topic]
+            // Each origin's share per topic: a relay never passes on more of one
+            // origin than the share, so only the flooder itself exceeds it at its
+            // neighbours.
+            let key = OriginTopic(origin: frame.origin, topic: frame.topic)
+            if state.originBuckets.count >= Self.maxOriginBuckets && state.originBuckets[key] == nil {
+                state.originBuckets.removeAll()
+            }
+            var bucket = state.originBuckets[key]
                 ?? AnnounceBudget(rate: configuration.peerRate, burst: configuration.peerBurst, now: now)
             let allowed = bucket.take(now: now)
-            info.buckets[frame.topic] = bucket
-            state.peers[peer] = info
-            return allowed ? .fresh : .flooding
+            state.originBuckets[key] = bucket
+            if allowed { return .fresh }
+            return frame.origin == peer ? .flooding : .overRate
         }
         switch check {
         case .ignored: return reject("ignoredPeer", frame, peer)
         case .duplicate:
             stats.update { $0.topics.duplicates += 1 }
             return
+        case .overRate: return reject("originOverRate", frame, peer)
         case .flooding:
             reject("flooding", frame, peer)
-            return penalise(peer, reason: "flooding", detail: "pushed more than \(configuration.peerBurst) messages on \(frame.topic) at once")
+            return penalise(peer, reason: "flooding", detail: "published more than \(configuration.peerBurst) messages on \(frame.topic) at once")
         case .fresh: break
         }
         guard let signer else { return reject("noVerifier", frame, peer) }

@@ -17,18 +17,22 @@ import Synchronization
 ///   neighbours outside the mesh, and everything cached goes to a neighbour that newly
 ///   announces the topic (a healed link); they ask for what they miss with IWANT.
 /// - **Peer scoring, light.** A neighbour that sends a message whose signature does not
-///   verify, or pushes more than its share on a topic, is pruned from every mesh and
-///   ignored for the prune backoff.
+///   verify, or publishes more than its share on a topic (`peerRate`, `peerBurst`), is
+///   pruned from every mesh and ignored for the prune backoff. Messages of any origin
+///   beyond that share are dropped, not passed on, so relays never carry a flood.
 final class GossipRouter: Sendable {
     struct PeerState {
         /// The topics the peer announced, with its distance to a subscriber.
         var topics: [String: UInt8] = [:]
         /// Penalised: its topic frames are ignored until then.
         var ignoredUntil: ContinuousClock.Instant?
-        /// Its share of pushes per topic.
-        var buckets: [String: AnnounceBudget] = [:]
         /// Times each message was served to it (IWANT), at most 3.
         var served: [MessageID: Int] = [:]
+    }
+
+    struct OriginTopic: Hashable {
+        var origin: PeerID
+        var topic: String
     }
 
     struct CachedMessage {
@@ -51,6 +55,8 @@ final class GossipRouter: Sendable {
         /// IWANTs outstanding: not asked again before the instant.
         var requested: [MessageID: ContinuousClock.Instant] = [:]
         var heartbeats = 0
+        /// Each origin's share of messages per topic.
+        var originBuckets: [OriginTopic: AnnounceBudget] = [:]
     }
 
     /// Frames to queue, by neighbour.

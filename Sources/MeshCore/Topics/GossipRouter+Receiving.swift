@@ -154,7 +154,7 @@ extension GossipRouter {
     /// Takes a control frame from neighbour `peer`.
     func accept(_ control: TopicControlFrame, from peer: PeerID) {
         let now = clock.now
-        guard relay.isEnabled else { return }
+        guard isActive, relay.isEnabled else { return }
         var outbox: Outbox = []
         var penalty: String?
         state.withLock { state in

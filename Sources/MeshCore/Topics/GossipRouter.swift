@@ -122,8 +122,13 @@ final class GossipRouter: Sendable {
         send(outbox)
     }
 
+    /// Whether this router takes part in topics at all: it needs the identity signer
+    /// to sign and verify messages (like route announcements, §A.5).
+    var isActive: Bool { signer != nil }
+
     /// Runs the heartbeat until the task is cancelled.
     func run() async {
+        guard isActive else { return }
         while !Task.isCancelled {
             do { try await clock.sleep(for: configuration.heartbeatInterval) } catch { return }
             heartbeat()
@@ -262,7 +267,7 @@ final class GossipRouter: Sendable {
     /// This node's distance to the nearest subscriber of `topic`; nil when it does not
     /// take part in it.
     func distance(_ topic: String, _ state: State) -> UInt8? {
-        guard relay.isEnabled else { return nil }
+        guard isActive, relay.isEnabled else { return nil }
         if state.subscribed.contains(topic) { return 0 }
         guard let best = state.peers.values.compactMap({ $0.topics[topic] }).min(), best < configuration.maxDistance else { return nil }
         return best + 1

@@ -163,6 +163,50 @@ import TransportLoopback
         #expect(throws: MeshError.self) { try TopicConfiguration(defaultTopics: ["bad"]).validate() }
     }
 
+    /// Both topic frames round-trip byte for byte in the layout of §A.7, and bad
+    /// input (a short frame, a bad topic, a wrong count, trailing bytes) is rejected as
+    /// malformed, never trapping.
+    @Test func topicFramesRoundTripAndRejectBadInput() throws {
+        let signer = TestReceiptSigner(peer: .random())
+        var message = TopicMessageFrame(
+            id: .random(), origin: signer.peer, ttl: 16, ageMillis: 250, lifetimeSeconds: 3600, topic: "/scmesh/global/v1",
+            payload: Array("hello".utf8), signature: [])
+        message.signature = signer.sign(message.signedBytes)
+        #expect(message.verify(with: signer))
+        let encoded = Frame.topicMessage(message).encoded()
+        #expect(encoded.count == 4 + 126 + 17 + 5)
+        #expect(Array(encoded.prefix(4)) == [1, 6, 0, 0])
+        #expect(try Frame.decode(encoded) == .topicMessage(message))
+        // TTL and age are not signed; the topic is.
+        var relayed = message
+        relayed.ttl = 3
+        relayed.ageMillis = 9999
+        #expect(relayed.verify(with: signer))
+        var moved = message
+        moved.topic = "/other/v1"
+        #expect(!moved.verify(with: signer))
+        #expect(throws: MeshError.self) { try Frame.decode(Array(encoded.dropLast())) }
+        #expect(throws: MeshError.self) { try Frame.decode(encoded + [0]) }
+
+        let controls = [
+            TopicControlFrame(topic: "/a/v1", body: .subscribe(distance: 2)), TopicControlFrame(topic: "/a/v1", body: .unsubscribe),
+            TopicControlFrame(topic: "/a/v1", body: .graft), TopicControlFrame(topic: "/a/v1", body: .prune(backoffSeconds: 60)),
+            TopicControlFrame(topic: "/a/v1", body: .ihave([.random(), .random()])), TopicControlFrame(topic: "", body: .iwant([.random()])),
+        ]
+        for control in controls {
+            #expect(try Frame.decode(Frame.topicControl(control).encoded()) == .topicControl(control))
+        }
+        #expect(Frame.topicControl(controls[0]).encoded() == [1, 7, 0, 0, 1, 5] + Array("/a/v1".utf8) + [2])
+        // An empty topic outside IWANT, a topic without the slash, an unknown kind, a
+        // count that disagrees with the bytes: all malformed.
+        for bad: [UInt8] in [
+            [1, 7, 0, 0, 3, 0], [1, 7, 0, 0, 3, 2, 0x61, 0x62], [1, 7, 0, 0, 9, 1, 0x2F],
+            [1, 7, 0, 0, 5, 1, 0x2F, 0, 2] + Array(repeating: 0, count: 16),
+        ] {
+            #expect(throws: MeshError.self) { try Frame.decode(bad) }
+        }
+    }
+
     private func totalServed(_ graph: TopicGraph) async -> Int {
         var served = 0
         for router in graph.routers { served += await router.stats().topics.iwantServed }

@@ -37,10 +37,11 @@ public struct TopicConfiguration: Sendable, Hashable {
     /// The most topics this node takes part in (its own and relayed ones); more
     /// announced by neighbours are ignored.
     public var maxTopics: Int
-    /// Messages a second one neighbour may push on one topic (after `peerBurst`);
-    /// beyond that it is pruned and ignored for the backoff (`topics.peer_rate`).
+    /// Messages a second one origin may publish on one topic (after `peerBurst`);
+    /// more are dropped, and a neighbour publishing more itself is pruned and ignored
+    /// for the backoff (`topics.peer_rate`).
     public var peerRate: Double
-    /// Messages one neighbour may push on one topic at once.
+    /// Messages one origin may publish on one topic at once.
     public var peerBurst: Int
     /// How long a pruned neighbour may not be grafted again, and how long a penalised
     /// one is ignored.

@@ -11,13 +11,15 @@ public struct TopicCounters: Sendable, Hashable, Codable {
     /// Copies of messages already seen, dropped.
     public var duplicates = 0
     /// Messages dropped, by reason: `badSignature`, `expired`, `ttlExhausted`,
-    /// `ignoredPeer` (from a penalised neighbour), `flooding`, `noVerifier`,
-    /// `relayOff`, `tooManyTopics`.
+    /// `ignoredPeer` (from a penalised neighbour), `flooding` (its sender published
+    /// over its share), `originOverRate` (relayed over the origin's share),
+    /// `noVerifier`, `relayOff`, `tooManyTopics`, `sinkRefused`.
     public var rejected: [String: Int] = [:]
     /// Messages not forwarded because the relay admission refused them.
     public var relayRefused = 0
-    /// Neighbours removed from the mesh as a penalty, by reason (`badSignature`,
-    /// `flooding`, `graftInBackoff`).
+    /// Neighbours penalised, by reason: `badSignature` and `flooding` (pruned from
+    /// every mesh and ignored for the backoff); `graftInBackoff` (a GRAFT during the
+    /// backoff, answered with PRUNE and only counted).
     public var peersPenalised: [String: Int] = [:]
     /// GRAFTs sent and received.
     public var graftsSent = 0

@@ -34,6 +34,8 @@ public final class Router: Service, Sendable {
     private let announcer: Announcer
     private let routeTable: RouteTable
     private let relay: RelaySwitch
+    /// Topic publish/subscribe (`Topics/`, used by `Router+Topics.swift`).
+    let gossip: GossipRouter
     private let table: LinkTable
     private let paths: PathTracker
     private let policy: any RoutingPolicy
@@ -59,11 +61,18 @@ public final class Router: Service, Sendable {
     ///     ``InMemoryOutboundQueue``.
     ///   - clock: the clock for every timeout; tests pass one they advance.
     ///   - battery: reads the battery for `relay.battery_floor_percent`; nil = mains.
+    ///   - topics: the topic gossip's settings, with the default subscriptions.
+    ///   - topicStore: keeps subscriptions and seen topic message IDs across restarts;
+    ///     nil keeps them in memory.
+    ///   - topicAdmission: decides whether a topic message is forwarded; nil spends
+    ///     the relay budget (`relay.max_per_hour`, the neighbour's share, the battery
+    ///     floor) as for relayed messages.
     ///   - logger: where the router logs.
     public init(
         security: any LinkSecurity, configuration: RouterConfiguration = .init(), policy: (any RoutingPolicy)? = nil,
         sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil, sink: (any MessageSink)? = nil,
         queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), battery: (any BatteryGauge)? = nil,
+        topics: TopicConfiguration = .init(), topicStore: (any TopicStore)? = nil, topicAdmission: (any TopicRelayAdmission)? = nil,
         logger: Logger
     ) {
         localPeerID = security.localPeerID
@@ -93,9 +102,14 @@ public final class Router: Service, Sendable {
         let inbound = InboundPipeline(
             localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, delivery: delivery,
             clock: clock, stats: counters, bus: bus, logger: logger, remoteLog: remoteLog)
+        let gossip = GossipRouter(
+            localPeerID: localPeerID, configuration: topics, signer: receipts, store: topicStore ?? InMemoryTopicStore(),
+            admission: topicAdmission ?? BudgetedTopicAdmission(budget: delivery.relayBudget, stats: counters), sink: sink, links: table, relay: relay, clock: clock,
+            stats: counters, bus: bus, logger: logger, remoteLog: remoteLog)
+        self.gossip = gossip
         links = LinkManager(
             security: security, configuration: configuration, clock: clock, table: table, inbound: inbound,
-            announcer: announcer, bus: bus, stats: counters, logger: logger, remoteLog: remoteLog)
+            announcer: announcer, gossip: gossip, bus: bus, stats: counters, logger: logger, remoteLog: remoteLog)
         self.delivery = delivery
         self.clock = clock
     }
@@ -113,9 +127,12 @@ public final class Router: Service, Sendable {
     public func run() async throws {
         let delivery = self.delivery
         let announcer = self.announcer
+        let gossip = self.gossip
+        await gossip.load()
         await links.onLinkUp { peer in
             delivery.scheduler.schedule(.drain(peer))
             announcer.linkUp(peer)
+            gossip.linkUp(peer)
         }
         // A route that appears (or moves to another neighbour) drains what waits for
         // its destination, the way a link coming up does.
@@ -127,6 +144,7 @@ public final class Router: Service, Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await delivery.scheduler.run(delivery) }
             group.addTask { await announcer.run() }
+            group.addTask { await gossip.run() }
             try await links.run()
             delivery.scheduler.finish()
             group.cancelAll()
@@ -270,6 +288,7 @@ public final class Router: Service, Sendable {
     public func setRelayEnabled(_ enabled: Bool) {
         let was = relay.set(enabled)
         if enabled && !was { announcer.relayResumed() }
+        if enabled != was { gossip.relaySwitched() }
     }
 
     /// The relay's budgets now in force.

@@ -5,7 +5,7 @@ import Yams
 /// router's (`RouterConfiguration`).
 struct ConfigDocument: Decodable {
     /// The top-level keys that are not the router's.
-    static let nodeKeys: Set<String> = ["node", "store", "transports"]
+    static let nodeKeys: Set<String> = ["node", "store", "topics", "transports"]
 
     /// Keys that moved, old dotted name → new one, so an old config gets a hint rather
     /// than a bare "unknown key".
@@ -15,15 +15,17 @@ struct ConfigDocument: Decodable {
 
     var node: NodeConfiguration.NodeSettings
     var store: NodeConfiguration.StoreSettings
+    var topics: NodeConfiguration.TopicSettings
 
     enum CodingKeys: String, CodingKey {
-        case node, store
+        case node, store, topics
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
         store = try container.decode(NodeConfiguration.StoreSettings.self, forKey: .store)
+        topics = try container.decode(NodeConfiguration.TopicSettings.self, forKey: .topics)
     }
 }
 

@@ -49,6 +49,7 @@ package struct ControlHandler: Sendable {
             case "outbox": return try await outbox(request)
             case "contacts", "contacts_add", "contacts_remove", "contacts_block", "contacts_unblock", "contacts_allow_only":
                 return try await contacts(request)
+            case "subscribe", "unsubscribe", "topics", "publish": return try await topics(request)
             default:
                 return ControlJSON.failure(
                     "unknown cmd \"\(request.cmd)\" (known: \(ControlRequest.commands.joined(separator: ", ")))",
@@ -94,7 +95,7 @@ package struct ControlHandler: Sendable {
         return InboxReply.Message(
             seq: entry.sequence, id: entry.message.id, from: entry.message.from, transport: entry.message.transport,
             receivedAt: entry.receivedAt, bytes: payload.count, text: String(validating: payload, as: UTF8.self),
-            payloadBase64: Data(payload).base64EncodedString())
+            payloadBase64: Data(payload).base64EncodedString(), topic: entry.message.topic)
     }
 
     /// A request line, decoded or refused.

@@ -42,12 +42,14 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var note: String?
     /// `contacts_allow_only`: turn allow-list mode on (true) or off (false).
     public var on: Bool?
+    /// The topic of `subscribe`, `unsubscribe` and `publish`.
+    public var topic: String?
 
     /// Creates a request.
     public init(
         cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil,
         limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
-        timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil
+        timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -62,12 +64,13 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.alias = alias
         self.note = note
         self.on = on
+        self.topic = topic
     }
 
     /// The commands a node answers.
     public static let commands = [
         "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
-        "contacts_block", "contacts_unblock", "contacts_allow_only",
+        "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
     ]
 
     /// The request fields, as they are spelled on the socket.
@@ -80,7 +83,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     static let booleanFields: Set<String> = ["wait", "on"]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on
+        case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -110,6 +113,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         alias = try container.decodeIfPresent(String.self, forKey: .alias)
         note = try container.decodeIfPresent(String.self, forKey: .note)
         on = try container.decodeIfPresent(Bool.self, forKey: .on)
+        topic = try container.decodeIfPresent(String.self, forKey: .topic)
     }
 }
 
@@ -215,6 +219,8 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var text: String?
         /// The payload, base64.
         public var payloadBase64: String
+        /// The topic of a topic message; absent for a direct message.
+        public var topic: String?
     }
 
     /// The messages, oldest first.

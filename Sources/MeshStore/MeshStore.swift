@@ -41,6 +41,8 @@ public final class MeshStore: Sendable {
     public let contacts: Contacts
     /// Which addresses of which peers worked.
     public let ledger: AddressLedger
+    /// Topic subscriptions and seen topic message IDs, the router's `TopicStore`.
+    public let topics: StoreTopics
     /// The messages that were being sent when the store was last closed (or the node
     /// killed), queued again by this open.
     public let requeuedAtOpen: [MessageID]
@@ -105,6 +107,7 @@ public final class MeshStore: Sendable {
         dedup = DedupLog(database: database)
         contacts = Contacts(database: database)
         ledger = AddressLedger(database: database)
+        topics = StoreTopics(database: database)
         if !requeuedAtOpen.isEmpty {
             logger.notice("store \(path): \(requeuedAtOpen.count) messages were being sent when the node stopped; queued again")
         }

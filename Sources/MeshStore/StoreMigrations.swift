@@ -16,6 +16,7 @@ enum StoreMigrations {
         "v1: inbox, dedup, outbox, history, contacts, address ledger",
         "v2: history flags and content digest (delivery receipts)",
         "v3: origin and TTL of relayed messages (multi-hop custody)",
+        "v4-topics: topic subscriptions, seen topic message IDs, inbox topic",
     ]
 
     /// The schema version this build writes.
@@ -35,6 +36,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[2]) { db in
             try db.execute(sql: schemaV3)
             try db.execute(sql: "PRAGMA user_version = 3")
+        }
+        migrator.registerMigration(identifiers[3]) { db in
+            try db.execute(sql: schemaV4Topics)
+            try db.execute(sql: "PRAGMA user_version = 4")
         }
         return migrator
     }
@@ -168,5 +173,24 @@ enum StoreMigrations {
         ALTER TABLE outbox ADD COLUMN origin TEXT;
         ALTER TABLE outbox ADD COLUMN ttl INTEGER;
         ALTER TABLE history ADD COLUMN origin TEXT;
+        """
+
+    /// Topics (gossip publish/subscribe): the user's subscription choices (1 =
+    /// subscribed, 0 = explicitly unsubscribed, which keeps a default topic off), the
+    /// IDs of topic messages already seen until their lifetime ends (so a restarted
+    /// node neither delivers nor forwards them again), and the topic of each inbox
+    /// entry (NULL for a direct message).
+    private static let schemaV4Topics = """
+        CREATE TABLE topicSubscription (
+            topic TEXT PRIMARY KEY,
+            subscribed INTEGER NOT NULL,
+            changedAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE topicSeen (
+            messageID TEXT PRIMARY KEY,
+            expiresAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX topicSeen_expiresAt ON topicSeen(expiresAt);
+        ALTER TABLE inbox ADD COLUMN topic TEXT;
         """
 }

@@ -15,6 +15,8 @@ struct InboxRow: Codable, FetchableRecord, MutablePersistableRecord {
     var receivedAt: Int64
     var bytes: Int
     var payload: Data
+    /// The topic of a topic message (v4); nil for a direct message.
+    var topic: String?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         sequence = inserted.rowID

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TransportLoopback
 
-/// Address exchange and transport upgrade (docs/PROTOCOL.md §A.7): two routers first
+/// Address exchange and transport upgrade (docs/PROTOCOL.md §A.8): two routers first
 /// linked over a slow transport (small MTU, low bitrate), both also listening on a
 /// faster one that neither dials by itself. The address records they exchange make
 /// them link over the fast one, and traffic moves up with nothing lost or repeated.

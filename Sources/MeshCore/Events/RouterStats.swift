@@ -98,7 +98,7 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Distinct peers this router had an authenticated link with since it started
     /// (the seed app's "peers discovered"); counted up to 1,048,576.
     public var peersMet = 0
-    /// Address records (docs/PROTOCOL.md §A.7) from neighbours that verified.
+    /// Address records (docs/PROTOCOL.md §A.8) from neighbours that verified.
     public var addressRecordsAccepted = 0
     /// Address records ignored, by reason: `notFromRemote` (about another node),
     /// `badSignature`, `rateLimited` (more than a few on one link), `noVerifier`.
@@ -106,6 +106,8 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Dials to a neighbour's advertised address over a transport ranked above every
     /// link to it (moving it up from a slow transport).
     public var upgradeDials = 0
+    /// Topic gossip (publish/subscribe).
+    public var topics = TopicCounters()
     /// Per transport.
     public var transports: [String: TransportCounters] = [:]
 

@@ -55,10 +55,12 @@ extension LinkManager {
         guard await register(session) else { return secure.remotePeerID }
         let inbound = self.inbound
         let announcer = self.announcer
+        let gossip = self.gossip
         let reason = await session.run(
             deliver: { frame, session in await inbound.accept(frame, from: session) },
             announce: { frame, session in announcer.accept(frame, from: session) },
             addresses: { record, session in self.acceptAddresses(record, from: session) },
+            topic: { frame, session in await gossip.accept(frame, from: session) },
             onMalformed: { error in self.noteMalformed(error, session: session) })
         if session.endedByWriteStall.load(ordering: .relaxed) {
             stats.update { $0.writeStalledLinksClosed += 1 }
@@ -123,7 +125,10 @@ extension LinkManager {
 
     private func unregister(_ session: LinkSession, reason: String) {
         guard table.remove(session) else { return }
-        if table.sessions(to: session.remote).isEmpty { announcer.neighbourLost(session.remote) }
+        if table.sessions(to: session.remote).isEmpty {
+            announcer.neighbourLost(session.remote)
+            gossip.neighbourLost(session.remote)
+        }
         stats.fold(session.data, transport: session.transport)
         stats.update { $0.linksClosed += 1 }
         logger.info("link \(session.id) to \(session.remote) over \(session.transport) down: \(reason)")

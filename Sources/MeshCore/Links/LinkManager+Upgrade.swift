@@ -1,6 +1,6 @@
 import Logging
 
-/// Address exchange and transport upgrade (docs/PROTOCOL.md §A.7): each end of a new
+/// Address exchange and transport upgrade (docs/PROTOCOL.md §A.8): each end of a new
 /// link sends a signed record of where else it listens; a receiver that runs one of
 /// those transports, ranked above every link it has to the peer, dials it there. The
 /// routing policy then prefers the new link, so traffic moves up; what was in flight

@@ -30,12 +30,13 @@ actor LinkManager {
     nonisolated let logger: Logger
     nonisolated let inbound: InboundPipeline
     nonisolated let announcer: Announcer
+    nonisolated let gossip: GossipRouter
     nonisolated let remoteLog: LogLimiter
 
     private(set) var runState = RunState.idle
     /// Every peer an authenticated link came up with since the start (bounded).
     private var peersMet: Set<PeerID> = []
-    /// The sequence of this node's last address record (docs/PROTOCOL.md §A.7).
+    /// The sequence of this node's last address record (docs/PROTOCOL.md §A.8).
     var addressSequence: UInt64
     private(set) var transports: [String: TransportEntry] = [:]
     private var transportOrder: [String] = []
@@ -65,7 +66,7 @@ actor LinkManager {
 
     init(
         security: any LinkSecurity, configuration: RouterConfiguration, clock: any MeshClock, table: LinkTable,
-        inbound: InboundPipeline, announcer: Announcer, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
+        inbound: InboundPipeline, announcer: Announcer, gossip: GossipRouter, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
     ) {
         self.localPeerID = security.localPeerID
         self.security = security
@@ -74,6 +75,7 @@ actor LinkManager {
         self.table = table
         self.inbound = inbound
         self.announcer = announcer
+        self.gossip = gossip
         self.bus = bus
         self.stats = stats
         self.logger = logger
@@ -249,7 +251,7 @@ actor LinkManager {
             transports[name]?.status.state = .running
             transports[name]?.status.addresses = addresses
             // Neighbours linked before this transport listened (or moved) learn where
-            // it listens now (docs/PROTOCOL.md §A.7).
+            // it listens now (docs/PROTOCOL.md §A.8).
             if first || changed { for session in table.all where !session.isClosed { sendAddresses(on: session) } }
             if first {
                 let at = addresses.isEmpty ? "" : " on \(addresses.joined(separator: ", "))"

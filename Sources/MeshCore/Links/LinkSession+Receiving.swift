@@ -80,11 +80,12 @@ extension LinkSession {
         deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
         announce: @escaping @Sendable (AnnounceFrame, LinkSession) -> Void,
         addresses: @escaping @Sendable (AddressesFrame, LinkSession) -> Void = { _, _ in },
+        topic: @escaping @Sendable (Frame, LinkSession) async -> Void,
         onMalformed: @escaping @Sendable (MeshError) async -> Void
     ) async -> String {
         let reason: String = await withTaskGroup(of: String?.self) { group in
             group.addTask {
-                await self.readLoop(deliver: deliver, announce: announce, addresses: addresses, onMalformed: onMalformed)
+                await self.readLoop(deliver: deliver, announce: announce, addresses: addresses, topic: topic, onMalformed: onMalformed)
             }
             group.addTask {
                 await self.controlLoop()
@@ -106,7 +107,7 @@ extension LinkSession {
     func readLoop(
         deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, announce: @Sendable (AnnounceFrame, LinkSession) -> Void,
         addresses: @Sendable (AddressesFrame, LinkSession) -> Void,
-        onMalformed: @Sendable (MeshError) async -> Void
+        topic: @Sendable (Frame, LinkSession) async -> Void, onMalformed: @Sendable (MeshError) async -> Void
     ) async -> String {
         var reassembler = PacketReassembler()
         do {
@@ -145,6 +146,8 @@ extension LinkSession {
                     announce(frame, self)
                 case .addresses(let record):
                     addresses(record, self)
+                case .topicMessage, .topicControl:
+                    await topic(frame, self)
                 case .ping(let nonce):
                     state.withLock { state in
                         if state.pongsOwed.count < 16 { state.pongsOwed.append(nonce) }
@@ -200,6 +203,7 @@ extension LinkSession {
                     state.addressesOwed = nil
                     frames.append(.addresses(record))
                 }
+                frames.append(contentsOf: state.gossip.take(limit: Self.gossipBatch))
                 return frames
             }
             guard !frames.isEmpty else { continue }
@@ -208,6 +212,7 @@ extension LinkSession {
             } catch {
                 return
             }
+            if !state.withLock({ $0.gossip.isEmpty }) { controlSignal.yield() }
             let announces = frames.count(where: { if case .announce = $0 { true } else { false } })
             if announces > 0 { stats.update { $0.announcesSent += announces } }
         }

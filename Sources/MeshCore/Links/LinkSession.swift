@@ -83,6 +83,8 @@ final class LinkSession: Sendable {
         var addressesOwed: AddressesFrame?
         /// Address records the remote sent on this link (a few are honoured).
         var inboundAddresses = 0
+        /// Topic frames waiting to go out (`Topics/`).
+        var gossip = GossipOutbox()
     }
 
     struct Hole {

@@ -2,7 +2,7 @@
 /// over these transports at these addresses". Each end of a link sends its own once
 /// the link is authenticated; a receiver dials an address over a transport it ranks
 /// above the link it has, so a peer met over a slow transport (BLE) moves to a faster
-/// one. Layout and rules in `docs/PROTOCOL.md` §A.7.
+/// one. Layout and rules in `docs/PROTOCOL.md` §A.8.
 package struct AddressesFrame: Sendable, Hashable {
     /// One place the peer listens.
     package struct Entry: Sendable, Hashable {

@@ -18,6 +18,10 @@ package enum Frame: Sendable, Hashable {
     case announce(AnnounceFrame)
     /// A signed record of where the sender can also be reached (not acknowledged).
     case addresses(AddressesFrame)
+    /// A signed topic message (gossip, not acknowledged).
+    case topicMessage(TopicMessageFrame)
+    /// A topic subscription, mesh or lazy-repair control (not acknowledged).
+    case topicControl(TopicControlFrame)
 
     /// The protocol version this code speaks.
     package static let version: UInt8 = 1
@@ -38,6 +42,8 @@ package enum Frame: Sendable, Hashable {
         case pong = 0x04
         case announce = 0x05
         case addresses = 0x08
+        case topicMessage = 0x06
+        case topicControl = 0x07
     }
 
     static let headerSize = 4
@@ -83,6 +89,14 @@ package enum Frame: Sendable, Hashable {
             writer = ByteWriter(capacity: Self.headerSize + record.bodySize)
             writer.writeHeader(.addresses, flags: 0)
             record.write(to: &writer)
+        case .topicMessage(let message):
+            writer = ByteWriter(capacity: Self.headerSize + message.encodedSize)
+            writer.writeHeader(.topicMessage, flags: 0)
+            message.write(to: &writer)
+        case .topicControl(let control):
+            writer = ByteWriter(capacity: Self.headerSize + control.encodedSize)
+            writer.writeHeader(.topicControl, flags: 0)
+            control.write(to: &writer)
         }
         return writer.bytes
     }
@@ -167,6 +181,10 @@ package enum Frame: Sendable, Hashable {
             frame = .announce(try AnnounceFrame.read(from: &reader))
         case .addresses:
             frame = .addresses(try AddressesFrame.read(from: &reader))
+        case .topicMessage:
+            frame = .topicMessage(try TopicMessageFrame.read(from: &reader))
+        case .topicControl:
+            frame = .topicControl(try TopicControlFrame.read(from: &reader))
         }
         return frame
     }

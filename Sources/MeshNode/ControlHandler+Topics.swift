@@ -1,0 +1,73 @@
+import Foundation
+import MeshCore
+
+/// The reply to `subscribe`, `unsubscribe` and `topics`: every topic the node knows.
+public struct TopicsReply: Codable, Sendable, Hashable {
+    /// The topics, by name: subscribed ones, relayed ones and those neighbours announced.
+    public var topics: [TopicSnapshot]
+
+    /// Creates a reply.
+    public init(topics: [TopicSnapshot]) {
+        self.topics = topics
+    }
+}
+
+/// The reply to `publish`.
+public struct PublishReply: Codable, Sendable, Hashable {
+    /// The new message's ID.
+    public var messageID: MessageID
+    /// The topic it went to.
+    public var topic: String
+    /// Its payload size.
+    public var bytes: Int
+    /// Neighbours in this node's mesh for the topic when it went out.
+    public var meshPeers: Int
+
+    /// Creates a reply.
+    public init(messageID: MessageID, topic: String, bytes: Int, meshPeers: Int) {
+        self.messageID = messageID
+        self.topic = topic
+        self.bytes = bytes
+        self.meshPeers = meshPeers
+    }
+}
+
+extension ControlHandler {
+    /// `subscribe`, `unsubscribe`, `topics` and `publish` (topic gossip).
+    func topics(_ request: ControlRequest) async throws -> [UInt8] {
+        switch request.cmd {
+        case "topics":
+            return try ControlJSON.success(TopicsReply(topics: await router.topics()))
+        case "subscribe":
+            try await router.subscribe(to: try topicName(request))
+            return try ControlJSON.success(TopicsReply(topics: await router.topics()))
+        case "unsubscribe":
+            try await router.unsubscribe(from: try topicName(request))
+            return try ControlJSON.success(TopicsReply(topics: await router.topics()))
+        default:
+            let topic = try topicName(request)
+            let payload: [UInt8]
+            switch (request.text, request.payloadBase64) {
+            case (let text?, nil): payload = Array(text.utf8)
+            case (nil, let base64?):
+                guard let data = Data(base64Encoded: base64) else {
+                    throw MeshError(.invalidArgument, "\"payload_base64\" is not valid base64")
+                }
+                payload = Array(data)
+            case (nil, nil): throw MeshError(.invalidArgument, "publish needs \"text\" or \"payload_base64\"")
+            case (_?, _?): throw MeshError(.invalidArgument, "publish takes \"text\" or \"payload_base64\", not both")
+            }
+            let id = try await router.publish(payload, to: topic)
+            let mesh = await router.topics().first { $0.topic == topic }?.mesh.count ?? 0
+            return try ControlJSON.success(PublishReply(messageID: id, topic: topic, bytes: payload.count, meshPeers: mesh))
+        }
+    }
+
+    private func topicName(_ request: ControlRequest) throws(MeshError) -> String {
+        guard let topic = request.topic else {
+            throw MeshError(.invalidArgument, "\(request.cmd) needs \"topic\", e.g. {\"cmd\":\"\(request.cmd)\",\"topic\":\"/scmesh/global/v1\"}")
+        }
+        try TopicName.validate(topic)
+        return topic
+    }
+}

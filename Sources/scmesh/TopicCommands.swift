@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import MeshCore
+import MeshNode
+
+/// `scmesh subscribe TOPIC`.
+struct SubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscribe", abstract: "Subscribe the running node to a topic (kept across restarts); its messages land in the inbox.")
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    @Argument(help: "The topic, e.g. /scmesh/global/v1.")
+    var topic: String
+
+    func run() async throws {
+        try await callNode(
+            ControlRequest(cmd: "subscribe", topic: topic), dataDirectory: dataDirectory.path, json: output.json,
+            as: TopicsReply.self, render: TextReport.topics)
+    }
+}
+
+/// `scmesh unsubscribe TOPIC`.
+struct UnsubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unsubscribe",
+        abstract: "Unsubscribe the running node from a topic (also a default one; kept across restarts).")
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    @Argument(help: "The topic, e.g. /scmesh/global/v1.")
+    var topic: String
+
+    func run() async throws {
+        try await callNode(
+            ControlRequest(cmd: "unsubscribe", topic: topic), dataDirectory: dataDirectory.path, json: output.json,
+            as: TopicsReply.self, render: TextReport.topics)
+    }
+}
+
+/// `scmesh topics`.
+struct TopicsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "topics", abstract: "List the topics the node knows: subscribed, relayed, mesh and peers.")
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        try await callNode(
+            ControlRequest(cmd: "topics"), dataDirectory: dataDirectory.path, json: output.json, as: TopicsReply.self,
+            render: TextReport.topics)
+    }
+}
+
+/// `scmesh publish TOPIC TEXT|-`.
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish", abstract: "Publish a signed message on a topic and print its ID.")
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    @Argument(help: "The topic, e.g. /scmesh/global/v1.")
+    var topic: String
+
+    @Argument(help: "The message text, or - to read the payload (any bytes, at most 60000) from standard input.")
+    var text: String
+
+    func run() async throws {
+        var request = ControlRequest(cmd: "publish", topic: topic)
+        if text == "-" {
+            request.payloadBase64 = FileHandle.standardInput.readDataToEndOfFile().base64EncodedString()
+        } else {
+            request.text = text
+        }
+        try await callNode(
+            request, dataDirectory: dataDirectory.path, json: output.json, as: PublishReply.self, render: TextReport.published)
+    }
+}

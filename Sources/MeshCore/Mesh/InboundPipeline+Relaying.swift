@@ -7,8 +7,8 @@ extension InboundPipeline {
     /// message is reassembled here, queued in the outbound queue (durably, on a node)
     /// with its ID, origin, flags and TTL − 1, and only then acknowledged. A message
     /// the queue already knows is a duplicate: acknowledged, not queued again — unless
-    /// it was relayed on from here and comes back from another neighbour (a loop):
-    /// refused.
+    /// it was relayed on from here and comes back from another neighbour, or is this
+    /// node's own message, already sent, coming back (a loop): refused.
     func relay(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
         guard frame.ttl > 1 else {
             return refuseRelay("ttlExhausted", frame, session, "its TTL is \(frame.ttl)")
@@ -24,6 +24,13 @@ extension InboundPipeline {
                 // It went on from here and came back another way: a routing loop.
                 // Refused, so its holder keeps it until its route changes.
                 return refuseRelay("loop", frame, session, "this node relayed it already (it came from \(from))")
+            }
+            if known.status == .sent, frame.origin == localPeerID {
+                // This node's own message, handed to a next hop, came back round a
+                // loop (stale routes, e.g. across a partition): acknowledging it as a
+                // duplicate would drop the only copy, since this node no longer holds
+                // its payload. Refused, like any loop, so its holder keeps it.
+                return refuseRelay("loop", frame, session, "this node sent it and it came back")
             }
             stats.update { $0.duplicatesDropped += 1 }
             return .duplicate

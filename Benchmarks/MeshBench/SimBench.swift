@@ -87,7 +87,7 @@ enum SimBench {
         print("== mesh simulation: \(n) nodes")
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
-                + "\(report.bridges) links added to connect it; loss \(fmt(configuration.loss * 100)) % per packet; seed \(configuration.seed)")
+                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per packet; seed \(configuration.seed)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths")
@@ -96,7 +96,8 @@ enum SimBench {
                 + "\(report.partitioned) nodes partitioned for \(configuration.partitionDuration), \(report.churned) restarted after \(configuration.churnDowntime) down")
         print(
             "\(n) nodes: delivery \(fmt(report.deliveryPercent)) % (\(report.delivered) of \(report.sent) with a signed receipt; "
-                + "\(report.arrived) reached their sink; duplicates to sinks \(report.duplicates) while running, \(report.duplicatesAfterRestart) after a restart)")
+                + "\(report.arrived) reached their sink; duplicates to sinks \(report.duplicates) while running, \(report.duplicatesAfterRestart) after a restart; "
+                + "undelivered: \(report.held) held in custody, \(report.lost) lost)")
         let perMessage = report.steadyDelivered == 0 ? 0 : Double(report.steadyMessagePackets) / Double(report.steadyDelivered)
         let optimal = report.steadyDelivered == 0 ? 0 : Double(report.steadyOptimalHops) / Double(report.steadyDelivered)
         print(

@@ -6,19 +6,19 @@ import Testing
 /// for CI: routers on a random geometric graph over lossy loopback links, on the
 /// virtual clock, with a partition that heals and routers restarted with their queues.
 @Suite struct SimulationTests {
-    /// 24 nodes, 10 % packet loss, a partition and churn: every message is delivered
+    /// 16 nodes, 10 % packet loss, a partition and churn: every message is delivered
     /// (its signed receipt came back), each reached its destination exactly once, and
     /// the routes learned before any traffic reach every node.
     @Test(.timeLimit(.minutes(2))) func smallMeshDeliversEverythingExactlyOnce() async throws {
         let configuration = SimulationConfiguration(
-            nodes: 24, seed: 7, loss: 0.1, messages: 80, partitionShare: 0.2, partitionDuration: .seconds(30),
+            nodes: 16, seed: 7, loss: 0.1, messages: 40, targetDegree: 5, partitionShare: 0.25, partitionDuration: .seconds(30),
             churnShare: 0.1, churnDowntime: .seconds(20))
         let simulation = try MeshSimulation(configuration: configuration)
         let report = await simulation.run()
-        #expect(report.nodes == 24)
+        #expect(report.nodes == 16)
         #expect(report.partitioned > 0 && report.churned > 0)
         #expect(report.routesKnown == report.routesPossible)
-        #expect(report.sent == 80)
+        #expect(report.sent == 40)
         #expect(report.delivered == report.sent, "undelivered: \(report.undelivered)")
         #expect(report.arrived == report.sent)
         #expect(report.duplicates == 0)

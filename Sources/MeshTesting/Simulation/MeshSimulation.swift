@@ -26,6 +26,12 @@ public final class MeshSimulation: Sendable {
     let forced = Atomic<Int>(0)
     let progress: @Sendable (String) -> Void
     let random: Mutex<SimulationRandom>
+    /// The routers' configuration as run: the configured one, with `max_hops` and the
+    /// default TTL raised to the graph's diameter + 4 when they are lower (the
+    /// defaults, 7, cannot span a few hundred nodes of a geometric mesh).
+    public let routerConfiguration: RouterConfiguration
+    /// The graph's diameter, in hops.
+    public let diameter: Int
 
     /// Builds the graph and the nodes (nothing runs yet).
     /// - Parameter progress: told what the run is doing, phase by phase.
@@ -37,6 +43,13 @@ public final class MeshSimulation: Sendable {
         graph = SimulationGraph(count: configuration.nodes, targetDegree: configuration.targetDegree, random: &random)
         self.random = Mutex(random)
         network = LoopbackNetwork(seed: configuration.seed)
+        let graph = self.graph
+        diameter = (0..<configuration.nodes).map { graph.hops(from: $0).max() ?? 0 }.max() ?? 0
+        var router = configuration.router
+        let reach = UInt8(min(255, diameter + 4))
+        if router.routing.maxHops < reach { router.routing.maxHops = reach }
+        if router.defaultTTL < reach { router.defaultTTL = reach }
+        routerConfiguration = router
         let deliveries = self.deliveries
         let clock = self.clock
         nodes = (0..<configuration.nodes).map { index in
@@ -58,7 +71,8 @@ public final class MeshSimulation: Sendable {
         report.meanDegree = graph.meanDegree
         report.bridges = graph.bridges
         let hops = (0..<nodes.count).map { graph.hops(from: $0) }
-        report.diameter = hops.map { $0.max() ?? 0 }.max() ?? 0
+        report.diameter = diameter
+        report.maxHops = Int(routerConfiguration.routing.maxHops)
         let driver = Task { await drive() }
         defer { driver.cancel() }
 
@@ -119,6 +133,15 @@ public final class MeshSimulation: Sendable {
         report.duplicates = copies.values.reduce(0) { $0 + $1.whileRunning }
         report.duplicatesAfterRestart = copies.values.reduce(0) { $0 + $1.afterRestart }
         report.undelivered = await explainUndelivered(all)
+        for message in all where await !isDelivered(message) {
+            if copies[message.id] != nil { continue }
+            var held = false
+            for node in nodes where node.index != message.from {
+                if let record = await node.queue.record(message.id), !record.status.isFinal { held = true }
+            }
+            if let record = await nodes[message.from].queue.record(message.id), record.status == .queued { held = true }
+            if held { report.held += 1 } else { report.lost += 1 }
+        }
         report.wire = tally.snapshot
         report.virtualTime = clock.elapsed
         for node in nodes {
@@ -280,9 +303,10 @@ public final class MeshSimulation: Sendable {
         return Set(byDistance.prefix(want))
     }
 
-    /// `churnShare` of the nodes, at random.
+    /// `churnShare` of the nodes (at least one when the share is not 0), at random.
     func pickChurned() -> [Int] {
-        let want = Int((Double(nodes.count) * configuration.churnShare).rounded())
+        guard configuration.churnShare > 0 else { return [] }
+        let want = max(1, Int((Double(nodes.count) * configuration.churnShare).rounded()))
         return random.withLock { random in Array(Array(0..<nodes.count).shuffled(using: &random).prefix(want)).sorted() }
     }
 
@@ -294,7 +318,7 @@ public final class MeshSimulation: Sendable {
         var logger = Logger(label: "sim.n\(node.index)")
         logger.logLevel = .critical
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: configuration.router,
+            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: routerConfiguration,
             sealer: SimulationSealer(peer: node.peerID), receipts: SimulationSigner(peer: node.peerID), sink: node.sink,
             queue: node.queue, clock: clock, logger: logger)
         let loopback = LoopbackTransport(

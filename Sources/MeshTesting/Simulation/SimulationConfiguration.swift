@@ -42,7 +42,7 @@ public struct SimulationConfiguration: Sendable {
         nodes: Int = 200, seed: UInt64 = 1, loss: Double = 0.1, messages: Int = 600, targetDegree: Double = 7,
         partitionShare: Double = 0.1, partitionDuration: Duration = .seconds(60), churnShare: Double = 0.02,
         churnDowntime: Duration = .seconds(45), linkBitrate: Int = 1_000_000, convergenceLimit: Duration = .seconds(1200),
-        settleLimit: Duration = .seconds(1800), quantum: Duration = .milliseconds(50), router: RouterConfiguration = .init()
+        settleLimit: Duration = .seconds(600), quantum: Duration = .milliseconds(50), router: RouterConfiguration = .init()
     ) {
         self.nodes = nodes
         self.seed = seed

@@ -18,7 +18,6 @@ enum SimBench {
 
     /// Parses `--nodes N --seed S --loss L --messages M --quiet` (after `sim`).
     static func run(arguments: [String]) async throws {
-        setvbuf(stdout, nil, _IOLBF, 0)  // progress lines show at once when redirected
         var nodes: [Int] = [200, 1000]
         var seed: UInt64 = 1
         var loss = 0.1

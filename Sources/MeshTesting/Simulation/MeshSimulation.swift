@@ -181,7 +181,7 @@ public final class MeshSimulation: Sendable {
         }
     }
 
-    /// Waits (virtual time) until every router has a route to every other one, and
+    /// Waits (virtual time) until the routers know 99.5 % of the routes between them, and
     /// records how long that took and how close to the shortest paths the routes are.
     func converge(hops: [[Int]], into report: inout SimulationReport) async {
         let index = Dictionary(uniqueKeysWithValues: nodes.map { ($0.peerID, $0.index) })
@@ -205,7 +205,8 @@ public final class MeshSimulation: Sendable {
             report.routeStretch = shortest == 0 ? .nan : Double(routeHops) / Double(shortest)
             report.convergence = clock.now - started
             progress("routes: \(known) of \(possible) after \(report.convergence) (virtual)")
-            if known >= possible || clock.now - started >= configuration.convergenceLimit { return }
+            // 99.5 %: with loss, a few routes age out and come back at any time.
+            if known * 1000 >= possible * 995 || clock.now - started >= configuration.convergenceLimit { return }
             try? await clock.sleep(for: .seconds(10))
         }
     }

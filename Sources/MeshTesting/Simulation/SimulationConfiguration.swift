@@ -41,8 +41,8 @@ public struct SimulationConfiguration: Sendable {
     public init(
         nodes: Int = 200, seed: UInt64 = 1, loss: Double = 0.1, messages: Int = 600, targetDegree: Double = 7,
         partitionShare: Double = 0.1, partitionDuration: Duration = .seconds(60), churnShare: Double = 0.02,
-        churnDowntime: Duration = .seconds(45), linkBitrate: Int = 1_000_000, convergenceLimit: Duration = .seconds(1200),
-        settleLimit: Duration = .seconds(600), quantum: Duration = .milliseconds(50), router: RouterConfiguration = .init()
+        churnDowntime: Duration = .seconds(45), linkBitrate: Int = 1_000_000, convergenceLimit: Duration = .seconds(600),
+        settleLimit: Duration = .seconds(300), quantum: Duration = .milliseconds(50), router: RouterConfiguration = .init()
     ) {
         self.nodes = nodes
         self.seed = seed

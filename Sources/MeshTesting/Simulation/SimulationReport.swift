@@ -11,7 +11,7 @@ public struct SimulationReport: Sendable {
     public var held = 0, lost = 0
     /// The graph's mean degree.
     public var meanDegree = 0.0
-    /// Virtual time until every router had a route to every other one (or the limit).
+    /// Virtual time until the routers knew 99.5 % of the routes between them (or the limit).
     public var convergence: Duration = .zero
     /// Routes known at convergence, of nodes × (nodes − 1).
     public var routesKnown = 0, routesPossible = 0

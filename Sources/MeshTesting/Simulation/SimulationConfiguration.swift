@@ -37,7 +37,7 @@ public struct SimulationConfiguration: Sendable {
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, default router
-    /// settings.
+    /// settings (``MeshSimulation`` raises `max_hops` and the TTL to span the graph).
     public init(
         nodes: Int = 200, seed: UInt64 = 1, loss: Double = 0.1, messages: Int = 600, targetDegree: Double = 7,
         partitionShare: Double = 0.1, partitionDuration: Duration = .seconds(60), churnShare: Double = 0.02,

@@ -1,10 +1,21 @@
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
 import Foundation
-// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|all]
+// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|sim|all]
+// (`sim` is not part of `all`: it takes minutes; `MeshBench sim --help` lists its flags.)
 let which = CommandLine.arguments.dropFirst().first ?? "all"
-guard ["router", "crypto", "tcp", "failover", "store", "cli", "all"].contains(which) else {
-    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|all]")
+guard ["router", "crypto", "tcp", "failover", "store", "cli", "sim", "all"].contains(which) else {
+    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|sim|all]")
     exit(2)
+}
+
+if which == "sim" {
+    do {
+        try await SimBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    } catch {
+        print("MeshBench sim: \(error)")
+        exit(2)
+    }
+    exit(0)
 }
 
 func report(_ title: String, _ figures: [BenchFigure]) {

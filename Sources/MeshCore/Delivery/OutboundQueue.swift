@@ -169,6 +169,20 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         }
     }
 
+    /// Releases every claim, as a persistent queue does when it is opened again: a
+    /// message that was being sent when its router stopped is queued again for the
+    /// next router given this queue (simulations hand one queue object to a restarted
+    /// router). Call it only while no router uses the queue.
+    /// - Returns: the IDs queued again.
+    @discardableResult
+    public func requeueClaimed() -> [MessageID] {
+        state.withLock { state in
+            let ids = Array(state.claimed)
+            state.claimed.removeAll()
+            return ids
+        }
+    }
+
     /// Messages not yet sent, delivered, failed or expired.
     public var pendingCount: Int {
         state.withLock { $0.messages.count }

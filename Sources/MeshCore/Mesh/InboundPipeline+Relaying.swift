@@ -7,8 +7,8 @@ extension InboundPipeline {
     /// message is reassembled here, queued in the outbound queue (durably, on a node)
     /// with its ID, origin, flags and TTL − 1, and only then acknowledged. A message
     /// the queue already knows is a duplicate: acknowledged, not queued again — unless
-    /// it was relayed on from here and comes back from another neighbour (a loop):
-    /// refused.
+    /// this node holds or passed on a copy that came from another neighbour, or it is
+    /// this node's own unfinished message coming back (a loop): refused.
     func relay(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
         guard frame.ttl > 1 else {
             return refuseRelay("ttlExhausted", frame, session, "its TTL is \(frame.ttl)")
@@ -20,10 +20,21 @@ extension InboundPipeline {
         }
         if let known = await delivery.queue.record(frame.messageID) {
             let from = state.withLock { $0.relayedFrom[frame.messageID] }
-            if known.status == .relayed, let from, from != session.remote {
-                // It went on from here and came back another way: a routing loop.
-                // Refused, so its holder keeps it until its route changes.
-                return refuseRelay("loop", frame, session, "this node relayed it already (it came from \(from))")
+            let passingOn = known.status == .relayed || !known.status.isFinal
+            if passingOn, let from, from != session.remote {
+                // It came from another neighbour, and this node holds it, is handing
+                // it on, or handed it on: it went round a loop (or came a second way).
+                // Refused, so its holder keeps it until its route changes;
+                // acknowledging it while this node's own copy is being handed on would
+                // drop both.
+                return refuseRelay("loop", frame, session, "this node relays it already (it came from \(from))")
+            }
+            if !known.status.isFinal, frame.origin == localPeerID {
+                // This node's own message, being sent or sent, came back round a loop
+                // (stale routes, e.g. across a partition): acknowledging it as a
+                // duplicate would drop the only copy once this node's own send is
+                // acknowledged. Refused, like any loop, so its holder keeps it.
+                return refuseRelay("loop", frame, session, "this node sent it and it came back")
             }
             stats.update { $0.duplicatesDropped += 1 }
             return .duplicate

@@ -1,0 +1,153 @@
+import Foundation
+import MeshCore
+import MeshTesting
+import Synchronization
+
+/// `MeshBench sim`: the mesh simulator (`MeshTesting/Simulation`) on 200 and 1000
+/// nodes, or on `--nodes N`. Prints, per run, the node count, delivery, transmissions
+/// against the shortest-path optimum, the control share and memory per node.
+enum SimBench {
+    static let usage = """
+        usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--quiet]
+          --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
+          --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
+          --loss L      per-packet loss on every link, 0..<1 (default 0.1)
+          --messages M  messages between random pairs (default 600 for 200 nodes, 1000 for 1000)
+          --quiet       no progress lines
+        """
+
+    /// Parses `--nodes N --seed S --loss L --messages M --quiet` (after `sim`).
+    static func run(arguments: [String]) async throws {
+        var nodes: [Int] = [200, 1000]
+        var seed: UInt64 = 1
+        var loss = 0.1
+        var messages: Int?
+        var verbose = true
+        var index = 0
+        func value(_ flag: String) throws -> String {
+            index += 1
+            guard index < arguments.count else { throw MeshError(.invalidArgument, "\(flag) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let flag = arguments[index]
+            switch flag {
+            case "--nodes":
+                let text = try value(flag)
+                guard let count = Int(text), count >= 2 else { throw MeshError(.invalidArgument, "--nodes: a number ≥ 2, got \(text)") }
+                nodes = [count]
+            case "--seed":
+                let text = try value(flag)
+                guard let number = UInt64(text) else { throw MeshError(.invalidArgument, "--seed: a whole number, got \(text)") }
+                seed = number
+            case "--loss":
+                let text = try value(flag)
+                guard let number = Double(text), (0..<1).contains(number) else {
+                    throw MeshError(.invalidArgument, "--loss: a fraction in 0..<1 (0.1 = 10 %), got \(text)")
+                }
+                loss = number
+            case "--messages":
+                let text = try value(flag)
+                guard let number = Int(text), number >= 1 else { throw MeshError(.invalidArgument, "--messages: a number ≥ 1, got \(text)") }
+                messages = number
+            case "--quiet":
+                verbose = false
+            case "--help", "-h":
+                print(usage)
+                return
+            default:
+                throw MeshError(.invalidArgument, "unknown option \(flag); \(usage)")
+            }
+            index += 1
+        }
+        for count in nodes {
+            // Traffic is a sample: all-to-all pairs would be count² messages.
+            let sample = messages ?? defaultMessages(nodes: count)
+            let configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
+            try await runOne(configuration, verbose: verbose)
+        }
+    }
+
+    /// The default message sample: 600 for 200 nodes, fewer per node above.
+    static func defaultMessages(nodes: Int) -> Int {
+        nodes <= 200 ? 3 * nodes : 600 + (nodes - 200) / 2
+    }
+
+    static func runOne(_ configuration: SimulationConfiguration, verbose: Bool) async throws {
+        let realStart = ContinuousClock.now
+        let rssBefore = residentBytes()
+        let simulation = try MeshSimulation(configuration: configuration) { line in
+            if verbose { print("  [\(elapsed(since: realStart))] \(line)") }
+        }
+        let converged = Mutex<Int?>(nil)
+        let report = await simulation.run { converged.withLock { $0 = residentBytes() } }
+        let rssConverged = converged.withLock { $0 } ?? 0
+        let rssAfter = residentBytes()
+        let n = report.nodes
+        print("== mesh simulation: \(n) nodes")
+        print(
+            "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
+                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per packet; seed \(configuration.seed)")
+        print(
+            "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
+                + "stretch \(fmt(report.routeStretch)) x the shortest paths")
+        print(
+            "traffic: \(report.sent) messages between random pairs (a sample of the \(n * (n - 1)) pairs), "
+                + "\(report.partitioned) nodes partitioned for \(configuration.partitionDuration), \(report.churned) restarted after \(configuration.churnDowntime) down")
+        print(
+            "\(n) nodes: delivery \(fmt(report.deliveryPercent)) % (\(report.delivered) of \(report.sent) with a signed receipt; "
+                + "\(report.arrived) reached their sink; duplicates to sinks \(report.duplicates) while running, \(report.duplicatesAfterRestart) after a restart; "
+                + "undelivered: \(report.held) held in custody, \(report.lost) lost)")
+        let perMessage = report.steadyDelivered == 0 ? 0 : Double(report.steadyMessagePackets) / Double(report.steadyDelivered)
+        let optimal = report.steadyDelivered == 0 ? 0 : Double(report.steadyOptimalHops) / Double(report.steadyDelivered)
+        print(
+            "\(n) nodes: \(fmt(report.timesOptimal)) x optimal (steady phase, routes learned: \(fmt(perMessage)) message DATA packets per delivered message "
+                + "| baseline shortest path \(fmt(optimal)) hops; receipts \(report.steadyReceiptPackets) packets; loss alone costs 1/(1−loss) = \(fmt(1 / (1 - configuration.loss))) x)")
+        let virtualSeconds = Double(report.virtualTime.components.seconds)
+        let announceBits = Double(report.wire.bytes(WireTally.Kind.announce) * 8)
+        let announcePerLink: Double = announceBits / Double(max(1, 2 * report.edges)) / max(1, virtualSeconds)
+        let capacityShare: Double = announcePerLink * 100 / Double(configuration.linkBitrate)
+        let control = fmt(report.controlPercent)
+        let steadyControl = fmt(report.steadyControlPercent)
+        print(
+            "\(n) nodes: control \(control) % (announcement bytes / all bytes on links, whole run; steady phase \(steadyControl) %; "
+                + "announcements \(fmt(announcePerLink)) bit/s per link direction = \(fmt(capacityShare)) % of the \(configuration.linkBitrate / 1000) kbit/s links)")
+        print(
+            "\(n) nodes: memory \(fmt(Double(rssConverged - rssBefore) / Double(n) / 1024)) KiB per node once routes converged, "
+                + "\(fmt(Double(rssAfter - rssBefore) / Double(n) / 1024)) KiB at the end (RSS delta / nodes)")
+        let wire = report.wire
+        var parts: [String] = []
+        for kind in WireTally.Kind.allCases { parts.append("\(kind) \(wire.bytes(kind)) B / \(wire.packets(kind)) pkts") }
+        print("wire: \(wire.totalBytes) bytes; \(parts.joined(separator: ", ")); dropped \(wire.dropped) pkts")
+        let stats = report.stats
+        let rejected = counts(stats.announcesRejected)
+        let refused = counts(stats.relayRefused)
+        print(
+            "routers: ack timeouts \(stats.ackTimeouts), delivery retries \(stats.deliveryRetries), duplicates dropped \(stats.duplicatesDropped), "
+                + "relayed \(stats.messagesRelayed), announcements sent \(stats.announcesSent) accepted \(stats.announcesAccepted) ignored \(stats.announcesIgnored) "
+                + "rejected [\(rejected)], relay refused [\(refused)]")
+        print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
+        for line in report.undelivered { print("undelivered: \(line)") }
+    }
+
+    static func counts(_ values: [String: Int]) -> String {
+        values.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+
+    static func fmt(_ value: Double) -> String { BenchFigure.format(value) }
+
+    static func elapsed(since start: ContinuousClock.Instant) -> String {
+        let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
+        return String(format: "%.1fs", seconds)
+    }
+
+    /// VmRSS from /proc/self/status, in bytes.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kb * 1024
+        }
+        return 0
+    }
+}

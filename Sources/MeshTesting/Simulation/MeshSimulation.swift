@@ -1,0 +1,445 @@
+import Logging
+import MeshCore
+import Synchronization
+import TransportLoopback
+
+/// An in-process mesh of ``Router``s over ``LoopbackTransport`` links on a random
+/// geometric graph, on a virtual clock (``SimulationClock``), with per-packet loss,
+/// a partition that heals, node churn (routers stopped and restarted with their
+/// outbound queue, so custody survives) and random-pair traffic. ``run()`` returns a
+/// ``SimulationReport``; `MeshBench sim` prints it.
+///
+/// Links use ``PlaintextLinkSecurity`` and the cheap ``SimulationSealer`` and
+/// ``SimulationSigner`` stand-ins: what is measured is routing, not cryptography.
+public final class MeshSimulation: Sendable {
+    /// The run's settings.
+    public let configuration: SimulationConfiguration
+    /// The graph the routers are linked on.
+    public let graph: SimulationGraph
+    /// The virtual clock every router runs on.
+    public let clock = SimulationClock()
+    /// What crossed the links.
+    public let tally = WireTally()
+    let network: LoopbackNetwork
+    let nodes: [SimulationNode]
+    let deliveries = Deliveries()
+    let forced = Atomic<Int>(0)
+    let progress: @Sendable (String) -> Void
+    let random: Mutex<SimulationRandom>
+    /// The routers' configuration as run: the configured one, with `max_hops` and the
+    /// default TTL raised to the graph's diameter + 4 when they are lower (the
+    /// defaults, 7, cannot span a few hundred nodes of a geometric mesh).
+    public let routerConfiguration: RouterConfiguration
+    /// The graph's diameter, in hops.
+    public let diameter: Int
+
+    /// Builds the graph and the nodes (nothing runs yet).
+    /// - Parameter progress: told what the run is doing, phase by phase.
+    public init(configuration: SimulationConfiguration, progress: @escaping @Sendable (String) -> Void = { _ in }) throws(MeshError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.progress = progress
+        var random = SimulationRandom(seed: configuration.seed)
+        graph = SimulationGraph(count: configuration.nodes, targetDegree: configuration.targetDegree, random: &random)
+        self.random = Mutex(random)
+        network = LoopbackNetwork(seed: configuration.seed)
+        let graph = self.graph
+        diameter = (0..<configuration.nodes).map { graph.hops(from: $0).max() ?? 0 }.max() ?? 0
+        var router = configuration.router
+        let reach = UInt8(min(255, diameter + 4))
+        if router.routing.maxHops < reach { router.routing.maxHops = reach }
+        if router.defaultTTL < reach { router.defaultTTL = reach }
+        routerConfiguration = router
+        let deliveries = self.deliveries
+        let clock = self.clock
+        nodes = (0..<configuration.nodes).map { index in
+            SimulationNode(index: index, peerID: .random(), clock: clock, deliveries: deliveries)
+        }
+    }
+
+    static func address(_ index: Int) -> String { "n\(index)" }
+
+    // MARK: Running
+
+    /// Runs the whole scenario and reports. `converged` is called once routes have
+    /// converged, before any message is sent (the benchmark reads memory there).
+    public func run(converged: @Sendable () -> Void = {}) async -> SimulationReport {
+        let realStart = ContinuousClock.now
+        var report = SimulationReport()
+        report.nodes = nodes.count
+        report.edges = graph.edges.count
+        report.meanDegree = graph.meanDegree
+        report.bridges = graph.bridges
+        let hops = (0..<nodes.count).map { graph.hops(from: $0) }
+        report.diameter = diameter
+        report.maxHops = Int(routerConfiguration.routing.maxHops)
+        let driver = Task { await drive() }
+        defer { driver.cancel() }
+
+        progress("starting \(nodes.count) routers, \(report.edges) links")
+        for node in nodes { await start(node) }
+        await converge(hops: hops, into: &report)
+        converged()
+
+        // Steady phase: routes learned, loss on, nothing else disturbed.
+        let steadyCount = max(1, configuration.messages / 2)
+        progress("steady phase: \(steadyCount) messages")
+        let steadyStart = tally.snapshot
+        let steady = await sendRandom(steadyCount, hops: hops, from: nil)
+        _ = await waitUntilDelivered(steady, limit: .seconds(600))
+        try? await clock.sleep(for: .seconds(10))  // trailing hop retries and acks
+        let steadyWire = tally.snapshot.since(steadyStart)
+        report.steadyWire = steadyWire
+        report.steadyMessagePackets = steadyWire.packets(.message)
+        report.steadyReceiptPackets = steadyWire.packets(.receipt)
+        for message in steady where await isDelivered(message) {
+            report.steadyDelivered += 1
+            report.steadyOptimalHops += message.hops
+        }
+
+        // Partition: a disc of nodes cut off from the rest, messages sent meanwhile.
+        let region = pickRegion()
+        report.partitioned = region.count
+        let cut = graph.edges.filter { region.contains($0.0) != region.contains($0.1) }
+        progress("partition: \(region.count) nodes cut off (\(cut.count) links) for \(configuration.partitionDuration)")
+        for (a, b) in cut { network.partition(Self.address(a), Self.address(b)) }
+        try? await clock.sleep(for: .seconds(5))
+        let duringPartition = await sendRandom(max(1, configuration.messages / 4), hops: hops, from: nil)
+        try? await clock.sleep(for: configuration.partitionDuration)
+        for (a, b) in cut { network.heal(Self.address(a), Self.address(b)) }
+        progress("partition healed")
+
+        // Churn: some routers stop (their queues kept), messages flow meanwhile, and
+        // they come back.
+        let churned = pickChurned()
+        report.churned = churned.count
+        progress("churn: stopping \(churned.count) routers for \(configuration.churnDowntime)")
+        for index in churned { await stop(nodes[index]) }
+        let churnCount = max(1, configuration.messages - steadyCount - duringPartition.count)
+        let duringChurn = await sendRandom(churnCount, hops: hops, from: Set(0..<nodes.count).subtracting(churned))
+        try? await clock.sleep(for: configuration.churnDowntime)
+        for index in churned {
+            nodes[index].queue.requeueClaimed()
+            await start(nodes[index])
+        }
+        progress("churned routers restarted; waiting for every message")
+
+        let all = steady + duringPartition + duringChurn
+        _ = await waitUntilDelivered(all, limit: configuration.settleLimit)
+        report.sent = all.count
+        for message in all where await isDelivered(message) { report.delivered += 1 }
+        let copies = deliveries.copies
+        report.arrived = all.count { copies[$0.id] != nil }
+        report.duplicates = copies.values.reduce(0) { $0 + $1.whileRunning }
+        report.duplicatesAfterRestart = copies.values.reduce(0) { $0 + $1.afterRestart }
+        report.undelivered = await explainUndelivered(all)
+        for message in all where await !isDelivered(message) {
+            if copies[message.id] != nil { continue }
+            var held = false
+            for node in nodes where node.index != message.from {
+                if let record = await node.queue.record(message.id), !record.status.isFinal { held = true }
+            }
+            if let record = await nodes[message.from].queue.record(message.id), record.status == .queued { held = true }
+            if held { report.held += 1 } else { report.lost += 1 }
+        }
+        report.wire = tally.snapshot
+        report.virtualTime = clock.elapsed
+        for node in nodes {
+            if let router = node.router { report.stats.add(await router.stats()) }
+            report.stats.add(node.retiredStats.withLock { $0 })
+        }
+        report.forcedAdvances = forced.load(ordering: .relaxed)
+        progress("stopping")
+        for node in nodes { await stop(node) }
+        report.realTime = ContinuousClock.now - realStart
+        return report
+    }
+
+    /// Advances virtual time whenever the links have been quiet for two checks in a
+    /// row (about 2 ms of real time): to the next sleeper's deadline, by at least the
+    /// quantum. A busy spell longer than 2 s of real time advances by one quantum
+    /// anyway (counted).
+    func drive() async {
+        var last = tally.activity
+        var quiet = 0
+        var busySince = ContinuousClock.now
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .milliseconds(1)) } catch { return }
+            let activity = tally.activity
+            if activity == last { quiet += 1 } else { (quiet, last) = (0, activity) }
+            let now = clock.now
+            if quiet >= 2 {
+                let next = clock.nextDeadline ?? now + configuration.quantum
+                clock.advance(to: max(next, now + configuration.quantum))
+                quiet = 0
+                busySince = .now
+            } else if ContinuousClock.now - busySince > .seconds(2) {
+                clock.advance(to: now + configuration.quantum)
+                forced.add(1, ordering: .relaxed)
+                busySince = .now
+            }
+        }
+    }
+
+    /// Waits (virtual time) until the routers know 99.5 % of the routes between them, and
+    /// records how long that took and how close to the shortest paths the routes are.
+    func converge(hops: [[Int]], into report: inout SimulationReport) async {
+        let index = Dictionary(uniqueKeysWithValues: nodes.map { ($0.peerID, $0.index) })
+        let possible = nodes.count * (nodes.count - 1)
+        report.routesPossible = possible
+        let started = clock.now
+        while true {
+            var known = 0
+            var routeHops = 0
+            var shortest = 0
+            for node in nodes {
+                guard let router = node.router else { continue }
+                for route in await router.routes() {
+                    guard let target = index[route.destination], target != node.index else { continue }
+                    known += 1
+                    routeHops += route.hops
+                    shortest += hops[node.index][target]
+                }
+            }
+            report.routesKnown = known
+            report.routeStretch = shortest == 0 ? .nan : Double(routeHops) / Double(shortest)
+            report.convergence = clock.now - started
+            progress("routes: \(known) of \(possible) after \(report.convergence) (virtual)")
+            // 99.5 %: with loss, a few routes age out and come back at any time.
+            if known * 1000 >= possible * 995 || clock.now - started >= configuration.convergenceLimit { return }
+            try? await clock.sleep(for: .seconds(10))
+        }
+    }
+
+    // MARK: Traffic
+
+    /// One message the run sent.
+    struct Sent: Sendable {
+        var id: MessageID
+        var from: Int
+        var to: Int
+        var hops: Int
+    }
+
+    /// Sends `count` messages between random pairs (sources drawn from `from`, all
+    /// nodes when nil).
+    func sendRandom(_ count: Int, hops: [[Int]], from sources: Set<Int>?) async -> [Sent] {
+        let sourceList = (sources.map { Array($0).sorted() }) ?? Array(0..<nodes.count)
+        var sent: [Sent] = []
+        for number in 0..<count {
+            let (from, to) = random.withLock { random -> (Int, Int) in
+                let from = sourceList[Int.random(in: 0..<sourceList.count, using: &random)]
+                var to = Int.random(in: 0..<(nodes.count - 1), using: &random)
+                if to >= from { to += 1 }
+                return (from, to)
+            }
+            guard let router = nodes[from].router else { continue }
+            let payload = (0..<32).map { UInt8(truncatingIfNeeded: $0 &+ number) }
+            do {
+                let id = try await router.send(to: nodes[to].peerID, payload: payload)
+                sent.append(Sent(id: id, from: from, to: to, hops: hops[from][to]))
+            } catch {
+                progress("send \(from) → \(to) refused: \(error)")
+            }
+        }
+        return sent
+    }
+
+    func isDelivered(_ message: Sent) async -> Bool {
+        await nodes[message.from].queue.record(message.id)?.status == .delivered
+    }
+
+    /// Polls (every virtual second) until every message in `messages` is delivered or
+    /// `limit` has passed; returns how many are.
+    func waitUntilDelivered(_ messages: [Sent], limit: Duration) async -> Int {
+        let deadline = clock.now + limit
+        var pending = messages
+        var lastReport = clock.now
+        while true {
+            var still: [Sent] = []
+            for message in pending where await !isDelivered(message) { still.append(message) }
+            pending = still
+            if pending.isEmpty || clock.now >= deadline { break }
+            if clock.now - lastReport >= .seconds(30) {
+                progress("\(pending.count) of \(messages.count) messages not yet delivered (virtual \(clock.elapsed))")
+                lastReport = clock.now
+            }
+            try? await clock.sleep(for: .seconds(1))
+        }
+        return messages.count - pending.count
+    }
+
+    /// For each undelivered message (the first ten): its status at the origin and
+    /// which nodes hold it queued.
+    func explainUndelivered(_ messages: [Sent]) async -> [String] {
+        var lines: [String] = []
+        for message in messages where await !isDelivered(message) {
+            guard lines.count < 10 else { break }
+            let record = await nodes[message.from].queue.record(message.id)
+            var holders: [String] = []
+            for node in nodes where node.index != message.from {
+                if let held = await node.queue.record(message.id) { holders.append("n\(node.index): \(held.status)") }
+            }
+            let arrived = deliveries.copies[message.id] != nil
+            lines.append(
+                "n\(message.from) → n\(message.to) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
+                    + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]")
+        }
+        return lines
+    }
+
+    // MARK: Disturbances
+
+    /// The nodes in the smallest disc around a random node that holds
+    /// `partitionShare` of them.
+    func pickRegion() -> Set<Int> {
+        let want = Int((Double(nodes.count) * configuration.partitionShare).rounded())
+        guard want > 0 else { return [] }
+        let center = random.withLock { Int.random(in: 0..<nodes.count, using: &$0) }
+        let (cx, cy) = graph.positions[center]
+        let byDistance = nodes.indices.sorted {
+            let a = graph.positions[$0], b = graph.positions[$1]
+            return (a.x - cx) * (a.x - cx) + (a.y - cy) * (a.y - cy) < (b.x - cx) * (b.x - cx) + (b.y - cy) * (b.y - cy)
+        }
+        return Set(byDistance.prefix(want))
+    }
+
+    /// `churnShare` of the nodes (at least one when the share is not 0), at random.
+    func pickChurned() -> [Int] {
+        guard configuration.churnShare > 0 else { return [] }
+        let want = max(1, Int((Double(nodes.count) * configuration.churnShare).rounded()))
+        return random.withLock { random in Array(Array(0..<nodes.count).shuffled(using: &random).prefix(want)).sorted() }
+    }
+
+    // MARK: Nodes
+
+    /// Starts `node`'s router (a new one, with the node's identity, queue and sink),
+    /// on a new loopback transport at its address, dialling its lower neighbours.
+    func start(_ node: SimulationNode) async {
+        var logger = Logger(label: "sim.n\(node.index)")
+        logger.logLevel = .critical
+        let router = Router(
+            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: routerConfiguration,
+            sealer: SimulationSealer(peer: node.peerID), receipts: SimulationSigner(peer: node.peerID), sink: node.sink,
+            queue: node.queue, clock: clock, logger: logger)
+        let loopback = LoopbackTransport(
+            name: "lo", address: Self.address(node.index), network: network,
+            configuration: .init(discovery: false, bitrate: configuration.linkBitrate))
+        let generation = node.generation.add(1, ordering: .relaxed).newValue
+        let seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(node.index) << 16 &+ UInt64(generation)
+        await router.add(TalliedTransport(loopback, tally: tally, loss: configuration.loss, seed: seed), priority: 10)
+        node.sink.generation.store(generation, ordering: .relaxed)
+        let task = Task<Void, Never> { _ = try? await router.run() }
+        node.running.withLock { $0 = (router, task) }
+        for other in graph.neighbours[node.index] where other < node.index {
+            await router.connect(to: PeerHint(transport: "lo", address: Self.address(other)))
+        }
+    }
+
+    /// Stops `node`'s router and waits for it; its queue and sink stay.
+    func stop(_ node: SimulationNode) async {
+        guard let (router, task) = node.running.withLock({ running in defer { running = nil }; return running }) else { return }
+        let stats = await router.stats()
+        node.retiredStats.withLock { $0.add(stats) }
+        await router.shutdown()
+        await task.value
+    }
+}
+
+/// One simulated node: an identity, an outbound queue and a sink that outlive its
+/// router (a restart makes a new router with the same three).
+final class SimulationNode: Sendable {
+    let index: Int
+    let peerID: PeerID
+    let queue: InMemoryOutboundQueue
+    let sink: SimulationSink
+    let generation = Atomic<Int>(0)
+    let running = Mutex<(router: Router, task: Task<Void, Never>)?>(nil)
+    let retiredStats = Mutex(RouterStats())
+
+    init(index: Int, peerID: PeerID, clock: SimulationClock, deliveries: Deliveries) {
+        self.index = index
+        self.peerID = peerID
+        queue = InMemoryOutboundQueue(clock: clock)
+        sink = SimulationSink(deliveries: deliveries)
+    }
+
+    var router: Router? { running.withLock { $0?.router } }
+}
+
+/// Every copy of every message handed to a sink, by message ID.
+final class Deliveries: Sendable {
+    struct Copies: Sendable {
+        var generation: Int
+        var whileRunning = 0
+        var afterRestart = 0
+    }
+
+    private let state = Mutex<[MessageID: Copies]>([:])
+
+    var copies: [MessageID: Copies] { state.withLock { $0 } }
+
+    func record(_ id: MessageID, generation: Int) {
+        state.withLock { state in
+            guard var copies = state[id] else {
+                state[id] = Copies(generation: generation)
+                return
+            }
+            if copies.generation == generation { copies.whileRunning += 1 } else { copies.afterRestart += 1 }
+            state[id] = copies
+        }
+    }
+}
+
+/// A node's sink: counts every copy (so duplicates show) and takes it at once.
+final class SimulationSink: MessageSink {
+    let deliveries: Deliveries
+    let generation = Atomic<Int>(0)
+
+    init(deliveries: Deliveries) {
+        self.deliveries = deliveries
+    }
+
+    func accept(_ message: InboundMessage) async throws {
+        deliveries.record(message.id, generation: generation.load(ordering: .relaxed))
+    }
+}
+
+/// The run's seeded generator (SplitMix64).
+struct SimulationRandom: RandomNumberGenerator, Sendable {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension RouterStats {
+    /// Adds the counters the simulation reports.
+    mutating func add(_ other: RouterStats) {
+        ackTimeouts += other.ackTimeouts
+        retries += other.retries
+        deliveryRetries += other.deliveryRetries
+        duplicatesDropped += other.duplicatesDropped
+        framesRefused += other.framesRefused
+        linksOpened += other.linksOpened
+        handshakeFailures += other.handshakeFailures
+        announcesSent += other.announcesSent
+        announcesAccepted += other.announcesAccepted
+        announcesIgnored += other.announcesIgnored
+        relayAccepted += other.relayAccepted
+        messagesRelayed += other.messagesRelayed
+        receiptsAccepted += other.receiptsAccepted
+        for (key, value) in other.announcesRejected { announcesRejected[key, default: 0] += value }
+        for (key, value) in other.relayRefused { relayRefused[key, default: 0] += value }
+        for (key, value) in other.receiptsIgnored { receiptsIgnored[key, default: 0] += value }
+    }
+}

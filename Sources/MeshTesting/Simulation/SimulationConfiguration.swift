@@ -1,0 +1,75 @@
+import MeshCore
+
+/// What one ``MeshSimulation`` run looks like: the graph, the loss, the traffic and
+/// the disturbances.
+public struct SimulationConfiguration: Sendable {
+    /// Routers in the mesh.
+    public var nodes: Int
+    /// Seeds the graph, the traffic, the choice of partitioned and churned nodes and
+    /// the loss draws.
+    public var seed: UInt64
+    /// Probability (0…1) that a packet written to a link is lost.
+    public var loss: Double
+    /// Messages sent in all (random source–destination pairs): half once routes are
+    /// learned (the steady phase, on which transmissions are measured), a quarter
+    /// during a partition, a quarter while some nodes are down.
+    public var messages: Int
+    /// The mean degree the graph's radius aims at.
+    public var targetDegree: Double
+    /// The share of nodes cut off (a disc around a random point) during the partition.
+    public var partitionShare: Double
+    /// How long the partition lasts (virtual time).
+    public var partitionDuration: Duration
+    /// The share of nodes stopped and restarted (with their outbound queues).
+    public var churnShare: Double
+    /// How long churned nodes stay down (virtual time).
+    public var churnDowntime: Duration
+    /// Nominal bitrate the links report (the announcement budget is a share of it).
+    public var linkBitrate: Int
+    /// The longest the run waits for routes to converge (virtual time).
+    public var convergenceLimit: Duration
+    /// The longest the run waits, at the end, for every message (virtual time).
+    public var settleLimit: Duration
+    /// The smallest step virtual time takes when the network is idle.
+    public var quantum: Duration
+    /// The routers' configuration (a loss-free, signed, sealed mesh by default).
+    public var router: RouterConfiguration
+
+    /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
+    /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, default router
+    /// settings (``MeshSimulation`` raises `max_hops` and the TTL to span the graph).
+    public init(
+        nodes: Int = 200, seed: UInt64 = 1, loss: Double = 0.1, messages: Int = 600, targetDegree: Double = 7,
+        partitionShare: Double = 0.1, partitionDuration: Duration = .seconds(60), churnShare: Double = 0.02,
+        churnDowntime: Duration = .seconds(45), linkBitrate: Int = 1_000_000, convergenceLimit: Duration = .seconds(600),
+        settleLimit: Duration = .seconds(300), quantum: Duration = .milliseconds(50), router: RouterConfiguration = .init()
+    ) {
+        self.nodes = nodes
+        self.seed = seed
+        self.loss = loss
+        self.messages = messages
+        self.targetDegree = targetDegree
+        self.partitionShare = partitionShare
+        self.partitionDuration = partitionDuration
+        self.churnShare = churnShare
+        self.churnDowntime = churnDowntime
+        self.linkBitrate = linkBitrate
+        self.convergenceLimit = convergenceLimit
+        self.settleLimit = settleLimit
+        self.quantum = quantum
+        self.router = router
+    }
+
+    /// Checks every value, naming the bad one.
+    public func validate() throws(MeshError) {
+        guard nodes >= 2 else { throw MeshError(.invalidConfiguration, "nodes: at least 2, got \(nodes)") }
+        guard (0..<1).contains(loss) else { throw MeshError(.invalidConfiguration, "loss: must be in 0..<1, got \(loss)") }
+        guard messages >= 1 else { throw MeshError(.invalidConfiguration, "messages: at least 1, got \(messages)") }
+        guard targetDegree >= 1, targetDegree < Double(nodes) else {
+            throw MeshError(.invalidConfiguration, "target degree: between 1 and nodes − 1, got \(targetDegree)")
+        }
+        guard (0..<1).contains(partitionShare), (0..<1).contains(churnShare) else {
+            throw MeshError(.invalidConfiguration, "partition and churn shares: must be in 0..<1, got \(partitionShare) and \(churnShare)")
+        }
+    }
+}

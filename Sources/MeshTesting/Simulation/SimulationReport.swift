@@ -1,0 +1,63 @@
+import MeshCore
+
+/// What a ``MeshSimulation`` run measured.
+public struct SimulationReport: Sendable {
+    /// Routers, links, mean degree, edges added to connect the graph, and its diameter.
+    public var nodes = 0, edges = 0, bridges = 0, diameter = 0
+    /// The routers' `max_hops` (and default TTL) as run.
+    public var maxHops = 0
+    /// Undelivered messages that some node still holds queued (custody kept, no route
+    /// that takes them yet), and those neither delivered, arrived nor held (lost).
+    public var held = 0, lost = 0
+    /// The graph's mean degree.
+    public var meanDegree = 0.0
+    /// Virtual time until the routers knew 99.5 % of the routes between them (or the limit).
+    public var convergence: Duration = .zero
+    /// Routes known at convergence, of nodes × (nodes − 1).
+    public var routesKnown = 0, routesPossible = 0
+    /// Σ route hops / Σ shortest-path hops over the routes known at convergence.
+    public var routeStretch = 0.0
+    /// Messages sent, and those whose signed receipt made them delivered at the origin.
+    public var sent = 0, delivered = 0
+    /// Messages that reached their destination's sink at least once.
+    public var arrived = 0
+    /// Extra copies handed to a destination's sink: while it ran, and after it was
+    /// restarted (a real node's durable inbox drops those by its dedup log).
+    public var duplicates = 0, duplicatesAfterRestart = 0
+    /// The steady phase (routes learned, loss on, no partition or churn): messages
+    /// delivered, message DATA packets and receipt DATA packets written (retries and
+    /// lost ones included), and Σ shortest-path hops of the delivered messages.
+    public var steadyDelivered = 0, steadyMessagePackets = 0, steadyReceiptPackets = 0, steadyOptimalHops = 0
+    /// Everything written on links over the run, and in the steady phase.
+    public var wire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
+    /// What was written on links in the steady phase.
+    public var steadyWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
+    /// Virtual and real time the run took.
+    public var virtualTime: Duration = .zero, realTime: Duration = .zero
+    /// Nodes partitioned, and nodes stopped and restarted.
+    public var partitioned = 0, churned = 0
+    /// The routers' counters, summed (restarted routers count from their restart).
+    public var stats = RouterStats()
+    /// Times the driver advanced time although the network was still busy (a busy
+    /// spell longer than 2 s of real time).
+    public var forcedAdvances = 0
+    /// Why messages were not delivered (the first few), empty when all were.
+    public var undelivered: [String] = []
+
+    /// Delivered / sent, in percent.
+    public var deliveryPercent: Double { sent == 0 ? 0 : Double(delivered) * 100 / Double(sent) }
+
+    /// Message DATA packets per delivered message over the shortest-path hops, in the
+    /// steady phase.
+    public var timesOptimal: Double {
+        steadyOptimalHops == 0 ? .nan : Double(steadyMessagePackets) / Double(steadyOptimalHops)
+    }
+
+    /// Announcement bytes over all bytes written on links, in percent, over the run.
+    public var controlPercent: Double { Self.percent(wire.bytes(.announce), of: wire.totalBytes) }
+
+    /// Announcement bytes over all bytes in the steady phase, in percent.
+    public var steadyControlPercent: Double { Self.percent(steadyWire.bytes(.announce), of: steadyWire.totalBytes) }
+
+    static func percent(_ part: Int, of whole: Int) -> Double { whole == 0 ? 0 : Double(part) * 100 / Double(whole) }
+}

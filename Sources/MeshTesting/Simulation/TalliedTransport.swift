@@ -1,0 +1,103 @@
+import MeshCore
+import Synchronization
+
+/// Wraps a transport so that every packet its links write is counted in a
+/// ``WireTally`` and, with probability `loss`, dropped (seeded, so a run is
+/// reproducible up to task scheduling). The wrapped transport should have no loss of
+/// its own.
+public struct TalliedTransport: Transport {
+    let inner: any Transport
+    let tally: WireTally
+    let loss: Double
+    let random: LinkRandom
+
+    /// Wraps `inner`.
+    /// - Parameters:
+    ///   - tally: where packets are counted.
+    ///   - loss: the probability (0…1) that a packet written is lost.
+    ///   - seed: seeds the loss draws.
+    public init(_ inner: any Transport, tally: WireTally, loss: Double, seed: UInt64) {
+        self.inner = inner
+        self.tally = tally
+        self.loss = loss
+        self.random = LinkRandom(seed: seed)
+    }
+
+    public var name: String { inner.name }
+    public var capabilities: TransportCapabilities { inner.capabilities }
+
+    public func listen(context: TransportContext) async throws {
+        let wrapped = TransportContext(localPeerID: context.localPeerID, logger: context.logger) { [self] event in
+            if case .inboundLink(let link) = event {
+                context.report(.inboundLink(TalliedLink(inner: link, transport: self)))
+            } else {
+                context.report(event)
+            }
+        }
+        try await inner.listen(context: wrapped)
+    }
+
+    public func dial(_ hint: PeerHint) async throws -> any Link {
+        TalliedLink(inner: try await inner.dial(hint), transport: self)
+    }
+
+    func drop() -> Bool { loss > 0 && random.unit() < loss }
+}
+
+/// A seeded SplitMix64 behind a lock, shared by one transport's links.
+final class LinkRandom: Sendable {
+    private let state: Mutex<UInt64>
+
+    init(seed: UInt64) {
+        state = Mutex(seed)
+    }
+
+    /// A uniform draw in [0, 1).
+    func unit() -> Double {
+        let value = state.withLock { state -> UInt64 in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        return Double(value >> 11) / Double(UInt64(1) << 53)
+    }
+}
+
+/// One link of a ``TalliedTransport``.
+final class TalliedLink: Link {
+    let inner: any Link
+    let transport: TalliedTransport
+    /// The kind of the segment being fragmented, for its later fragments.
+    private let current = Mutex(WireTally.Kind.other)
+
+    init(inner: any Link, transport: TalliedTransport) {
+        self.inner = inner
+        self.transport = transport
+    }
+
+    var remoteAddress: String { inner.remoteAddress }
+    var mtu: Int { inner.mtu }
+
+    func send(_ frame: [UInt8]) async throws {
+        let kind = current.withLock { current in
+            current = WireTally.classify(frame, previous: current)
+            return current
+        }
+        let dropped = transport.drop()
+        transport.tally.wrote(kind, count: frame.count, dropped: dropped)
+        if dropped { return }
+        try await inner.send(frame)
+    }
+
+    func receive() async throws -> [UInt8]? {
+        let frame = try await inner.receive()
+        transport.tally.read()
+        return frame
+    }
+
+    func close() async {
+        await inner.close()
+    }
+}

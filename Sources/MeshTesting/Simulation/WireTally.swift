@@ -1,0 +1,91 @@
+import MeshCore
+import Synchronization
+
+/// Counts what crosses the simulated links, by kind, as the link saw it (packets
+/// written, including those the simulated loss then dropped): announcements, message
+/// DATA frames, receipt DATA frames, and everything else (handshakes, ACKs, pings).
+/// Its ``activity`` counter moves on every packet written or read, which is how the
+/// simulation driver tells that the network has gone quiet.
+public final class WireTally: Sendable {
+    /// What one packet carried.
+    public enum Kind: Int, Sendable, CaseIterable {
+        /// A route announcement (ANNOUNCE frame).
+        case announce
+        /// A DATA frame of a message.
+        case message
+        /// A DATA frame of a delivery receipt.
+        case receipt
+        /// Handshakes, ACKs, pings and pongs.
+        case other
+    }
+
+    /// Packets and bytes of each kind, and the packets the simulated loss dropped.
+    public struct Snapshot: Sendable, Hashable {
+        /// Packets written, by ``Kind`` raw value.
+        public var packets: [Int]
+        /// Bytes written, by ``Kind`` raw value.
+        public var bytes: [Int]
+        /// Packets dropped by the simulated loss.
+        public var dropped: Int
+
+        /// Packets of `kind`.
+        public func packets(_ kind: Kind) -> Int { packets[kind.rawValue] }
+        /// Bytes of `kind`.
+        public func bytes(_ kind: Kind) -> Int { bytes[kind.rawValue] }
+        /// Bytes of every kind.
+        public var totalBytes: Int { bytes.reduce(0, +) }
+
+        /// The counts since `earlier`.
+        public func since(_ earlier: Snapshot) -> Snapshot {
+            Snapshot(
+                packets: zip(packets, earlier.packets).map { $0 - $1 }, bytes: zip(bytes, earlier.bytes).map { $0 - $1 },
+                dropped: dropped - earlier.dropped)
+        }
+    }
+
+    private let counts = Mutex(
+        Snapshot(packets: Array(repeating: 0, count: Kind.allCases.count), bytes: Array(repeating: 0, count: Kind.allCases.count), dropped: 0))
+    private let activityCount = Atomic<Int>(0)
+
+    /// An empty tally.
+    public init() {}
+
+    /// Packets written or read so far, on every link.
+    public var activity: Int { activityCount.load(ordering: .relaxed) }
+
+    /// The counts now.
+    public var snapshot: Snapshot { counts.withLock { $0 } }
+
+    func wrote(_ kind: Kind, count: Int, dropped: Bool) {
+        counts.withLock { counts in
+            counts.packets[kind.rawValue] += 1
+            counts.bytes[kind.rawValue] += count
+            if dropped { counts.dropped += 1 }
+        }
+        activityCount.add(1, ordering: .relaxed)
+    }
+
+    func read() {
+        activityCount.add(1, ordering: .relaxed)
+    }
+
+    /// What a packet (PacketFramer flag byte, then the frame or a fragment of it)
+    /// carries; fragments after the first take the kind of their first (`previous`).
+    static func classify(_ packet: [UInt8], previous: Kind) -> Kind {
+        guard let flag = packet.first else { return .other }
+        let frameStart: Int
+        switch flag {
+        case 0xC0: frameStart = 1
+        case 0x80: frameStart = 3
+        default: return previous
+        }
+        guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { return .other }
+        switch Frame.Kind(rawValue: packet[frameStart + 1]) {
+        case .announce: return .announce
+        case .data:
+            let flags = UInt16(packet[frameStart + 2]) << 8 | UInt16(packet[frameStart + 3])
+            return flags & DataFrame.receiptFlag != 0 ? .receipt : .message
+        default: return .other
+        }
+    }
+}

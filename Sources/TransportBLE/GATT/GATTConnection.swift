@@ -14,7 +14,13 @@ package final class GATTConnection: Sendable {
     /// The bearer PDUs travel on (one PDU per packet).
     package let bearer: any Link
     /// Where inbound data frames wait for the link's `receive()`.
-    package let frames = BoundedChannel<[UInt8]>(capacity: 64)
+    package let frames = BoundedChannel<[UInt8]>(capacity: GATTConnection.frameCapacity)
+    /// Frames that may wait unread. A TX write finding the queue full waits (its Write
+    /// Response with it, which holds the remote's next write back); a notification
+    /// finding it full closes the bearer: notifications have no flow control, and
+    /// waiting would hold up the Write Responses queued behind them (the node's own
+    /// sends), which could wait on the reader of this very queue.
+    package static let frameCapacity = 1024
 
     private struct State {
         var server: GATTServer
@@ -62,6 +68,7 @@ package final class GATTConnection: Sendable {
             }
         } catch {
             reason = "\(error)"
+            await bearer.close()
         }
         end(reason)
     }
@@ -100,11 +107,17 @@ package final class GATTConnection: Sendable {
         case .serverInitiated:
             guard let pdu = try? ATTPDU(decoding: bytes) else { return }
             switch pdu {
-            case .notification(let handle, let value):
-                if handle == state.withLock({ $0.remoteRXHandle }), !value.isEmpty { _ = await frames.send(value) }
-            case .indication(let handle, let value):
-                if handle == state.withLock({ $0.remoteRXHandle }), !value.isEmpty { _ = await frames.send(value) }
-                try await bearer.send(ATTPDU.confirmation.encoded())
+            case .notification(let handle, let value), .indication(let handle, let value):
+                if handle == state.withLock({ $0.remoteRXHandle }), !value.isEmpty {
+                    // This reader is the only producer, so a queue below capacity takes
+                    // the frame without waiting.
+                    guard frames.count < Self.frameCapacity else {
+                        throw MeshError(
+                            .linkClosed, "\(Self.frameCapacity) notified frames from \(bearer.remoteAddress) wait unread; closing the GATT link")
+                    }
+                    _ = await frames.send(value)
+                }
+                if case .indication = pdu { try await bearer.send(ATTPDU.confirmation.encoded()) }
             default:
                 return
             }

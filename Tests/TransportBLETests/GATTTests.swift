@@ -125,6 +125,26 @@ struct GATTTests {
         }
     }
 
+    @Test("both ends can be central and peripheral on one bearer; the two links' frames stay apart")
+    func bothRolesOnOneBearer() async throws {
+        try await connectedPair { a, b in
+            let fromA = try await a.setUpClient()
+            let fromB = try await b.setUpClient()
+            let aCentral = GATTLink(connection: a, role: .central(txHandle: fromA.txHandle), remoteAddress: "b")
+            let bPeripheral = GATTLink(connection: b, role: .peripheral, remoteAddress: "a")
+            let bCentral = GATTLink(connection: b, role: .central(txHandle: fromB.txHandle), remoteAddress: "a")
+            let aPeripheral = GATTLink(connection: a, role: .peripheral, remoteAddress: "b")
+            try await aCentral.send([1])
+            try await bCentral.send([2])
+            try await aPeripheral.send([3])
+            try await bPeripheral.send([4])
+            #expect(try await bPeripheral.receive() == [1])
+            #expect(try await aPeripheral.receive() == [2])
+            #expect(try await bCentral.receive() == [3])
+            #expect(try await aCentral.receive() == [4])
+        }
+    }
+
     @Test("a server without the service is named in the dial error")
     func missingService() async throws {
         let (a, b) = MemoryPacketLink.pair()

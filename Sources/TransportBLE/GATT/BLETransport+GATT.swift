@@ -116,15 +116,21 @@ extension BLETransport {
     }
 
     /// Dials the remote's GATT server: ATT channel, MTU exchange, discovery, RX
-    /// subscription; the link writes TX.
+    /// subscription; the link writes TX. When the remote's LE connection already has an
+    /// ATT bearer (our listener accepted it: the kernel allows one ATT channel per
+    /// connection, a second `connect` fails with `EBUSY`), the client runs on that one.
     func connectGATT(local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> GATTLink {
+        let text = "\(remote.deviceAddress)/\(remote.type)/gatt"
+        let existing = state.withLock { $0.gattConnections.values.first { $0.bearer.remoteAddress == text } }
+        if let existing, let link = try? await setUpCentral(existing, remoteAddress: text) {
+            return link
+        }
         let fd: Int32
         do {
             fd = try ATTSocket.socket(local: local.bytes, type: local.type)
         } catch {
             throw MeshError(.dialFailed, "BLE GATT dial to \(remote.deviceAddress) failed: \(error)", cause: error)
         }
-        let text = "\(remote.deviceAddress)/\(remote.type)/gatt"
         let connection: GATTConnection
         do {
             if try !ATTSocket.startConnect(fd, to: remote) {
@@ -140,6 +146,17 @@ extension BLETransport {
         }
         // The reader lives as long as the bearer: it ends when the link closes.
         Task { await connection.run() }
+        do {
+            return try await setUpCentral(connection, remoteAddress: text)
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// Runs the client set-up on a bearer, bounded by ``gattSetUpTimeout`` (which
+    /// closes the bearer).
+    private func setUpCentral(_ connection: GATTConnection, remoteAddress text: String) async throws -> GATTLink {
         let timeout = Task {
             try await Task.sleep(for: Self.gattSetUpTimeout)
             await connection.close()
@@ -151,7 +168,6 @@ extension BLETransport {
             return GATTLink(connection: connection, role: .central(txHandle: profile.txHandle), remoteAddress: text)
         } catch {
             timeout.cancel()
-            await connection.close()
             throw error
         }
     }

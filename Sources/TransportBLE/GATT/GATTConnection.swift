@@ -7,14 +7,17 @@ import Synchronization
 ///
 /// ``run()`` reads PDUs until the bearer ends and sorts them: requests and commands go
 /// to the server (its response is sent back), responses complete the one outstanding
-/// client request, notifications of the remote's RX handle and writes to the local TX
-/// are the link's inbound frames (``frames``), indications are confirmed. ATT allows one
+/// client request, writes to the local TX are inbound frames of the peripheral link
+/// (``writtenFrames``), notifications of the remote's RX those of the central link
+/// (``notifiedFrames``); indications are confirmed. Both links may share one bearer. ATT allows one
 /// outstanding request per direction; ``request(_:)`` keeps to it.
 package final class GATTConnection: Sendable {
     /// The bearer PDUs travel on (one PDU per packet).
     package let bearer: any Link
-    /// Where inbound data frames wait for the link's `receive()`.
-    package let frames = BoundedChannel<[UInt8]>(capacity: GATTConnection.frameCapacity)
+    /// Frames the remote client wrote to our TX (the peripheral link's inbound frames).
+    package let writtenFrames = BoundedChannel<[UInt8]>(capacity: GATTConnection.frameCapacity)
+    /// Frames the remote server notified on its RX (the central link's inbound frames).
+    package let notifiedFrames = BoundedChannel<[UInt8]>(capacity: GATTConnection.frameCapacity)
     /// Frames that may wait unread. A TX write finding the queue full waits (its Write
     /// Response with it, which holds the remote's next write back); a notification
     /// finding it full closes the bearer: notifications have no flow control, and
@@ -59,7 +62,7 @@ package final class GATTConnection: Sendable {
     }
 
     /// Reads and dispatches PDUs until the bearer ends or fails; then fails the
-    /// outstanding request, finishes ``frames`` and wakes subscription waiters.
+    /// outstanding request, finishes both frame queues and wakes subscription waiters.
     package func run() async {
         var reason = "the remote disconnected"
         do {
@@ -81,7 +84,7 @@ package final class GATTConnection: Sendable {
             for event in events {
                 switch event {
                 case .received(let frame):
-                    _ = await frames.send(frame)
+                    _ = await writtenFrames.send(frame)
                 case .subscribed(let on):
                     let waiters = state.withLock { state in
                         defer { state.subscriptionWaiters = [] }
@@ -111,11 +114,11 @@ package final class GATTConnection: Sendable {
                 if handle == state.withLock({ $0.remoteRXHandle }), !value.isEmpty {
                     // This reader is the only producer, so a queue below capacity takes
                     // the frame without waiting.
-                    guard frames.count < Self.frameCapacity else {
+                    guard notifiedFrames.count < Self.frameCapacity else {
                         throw MeshError(
                             .linkClosed, "\(Self.frameCapacity) notified frames from \(bearer.remoteAddress) wait unread; closing the GATT link")
                     }
-                    _ = await frames.send(value)
+                    _ = await notifiedFrames.send(value)
                 }
                 if case .indication = pdu { try await bearer.send(ATTPDU.confirmation.encoded()) }
             default:
@@ -140,7 +143,8 @@ package final class GATTConnection: Sendable {
         pending?.resume(throwing: error)
         for waiter in waiters { waiter.resume(returning: false) }
         requestLock.fail(error)
-        frames.finish()
+        writtenFrames.finish()
+        notifiedFrames.finish()
     }
 
     /// Waits until the remote client enables RX notifications; false when the bearer

@@ -67,7 +67,10 @@ package final class GATTLink: Link, Sendable {
 
     /// The next frame, nil once the bearer ended.
     package func receive() async throws -> [UInt8]? {
-        await connection.frames.receive()
+        switch role {
+        case .central: await connection.notifiedFrames.receive()
+        case .peripheral: await connection.writtenFrames.receive()
+        }
     }
 
     /// Closes the bearer. Idempotent.

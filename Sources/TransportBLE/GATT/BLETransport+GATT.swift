@@ -71,10 +71,8 @@ extension BLETransport {
                     let type: BLEPeerAddress.AddressType = peer.l2_bdaddr_type == 2 ? .random : .public
                     let text = (try? BLEPeerAddress(bytes: L2CAP.addressBytes(peer), type: type, psm: 0))
                         .map { "\($0.deviceAddress)/\($0.type)/gatt" } ?? "unknown/gatt"
-                    guard let connection = try? makeGATTConnection(fd: fd, remoteAddress: text) else {
-                        _ = Glibc.close(fd)
-                        continue
-                    }
+                    // makeGATTConnection owns the descriptor, also when it throws.
+                    guard let connection = try? makeGATTConnection(fd: fd, remoteAddress: text) else { continue }
                     group.addTask { await connection.run() }
                     group.addTask {
                         guard await connection.waitForSubscription() else { return }
@@ -94,15 +92,22 @@ extension BLETransport {
     }
 
     /// Wraps an ATT socket in a bearer and a connection the transport tracks (closed at
-    /// shutdown; forgotten when the bearer closes).
+    /// shutdown; forgotten when the bearer closes). Takes ownership of `fd`: it is
+    /// closed here when this throws.
     func makeGATTConnection(fd: Int32, remoteAddress: String) throws -> GATTConnection {
         let box = Mutex<ObjectIdentifier?>(nil)
-        let bearer = try SeqPacketLink(
-            adopting: fd, transportName: "ble (ATT)", remoteAddress: remoteAddress, mtu: Self.attMTU, receiveMTU: 672,
-            onClose: { [weak self] _ in
-                if let key = box.withLock({ $0 }) { self?.state.withLock { _ = $0.gattConnections.removeValue(forKey: key) } }
-            },
-            unsentBytes: { Int(cbluez_unsent_bytes($0)) })
+        let bearer: SeqPacketLink
+        do {
+            bearer = try SeqPacketLink(
+                adopting: fd, transportName: "ble (ATT)", remoteAddress: remoteAddress, mtu: Self.attMTU, receiveMTU: 672,
+                onClose: { [weak self] _ in
+                    if let key = box.withLock({ $0 }) { self?.state.withLock { _ = $0.gattConnections.removeValue(forKey: key) } }
+                },
+                unsentBytes: { Int(cbluez_unsent_bytes($0)) })
+        } catch {
+            _ = Glibc.close(fd)
+            throw error
+        }
         let connection = GATTConnection(bearer: bearer, identity: currentIdentity())
         let key = ObjectIdentifier(connection)
         box.withLock { $0 = key }
@@ -111,6 +116,7 @@ extension BLETransport {
             state.gattConnections[key] = connection
             return true
         }
+        // Not accepted: the bearer's deinit closes the descriptor.
         guard accepted else { throw MeshError(.notRunning, "the ble transport stopped") }
         return connection
     }
@@ -131,12 +137,10 @@ extension BLETransport {
         } catch {
             throw MeshError(.dialFailed, "BLE GATT dial to \(remote.deviceAddress) failed: \(error)", cause: error)
         }
-        let connection: GATTConnection
         do {
             if try !ATTSocket.startConnect(fd, to: remote) {
                 try await waitConnected(fd)
             }
-            connection = try makeGATTConnection(fd: fd, remoteAddress: text)
         } catch let error as SystemError {
             _ = Glibc.close(fd)
             throw MeshError(.dialFailed, "BLE GATT dial to \(remote.deviceAddress) failed: \(Self.explain(error))", cause: error)
@@ -144,6 +148,7 @@ extension BLETransport {
             _ = Glibc.close(fd)
             throw error
         }
+        let connection = try makeGATTConnection(fd: fd, remoteAddress: text)
         // The reader lives as long as the bearer: it ends when the link closes.
         Task { await connection.run() }
         do {

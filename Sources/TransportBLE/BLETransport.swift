@@ -187,6 +187,9 @@ public final class BLETransport: Transport, TransportCounting {
                 if error is CancellationError { throw error }
                 failures.append("\(path.rawValue): \((error as? MeshError)?.message ?? "\(error)")")
                 lastError = error
+                if path == .l2cap, configuration.dataPath.dialOrder(gattEnabled: configuration.gatt).count > 1 {
+                    state.withLock { $0.logger }?.info("BLE: no L2CAP channel to \(remote) (\(failures.last!)); trying GATT")
+                }
             }
         }
         guard failures.count > 1, let lastError else { throw lastError ?? MeshError(.dialFailed, "BLE dial to \(remote) failed") }

@@ -80,7 +80,14 @@ done
 scmesh inbox --data-dir $D --json | grep -q '"text":"hello D, this is C over GATT"' || gfail "D did not get C's text"
 scmesh inbox --data-dir $C --json | grep -q '"text":"hello C, this is D over GATT"' || gfail "C did not get D's text"
 echo "GUEST-GATT-NODES-PASS: handshake and messages both ways over GATT (3000-byte messages over a 514-byte link MTU)"
-kill -TERM $PB; wait $PB
+echo "--- node C's BLE lines:"; grep -E "BLE|link link" /tmp/node-c.log | cut -c1-220 | head -12
+kill -TERM $PA $PB; wait $PA; wait $PB
+# A fresh node E on hci0 with no peer around (nothing on hci1 advertises now), so no
+# dial of its own shares the bearer with gatttool.
+E=/tmp/node-e
+scmesh run --data-dir $E $ONLY_BLE --set transports.ble.adapter=hci0 > /tmp/node-c.log 2>&1 & PA=$!
+i=0; until scmesh status --data-dir $E --json 2>/dev/null | grep -q '"running"'; do
+  i=$((i + 1)); [ $i -gt 40 ] && gfail "node E did not start"; sleep 0.5; done
 
 # --- gatttool (BlueZ's own client, on hci1) against node C's GATT server.
 ADDR=$(btmgmt -i hci0 info | sed -n 's/.*addr \([0-9A-F:]\{17\}\).*/\1/p' | head -1)

@@ -94,14 +94,14 @@ ADDR=$(btmgmt -i hci0 info | sed -n 's/.*addr \([0-9A-F:]\{17\}\).*/\1/p' | head
 echo "=== gatttool -i hci1 -b $ADDR"
 gatttool -i hci1 -b "$ADDR" --primary --uuid=6e400001-b5a3-f393-e0a9-e50e24dcca9e > /tmp/gt-primary.log 2>&1
 cat /tmp/gt-primary.log
-grep -q "Starting handle: 0x0001 Ending handle: 0x0008" /tmp/gt-primary.log || gfail "gatttool did not find the service at 0x0001-0x0008"
+grep -qE "Starting handle: (0x)?0001 Ending handle: (0x)?0008" /tmp/gt-primary.log || gfail "gatttool did not find the service at 0x0001-0x0008"
 gatttool -i hci1 -b "$ADDR" --char-read --uuid=6e400004-b5a3-f393-e0a9-e50e24dcca9e > /tmp/gt-identity.log 2>&1
 cat /tmp/gt-identity.log
 # Identity (docs/PROTOCOL.md §C.1): 01, PSM low byte 81, 8-byte ephemeral ID, PSM 81 00.
-grep -qE "handle: 0x0008[[:space:]]+value: 01 81( [0-9a-f]{2}){8} 81 00 *$" /tmp/gt-identity.log || gfail "identity value does not match the documented layout"
+grep -qE "handle[:=] 0x0008[[:space:]]+value: 01 81( [0-9a-f]{2}){8} 81 00 *$" /tmp/gt-identity.log || gfail "identity value does not match the documented layout"
 gatttool -i hci1 -b "$ADDR" --characteristics > /tmp/gt-chars.log 2>&1; cat /tmp/gt-chars.log
-grep -q "char properties: 0x0c, char value handle: 0x0003, uuid: 6e400002" /tmp/gt-chars.log || gfail "TX declaration"
-grep -q "char properties: 0x10, char value handle: 0x0005, uuid: 6e400003" /tmp/gt-chars.log || gfail "RX declaration"
+grep -qE "char properties[:=] 0x0c, char value handle[:=] 0x0003, uuid[:=] 6e400002" /tmp/gt-chars.log || gfail "TX declaration"
+grep -qE "char properties[:=] 0x10, char value handle[:=] 0x0005, uuid[:=] 6e400003" /tmp/gt-chars.log || gfail "RX declaration"
 # One connection: enable RX notifications, then write handshake message 1 (a 32-byte
 # ephemeral key) to TX in two packets of the 20-byte link MTU (ATT MTU 23):
 # 80 00 20 + 17 bytes, 40 + 15 bytes. Node C answers with message 2 (195 bytes) as RX

@@ -100,8 +100,8 @@ cat /tmp/gt-identity.log
 # Identity (docs/PROTOCOL.md §C.1): 01, PSM low byte 81, 8-byte ephemeral ID, PSM 81 00.
 grep -qE "handle[:=] 0x0008[[:space:]]+value: 01 81( [0-9a-f]{2}){8} 81 00 *$" /tmp/gt-identity.log || gfail "identity value does not match the documented layout"
 gatttool -i hci1 -b "$ADDR" --characteristics > /tmp/gt-chars.log 2>&1; cat /tmp/gt-chars.log
-grep -qE "char properties[:=] 0x0c, char value handle[:=] 0x0003, uuid[:=] 6e400002" /tmp/gt-chars.log || gfail "TX declaration"
-grep -qE "char properties[:=] 0x10, char value handle[:=] 0x0005, uuid[:=] 6e400003" /tmp/gt-chars.log || gfail "RX declaration"
+grep -qE "char properties ?[:=] 0x0c, char value handle ?[:=] 0x0003, uuid ?[:=] 6e400002" /tmp/gt-chars.log || gfail "TX declaration"
+grep -qE "char properties ?[:=] 0x10, char value handle ?[:=] 0x0005, uuid ?[:=] 6e400003" /tmp/gt-chars.log || gfail "RX declaration"
 # One connection: enable RX notifications, then write handshake message 1 (a 32-byte
 # ephemeral key) to TX in two packets of the 20-byte link MTU (ATT MTU 23):
 # 80 00 20 + 17 bytes, 40 + 15 bytes. Node C answers with message 2 (195 bytes) as RX

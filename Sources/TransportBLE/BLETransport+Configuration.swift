@@ -16,6 +16,8 @@ extension BLETransport {
     ///     scan_window_ms: 30
     ///     beacon_rotation_seconds: 900
     ///     dedup_window_seconds: 5
+    ///     gatt: true
+    ///     data_path: auto
     /// ```
     ///
     /// About `psm`: LE credit-based channels take a PSM in the LE range 0x0001–0x00FF,
@@ -46,6 +48,32 @@ extension BLETransport {
         /// A peer seen again within this many seconds is not reported again
         /// (key `dedup_window_seconds`).
         public var dedupWindowSeconds: Double = 5
+        /// Whether the node speaks the seed app's GATT profile: serves it (peripheral)
+        /// and dials it when an L2CAP channel cannot be had (key `gatt`).
+        public var gatt: Bool = true
+        /// Which data path links use (key `data_path`).
+        public var dataPath: DataPath = .auto
+
+        /// Which data path links use.
+        public enum DataPath: String, Codable, Sendable, Hashable, CaseIterable {
+            /// L2CAP channels when the remote accepts one, GATT otherwise (when `gatt` is on).
+            case auto
+            /// L2CAP channels only (the GATT server still answers phones when `gatt` is on,
+            /// but no link is made over it by dialling).
+            case l2cap
+            /// GATT only: no L2CAP listener (the identity characteristic says PSM 0) and
+            /// dials over GATT.
+            case gatt
+
+            /// The order a dial tries the paths in.
+            public func dialOrder(gattEnabled: Bool) -> [BLETransport.DataPathKind] {
+                switch self {
+                case .auto: gattEnabled ? [.l2cap, .gatt] : [.l2cap]
+                case .l2cap: [.l2cap]
+                case .gatt: [.gatt]
+                }
+            }
+        }
 
         /// The security level of an L2CAP channel.
         public enum SecurityLevel: String, Codable, Sendable, Hashable, CaseIterable {
@@ -71,6 +99,8 @@ extension BLETransport {
             case scanWindowMs = "scan_window_ms"
             case beaconRotationSeconds = "beacon_rotation_seconds"
             case dedupWindowSeconds = "dedup_window_seconds"
+            case gatt
+            case dataPath = "data_path"
         }
 
         /// Decodes the keys that are present and keeps the default for the others.
@@ -97,6 +127,16 @@ extension BLETransport {
             scanWindowMs = try container.decodeIfPresent(Int.self, forKey: .scanWindowMs) ?? scanWindowMs
             beaconRotationSeconds = try container.decodeIfPresent(Int.self, forKey: .beaconRotationSeconds) ?? beaconRotationSeconds
             dedupWindowSeconds = try container.decodeIfPresent(Double.self, forKey: .dedupWindowSeconds) ?? dedupWindowSeconds
+            gatt = try container.decodeIfPresent(Bool.self, forKey: .gatt) ?? gatt
+            if container.contains(.dataPath) {
+                let text = try container.decode(String.self, forKey: .dataPath)
+                guard let path = DataPath(rawValue: text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .dataPath, in: container,
+                        debugDescription: "data_path: expected one of auto, l2cap, gatt, got \"\(text)\"")
+                }
+                dataPath = path
+            }
         }
 
         /// Checks every value.
@@ -129,6 +169,9 @@ extension BLETransport {
             }
             guard dedupWindowSeconds >= 0, dedupWindowSeconds.isFinite else {
                 throw bad(.dedupWindowSeconds, "\(dedupWindowSeconds) must be a non-negative number of seconds")
+            }
+            guard dataPath != .gatt || gatt else {
+                throw bad(.dataPath, "gatt needs the GATT profile, which transports.ble.gatt switches off; set gatt: true or choose auto or l2cap")
             }
         }
 

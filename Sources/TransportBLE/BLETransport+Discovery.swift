@@ -123,6 +123,8 @@ extension BLETransport {
             do {
                 try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))
                 logger.debug("BLE: rotated the beacon")
+                let identity = currentIdentity()
+                for connection in state.withLock({ Array($0.gattConnections.values) }) { connection.setIdentity(identity) }
             } catch {
                 logger.warning("BLE: could not rotate the beacon: \(error)")
             }

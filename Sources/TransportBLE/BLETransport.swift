@@ -22,6 +22,11 @@ import Synchronization
 /// - **Links**: L2CAP LE credit-based channels (`SOCK_SEQPACKET`) on
 ///   ``Configuration/psm``; one frame per packet, MTU from `BT_SNDMTU`, one write in
 ///   flight, back-pressure from the channel's credits.
+/// - **GATT** (``Configuration/gatt``, on by default): the seed app's profile
+///   (``GATTProfile``) served on the kernel's ATT fixed channel (L2CAP CID 4) to any
+///   central, and dialled when the remote accepts no L2CAP channel or
+///   ``Configuration/dataPath`` says so: a ``GATTLink`` (MTU = ATT MTU − 3). L2CAP is
+///   preferred: `auto` dials a channel first and falls back to GATT.
 ///
 /// Its whole life is one call of ``listen(context:)``: the accept loop, the mgmt event
 /// loop, the beacon rotation and the lost-peer sweep are child tasks of it, and
@@ -59,6 +64,10 @@ public final class BLETransport: Transport, TransportCounting {
         var local: BLEPeerAddress?
         var schedule: BLEBeaconSchedule?
         var links: [LinkID: SeqPacketLink] = [:]
+        /// ATT bearers with a GATT server on them (accepted or dialled).
+        var gattConnections: [ObjectIdentifier: GATTConnection] = [:]
+        /// The PSM the L2CAP listener accepts channels on; 0 without one.
+        var listeningPSM: UInt16 = 0
         var knownPeers: Set<PeerID> = []
         var sightings = SightingTracker(window: .seconds(5), lostAfter: .seconds(30))
         var logger: Logger?
@@ -134,8 +143,10 @@ public final class BLETransport: Transport, TransportCounting {
         #endif
     }
 
-    /// Opens an L2CAP LE channel to a `"ble"` hint (discovery pauses meanwhile: the kernel
-    /// connects when its scan sees the peer's advertising again).
+    /// Opens a link to a `"ble"` hint (discovery pauses meanwhile: the kernel connects
+    /// when its scan sees the peer's advertising again): an L2CAP LE channel, else (with
+    /// `data_path: auto` and GATT on) the remote's GATT service; with `data_path: gatt`
+    /// GATT only.
     /// - Throws: `.dialFailed` when nothing answers, `.invalidArgument` for a bad hint,
     ///   `.notRunning` when ``listen(context:)`` is not running.
     public func dial(_ hint: PeerHint) async throws -> any Link {
@@ -149,7 +160,7 @@ public final class BLETransport: Transport, TransportCounting {
         }
         await beginDial()
         do {
-            let link = try await connect(local: local, remote: remote)
+            let link = try await dialPaths(local: local, remote: remote)
             await endDial()
             return link
         } catch {
@@ -162,12 +173,40 @@ public final class BLETransport: Transport, TransportCounting {
     }
 
     #if canImport(CBlueZ)
+    /// Tries the data paths in the configured order; the first link wins.
+    private func dialPaths(local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> any Link {
+        var failures: [String] = []
+        var lastError: (any Error)?
+        for path in configuration.dataPath.dialOrder(gattEnabled: configuration.gatt) {
+            do {
+                switch path {
+                case .l2cap: return try await connect(local: local, remote: remote)
+                case .gatt: return try await connectGATT(local: local, remote: remote)
+                }
+            } catch {
+                if error is CancellationError { throw error }
+                failures.append("\(path.rawValue): \((error as? MeshError)?.message ?? "\(error)")")
+                lastError = error
+                if path == .l2cap, configuration.dataPath.dialOrder(gattEnabled: configuration.gatt).count > 1 {
+                    state.withLock { $0.logger }?.info("BLE: no L2CAP channel to \(remote) (\(failures.last!)); trying GATT")
+                }
+            }
+        }
+        guard failures.count > 1, let lastError else { throw lastError ?? MeshError(.dialFailed, "BLE dial to \(remote) failed") }
+        throw MeshError(.dialFailed, "BLE dial to \(remote) failed on every data path (\(failures.joined(separator: "; ")))", cause: lastError)
+    }
+    #endif
+
+    #if canImport(CBlueZ)
     // MARK: - Running
 
     /// What start-up made.
     struct Started {
         var local: BLEPeerAddress
-        var listenFD: Int32
+        /// The L2CAP listener; nil with `data_path: gatt`.
+        var listenFD: Int32?
+        /// The ATT listener; nil without GATT.
+        var attFD: Int32?
         var schedule: BLEBeaconSchedule
     }
 
@@ -194,11 +233,17 @@ public final class BLETransport: Transport, TransportCounting {
             }
             // Running first: the loops run while it lasts.
             state.withLock { $0.phase = .running }
-            group.addTask { await self.acceptLoop(listenFD: started.listenFD, context: context) }
+            if let listenFD = started.listenFD {
+                group.addTask { await self.acceptLoop(listenFD: listenFD, context: context) }
+            }
+            if let attFD = started.attFD {
+                group.addTask { await self.attAcceptLoop(listenFD: attFD, context: context) }
+            }
             group.addTask { await self.eventLoop(mgmt: mgmt, context: context) }
             group.addTask { await self.rotationLoop(mgmt: mgmt, schedule: started.schedule, logger: logger) }
             group.addTask { await self.lostLoop(context: context) }
-            logger.info("BLE: listening on \(started.local) (\(configuration.adapter)); advertising \(BLEMeshAdvertisement.serviceUUIDString)")
+            let paths = [started.listenFD.map { _ in "L2CAP PSM \(started.local.description.split(separator: "/").last!)" }, started.attFD.map { _ in "GATT" }]
+            logger.info("BLE: listening on \(started.local) (\(configuration.adapter); \(paths.compactMap { $0 }.joined(separator: " + "))); advertising \(BLEMeshAdvertisement.serviceUUIDString)")
             context.report(.listening(addresses: [started.local.description]))
             await waitUntilCancelled()
             await shutDown(mgmt: mgmt, withdraw: true)
@@ -213,9 +258,10 @@ public final class BLETransport: Transport, TransportCounting {
             state.phase = .stopped
             defer {
                 state.links = [:]
+                state.gattConnections = [:]
                 state.mgmt = nil
             }
-            return Array(state.links.values)
+            return state.links.values.map { $0 as any Link } + state.gattConnections.values.map { $0.bearer }
         }
         if withdraw {
             let index = configuration.adapterIndex
@@ -271,28 +317,38 @@ public final class BLETransport: Transport, TransportCounting {
         let psm = UInt16(configuration.psm)
         let local = try BLEPeerAddress(bytes: addressBytes, type: .public, psm: psm)
 
-        // The listening channel.
-        let listenFD: Int32
-        do {
-            listenFD = try L2CAP.socket(
-                local: local.bytes, type: local.type, psm: psm, security: configuration.securityLevel, receiveMTU: Self.defaultMTU)
-        } catch {
-            throw MeshError(
-                .transportUnavailable, "BLE unavailable: cannot listen on PSM \(local.description.split(separator: "/").last!) of \(adapter): \(Self.explain(error))",
-                cause: error)
+        // The listening channel (none when GATT is the only path).
+        let listenFD: Int32?
+        if configuration.dataPath == .gatt {
+            listenFD = nil
+        } else {
+            do {
+                listenFD = try L2CAP.socket(
+                    local: local.bytes, type: local.type, psm: psm, security: configuration.securityLevel, receiveMTU: Self.defaultMTU)
+            } catch {
+                throw MeshError(
+                    .transportUnavailable,
+                    "BLE unavailable: cannot listen on PSM \(local.description.split(separator: "/").last!) of \(adapter): \(Self.explain(error))",
+                    cause: error)
+            }
         }
-        do {
-            try L2CAP.listen(listenFD)
-        } catch {
-            _ = Glibc.close(listenFD)
-            throw MeshError(.transportUnavailable, "BLE unavailable: listen on \(adapter) failed: \(Self.explain(error))", cause: error)
+        if let listenFD {
+            do {
+                try L2CAP.listen(listenFD)
+            } catch {
+                _ = Glibc.close(listenFD)
+                throw MeshError(.transportUnavailable, "BLE unavailable: listen on \(adapter) failed: \(Self.explain(error))", cause: error)
+            }
         }
+        var attFD: Int32?
         do {
+            if configuration.gatt { attFD = try openATTListener(local: local, logger: logger) }
             let schedule = try BLEBeaconSchedule(
                 localPeerID: context.localPeerID, rotationSeconds: configuration.beaconRotationSeconds, hash: beaconHash)
             state.withLock {
                 $0.local = local
                 $0.schedule = schedule
+                $0.listeningPSM = listenFD == nil ? 0 : psm
                 $0.sightings = SightingTracker(
                     window: .milliseconds(Int(configuration.dedupWindowSeconds * 1000)),
                     lostAfter: .seconds(max(30, Int(configuration.dedupWindowSeconds * 3))))
@@ -311,9 +367,10 @@ public final class BLETransport: Transport, TransportCounting {
 
             try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))
             await startDiscovery(mgmt: mgmt, logger: logger)
-            return Started(local: local, listenFD: listenFD, schedule: schedule)
+            return Started(local: local, listenFD: listenFD, attFD: attFD, schedule: schedule)
         } catch {
-            _ = Glibc.close(listenFD)
+            if let listenFD { _ = Glibc.close(listenFD) }
+            if let attFD { _ = Glibc.close(attFD) }
             throw error
         }
     }

@@ -14,6 +14,31 @@ struct BLEConfigurationTests {
         #expect(configuration.securityLevel == .low)
         #expect(configuration.beaconRotationSeconds == 900)
         #expect(configuration.dedupWindowSeconds == 5)
+        #expect(configuration.gatt)
+        #expect(configuration.dataPath == .auto)
+    }
+
+    @Test("gatt and data_path decode; an unknown path and GATT-only without GATT are refused naming the key")
+    func dataPath() throws {
+        let json = #"{"gatt":true,"data_path":"gatt"}"#
+        let configuration = try JSONDecoder().decode(BLETransport.Configuration.self, from: Data(json.utf8))
+        #expect(configuration.gatt && configuration.dataPath == .gatt)
+        try configuration.validate()
+        do {
+            _ = try JSONDecoder().decode(BLETransport.Configuration.self, from: Data(#"{"data_path":"wifi"}"#.utf8))
+            Issue.record("data_path wifi accepted")
+        } catch {
+            #expect("\(error)".contains("data_path: expected one of auto, l2cap, gatt"), "\(error)")
+        }
+        var off = BLETransport.Configuration()
+        off.gatt = false
+        off.dataPath = .gatt
+        #expect(throws: MeshError.self) { try off.validate() }
+        do { try off.validate() } catch { #expect(error.message.hasPrefix("transports.ble.data_path:"), "\(error.message)") }
+        #expect(BLETransport.Configuration.DataPath.auto.dialOrder(gattEnabled: true) == [.l2cap, .gatt])
+        #expect(BLETransport.Configuration.DataPath.auto.dialOrder(gattEnabled: false) == [.l2cap])
+        #expect(BLETransport.Configuration.DataPath.l2cap.dialOrder(gattEnabled: true) == [.l2cap])
+        #expect(BLETransport.Configuration.DataPath.gatt.dialOrder(gattEnabled: true) == [.gatt])
     }
 
     @Test("snake_case keys decode; missing keys keep defaults; the PSM may be a hex string")

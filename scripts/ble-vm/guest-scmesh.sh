@@ -48,3 +48,73 @@ echo "--- node A log (BLE, links, handshakes):"; grep -iE "ble|handshake|link" /
 kill -TERM $PA $PB; wait $PA; RA=$?; wait $PB; RB=$?
 [ $RA = 0 ] && [ $RB = 0 ] || fail "nodes did not shut down cleanly ($RA, $RB)"
 echo "GUEST-SCMESH-PASS: two scmesh nodes exchanged messages over BLE (Noise XX links, 2500-byte messages over a 672-byte MTU)"
+
+# --- GATT (same boot): node D on hci1 speaks GATT only (data_path gatt: no L2CAP
+# listener); node C on hci0 (auto) finds its channel refused and falls back to GATT, and
+# D dials C's GATT server. Handshake and messages both ways, one larger than the ATT MTU.
+C=/tmp/node-c; D=/tmp/node-d
+IDC=$(scmesh identity --data-dir $C) || exit 1
+IDD=$(scmesh identity --data-dir $D) || exit 1
+echo "=== GATT: node C $IDC on hci0 (auto), node D $IDD on hci1 (data_path gatt)"
+scmesh run --data-dir $C $ONLY_BLE --set transports.ble.adapter=hci0 > /tmp/node-c.log 2>&1 & PA=$!
+scmesh run --data-dir $D $ONLY_BLE --set transports.ble.adapter=hci1 --set transports.ble.data_path=gatt > /tmp/node-d.log 2>&1 & PB=$!
+cp /tmp/node-c.log /tmp/node-a.log 2>/dev/null
+gfail() { cp /tmp/node-c.log /tmp/node-a.log; cp /tmp/node-d.log /tmp/node-b.log; fail "GATT: $*"; }
+i=0
+until scmesh peers --data-dir $C --json 2>/dev/null | grep -q "$IDD" &&
+      scmesh peers --data-dir $D --json 2>/dev/null | grep -q "$IDC"; do
+  i=$((i + 1)); [ $i -gt 90 ] && gfail "C and D did not become peers within 45 s"; sleep 0.5
+done
+echo "GATT peers after ~$((i / 2)) s:"; scmesh peers --data-dir $D
+scmesh peers --data-dir $D --json | grep -q '/gatt"' || gfail "D's link is not a GATT link"
+scmesh send --data-dir $C "$IDD" "hello D, this is C over GATT" || gfail "send C->D"
+scmesh send --data-dir $D "$IDC" "hello C, this is D over GATT" || gfail "send D->C"
+head -c 3000 /dev/zero | tr '\0' 'g' > /tmp/big3000
+scmesh send --data-dir $C "$IDD" - < /tmp/big3000 || gfail "send 3000 bytes C->D"
+scmesh send --data-dir $D "$IDC" - < /tmp/big3000 || gfail "send 3000 bytes D->C"
+i=0
+until scmesh inbox --data-dir $D --json 2>/dev/null | grep -q '"bytes":3000' &&
+      scmesh inbox --data-dir $C --json 2>/dev/null | grep -q '"bytes":3000'; do
+  i=$((i + 1)); [ $i -gt 90 ] && gfail "the GATT messages did not arrive within 45 s"; sleep 0.5
+done
+scmesh inbox --data-dir $D --json | grep -q '"text":"hello D, this is C over GATT"' || gfail "D did not get C's text"
+scmesh inbox --data-dir $C --json | grep -q '"text":"hello C, this is D over GATT"' || gfail "C did not get D's text"
+echo "GUEST-GATT-NODES-PASS: handshake and messages both ways over GATT (3000-byte messages over a 514-byte link MTU)"
+echo "--- node C's BLE lines:"; grep -E "BLE|link link" /tmp/node-c.log | cut -c1-220 | head -12
+kill -TERM $PA $PB; wait $PA; wait $PB
+# A fresh node E on hci0 with no peer around (nothing on hci1 advertises now), so no
+# dial of its own shares the bearer with gatttool.
+E=/tmp/node-e
+scmesh run --data-dir $E $ONLY_BLE --set transports.ble.adapter=hci0 > /tmp/node-c.log 2>&1 & PA=$!
+i=0; until scmesh status --data-dir $E --json 2>/dev/null | grep -q '"running"'; do
+  i=$((i + 1)); [ $i -gt 40 ] && gfail "node E did not start"; sleep 0.5; done
+
+# --- gatttool (BlueZ's own client, on hci1) against node C's GATT server.
+ADDR=$(btmgmt -i hci0 info | sed -n 's/.*addr \([0-9A-F:]\{17\}\).*/\1/p' | head -1)
+echo "=== gatttool -i hci1 -b $ADDR"
+gatttool -i hci1 -b "$ADDR" --primary --uuid=6e400001-b5a3-f393-e0a9-e50e24dcca9e > /tmp/gt-primary.log 2>&1
+cat /tmp/gt-primary.log
+grep -qE "Starting handle: (0x)?0001 Ending handle: (0x)?0008" /tmp/gt-primary.log || gfail "gatttool did not find the service at 0x0001-0x0008"
+gatttool -i hci1 -b "$ADDR" --char-read --uuid=6e400004-b5a3-f393-e0a9-e50e24dcca9e > /tmp/gt-identity.log 2>&1
+cat /tmp/gt-identity.log
+# Identity (docs/PROTOCOL.md §C.1): 01, PSM low byte 81, 8-byte ephemeral ID, PSM 81 00.
+grep -qE "handle[:=] 0x0008[[:space:]]+value: 01 81( [0-9a-f]{2}){8} 81 00 *$" /tmp/gt-identity.log || gfail "identity value does not match the documented layout"
+gatttool -i hci1 -b "$ADDR" --characteristics > /tmp/gt-chars.log 2>&1; cat /tmp/gt-chars.log
+grep -qE "char properties ?[:=] 0x0c, char value handle ?[:=] 0x0003, uuid ?[:=] 6e400002" /tmp/gt-chars.log || gfail "TX declaration"
+grep -qE "char properties ?[:=] 0x10, char value handle ?[:=] 0x0005, uuid ?[:=] 6e400003" /tmp/gt-chars.log || gfail "RX declaration"
+# One connection: enable RX notifications, then write handshake message 1 (a 32-byte
+# ephemeral key) to TX in two packets of the 20-byte link MTU (ATT MTU 23):
+# 80 00 20 + 17 bytes, 40 + 15 bytes. Node C answers with message 2 (195 bytes) as RX
+# notifications: 80 00 c3 + 17 bytes, nine 00 + 19 bytes, 40 + 7 bytes.
+KEY1=$(head -c 17 /dev/urandom | od -An -tx1 | tr -d ' \n'); KEY2=$(head -c 15 /dev/urandom | od -An -tx1 | tr -d ' \n')
+( echo connect; sleep 3; echo "char-write-req 0x0006 0100"; sleep 1; echo "char-write-req 0x0003 800020$KEY1"; sleep 1
+  echo "char-write-req 0x0003 40$KEY2"; sleep 4; echo disconnect; sleep 1; echo exit ) |
+  timeout 20 gatttool -i hci1 -b "$ADDR" -I 2>&1 | tr '\r' '\n' | sed 's/\x1b\[[0-9;]*[a-zA-Z]//g' > /tmp/gt-session.log
+grep -E "Connection successful|written successfully|Notification" /tmp/gt-session.log | head -20
+[ "$(grep -c "Characteristic value was written successfully" /tmp/gt-session.log)" = 3 ] || gfail "gatttool's CCCD and TX writes were not all acknowledged"
+grep "Notification handle = 0x0005" /tmp/gt-session.log | sed 's/.*value: //' > /tmp/gt-notes
+head -1 /tmp/gt-notes | grep -q "^80 00 c3" || gfail "the first RX notification is not the first fragment of a 195-byte message 2"
+[ "$(grep -c '^00 ' /tmp/gt-notes)" = 9 ] || gfail "expected 9 middle fragments"
+tail -1 /tmp/gt-notes | grep -qE "^40( [0-9a-f]{2}){7} *$" || gfail "the last RX notification is not the 7-byte last fragment"
+echo "GUEST-GATTTOOL-PASS: gatttool found the service, read the identity, subscribed to RX, wrote TX and got message 2 in $(wc -l < /tmp/gt-notes) notifications"
+kill -TERM $PA; wait $PA

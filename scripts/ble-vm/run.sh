@@ -112,7 +112,7 @@ fi
 rm -rf initrd; mkdir -p initrd/{bin,sbin,usr/bin,usr/sbin,lib/x86_64-linux-gnu,lib64,proc,sys,dev,tmp,run,etc}
 cp host/bin/busybox initrd/bin/
 for a in $(initrd/bin/busybox --list); do [ -e initrd/bin/$a ] || ln -s busybox initrd/bin/$a; done
-cp host/usr/bin/btvirt host/usr/bin/btmgmt host/usr/bin/btmon host/usr/bin/hcitool host/usr/bin/l2test \
+cp host/usr/bin/btvirt host/usr/bin/btmgmt host/usr/bin/btmon host/usr/bin/hcitool host/usr/bin/l2test host/usr/bin/gatttool \
   bin/cocecho $SWIFT_BIN initrd/usr/bin/ || fail "copying guest programs failed"
 for b in $EXTRA_BINS; do cp "$b" initrd/usr/bin/ || fail "missing $b"; done
 # Resource bundles (e.g. MeshNode's built-in config) must sit next to the executable.

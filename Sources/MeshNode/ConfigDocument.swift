@@ -1,11 +1,11 @@
 import Yams
 
-/// The node's own part of a config document: `node:` and `store:`. `transports:` is read through
+/// The node's own part of a config document: `node:`, `store:` and `http:`. `transports:` is read through
 /// the registry (``ConfigLoader/decodeTransports()``); every other top-level key is the
 /// router's (`RouterConfiguration`).
 struct ConfigDocument: Decodable {
     /// The top-level keys that are not the router's.
-    static let nodeKeys: Set<String> = ["node", "store", "transports"]
+    static let nodeKeys: Set<String> = ["node", "store", "http", "transports"]
 
     /// Keys that moved, old dotted name → new one, so an old config gets a hint rather
     /// than a bare "unknown key".
@@ -15,15 +15,17 @@ struct ConfigDocument: Decodable {
 
     var node: NodeConfiguration.NodeSettings
     var store: NodeConfiguration.StoreSettings
+    var http: NodeConfiguration.HTTPSettings
 
     enum CodingKeys: String, CodingKey {
-        case node, store
+        case node, store, http
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
         store = try container.decode(NodeConfiguration.StoreSettings.self, forKey: .store)
+        http = try container.decode(NodeConfiguration.HTTPSettings.self, forKey: .http)
     }
 }
 

@@ -83,6 +83,7 @@ extension NodeConfiguration {
         }
         var pairs: [(YAMLNode, YAMLNode)] = [
             (YAMLNode("node"), try ConfigTree.encode(node)), (YAMLNode("store"), try ConfigTree.encode(store)),
+            (YAMLNode("http"), try ConfigTree.encode(http)),
         ]
         for (key, value) in router {
             pairs.append((key, value))
@@ -234,6 +235,7 @@ struct ConfigLoader {
             let document = try YAMLDecoder().decode(ConfigDocument.self, from: tree)
             configuration.node = document.node
             configuration.store = document.store
+            configuration.http = document.http
             configuration.routerConfiguration = try YAMLDecoder().decode(
                 RouterConfiguration.self, from: Self.without(ConfigDocument.nodeKeys, in: tree))
             configuration.transports = try decodeTransports()

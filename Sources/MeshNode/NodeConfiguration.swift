@@ -104,6 +104,8 @@ public struct NodeConfiguration: Sendable {
     public var node = NodeSettings()
     /// `store:` — the SQLite store's file, bounds and retention.
     public var store = StoreSettings()
+    /// `http:` — the local HTTP API (off unless the config turns it on).
+    public var http = HTTPSettings()
     /// `transports:`, keyed by transport name. Every registered transport has a
     /// section (disabled unless the config enables it).
     public var transports: [String: TransportSettings]

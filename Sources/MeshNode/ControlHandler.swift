@@ -99,7 +99,10 @@ package struct ControlHandler: Sendable {
         if let after = request.after, after < 0 {
             throw MeshError(.invalidArgument, "\"after\" must be 0 or more, got \(after)")
         }
-        let limit = try request.limit.map { try Self.limit($0, default: 0) } ?? .max
+        if let limit = request.limit, limit < 0 {
+            throw MeshError(.invalidArgument, "\"limit\" must be 0 or more, got \(limit)")
+        }
+        let limit = request.limit ?? .max
         let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
         return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
     }

@@ -72,10 +72,30 @@ public struct NodeHTTPClient: Sendable {
         if let contentType { headers.add(name: "Content-Type", value: contentType) }
         for (name, value) in extra { headers.add(name: name, value: value) }
         let head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
+        let address = address
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(.head(head))
-            if let body, body.readableBytes > 0 { try await outbound.write(.body(.byteBuffer(body))) }
-            try await outbound.write(.end(nil))
+            // Write and read at once: a node that refuses a body up front (too large)
+            // replies and closes before it read everything, and that reply, not the
+            // failed write, is the answer.
+            try await withThrowingTaskGroup(of: Reply?.self) { group in
+                group.addTask {
+                    try? await outbound.write(.head(head))
+                    if let body, body.readableBytes > 0 { try? await outbound.write(.body(.byteBuffer(body))) }
+                    try? await outbound.write(.end(nil))
+                    return nil
+                }
+                group.addTask { try await Self.readReply(inbound, from: address) }
+                while let result = try await group.next() {
+                    guard let reply = result else { continue }
+                    group.cancelAll()
+                    return reply
+                }
+                throw MeshError(.controlRequestFailed, "the node at \(address) closed the connection without replying")
+            }
+        }
+    }
+
+    private static func readReply(_ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, from address: String) async throws -> Reply {
             var status = 0
             var responseHeaders: [(name: String, value: String)] = []
             var collected = ByteBuffer()
@@ -89,7 +109,6 @@ public struct NodeHTTPClient: Sendable {
                 }
             }
             throw MeshError(.controlRequestFailed, "the node at \(address) closed the connection before its reply ended")
-        }
     }
 
     /// `send` with a raw payload: `POST /api/v1/messages?to=…`. The reply is turned

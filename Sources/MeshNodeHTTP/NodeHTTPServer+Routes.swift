@@ -5,6 +5,7 @@ import Logging
 import MeshCore
 import MeshNode
 import MeshStore
+import NIOCore
 
 extension NodeHTTPServer {
     /// Every route; the README's "HTTP API" table and `openapi.json` list them.
@@ -182,13 +183,18 @@ extension NodeHTTPServer {
 
     /// The body, at most `limit` bytes (a larger one is a 413 naming the limit).
     static func collect(_ request: inout Request, upTo limit: Int) async throws -> [UInt8] {
+        let tooLarge = APIError(
+            .contentTooLarge, code: "payloadTooLarge",
+            "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more")
+        // Refused before reading when the length is declared.
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw tooLarge }
         do {
             let buffer = try await request.collectBody(upTo: limit)
             return Array(buffer: buffer)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw APIError(
-                .contentTooLarge, code: "payloadTooLarge",
-                "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more")
+            throw tooLarge
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
         }
     }
 

@@ -1,9 +1,9 @@
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
 import Foundation
-// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|all]
+// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|clibulk|all]
 let which = CommandLine.arguments.dropFirst().first ?? "all"
-guard ["router", "crypto", "tcp", "failover", "store", "cli", "all"].contains(which) else {
-    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|all]")
+guard ["router", "crypto", "tcp", "failover", "store", "cli", "clibulk", "all"].contains(which) else {
+    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|clibulk|all]")
     exit(2)
 }
 
@@ -43,4 +43,7 @@ if which == "store" || which == "all" {
 }
 if which == "cli" || which == "all" {
     report("scmesh from the shell (release nodes over TCP on loopback)", try await CLIBench.run())
+}
+if which == "clibulk" || which == "all" {
+    report("scmesh send - of 10 MiB over the HTTP API (release nodes over TCP on loopback)", try await CLIBench.bulk())
 }

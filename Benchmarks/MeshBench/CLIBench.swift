@@ -82,7 +82,7 @@ enum CLIBench {
         }
         let size = 10 * 1024 * 1024
         let file = root + "/payload"
-        FileManager.default.createFile(atPath: file, contents: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        _ = FileManager.default.createFile(atPath: file, contents: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
         func send(_ extra: [String]) throws -> Double {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: scmesh)

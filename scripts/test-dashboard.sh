@@ -19,8 +19,11 @@ if ! python3 -m schemathesis.cli --version >/dev/null 2>&1 && ! command -v schem
 fi
 SCHEMATHESIS=$(command -v schemathesis || echo "python3 -m schemathesis.cli")
 
-swift build --product scmesh >/dev/null
-SCMESH="$(swift build --show-bin-path)/scmesh"
+# SCMESH=path uses an scmesh already built.
+if [ -z "${SCMESH:-}" ]; then
+  swift build --product scmesh >/dev/null
+  SCMESH="$(swift build --show-bin-path)/scmesh"
+fi
 ARTEFACTS_DIR=${ARTEFACTS_DIR:-.build/artefacts}
 mkdir -p "$ARTEFACTS_DIR"
 WORK=$(mktemp -d /tmp/scmesh-dash-XXXXXX)
@@ -66,9 +69,14 @@ MESSAGE=$(echo "$SENT" | json_field message_id)
 # 1. The dashboard in a real browser. Each load logs in with a new one-time URL.
 load() {
   local profile=$1; shift
+  local url
+  url=$("$SCMESH" dashboard --data-dir "$WORK/a" --print-url)
+  # Virtual time stands still while a fetch is pending, and an event stream never ends:
+  # stream_seconds=1 makes the page ask the node to end each stream after a second
+  # (EventSource then reconnects with Last-Event-ID, as after any drop).
+  url=${url/\/#/\/?stream_seconds=1#}
   timeout 90 chromium --headless=new --no-sandbox --disable-gpu --user-data-dir="$WORK/$profile" \
-    --virtual-time-budget=8000 --window-size=1280,1000 "$@" \
-    "$("$SCMESH" dashboard --data-dir "$WORK/a" --print-url)" 2>"$WORK/chromium-$profile.log"
+    --virtual-time-budget=5000 --window-size=1280,1000 "$@" "$url" 2>"$WORK/chromium-$profile.log"
 }
 load dom --dump-dom >"$WORK/dom.html" || fail "chromium could not load the dashboard (see $WORK/chromium-dom.log)"
 python3 - "$WORK/dom.html" "$PEER_B" "$MESSAGE" <<'PY' || fail "the dashboard's DOM lacks the peer or the delivered message"
@@ -82,8 +90,13 @@ if not row:
     problems.append(f"message {message} not in the messages table")
 elif "delivered" not in row.group(1):
     problems.append(f"message {message} shown without status delivered: {row.group(1)[:300]}")
-if "Not logged in" in dom:
-    problems.append("the page says it is not logged in")
+if 'class="pill running">live' not in dom and "reconnecting" not in dom:
+    problems.append("the event stream never connected")
+if not re.search(r'<span class="mono">#\d+</span> message_delivered', dom):
+    problems.append("the events list shows no message_delivered event from the stream")
+banner = re.search(r'<div id="banner"[^>]*>([^<]*)<', dom)
+if banner and banner.group(1).strip():
+    problems.append("the page shows an error: " + banner.group(1).strip())
 for p in problems:
     print("test-dashboard:", p, file=sys.stderr)
 sys.exit(1 if problems else 0)
@@ -94,10 +107,13 @@ grep -q "#login=" "$WORK/a.log" "$WORK/b.log" && fail "a login token reached a n
 echo "test-dashboard: the dashboard shows peer ${PEER_B:0:8}… and message ${MESSAGE:0:8}… delivered; screenshot $ARTEFACTS_DIR/dashboard.png"
 
 # 2. OpenAPI conformance: schemathesis against the running node (a bounded number of
-# examples; the event stream never ends, so it is left to the Swift tests).
+# examples; the event stream never ends, so it is left to the Swift tests). Every check
+# but positive_data_acceptance: schema-valid requests the node rightly refuses by
+# meaning (an alias that is no contact, "text" and "payload_base64" together) are 400.
 TOKEN=$(cat "$WORK/a/api.token")
 $SCHEMATHESIS run "http://$ADDRESS/api/v1/openapi.json" --header "Authorization: Bearer $TOKEN" \
-  --exclude-path /api/v1/events --max-examples "${SCHEMATHESIS_EXAMPLES:-25}" --checks all \
+  --exclude-path /api/v1/events --max-examples "${SCHEMATHESIS_EXAMPLES:-10}" --checks all \
+  --exclude-checks positive_data_acceptance \
   --request-timeout 20 >"$WORK/schemathesis.log" 2>&1 || { tail -n 80 "$WORK/schemathesis.log"; fail "schemathesis found a mismatch"; }
 tail -n 5 "$WORK/schemathesis.log"
 echo "test-dashboard: schemathesis conformance passed"

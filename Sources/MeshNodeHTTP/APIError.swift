@@ -65,6 +65,18 @@ struct APIError: Error {
 /// Turns every error a route throws (and Hummingbird's own: unknown route, body too
 /// large) into the one JSON error shape.
 struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Every route's path pattern (`{x}` matches one segment) and its methods, for 405.
+    let routes: [(pattern: [Substring], methods: [String])]
+
+    /// The methods `path` has a route for (empty: no such path).
+    func methods(for path: String) -> [String] {
+        let segments = path.split(separator: "/")
+        return routes.filter { route in
+            route.pattern.count == segments.count
+                && zip(route.pattern, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }.flatMap(\.methods)
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
@@ -74,6 +86,13 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return APIError(failure.error, messageID: failure.messageID).response
         } catch let error as MeshError {
             return APIError(error).response
+        } catch let error as HTTPError where error.status == .notFound && !methods(for: request.uri.path).isEmpty {
+            let allowed = methods(for: request.uri.path).map { $0.uppercased() }.sorted()
+            var response = APIError(
+                .methodNotAllowed, code: "methodNotAllowed",
+                "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)").response
+            response.headers[.allow] = allowed.joined(separator: ", ")
+            return response
         } catch let error as HTTPError {
             let code: String =
                 switch error.status {

@@ -67,8 +67,8 @@ final class EventLog: Sendable {
 
     /// A stream that yields whenever an event was appended (coalesced: a slow reader
     /// sees one wake-up for many events and reads them with ``entries(after:limit:)``).
-    /// It finishes on ``finish()``.
-    func wakeUps() -> AsyncStream<Void> {
+    /// It finishes on ``finish()``, or when `end` is called.
+    func wakeUps() -> (stream: AsyncStream<Void>, end: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let key: Int? = state.withLock { state in
             guard !state.finished else { return nil }
@@ -78,12 +78,12 @@ final class EventLog: Sendable {
         }
         guard let key else {
             continuation.finish()
-            return stream
+            return (stream, {})
         }
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.waiters.removeValue(forKey: key) }
         }
-        return stream
+        return (stream, { continuation.finish() })
     }
 
     /// Wakes every stream without a new event (a keep-alive tick: the stream writes a

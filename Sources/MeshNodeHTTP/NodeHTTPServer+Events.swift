@@ -11,8 +11,14 @@ extension NodeHTTPServer {
     /// after event N from the ring of recent events; when events after N are no
     /// longer held, an `event: gap` message says how many were missed first.
     /// Without either, the stream starts with new events (`?since=0`: everything held).
+    /// `?max_seconds=N` ends the stream after N seconds (for clients and proxies that
+    /// prefer finite responses; an `EventSource` reconnects by itself and resumes).
     func eventStream(_ request: Request) throws -> Response {
-        let query = try QueryParameters(request, known: ["since"])
+        let query = try QueryParameters(request, known: ["since", "max_seconds"])
+        let maxSeconds = try query.int("max_seconds")
+        if let maxSeconds, !(1...86_400).contains(maxSeconds) {
+            throw APIError.badRequest("query parameter \"max_seconds\" must be 1 to 86400, got \(maxSeconds)")
+        }
         var since = events.lastID
         if let header = request.headers[HTTPField.Name("Last-Event-ID")!] {
             guard let value = Int(header.trimmingCharacters(in: .whitespaces)), value >= 0 else {
@@ -26,13 +32,22 @@ extension NodeHTTPServer {
         let events = self.events
         let start = since
         // Subscribed before the first read, so nothing appended in between is missed.
-        let wakeUps = events.wakeUps()
+        let (wakeUps, end) = events.wakeUps()
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
+                // With max_seconds the stream ends then (the client reconnects with
+                // Last-Event-ID and loses nothing).
+                let deadline = maxSeconds.map { seconds in
+                    Task {
+                        try? await Task.sleep(for: .seconds(seconds))
+                        end()
+                    }
+                }
+                defer { deadline?.cancel() }
                 var last = start
                 let encoder = ControlJSON.encoder()
                 try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))

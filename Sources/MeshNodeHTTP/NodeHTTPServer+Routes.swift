@@ -97,7 +97,7 @@ extension NodeHTTPServer {
         api.put("contacts-allow-only") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(request, context: context, allowed: ["on"], required: ["on"])
-            guard let on = body["on"] as? Bool else { throw APIError.badRequest("\"on\" must be true or false") }
+            guard let on = Self.strictBool(body["on"]) else { throw APIError.badRequest("\"on\" must be true or false") }
             return try Self.json(await self.commands.contacts(ControlRequest(cmd: "contacts_allow_only", on: on)))
         }
         api.get("settings") { request, _ in
@@ -109,7 +109,7 @@ extension NodeHTTPServer {
             let body = try await Self.jsonObject(request, context: context, allowed: ["relay_enabled"])
             var change = ControlRequest(cmd: "settings")
             if body["relay_enabled"] != nil {
-                guard let enabled = body["relay_enabled"] as? Bool else {
+                guard let enabled = Self.strictBool(body["relay_enabled"]) else {
                     throw APIError.badRequest("\"relay_enabled\" must be true or false")
                 }
                 change.relayEnabled = enabled
@@ -211,6 +211,14 @@ extension NodeHTTPServer {
             throw APIError.badRequest("the body needs \"\(missing)\"")
         }
         return object
+    }
+
+    /// A JSON `true` or `false` (not a number: Foundation bridges `0` and `1` to Bool).
+    static func strictBool(_ value: Any?) -> Bool? {
+        guard let value, String(describing: type(of: value)).contains("Boolean") || type(of: value) == Bool.self,
+            let bool = value as? Bool
+        else { return nil }
+        return bool
     }
 
     static func parseObject(_ bytes: [UInt8]) throws -> [String: Any] {

@@ -55,7 +55,7 @@ public final class NodeHTTPServer: Service, Sendable {
             logger.warning("http.listen \(settings.listen) is beyond loopback: the HTTP API (token required) is reachable from the network")
         }
         let router = Hummingbird.Router(context: BasicRequestContext.self)
-        router.add(middleware: APIErrorMiddleware())
+        router.add(middleware: APIErrorMiddleware(routes: Self.routePatterns()))
         router.add(middleware: AuthMiddleware(token: token, sessions: sessions))
         addRoutes(to: router)
         let endpoint = node.httpEndpoint
@@ -100,6 +100,19 @@ public final class NodeHTTPServer: Service, Sendable {
             try await group.next()
             group.cancelAll()
         }
+    }
+
+    /// The routes of `openapi.json` (the test suite checks that it lists every route),
+    /// as path patterns with their methods.
+    static func routePatterns() -> [(pattern: [Substring], methods: [String])] {
+        guard let url = Bundle.module.url(forResource: "openapi.json", withExtension: nil),
+            let data = FileManager.default.contents(atPath: url.path),
+            let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let paths = document["paths"] as? [String: [String: Any]]
+        else { return [] }
+        return paths.map { path, operations in
+            (pattern: path.split(separator: "/"), methods: operations.keys.filter { $0 != "parameters" }.sorted())
+        } + [(pattern: [], methods: ["get"])]
     }
 
     /// `127.0.0.1:7480`, `[::1]:7480`.

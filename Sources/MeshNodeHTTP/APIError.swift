@@ -35,9 +35,9 @@ struct APIError: Error {
             case .invalidArgument, .invalidConfiguration: .badRequest
             case .unknownMessage: .notFound
             case .messageTooLarge: .contentTooLarge
-            case .timedOut: .gatewayTimeout
-            case .deliveryFailed: .badGateway
-            case .relayDisabled, .noRoute: .conflict
+            // Not 5xx: the node works; the message's state (not delivered yet, or
+            // failed) is the answer, and the message stays in the outbox or history.
+            case .timedOut, .deliveryFailed, .relayDisabled, .noRoute: .conflict
             default: .serviceUnavailable
             }
         self.init(status, code: error.code.name, error.message, messageID: messageID)

@@ -73,6 +73,9 @@ extension NodeHTTPServer {
         api.post("contacts") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(request, context: context, allowed: ["alias", "peer", "note"])
+            for key in body.keys where !(body[key] is String) {
+                throw APIError.badRequest("\"\(key)\" must be a string")
+            }
             return try Self.json(
                 await self.commands.contacts(
                     ControlRequest(
@@ -129,7 +132,7 @@ extension NodeHTTPServer {
         api.post("session") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(request, context: context, allowed: ["token"], required: ["token"])
-            guard let login = body["token"] as? String, let session = self.sessions.exchange(login) else {
+            guard let login = body["token"] as? String, !(body["token"] is NSNumber), let session = self.sessions.exchange(login) else {
                 throw APIError(
                     .unauthorized, code: "unauthorized",
                     "this login link is unknown, used or expired; run `scmesh dashboard` for a new one")

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "TransportBLE", targets: ["TransportBLE"]),
         .library(name: "MeshNode", targets: ["MeshNode"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
+        .library(name: "MeshNodeHTTP", targets: ["MeshNodeHTTP"]),
         // scmesh:new-transport-products
     ],
     traits: [
@@ -30,6 +31,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: Core (no C, no NIO)
@@ -136,11 +141,33 @@ let package = Package(
             ],
             resources: [.copy("Resources/node.yaml")]
         ),
+        // MARK: HTTP API, event stream, dashboard and metrics (Hummingbird; the core never sees it)
+        .target(
+            name: "MeshNodeHTTP",
+            dependencies: [
+                "MeshCore",
+                "MeshNode",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            resources: [.copy("Resources/dashboard.html"), .copy("Resources/openapi.json")]
+        ),
         .executableTarget(
             name: "scmesh",
             dependencies: [
                 "MeshNode",
+                "MeshNodeHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -173,6 +200,7 @@ let package = Package(
         .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshStore", "MeshTesting", "TransportLoopback"]),
+        .testTarget(name: "MeshNodeHTTPTests", dependencies: ["MeshNodeHTTP", "MeshNode", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 

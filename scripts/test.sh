@@ -34,6 +34,10 @@ if [ $# -eq 0 ]; then
   # then two whole scmesh nodes (Noise XX, messages both ways, larger than the MTU).
   scripts/ble-vm/run.sh
   SWIFT_PACKAGE=$PWD SWIFT_PRODUCT=scmesh GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
+  # The HTTP API against two real node processes: the dashboard in headless Chromium
+  # (DOM asserts, screenshot in .build/artefacts/dashboard.png) and a schemathesis
+  # OpenAPI conformance run. Installs chromium and schemathesis when missing.
+  scripts/test-dashboard.sh
   # Coverage-guided fuzzing: every libFuzzer target briefly (a crash, leak or timeout
   # fails the run; scripts/fuzz.sh TARGET --seconds N for a long run).
   scripts/fuzz.sh --all --seconds "${FUZZ_SECONDS:-5}"

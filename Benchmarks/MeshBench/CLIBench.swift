@@ -47,6 +47,66 @@ enum CLIBench {
         return Double(count) / TCPBench.seconds(ContinuousClock.now - start)
     }
 
+    /// `scmesh send -` of 10 MiB between two release nodes over TCP on loopback (the
+    /// CLI posts the raw payload to the node's HTTP API), once returning when queued and
+    /// once with `--wait` (returning on the delivery receipt), against the in-process
+    /// full-stack bulk rate measured in the same run.
+    static func bulk() async throws -> [BenchFigure] {
+        guard FileManager.default.isExecutableFile(atPath: scmesh) else {
+            throw MeshError(.invalidArgument, "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release")
+        }
+        let inProcess = try await RouterBench.fullStackBulk()
+        let root = "/tmp/scmesh-bulk-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = root + "/a"
+        let b = root + "/b"
+        let port = 20_000 + Int(getpid() % 10_000)
+        let only = [
+            "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
+            "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error", "--set", "http.listen=127.0.0.1:0",
+        ]
+        let nodeA = try run(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, waitForExit: false)
+        let nodeB = try run(
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
+             "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, waitForExit: false)
+        defer {
+            for node in [nodeA, nodeB] where node.isRunning {
+                kill(node.processIdentifier, SIGTERM)
+                node.waitUntilExit()
+            }
+        }
+        let peerB = try output(["identity", "--data-dir", b])
+        for _ in 0..<3000 {
+            if (try? output(["peers", "--data-dir", a]))?.contains(peerB) == true { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let size = 10 * 1024 * 1024
+        let file = root + "/payload"
+        _ = FileManager.default.createFile(atPath: file, contents: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        func send(_ extra: [String]) throws -> Double {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: scmesh)
+            process.arguments = ["send", "--data-dir", a] + extra + [peerB, "-"]
+            process.standardInput = FileHandle(forReadingAtPath: file)
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            let start = ContinuousClock.now
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw MeshError(.invalidArgument, "scmesh send - exited \(process.terminationStatus)") }
+            return Double(size) / 1e6 / TCPBench.seconds(ContinuousClock.now - start)
+        }
+        _ = try send(["--wait"])  // warm-up
+        let rounds = 5
+        let queued = try (0..<rounds).map { _ in try send([]) }.sorted()[rounds / 2]
+        let delivered = try (0..<rounds).map { _ in try send(["--wait"]) }.sorted()[rounds / 2]
+        let baseline = (name: "in-process full stack TCP bulk 256 MiB", value: inProcess)
+        return [
+            BenchFigure(name: "scmesh send - 10 MiB, returns once queued (median of 5)", value: queued, unit: "MB/s", baseline: baseline),
+            BenchFigure(name: "scmesh send --wait - 10 MiB, returns on the receipt (median of 5)", value: delivered, unit: "MB/s", baseline: baseline),
+        ]
+    }
+
     static func run() async throws -> [BenchFigure] {
         guard FileManager.default.isExecutableFile(atPath: scmesh) else {
             throw MeshError(.invalidArgument, "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release")

@@ -186,17 +186,22 @@ enum RouterBench {
 
     /// The full stack on TCP loopback (Noise XX, envelopes, router, acks) next to raw
     /// TCP in the same run: bulk MB/s, 64 B msgs/s, round trip p50/p99, link set-up.
+    /// Full stack over TCP (Noise, router, acks), 256 MiB in 64 KiB messages: MB/s.
+    static func fullStackBulk() async throws -> Double {
+        let bulkCount = 4096  // 256 MiB in 64 KiB messages
+        let (pair, _) = try await tcpPair(expect: bulkCount)
+        let seconds = try await blast(pair, count: bulkCount, size: 65_536, window: 64)
+        await pair.stop()
+        return Double(bulkCount * 65_536) / 1e6 / seconds
+    }
+
     static func fullStackTCP(raw: [BenchFigure], links: [BenchFigure]) async throws -> [BenchFigure] {
         func baseline(_ name: String) -> (name: String, value: Double)? {
             (raw + links).first { $0.name == name }.map { (name: $0.name, value: $0.value) }
         }
         var figures: [BenchFigure] = []
-        let bulkCount = 4096  // 256 MiB in 64 KiB messages
-        let (p1, _) = try await tcpPair(expect: bulkCount)
-        let bulkSeconds = try await blast(p1, count: bulkCount, size: 65_536, window: 64)
-        await p1.stop()
         figures.append(BenchFigure(
-            name: "full stack TCP bulk 256 MiB (Noise+router, direct: no envelope)", value: Double(bulkCount * 65_536) / 1e6 / bulkSeconds,
+            name: "full stack TCP bulk 256 MiB (Noise+router, direct: no envelope)", value: try await fullStackBulk(),
             unit: "MB/s", baseline: baseline(TCPBench.rawBulkName)))
         let small = 100_000
         let (p2, _) = try await tcpPair(expect: small)

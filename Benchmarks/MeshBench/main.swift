@@ -1,10 +1,10 @@
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
 import Foundation
-// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|sim|all]
+// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]
 // (`sim` is not part of `all`: it takes minutes; `MeshBench sim --help` lists its flags.)
 let which = CommandLine.arguments.dropFirst().first ?? "all"
-guard ["router", "crypto", "tcp", "failover", "store", "cli", "sim", "all"].contains(which) else {
-    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|sim|all]")
+guard ["router", "crypto", "tcp", "failover", "store", "cli", "clibulk", "sim", "all"].contains(which) else {
+    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]")
     exit(2)
 }
 
@@ -54,4 +54,7 @@ if which == "store" || which == "all" {
 }
 if which == "cli" || which == "all" {
     report("scmesh from the shell (release nodes over TCP on loopback)", try await CLIBench.run())
+}
+if which == "clibulk" || which == "all" {
+    report("scmesh send - of 10 MiB over the HTTP API (release nodes over TCP on loopback)", try await CLIBench.bulk())
 }

@@ -1,11 +1,11 @@
 import Yams
 
-/// The node's own part of a config document: `node:` and `store:`. `transports:` is read through
+/// The node's own part of a config document: `node:`, `store:` and `http:`. `transports:` is read through
 /// the registry (``ConfigLoader/decodeTransports()``); every other top-level key is the
 /// router's (`RouterConfiguration`).
 struct ConfigDocument: Decodable {
     /// The top-level keys that are not the router's.
-    static let nodeKeys: Set<String> = ["node", "store", "topics", "transports"]
+    static let nodeKeys: Set<String> = ["node", "store", "topics", "http", "transports"]
 
     /// Keys that moved, old dotted name → new one, so an old config gets a hint rather
     /// than a bare "unknown key".
@@ -16,9 +16,10 @@ struct ConfigDocument: Decodable {
     var node: NodeConfiguration.NodeSettings
     var store: NodeConfiguration.StoreSettings
     var topics: NodeConfiguration.TopicSettings
+    var http: NodeConfiguration.HTTPSettings
 
     enum CodingKeys: String, CodingKey {
-        case node, store, topics
+        case node, store, topics, http
     }
 
     init(from decoder: any Decoder) throws {
@@ -26,6 +27,7 @@ struct ConfigDocument: Decodable {
         node = try container.decode(NodeConfiguration.NodeSettings.self, forKey: .node)
         store = try container.decode(NodeConfiguration.StoreSettings.self, forKey: .store)
         topics = try container.decode(NodeConfiguration.TopicSettings.self, forKey: .topics)
+        http = try container.decode(NodeConfiguration.HTTPSettings.self, forKey: .http)
     }
 }
 

@@ -84,6 +84,7 @@ extension NodeConfiguration {
         var pairs: [(YAMLNode, YAMLNode)] = [
             (YAMLNode("node"), try ConfigTree.encode(node)), (YAMLNode("store"), try ConfigTree.encode(store)),
             (YAMLNode("topics"), try ConfigTree.encode(topics)),
+            (YAMLNode("http"), try ConfigTree.encode(http)),
         ]
         for (key, value) in router {
             pairs.append((key, value))
@@ -236,6 +237,7 @@ struct ConfigLoader {
             configuration.node = document.node
             configuration.store = document.store
             configuration.topics = document.topics
+            configuration.http = document.http
             configuration.routerConfiguration = try YAMLDecoder().decode(
                 RouterConfiguration.self, from: Self.without(ConfigDocument.nodeKeys, in: tree))
             configuration.transports = try decodeTransports()

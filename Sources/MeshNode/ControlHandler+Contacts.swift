@@ -6,7 +6,7 @@ extension ControlHandler {
     /// `contacts`, `contacts_add`, `contacts_remove`, `contacts_block`,
     /// `contacts_unblock`, `contacts_allow_only`: each replies with the whole contact
     /// book afterwards. Changes reach the inbound filter at once.
-    func contacts(_ request: ControlRequest) async throws -> [UInt8] {
+    package func contacts(_ request: ControlRequest) async throws -> ContactsReply {
         let contacts = store.contacts
         var changed: String?
         switch request.cmd {
@@ -65,10 +65,9 @@ extension ControlHandler {
             throw MeshError(.controlRequestFailed, "unknown contacts command \"\(request.cmd)\"")
         }
         if changed != nil { try await contactFilter.reload() }
-        return try ControlJSON.success(
-            ContactsReply(
-                contacts: try await contacts.all().map(ContactsReply.Entry.init), allowOnly: try await contacts.allowListOnly(),
-                dropped: contactFilter.counters, changed: changed))
+        return ContactsReply(
+            contacts: try await contacts.all().map(ContactsReply.Entry.init), allowOnly: try await contacts.allowListOnly(),
+            dropped: contactFilter.counters, changed: changed)
     }
 
     /// The alias a peer gets when it is blocked without being a contact.

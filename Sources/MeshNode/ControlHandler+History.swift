@@ -5,21 +5,20 @@ import MeshStore
 extension ControlHandler {
     /// `history`: the newest messages sent and received (for one peer, or all), with
     /// their status, and the outbound counts by status.
-    func history(_ request: ControlRequest) async throws -> [UInt8] {
+    package func history(_ request: ControlRequest) async throws -> HistoryReply {
         var peer: PeerID?
         if request.peer != nil { peer = try await resolvePeer(request.peer, for: "history").0 }
         let limit = try Self.limit(request.limit, default: 100)
         let entries = try await store.history.entries(peer: peer, limit: limit)
         let aliases = try await aliases()
         let counts = try await store.history.statusCounts(peer: peer)
-        return try ControlJSON.success(
-            HistoryReply(
-                messages: entries.map { HistoryMessage($0, alias: aliases[$0.peer]) },
-                outboundCounts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.name, $0.value) })))
+        return HistoryReply(
+            messages: entries.map { HistoryMessage($0, alias: aliases[$0.peer]) },
+            outboundCounts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.name, $0.value) }))
     }
 
     /// `trace`: one message's history entry and trace ("why did my message not arrive").
-    func trace(_ request: ControlRequest) async throws -> [UInt8] {
+    package func trace(_ request: ControlRequest) async throws -> TraceReply {
         guard let text = request.id else {
             throw MeshError(.invalidArgument, "trace needs \"id\": the message ID (32 hex characters) that send printed")
         }
@@ -42,12 +41,11 @@ extension ControlHandler {
         let trace = try await store.history.trace(of: id, direction: direction)
         let alias = try await store.contacts.contact(peer: entry.peer)?.alias
         let connected = await router.peers().contains { $0.peer == entry.peer && !$0.links.isEmpty }
-        return try ControlJSON.success(
-            TraceReply(message: HistoryMessage(entry, alias: alias), trace: trace, peerConnected: connected))
+        return TraceReply(message: HistoryMessage(entry, alias: alias), trace: trace, peerConnected: connected)
     }
 
     /// `outbox`: what is on its way, for whom, since when, and why it still waits.
-    func outbox(_ request: ControlRequest) async throws -> [UInt8] {
+    package func outbox(_ request: ControlRequest) async throws -> OutboxReply {
         var peer: PeerID?
         if request.peer != nil { peer = try await resolvePeer(request.peer, for: "outbox").0 }
         let limit = try Self.limit(request.limit, default: 1_000)
@@ -62,7 +60,7 @@ extension ControlHandler {
             message.waitingFor = Self.waitingFor(entry, connected: connected.contains(entry.peer))
             return message
         }
-        return try ControlJSON.success(OutboxReply(messages: messages, total: totals.messages, totalBytes: totals.bytes))
+        return OutboxReply(messages: messages, total: totals.messages, totalBytes: totals.bytes)
     }
 
     /// Why a message on its way still waits, in one line.

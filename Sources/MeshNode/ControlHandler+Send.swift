@@ -9,10 +9,16 @@ extension ControlHandler {
     /// `send`: queues the message (durably) and replies with its ID; with `wait`, replies
     /// once the destination's receipt arrived. Every failure after the ID is known
     /// carries it (`message_id`), and says whether the message stays queued.
-    func send(_ request: ControlRequest) async throws -> [UInt8] {
+    ///
+    /// - Parameter rawPayload: the payload as bytes (the HTTP API's raw body, the
+    ///   socket's binary body), instead of the request's `text` or `payload_base64`.
+    package func send(_ request: ControlRequest, rawPayload: [UInt8]? = nil) async throws -> SendReply {
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
         let payload: [UInt8]
         switch (request.text, request.payloadBase64) {
+        case (nil, nil) where rawPayload != nil: payload = rawPayload!
+        case (_, _) where rawPayload != nil:
+            throw MeshError(.invalidArgument, "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both")
         case (let text?, nil): payload = Array(text.utf8)
         case (nil, let base64?):
             guard let data = Data(base64Encoded: base64) else {
@@ -51,10 +57,9 @@ extension ControlHandler {
         }
         guard wait else {
             let record = await router.status(of: id)
-            return try ControlJSON.success(
-                SendReply(
-                    messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record?.status ?? .queued,
-                    transport: record?.transport))
+            return SendReply(
+                messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record?.status ?? .queued,
+                transport: record?.transport)
         }
         let record: OutboundRecord
         do {
@@ -84,10 +89,9 @@ extension ControlHandler {
                 messageID: id)
         }
         let waited = ContinuousClock.now - started
-        return try ControlJSON.success(
-            SendReply(
-                messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record.status,
-                transport: record.transport, waitedSeconds: Double(waited.milliseconds) / 1000))
+        return SendReply(
+            messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record.status,
+            transport: record.transport, waitedSeconds: Double(waited.milliseconds) / 1000)
     }
 
     /// A refusal of the queue, with the message ID and what it means for a retry.

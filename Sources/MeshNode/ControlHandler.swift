@@ -5,8 +5,14 @@ import MeshStore
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
 ///
+/// The node's one typed command layer: every command is a function taking the typed
+/// ``ControlRequest`` and returning its typed reply (``StatusReply``, ``SendReply``, ...)
+/// or throwing a ``MeshError``. The control socket (``respond(to:)``, JSON lines) and
+/// the HTTP API (module `MeshNodeHTTP`) both call these functions.
+///
 /// One file per group of commands: this one dispatches and answers `status`, `peers`,
-/// `routes` and `inbox`; `+Send`, `+History` (history, trace, outbox) and `+Contacts` the rest.
+/// `routes`, `inbox` and `settings`; `+Send`, `+History` (history, trace, outbox) and
+/// `+Contacts` the rest.
 package struct ControlHandler: Sendable {
     let router: Router
     let store: MeshStore
@@ -18,13 +24,17 @@ package struct ControlHandler: Sendable {
     var transports: [any Transport] = []
     /// The control socket's own refusals.
     var controlCounters = ControlServer.Counters()
+    /// Where the HTTP API listens (for `status`).
+    var httpEndpoint = HTTPEndpoint()
 
     var inbox: StoreInbox { store.inbox }
 
     /// A failure that concerns a message with an ID: the reply carries `message_id`.
-    struct MessageFailure: Error {
-        var error: MeshError
-        var messageID: MessageID
+    package struct MessageFailure: Error {
+        /// What went wrong.
+        package var error: MeshError
+        /// The message it concerns.
+        package var messageID: MessageID
     }
 
     /// The reply line (without newline) to one request line.
@@ -36,19 +46,17 @@ package struct ControlHandler: Sendable {
         }
         do {
             switch request.cmd {
-            case "status": return try await status()
-            case "peers": return try ControlJSON.success(PeersReply(peers: await router.peers()))
-            case "routes": return try ControlJSON.success(RoutesReply(routes: await router.routes()))
-            case "send": return try await send(request)
-            case "inbox":
-                let entries = try await inbox.entries(after: request.after ?? 0, limit: request.limit ?? .max)
-                return try ControlJSON.success(
-                    InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived))
-            case "history": return try await history(request)
-            case "trace": return try await trace(request)
-            case "outbox": return try await outbox(request)
+            case "status": return try ControlJSON.success(await status())
+            case "peers": return try ControlJSON.success(await peers())
+            case "routes": return try ControlJSON.success(await routes())
+            case "send": return try ControlJSON.success(await send(request))
+            case "inbox": return try ControlJSON.success(await inbox(request))
+            case "history": return try ControlJSON.success(await history(request))
+            case "trace": return try ControlJSON.success(await trace(request))
+            case "outbox": return try ControlJSON.success(await outbox(request))
+            case "settings": return try ControlJSON.success(await settings(request))
             case "contacts", "contacts_add", "contacts_remove", "contacts_block", "contacts_unblock", "contacts_allow_only":
-                return try await contacts(request)
+                return try ControlJSON.success(await contacts(request))
             case "subscribe", "unsubscribe", "topics", "publish": return try await topics(request)
             default:
                 return ControlJSON.failure(
@@ -65,16 +73,60 @@ package struct ControlHandler: Sendable {
         }
     }
 
-    private func status() async throws -> [UInt8] {
+    /// `status`: identity, uptime, relay switch, transports, counts and counters.
+    package func status() async throws -> StatusReply {
         let elapsed = ContinuousClock.now - startedAt
-        return try ControlJSON.success(
-            StatusReply(
-                peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
-                uptimeSeconds: Double(elapsed.milliseconds) / 1000,
-                relayEnabled: configuration.relay.enabled, transports: await router.transportStatus(),
-                peerCount: await router.peers().count, inboxCount: try await inbox.count,
-                outboxCount: try await store.history.pendingTotals().messages, stats: await router.stats(),
-                transportCounters: transportCounters()))
+        return StatusReply(
+            peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
+            uptimeSeconds: Double(elapsed.milliseconds) / 1000,
+            relayEnabled: router.relayEnabled, transports: await router.transportStatus(),
+            peerCount: await router.peers().count, inboxCount: try await inbox.count,
+            outboxCount: try await store.history.pendingTotals().messages, stats: await router.stats(),
+            transportCounters: transportCounters(), httpAddress: httpEndpoint.address, httpProblem: httpEndpoint.problem)
+    }
+
+    /// `peers`: every peer with a live link, links best first.
+    package func peers() async -> PeersReply {
+        PeersReply(peers: await router.peers())
+    }
+
+    /// `routes`: the route table.
+    package func routes() async -> RoutesReply {
+        RoutesReply(routes: await router.routes())
+    }
+
+    /// `inbox`: received messages with a sequence number above `after`, at most `limit`.
+    package func inbox(_ request: ControlRequest) async throws -> InboxReply {
+        if let after = request.after, after < 0 {
+            throw MeshError(.invalidArgument, "\"after\" must be 0 or more, got \(after)")
+        }
+        if let limit = request.limit, limit < 0 {
+            throw MeshError(.invalidArgument, "\"limit\" must be 0 or more, got \(limit)")
+        }
+        let limit = request.limit ?? .max
+        let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
+        return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
+    }
+
+    /// One inbox entry by its sequence number, with its raw payload.
+    /// - Throws: `.invalidArgument` when the inbox holds no such entry.
+    package func inboxEntry(sequence: Int) async throws -> StoreInbox.Entry {
+        guard let entry = try await inbox.entry(sequence: sequence) else {
+            throw MeshError(
+                .invalidArgument,
+                "the inbox holds no message with sequence number \(sequence) (it was removed, or never arrived); list them with inbox")
+        }
+        return entry
+    }
+
+    /// `settings`: the run-time settings; with `relay_enabled`, switches relaying (and
+    /// with it sending and receiving) on or off first. The change lasts until the node
+    /// stops (the config file is not rewritten).
+    package func settings(_ request: ControlRequest) async throws -> SettingsReply {
+        if let enabled = request.relayEnabled {
+            router.setRelayEnabled(enabled)
+        }
+        return SettingsReply(relayEnabled: router.relayEnabled)
     }
 
     private func transportCounters() -> [String: [String: Int]] {

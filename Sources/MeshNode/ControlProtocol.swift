@@ -44,12 +44,15 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var on: Bool?
     /// The topic of `subscribe`, `unsubscribe` and `publish`.
     public var topic: String?
+    /// `settings`: switch relaying (= sending and receiving) on or off at run time.
+    public var relayEnabled: Bool?
 
     /// Creates a request.
     public init(
         cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil,
         limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
-        timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil
+        timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil,
+        relayEnabled: Bool? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -65,12 +68,13 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.note = note
         self.on = on
         self.topic = topic
+        self.relayEnabled = relayEnabled
     }
 
     /// The commands a node answers.
     public static let commands = [
         "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
-        "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
+        "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish", "settings",
     ]
 
     /// The request fields, as they are spelled on the socket.
@@ -80,10 +84,11 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// refusal texts).
     static let integerFields: Set<String> = ["after", "limit"]
     static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
-    static let booleanFields: Set<String> = ["wait", "on"]
+    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled"]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
+        case relayEnabled
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -114,6 +119,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         note = try container.decodeIfPresent(String.self, forKey: .note)
         on = try container.decodeIfPresent(Bool.self, forKey: .on)
         topic = try container.decodeIfPresent(String.self, forKey: .topic)
+        relayEnabled = try container.decodeIfPresent(Bool.self, forKey: .relayEnabled)
     }
 }
 
@@ -146,6 +152,21 @@ public struct StatusReply: Codable, Sendable, Hashable {
     /// own (`refused.control_max_connections`, `refused.request_too_large`,
     /// `dropped.control_write_timeout`). Absent from replies of older nodes.
     public var transportCounters: [String: [String: Int]]?
+    /// Where the HTTP API listens (`host:port`), when it does.
+    public var httpAddress: String?
+    /// Why the HTTP API does not listen although `http.enabled` is on (bind failed).
+    public var httpProblem: String?
+}
+
+/// The reply to `settings`: the settings a node changes at run time.
+public struct SettingsReply: Codable, Sendable, Hashable {
+    /// Whether the node relays, sends and receives (starts as `relay.enabled`).
+    public var relayEnabled: Bool
+
+    /// Creates a reply.
+    public init(relayEnabled: Bool) {
+        self.relayEnabled = relayEnabled
+    }
 }
 
 /// The reply to `peers`.

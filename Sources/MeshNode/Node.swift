@@ -72,6 +72,10 @@ public final class Node: Sendable {
     public var inbox: StoreInbox { store.inbox }
     /// The control socket server.
     public let controlServer: ControlServer
+    /// The typed command layer the control socket and the HTTP API share.
+    package let commands: ControlHandler
+    /// Where the HTTP API listens, once it does.
+    package let httpEndpoint = HTTPEndpoint()
     /// The inbound filter in front of the inbox (blocked contacts, allow-list mode).
     public let contactFilter: ContactFilter
     /// Keeps the address ledger and redials known peers at start.
@@ -119,7 +123,8 @@ public final class Node: Sendable {
         let handler = ControlHandler(
             router: router, store: store, contactFilter: contactFilter, configuration: configuration,
             dataDirectory: dataDirectory, startedAt: .now, transports: transports.map(\.transport),
-            controlCounters: ControlServer.Counters())
+            controlCounters: ControlServer.Counters(), httpEndpoint: httpEndpoint)
+        commands = handler
         controlServer = ControlServer(
             dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration),
             counters: handler.controlCounters, logger: logger)
@@ -145,7 +150,9 @@ public final class Node: Sendable {
     ///   what a service throws.
     /// - Parameter handlingSignals: false leaves SIGINT/SIGTERM/SIGHUP alone (the node then
     ///   stops on cancellation or its caller's graceful shutdown), for nodes in tests.
-    public func run(handlingSignals: Bool = true) async throws {
+    /// - Parameter extraServices: more services to run after the node's own (the HTTP
+    ///   API); they stop first.
+    public func run(handlingSignals: Bool = true, extraServices: [any Service] = []) async throws {
         let lock = try DataDirectoryLock.acquire(dataDirectory: dataDirectory)
         defer { withExtendedLifetime(lock) {} }
         try await controlServer.bind()
@@ -158,7 +165,7 @@ public final class Node: Sendable {
             ])
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                services: (services + extraServices).map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
                 gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint, .sighup] : [], logger: logger))
         defer { try? store.close() }
         try await group.run()

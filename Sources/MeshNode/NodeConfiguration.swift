@@ -106,6 +106,8 @@ public struct NodeConfiguration: Sendable {
     public var store = StoreSettings()
     /// `topics:` — default subscriptions and gossip settings.
     public var topics = TopicSettings()
+    /// `http:` — the local HTTP API (off unless the config turns it on).
+    public var http = HTTPSettings()
     /// `transports:`, keyed by transport name. Every registered transport has a
     /// section (disabled unless the config enables it).
     public var transports: [String: TransportSettings]

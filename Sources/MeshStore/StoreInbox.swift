@@ -128,6 +128,26 @@ public struct StoreInbox: MessageSink {
         }
     }
 
+    /// The entry with sequence number `sequence`, or nil when the inbox holds none.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func entry(sequence: Int) async throws(MeshError) -> Entry? {
+        guard sequence >= 1 else { return nil }
+        return try await entryRow(sequence)
+    }
+
+    private func entryRow(_ sequence: Int) async throws(MeshError) -> Entry? {
+        try await database.read("read inbox entry \(sequence)") { db in
+            guard let row = try InboxRow.fetchOne(db, sql: "SELECT * FROM inbox WHERE sequence = ?", arguments: [sequence]) else {
+                return nil
+            }
+            return Entry(
+                sequence: Int(row.sequence ?? 0), receivedAt: Millis.date(row.receivedAt),
+                message: InboundMessage(
+                    id: try MessageID.stored(row.messageID), from: try PeerID.stored(row.sender),
+                    payload: Array(row.payload), transport: row.transport))
+        }
+    }
+
     /// Deletes the entries with a sequence number up to `sequence` (the reader has
     /// consumed them). Their IDs stay in the dedup log. Returns how many were deleted.
     /// - Throws: ``MeshError`` when the store cannot write.

@@ -103,7 +103,11 @@ struct SendCommand: AsyncParsableCommand {
             cmd: "send", peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
             timeoutSeconds: timeout)
         if text == "-" {
-            request.payloadBase64 = FileHandle.standardInput.readDataToEndOfFile().base64EncodedString()
+            let payload = FileHandle.standardInput.readDataToEndOfFile()
+            // Raw bytes over the HTTP API when the node serves one; base64 in JSON on
+            // the control socket otherwise.
+            if try await sendRaw(request, payload: payload, dataDirectory: dataDirectory.path, json: output.json) { return }
+            request.payloadBase64 = payload.base64EncodedString()
         } else {
             request.text = text
         }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ServiceLifecycle
 import MeshNode
+import MeshNodeHTTP
 
 /// `scmesh run`.
 struct RunCommand: AsyncParsableCommand {
@@ -32,9 +34,11 @@ struct RunCommand: AsyncParsableCommand {
                 handler.logLevel = level
                 return handler
             }
-            let node = try buildNode(
-                config: configuration, dataDirectory: dataDirectory.path, logger: Logger(label: "scmesh"))
-            try await node.run()
+            let logger = Logger(label: "scmesh")
+            let node = try buildNode(config: configuration, dataDirectory: dataDirectory.path, logger: logger)
+            // The HTTP API (http.enabled) runs as one more service of the node.
+            let http: [any Service] = configuration.http.enabled ? [try await NodeHTTPServer(node: node, logger: logger)] : []
+            try await node.run(extraServices: http)
         }
     }
 }

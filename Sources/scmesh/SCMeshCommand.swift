@@ -13,7 +13,7 @@ struct SCMeshCommand: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self, InboxCommand.self,
             HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, ConfigCommand.self, IdentityCommand.self,
-            SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self, PublishCommand.self,
+            SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self, PublishCommand.self, DashboardCommand.self,
         ]
     )
 }

@@ -1,0 +1,162 @@
+import Foundation
+import MeshCore
+import MeshNode
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A small HTTP/1.1 client for a node's own API on this machine (what `scmesh send -`
+/// and `scmesh dashboard` use): one request per connection, the bearer token from
+/// `DATA-DIR/api.token`.
+public struct NodeHTTPClient: Sendable {
+    /// The API's `host:port` (as `scmesh status` shows it).
+    public let address: String
+    /// The bearer token.
+    public let token: String
+
+    /// One reply.
+    public struct Reply: Sendable {
+        /// The HTTP status code.
+        public var status: Int
+        /// The body.
+        public var body: [UInt8]
+        /// The response headers, in order.
+        public var headers: [(name: String, value: String)] = []
+
+        /// The first header named `name` (case-insensitive).
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+    }
+
+    /// A client for `address` with `token`.
+    public init(address: String, token: String) {
+        self.address = address
+        self.token = token
+    }
+
+    /// The client for the node using `dataDirectory`: its HTTP address from `status`
+    /// over the control socket, its token from the token file. Nil when the node
+    /// serves no HTTP API.
+    /// - Throws: what the control socket throws (`.nodeNotRunning`).
+    public static func forNode(dataDirectory: String) async throws -> NodeHTTPClient? {
+        let status = try await ControlClient(dataDirectory: dataDirectory).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        guard let address = status.httpAddress, let token = try? APIToken.load(dataDirectory: dataDirectory) else { return nil }
+        return NodeHTTPClient(address: address, token: token)
+    }
+
+    /// Sends one request and reads the whole reply (`authorize: false` sends no token).
+    /// - Throws: `.nodeNotRunning` when nothing answers at ``address``.
+    public func request(
+        _ method: HTTPMethod, _ target: String, contentType: String? = nil, body: ByteBuffer? = nil, headers extra: [(String, String)] = [],
+        authorize: Bool = true
+    ) async throws -> Reply {
+        let (host, port) = try Self.split(address)
+        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw MeshError(.nodeNotRunning, "nothing answers HTTP at \(address): \(error)", cause: error)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: address)
+        if authorize { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        headers.add(name: "Connection", value: "close")
+        headers.add(name: "Content-Length", value: String(body?.readableBytes ?? 0))
+        if let contentType { headers.add(name: "Content-Type", value: contentType) }
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
+        let address = address
+        return try await channel.executeThenClose { inbound, outbound in
+            // Write and read at once: a node that refuses a body up front (too large)
+            // replies and closes before it read everything, and that reply, not the
+            // failed write, is the answer.
+            try await withThrowingTaskGroup(of: Reply?.self) { group in
+                group.addTask {
+                    try? await outbound.write(.head(head))
+                    if let body, body.readableBytes > 0 { try? await outbound.write(.body(.byteBuffer(body))) }
+                    try? await outbound.write(.end(nil))
+                    return nil
+                }
+                group.addTask { try await Self.readReply(inbound, from: address) }
+                while let result = try await group.next() {
+                    guard let reply = result else { continue }
+                    group.cancelAll()
+                    return reply
+                }
+                throw MeshError(.controlRequestFailed, "the node at \(address) closed the connection without replying")
+            }
+        }
+    }
+
+    private static func readReply(_ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, from address: String) async throws -> Reply {
+            var status = 0
+            var responseHeaders: [(name: String, value: String)] = []
+            var collected = ByteBuffer()
+            for try await part in inbound {
+                switch part {
+                case .head(let responseHead):
+                    status = Int(responseHead.status.code)
+                    responseHeaders = responseHead.headers.map { (name: $0.name, value: $0.value) }
+                case .body(var chunk): collected.writeBuffer(&chunk)
+                case .end: return Reply(status: status, body: Array(buffer: collected), headers: responseHeaders)
+                }
+            }
+            throw MeshError(.controlRequestFailed, "the node at \(address) closed the connection before its reply ended")
+    }
+
+    /// `send` with a raw payload: `POST /api/v1/messages?to=…`. The reply is turned
+    /// into the control socket's reply shape, so callers print it the same way.
+    public func send(_ request: ControlRequest, payload: ByteBuffer) async throws -> ControlReply {
+        var query = [("to", request.peer ?? "")]
+        if let id = request.id { query.append(("id", id)) }
+        if let expires = request.expiresSeconds { query.append(("expires_seconds", String(expires))) }
+        if let wait = request.wait { query.append(("wait", String(wait))) }
+        if let timeout = request.timeoutSeconds { query.append(("timeout_seconds", String(timeout))) }
+        let target = "/api/v1/messages?" + query.map { "\($0.0)=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
+        let reply = try await self.request(.POST, target, contentType: "application/octet-stream", body: payload)
+        return try Self.controlReply(reply)
+    }
+
+    /// An API reply in the control socket's shape: `{"ok":true,…}` or
+    /// `{"ok":false,"error":…,"code":…,"message_id":…}`.
+    public static func controlReply(_ reply: Reply) throws -> ControlReply {
+        if reply.status == 200 {
+            guard reply.body.first == UInt8(ascii: "{"), reply.body.count > 2 else { return try ControlReply(line: Array(#"{"ok":true}"#.utf8)) }
+            return try ControlReply(line: Array(#"{"ok":true,"#.utf8) + reply.body.dropFirst())
+        }
+        struct Failure: Decodable {
+            struct Inner: Decodable {
+                var code: String
+                var message: String
+                var message_id: String?
+            }
+            var error: Inner
+        }
+        guard let failure = try? JSONDecoder().decode(Failure.self, from: Data(reply.body)) else {
+            throw MeshError(.controlRequestFailed, "the node's HTTP reply (status \(reply.status)) is not an API reply")
+        }
+        return try ControlReply(
+            line: ControlJSON.failure(
+                failure.error.message, code: failure.error.code, messageID: failure.error.message_id.flatMap(MessageID.init(hex:))))
+    }
+
+    static func split(_ address: String) throws -> (String, Int) {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
+            throw MeshError(.invalidArgument, "\"\(address)\" is not host:port")
+        }
+        var host = String(address[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+    }
+}

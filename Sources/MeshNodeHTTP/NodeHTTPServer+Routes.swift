@@ -1,0 +1,283 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import MeshCore
+import MeshNode
+import MeshStore
+import NIOCore
+
+extension NodeHTTPServer {
+    /// Every route; the README's "HTTP API" table and `openapi.json` list them.
+    func addRoutes(to router: Hummingbird.Router<BasicRequestContext>) {
+        let api = router.group("api/v1")
+        api.get("status") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.status())
+        }
+        api.get("peers") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.peers())
+        }
+        api.get("transports") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(TransportsReply(await self.commands.status()))
+        }
+        api.get("routes") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.routes())
+        }
+        api.post("messages") { request, context in try await self.send(request, context: context) }
+        api.get("messages") { request, _ in
+            let query = try QueryParameters(request, known: ["peer", "limit"])
+            return try Self.json(
+                await self.commands.history(ControlRequest(cmd: "history", peer: query.string("peer"), limit: query.int("limit"))))
+        }
+        api.get("messages/{id}") { request, context in
+            _ = try QueryParameters(request, known: [])
+            let id = try context.parameters.require("id")
+            return try Self.json(await self.commands.trace(ControlRequest(cmd: "trace", id: id)))
+        }
+        api.get("outbox") { request, _ in
+            let query = try QueryParameters(request, known: ["peer", "limit"])
+            return try Self.json(
+                await self.commands.outbox(ControlRequest(cmd: "outbox", peer: query.string("peer"), limit: query.int("limit"))))
+        }
+        api.get("inbox") { request, _ in
+            let query = try QueryParameters(request, known: ["after", "limit"])
+            return try Self.json(
+                await self.commands.inbox(ControlRequest(cmd: "inbox", after: query.int("after"), limit: query.int("limit"))))
+        }
+        api.get("inbox/{seq}/payload") { request, context in
+            _ = try QueryParameters(request, known: [])
+            let text = try context.parameters.require("seq")
+            guard let sequence = Int(text) else {
+                throw APIError.badRequest("the inbox sequence number must be an integer, got \"\(text.prefix(80))\"")
+            }
+            let entry: StoreInbox.Entry
+            do {
+                entry = try await self.commands.inboxEntry(sequence: sequence)
+            } catch let error as MeshError where error.code == .invalidArgument {
+                throw APIError(.notFound, code: "notFound", error.message)
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "application/octet-stream"
+            headers[HTTPField.Name("X-Message-ID")!] = entry.message.id.hex
+            headers[HTTPField.Name("X-From")!] = entry.message.from.hex
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: entry.message.payload)))
+        }
+        api.get("contacts") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.contacts(ControlRequest(cmd: "contacts")))
+        }
+        api.post("contacts") { request, context in
+            _ = try QueryParameters(request, known: [])
+            let body = try await Self.jsonObject(request, context: context, allowed: ["alias", "peer", "note"])
+            for key in body.keys where !(body[key] is String) {
+                throw APIError.badRequest("\"\(key)\" must be a string")
+            }
+            return try Self.json(
+                await self.commands.contacts(
+                    ControlRequest(
+                        cmd: "contacts_add", peer: body["peer"] as? String, alias: body["alias"] as? String,
+                        note: body["note"] as? String)))
+        }
+        api.delete("contacts/{name}") { request, context in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(
+                await self.commands.contacts(ControlRequest(cmd: "contacts_remove", peer: try context.parameters.require("name"))))
+        }
+        api.put("contacts/{name}/blocked") { request, context in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(
+                await self.commands.contacts(ControlRequest(cmd: "contacts_block", peer: try context.parameters.require("name"))))
+        }
+        api.delete("contacts/{name}/blocked") { request, context in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(
+                await self.commands.contacts(ControlRequest(cmd: "contacts_unblock", peer: try context.parameters.require("name"))))
+        }
+        api.put("contacts-allow-only") { request, context in
+            _ = try QueryParameters(request, known: [])
+            let body = try await Self.jsonObject(request, context: context, allowed: ["on"], required: ["on"])
+            guard let on = Self.strictBool(body["on"]) else { throw APIError.badRequest("\"on\" must be true or false") }
+            return try Self.json(await self.commands.contacts(ControlRequest(cmd: "contacts_allow_only", on: on)))
+        }
+        api.get("settings") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.settings(ControlRequest(cmd: "settings")))
+        }
+        api.patch("settings") { request, context in
+            _ = try QueryParameters(request, known: [])
+            let body = try await Self.jsonObject(request, context: context, allowed: ["relay_enabled"])
+            var change = ControlRequest(cmd: "settings")
+            if body["relay_enabled"] != nil {
+                guard let enabled = Self.strictBool(body["relay_enabled"]) else {
+                    throw APIError.badRequest("\"relay_enabled\" must be true or false")
+                }
+                change.relayEnabled = enabled
+            }
+            let reply = try await self.commands.settings(change)
+            if let enabled = change.relayEnabled { self.logger.notice("relay switched \(enabled ? "on" : "off") through the HTTP API") }
+            return try Self.json(reply)
+        }
+        api.get("events") { request, _ in try self.eventStream(request) }
+        api.get("openapi.json") { _, _ in
+            try Self.resource("openapi.json", contentType: "application/json")
+        }
+        api.post("session/login") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(LoginReply(token: self.sessions.makeLogin(), expiresSeconds: 300))
+        }
+        api.post("session") { request, context in
+            _ = try QueryParameters(request, known: [])
+            let body = try await Self.jsonObject(request, context: context, allowed: ["token"], required: ["token"])
+            guard let login = body["token"] as? String, !(body["token"] is NSNumber), let session = self.sessions.exchange(login) else {
+                throw APIError(
+                    .unauthorized, code: "unauthorized",
+                    "this login link is unknown, used or expired; run `scmesh dashboard` for a new one")
+            }
+            var response = Response(status: .noContent)
+            response.setCookie(Cookie(name: AuthMiddleware<BasicRequestContext>.cookieName, value: session, path: "/", httpOnly: true, sameSite: .strict))
+            return response
+        }
+        router.get("metrics") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            let text = self.metrics.render(status: try await self.commands.status(), peers: await self.commands.peers())
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        }
+        router.get("/") { _, _ in try Self.resource("dashboard.html", contentType: "text/html; charset=utf-8") }
+    }
+
+    /// `POST /api/v1/messages`: a JSON body is a send request (the socket's fields:
+    /// `peer`, `text` or `payload_base64`, `id`, `expires_seconds`, `wait`,
+    /// `timeout_seconds`); any other body is the raw payload, with the rest in the query
+    /// (`to`, `id`, `expires_seconds`, `wait`, `timeout_seconds`).
+    func send(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        var request = request
+        let limit = node.configuration.routerConfiguration.maxMessageSize
+        let isJSON = request.headers[.contentType].map { $0.lowercased().hasPrefix("application/json") } ?? false
+        if isJSON {
+            _ = try QueryParameters(request, known: [])
+            let body = try await Self.collect(&request, upTo: limit / 3 * 4 + 65_536)
+            var object = try Self.parseObject(body)
+            if let cmd = object["cmd"], cmd as? String != "send" {
+                throw APIError.badRequest("this route only sends; \"cmd\" must be \"send\" or absent")
+            }
+            object["cmd"] = "send"
+            let line = try JSONSerialization.data(withJSONObject: object)
+            switch ControlHandler.parse(Array(line)) {
+            case .success(let parsed): return try Self.json(await commands.send(parsed))
+            case .failure(let message): throw APIError.badRequest(message)
+            }
+        }
+        let query = try QueryParameters(request, known: ["to", "id", "expires_seconds", "wait", "timeout_seconds"])
+        guard let to = query.string("to") else {
+            throw APIError.badRequest("a raw body needs ?to=<peer ID or alias> (or send Content-Type: application/json with \"peer\")")
+        }
+        let payload = try await Self.collect(&request, upTo: limit)
+        let send = ControlRequest(
+            cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
+            wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"))
+        return try Self.json(await commands.send(send, rawPayload: payload))
+    }
+
+    /// The body, at most `limit` bytes (a larger one is a 413 naming the limit).
+    static func collect(_ request: inout Request, upTo limit: Int) async throws -> [UInt8] {
+        let tooLarge = APIError(
+            .contentTooLarge, code: "payloadTooLarge",
+            "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more")
+        // Refused before reading when the length is declared.
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw tooLarge }
+        do {
+            let buffer = try await request.collectBody(upTo: limit)
+            return Array(buffer: buffer)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw tooLarge
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        }
+    }
+
+    /// The body as a JSON object whose keys are all in `allowed`.
+    static func jsonObject(
+        _ request: Request, context: BasicRequestContext, allowed: [String], required: [String] = []
+    ) async throws -> [String: Any] {
+        var request = request
+        let object = try parseObject(try await collect(&request, upTo: 1 << 20))
+        if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw APIError.badRequest("unknown field \"\(unknown.prefix(80))\" (known fields: \(allowed.joined(separator: ", ")))")
+        }
+        if let missing = required.first(where: { object[$0] == nil }) {
+            throw APIError.badRequest("the body needs \"\(missing)\"")
+        }
+        return object
+    }
+
+    /// A JSON `true` or `false` (not a number: Foundation bridges `0` and `1` to Bool).
+    static func strictBool(_ value: Any?) -> Bool? {
+        guard let value, String(describing: type(of: value)).contains("Boolean") || type(of: value) == Bool.self,
+            let bool = value as? Bool
+        else { return nil }
+        return bool
+    }
+
+    static func parseObject(_ bytes: [UInt8]) throws -> [String: Any] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw APIError.badRequest("the body must be one JSON object")
+        }
+        return object
+    }
+
+    /// A `200` with `value` as the API's JSON (snake_case keys, ISO 8601 dates).
+    static func json(_ value: some Encodable) throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(
+            status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try ControlJSON.encoder().encode(value))))
+    }
+
+    /// A file of this module's resources.
+    static func resource(_ name: String, contentType: String) throws -> Response {
+        guard let url = Bundle.module.url(forResource: name, withExtension: nil), let data = FileManager.default.contents(atPath: url.path)
+        else {
+            throw APIError(.internalServerError, code: "internal", "the node's \(name) is missing from its resources")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = contentType
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// `GET /api/v1/transports`: each transport's state, priority, addresses and counters.
+struct TransportsReply: Codable, Sendable {
+    struct Entry: Codable, Sendable {
+        var name: String
+        var priority: Int
+        var state: TransportState
+        var reason: String?
+        var addresses: [String]
+        var counters: TransportCounters
+        var refusals: [String: Int]
+    }
+
+    var transports: [Entry]
+
+    init(_ status: StatusReply) {
+        transports = status.transports.map { transport in
+            Entry(
+                name: transport.name, priority: transport.priority, state: transport.state, reason: transport.reason,
+                addresses: transport.addresses, counters: status.stats.transports[transport.name] ?? TransportCounters(),
+                refusals: status.transportCounters?[transport.name] ?? [:])
+        }
+    }
+}
+
+/// `POST /api/v1/session/login`: a one-time dashboard login token.
+struct LoginReply: Codable, Sendable {
+    var token: String
+    var expiresSeconds: Int
+}

@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import MeshCore
+import MeshNode
+import NIOCore
+import ServiceLifecycle
+
+/// The node's local HTTP API (`http.enabled`, `http.listen`): the routes under
+/// `/api/v1/` (the README's table, `/api/v1/openapi.json`), the event stream, the
+/// dashboard at `/` and `/metrics`. Every route needs the bearer token in
+/// `DATA-DIR/api.token` (created at the first start, mode 0600).
+///
+/// Run it as one more service of the node:
+///
+/// ```swift
+/// let http = try await NodeHTTPServer(node: node, logger: logger)
+/// try await node.run(extraServices: [http])
+/// ```
+///
+/// A listen address that cannot be bound (in use) does not stop the node: the
+/// server logs the problem, `scmesh status` shows it, and the rest of the node runs.
+public final class NodeHTTPServer: Service, Sendable {
+    let node: Node
+    let token: String
+    let events: EventLog
+    let sessions = DashboardSessions()
+    let metrics = MetricsExporter()
+    let logger: Logger
+    private let routerEvents: AsyncStream<RouterEvent>
+
+    /// Reads or creates the token and starts recording router events (before the
+    /// node runs, so the event stream has them from the first).
+    /// - Parameter eventCapacity: events kept for resuming the event stream.
+    /// - Throws: `.invalidConfiguration` when the token file cannot be written.
+    public init(node: Node, logger: Logger, eventCapacity: Int = 4096) async throws {
+        self.node = node
+        self.token = try APIToken.loadOrCreate(dataDirectory: node.dataDirectory)
+        self.events = EventLog(capacity: eventCapacity)
+        var logger = logger
+        logger[metadataKey: "component"] = "http"
+        self.logger = logger
+        self.routerEvents = await node.router.events()
+    }
+
+    var commands: ControlHandler { node.commands }
+
+    /// Serves until graceful shutdown. A bind failure is logged and reported in
+    /// `status` (`http_problem`); the method then waits for shutdown.
+    public func run() async throws {
+        let settings = node.configuration.http
+        let (host, port) = settings.hostAndPort
+        if !settings.isLoopback {
+            logger.warning("http.listen \(settings.listen) is beyond loopback: the HTTP API (token required) is reachable from the network")
+        }
+        let router = Hummingbird.Router(context: BasicRequestContext.self)
+        router.add(middleware: APIErrorMiddleware(routes: Self.routePatterns()))
+        router.add(middleware: AuthMiddleware(token: token, sessions: sessions))
+        addRoutes(to: router)
+        let endpoint = node.httpEndpoint
+        let logger = self.logger
+        let app = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                let bound = Self.describe(channel.localAddress) ?? settings.listen
+                endpoint.listening(on: bound)
+                logger.info("http api listening on http://\(bound)/", metadata: ["http_address": "\(bound)"])
+            },
+            logger: logger)
+        let events = self.events
+        let routerEvents = self.routerEvents
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await events.record(routerEvents) }
+            group.addTask {
+                // Keep-alive ticks for the event streams.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(15))
+                    events.wakeAll()
+                }
+            }
+            group.addTask {
+                do {
+                    try await withGracefulShutdownHandler {
+                        try await app.run()
+                    } onGracefulShutdown: {
+                        events.finish()
+                    }
+                } catch {
+                    let problem = "cannot serve HTTP on \(settings.listen) (http.listen): \(Self.describeError(error))"
+                    logger.error("\(problem); the node runs without its HTTP API")
+                    endpoint.stopped(problem: problem)
+                    try? await gracefulShutdown()
+                    events.finish()
+                    return
+                }
+                endpoint.stopped(problem: nil)
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// The routes of `openapi.json` (the test suite checks that it lists every route),
+    /// as path patterns with their methods.
+    static func routePatterns() -> [(pattern: [Substring], methods: [String])] {
+        guard let url = Bundle.module.url(forResource: "openapi.json", withExtension: nil),
+            let data = FileManager.default.contents(atPath: url.path),
+            let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let paths = document["paths"] as? [String: [String: Any]]
+        else { return [] }
+        return paths.map { path, operations in
+            (pattern: path.split(separator: "/"), methods: operations.keys.filter { $0 != "parameters" }.sorted())
+        } + [(pattern: [], methods: ["get"])]
+    }
+
+    /// `127.0.0.1:7480`, `[::1]:7480`.
+    static func describe(_ address: SocketAddress?) -> String? {
+        guard let address, let ip = address.ipAddress, let port = address.port else { return nil }
+        if case .v6 = address { return "[\(ip)]:\(port)" }
+        return "\(ip):\(port)"
+    }
+
+    static func describeError(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
+        return String(describing: error).prefix(200).description
+    }
+}

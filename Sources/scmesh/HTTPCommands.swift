@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import MeshCore
+import MeshNode
+import MeshNodeHTTP
+import NIOCore
+import NIOHTTP1
+
+/// Sends a raw payload through the node's HTTP API (`POST /api/v1/messages`) and
+/// prints the reply as ``callNode(_:dataDirectory:json:as:render:)`` would. Returns
+/// false, having sent nothing, when the node serves no HTTP API.
+func sendRaw(_ request: ControlRequest, payload: Data, dataDirectory: String, json: Bool) async throws -> Bool {
+    var sent = false
+    try await reportingErrors {
+        guard let client = try await NodeHTTPClient.forNode(dataDirectory: dataDirectory) else { return }
+        sent = true
+        let reply = try await client.send(request, payload: ByteBuffer(bytes: payload))
+        if json {
+            print(reply.line)
+            if !reply.ok { throw ExitCode.failure }
+        } else {
+            print(TextReport.sent(try reply.decode(SendReply.self)))
+        }
+    }
+    return sent
+}
+
+/// `scmesh dashboard`.
+struct DashboardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dashboard",
+        abstract: "Open the running node's dashboard in a browser (or print its login URL).",
+        discussion: """
+            The URL carries a one-time login token (valid 5 minutes, for one use) after '#', \
+            which browsers never send to the server; the page exchanges it for a session cookie.
+            """)
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+
+    @Flag(name: .customLong("print-url"), help: "Print the URL instead of opening a browser.")
+    var printURL = false
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let client = try await NodeHTTPClient.forNode(dataDirectory: dataDirectory.path) else {
+                throw MeshError(
+                    .invalidConfiguration,
+                    "the node at \(dataDirectory.path) serves no HTTP API (http.enabled is off, or http.listen could not be bound: see `scmesh status`)")
+            }
+            let reply = try await client.request(.POST, "/api/v1/session/login")
+            struct Login: Decodable { var token: String }
+            let login = try NodeHTTPClient.controlReply(reply).decode(Login.self)
+            let url = "http://\(client.address)/#login=\(login.token)"
+            if !printURL, let opener = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"].first(where: FileManager.default.isExecutableFile(atPath:)) {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: opener)
+                process.arguments = [url]
+                if (try? process.run()) != nil {
+                    print("opened \(url)")
+                    return
+                }
+            }
+            print(url)
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import MeshCore
+import MeshNode
+import MeshNodeHTTP
+import NIOHTTP1
+import Testing
+
+@Suite("HTTP API")
+struct HTTPAPITests {
+    /// Every route of the API, as (method, path).
+    static let routes: [(HTTPMethod, String)] = [
+        (.GET, "/api/v1/status"), (.GET, "/api/v1/peers"), (.GET, "/api/v1/transports"), (.GET, "/api/v1/routes"),
+        (.POST, "/api/v1/messages"), (.GET, "/api/v1/messages"), (.GET, "/api/v1/messages/00000000000000000000000000000000"),
+        (.GET, "/api/v1/outbox"), (.GET, "/api/v1/inbox"), (.GET, "/api/v1/inbox/1/payload"), (.GET, "/api/v1/contacts"),
+        (.POST, "/api/v1/contacts"), (.DELETE, "/api/v1/contacts/bob"), (.PUT, "/api/v1/contacts/bob/blocked"),
+        (.DELETE, "/api/v1/contacts/bob/blocked"), (.PUT, "/api/v1/contacts-allow-only"), (.GET, "/api/v1/settings"),
+        (.PATCH, "/api/v1/settings"), (.GET, "/api/v1/events"), (.GET, "/api/v1/openapi.json"),
+        (.POST, "/api/v1/session/login"), (.GET, "/metrics"), (.GET, "/api/v1/no-such-route"),
+    ]
+
+    @Test("every route answers 401 in the one error shape without the token or with a wrong one; the token file is mode 0600")
+    func unauthorized() async throws {
+        let node = try await HTTPNode.start(network: uniqueNetwork())
+        defer { Task { try await node.stop() } }
+        let attributes = try FileManager.default.attributesOfItem(atPath: APIToken.path(dataDirectory: node.directory.path))
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        for (method, path) in Self.routes {
+            let wrong = (node.token.hasPrefix("0") ? "1" : "0") + String(node.token.dropFirst())
+            let tokens: [String?] = [nil, wrong]
+            for token in tokens {
+                let reply = try await node.call(method, path, token: .some(token))
+                #expect(reply.status == 401, "\(method) \(path) with \(token == nil ? "no token" : "a wrong token"): \(reply.status)")
+                #expect(reply.errorCode == "unauthorized", "\(method) \(path): \(reply.text)")
+                let message = (reply.object["error"] as? [String: Any])?["message"] as? String
+                #expect(message?.contains("api.token") == true, "\(reply.text)")
+            }
+        }
+        // The dashboard page itself is static and open; it holds no data.
+        let page = try await node.call(.GET, "/", token: .some(nil))
+        #expect(page.status == 200 && page.text.contains("<title>SCMesh node</title>"))
+    }
+
+    @Test("two nodes: send raw and JSON, read status, peers, transports, routes, history, trace, inbox and the raw payload")
+    func roundTrips() async throws {
+        let network = uniqueNetwork()
+        let a = try await HTTPNode.start(network: network)
+        let b = try await HTTPNode.start(network: network)
+        defer { Task { try await a.stop(); try await b.stop() } }
+        try await eventually("a sees b") {
+            let peers = try await a.call(.GET, "/api/v1/peers").object["peers"] as? [[String: Any]] ?? []
+            return peers.contains { $0["peer"] as? String == b.node.peerID.hex }
+        }
+        let status = try await a.call(.GET, "/api/v1/status")
+        #expect(status.status == 200)
+        #expect(status.object["peer_id"] as? String == a.node.peerID.hex)
+        #expect(status.object["http_address"] as? String == a.address)
+        #expect(status.object["relay_enabled"] as? Bool == true)
+        let transports = try await a.call(.GET, "/api/v1/transports").object["transports"] as? [[String: Any]]
+        #expect(transports?.first?["name"] as? String == "loopback")
+        #expect(transports?.first?["counters"] is [String: Any])
+        let routes = try await a.call(.GET, "/api/v1/routes").object["routes"] as? [[String: Any]]
+        #expect(routes?.contains { $0["destination"] as? String == b.node.peerID.hex } == true, "\(String(describing: routes))")
+
+        // Raw bytes (every byte value) with ?to=, waiting for the receipt.
+        let payload = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let raw = try await a.call(
+            .POST, "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true&timeout_seconds=20", body: payload,
+            contentType: "application/octet-stream")
+        #expect(raw.status == 200, "\(raw.text)")
+        #expect(raw.object["status"] as? String == "delivered")
+        #expect(raw.object["bytes"] as? Int == payload.count)
+        let rawID = try #require(raw.object["message_id"] as? String)
+
+        // JSON with the socket's fields.
+        let json = try await a.call(.POST, "/api/v1/messages", json: #"{"peer":"\#(b.node.peerID.hex)","text":"hello b","wait":true}"#)
+        #expect(json.status == 200 && json.object["status"] as? String == "delivered", "\(json.text)")
+
+        let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=10")
+        let messages = try #require(inbox.object["messages"] as? [[String: Any]])
+        #expect(messages.count == 2)
+        let first = try #require(messages.first { $0["id"] as? String == rawID })
+        let seq = try #require(first["seq"] as? Int)
+        let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
+        #expect(download.status == 200 && download.body == payload, "\(download.status) \(download.body.prefix(300))")
+        #expect(download.header("X-From") == a.node.peerID.hex)
+        let limited = try await b.call(.GET, "/api/v1/inbox?after=\(seq)&limit=1").object["messages"] as? [[String: Any]]
+        #expect(limited?.count == 1 && limited?.first?["text"] as? String == "hello b")
+        #expect(try await b.call(.GET, "/api/v1/inbox/999/payload").status == 404)
+
+        let history = try await a.call(.GET, "/api/v1/messages?limit=5").object["messages"] as? [[String: Any]]
+        #expect(history?.count == 2 && history?.allSatisfy { $0["status"] as? String == "delivered" } == true)
+        let trace = try await a.call(.GET, "/api/v1/messages/\(rawID)")
+        #expect(trace.status == 200 && (trace.object["message"] as? [String: Any])?["status"] as? String == "delivered", "\(trace.text)")
+        #expect((trace.object["trace"] as? [Any])?.isEmpty == false)
+        let unknown = try await a.call(.GET, "/api/v1/messages/0123456789abcdef0123456789abcdef")
+        #expect(unknown.status == 404 && unknown.errorCode == "unknownMessage")
+        let outbox = try await a.call(.GET, "/api/v1/outbox")
+        #expect(outbox.status == 200 && outbox.object["total"] as? Int == 0)
+    }
+
+    @Test("contacts and settings change through the API; bad input is a 400 naming the field or parameter")
+    func contactsSettingsAndErrors() async throws {
+        let network = uniqueNetwork()
+        let a = try await HTTPNode.start(network: network)
+        defer { Task { try await a.stop() } }
+        let bob = String(repeating: "ab", count: 32)
+        let added = try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":"bob","peer":"\#(bob)","note":"n"}"#)
+        #expect(added.status == 200, "\(added.text)")
+        let contacts = try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [[String: Any]]
+        #expect(contacts?.first?["alias"] as? String == "bob")
+        #expect(try await a.call(.PUT, "/api/v1/contacts/bob/blocked").status == 200)
+        let blocked = try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [[String: Any]]
+        #expect(blocked?.first?["blocked"] as? Bool == true, "\(String(describing: blocked))")
+        #expect(try await a.call(.DELETE, "/api/v1/contacts/bob/blocked").status == 200)
+        #expect(try await a.call(.PUT, "/api/v1/contacts-allow-only", json: #"{"on":true}"#).object["allow_only"] as? Bool == true)
+        #expect(try await a.call(.PUT, "/api/v1/contacts-allow-only", json: #"{"on":false}"#).object["allow_only"] as? Bool == false)
+        #expect(try await a.call(.DELETE, "/api/v1/contacts/bob").status == 200)
+        #expect((try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [Any])?.isEmpty == true)
+        let again = try await a.call(.DELETE, "/api/v1/contacts/bob")
+        #expect(again.status == 400 && again.errorCode == "invalidArgument")
+
+        // The relay switch, at run time; status and the control socket see it.
+        let off = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_enabled":false}"#)
+        #expect(off.status == 200 && off.object["relay_enabled"] as? Bool == false)
+        #expect(try await a.call(.GET, "/api/v1/status").object["relay_enabled"] as? Bool == false)
+        let socket = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        #expect(socket.relayEnabled == false)
+        let refused = try await a.call(.POST, "/api/v1/messages?to=\(bob)", body: [1, 2, 3])
+        #expect(refused.status == 409 && refused.errorCode == "relayDisabled", "\(refused.text)")
+        #expect(try await a.control.call(ControlRequest(cmd: "settings", relayEnabled: true)).decode(SettingsReply.self).relayEnabled)
+        #expect(try await a.call(.GET, "/api/v1/settings").object["relay_enabled"] as? Bool == true)
+
+        // Bad input names what is wrong.
+        let typo = try await a.call(.GET, "/api/v1/inbox?limt=3")
+        #expect(typo.status == 400 && typo.text.contains("limt"), "\(typo.text)")
+        let field = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay":true}"#)
+        #expect(field.status == 400 && field.text.contains(#"unknown field \"relay\""#), "\(field.text)")
+        let sendField = try await a.call(.POST, "/api/v1/messages", json: #"{"peer":"\#(bob)","text":"x","limt":1}"#)
+        #expect(sendField.status == 400 && sendField.text.contains("limt"), "\(sendField.text)")
+        let notJSON = try await a.call(.POST, "/api/v1/contacts", json: "{nope")
+        #expect(notJSON.status == 400 && notJSON.errorCode == "badRequest")
+        let noTo = try await a.call(.POST, "/api/v1/messages", body: [1])
+        #expect(noTo.status == 400 && noTo.text.contains("?to="))
+        let route = try await a.call(.GET, "/api/v1/nothing")
+        #expect(route.status == 404 && route.errorCode == "notFound")
+        let badPeer = try await a.call(.POST, "/api/v1/messages?to=nobody", body: [1])
+        #expect(badPeer.status == 400 && badPeer.errorCode == "invalidArgument")
+    }
+
+    @Test("the control socket rejects an unknown request field by name (\"limt\")")
+    func socketUnknownField() async throws {
+        let a = try await HTTPNode.start(network: uniqueNetwork())
+        defer { Task { try await a.stop() } }
+        let reply = try ControlReply(line: await a.control.exchange(Array(#"{"cmd":"inbox","limt":3}"#.utf8)))
+        #expect(!reply.ok)
+        #expect(reply.error?.contains("\"limt\"") == true, "\(reply.line)")
+    }
+
+    @Test("a dashboard login token is exchanged once for a session cookie that authorizes the API")
+    func dashboardLogin() async throws {
+        let a = try await HTTPNode.start(network: uniqueNetwork())
+        defer { Task { try await a.stop() } }
+        let login = try await a.call(.POST, "/api/v1/session/login")
+        let token = try #require(login.object["token"] as? String)
+        let exchange = try await a.call(.POST, "/api/v1/session", json: #"{"token":"\#(token)"}"#, token: .some(nil))
+        #expect(exchange.status == 204)
+        let cookie = try #require(exchange.header("Set-Cookie"))
+        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        let session = String(cookie.prefix { $0 != ";" })
+        let status = try await a.call(.GET, "/api/v1/status", token: .some(nil), headers: [("Cookie", session)])
+        #expect(status.status == 200)
+        let reused = try await a.call(.POST, "/api/v1/session", json: #"{"token":"\#(token)"}"#, token: .some(nil))
+        #expect(reused.status == 401)
+        let forged = try await a.call(.GET, "/api/v1/status", token: .some(nil), headers: [("Cookie", "scmesh_session=\(token)")])
+        #expect(forged.status == 401)
+    }
+
+    @Test("the OpenAPI document is served and lists every route")
+    func openAPI() async throws {
+        let a = try await HTTPNode.start(network: uniqueNetwork())
+        defer { Task { try await a.stop() } }
+        let reply = try await a.call(.GET, "/api/v1/openapi.json")
+        #expect(reply.status == 200)
+        let paths = try #require(reply.object["paths"] as? [String: [String: Any]])
+        for (method, path) in Self.routes where !path.contains("no-such") {
+            let templated = path.replacingOccurrences(of: "00000000000000000000000000000000", with: "{id}")
+                .replacingOccurrences(of: "/inbox/1/", with: "/inbox/{seq}/").replacingOccurrences(of: "/bob", with: "/{name}")
+            let key = templated
+            #expect(paths[key]?[method.rawValue.lowercased()] != nil, "\(method) \(key) missing from openapi.json")
+        }
+    }
+}

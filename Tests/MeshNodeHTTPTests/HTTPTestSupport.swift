@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import MeshCore
+import MeshNode
+import MeshNodeHTTP
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// A fresh directory under /tmp, removed by `cleanUp()`.
+struct TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/scmesh-http-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw MeshError(.invalidArgument, "mkdtemp failed: \(String(cString: strerror(errno)))")
+        }
+        path = String(cString: made)
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `attempts` run out.
+func eventually(
+    _ what: String, attempts: Int = 500, sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
+) async throws {
+    for _ in 0..<attempts {
+        if (try? await condition()) == true { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
+    throw CancellationError()
+}
+
+/// A node running in this process with its HTTP API on a free loopback port, on an
+/// in-memory network of its own (`network`).
+struct HTTPNode {
+    let node: Node
+    let directory: TemporaryDirectory
+    let task: Task<Void, any Error>
+    let address: String
+    let token: String
+
+    var client: NodeHTTPClient { NodeHTTPClient(address: address, token: token) }
+    var control: ControlClient { ControlClient(dataDirectory: directory.path) }
+
+    static func start(network: String, overrides: [String] = [], eventCapacity: Int = 4096) async throws -> HTTPNode {
+        let directory = try TemporaryDirectory()
+        let yaml = """
+            relay: {enabled: true}
+            http: {enabled: true, listen: "127.0.0.1:0"}
+            keepalive_interval_ms: 1000
+            transports:
+              loopback: {enabled: true, priority: 0, network: \(network)}
+            """
+        let config = try NodeConfiguration.load(yaml: yaml, source: "test", environment: [:], overrides: overrides, registry: .builtIn)
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let node = try buildNode(config: config, dataDirectory: directory.path, logger: logger, registry: .builtIn)
+        let server = try await NodeHTTPServer(node: node, logger: logger, eventCapacity: eventCapacity)
+        let task = Task { try await node.run(handlingSignals: false, extraServices: [server]) }
+        let control = ControlClient(dataDirectory: directory.path)
+        var address: String?
+        try await eventually("the HTTP API listens") {
+            address = try await control.call(ControlRequest(cmd: "status")).decode(StatusReply.self).httpAddress
+            return address != nil
+        }
+        return HTTPNode(
+            node: node, directory: directory, task: task, address: address!, token: try APIToken.load(dataDirectory: directory.path))
+    }
+
+    func stop() async throws {
+        task.cancel()
+        try? await task.value
+        directory.cleanUp()
+    }
+
+    /// A request with the node's token; `token: nil` sends none.
+    func call(
+        _ method: HTTPMethod, _ target: String, json: String? = nil, body: [UInt8]? = nil, contentType: String? = nil,
+        token: String?? = .none, headers: [(String, String)] = []
+    ) async throws -> NodeHTTPClient.Reply {
+        let client = NodeHTTPClient(address: address, token: (token ?? self.token) ?? "")
+        let buffer = json.map { ByteBuffer(string: $0) } ?? body.map { ByteBuffer(bytes: $0) }
+        return try await client.request(
+            method, target, contentType: json != nil ? "application/json" : contentType, body: buffer, headers: headers,
+            authorize: !(token == .some(.none)))
+    }
+}
+
+extension NodeHTTPClient.Reply {
+    /// The body as a JSON object.
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:]
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The error code of an error reply.
+    var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+}
+
+/// A network name no other test uses.
+func uniqueNetwork() -> String { "http-\(UInt64.random(in: 0...UInt64.max))" }

@@ -1,12 +1,14 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 import MeshStore
 
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
 ///
 /// One file per group of commands: this one dispatches and answers `status`, `peers`,
-/// `routes` and `inbox`; `+Send`, `+History` (history, trace, outbox) and `+Contacts` the rest.
+/// `routes` and `inbox`; `+Send`, `+History` (history, trace, outbox), `+Contacts` and
+/// `+Invite` (invite, join) the rest.
 package struct ControlHandler: Sendable {
     let router: Router
     let store: MeshStore
@@ -18,6 +20,8 @@ package struct ControlHandler: Sendable {
     var transports: [any Transport] = []
     /// The control socket's own refusals.
     var controlCounters = ControlServer.Counters()
+    /// The key that signs `invite`'s invitations (nil: the node cannot invite).
+    var inviter: NodeIdentity? = nil
 
     var inbox: StoreInbox { store.inbox }
 
@@ -47,6 +51,8 @@ package struct ControlHandler: Sendable {
             case "history": return try await history(request)
             case "trace": return try await trace(request)
             case "outbox": return try await outbox(request)
+            case "invite": return try await invite(request)
+            case "join": return try await join(request)
             case "contacts", "contacts_add", "contacts_remove", "contacts_block", "contacts_unblock", "contacts_allow_only":
                 return try await contacts(request)
             default:

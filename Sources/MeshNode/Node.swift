@@ -108,7 +108,7 @@ public final class Node: Sendable {
         let handler = ControlHandler(
             router: router, store: store, contactFilter: contactFilter, configuration: configuration,
             dataDirectory: dataDirectory, startedAt: .now, transports: transports.map(\.transport),
-            controlCounters: ControlServer.Counters())
+            controlCounters: ControlServer.Counters(), inviter: identity.signingIdentity)
         controlServer = ControlServer(
             dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration),
             counters: handler.controlCounters, logger: logger)

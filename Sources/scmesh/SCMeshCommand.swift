@@ -12,7 +12,8 @@ struct SCMeshCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self, InboxCommand.self,
-            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, ConfigCommand.self, IdentityCommand.self,
+            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, InviteCommand.self, JoinCommand.self, ConfigCommand.self,
+            IdentityCommand.self,
         ]
     )
 }

@@ -133,3 +133,13 @@ struct InvitationTests {
         #expect(Base64URL.decode("Z") == nil)
     }
 }
+
+extension InvitationTests {
+    @Test("docs/PROTOCOL.md C.2's example: a 5-byte name and one address make 127 bytes, 177 characters")
+    func protocolExample() throws {
+        let invitation = try Invitation.signed(
+            by: identity, name: "alice", addresses: [.init(transport: "tcp", address: "192.0.2.7:7420")], expiresAt: 1)
+        #expect(try invitation.encoded().count == 127)
+        #expect(invitation.link.count == 177)
+    }
+}

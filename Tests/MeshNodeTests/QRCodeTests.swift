@@ -156,3 +156,12 @@ func runProcess(_ path: String, _ arguments: [String]) async throws -> (status: 
         }.start()
     }
 }
+
+extension QRCodeTests {
+    @Test("a 177-character invitation link needs version 9 at level M (docs/PROTOCOL.md C.2)")
+    func invitationSize() throws {
+        let code = try QRCode.encode([UInt8](repeating: UInt8(ascii: "A"), count: 177), errorCorrection: .medium)
+        #expect(code.version == 9)
+        #expect(code.size == 53)
+    }
+}

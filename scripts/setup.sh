@@ -15,6 +15,8 @@ TEST_PACKAGES=(avahi-daemon avahi-utils dbus iproute2)
 # The QR encoder's tests (invitations): an independent decoder, zbarimg, reads the
 # symbols the encoder renders.
 TEST_PACKAGES+=(zbar-tools)
+# The service unit's test: systemd-analyze verifies Config/scmesh.service.
+TEST_PACKAGES+=(systemd)
 
 packages=("${BUILD_PACKAGES[@]}")
 case "${1:-}" in

@@ -3,46 +3,6 @@ import MeshCore
 
 /// Human-readable renderings of control replies, as `scmesh` prints them without `--json`.
 public enum TextReport {
-    /// `scmesh status`.
-    public static func status(_ status: StatusReply) -> String {
-        var lines = [
-            "peer id     \(status.peerID.hex)",
-            "name        \(status.name.map { escaped($0) } ?? "-")",
-            "data dir    \(escaped(status.dataDir))",
-            "uptime      \(duration(status.uptimeSeconds))",
-            "relay       \(status.relayEnabled ? "on" : "off (the node neither sends nor receives)")",
-            status.transports.isEmpty ? "transports  none" : "transports",
-        ]
-        let width = status.transports.map { escaped($0.name).count }.max() ?? 0
-        for transport in status.transports {
-            var state = escaped(transport.state.name)
-            if let reason = transport.reason { state += ": \(escaped(reason))" }
-            if transport.reason == nil, !transport.addresses.isEmpty {
-                state += " on \(transport.addresses.map { escaped($0) }.joined(separator: ", "))"
-            }
-            lines.append("  \(pad(escaped(transport.name), width))  priority \(pad(String(transport.priority), 3))  \(state)")
-        }
-        let stats = status.stats
-        lines += [
-            "peers       \(status.peerCount)",
-            "inbox       \(status.inboxCount) message\(status.inboxCount == 1 ? "" : "s")",
-            "outbox      \(status.outboxCount.map { "\($0) message\($0 == 1 ? "" : "s") on the way" } ?? "-")",
-            "messages    \(stats.messagesSent) sent, \(stats.messagesReceived) received, \(stats.duplicatesDropped) duplicates dropped",
-            "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
-            "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
-        ]
-        let router = routerRefusals(stats)
-        if !router.isEmpty {
-            let list = router.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
-            lines.append("refused     router: \(list)")
-        }
-        for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key }) where !counters.isEmpty {
-            let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
-            lines.append("refused     \(escaped(name)): \(list)")
-        }
-        return lines.joined(separator: "\n")
-    }
-
     /// What the router refused or closed because of a remote, by reason (the non-zero
     /// ones): the `refused router:` line of `scmesh status`.
     public static func routerRefusals(_ stats: RouterStats) -> [String: Int] {

@@ -32,6 +32,10 @@ struct RunCommand: AsyncParsableCommand {
                 handler.logLevel = level
                 return handler
             }
+            if let notice = ExposureNotice.line(for: configuration) {
+                // One line on stderr (the journal under systemd), before the node's log.
+                printError("note: \(notice)")
+            }
             let node = try buildNode(
                 config: configuration, dataDirectory: dataDirectory.path, logger: Logger(label: "scmesh"))
             try await node.run()

@@ -56,14 +56,16 @@ public enum TextReport {
     /// `scmesh inbox`.
     public static func inbox(_ reply: InboxReply) -> String {
         guard !reply.messages.isEmpty else { return "inbox is empty" }
-        let formatter = ISO8601DateFormatter()
-        return reply.messages.map { message in
-            let header =
-                "#\(message.seq)  \(formatter.string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
-            let body = message.text.map { "    " + escaped($0, newlines: "\n    ") }
-                ?? "    (binary, base64) \(message.payloadBase64.prefix(76))\(message.payloadBase64.count > 76 ? "…" : "")"
-            return header + "\n" + body
-        }.joined(separator: "\n")
+        return reply.messages.map { inboxMessage($0) }.joined(separator: "\n")
+    }
+
+    /// One message of `scmesh inbox` (also each new one of `scmesh inbox --follow`).
+    public static func inboxMessage(_ message: InboxReply.Message) -> String {
+        let header =
+            "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
+        let body = message.text.map { "    " + escaped($0, newlines: "\n    ") }
+            ?? "    (binary, base64) \(message.payloadBase64.prefix(76))\(message.payloadBase64.count > 76 ? "…" : "")"
+        return header + "\n" + body
     }
 
 

@@ -46,26 +46,6 @@ struct RoutesCommand: AsyncParsableCommand {
     }
 }
 
-/// `scmesh inbox`.
-struct InboxCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "inbox", abstract: "Show messages received by the running node.")
-
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var output: JSONOption
-
-    @Option(help: "Only messages with a sequence number above this.")
-    var after: Int?
-
-    @Option(help: "At most this many (the newest).")
-    var limit: Int?
-
-    func run() async throws {
-        try await callNode(
-            ControlRequest(cmd: "inbox", after: after, limit: limit), dataDirectory: dataDirectory.path,
-            json: output.json, as: InboxReply.self, render: TextReport.inbox)
-    }
-}
-
 /// `scmesh send`.
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -121,7 +101,7 @@ struct IdentityCommand: AsyncParsableCommand {
     @OptionGroup var output: JSONOption
 
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: output.json) {
             let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory.path)
             if output.json {
                 print(#"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#)
@@ -143,18 +123,24 @@ struct ConfigCommand: AsyncParsableCommand {
     struct CheckCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "check",
-            abstract: "Validate a config file and print the effective config (with environment and --set applied).")
+            abstract: "Validate a config file and print the effective config (with environment and --set applied).",
+            discussion: """
+                Without FILE it checks the config `scmesh run` would use: $SCMESH_CONFIG, \
+                else the built-in Config/node.yaml.
+                """)
 
-        @Argument(help: "The config file (YAML or JSON).")
-        var file: String
+        @Argument(help: "The config file (YAML or JSON; default: $SCMESH_CONFIG, else the built-in one).")
+        var file: String?
 
         @Option(name: .customLong("set"), help: ArgumentHelp("Override one config key (repeatable).", valueName: "key=value"))
         var overrides: [String] = []
 
         func run() async throws {
             try await reportingErrors {
+                let environment = ProcessInfo.processInfo.environment
                 let configuration = try NodeConfiguration.load(
-                    file: file, environment: ProcessInfo.processInfo.environment, overrides: overrides)
+                    file: file ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }, environment: environment,
+                    overrides: overrides)
                 print(try configuration.yaml(), terminator: "")
             }
         }

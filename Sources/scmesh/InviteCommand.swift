@@ -21,7 +21,7 @@ struct InviteCommand: AsyncParsableCommand {
     var expires = "24h"
 
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: output.json) {
             let seconds = try DurationArgument.seconds(expires, option: "--expires")
             let colors = isatty(STDOUT_FILENO) == 1
             try await callNode(

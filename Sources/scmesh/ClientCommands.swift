@@ -82,13 +82,24 @@ struct SendCommand: AsyncParsableCommand {
         var request = ControlRequest(
             cmd: "send", peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
             timeoutSeconds: timeout)
+        // On a terminal, a large payload from standard input shows bytes and rate.
+        var progress = TransferProgress()
+        var bytes = 0
         if text == "-" {
-            request.payloadBase64 = FileHandle.standardInput.readDataToEndOfFile().base64EncodedString()
+            let payload = readStandardInput(progress: &progress)
+            bytes = payload.count
+            progress.finish(bytes, "read", suffix: "; handing it to the node")
+            request.payloadBase64 = payload.base64EncodedString()
         } else {
             request.text = text
         }
+        var handover = TransferProgress()
         try await callNode(
-            request, dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self, render: TextReport.sent)
+            request, dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self,
+            render: { reply in
+                handover.finish(bytes, "the node stored")
+                return TextReport.sent(reply)
+            })
     }
 }
 

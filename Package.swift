@@ -199,7 +199,7 @@ let package = Package(
         .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
-        .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshStore", "MeshTesting", "TransportLoopback"]),
+        .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshCrypto", "MeshStore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "MeshNodeHTTPTests", dependencies: ["MeshNodeHTTP", "MeshNode", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),

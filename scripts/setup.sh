@@ -12,6 +12,11 @@ BUILD_PACKAGES=(pkg-config libsodium-dev libavahi-client-dev libbluetooth-dev li
 # The tests: a real avahi-daemon on a private D-Bus (TransportMDNS), network
 # namespaces joined by veth pairs (multi-host tests).
 TEST_PACKAGES=(avahi-daemon avahi-utils dbus iproute2)
+# The QR encoder's tests (invitations): an independent decoder, zbarimg, reads the
+# symbols the encoder renders.
+TEST_PACKAGES+=(zbar-tools)
+# The service unit's test: systemd-analyze verifies Config/scmesh.service.
+TEST_PACKAGES+=(systemd)
 
 packages=("${BUILD_PACKAGES[@]}")
 case "${1:-}" in

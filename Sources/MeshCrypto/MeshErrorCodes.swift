@@ -36,4 +36,9 @@ extension MeshError.Code {
     public static let identityFileCorrupt = MeshError.Code("identityFileCorrupt")
     /// Reading or writing the identity key file failed at the OS level.
     public static let identityFileIO = MeshError.Code("identityFileIO")
+    /// An invitation link does not parse: wrong prefix, bad base64url, unknown
+    /// version, or fields that overrun or violate their limits (docs/PROTOCOL.md J).
+    public static let invitationMalformed = MeshError.Code("invitationMalformed")
+    /// An invitation's expiry time has passed.
+    public static let invitationExpired = MeshError.Code("invitationExpired")
 }

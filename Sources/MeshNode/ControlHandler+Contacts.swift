@@ -16,7 +16,8 @@ extension ControlHandler {
             guard let alias = request.alias else {
                 throw MeshError(.invalidArgument, "contacts_add needs \"alias\" (the name to use) and \"peer\" (64 hex characters)")
             }
-            guard let text = request.peer, let peer = PeerID(hex: text) else {
+            let prefixed = try await request.peer.asyncFlatMap { try await resolvePeerPrefix($0, for: "contacts_add") }
+            guard let text = request.peer, let peer = PeerID(hex: text) ?? prefixed else {
                 throw MeshError(
                     .invalidArgument,
                     "contacts_add needs \"peer\": the peer ID, 64 hex characters (`scmesh identity` on that node prints it), got \"\((request.peer ?? "").prefix(80))\"")

@@ -110,7 +110,8 @@ extension ControlHandler {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
-    /// A peer named in a request: a 64-hex-character peer ID, or a contact's alias.
+    /// A peer named in a request: a 64-hex-character peer ID, a contact's alias, or the
+    /// unique start (4+ hex characters) of a known peer's ID.
     /// Returns the peer and its alias when it is a contact.
     /// - Throws: `.invalidArgument` naming what was given and what is accepted.
     func resolvePeer(_ text: String?, for command: String) async throws -> (PeerID, String?) {
@@ -123,11 +124,16 @@ extension ControlHandler {
         if let contact = try await store.contacts.contact(alias: text) {
             return (contact.peer, contact.alias)
         }
+        if let peer = try await resolvePeerPrefix(text, for: command) {
+            return (peer, try await store.contacts.contact(peer: peer)?.alias)
+        }
         if text.count == 64 || text.allSatisfy(\.isHexDigit) && text.count > 16 {
-            throw MeshError(.invalidArgument, "\"peer\" must be 64 hex characters or a contact's alias, got \"\(text.prefix(80))\"")
+            throw MeshError(
+                .invalidArgument,
+                "\"peer\" must be a peer ID (64 hex characters, or the start of a known one) or a contact's alias; no known peer's ID starts with \"\(text.prefix(80))\"")
         }
         throw MeshError(
             .invalidArgument,
-            "\"peer\": no contact has the alias \"\(text.prefix(80))\" and it is not a peer ID (64 hex characters); `scmesh contacts list` shows the aliases")
+            "\"peer\": no contact has the alias \"\(text.prefix(80))\" and no known peer's ID starts with it (a peer ID is 64 hex characters; its first 4 or more are enough); `scmesh contacts list` shows the aliases")
     }
 }

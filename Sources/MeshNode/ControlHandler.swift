@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 import MeshStore
 
 /// Answers control requests for one node. Never throws: every problem becomes an
@@ -11,8 +12,8 @@ import MeshStore
 /// the HTTP API (module `MeshNodeHTTP`) both call these functions.
 ///
 /// One file per group of commands: this one dispatches and answers `status`, `peers`,
-/// `routes`, `inbox` and `settings`; `+Send`, `+History` (history, trace, outbox) and
-/// `+Contacts` the rest.
+/// `routes`, `inbox` and `settings`; `+Send`, `+History` (history, trace, outbox),
+/// `+Contacts`, `+Topics` and `+Invite` (invite, join) the rest.
 package struct ControlHandler: Sendable {
     let router: Router
     let store: MeshStore
@@ -26,6 +27,8 @@ package struct ControlHandler: Sendable {
     var controlCounters = ControlServer.Counters()
     /// Where the HTTP API listens (for `status`).
     var httpEndpoint = HTTPEndpoint()
+    /// The key that signs `invite`'s invitations (nil: the node cannot invite).
+    var inviter: NodeIdentity? = nil
 
     var inbox: StoreInbox { store.inbox }
 
@@ -55,6 +58,8 @@ package struct ControlHandler: Sendable {
             case "trace": return try ControlJSON.success(await trace(request))
             case "outbox": return try ControlJSON.success(await outbox(request))
             case "settings": return try ControlJSON.success(await settings(request))
+            case "invite": return try await invite(request)
+            case "join": return try await join(request)
             case "contacts", "contacts_add", "contacts_remove", "contacts_block", "contacts_unblock", "contacts_allow_only":
                 return try ControlJSON.success(await contacts(request))
             case "subscribe", "unsubscribe", "topics", "publish": return try await topics(request)

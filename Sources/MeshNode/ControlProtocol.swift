@@ -30,13 +30,15 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// idempotent; `trace`: the message to trace.
     public var id: String?
     /// `send`: how long the message may wait for delivery, in seconds (default
-    /// `store.default_expiry_seconds`).
+    /// `store.default_expiry_seconds`); `invite`: how long the invitation is valid
+    /// (default 86400, 60 to 2592000).
     public var expiresSeconds: Double?
     /// `send`: reply only once the destination's receipt arrived (or the timeout passed).
     public var wait: Bool?
     /// `send` with `wait`: how long to wait, in seconds (default 60).
     public var timeoutSeconds: Double?
-    /// `contacts_add`, `contacts_remove`: the contact's alias.
+    /// `contacts_add`, `contacts_remove`: the contact's alias; `join`: the alias to give
+    /// the inviting node (default: its name from the invitation).
     public var alias: String?
     /// `contacts_add`: a free note.
     public var note: String?
@@ -46,13 +48,15 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var topic: String?
     /// `settings`: switch relaying (= sending and receiving) on or off at run time.
     public var relayEnabled: Bool?
+    /// `join`: the invitation link (`scmesh:…`) that `invite` made on another node.
+    public var invitation: String?
 
     /// Creates a request.
     public init(
         cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil,
         limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
         timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil,
-        relayEnabled: Bool? = nil
+        relayEnabled: Bool? = nil, invitation: String? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -69,12 +73,14 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.on = on
         self.topic = topic
         self.relayEnabled = relayEnabled
+        self.invitation = invitation
     }
 
     /// The commands a node answers.
     public static let commands = [
         "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
         "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish", "settings",
+        "invite", "join",
     ]
 
     /// The request fields, as they are spelled on the socket.
@@ -88,7 +94,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
-        case relayEnabled
+        case relayEnabled, invitation
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -120,6 +126,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         on = try container.decodeIfPresent(Bool.self, forKey: .on)
         topic = try container.decodeIfPresent(String.self, forKey: .topic)
         relayEnabled = try container.decodeIfPresent(Bool.self, forKey: .relayEnabled)
+        invitation = try container.decodeIfPresent(String.self, forKey: .invitation)
     }
 }
 

@@ -20,12 +20,16 @@ public struct LocalIdentity: Sendable {
     public var receipts: (any ReceiptSigner)?
     /// The Ed25519 public key, in hex (64 characters), when the identity has one.
     public var publicKeyHex: String?
+    /// The Ed25519 identity itself, when the node has one: it signs invitations
+    /// (`scmesh invite`).
+    public var signingIdentity: NodeIdentity?
 
     /// Creates an identity from its parts.
     public init(
         peerID: PeerID, security: any LinkSecurity, sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil,
-        publicKeyHex: String? = nil
+        publicKeyHex: String? = nil, signingIdentity: NodeIdentity? = nil
     ) {
+        self.signingIdentity = signingIdentity
         self.peerID = peerID
         self.security = security
         self.sealer = sealer
@@ -47,6 +51,6 @@ public struct LocalIdentity: Sendable {
         return LocalIdentity(
             peerID: identity.peerID, security: NoiseLinkSecurity(identity: identity),
             sealer: EnvelopeSealer(identity: identity), receipts: IdentityReceiptSigner(identity: identity),
-            publicKeyHex: identity.publicKeyHex)
+            publicKeyHex: identity.publicKeyHex, signingIdentity: identity)
     }
 }

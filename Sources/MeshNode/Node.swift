@@ -123,7 +123,7 @@ public final class Node: Sendable {
         let handler = ControlHandler(
             router: router, store: store, contactFilter: contactFilter, configuration: configuration,
             dataDirectory: dataDirectory, startedAt: .now, transports: transports.map(\.transport),
-            controlCounters: ControlServer.Counters(), httpEndpoint: httpEndpoint)
+            controlCounters: ControlServer.Counters(), httpEndpoint: httpEndpoint, inviter: identity.signingIdentity)
         commands = handler
         controlServer = ControlServer(
             dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration),

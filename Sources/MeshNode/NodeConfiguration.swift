@@ -21,6 +21,10 @@ public struct NodeConfiguration: Sendable {
         /// How long the node waits for a control client to take a reply (it never
         /// reads: its socket buffer is full) before it drops the client.
         public var controlWriteTimeoutMs: Int = 10_000
+        /// Where the log goes: `null` = standard error (in the journald format when
+        /// standard error is the journal); a path = appended to that file (relative
+        /// paths are relative to the data directory; created with mode 0600).
+        public var logFile: String?
 
         /// Built-in defaults.
         public init() {}
@@ -30,6 +34,7 @@ public struct NodeConfiguration: Sendable {
             case logLevel = "log_level"
             case controlMaxConnections = "control_max_connections"
             case controlWriteTimeoutMs = "control_write_timeout_ms"
+            case logFile = "log_file"
         }
 
         /// Decodes and checks every key; a bad value names its key.
@@ -51,6 +56,8 @@ public struct NodeConfiguration: Sendable {
             try require(
                 (1...3_600_000).contains(controlWriteTimeoutMs), .controlWriteTimeoutMs, in: container,
                 "must be 1 to 3600000, got \(controlWriteTimeoutMs)")
+            logFile = try container.decodeIfPresent(String.self, forKey: .logFile)
+            try require(logFile.map { !$0.isEmpty } ?? true, .logFile, in: container, "must be a file path or null, got \"\"")
         }
 
         /// Encodes every key.
@@ -60,6 +67,7 @@ public struct NodeConfiguration: Sendable {
             try container.encode(logLevel.rawValue, forKey: .logLevel)
             try container.encode(controlMaxConnections, forKey: .controlMaxConnections)
             try container.encode(controlWriteTimeoutMs, forKey: .controlWriteTimeoutMs)
+            try container.encode(logFile, forKey: .logFile)
         }
     }
 

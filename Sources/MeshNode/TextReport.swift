@@ -3,46 +3,6 @@ import MeshCore
 
 /// Human-readable renderings of control replies, as `scmesh` prints them without `--json`.
 public enum TextReport {
-    /// `scmesh status`.
-    public static func status(_ status: StatusReply) -> String {
-        var lines = [
-            "peer id     \(status.peerID.hex)",
-            "name        \(status.name.map { escaped($0) } ?? "-")",
-            "data dir    \(escaped(status.dataDir))",
-            "uptime      \(duration(status.uptimeSeconds))",
-            "relay       \(status.relayEnabled ? "on" : "off (the node neither sends nor receives)")",
-            status.transports.isEmpty ? "transports  none" : "transports",
-        ]
-        let width = status.transports.map { escaped($0.name).count }.max() ?? 0
-        for transport in status.transports {
-            var state = escaped(transport.state.name)
-            if let reason = transport.reason { state += ": \(escaped(reason))" }
-            if transport.reason == nil, !transport.addresses.isEmpty {
-                state += " on \(transport.addresses.map { escaped($0) }.joined(separator: ", "))"
-            }
-            lines.append("  \(pad(escaped(transport.name), width))  priority \(pad(String(transport.priority), 3))  \(state)")
-        }
-        let stats = status.stats
-        lines += [
-            "peers       \(status.peerCount)",
-            "inbox       \(status.inboxCount) message\(status.inboxCount == 1 ? "" : "s")",
-            "outbox      \(status.outboxCount.map { "\($0) message\($0 == 1 ? "" : "s") on the way" } ?? "-")",
-            "messages    \(stats.messagesSent) sent, \(stats.messagesReceived) received, \(stats.duplicatesDropped) duplicates dropped",
-            "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
-            "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
-        ]
-        let router = routerRefusals(stats)
-        if !router.isEmpty {
-            let list = router.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
-            lines.append("refused     router: \(list)")
-        }
-        for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key }) where !counters.isEmpty {
-            let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
-            lines.append("refused     \(escaped(name)): \(list)")
-        }
-        return lines.joined(separator: "\n")
-    }
-
     /// What the router refused or closed because of a remote, by reason (the non-zero
     /// ones): the `refused router:` line of `scmesh status`.
     public static func routerRefusals(_ stats: RouterStats) -> [String: Int] {
@@ -96,15 +56,17 @@ public enum TextReport {
     /// `scmesh inbox`.
     public static func inbox(_ reply: InboxReply) -> String {
         guard !reply.messages.isEmpty else { return "inbox is empty" }
-        let formatter = ISO8601DateFormatter()
-        return reply.messages.map { message in
-            let header =
-                "#\(message.seq)  \(formatter.string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
-                + (message.topic.map { "  topic \(escaped($0))" } ?? "")
-            let body = message.text.map { "    " + escaped($0, newlines: "\n    ") }
-                ?? "    (binary, base64) \(message.payloadBase64.prefix(76))\(message.payloadBase64.count > 76 ? "…" : "")"
-            return header + "\n" + body
-        }.joined(separator: "\n")
+        return reply.messages.map { inboxMessage($0) }.joined(separator: "\n")
+    }
+
+    /// One message of `scmesh inbox` (also each new one of `scmesh inbox --follow`).
+    public static func inboxMessage(_ message: InboxReply.Message) -> String {
+        let header =
+            "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
+            + (message.topic.map { "  topic \(escaped($0))" } ?? "")
+        let body = message.text.map { "    " + escaped($0, newlines: "\n    ") }
+            ?? "    (binary, base64) \(message.payloadBase64.prefix(76))\(message.payloadBase64.count > 76 ? "…" : "")"
+        return header + "\n" + body
     }
 
 

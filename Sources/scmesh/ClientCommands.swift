@@ -46,26 +46,6 @@ struct RoutesCommand: AsyncParsableCommand {
     }
 }
 
-/// `scmesh inbox`.
-struct InboxCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "inbox", abstract: "Show messages received by the running node.")
-
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var output: JSONOption
-
-    @Option(help: "Only messages with a sequence number above this.")
-    var after: Int?
-
-    @Option(help: "At most this many (the newest).")
-    var limit: Int?
-
-    func run() async throws {
-        try await callNode(
-            ControlRequest(cmd: "inbox", after: after, limit: limit), dataDirectory: dataDirectory.path,
-            json: output.json, as: InboxReply.self, render: TextReport.inbox)
-    }
-}
-
 /// `scmesh send`.
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -102,8 +82,13 @@ struct SendCommand: AsyncParsableCommand {
         var request = ControlRequest(
             cmd: "send", peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
             timeoutSeconds: timeout)
+        // On a terminal, a large payload from standard input shows bytes and rate.
+        var progress = TransferProgress()
+        var bytes = 0
         if text == "-" {
-            let payload = FileHandle.standardInput.readDataToEndOfFile()
+            let payload = readStandardInput(progress: &progress)
+            bytes = payload.count
+            progress.finish(bytes, "read", suffix: "; handing it to the node")
             // Raw bytes over the HTTP API when the node serves one; base64 in JSON on
             // the control socket otherwise.
             if try await sendRaw(request, payload: payload, dataDirectory: dataDirectory.path, json: output.json) { return }
@@ -111,8 +96,13 @@ struct SendCommand: AsyncParsableCommand {
         } else {
             request.text = text
         }
+        var handover = TransferProgress()
         try await callNode(
-            request, dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self, render: TextReport.sent)
+            request, dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self,
+            render: { reply in
+                handover.finish(bytes, "the node stored")
+                return TextReport.sent(reply)
+            })
     }
 }
 
@@ -125,7 +115,7 @@ struct IdentityCommand: AsyncParsableCommand {
     @OptionGroup var output: JSONOption
 
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: output.json) {
             let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory.path)
             if output.json {
                 print(#"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#)
@@ -147,18 +137,24 @@ struct ConfigCommand: AsyncParsableCommand {
     struct CheckCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "check",
-            abstract: "Validate a config file and print the effective config (with environment and --set applied).")
+            abstract: "Validate a config file and print the effective config (with environment and --set applied).",
+            discussion: """
+                Without FILE it checks the config `scmesh run` would use: $SCMESH_CONFIG, \
+                else the built-in Config/node.yaml.
+                """)
 
-        @Argument(help: "The config file (YAML or JSON).")
-        var file: String
+        @Argument(help: "The config file (YAML or JSON; default: $SCMESH_CONFIG, else the built-in one).")
+        var file: String?
 
         @Option(name: .customLong("set"), help: ArgumentHelp("Override one config key (repeatable).", valueName: "key=value"))
         var overrides: [String] = []
 
         func run() async throws {
             try await reportingErrors {
+                let environment = ProcessInfo.processInfo.environment
                 let configuration = try NodeConfiguration.load(
-                    file: file, environment: ProcessInfo.processInfo.environment, overrides: overrides)
+                    file: file ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }, environment: environment,
+                    overrides: overrides)
                 print(try configuration.yaml(), terminator: "")
             }
         }

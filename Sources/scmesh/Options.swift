@@ -27,19 +27,30 @@ func printError(_ message: String) {
 
 /// Runs `body`, turning any error into one line on stderr and exit code 1: a
 /// `MeshError` prints its message; anything else (a library's error that escaped)
-/// is described without the library's call syntax.
-func reportingErrors(_ body: () async throws -> Void) async throws {
+/// is described without the library's call syntax. With `json`, the line is instead
+/// a failure object on stdout, shaped like the node's (`{"ok":false,"error":…,"code":…}`),
+/// so a script reading `--json` output gets JSON whether the node or the CLI refused.
+func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as MeshError {
-        printError(error.message)
+        if json {
+            print(String(decoding: ControlJSON.failure(error.message, code: error.code.name), as: UTF8.self))
+        } else {
+            printError(error.message)
+        }
         throw ExitCode.failure
     } catch let error as ExitCode {
         throw error
     } catch let error as CleanExit {
         throw error
     } catch {
-        printError(MeshError.describing(error).message)
+        let described = MeshError.describing(error)
+        if json {
+            print(String(decoding: ControlJSON.failure(described.message, code: described.code.name), as: UTF8.self))
+        } else {
+            printError(described.message)
+        }
         throw ExitCode.failure
     }
 }
@@ -50,7 +61,7 @@ func callNode<Reply: Decodable>(
     _ request: ControlRequest, dataDirectory: String, json: Bool, as type: Reply.Type,
     render: (Reply) -> String
 ) async throws {
-    try await reportingErrors {
+    try await reportingErrors(json: json) {
         let reply = try await ControlClient(dataDirectory: dataDirectory).call(request)
         if json {
             print(reply.line)

@@ -28,11 +28,14 @@ struct RunCommand: AsyncParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             let file = config ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
             let configuration = try NodeConfiguration.load(file: file, environment: environment, overrides: overrides)
-            let level = configuration.node.logLevel
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
+            // The log file may live in the data directory, which the first run creates.
+            if configuration.node.logFile != nil { try DataDirectory.prepare(dataDirectory.path) }
+            try LogOutput.choose(
+                logFile: configuration.node.logFile, dataDirectory: dataDirectory.path, environment: environment
+            ).bootstrap(level: configuration.node.logLevel)
+            if let notice = ExposureNotice.line(for: configuration) {
+                // One line on stderr (the journal under systemd), before the node's log.
+                printError("note: \(notice)")
             }
             let logger = Logger(label: "scmesh")
             let node = try buildNode(config: configuration, dataDirectory: dataDirectory.path, logger: logger)

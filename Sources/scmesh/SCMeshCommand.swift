@@ -1,4 +1,5 @@
 import ArgumentParser
+import MeshNode
 
 /// `scmesh`: run an SCMesh node and talk to it.
 @main
@@ -8,12 +9,15 @@ struct SCMeshCommand: AsyncParsableCommand {
         abstract: "Run an SCMesh mesh-messaging node and talk to it.",
         discussion: """
             The data directory (--data-dir) defaults to $SCMESH_DATA_DIR, else \
-            $XDG_DATA_HOME/scmesh, else ~/.local/share/scmesh.
+            $XDG_DATA_HOME/scmesh, else ~/.local/share/scmesh. Shell completions: \
+            scmesh --generate-completion-script bash|zsh|fish.
             """,
+        version: SCMeshVersion.description,
         subcommands: [
             RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self, InboxCommand.self,
-            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, ConfigCommand.self, IdentityCommand.self,
-            SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self, PublishCommand.self, DashboardCommand.self,
+            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, InviteCommand.self, JoinCommand.self, ConfigCommand.self,
+            IdentityCommand.self, SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self, PublishCommand.self,
+            DashboardCommand.self,
         ]
     )
 }

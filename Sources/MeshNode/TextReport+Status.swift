@@ -1,0 +1,58 @@
+import Foundation
+import MeshCore
+
+extension TextReport {
+    /// `scmesh status`: one screen, the important things first (like `tailscale
+    /// status` or `rnstatus`): who the node is and whether it works (relay, peers,
+    /// queues), then each transport with its state and the addresses it actually
+    /// listens on, preferred first, then the counters.
+    ///
+    /// ```
+    /// alice  489f48a6…dbae
+    /// relay on · 1 peer · inbox 0 · outbox 0 · up 2m 3s
+    ///
+    /// TRANSPORT  STATE    PRIORITY  LISTENING ON
+    /// tcp        running  30        127.0.0.1:7420
+    /// ```
+    public static func status(_ status: StatusReply) -> String {
+        let name = status.name.map { escaped($0) } ?? "(no name)"
+        let peers = "\(status.peerCount) peer\(status.peerCount == 1 ? "" : "s")"
+        let outbox = status.outboxCount.map { "outbox \($0)" } ?? "outbox -"
+        let relay = status.relayEnabled ? "relay on" : "RELAY OFF (the node neither sends nor receives)"
+        var lines = [
+            "\(name)  \(status.peerID.hex)",
+            [relay, peers, "inbox \(status.inboxCount)", outbox, "up \(duration(status.uptimeSeconds))"].joined(separator: " · "),
+            "",
+        ]
+        if status.transports.isEmpty {
+            lines.append("no transports")
+        } else {
+            var rows = [["TRANSPORT", "STATE", "PRIORITY", "LISTENING ON"]]
+            for transport in status.transports.sorted(by: { ($0.priority, $0.name) < ($1.priority, $1.name) }) {
+                let detail =
+                    transport.reason.map { escaped($0) }
+                    ?? (transport.addresses.isEmpty ? "-" : transport.addresses.map { escaped($0) }.joined(separator: ", "))
+                rows.append([escaped(transport.name), escaped(transport.state.name), String(transport.priority), detail])
+            }
+            lines.append(table(rows))
+        }
+        let stats = status.stats
+        lines += [
+            "",
+            "messages    \(stats.messagesSent) sent, \(stats.messagesReceived) received, \(stats.duplicatesDropped) duplicates dropped",
+            "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
+            "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
+        ]
+        let router = routerRefusals(stats)
+        if !router.isEmpty {
+            let list = router.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            lines.append("refused     router: \(list)")
+        }
+        for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key }) where !counters.isEmpty {
+            let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            lines.append("refused     \(escaped(name)): \(list)")
+        }
+        lines.append("data dir    \(escaped(status.dataDir))")
+        return lines.joined(separator: "\n")
+    }
+}

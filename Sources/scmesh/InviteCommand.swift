@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import MeshCore
+import MeshNode
+
+/// `scmesh invite`.
+struct InviteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invite",
+        abstract: "Print a signed invitation to this node, as a link and a QR code, for `scmesh join` on another node.",
+        discussion: """
+            The invitation holds this node's peer ID, its name (node.name), the addresses its \
+            TCP transports listen on and an expiry, signed with the node's identity key. \
+            Anyone holding it can connect to this node until it expires.
+            """)
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    @Option(help: ArgumentHelp("How long the invitation is valid: 90s, 30m, 24h, 7d (60 s to 30 days).", valueName: "duration"))
+    var expires = "24h"
+
+    func run() async throws {
+        try await reportingErrors(json: output.json) {
+            let seconds = try DurationArgument.seconds(expires, option: "--expires")
+            let colors = isatty(STDOUT_FILENO) == 1
+            try await callNode(
+                ControlRequest(cmd: "invite", expiresSeconds: seconds), dataDirectory: dataDirectory.path, json: output.json,
+                as: InviteReply.self, render: { TextReport.invite($0, colors: colors) })
+        }
+    }
+}
+
+/// `scmesh join`.
+struct JoinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Check an invitation from `scmesh invite`, add its node as a contact and dial it.",
+        discussion: """
+            Refused when the invitation expired, was changed after signing, does not parse, \
+            or is this node's own.
+            """)
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var output: JSONOption
+
+    @Option(help: "The alias for the new contact (default: the name in the invitation, else peer-<8 hex>).")
+    var alias: String?
+
+    @Argument(help: "The invitation: the scmesh:… link.")
+    var invitation: String
+
+    func run() async throws {
+        try await callNode(
+            ControlRequest(cmd: "join", alias: alias, invitation: invitation), dataDirectory: dataDirectory.path,
+            json: output.json, as: JoinReply.self, render: TextReport.joined)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import MeshNode
+
+/// Bytes and rate of a long transfer on standard error, for a person watching a
+/// terminal: one line rewritten in place (`\r`), at most every 100 ms, only when
+/// standard error is a terminal and the payload is at least ``threshold`` bytes.
+/// Prints nothing when standard error is a pipe or a file.
+struct TransferProgress {
+    /// Payloads smaller than this show no progress.
+    static let threshold = 1 << 20
+
+    let enabled: Bool
+    let started = ContinuousClock.now
+    private var lastDrawn: ContinuousClock.Instant?
+
+    /// A meter that draws when standard error is a terminal.
+    init(enabled: Bool = isatty(STDERR_FILENO) == 1) {
+        self.enabled = enabled
+    }
+
+    /// Redraws `read 3.2 MiB (41.0 MiB/s)` when 100 ms passed since the last draw.
+    mutating func update(_ bytes: Int, _ verb: String) {
+        guard enabled, bytes >= Self.threshold else { return }
+        let now = ContinuousClock.now
+        if let lastDrawn, now - lastDrawn < .milliseconds(100) { return }
+        lastDrawn = now
+        draw("\(verb) \(Self.size(bytes)) (\(Self.rate(bytes, since: started)))")
+    }
+
+    /// Ends the meter: a last line `read 10.0 MiB in 0.65 s (15.4 MiB/s)` then
+    /// `suffix` and a newline, for a payload of at least ``threshold`` bytes.
+    mutating func finish(_ bytes: Int, _ verb: String, suffix: String = "") {
+        guard enabled, bytes >= Self.threshold else { return }
+        let elapsed = Self.seconds(ContinuousClock.now - started)
+        draw("\(verb) \(Self.size(bytes)) in \(String(format: "%.2f", elapsed)) s (\(Self.rate(bytes, since: started)))\(suffix)")
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+
+    private func draw(_ text: String) {
+        // \r, the text, then erase to the end of the line.
+        FileHandle.standardError.write(Data("\r\(text)\u{1B}[K".utf8))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// `512 KiB`, `3.2 MiB`, `1.1 GiB`.
+    static func size(_ bytes: Int) -> String {
+        let value = Double(bytes)
+        if value >= Double(1 << 30) { return String(format: "%.1f GiB", value / Double(1 << 30)) }
+        if value >= Double(1 << 20) { return String(format: "%.1f MiB", value / Double(1 << 20)) }
+        return String(format: "%.0f KiB", value / 1024)
+    }
+
+    static func rate(_ bytes: Int, since start: ContinuousClock.Instant) -> String {
+        let elapsed = max(seconds(ContinuousClock.now - start), 0.001)
+        return size(Int(Double(bytes) / elapsed)) + "/s"
+    }
+}
+
+/// Reads all of standard input in 1 MiB chunks, showing progress on a terminal.
+func readStandardInput(progress: inout TransferProgress) -> Data {
+    var data = Data()
+    while true {
+        let chunk = FileHandle.standardInput.readData(ofLength: 1 << 20)
+        if chunk.isEmpty { break }
+        data.append(chunk)
+        progress.update(data.count, "read")
+    }
+    return data
+}

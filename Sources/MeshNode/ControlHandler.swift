@@ -125,13 +125,34 @@ package struct ControlHandler: Sendable {
     }
 
     /// `settings`: the run-time settings; with `relay_enabled`, switches relaying (and
-    /// with it sending and receiving) on or off first. The change lasts until the node
+    /// with it sending and receiving) on or off first; with `relay_max_per_hour`,
+    /// `relay_neighbour_share` or `relay_battery_floor_percent`, changes the relay's
+    /// budgets (each checked before any changes). The change lasts until the node
     /// stops (the config file is not rewritten).
     package func settings(_ request: ControlRequest) async throws -> SettingsReply {
+        var limits = router.relayLimits()
+        if let perHour = request.relayMaxPerHour {
+            guard perHour >= 0 else { throw MeshError(.invalidArgument, "\"relay_max_per_hour\" must be 0 (no limit) or more, got \(perHour)") }
+            limits.maxPerHour = perHour
+        }
+        if let share = request.relayNeighbourShare {
+            guard share > 0 && share <= 1 else {
+                throw MeshError(.invalidArgument, "\"relay_neighbour_share\" must be above 0 and at most 1, got \(share)")
+            }
+            limits.neighbourShare = share
+        }
+        if let floor = request.relayBatteryFloorPercent {
+            guard (0...100).contains(floor) else {
+                throw MeshError(.invalidArgument, "\"relay_battery_floor_percent\" must be between 0 (never) and 100, got \(floor)")
+            }
+            limits.batteryFloorPercent = floor
+        }
+        // Everything is checked before anything changes.
+        if limits != router.relayLimits() { router.setRelayLimits(limits) }
         if let enabled = request.relayEnabled {
             router.setRelayEnabled(enabled)
         }
-        return SettingsReply(relayEnabled: router.relayEnabled)
+        return SettingsReply(relayEnabled: router.relayEnabled, limits: router.relayLimits())
     }
 
     private func transportCounters() -> [String: [String: Int]] {

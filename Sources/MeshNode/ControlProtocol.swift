@@ -48,6 +48,12 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var topic: String?
     /// `settings`: switch relaying (= sending and receiving) on or off at run time.
     public var relayEnabled: Bool?
+    /// `settings`: the relay's hourly budget (`relay.max_per_hour`; 0 = no limit).
+    public var relayMaxPerHour: Int?
+    /// `settings`: one neighbour's share of it (`relay.neighbour_share`, 0 < share ≤ 1).
+    public var relayNeighbourShare: Double?
+    /// `settings`: the battery floor in percent (`relay.battery_floor_percent`, 0…100).
+    public var relayBatteryFloorPercent: Int?
     /// `join`: the invitation link (`scmesh:…`) that `invite` made on another node.
     public var invitation: String?
 
@@ -56,7 +62,8 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil,
         limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
         timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil,
-        relayEnabled: Bool? = nil, invitation: String? = nil
+        relayEnabled: Bool? = nil, invitation: String? = nil, relayMaxPerHour: Int? = nil, relayNeighbourShare: Double? = nil,
+        relayBatteryFloorPercent: Int? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -73,6 +80,9 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.on = on
         self.topic = topic
         self.relayEnabled = relayEnabled
+        self.relayMaxPerHour = relayMaxPerHour
+        self.relayNeighbourShare = relayNeighbourShare
+        self.relayBatteryFloorPercent = relayBatteryFloorPercent
         self.invitation = invitation
     }
 
@@ -94,7 +104,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
-        case relayEnabled, invitation
+        case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -126,6 +136,9 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         on = try container.decodeIfPresent(Bool.self, forKey: .on)
         topic = try container.decodeIfPresent(String.self, forKey: .topic)
         relayEnabled = try container.decodeIfPresent(Bool.self, forKey: .relayEnabled)
+        relayMaxPerHour = try container.decodeIfPresent(Int.self, forKey: .relayMaxPerHour)
+        relayNeighbourShare = try container.decodeIfPresent(Double.self, forKey: .relayNeighbourShare)
+        relayBatteryFloorPercent = try container.decodeIfPresent(Int.self, forKey: .relayBatteryFloorPercent)
         invitation = try container.decodeIfPresent(String.self, forKey: .invitation)
     }
 }
@@ -169,10 +182,19 @@ public struct StatusReply: Codable, Sendable, Hashable {
 public struct SettingsReply: Codable, Sendable, Hashable {
     /// Whether the node relays, sends and receives (starts as `relay.enabled`).
     public var relayEnabled: Bool
+    /// Messages relayed for others per hour at most (0 = no limit).
+    public var relayMaxPerHour: Int
+    /// One neighbour's share of the hourly budget.
+    public var relayNeighbourShare: Double
+    /// Below this battery charge (on battery) the node relays nothing; 0 = never.
+    public var relayBatteryFloorPercent: Int
 
     /// Creates a reply.
-    public init(relayEnabled: Bool) {
+    public init(relayEnabled: Bool, limits: RelayLimits) {
         self.relayEnabled = relayEnabled
+        relayMaxPerHour = limits.maxPerHour
+        relayNeighbourShare = limits.neighbourShare
+        relayBatteryFloorPercent = limits.batteryFloorPercent
     }
 }
 

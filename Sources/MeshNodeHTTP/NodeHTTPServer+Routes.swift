@@ -109,7 +109,9 @@ extension NodeHTTPServer {
         }
         api.patch("settings") { request, context in
             _ = try QueryParameters(request, known: [])
-            let body = try await Self.jsonObject(request, context: context, allowed: ["relay_enabled"])
+            let body = try await Self.jsonObject(
+                request, context: context,
+                allowed: ["relay_enabled", "relay_max_per_hour", "relay_neighbour_share", "relay_battery_floor_percent"])
             var change = ControlRequest(cmd: "settings")
             if body["relay_enabled"] != nil {
                 guard let enabled = Self.strictBool(body["relay_enabled"]) else {
@@ -117,8 +119,25 @@ extension NodeHTTPServer {
                 }
                 change.relayEnabled = enabled
             }
+            for key in ["relay_max_per_hour", "relay_battery_floor_percent"] where body[key] != nil {
+                guard let number = body[key] as? NSNumber, Self.strictBool(body[key]) == nil,
+                      let value = Int(exactly: number.doubleValue) else {
+                    throw APIError.badRequest("\"\(key)\" must be a whole number")
+                }
+                if key == "relay_max_per_hour" { change.relayMaxPerHour = value } else { change.relayBatteryFloorPercent = value }
+            }
+            if body["relay_neighbour_share"] != nil {
+                guard let number = body["relay_neighbour_share"] as? NSNumber, Self.strictBool(body["relay_neighbour_share"]) == nil,
+                      number.doubleValue.isFinite else {
+                    throw APIError.badRequest("\"relay_neighbour_share\" must be a number")
+                }
+                change.relayNeighbourShare = number.doubleValue
+            }
             let reply = try await self.commands.settings(change)
             if let enabled = change.relayEnabled { self.logger.notice("relay switched \(enabled ? "on" : "off") through the HTTP API") }
+            if change.relayMaxPerHour != nil || change.relayNeighbourShare != nil || change.relayBatteryFloorPercent != nil {
+                self.logger.notice("relay budgets changed through the HTTP API: \(reply.relayMaxPerHour) an hour, neighbour share \(reply.relayNeighbourShare), battery floor \(reply.relayBatteryFloorPercent) %")
+            }
             return try Self.json(reply)
         }
         api.get("events") { request, _ in try self.eventStream(request) }

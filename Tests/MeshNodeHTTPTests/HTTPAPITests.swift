@@ -130,6 +130,21 @@ struct HTTPAPITests {
         #expect(try await a.control.call(ControlRequest(cmd: "settings", relayEnabled: true)).decode(SettingsReply.self).relayEnabled)
         #expect(try await a.call(.GET, "/api/v1/settings").object["relay_enabled"] as? Bool == true)
 
+        // The relay budgets, at run time: checked as a whole before anything changes.
+        let budgets = try await a.call(
+            .PATCH, "/api/v1/settings", json: #"{"relay_max_per_hour":120,"relay_neighbour_share":0.5,"relay_battery_floor_percent":10}"#)
+        #expect(budgets.status == 200, "\(budgets.text)")
+        #expect(budgets.object["relay_max_per_hour"] as? Int == 120 && budgets.object["relay_neighbour_share"] as? Double == 0.5)
+        #expect(budgets.object["relay_battery_floor_percent"] as? Int == 10)
+        let badShare = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_max_per_hour":5,"relay_neighbour_share":2}"#)
+        #expect(badShare.status == 400 && badShare.text.contains("relay_neighbour_share"), "\(badShare.text)")
+        let notWhole = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_max_per_hour":1.5}"#)
+        #expect(notWhole.status == 400 && notWhole.text.contains("relay_max_per_hour"), "\(notWhole.text)")
+        let kept = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        #expect(kept.relayMaxPerHour == 120 && kept.relayNeighbourShare == 0.5 && kept.relayBatteryFloorPercent == 10)
+        let viaSocket = try await a.control.call(ControlRequest(cmd: "settings", relayMaxPerHour: 0)).decode(SettingsReply.self)
+        #expect(viaSocket.relayMaxPerHour == 0)
+
         // Bad input names what is wrong.
         let typo = try await a.call(.GET, "/api/v1/inbox?limt=3")
         #expect(typo.status == 400 && typo.text.contains("limt"), "\(typo.text)")

@@ -259,13 +259,16 @@ struct TCPTransportTests {
             let extra = try RawClient(port: port)
             #expect(await extra.closedByServer())
         }
-        let intervals = Int((ContinuousClock.now - started) / .seconds(10))
         #expect(server.transport.counters["refused.max_inbound"] == 200)
+        let lines = capture.messages.filter { $0.contains("refused") }.count
+        let intervals = Int((ContinuousClock.now - started) / .seconds(10))
         // One line for the first refusal; the rest are counted into one summary line per
         // 10 s interval (none on an idle machine, where the loop takes well under 10 s;
-        // a loaded one may cross an interval or two).
-        // (+ 2: the limiter's intervals need not line up with this loop's start.)
-        #expect(capture.messages.filter { $0.contains("refused") }.count <= 2 + intervals, "\(capture.messages)")
+        // a loaded one may cross an interval or two). A span of n whole intervals can
+        // touch n + 1 interval boundaries, and the limiter's intervals need not line up
+        // with this loop's start: hence + 3. Either way 200 refusals make a handful of
+        // lines, not 200.
+        #expect(lines <= 3 + intervals, "\(capture.messages)")
         #expect(capture.messages.filter { $0.contains("refused") }.count >= 1, "\(capture.messages)")
         _ = holder
         await server.stop()

@@ -13,8 +13,15 @@ func sendRaw(_ request: ControlRequest, payload: Data, dataDirectory: String, js
     var sent = false
     try await reportingErrors {
         guard let client = try await NodeHTTPClient.forNode(dataDirectory: dataDirectory) else { return }
+        let reply: ControlReply
+        do {
+            reply = try await client.send(request, payload: ByteBuffer(bytes: payload))
+        } catch let error as MeshError where error.code == .nodeNotRunning {
+            // The HTTP API did not answer (no loopback interface, a firewall): nothing
+            // was sent, so the control socket carries the payload instead.
+            return
+        }
         sent = true
-        let reply = try await client.send(request, payload: ByteBuffer(bytes: payload))
         if json {
             print(reply.line)
             if !reply.ok { throw ExitCode.failure }

@@ -196,7 +196,7 @@ let package = Package(
             dependencies: ["MeshCrypto", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshCrypto", "MeshStore", "MeshTesting", "TransportLoopback"]),

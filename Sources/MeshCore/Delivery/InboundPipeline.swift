@@ -131,8 +131,10 @@ final class InboundPipeline: Sendable {
             return .accepted
         }
         guard let opened = open(frame, payload, session: session) else {
-            // Forged or unreadable: acknowledged (it arrived), never delivered.
-            finishHandOver(frame.messageID)
+            // Forged or unreadable: acknowledged (it arrived), never delivered, and its
+            // ID not marked as seen — else a relay that altered one copy could make the
+            // destination drop the genuine one as a duplicate (PROTOCOL §A.6).
+            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
             return .accepted
         }
         if isReceipt {

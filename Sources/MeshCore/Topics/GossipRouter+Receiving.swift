@@ -159,6 +159,15 @@ extension GossipRouter {
         var penalty: String?
         state.withLock { state in
             guard !isIgnored(peer, state, now: now) else { return }
+            var budget = state.peers[peer]?.control
+                ?? AnnounceBudget(rate: configuration.controlRate, burst: configuration.controlBurst, now: now)
+            let allowed = budget.take(now: now)
+            state.peers[peer, default: PeerState()].control = budget
+            guard allowed else {
+                stats.update { $0.topics.rejected["controlRateLimited", default: 0] += 1 }
+                penalty = "controlFlood"
+                return
+            }
             let topic = control.topic
             switch control.body {
             case .subscribe(let distance):
@@ -219,6 +228,12 @@ extension GossipRouter {
                 }
                 if served > 0 { stats.update { $0.topics.iwantServed += served } }
             }
+        }
+        if penalty == "controlFlood" {
+            send(outbox)
+            return penalise(
+                peer, reason: "controlFlood",
+                detail: "sent more than \(configuration.controlBurst) topic control frames at once (\(configuration.controlRate) a second allowed)")
         }
         if let penalty {
             stats.update { $0.topics.peersPenalised[penalty, default: 0] += 1 }

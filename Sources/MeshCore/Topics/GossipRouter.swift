@@ -28,6 +28,8 @@ final class GossipRouter: Sendable {
         var ignoredUntil: ContinuousClock.Instant?
         /// Times each message was served to it (IWANT), at most 3.
         var served: [MessageID: Int] = [:]
+        /// Its share of control frames (`controlRate`, `controlBurst`).
+        var control: AnnounceBudget?
     }
 
     struct OriginTopic: Hashable {
@@ -236,7 +238,9 @@ final class GossipRouter: Sendable {
     func neighbourLost(_ peer: PeerID) {
         let now = clock.now
         let outbox = state.withLock { state -> Outbox in
-            state.peers[peer] = nil
+            // A penalised neighbour stays penalised when it comes back on a new link.
+            let penalisedUntil = state.peers[peer]?.ignoredUntil.flatMap { $0 > now ? $0 : nil }
+            state.peers[peer] = penalisedUntil.map { PeerState(ignoredUntil: $0) }
             state.advertised[peer] = nil
             for topic in state.mesh.keys { state.mesh[topic]?.remove(peer) }
             return reconcile(&state, now: now)

@@ -49,6 +49,13 @@ public struct TopicConfiguration: Sendable, Hashable {
     /// Topic frames waiting per link; beyond it the oldest go (lazy repair fetches
     /// what was lost).
     public var outboxCapacity: Int
+    /// Control frames (SUBSCRIBE, UNSUBSCRIBE, GRAFT, PRUNE, IHAVE, IWANT) a second one
+    /// neighbour may send, after `controlBurst`; a neighbour sending more is pruned
+    /// from every topic mesh and ignored for the backoff (docs/PROTOCOL.md §A.7).
+    public var controlRate: Double
+    /// Control frames one neighbour may send at once: enough for a full exchange on
+    /// link-up (a SUBSCRIBE per topic, IHAVE of the whole cache).
+    public var controlBurst: Int
 
     /// The seed app's topics, subscribed by default.
     public static let seedTopics = ["/scmesh/global/v1", "/scmesh/discovery/v1", "/scmesh/relay/v1"]
@@ -59,7 +66,7 @@ public struct TopicConfiguration: Sendable, Hashable {
         meshDegreeHigh: Int = 12, gossipDegree: Int = 6, heartbeatInterval: Duration = .seconds(1), gossipWindow: Int = 3,
         cacheDuration: Duration = .seconds(120), cacheCapacity: Int = 4096, ttl: UInt8 = 16, lifetimeSeconds: UInt32 = 3600,
         seenCapacity: Int = 65_536, maxDistance: UInt8 = 8, maxTopics: Int = 64, peerRate: Double = 50, peerBurst: Int = 200,
-        pruneBackoff: Duration = .seconds(60), outboxCapacity: Int = 1024
+        pruneBackoff: Duration = .seconds(60), outboxCapacity: Int = 1024, controlRate: Double = 100, controlBurst: Int = 1000
     ) {
         self.defaultTopics = defaultTopics
         self.meshDegree = meshDegree
@@ -79,6 +86,8 @@ public struct TopicConfiguration: Sendable, Hashable {
         self.peerBurst = peerBurst
         self.pruneBackoff = pruneBackoff
         self.outboxCapacity = outboxCapacity
+        self.controlRate = controlRate
+        self.controlBurst = controlBurst
     }
 
     /// Checks every value.
@@ -100,6 +109,9 @@ public struct TopicConfiguration: Sendable, Hashable {
         }
         guard peerRate > 0, peerBurst >= 1 else {
             throw MeshError(.invalidConfiguration, "topics.peer_rate must be above 0 (messages a second per neighbour and topic)")
+        }
+        guard controlRate > 0, controlBurst >= 1 else {
+            throw MeshError(.invalidConfiguration, "topics: the control frame rate and burst must be positive")
         }
         guard heartbeatInterval > .zero, gossipWindow >= 1, cacheCapacity >= 1, seenCapacity >= 1, maxTopics >= 1,
               outboxCapacity >= 1, maxDistance >= 1

@@ -86,7 +86,7 @@ final class TalliedLink: Link {
             return current
         }
         let dropped = transport.drop()
-        transport.tally.wrote(kind, count: frame.count, dropped: dropped)
+        transport.tally.wrote(kind, count: frame.count, startsFrame: WireTally.startsFrame(frame), dropped: dropped)
         if dropped { return }
         try await inner.send(frame)
     }

@@ -11,7 +11,7 @@ enum SimBench {
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
-          --loss L      per-packet loss on every link, 0..<1 (default 0.1)
+          --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
           --messages M  messages between random pairs (default 3000)
           --quiet       no progress lines
         """
@@ -87,7 +87,7 @@ enum SimBench {
         print("== mesh simulation: \(n) nodes")
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
-                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per packet; seed \(configuration.seed)")
+                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths")

@@ -20,26 +20,30 @@ import TransportLoopback
         let signer: TestReceiptSigner
         let raw: RawPeer
         let running: RunningTransport
-        let announces = Mutex<[AnnounceFrame]>([])
-        let pongs = Mutex<Set<UInt64>>([])
+        let seen = Seen()
         let drain: Task<Void, Never>
+
+        /// What R sent: announcements and PONG nonces.
+        final class Seen: Sendable {
+            let announces = Mutex<[AnnounceFrame]>([])
+            let pongs = Mutex<Set<UInt64>>([])
+        }
 
         init(address: String, network: LoopbackNetwork) async throws {
             peer = .random()
             signer = TestReceiptSigner(peer: peer)
             let transport = LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(discovery: false))
             running = try await RunningTransport.start(transport, localPeerID: peer)
-            var raw = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
+            let raw = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
             try await raw.send(segment: Array("SCM0".utf8) + [Frame.version] + peer.bytes)
             _ = try await raw.link.receive()  // R's hello
             self.raw = raw
-            let (announces, pongs) = (announces, pongs)
-            drain = Task { [link = raw.link] in
+            drain = Task { [link = raw.link, seen] in
                 var reader = RawPeer(link: link)
                 while let segment = try? await reader.receiveSegment() {
                     switch try? Frame.decode(segment) {
-                    case .announce(let frame): announces.withLock { $0.append(frame) }
-                    case .pong(let nonce): _ = pongs.withLock { $0.insert(nonce) }
+                    case .announce(let frame): seen.announces.withLock { $0.append(frame) }
+                    case .pong(let nonce): _ = seen.pongs.withLock { $0.insert(nonce) }
                     default: break
                     }
                 }
@@ -53,7 +57,7 @@ import TransportLoopback
         func sync(_ nonce: UInt64) async throws {
             for n in [nonce, nonce + 1] {
                 try await send(.ping(nonce: n))
-                try await AnnounceRelayingTests.waitUntil("PONG \(n)") { pongs.withLock { $0.contains(n) } }
+                try await AnnounceRelayingTests.waitUntil("PONG \(n)") { seen.pongs.withLock { $0.contains(n) } }
             }
         }
 
@@ -110,14 +114,14 @@ import TransportLoopback
         #expect(stats.announcesAccepted == 3)
         #expect(stats.announcesIgnored == 1)
         #expect(stats.announcesSuppressed == 1)
-        let toZ = z.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } }
+        let toZ = z.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } }
         #expect(toZ == [[10, 3]])
-        let toX = x.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } }
+        let toX = x.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } }
         #expect(toX == [[11, 4]])
         // Z's link coming up did not make R announce itself anew: Z got the
         // announcement X had, X nothing more.
-        let selfToX = x.announces.withLock { $0.filter { $0.origin == r }.map(\.sequence) }
-        let selfToZ = z.announces.withLock { $0.filter { $0.origin == r }.map(\.sequence) }
+        let selfToX = x.seen.announces.withLock { $0.filter { $0.origin == r }.map(\.sequence) }
+        let selfToZ = z.seen.announces.withLock { $0.filter { $0.origin == r }.map(\.sequence) }
         #expect(selfToX.count == 1)
         #expect(!selfToZ.isEmpty && Set(selfToZ) == Set(selfToX))
         let route = try #require(await router.routes().first { $0.destination == o })

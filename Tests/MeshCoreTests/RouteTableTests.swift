@@ -11,9 +11,17 @@ import Testing
 @Suite struct RouteTableTests {
     static let now = ContinuousClock.now
 
-    /// A table whose live neighbours are the set `live` holds.
-    static func table(_ live: Mutex<Set<PeerID>>) -> RouteTable {
-        RouteTable(localPeerID: .random(), routing: RoutingConfiguration()) { peer in live.withLock { $0.contains(peer) } }
+    /// The neighbours a table's links reach.
+    final class Live: Sendable {
+        private let peers: Mutex<Set<PeerID>>
+        init(_ peers: Set<PeerID>) { self.peers = Mutex(peers) }
+        func contains(_ peer: PeerID) -> Bool { peers.withLock { $0.contains(peer) } }
+        func remove(_ peer: PeerID) { _ = peers.withLock { $0.remove(peer) } }
+    }
+
+    /// A table whose live neighbours are those `live` holds.
+    static func table(_ live: Live) -> RouteTable {
+        RouteTable(localPeerID: .random(), routing: RoutingConfiguration()) { live.contains($0) }
     }
 
     static func announce(_ origin: PeerID, _ sequence: UInt64, hops: UInt8) -> AnnounceFrame {
@@ -24,13 +32,13 @@ import Testing
         // O ← A ← R, and B, on the far side, advertised O at 4 hops: B's own route to
         // O may well go through R (3 hops via R, +1). When A goes, taking B would loop.
         let (o, a, b) = (PeerID.random(), PeerID.random(), PeerID.random())
-        let live = Mutex<Set<PeerID>>([a, b])
+        let live = Live([a, b])
         let table = Self.table(live)
         #expect(table.consider(Self.announce(o, 5, hops: 2), from: a, transport: "lo", now: Self.now) == .accepted(changed: true))
         #expect(table.consider(Self.announce(o, 5, hops: 4), from: b, transport: "lo", now: Self.now) == .ignored)
         #expect(table.nextHop(for: o, now: Self.now) == a)
 
-        live.withLock { _ = $0.remove(a) }
+        live.remove(a)
         let (lost, rerouted) = table.neighbourLost(a, now: Self.now)
         #expect(lost == [o])
         #expect(rerouted.isEmpty)  // B (4 hops > the 2 this node had) is not feasible
@@ -45,13 +53,13 @@ import Testing
 
     @Test func anAlternateNoLongerThanTheRouteInUseTakesOver() {
         let (o, a, c) = (PeerID.random(), PeerID.random(), PeerID.random())
-        let live = Mutex<Set<PeerID>>([a, c])
+        let live = Live([a, c])
         let table = Self.table(live)
         _ = table.consider(Self.announce(o, 9, hops: 3), from: a, transport: "lo", now: Self.now)
         _ = table.consider(Self.announce(o, 9, hops: 3), from: c, transport: "lo", now: Self.now)
         let first = table.nextHop(for: o, now: Self.now)
         let other = first == a ? c : a
-        live.withLock { _ = $0.remove(first!) }
+        live.remove(first!)
         let (lost, rerouted) = table.neighbourLost(first!, now: Self.now)
         #expect(lost == [o])
         #expect(rerouted == [o])
@@ -62,18 +70,18 @@ import Testing
         // Once R used a 2-hop route, a 3-hop alternate it had accepted before is no
         // longer feasible at that sequence.
         let (o, a, b) = (PeerID.random(), PeerID.random(), PeerID.random())
-        let live = Mutex<Set<PeerID>>([a, b])
+        let live = Live([a, b])
         let table = Self.table(live)
         #expect(table.consider(Self.announce(o, 3, hops: 3), from: b, transport: "lo", now: Self.now) == .accepted(changed: true))
         #expect(table.consider(Self.announce(o, 3, hops: 2), from: a, transport: "lo", now: Self.now) == .accepted(changed: true))
-        live.withLock { _ = $0.remove(a) }
+        live.remove(a)
         _ = table.neighbourLost(a, now: Self.now)
         #expect(table.nextHop(for: o, now: Self.now) == nil)
     }
 
     @Test func aNeighbourThatToldTheSameSequenceAsShortIsKnownToHaveIt() {
         let (o, x) = (PeerID.random(), PeerID.random())
-        let live = Mutex<Set<PeerID>>([x])
+        let live = Live([x])
         let table = Self.table(live)
         _ = table.consider(Self.announce(o, 7, hops: 4), from: x, transport: "lo", now: Self.now)
         // X is 3 hops from O. Offering it 3 hops (or more) is useless, 2 is news.
@@ -82,7 +90,7 @@ import Testing
         #expect(!table.neighbour(x, knows: o, sequence: 7, within: 3))
         #expect(!table.neighbour(x, knows: o, sequence: 8, within: 9))  // a newer sequence is news
         #expect(table.neighbour(x, knows: o, sequence: 6, within: 1))  // an older one is not
-        #expect(!table.neighbour(x, knows: .random(), sequence: 1, within: 255))
+        #expect(!table.neighbour(x, knows: PeerID.random(), sequence: 1, within: 255))
     }
 
     @Test func refreshAndRouteAgeStretchWithTheTable() {

@@ -78,8 +78,8 @@ package final class RouteTable: Sendable {
     /// Origins the table holds an entry for.
     package var origins: Int { entries.withLock { $0.count } }
 
-    private func usable(_ route: Route?, now: ContinuousClock.Instant, maxAge: Duration) -> Route? {
-        guard let route, now - route.updatedAt < maxAge, isLinked(route.nextHop) else { return nil }
+    private func usable(_ route: Route?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
+        guard let route, now - route.updatedAt < maxAge, route.nextHop == alsoLive || isLinked(route.nextHop) else { return nil }
         return route
     }
 
@@ -87,10 +87,13 @@ package final class RouteTable: Sendable {
     /// sequence (older ones could lead back through this node, and so could those with
     /// more hops than the feasibility distance), the one with the fewest hops; ties go
     /// to the neighbour with the lowest peer ID, so the choice is stable.
-    private func best(_ entry: Entry?, now: ContinuousClock.Instant, maxAge: Duration) -> Route? {
+    /// `alsoLive` counts as linked (a neighbour whose last link just went).
+    private func best(_ entry: Entry?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
         guard let entry else { return nil }
         return entry.routes.values
-            .filter { $0.sequence == entry.highest && $0.hops <= entry.feasible && usable($0, now: now, maxAge: maxAge) != nil }
+            .filter {
+                $0.sequence == entry.highest && $0.hops <= entry.feasible && usable($0, now: now, maxAge: maxAge, alsoLive: alsoLive) != nil
+            }
             .min { ($0.hops, $0.nextHop) < ($1.hops, $1.nextHop) }
     }
 
@@ -156,7 +159,9 @@ package final class RouteTable: Sendable {
             var lost: [PeerID] = []
             var rerouted: [PeerID] = []
             for (origin, entry) in entries where entry.routes[neighbour] != nil {
-                let wasInUse = best(entry, now: now, maxAge: maxAge)?.nextHop == neighbour
+                // The link table no longer holds the neighbour: it was in use if it
+                // would be the route with its link still up.
+                let wasInUse = best(entry, now: now, maxAge: maxAge, alsoLive: neighbour)?.nextHop == neighbour
                 entries[origin]?.routes[neighbour] = nil
                 guard wasInUse else { continue }
                 lost.append(origin)

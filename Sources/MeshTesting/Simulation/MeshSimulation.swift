@@ -4,7 +4,7 @@ import Synchronization
 import TransportLoopback
 
 /// An in-process mesh of ``Router``s over ``LoopbackTransport`` links on a random
-/// geometric graph, on a virtual clock (``SimulationClock``), with per-packet loss,
+/// geometric graph, on a virtual clock (``SimulationClock``), with per-frame loss,
 /// a partition that heals, node churn (routers stopped and restarted with their
 /// outbound queue, so custody survives) and random-pair traffic. ``run()`` returns a
 /// ``SimulationReport``; `MeshBench sim` prints it.

@@ -8,7 +8,7 @@ public struct SimulationConfiguration: Sendable {
     /// Seeds the graph, the traffic, the choice of partitioned and churned nodes and
     /// the loss draws.
     public var seed: UInt64
-    /// Probability (0…1) that a packet written to a link is lost.
+    /// Probability (0…1) that a frame written to a link (all its packets) is lost.
     public var loss: Double
     /// Messages sent in all (random source–destination pairs): half once routes are
     /// learned (the steady phase, on which transmissions are measured), a quarter

@@ -12,7 +12,7 @@ enum SimBench {
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
-          --messages M  messages between random pairs (default 3000)
+          --messages M  messages between random pairs (default 2000)
           --quiet       no progress lines
         """
 
@@ -68,9 +68,9 @@ enum SimBench {
         }
     }
 
-    /// The default message sample: 3000 messages (a messenger mix of sizes).
+    /// The default message sample: 2000 messages (a messenger mix of sizes).
     static func defaultMessages(nodes: Int) -> Int {
-        3000
+        2000
     }
 
     static func runOne(_ configuration: SimulationConfiguration, verbose: Bool) async throws {

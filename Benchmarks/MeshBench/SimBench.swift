@@ -11,8 +11,8 @@ enum SimBench {
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
-          --loss L      per-packet loss on every link, 0..<1 (default 0.1)
-          --messages M  messages between random pairs (default 600 for 200 nodes, 1000 for 1000)
+          --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
+          --messages M  messages between random pairs (default 2000)
           --quiet       no progress lines
         """
 
@@ -68,9 +68,9 @@ enum SimBench {
         }
     }
 
-    /// The default message sample: 600 for 200 nodes, fewer per node above.
+    /// The default message sample: 2000 messages (a messenger mix of sizes).
     static func defaultMessages(nodes: Int) -> Int {
-        nodes <= 200 ? 3 * nodes : 600 + (nodes - 200) / 2
+        2000
     }
 
     static func runOne(_ configuration: SimulationConfiguration, verbose: Bool) async throws {
@@ -87,12 +87,13 @@ enum SimBench {
         print("== mesh simulation: \(n) nodes")
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
-                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per packet; seed \(configuration.seed)")
+                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths")
         print(
-            "traffic: \(report.sent) messages between random pairs (a sample of the \(n * (n - 1)) pairs), "
+            "traffic: \(report.sent) messages between random pairs (a sample of the \(n * (n - 1)) pairs; messenger mix of payload sizes, "
+                + "\(report.payloadBytes) bytes in all, mean \(report.sent == 0 ? 0 : report.payloadBytes / report.sent) B), "
                 + "\(report.partitioned) nodes partitioned for \(configuration.partitionDuration), \(report.churned) restarted after \(configuration.churnDowntime) down")
         print(
             "\(n) nodes: delivery \(fmt(report.deliveryPercent)) % (\(report.delivered) of \(report.sent) with a signed receipt; "
@@ -101,7 +102,7 @@ enum SimBench {
         let perMessage = report.steadyDelivered == 0 ? 0 : Double(report.steadyMessagePackets) / Double(report.steadyDelivered)
         let optimal = report.steadyDelivered == 0 ? 0 : Double(report.steadyOptimalHops) / Double(report.steadyDelivered)
         print(
-            "\(n) nodes: \(fmt(report.timesOptimal)) x optimal (steady phase, routes learned: \(fmt(perMessage)) message DATA packets per delivered message "
+            "\(n) nodes: \(fmt(report.timesOptimal)) x optimal (steady phase, routes learned: \(fmt(perMessage)) message DATA frames per delivered message "
                 + "| baseline shortest path \(fmt(optimal)) hops; receipts \(report.steadyReceiptPackets) packets; loss alone costs 1/(1−loss) = \(fmt(1 / (1 - configuration.loss))) x)")
         let virtualSeconds = Double(report.virtualTime.components.seconds)
         let announceBits = Double(report.wire.bytes(WireTally.Kind.announce) * 8)
@@ -115,6 +116,16 @@ enum SimBench {
         print(
             "\(n) nodes: memory \(fmt(Double(rssConverged - rssBefore) / Double(n) / 1024)) KiB per node once routes converged, "
                 + "\(fmt(Double(rssAfter - rssBefore) / Double(n) / 1024)) KiB at the end (RSS delta / nodes)")
+        if report.topicPublished > 0 {
+            print(
+                "\(n) nodes: topics delivery \(fmt(report.topicDeliveryPercent)) % (\(report.topicDelivered) of \(report.topicExpected) subscriber × message pairs; "
+                    + "\(report.topicPublished) messages of 200 B from random nodes to \(report.topicSubscribers) subscribers; duplicates to sinks \(report.topicDuplicates))")
+            let gossip = report.topicTransmissionsPerSubscriber
+            let flooding = report.floodingTransmissionsPerSubscriber
+            print(
+                "\(n) nodes: topics \(fmt(gossip)) transmissions per subscriber per message (\(report.topicTransmissions) topic frames) "
+                    + "| baseline flooding \(fmt(flooding)) (2 × links − (nodes − 1) per message, loss-free) | ratio \(fmt(gossip / flooding))")
+        }
         let wire = report.wire
         var parts: [String] = []
         for kind in WireTally.Kind.allCases { parts.append("\(kind) \(wire.bytes(kind)) B / \(wire.packets(kind)) pkts") }
@@ -125,6 +136,7 @@ enum SimBench {
         print(
             "routers: ack timeouts \(stats.ackTimeouts), delivery retries \(stats.deliveryRetries), duplicates dropped \(stats.duplicatesDropped), "
                 + "relayed \(stats.messagesRelayed), announcements sent \(stats.announcesSent) accepted \(stats.announcesAccepted) ignored \(stats.announcesIgnored) "
+                + "suppressed \(stats.announcesSuppressed) "
                 + "rejected [\(rejected)], relay refused [\(refused)]")
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
         for line in report.undelivered { print("undelivered: \(line)") }

@@ -84,7 +84,7 @@ public final class Router: Service, Sendable {
         self.table = table
         let relay = RelaySwitch(configuration.relayEnabled)
         self.relay = relay
-        let routeTable = RouteTable(localPeerID: localPeerID, links: table, maxAge: configuration.routing.routeMaxAge)
+        let routeTable = RouteTable(localPeerID: localPeerID, links: table, routing: configuration.routing)
         self.routeTable = routeTable
         paths = PathTracker(stats: counters, bus: bus, logger: logger)
         // Every line a remote party can trigger goes through one limiter: the log

@@ -81,6 +81,9 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var announcesAccepted = 0
     /// Valid announcements not used: the route held is as new and no longer.
     public var announcesIgnored = 0
+    /// Re-announcements not queued for a neighbour because it had already told this
+    /// node of the same sequence at least as short (docs/PROTOCOL.md §A.5).
+    public var announcesSuppressed = 0
     /// Announcements rejected, by reason: `rateLimited` (over the neighbour's share of
     /// the link, dropped unread), `aboutSelf`, `hopLimit`, `badSignature`, `stale`
     /// (an older sequence than one already accepted), `tableFull`, `noVerifier`.

@@ -18,8 +18,18 @@ final class Announcer: Sendable {
     let bus: EventBus
     let logger: Logger
     /// Called with each destination whose route became usable or changed next hop.
-    private let routeLearned: Mutex<(@Sendable (PeerID) -> Void)?> = Mutex(nil)
+    /// Held in a struct: a bare closure in a `Mutex` is re-wrapped in two
+    /// reabstraction thunks by every `withLock { $0 }` (the inout access converts it
+    /// to and from the generic form), so each route learned made every later call one
+    /// level deeper — unbounded time and stack on a long-running node.
+    private let routeLearned = Mutex<RouteLearnedHandler?>(nil)
+
+    private struct RouteLearnedHandler: Sendable {
+        let call: @Sendable (PeerID) -> Void
+    }
     private let sequence: Mutex<UInt64>
+    /// This node's latest own announcement (what a new neighbour is sent).
+    private let latest = Mutex<AnnounceFrame?>(nil)
 
     init(
         localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
@@ -43,7 +53,7 @@ final class Announcer: Sendable {
 
     /// Sets what runs when a route is learned (the delivery scheduler's drain).
     func onRouteLearned(_ handler: @escaping @Sendable (PeerID) -> Void) {
-        routeLearned.withLock { $0 = handler }
+        routeLearned.withLock { $0 = RouteLearnedHandler(call: handler) }
     }
 
     /// Whether this router takes part in routing at all.
@@ -56,7 +66,7 @@ final class Announcer: Sendable {
         guard isActive else { return }
         while !Task.isCancelled {
             let jitter = Double.random(in: -configuration.announceJitter...configuration.announceJitter)
-            let wait = configuration.announceInterval * (1 + jitter)
+            let wait = configuration.refreshInterval(origins: routes.origins) * (1 + jitter)
             do { try await clock.sleep(for: wait) } catch { return }
             routes.prune(now: clock.now)
             originate()
@@ -66,19 +76,28 @@ final class Announcer: Sendable {
     /// Announces this node to every neighbour with a new sequence number.
     func originate() {
         guard let signer, relay.isEnabled else { return }
-        let next = sequence.withLock { value -> UInt64 in
-            value &+= 1
-            return value
+        let frame = latest.withLock { latest in
+            let next = sequence.withLock { value -> UInt64 in
+                value &+= 1
+                return value
+            }
+            latest = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
+            return latest!
         }
-        let frame = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
         for session in links.all where !session.isClosed { session.queueAnnounce(frame) }
     }
 
-    /// A link to `peer` came up: a new announcement of this node to everyone, and
-    /// every route this node knows (but those through `peer`) to `peer`.
+    /// A link to `peer` came up: this node's latest announcement (the same sequence:
+    /// the rest of the mesh learns of the new link from `peer`'s re-announcements,
+    /// only where it makes a route shorter), or a first one to everyone, and every
+    /// route this node knows (but those through `peer`) to `peer`.
     func linkUp(_ peer: PeerID) {
         guard isActive, relay.isEnabled else { return }
-        originate()
+        if let own = latest.withLock({ $0 }) {
+            for session in links.sessions(to: peer) { session.queueAnnounce(own) }
+        } else {
+            originate()
+        }
         sendTable(to: peer)
     }
 
@@ -102,7 +121,7 @@ final class Announcer: Sendable {
         let (lost, rerouted) = routes.neighbourLost(peer, now: clock.now)
         guard !lost.isEmpty else { return }
         logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")
-        let handler = routeLearned.withLock { $0 }
+        let handler = routeLearned.withLock { $0 }?.call
         for destination in rerouted {
             bus.emit(.route(.routeLearned, to: destination, reason: "rerouted: \(peer) went away"))
             handler?(destination)
@@ -137,13 +156,19 @@ final class Announcer: Sendable {
             if relay.isEnabled, frame.hops < configuration.maxHops {
                 let onward = frame.forwarded()
                 for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {
+                    // A neighbour that already told this node of the same sequence at
+                    // most one hop further than `onward` offers is as close already.
+                    if routes.neighbour(other.remote, knows: frame.origin, sequence: frame.sequence, within: onward.hops &+ 1) {
+                        stats.update { $0.announcesSuppressed += 1 }
+                        continue
+                    }
                     other.queueAnnounce(onward)
                 }
             }
             if changed {
                 bus.emit(
                     .route(.routeLearned, to: frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops"))
-                routeLearned.withLock { $0 }?(frame.origin)
+                routeLearned.withLock { $0 }?.call(frame.origin)
             }
         }
     }

@@ -3,8 +3,16 @@ import Synchronization
 /// The routes this node learned from announcements: destination → next hop (a
 /// neighbour), hops, the origin's sequence, when it was confirmed. A live direct link
 /// is always a 1-hop route and wins over any announced one. Routes through a neighbour
-/// go when its last link goes; routes not confirmed for `routeMaxAge` age out.
-final class RouteTable: Sendable {
+/// go when its last link goes; routes not confirmed for the route maximum age (scaled
+/// with the table, ``RoutingConfiguration/routeMaxAge(origins:)``) age out.
+///
+/// Loop freedom (Babel's feasibility condition, docs/PROTOCOL.md §A.5): per origin the
+/// table keeps its *feasibility distance*, the fewest hops of any route it used at the
+/// origin's highest sequence; an advertisement at that sequence is usable only when it
+/// has no more hops than that distance (its neighbour was strictly closer to the
+/// origin than this node was), so falling back to an alternate can never make a route
+/// that leads back through this node.
+package final class RouteTable: Sendable {
     struct Route: Sendable {
         var nextHop: PeerID
         var hops: UInt8
@@ -18,13 +26,16 @@ final class RouteTable: Sendable {
         /// The highest sequence accepted from the origin, and when.
         var highest: UInt64
         var seenAt: ContinuousClock.Instant
+        /// The feasibility distance: the fewest hops of a route in use at `highest`
+        /// (255 before any).
+        var feasible: UInt8 = .max
         /// The latest route each neighbour advertised: the best usable one is used,
         /// the others are kept as alternates for when its neighbour goes.
         var routes: [PeerID: Route] = [:]
     }
 
     /// What ``consider(_:from:transport:now:)`` decided.
-    enum Verdict: Equatable {
+    package enum Verdict: Equatable, Sendable {
         /// Not used, and counted as rejected for `reason` (`stale`, `tableFull`).
         case rejected(String)
         /// Not better than the route in use (kept as an alternate when it is as new).
@@ -35,38 +46,63 @@ final class RouteTable: Sendable {
     }
 
     private let localPeerID: PeerID
-    private let links: LinkTable
-    private let maxAge: Duration
+    private let links: LinkTable?
+    private let isLinked: @Sendable (PeerID) -> Bool
+    private let routing: RoutingConfiguration
     private let maxEntries: Int
     private let entries = Mutex<[PeerID: Entry]>([:])
 
-    init(localPeerID: PeerID, links: LinkTable, maxAge: Duration, maxEntries: Int = 65_536) {
-        self.localPeerID = localPeerID
-        self.links = links
-        self.maxAge = maxAge
-        self.maxEntries = maxEntries
+    /// The router's table: a neighbour is live while `links` holds a session to it.
+    convenience init(localPeerID: PeerID, links: LinkTable, routing: RoutingConfiguration, maxEntries: Int = 65_536) {
+        self.init(localPeerID: localPeerID, links: links, routing: routing, maxEntries: maxEntries) { !links.sessions(to: $0).isEmpty }
     }
 
-    private func usable(_ route: Route?, now: ContinuousClock.Instant) -> Route? {
-        guard let route, now - route.updatedAt < maxAge, !links.sessions(to: route.nextHop).isEmpty else { return nil }
+    /// A table on its own (tests): `isLinked` says whether a neighbour is live.
+    package convenience init(
+        localPeerID: PeerID, routing: RoutingConfiguration, maxEntries: Int = 65_536, isLinked: @escaping @Sendable (PeerID) -> Bool
+    ) {
+        self.init(localPeerID: localPeerID, links: nil, routing: routing, maxEntries: maxEntries, isLinked: isLinked)
+    }
+
+    private init(
+        localPeerID: PeerID, links: LinkTable?, routing: RoutingConfiguration, maxEntries: Int,
+        isLinked: @escaping @Sendable (PeerID) -> Bool
+    ) {
+        self.localPeerID = localPeerID
+        self.links = links
+        self.routing = routing
+        self.maxEntries = maxEntries
+        self.isLinked = isLinked
+    }
+
+    /// Origins the table holds an entry for.
+    package var origins: Int { entries.withLock { $0.count } }
+
+    private func usable(_ route: Route?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
+        guard let route, now - route.updatedAt < maxAge, route.nextHop == alsoLive || isLinked(route.nextHop) else { return nil }
         return route
     }
 
-    /// The route in use for an entry: among the usable routes at the highest sequence
-    /// (older ones could lead back through this node), the one with the fewest hops;
-    /// ties go to the neighbour with the lowest peer ID, so the choice is stable.
-    private func best(_ entry: Entry?, now: ContinuousClock.Instant) -> Route? {
+    /// The route in use for an entry: among the usable, feasible routes at the highest
+    /// sequence (older ones could lead back through this node, and so could those with
+    /// more hops than the feasibility distance), the one with the fewest hops; ties go
+    /// to the neighbour with the lowest peer ID, so the choice is stable.
+    /// `alsoLive` counts as linked (a neighbour whose last link just went).
+    private func best(_ entry: Entry?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
         guard let entry else { return nil }
         return entry.routes.values
-            .filter { $0.sequence == entry.highest && usable($0, now: now) != nil }
+            .filter {
+                $0.sequence == entry.highest && $0.hops <= entry.feasible && usable($0, now: now, maxAge: maxAge, alsoLive: alsoLive) != nil
+            }
             .min { ($0.hops, $0.nextHop) < ($1.hops, $1.nextHop) }
     }
 
     /// Takes a verified announcement that arrived from `neighbour`.
-    func consider(_ announce: AnnounceFrame, from neighbour: PeerID, transport: String, now: ContinuousClock.Instant) -> Verdict {
+    package func consider(_ announce: AnnounceFrame, from neighbour: PeerID, transport: String, now: ContinuousClock.Instant) -> Verdict {
         entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
             let entry = entries[announce.origin]
-            let current = best(entry, now: now)
+            let current = best(entry, now: now, maxAge: maxAge)
             if let existing = entry {
                 if announce.sequence < existing.highest && now - existing.seenAt < maxAge { return .rejected("stale") }
             } else if entries.count >= maxEntries {
@@ -80,12 +116,15 @@ final class RouteTable: Sendable {
                 // Newer (or, past the maximum age, a restarted origin's lower sequence).
                 updated.highest = announce.sequence
                 updated.seenAt = now
+                updated.feasible = .max
             }
             updated.routes[neighbour] = Route(
                 nextHop: neighbour, hops: announce.hops, sequence: announce.sequence, signature: announce.signature,
                 updatedAt: now, transport: transport)
+            let chosen = best(updated, now: now, maxAge: maxAge)
+            if let chosen { updated.feasible = min(updated.feasible, chosen.hops) }
             entries[announce.origin] = updated
-            guard let chosen = best(updated, now: now), chosen.nextHop == neighbour else { return .ignored }
+            guard let chosen, chosen.nextHop == neighbour else { return .ignored }
             if let current, current.nextHop == neighbour, current.sequence == chosen.sequence, current.hops == chosen.hops {
                 return .ignored
             }
@@ -95,24 +134,38 @@ final class RouteTable: Sendable {
 
     /// The neighbour to hand a message for `destination` to: the destination itself
     /// when a link to it is up, else the next hop of a live route; nil when none.
-    func nextHop(for destination: PeerID, now: ContinuousClock.Instant) -> PeerID? {
-        if !links.sessions(to: destination).isEmpty { return destination }
-        return entries.withLock { best($0[destination], now: now)?.nextHop }
+    package func nextHop(for destination: PeerID, now: ContinuousClock.Instant) -> PeerID? {
+        if isLinked(destination) { return destination }
+        return entries.withLock { best($0[destination], now: now, maxAge: routing.routeMaxAge(origins: $0.count))?.nextHop }
+    }
+
+    /// Whether `neighbour` has already told this node about `origin` at `sequence`
+    /// (or newer) with at most `hops` hops — then it is at least as close to the
+    /// origin as an announcement of `hops` hops sent to it would make it, and sending
+    /// that would change nothing there.
+    package func neighbour(_ neighbour: PeerID, knows origin: PeerID, sequence: UInt64, within hops: UInt8) -> Bool {
+        entries.withLock { entries in
+            guard let held = entries[origin]?.routes[neighbour] else { return false }
+            return held.sequence > sequence || (held.sequence == sequence && held.hops <= hops)
+        }
     }
 
     /// Drops every route through `neighbour` (its last link went down).
     /// - Returns: the destinations whose route in use went through it, and of those
     ///   the ones that still have a route (an alternate through another neighbour).
-    func neighbourLost(_ neighbour: PeerID, now: ContinuousClock.Instant) -> (lost: [PeerID], rerouted: [PeerID]) {
+    package func neighbourLost(_ neighbour: PeerID, now: ContinuousClock.Instant) -> (lost: [PeerID], rerouted: [PeerID]) {
         entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
             var lost: [PeerID] = []
             var rerouted: [PeerID] = []
             for (origin, entry) in entries where entry.routes[neighbour] != nil {
-                let wasInUse = best(entry, now: now)?.nextHop == neighbour
+                // The link table no longer holds the neighbour: it was in use if it
+                // would be the route with its link still up.
+                let wasInUse = best(entry, now: now, maxAge: maxAge, alsoLive: neighbour)?.nextHop == neighbour
                 entries[origin]?.routes[neighbour] = nil
                 guard wasInUse else { continue }
                 lost.append(origin)
-                if best(entries[origin], now: now) != nil { rerouted.append(origin) }
+                if best(entries[origin], now: now, maxAge: maxAge) != nil { rerouted.append(origin) }
             }
             return (lost, rerouted)
         }
@@ -122,6 +175,7 @@ final class RouteTable: Sendable {
     /// maximum age.
     func prune(now: ContinuousClock.Instant) {
         entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
             for (origin, var entry) in entries {
                 entry.routes = entry.routes.filter { now - $0.value.updatedAt < maxAge }
                 entries[origin] = entry.routes.isEmpty && now - entry.seenAt >= maxAge ? nil : entry
@@ -133,8 +187,9 @@ final class RouteTable: Sendable {
     /// never routes through that neighbour itself, nor about it.
     func advertisable(to neighbour: PeerID, maxHops: UInt8, now: ContinuousClock.Instant) -> [AnnounceFrame] {
         entries.withLock { entries in
-            entries.compactMap { origin, entry -> AnnounceFrame? in
-                guard origin != neighbour, let route = best(entry, now: now), route.nextHop != neighbour,
+            let maxAge = routing.routeMaxAge(origins: entries.count)
+            return entries.compactMap { origin, entry -> AnnounceFrame? in
+                guard origin != neighbour, let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour,
                       route.hops < maxHops else { return nil }
                 return AnnounceFrame(origin: origin, sequence: route.sequence, hops: route.hops + 1, signature: route.signature)
             }
@@ -146,16 +201,17 @@ final class RouteTable: Sendable {
     func snapshot(now: ContinuousClock.Instant, rank: ([LinkSession]) -> LinkSession?) -> [RouteSnapshot] {
         var rows: [PeerID: RouteSnapshot] = [:]
         let announced = entries.withLock { entries in
-            entries.compactMap { origin, entry in best(entry, now: now).map { (origin, $0, entry.highest) } }
+            let maxAge = routing.routeMaxAge(origins: entries.count)
+            return entries.compactMap { origin, entry in best(entry, now: now, maxAge: maxAge).map { (origin, $0, entry.highest) } }
         }
         for (origin, route, _) in announced {
-            let transport = rank(links.sessions(to: route.nextHop))?.transport ?? route.transport
+            let transport = links.flatMap { rank($0.sessions(to: route.nextHop)) }?.transport ?? route.transport
             rows[origin] = RouteSnapshot(
                 destination: origin, nextHop: route.nextHop, hops: Int(route.hops), sequence: route.sequence,
                 ageMilliseconds: (now - route.updatedAt).wholeMilliseconds, transport: transport)
         }
-        for peer in links.peers {
-            guard let best = rank(links.sessions(to: peer)) else { continue }
+        for peer in links?.peers ?? [] {
+            guard let links, let best = rank(links.sessions(to: peer)) else { continue }
             let sequence = entries.withLock { $0[peer]?.highest }
             rows[peer] = RouteSnapshot(destination: peer, nextHop: peer, hops: 1, sequence: sequence, ageMilliseconds: 0, transport: best.transport)
         }

@@ -56,6 +56,32 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         return max(rate, 1.0 / 60)
     }
 
+    /// The share of ``announcesPerSecond`` that periodic refreshes may fill: every
+    /// origin's refresh crosses every link once, so a node that knows `n` origins
+    /// refreshes no more often than every `n / (announcesPerSecond × refreshShare)`
+    /// seconds, leaving the rest of each link's budget to triggered announcements
+    /// (new links, better routes).
+    static let refreshShare = 0.5
+
+    /// How often a node that holds routes to `origins` other nodes announces itself:
+    /// ``announceInterval``, stretched when the network is so large that every
+    /// origin's refresh crossing every link would use more than ``refreshShare`` of
+    /// ``announcesPerSecond`` (at 10 a second: from 300 origins on; 1000 origins →
+    /// 200 s). Every node of a mesh sees about the same number of origins, so they
+    /// stretch alike.
+    package func refreshInterval(origins: Int) -> Duration {
+        let floor = Double(origins) / (announcesPerSecond * Self.refreshShare)
+        return floor > PriorityEscalationPolicy.seconds(announceInterval) ? .milliseconds(Int64(floor * 1000)) : announceInterval
+    }
+
+    /// How long a route lives unrefreshed in a table of `origins` entries:
+    /// ``routeMaxAge`` stretched by the same factor as ``refreshInterval(origins:)``.
+    package func routeMaxAge(origins: Int) -> Duration {
+        let interval = refreshInterval(origins: origins)
+        guard interval > announceInterval else { return routeMaxAge }
+        return routeMaxAge * (interval / announceInterval)
+    }
+
     /// Bits one announcement takes on a link: the frame, the cipher's tag, a packet
     /// flag and a 2-byte length prefix, rounded up.
     static let wireBits = 140 * 8

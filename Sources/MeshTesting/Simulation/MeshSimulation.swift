@@ -4,7 +4,7 @@ import Synchronization
 import TransportLoopback
 
 /// An in-process mesh of ``Router``s over ``LoopbackTransport`` links on a random
-/// geometric graph, on a virtual clock (``SimulationClock``), with per-packet loss,
+/// geometric graph, on a virtual clock (``SimulationClock``), with per-frame loss,
 /// a partition that heals, node churn (routers stopped and restarted with their
 /// outbound queue, so custody survives) and random-pair traffic. ``run()`` returns a
 /// ``SimulationReport``; `MeshBench sim` prints it.
@@ -24,6 +24,7 @@ public final class MeshSimulation: Sendable {
     let nodes: [SimulationNode]
     let deliveries = Deliveries()
     let forced = Atomic<Int>(0)
+    let payloadBytes = Atomic<Int>(0)
     let progress: @Sendable (String) -> Void
     let random: Mutex<SimulationRandom>
     /// The routers' configuration as run: the configured one, with `max_hops` and the
@@ -90,8 +91,8 @@ public final class MeshSimulation: Sendable {
         try? await clock.sleep(for: .seconds(10))  // trailing hop retries and acks
         let steadyWire = tally.snapshot.since(steadyStart)
         report.steadyWire = steadyWire
-        report.steadyMessagePackets = steadyWire.packets(.message)
-        report.steadyReceiptPackets = steadyWire.packets(.receipt)
+        report.steadyMessagePackets = steadyWire.frames(.message)
+        report.steadyReceiptPackets = steadyWire.frames(.receipt)
         for message in steady where await isDelivered(message) {
             report.steadyDelivered += 1
             report.steadyOptimalHops += message.hops
@@ -127,6 +128,7 @@ public final class MeshSimulation: Sendable {
         let all = steady + duringPartition + duringChurn
         _ = await waitUntilDelivered(all, limit: configuration.settleLimit)
         report.sent = all.count
+        report.payloadBytes = payloadBytes.load(ordering: .relaxed)
         for message in all where await isDelivered(message) { report.delivered += 1 }
         let copies = deliveries.copies
         report.arrived = all.count { copies[$0.id] != nil }
@@ -148,6 +150,7 @@ public final class MeshSimulation: Sendable {
             if let router = node.router { report.stats.add(await router.stats()) }
             report.stats.add(node.retiredStats.withLock { $0 })
         }
+        if configuration.topicMessages > 0 { await runTopics(into: &report) }
         report.forcedAdvances = forced.load(ordering: .relaxed)
         progress("stopping")
         for node in nodes { await stop(node) }
@@ -213,6 +216,16 @@ public final class MeshSimulation: Sendable {
 
     // MARK: Traffic
 
+    /// A payload size as a messenger sends them: 80 % text (20–400 bytes), 15 %
+    /// longer text, links and small files (1–4 KiB), 5 % pictures and voice notes
+    /// (16–48 KiB); a mean of about 1.9 KiB.
+    static func messengerPayloadSize(using random: inout SimulationRandom) -> Int {
+        let kind = Int.random(in: 0..<100, using: &random)
+        if kind < 80 { return Int.random(in: 20...400, using: &random) }
+        if kind < 95 { return Int.random(in: 1024...4096, using: &random) }
+        return Int.random(in: 16_384...49_152, using: &random)
+    }
+
     /// One message the run sent.
     struct Sent: Sendable {
         var id: MessageID
@@ -234,7 +247,9 @@ public final class MeshSimulation: Sendable {
                 return (from, to)
             }
             guard let router = nodes[from].router else { continue }
-            let payload = (0..<32).map { UInt8(truncatingIfNeeded: $0 &+ number) }
+            let size = random.withLock { Self.messengerPayloadSize(using: &$0) }
+            let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ number) }
+            payloadBytes.add(size, ordering: .relaxed)
             do {
                 let id = try await router.send(to: nodes[to].peerID, payload: payload)
                 sent.append(Sent(id: id, from: from, to: to, hops: hops[from][to]))
@@ -286,6 +301,59 @@ public final class MeshSimulation: Sendable {
                     + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]")
         }
         return lines
+    }
+
+    // MARK: Topics
+
+    /// The topic phase, once every direct message is settled (no partition, no node
+    /// down): `topicShare` of the nodes subscribe to one topic, the gossip mesh forms,
+    /// `topicMessages` messages of 200 bytes are published from random nodes one a
+    /// virtual second, and the run counts which subscribers got which, and the topic
+    /// frames the routers wrote.
+    func runTopics(into report: inout SimulationReport) async {
+        let topic = "/scmesh/sim/bench/v1"
+        let want = max(2, Int((Double(nodes.count) * configuration.topicShare).rounded()))
+        let subscribers = random.withLock { random in Set(Array(0..<nodes.count).shuffled(using: &random).prefix(want)) }
+        progress("topics: \(subscribers.count) nodes subscribe to \(topic)")
+        for index in subscribers.sorted() {
+            do { try await nodes[index].router?.subscribe(to: topic) } catch { progress("n\(index) could not subscribe: \(error)") }
+        }
+        try? await clock.sleep(for: .seconds(20))  // subscriptions spread, meshes graft
+        var before = 0
+        for node in nodes { before += await node.router?.stats().topics.transmissions ?? 0 }
+        var published: [(id: MessageID, from: Int)] = []
+        for number in 0..<configuration.topicMessages {
+            let from = random.withLock { Int.random(in: 0..<nodes.count, using: &$0) }
+            let payload = (0..<200).map { UInt8(truncatingIfNeeded: $0 &+ number) }
+            do {
+                if let id = try await nodes[from].router?.publish(payload, to: topic) { published.append((id, from)) }
+            } catch {
+                progress("publish from n\(from) refused: \(error)")
+            }
+            try? await clock.sleep(for: .seconds(1))
+        }
+        try? await clock.sleep(for: .seconds(30))  // pushes, then IHAVE/IWANT repair
+        var after = 0
+        for node in nodes { after += await node.router?.stats().topics.transmissions ?? 0 }
+        var expected = 0
+        var got = 0
+        var duplicates = 0
+        for message in published {
+            let copies = deliveries.topicCopies(message.id)
+            for subscriber in subscribers where subscriber != message.from {
+                expected += 1
+                if let count = copies[subscriber] {
+                    got += 1
+                    duplicates += count - 1
+                }
+            }
+        }
+        report.topicSubscribers = subscribers.count
+        report.topicPublished = published.count
+        report.topicExpected = expected
+        report.topicDelivered = got
+        report.topicDuplicates = duplicates
+        report.topicTransmissions = after - before
     }
 
     // MARK: Disturbances

@@ -8,7 +8,7 @@ public struct SimulationConfiguration: Sendable {
     /// Seeds the graph, the traffic, the choice of partitioned and churned nodes and
     /// the loss draws.
     public var seed: UInt64
-    /// Probability (0…1) that a packet written to a link is lost.
+    /// Probability (0…1) that a frame written to a link (all its packets) is lost.
     public var loss: Double
     /// Messages sent in all (random source–destination pairs): half once routes are
     /// learned (the steady phase, on which transmissions are measured), a quarter
@@ -32,18 +32,25 @@ public struct SimulationConfiguration: Sendable {
     public var settleLimit: Duration
     /// The smallest step virtual time takes when the network is idle.
     public var quantum: Duration
+    /// Topic messages published in the topic phase at the end (0: no topic phase).
+    public var topicMessages: Int
+    /// The share of nodes subscribed to the topic.
+    public var topicShare: Double
     /// The routers' configuration (a loss-free, signed, sealed mesh by default).
     public var router: RouterConfiguration
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
-    /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, default router
-    /// settings (``MeshSimulation`` raises `max_hops` and the TTL to span the graph).
+    /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50
+    /// messages to 10 % of the nodes, default router settings (``MeshSimulation`` raises `max_hops` and the TTL to span the graph).
     public init(
         nodes: Int = 200, seed: UInt64 = 1, loss: Double = 0.1, messages: Int = 600, targetDegree: Double = 7,
         partitionShare: Double = 0.1, partitionDuration: Duration = .seconds(60), churnShare: Double = 0.02,
         churnDowntime: Duration = .seconds(45), linkBitrate: Int = 1_000_000, convergenceLimit: Duration = .seconds(600),
-        settleLimit: Duration = .seconds(300), quantum: Duration = .milliseconds(50), router: RouterConfiguration = .init()
+        settleLimit: Duration = .seconds(300), quantum: Duration = .milliseconds(50), topicMessages: Int = 50,
+        topicShare: Double = 0.1, router: RouterConfiguration = .init()
     ) {
+        self.topicMessages = topicMessages
+        self.topicShare = topicShare
         self.nodes = nodes
         self.seed = seed
         self.loss = loss
@@ -67,6 +74,9 @@ public struct SimulationConfiguration: Sendable {
         guard messages >= 1 else { throw MeshError(.invalidConfiguration, "messages: at least 1, got \(messages)") }
         guard targetDegree >= 1, targetDegree < Double(nodes) else {
             throw MeshError(.invalidConfiguration, "target degree: between 1 and nodes − 1, got \(targetDegree)")
+        }
+        guard topicMessages >= 0, topicShare > 0, topicShare <= 1 else {
+            throw MeshError(.invalidConfiguration, "topics: messages ≥ 0 and a share in (0, 1], got \(topicMessages) and \(topicShare)")
         }
         guard (0..<1).contains(partitionShare), (0..<1).contains(churnShare) else {
             throw MeshError(.invalidConfiguration, "partition and churn shares: must be in 0..<1, got \(partitionShare) and \(churnShare)")

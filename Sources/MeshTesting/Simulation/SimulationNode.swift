@@ -18,7 +18,7 @@ final class SimulationNode: Sendable {
         self.index = index
         self.peerID = peerID
         queue = InMemoryOutboundQueue(clock: clock)
-        sink = SimulationSink(deliveries: deliveries)
+        sink = SimulationSink(index: index, deliveries: deliveries)
     }
 
     var router: Router? { running.withLock { $0?.router } }
@@ -33,8 +33,17 @@ final class Deliveries: Sendable {
     }
 
     private let state = Mutex<[MessageID: Copies]>([:])
+    /// Topic messages: message ID → node index → copies handed to that node's sink.
+    private let topicState = Mutex<[MessageID: [Int: Int]]>([:])
 
     var copies: [MessageID: Copies] { state.withLock { $0 } }
+
+    /// Copies of topic message `id` each node's sink took.
+    func topicCopies(_ id: MessageID) -> [Int: Int] { topicState.withLock { $0[id] ?? [:] } }
+
+    func recordTopic(_ id: MessageID, node: Int) {
+        topicState.withLock { $0[id, default: [:]][node, default: 0] += 1 }
+    }
 
     func record(_ id: MessageID, generation: Int) {
         state.withLock { state in
@@ -50,14 +59,17 @@ final class Deliveries: Sendable {
 
 /// A node's sink: counts every copy (so duplicates show) and takes it at once.
 final class SimulationSink: MessageSink {
+    let index: Int
     let deliveries: Deliveries
     let generation = Atomic<Int>(0)
 
-    init(deliveries: Deliveries) {
+    init(index: Int, deliveries: Deliveries) {
+        self.index = index
         self.deliveries = deliveries
     }
 
     func accept(_ message: InboundMessage) async throws {
+        if message.topic != nil { return deliveries.recordTopic(message.id, node: index) }
         deliveries.record(message.id, generation: generation.load(ordering: .relaxed))
     }
 }
@@ -92,6 +104,7 @@ extension RouterStats {
         announcesSent += other.announcesSent
         announcesAccepted += other.announcesAccepted
         announcesIgnored += other.announcesIgnored
+        announcesSuppressed += other.announcesSuppressed
         relayAccepted += other.relayAccepted
         messagesRelayed += other.messagesRelayed
         receiptsAccepted += other.receiptsAccepted

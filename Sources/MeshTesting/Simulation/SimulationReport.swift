@@ -19,14 +19,16 @@ public struct SimulationReport: Sendable {
     public var routeStretch = 0.0
     /// Messages sent, and those whose signed receipt made them delivered at the origin.
     public var sent = 0, delivered = 0
+    /// Payload bytes of the messages sent (the application's bytes, before sealing).
+    public var payloadBytes = 0
     /// Messages that reached their destination's sink at least once.
     public var arrived = 0
     /// Extra copies handed to a destination's sink: while it ran, and after it was
     /// restarted (a real node's durable inbox drops those by its dedup log).
     public var duplicates = 0, duplicatesAfterRestart = 0
     /// The steady phase (routes learned, loss on, no partition or churn): messages
-    /// delivered, message DATA packets and receipt DATA packets written (retries and
-    /// lost ones included), and Σ shortest-path hops of the delivered messages.
+    /// delivered, message DATA frames and receipt DATA frames written (retries and
+    /// lost ones included; a frame fragmented to the link MTU counts once), and Σ shortest-path hops of the delivered messages.
     public var steadyDelivered = 0, steadyMessagePackets = 0, steadyReceiptPackets = 0, steadyOptimalHops = 0
     /// Everything written on links over the run, and in the steady phase.
     public var wire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
@@ -41,6 +43,12 @@ public struct SimulationReport: Sendable {
     /// Times the driver advanced time although the network was still busy (a busy
     /// spell longer than 2 s of real time).
     public var forcedAdvances = 0
+    /// The topic phase: subscribers, messages published, (subscriber, message)
+    /// pairs expected (the publisher itself excluded) and delivered, extra copies
+    /// to subscribers' sinks, and topic frames written by every router meanwhile.
+    public var topicSubscribers = 0, topicPublished = 0, topicExpected = 0, topicDelivered = 0, topicDuplicates = 0
+    /// Topic frames (pushes, IWANT answers, publications) written in the topic phase.
+    public var topicTransmissions = 0
     /// Why messages were not delivered (the first few), empty when all were.
     public var undelivered: [String] = []
 
@@ -58,6 +66,21 @@ public struct SimulationReport: Sendable {
 
     /// Announcement bytes over all bytes in the steady phase, in percent.
     public var steadyControlPercent: Double { Self.percent(steadyWire.bytes(.announce), of: steadyWire.totalBytes) }
+
+    /// Topic deliveries over (subscriber, message) pairs, in percent.
+    public var topicDeliveryPercent: Double { Self.percent(topicDelivered, of: topicExpected) }
+
+    /// Topic frames written per subscriber per message.
+    public var topicTransmissionsPerSubscriber: Double {
+        topicPublished == 0 || topicSubscribers == 0 ? .nan : Double(topicTransmissions) / Double(topicPublished * topicSubscribers)
+    }
+
+    /// What flooding costs on the same graph: every node sends each message once to
+    /// every neighbour but the one it came from (the publisher to all), 2 × links −
+    /// (nodes − 1) frames per message, loss-free; per subscriber.
+    public var floodingTransmissionsPerSubscriber: Double {
+        topicSubscribers == 0 ? .nan : Double(2 * edges - (nodes - 1)) / Double(topicSubscribers)
+    }
 
     static func percent(_ part: Int, of whole: Int) -> Double { whole == 0 ? 0 : Double(part) * 100 / Double(whole) }
 }

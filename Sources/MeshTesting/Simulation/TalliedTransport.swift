@@ -2,7 +2,7 @@ import MeshCore
 import Synchronization
 
 /// Wraps a transport so that every packet its links write is counted in a
-/// ``WireTally`` and, with probability `loss`, dropped (seeded, so a run is
+/// ``WireTally`` and, with probability `loss` per frame (all its packets), dropped (seeded, so a run is
 /// reproducible up to task scheduling). The wrapped transport should have no loss of
 /// its own.
 public struct TalliedTransport: Transport {
@@ -14,7 +14,7 @@ public struct TalliedTransport: Transport {
     /// Wraps `inner`.
     /// - Parameters:
     ///   - tally: where packets are counted.
-    ///   - loss: the probability (0…1) that a packet written is lost.
+    ///   - loss: the probability (0…1) that a frame written (all its packets) is lost.
     ///   - seed: seeds the loss draws.
     public init(_ inner: any Transport, tally: WireTally, loss: Double, seed: UInt64) {
         self.inner = inner
@@ -70,7 +70,7 @@ final class TalliedLink: Link {
     let inner: any Link
     let transport: TalliedTransport
     /// The kind of the segment being fragmented, for its later fragments.
-    private let current = Mutex(WireTally.Kind.other)
+    private let current = Mutex((kind: WireTally.Kind.other, dropping: false))
 
     init(inner: any Link, transport: TalliedTransport) {
         self.inner = inner
@@ -81,12 +81,17 @@ final class TalliedLink: Link {
     var mtu: Int { inner.mtu }
 
     func send(_ frame: [UInt8]) async throws {
-        let kind = current.withLock { current in
-            current = WireTally.classify(frame, previous: current)
-            return current
+        let starts = WireTally.startsFrame(frame)
+        // Loss is drawn per frame: the fragments of a frame larger than the MTU share
+        // its fate, as on a link whose lower layer retransmits lost fragments (BLE's
+        // L2CAP, TCP) and loses a frame when it gives up. Drawn per packet, a 48 KiB
+        // frame in 1 KiB packets would cross a 10 %-loss hop once in 160 tries.
+        let (kind, dropped) = current.withLock { current in
+            current.kind = WireTally.classify(frame, previous: current.kind)
+            if starts { current.dropping = transport.drop() }
+            return (current.kind, current.dropping)
         }
-        let dropped = transport.drop()
-        transport.tally.wrote(kind, count: frame.count, dropped: dropped)
+        transport.tally.wrote(kind, count: frame.count, startsFrame: WireTally.startsFrame(frame), dropped: dropped)
         if dropped { return }
         try await inner.send(frame)
     }

@@ -25,6 +25,10 @@ public final class WireTally: Sendable {
         public var packets: [Int]
         /// Bytes written, by ``Kind`` raw value.
         public var bytes: [Int]
+        /// Frames sent, by ``Kind`` raw value: packets that carry a whole frame or
+        /// the first fragment of one (a frame larger than the link MTU takes several
+        /// packets; it is one transmission).
+        public var frames: [Int] = [0, 0, 0, 0]
         /// Packets dropped by the simulated loss.
         public var dropped: Int
 
@@ -32,6 +36,8 @@ public final class WireTally: Sendable {
         public func packets(_ kind: Kind) -> Int { packets[kind.rawValue] }
         /// Bytes of `kind`.
         public func bytes(_ kind: Kind) -> Int { bytes[kind.rawValue] }
+        /// Frames (transmissions) of `kind`.
+        public func frames(_ kind: Kind) -> Int { frames[kind.rawValue] }
         /// Bytes of every kind.
         public var totalBytes: Int { bytes.reduce(0, +) }
 
@@ -39,7 +45,7 @@ public final class WireTally: Sendable {
         public func since(_ earlier: Snapshot) -> Snapshot {
             Snapshot(
                 packets: zip(packets, earlier.packets).map { $0 - $1 }, bytes: zip(bytes, earlier.bytes).map { $0 - $1 },
-                dropped: dropped - earlier.dropped)
+                frames: zip(frames, earlier.frames).map { $0 - $1 }, dropped: dropped - earlier.dropped)
         }
     }
 
@@ -56,9 +62,10 @@ public final class WireTally: Sendable {
     /// The counts now.
     public var snapshot: Snapshot { counts.withLock { $0 } }
 
-    func wrote(_ kind: Kind, count: Int, dropped: Bool) {
+    func wrote(_ kind: Kind, count: Int, startsFrame: Bool, dropped: Bool) {
         counts.withLock { counts in
             counts.packets[kind.rawValue] += 1
+            if startsFrame { counts.frames[kind.rawValue] += 1 }
             counts.bytes[kind.rawValue] += count
             if dropped { counts.dropped += 1 }
         }
@@ -71,6 +78,11 @@ public final class WireTally: Sendable {
 
     /// What a packet (PacketFramer flag byte, then the frame or a fragment of it)
     /// carries; fragments after the first take the kind of their first (`previous`).
+    /// Whether a packet carries a whole frame or the first fragment of one.
+    static func startsFrame(_ packet: [UInt8]) -> Bool {
+        packet.first == 0xC0 || packet.first == 0x80
+    }
+
     static func classify(_ packet: [UInt8], previous: Kind) -> Kind {
         guard let flag = packet.first else { return .other }
         let frameStart: Int

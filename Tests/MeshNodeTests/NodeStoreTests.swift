@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshStore
+import MeshTesting
 import Testing
 
 // The node's store-and-forward commands between in-process nodes (loopback transport,

@@ -2,8 +2,10 @@
 # The HTTP API against real node processes, once: two scmesh nodes connected over TCP
 # on loopback, a message sent between them, then
 #   1. the dashboard loaded in headless Chromium (Debian's `chromium`): the rendered DOM
-#      must show the peer and the message with its status `delivered`; a screenshot is
-#      kept as an artefact (ARTEFACTS_DIR, default .build/artefacts/dashboard.png);
+#      must show the peer, the message with its status `delivered` and the invitation's
+#      QR code; a screenshot is kept as an artefact (ARTEFACTS_DIR, default
+#      .build/artefacts/dashboard.png), and zbarimg must read that QR code in it back
+#      as an invitation that `scmesh join` on the other node accepts;
 #   2. an OpenAPI conformance run of schemathesis (PyPI) against the running node,
 #      with a bounded number of examples per operation.
 # Installs chromium and schemathesis when missing. Usage: scripts/test-dashboard.sh
@@ -76,7 +78,7 @@ load() {
   # (EventSource then reconnects with Last-Event-ID, as after any drop).
   url=${url/\/#/\/?stream_seconds=1#}
   timeout 90 chromium --headless=new --no-sandbox --disable-gpu --user-data-dir="$WORK/$profile" \
-    --virtual-time-budget=5000 --window-size=1280,1000 "$@" "$url" 2>"$WORK/chromium-$profile.log"
+    --virtual-time-budget=5000 --window-size=1280,1400 "$@" "$url" 2>"$WORK/chromium-$profile.log"
 }
 load dom --dump-dom >"$WORK/dom.html" || fail "chromium could not load the dashboard (see $WORK/chromium-dom.log)"
 python3 - "$WORK/dom.html" "$PEER_B" "$MESSAGE" <<'PY' || fail "the dashboard's DOM lacks the peer or the delivered message"
@@ -94,6 +96,11 @@ if 'class="pill running">live' not in dom and "reconnecting" not in dom:
     problems.append("the event stream never connected")
 if not re.search(r'<span class="mono">#\d+</span> message_delivered', dom):
     problems.append("the events list shows no message_delivered event from the stream")
+qr = re.search(r'<div class="qr" data-qr-link="(scmesh:[A-Za-z0-9_-]+)"><svg [^>]*data-qr-version="\d+"[^>]*>.*?<path fill="#000" d="M[^"]+"', dom, re.S)
+if not qr:
+    problems.append("the invitation's QR code (an SVG with its link) is not on the page")
+else:
+    open(sys.argv[1] + ".link", "w").write(qr.group(1))
 banner = re.search(r'<div id="banner"[^>]*>([^<]*)<', dom)
 if banner and banner.group(1).strip():
     problems.append("the page shows an error: " + banner.group(1).strip())
@@ -105,6 +112,12 @@ PY
 load shot --screenshot="$ARTEFACTS_DIR/dashboard.png" >/dev/null ||
   load shot2 --screenshot="$ARTEFACTS_DIR/dashboard.png" >/dev/null || fail "chromium could not take the screenshot"
 [ -s "$ARTEFACTS_DIR/dashboard.png" ] || fail "no screenshot written"
+# The QR code as the browser drew it must decode (zbarimg, an independent decoder) to
+# the invitation link the page shows, and that link must be a valid invitation to a.
+SCANNED=$(zbarimg --quiet --raw "$ARTEFACTS_DIR/dashboard.png" 2>/dev/null | head -n 1) || fail "zbarimg found no QR code in the screenshot"
+case "$SCANNED" in scmesh:*) ;; *) fail "the screenshot's QR code reads \"$SCANNED\", not an invitation" ;; esac
+"$SCMESH" join --data-dir "$WORK/b" --json "$SCANNED" | grep -q "\"peer\":\"$("$SCMESH" identity --data-dir "$WORK/a")\"" ||
+  fail "the scanned invitation is not one to node a"
 grep -q "#login=" "$WORK/a.log" "$WORK/b.log" && fail "a login token reached a node's log"
 echo "test-dashboard: the dashboard shows peer ${PEER_B:0:8}… and message ${MESSAGE:0:8}… delivered; screenshot $ARTEFACTS_DIR/dashboard.png"
 

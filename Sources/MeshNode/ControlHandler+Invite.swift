@@ -15,7 +15,7 @@ extension ControlHandler {
 
     /// `invite`: a signed invitation to this node (peer ID, `node.name`, the addresses
     /// its transports listen on, an expiry `expires_seconds` from now, default 24 h).
-    func invite(_ request: ControlRequest) async throws -> [UInt8] {
+    package func invite(_ request: ControlRequest) async throws -> InviteReply {
         guard let signer = inviter else {
             throw MeshError(
                 .controlRequestFailed, "this node's identity has no Ed25519 key to sign an invitation with (it was built with a test identity)")
@@ -42,11 +42,10 @@ extension ControlHandler {
             addresses.isEmpty
             ? "no transport of this node listens on a TCP address, so the invitation lists none: the joiner adds the contact but can only find this node by discovery (mDNS, BLE) or a route"
             : nil
-        return try ControlJSON.success(
-            InviteReply(
-                link: invitation.link, peer: router.localPeerID, name: invitation.name,
-                addresses: addresses.map { "\($0.transport) \($0.address)" },
-                expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt)), warning: warning))
+        return InviteReply(
+            link: invitation.link, peer: router.localPeerID, name: invitation.name,
+            addresses: addresses.map { "\($0.transport) \($0.address)" },
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt)), warning: warning)
     }
 
     /// Where the node's TCP-based transports listen, wildcards expanded to the
@@ -73,7 +72,7 @@ extension ControlHandler {
     /// `join`: checks an invitation (format, signature, expiry, not this node's own),
     /// adds its node as a contact (`alias`, else its name, else `peer-<8 hex>`), and
     /// dials its addresses through this node's TCP transport.
-    func join(_ request: ControlRequest) async throws -> [UInt8] {
+    package func join(_ request: ControlRequest) async throws -> JoinReply {
         guard let text = request.invitation, !text.isEmpty else {
             throw MeshError(.invalidArgument, "join needs \"invitation\": the scmesh:… link that `scmesh invite` printed")
         }
@@ -124,10 +123,9 @@ extension ControlHandler {
             await router.connect(to: PeerHint(transport: local.name, address: address.address, peerID: peer))
             dialling.append("\(local.name) \(address.address)")
         }
-        return try ControlJSON.success(
-            JoinReply(
-                peer: peer, alias: alias, name: invitation.name, contactAdded: added, dialling: dialling, notDialled: notDialled,
-                expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt))))
+        return JoinReply(
+            peer: peer, alias: alias, name: invitation.name, contactAdded: added, dialling: dialling, notDialled: notDialled,
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt)))
     }
 
     /// The alias of a joined node whose name is missing or taken: `peer-<8 hex>`.

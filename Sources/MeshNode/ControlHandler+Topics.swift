@@ -33,34 +33,40 @@ public struct PublishReply: Codable, Sendable, Hashable {
 }
 
 extension ControlHandler {
-    /// `subscribe`, `unsubscribe`, `topics` and `publish` (topic gossip).
-    func topics(_ request: ControlRequest) async throws -> [UInt8] {
-        switch request.cmd {
-        case "topics":
-            return try ControlJSON.success(TopicsReply(topics: await router.topics()))
-        case "subscribe":
-            try await router.subscribe(to: try topicName(request))
-            return try ControlJSON.success(TopicsReply(topics: await router.topics()))
-        case "unsubscribe":
-            try await router.unsubscribe(from: try topicName(request))
-            return try ControlJSON.success(TopicsReply(topics: await router.topics()))
-        default:
-            let topic = try topicName(request)
-            let payload: [UInt8]
-            switch (request.text, request.payloadBase64) {
-            case (let text?, nil): payload = Array(text.utf8)
-            case (nil, let base64?):
-                guard let data = Data(base64Encoded: base64) else {
-                    throw MeshError(.invalidArgument, "\"payload_base64\" is not valid base64")
-                }
-                payload = Array(data)
-            case (nil, nil): throw MeshError(.invalidArgument, "publish needs \"text\" or \"payload_base64\"")
-            case (_?, _?): throw MeshError(.invalidArgument, "publish takes \"text\" or \"payload_base64\", not both")
+    /// `topics`: every topic the node knows.
+    package func topics() async -> TopicsReply {
+        TopicsReply(topics: await router.topics())
+    }
+
+    /// `subscribe` (`topic`): joins the topic's mesh; replies with every topic.
+    package func subscribe(_ request: ControlRequest) async throws -> TopicsReply {
+        try await router.subscribe(to: try topicName(request))
+        return await topics()
+    }
+
+    /// `unsubscribe` (`topic`): leaves the topic's mesh; replies with every topic.
+    package func unsubscribe(_ request: ControlRequest) async throws -> TopicsReply {
+        try await router.unsubscribe(from: try topicName(request))
+        return await topics()
+    }
+
+    /// `publish` (`topic`, and `text` or `payload_base64`): one message to the topic.
+    package func publish(_ request: ControlRequest) async throws -> PublishReply {
+        let topic = try topicName(request)
+        let payload: [UInt8]
+        switch (request.text, request.payloadBase64) {
+        case (let text?, nil): payload = Array(text.utf8)
+        case (nil, let base64?):
+            guard let data = Data(base64Encoded: base64) else {
+                throw MeshError(.invalidArgument, "\"payload_base64\" is not valid base64")
             }
-            let id = try await router.publish(payload, to: topic)
-            let mesh = await router.topics().first { $0.topic == topic }?.mesh.count ?? 0
-            return try ControlJSON.success(PublishReply(messageID: id, topic: topic, bytes: payload.count, meshPeers: mesh))
+            payload = Array(data)
+        case (nil, nil): throw MeshError(.invalidArgument, "publish needs \"text\" or \"payload_base64\"")
+        case (_?, _?): throw MeshError(.invalidArgument, "publish takes \"text\" or \"payload_base64\", not both")
         }
+        let id = try await router.publish(payload, to: topic)
+        let mesh = await router.topics().first { $0.topic == topic }?.mesh.count ?? 0
+        return PublishReply(messageID: id, topic: topic, bytes: payload.count, meshPeers: mesh)
     }
 
     private func topicName(_ request: ControlRequest) throws(MeshError) -> String {

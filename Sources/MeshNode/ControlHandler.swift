@@ -58,11 +58,14 @@ package struct ControlHandler: Sendable {
             case "trace": return try ControlJSON.success(await trace(request))
             case "outbox": return try ControlJSON.success(await outbox(request))
             case "settings": return try ControlJSON.success(await settings(request))
-            case "invite": return try await invite(request)
-            case "join": return try await join(request)
+            case "invite": return try ControlJSON.success(await invite(request))
+            case "join": return try ControlJSON.success(await join(request))
             case "contacts", "contacts_add", "contacts_remove", "contacts_block", "contacts_unblock", "contacts_allow_only":
                 return try ControlJSON.success(await contacts(request))
-            case "subscribe", "unsubscribe", "topics", "publish": return try await topics(request)
+            case "topics": return try ControlJSON.success(await topics())
+            case "subscribe": return try ControlJSON.success(await subscribe(request))
+            case "unsubscribe": return try ControlJSON.success(await unsubscribe(request))
+            case "publish": return try ControlJSON.success(await publish(request))
             default:
                 return ControlJSON.failure(
                     "unknown cmd \"\(request.cmd)\" (known: \(ControlRequest.commands.joined(separator: ", ")))",

@@ -48,6 +48,33 @@ extension QRCode {
         return image
     }
 
+    /// The symbol as an SVG document (for a web page, e.g. the dashboard): a white
+    /// square with a quiet zone of `quietZone` modules, and the dark modules as one
+    /// path of unit squares (one horizontal run per `h` segment), so it scales
+    /// without blurring. `title` becomes the image's accessible name.
+    public func svg(quietZone: Int = 4, title: String = "QR code") -> String {
+        let margin = max(0, quietZone)
+        let side = size + 2 * margin
+        var path = ""
+        for y in 0..<size {
+            var x = 0
+            while x < size {
+                guard self[x, y] else { x += 1; continue }
+                var run = 1
+                while x + run < size && self[x + run, y] { run += 1 }
+                path += "M\(x + margin) \(y + margin)h\(run)v1h-\(run)z"
+                x += run
+            }
+        }
+        let escapedTitle = title.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+        return """
+            <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(side) \(side)" shape-rendering="crispEdges" \
+            role="img" data-qr-version="\(version)"><title>\(escapedTitle)</title>\
+            <rect width="\(side)" height="\(side)" fill="#fff"/><path fill="#000" d="\(path)"/></svg>
+            """
+    }
+
     /// Reads back ``terminalText(quietZone:colors:)`` (colours or not): the dark modules
     /// of the drawn square, quiet zone included, as rows of booleans. For tests and
     /// tools that take a code from a terminal transcript.

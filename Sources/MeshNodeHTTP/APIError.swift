@@ -30,9 +30,11 @@ struct APIError: Error {
 
     /// An error from the command layer, with the HTTP status that fits its code.
     init(_ error: MeshError, messageID: MessageID? = nil) {
+        // A bad or expired invitation (MeshCrypto's codes) is the client's to fix.
         let status: HTTPResponse.Status =
             switch error.code {
             case .invalidArgument, .invalidConfiguration: .badRequest
+            case _ where ["invitationMalformed", "invitationExpired"].contains(error.code.name): .badRequest
             case .unknownMessage: .notFound
             case .messageTooLarge: .contentTooLarge
             // Not 5xx: the node works; the message's state (not delivered yet, or

@@ -38,6 +38,9 @@ final class MetricsExporter: Sendable {
         for transport in status.transports {
             gauge("scmesh_transport_up", [("transport", transport.name)], transport.state.name == "running" ? 1 : 0)
         }
+        for (messageClass, direction, total) in Self.messageClasses(stats) {
+            count("scmesh_messages_by_class_total", [("class", messageClass), ("direction", direction)], total)
+        }
         count("scmesh_messages_sent_total", [], stats.messagesSent)
         count("scmesh_messages_received_total", [], stats.messagesReceived)
         count("scmesh_messages_relayed_total", [], stats.messagesRelayed)
@@ -89,6 +92,31 @@ final class MetricsExporter: Sendable {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// `scmesh_messages_by_class_total{class, direction}`: what the router counts, by
+    /// message class and direction (`sent`: handed to a next hop or written to links;
+    /// `received`: taken from a link and accepted or judged).
+    /// - `direct`: this node's own messages (sent: acknowledged by the next hop;
+    ///   received: delivered to its inbox, whichever way they came);
+    /// - `relayed`: messages for other nodes (received: taken into custody; sent:
+    ///   handed to the next hop);
+    /// - `receipt`: delivery receipts (sent: returned for messages this node received;
+    ///   received: every receipt judged, accepted, rejected or ignored);
+    /// - `topic`: topic gossip (sent: published here; received: valid messages seen
+    ///   for the first time);
+    /// - `announce`: route announcements (sent: written to links; received: accepted,
+    ///   ignored or rejected).
+    static func messageClasses(_ stats: RouterStats) -> [(String, String, Int)] {
+        let receiptsJudged = stats.receiptsAccepted + stats.receiptsRejected.values.reduce(0, +) + stats.receiptsIgnored.values.reduce(0, +)
+        let announcesJudged = stats.announcesAccepted + stats.announcesIgnored + stats.announcesRejected.values.reduce(0, +)
+        return [
+            ("direct", "sent", stats.messagesSent), ("direct", "received", stats.messagesReceived),
+            ("relayed", "sent", stats.messagesRelayed), ("relayed", "received", stats.relayAccepted),
+            ("receipt", "sent", stats.receiptsSent), ("receipt", "received", receiptsJudged),
+            ("topic", "sent", stats.topics.published), ("topic", "received", stats.topics.accepted),
+            ("announce", "sent", stats.announcesSent), ("announce", "received", announcesJudged),
+        ]
     }
 
     /// Brings the counter `name{labels}` up to `total`.

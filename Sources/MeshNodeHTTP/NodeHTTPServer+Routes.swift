@@ -140,6 +140,7 @@ extension NodeHTTPServer {
             }
             return try Self.json(reply)
         }
+        addInvitationAndTopicRoutes(to: api)
         api.get("events") { request, _ in try self.eventStream(request) }
         api.get("openapi.json") { _, _ in
             try Self.resource("openapi.json", contentType: "application/json")

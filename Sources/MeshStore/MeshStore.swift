@@ -93,6 +93,12 @@ public final class MeshStore: Sendable {
             try StoreMigrations.migrator.migrate(pool)
             let now = Millis.from(clock())
             requeuedAtOpen = try pool.write { db in try StoreOutbox.releaseClaims(db, now: now) }
+            // Large outbox payloads live in files beside the store; a crash can leave
+            // one that no row names.
+            let files = OutboxPayloadFiles(storePath: path)
+            try files.prepare()
+            let orphans = files.removeOrphans(keeping: try pool.read { db in try StoreOutbox.payloadFileNames(db) })
+            if orphans > 0 { logger.notice("store \(path): removed \(orphans) outbox payload files no message named (left by a crash)") }
         } catch {
             try? pool.close()
             throw storeError(error, path: path, doing: state == .ours ? "upgrade the store" : "create the store")
@@ -142,12 +148,14 @@ public final class MeshStore: Sendable {
     public func maintain(now: Date? = nil) async throws(MeshError) -> MaintenanceReport {
         let now = now.map(Millis.from) ?? database.nowMillis
         let configuration = configuration
-        return try await database.write("maintain the store") { db in
-            let expired = try StoreOutbox.expire(db, now: now)
+        let (report, removed) = try await database.write("maintain the store") { db in
+            let (expired, removed) = try StoreOutbox.expire(db, now: now)
             let dedupPruned = try DedupLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
             let historyPruned = try MessageHistory.prune(db, keeping: configuration.historyLimit)
-            return MaintenanceReport(expired: expired, dedupPruned: dedupPruned, historyPruned: historyPruned)
+            return (MaintenanceReport(expired: expired, dedupPruned: dedupPruned, historyPruned: historyPruned), removed)
         }
+        database.payloadFiles.remove(removed)
+        return report
     }
 
     /// Closes the file. Later calls on the store fail with a `.notRunning` ``MeshError``

@@ -19,6 +19,11 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// Most payload bytes waiting in the outbox for one peer (64 MiB).
     public var outboxMaxBytesPerPeer: Int = 64 << 20
 
+    /// Payloads of at least this many bytes wait in a file of their own beside the
+    /// store file rather than in SQLite (64 KiB): written once and synced, instead of
+    /// twice through the WAL (see ``StoreOutbox``). Smaller ones stay in their row.
+    public var outboxFileThreshold: Int = 64 << 10
+
     /// How long an outbound message may wait for delivery before
     /// ``StoreOutbox/expire(now:)`` marks it expired, unless it was enqueued with its
     /// own expiry (7 days).
@@ -44,7 +49,7 @@ public struct StoreConfiguration: Sendable, Hashable {
             ("inboxCapacity", inboxCapacity), ("inboxMaxBytes", inboxMaxBytes),
             ("outboxMaxMessages", outboxMaxMessages), ("outboxMaxBytes", outboxMaxBytes),
             ("outboxMaxMessagesPerPeer", outboxMaxMessagesPerPeer), ("outboxMaxBytesPerPeer", outboxMaxBytesPerPeer),
-            ("historyLimit", historyLimit),
+            ("historyLimit", historyLimit), ("outboxFileThreshold", outboxFileThreshold),
         ]
         for (name, value) in counts where value < 1 {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be at least 1, got \(value)")

@@ -31,6 +31,10 @@ struct StoreDatabase: Sendable {
         }
     }
 
+    /// Where the outbox keeps payloads of ``StoreConfiguration/outboxFileThreshold``
+    /// bytes or more.
+    var payloadFiles: OutboxPayloadFiles { OutboxPayloadFiles(storePath: path) }
+
     /// The current time in the store's unit (milliseconds since 1970).
     var nowMillis: Int64 { Millis.from(clock()) }
 

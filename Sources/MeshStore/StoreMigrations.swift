@@ -17,6 +17,7 @@ enum StoreMigrations {
         "v2: history flags and content digest (delivery receipts)",
         "v3: origin and TTL of relayed messages (multi-hop custody)",
         "v4-topics: topic subscriptions, seen topic message IDs, inbox topic",
+        "v5-payload-files: large outbox payloads in files beside the store",
     ]
 
     /// The schema version this build writes.
@@ -40,6 +41,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[3]) { db in
             try db.execute(sql: schemaV4Topics)
             try db.execute(sql: "PRAGMA user_version = 4")
+        }
+        migrator.registerMigration(identifiers[4]) { db in
+            try db.execute(sql: schemaV5PayloadFiles)
+            try db.execute(sql: "PRAGMA user_version = 5")
         }
         return migrator
     }
@@ -192,5 +197,12 @@ enum StoreMigrations {
         ) WITHOUT ROWID;
         CREATE INDEX topicSeen_expiresAt ON topicSeen(expiresAt);
         ALTER TABLE inbox ADD COLUMN topic TEXT;
+        """
+
+    /// Large outbox payloads in files: the name of the file in the directory beside
+    /// the store (`<store>-payloads/`) that holds the row's payload, whose `payload`
+    /// is then empty; NULL when the payload is in the row.
+    private static let schemaV5PayloadFiles = """
+        ALTER TABLE outbox ADD COLUMN payloadFile TEXT;
         """
 }

@@ -44,6 +44,20 @@ public struct StoreOutbox: OutboundQueue {
         let configuration = database.configuration
         let now = database.nowMillis
         let expiresAt = now + Millis.from(expiresAfter ?? message.expiresAfter ?? configuration.defaultExpiry)
+        // A large payload goes to its own file first (synced), so the transaction
+        // stays small; the row names the file.
+        let payloadFile = message.payload.count >= configuration.outboxFileThreshold
+            ? try await database.payloadFiles.write(message.payload, for: message.id) : nil
+        do {
+            try await insert(message, payloadFile: payloadFile, now: now, expiresAt: expiresAt)
+        } catch {
+            if let payloadFile { database.payloadFiles.remove([payloadFile]) }
+            throw error
+        }
+    }
+
+    private func insert(_ message: OutboundMessage, payloadFile: String?, now: Int64, expiresAt: Int64) async throws(MeshError) {
+        let configuration = database.configuration
         try await database.write("enqueue message \(message.id.hex)") { db in
             try Self.checkBounds(db, for: message, configuration: configuration)
             var history = HistoryRow(
@@ -68,8 +82,9 @@ public struct StoreOutbox: OutboundQueue {
             guard let historyID = history.id else { return }
             var row = OutboxRow(
                 historyID: historyID, messageID: message.id.hex, destination: message.destination.hex,
-                flags: Int(message.flags), bytes: message.payload.count, claimed: false, payload: Data(message.payload),
-                origin: message.origin?.hex, ttl: message.ttl.map(Int.init))
+                flags: Int(message.flags), bytes: message.payload.count, claimed: false,
+                payload: payloadFile == nil ? Data(message.payload) : Data(), origin: message.origin?.hex,
+                ttl: message.ttl.map(Int.init), payloadFile: payloadFile)
             try row.insert(db)
             try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
         }
@@ -109,26 +124,30 @@ public struct StoreOutbox: OutboundQueue {
     /// - Returns: nil when it is not queued, already claimed, expired, or the store failed.
     public func claim(_ id: MessageID) async -> OutboundMessage? {
         let now = database.nowMillis
+        let files = database.payloadFiles
         do {
-            return try await database.write("claim message \(id.hex)") { db -> OutboundMessage? in
+            let (message, removed) = try await database.write("claim message \(id.hex)") { db -> (OutboundMessage?, [String]) in
                 guard var history = try HistoryRow.outbound(db, id.hex), history.status == MessageStatus.queued.name,
                       let historyID = history.id,
                       let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE historyID = ?", arguments: [historyID]),
                       !row.claimed
-                else { return nil }
+                else { return (nil, []) }
                 if let expiresAt = history.expiresAt, expiresAt <= now {
-                    try Self.markExpired(db, &history, now: now)
-                    return nil
+                    return (nil, try Self.markExpired(db, &history, now: now))
                 }
+                let payload = try row.payloadFile.map { name throws(MeshError) in try files.read(name, bytes: row.bytes) } ?? Array(row.payload)
                 try db.execute(sql: "UPDATE outbox SET claimed = 1 WHERE number = ?", arguments: [row.number])
                 history.attempts += 1
                 try history.update(db, columns: ["attempts"])
                 try MessageHistory.record(db, historyID: historyID, at: now, kind: .attempt, status: .queued, attempt: history.attempts)
-                return OutboundMessage(
-                    id: id, destination: try PeerID.stored(row.destination), payload: Array(row.payload),
+                let message = OutboundMessage(
+                    id: id, destination: try PeerID.stored(row.destination), payload: payload,
                     flags: UInt16(truncatingIfNeeded: row.flags), contentDigest: history.contentDigest.map(Array.init) ?? [],
                     origin: try row.origin.map(PeerID.stored), ttl: row.ttl.map { UInt8(clamping: $0) })
+                return (message, [])
             }
+            files.remove(removed)
+            return message
         } catch {
             database.logger.error("\(error)")
             return nil
@@ -164,10 +183,10 @@ public struct StoreOutbox: OutboundQueue {
     public func update(_ id: MessageID, to status: MessageStatus, transport: String?, reason: String?) async {
         let now = database.nowMillis
         do {
-            try await database.write("record status \(status) of message \(id.hex)") { db in
+            let removed = try await database.write("record status \(status) of message \(id.hex)") { db -> [String] in
                 guard var history = try HistoryRow.outbound(db, id.hex), let historyID = history.id,
                       !MessageStatus(history.status).isFinal
-                else { return }
+                else { return [] }
                 history.status = status.name
                 if let transport { history.transport = transport }
                 if let reason { history.reason = reason }
@@ -175,14 +194,17 @@ public struct StoreOutbox: OutboundQueue {
                 if status == .delivered { history.deliveredAt = now }
                 if status == .failed || status == .expired { history.finishedAt = now }
                 try history.update(db)
+                var removed: [String] = []
                 if status.isFinal || status == .sent {
-                    try db.execute(sql: "DELETE FROM outbox WHERE historyID = ?", arguments: [historyID])
+                    removed = try Self.deleteRow(db, historyID: historyID)
                 } else {
                     try db.execute(sql: "UPDATE outbox SET claimed = 0 WHERE historyID = ?", arguments: [historyID])
                 }
                 try MessageHistory.record(
                     db, historyID: historyID, at: now, kind: .status, status: status, transport: transport, reason: reason)
+                return removed
             }
+            database.payloadFiles.remove(removed)
         } catch {
             database.logger.error("\(error)")
         }
@@ -212,18 +234,34 @@ public struct StoreOutbox: OutboundQueue {
     ///   when the file cannot be written.
     public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws(MeshError) {
         let now = database.nowMillis
-        try await database.write("replace the payload of message \(id.hex)") { db in
+        let files = database.payloadFiles
+        let newFile = payload.count >= database.configuration.outboxFileThreshold ? try await files.write(payload, for: id) : nil
+        let oldFile: String?
+        do {
+            oldFile = try await replace(id, with: payload, file: newFile, flags: flags, now: now)
+        } catch {
+            if let newFile { files.remove([newFile]) }
+            throw error
+        }
+        if let oldFile { files.remove([oldFile]) }
+    }
+
+    /// The transaction of ``replacePayload(_:with:flags:)``; returns the file the old
+    /// payload was in.
+    private func replace(_ id: MessageID, with payload: [UInt8], file: String?, flags: UInt16, now: Int64) async throws(MeshError) -> String? {
+        try await database.write("replace the payload of message \(id.hex)") { db -> String? in
             guard let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE messageID = ?", arguments: [id.hex]) else {
                 throw MeshError(.unknownMessage, "message \(id.hex) is not in the outbox any more; its payload was not replaced")
             }
             try db.execute(
-                sql: "UPDATE outbox SET payload = ?, flags = ?, bytes = ? WHERE number = ?",
-                arguments: [Data(payload), Int(flags), payload.count, row.number])
+                sql: "UPDATE outbox SET payload = ?, payloadFile = ?, flags = ?, bytes = ? WHERE number = ?",
+                arguments: [file == nil ? Data(payload) : Data(), file, Int(flags), payload.count, row.number])
             try db.execute(
                 sql: "UPDATE history SET flags = ?, bytes = ? WHERE id = ?", arguments: [Int(flags), payload.count, row.historyID])
             try MessageHistory.record(
                 db, historyID: row.historyID, at: now, kind: .status, status: .queued,
                 reason: "sealed end to end (\(payload.count) bytes) to go through a relay")
+            return row.payloadFile
         }
     }
 
@@ -236,10 +274,14 @@ public struct StoreOutbox: OutboundQueue {
     @discardableResult
     public func expire(now: Date? = nil) async throws(MeshError) -> [MessageID] {
         let now = now.map(Millis.from) ?? database.nowMillis
-        return try await database.write("expire outbound messages") { db in try Self.expire(db, now: now) }
+        let (expired, removed) = try await database.write("expire outbound messages") { db in try Self.expire(db, now: now) }
+        database.payloadFiles.remove(removed)
+        return expired
     }
 
-    static func expire(_ db: Database, now: Int64) throws -> [MessageID] {
+    /// Marks the messages expired (see ``expire(now:)``); returns their IDs and the
+    /// payload files to remove once the transaction is committed.
+    static func expire(_ db: Database, now: Int64) throws -> ([MessageID], [String]) {
         let rows = try HistoryRow.fetchAll(
             db,
             sql: """
@@ -249,22 +291,41 @@ public struct StoreOutbox: OutboundQueue {
                 """,
             arguments: [now])
         var expired: [MessageID] = []
+        var removed: [String] = []
         for var row in rows {
-            try markExpired(db, &row, now: now)
+            removed += try markExpired(db, &row, now: now)
             expired.append(try MessageID.stored(row.messageID))
         }
-        return expired
+        return (expired, removed)
     }
 
-    private static func markExpired(_ db: Database, _ row: inout HistoryRow, now: Int64) throws {
-        guard let historyID = row.id else { return }
+    /// Marks one entry expired and deletes its outbox row; returns the payload file to
+    /// remove after the commit.
+    private static func markExpired(_ db: Database, _ row: inout HistoryRow, now: Int64) throws -> [String] {
+        guard let historyID = row.id else { return [] }
         let reason = "expired after \(Millis.describe(now - row.createdAt)) without delivery (status was \(row.status), \(row.attempts) attempts)"
         row.status = MessageStatus.expired.name
         row.reason = reason
         row.finishedAt = now
         try row.update(db)
-        try db.execute(sql: "DELETE FROM outbox WHERE historyID = ?", arguments: [historyID])
+        let removed = try deleteRow(db, historyID: historyID)
         try MessageHistory.record(db, historyID: historyID, at: now, kind: .expired, status: .expired, reason: reason)
+        return removed
+    }
+
+    /// Deletes the outbox row of a history entry; returns its payload file (to remove
+    /// once the deletion is committed: removed earlier, a rollback would leave a row
+    /// without its payload).
+    static func deleteRow(_ db: Database, historyID: Int64) throws -> [String] {
+        let files = try String.fetchAll(
+            db, sql: "SELECT payloadFile FROM outbox WHERE historyID = ? AND payloadFile IS NOT NULL", arguments: [historyID])
+        try db.execute(sql: "DELETE FROM outbox WHERE historyID = ?", arguments: [historyID])
+        return files
+    }
+
+    /// The payload files outbox rows name (for ``OutboxPayloadFiles/removeOrphans(keeping:)``).
+    static func payloadFileNames(_ db: Database) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT payloadFile FROM outbox WHERE payloadFile IS NOT NULL"))
     }
 
     /// Queues again every message claimed when the store was last closed (or the node

@@ -97,6 +97,9 @@ struct OutboxRow: Codable, FetchableRecord, MutablePersistableRecord {
     var origin: String?
     /// The TTL a relayed message goes on with; nil for the router's default.
     var ttl: Int?
+    /// The file in ``OutboxPayloadFiles`` that holds the payload (then ``payload`` is
+    /// empty); nil when the payload is in the row.
+    var payloadFile: String?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         number = inserted.rowID

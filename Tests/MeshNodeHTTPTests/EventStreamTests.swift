@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshNodeHTTP
+import MeshTesting
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -167,6 +168,36 @@ struct MetricsTests {
         #expect(samples["scmesh_outbox_messages"]?[""] == 0)
         #expect(samples["scmesh_peers"]?[""] == 1)
         #expect(samples["scmesh_transport_up"]?["transport=loopback"] == 1)
+        // By message class: a's message went out direct and its receipt came back; b
+        // received it and returned the receipt; nothing was relayed.
+        func byClass(_ samples: [String: [String: Double]], _ messageClass: String, _ direction: String) -> Double? {
+            samples["scmesh_messages_by_class_total"]?["class=\(messageClass),direction=\(direction)"]
+        }
+        #expect(byClass(samples, "direct", "sent") == 1)
+        #expect(byClass(samples, "receipt", "received") == 1)
+        #expect(byClass(samples, "relayed", "sent") == 0 && byClass(samples, "relayed", "received") == 0)
+        #expect(byClass(samples, "topic", "sent") == 0)
+        let atB = try parsePrometheus(try await b.call(.GET, "/metrics").text)
+        #expect(byClass(atB, "direct", "received") == 1)
+        #expect(byClass(atB, "receipt", "sent") == 1)
+        #expect(byClass(atB, "direct", "sent") == 0)
+        // A topic message published by a (through the topic routes) counts as topic
+        // sent at a and, once b has it, topic received at b.
+        let topic = #"{"topic":"/scmesh/metrics-test/v1"}"#
+        #expect(try await b.call(.POST, "/api/v1/topics/subscribe", json: topic).status == 200)
+        #expect(try await a.call(.POST, "/api/v1/topics/subscribe", json: topic).status == 200)
+        let topics = try await a.call(.GET, "/api/v1/topics")
+        #expect(topics.status == 200 && topics.text.contains("/scmesh/metrics-test/v1"))
+        try await eventually("b is in a's mesh for the topic") {
+            let reply = try await a.control.call(ControlRequest(cmd: "topics")).decode(TopicsReply.self)
+            return reply.topics.first { $0.topic == "/scmesh/metrics-test/v1" }?.mesh.contains(b.node.peerID) == true
+        }
+        let publish = #"{"topic":"/scmesh/metrics-test/v1","text":"to the topic"}"#
+        #expect(try await a.call(.POST, "/api/v1/topics/publish", json: publish).status == 200)
+        try await eventually("b counts the topic message as received") {
+            byClass(try parsePrometheus(try await b.call(.GET, "/metrics").text), "topic", "received") == 1
+        }
+        #expect(byClass(try parsePrometheus(try await a.call(.GET, "/metrics").text), "topic", "sent") == 1)
         // A second scrape counts on from the first (no double counting).
         _ = try await a.call(.POST, "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true", body: [1])
         let again = try parsePrometheus(try await a.call(.GET, "/metrics").text)

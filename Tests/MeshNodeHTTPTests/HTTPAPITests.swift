@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshNodeHTTP
+import MeshTesting
 import NIOHTTP1
 import Testing
 
@@ -15,7 +16,9 @@ struct HTTPAPITests {
         (.POST, "/api/v1/contacts"), (.DELETE, "/api/v1/contacts/bob"), (.PUT, "/api/v1/contacts/bob/blocked"),
         (.DELETE, "/api/v1/contacts/bob/blocked"), (.PUT, "/api/v1/contacts-allow-only"), (.GET, "/api/v1/settings"),
         (.PATCH, "/api/v1/settings"), (.GET, "/api/v1/events"), (.GET, "/api/v1/openapi.json"),
-        (.POST, "/api/v1/session/login"), (.GET, "/metrics"), (.GET, "/api/v1/no-such-route"),
+        (.POST, "/api/v1/session/login"), (.GET, "/metrics"), (.GET, "/api/v1/invitation"), (.POST, "/api/v1/join"),
+        (.GET, "/api/v1/topics"), (.POST, "/api/v1/topics/subscribe"), (.POST, "/api/v1/topics/unsubscribe"),
+        (.POST, "/api/v1/topics/publish"), (.GET, "/api/v1/no-such-route"),
     ]
 
     @Test("every route answers 401 in the one error shape without the token or with a wrong one; the token file is mode 0600")
@@ -188,6 +191,37 @@ struct HTTPAPITests {
         #expect(reused.status == 401)
         let forged = try await a.call(.GET, "/api/v1/status", token: .some(nil), headers: [("Cookie", "scmesh_session=\(token)")])
         #expect(forged.status == 401)
+    }
+
+    @Test("an invitation over HTTP carries its link as a QR code in SVG; joining with it through the other node's API adds the contact; bad ones are a 400")
+    func invitationAndJoin() async throws {
+        let network = uniqueNetwork()
+        let a = try await HTTPNode.start(network: network, overrides: ["node.name=http-inviter"])
+        let b = try await HTTPNode.start(network: network)
+        defer { Task { try await a.stop(); try await b.stop() } }
+        let reply = try await a.call(.GET, "/api/v1/invitation?expires_seconds=3600")
+        #expect(reply.status == 200, "\(reply.text)")
+        let link = try #require(reply.object["link"] as? String)
+        #expect(link.hasPrefix("scmesh:"))
+        #expect(reply.object["peer"] as? String == a.node.peerID.hex)
+        #expect(reply.object["name"] as? String == "http-inviter")
+        // The SVG draws the same modules as the encoder's own symbol for the link.
+        let svg = try #require(reply.object["qr_svg"] as? String)
+        let code = try QRCode.encode(Array(link.utf8), errorCorrection: .low)
+        #expect(svg == code.svg(title: "invitation to http-inviter"))
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(code.size + 8) \(code.size + 8)\""))
+        #expect(try await a.call(.GET, "/api/v1/invitation?expires_seconds=5").status == 400)
+
+        let join = try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)","alias":"inviter"}"#)
+        #expect(join.status == 200, "\(join.text)")
+        #expect(join.object["peer"] as? String == a.node.peerID.hex)
+        #expect(join.object["alias"] as? String == "inviter")
+        #expect(join.object["contact_added"] as? Bool == true)
+        let contacts = try await b.call(.GET, "/api/v1/contacts")
+        #expect(contacts.text.contains(a.node.peerID.hex))
+        let forged = try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"scmesh:AAAA"}"#)
+        #expect(forged.status == 400 && forged.errorCode == "invitationMalformed", "\(forged.text)")
+        #expect(try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)","x":1}"#).status == 400)
     }
 
     @Test("the OpenAPI document is served and lists every route")

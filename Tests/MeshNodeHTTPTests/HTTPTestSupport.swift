@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeshCore
 import MeshNode
+import MeshTesting
 import MeshNodeHTTP
 import NIOCore
 import NIOHTTP1
@@ -22,19 +23,6 @@ struct TemporaryDirectory {
     func cleanUp() {
         try? FileManager.default.removeItem(atPath: path)
     }
-}
-
-/// Polls `condition` every 20 ms until it holds or `attempts` run out.
-func eventually(
-    _ what: String, attempts: Int = 500, sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () async throws -> Bool
-) async throws {
-    for _ in 0..<attempts {
-        if (try? await condition()) == true { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
-    throw CancellationError()
 }
 
 /// A node running in this process with its HTTP API on a free loopback port, on an

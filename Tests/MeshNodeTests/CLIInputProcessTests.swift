@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 // Issue 15's "what a new user missed": short peer IDs, JSON client errors, inbox

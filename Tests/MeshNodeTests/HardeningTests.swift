@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 /// A raw Unix-socket client that writes and never reads (unless asked).

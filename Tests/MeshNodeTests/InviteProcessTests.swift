@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshCrypto
 import MeshNode
+import MeshTesting
 import Testing
 
 // Issue 15's invitation test: `scmesh invite` on one node, `scmesh join` on another,

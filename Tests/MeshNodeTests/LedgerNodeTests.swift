@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshStore
+import MeshTesting
 import Testing
 
 // The address ledger as the node keeps and uses it, over real TCP on loopback.

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 // `node.log_file` and the journald form of standard error.

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 // Issue 13's process test: five `scmesh run` processes in a line A–B–C–D–E over TCP

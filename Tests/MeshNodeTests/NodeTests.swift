@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 @Suite("Node")

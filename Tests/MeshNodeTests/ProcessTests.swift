@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 /// An environment with no `SCMESH_*` variables and `HOME` set to `home`.

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 // `scmesh send -` of a large payload: bytes and rate on a terminal, nothing when piped.

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 // `scmesh status` as text, and the exposure notice of `scmesh run`.

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 // Issue 12's process test: store and forward across kill -9 of sender and receiver,

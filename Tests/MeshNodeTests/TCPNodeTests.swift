@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Synchronization
 import Testing
 
@@ -296,7 +297,7 @@ private func attackWhileServingGoodPeer(
         target.directory.cleanUp()
         peer.directory.cleanUp()
     }
-    try await eventually("the good peer and the target have a link to each other", attempts: 1500, sourceLocation: sourceLocation) {
+    try await eventually("the good peer and the target have a link to each other", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
         let seenByPeer = try await peerIDs(of: peer)
         let seenByTarget = try await peerIDs(of: target)
         return seenByPeer == [target.node.peerID] && seenByTarget == [peer.node.peerID]
@@ -315,10 +316,10 @@ private func attackWhileServingGoodPeer(
     #expect(fromPeer.count >= 3 && fromTarget.count >= 3, sourceLocation: sourceLocation)
 
     // Every message of the good peer arrived, in order, and vice versa.
-    try await eventually("the target's inbox has every message of the good peer", attempts: 1500, sourceLocation: sourceLocation) {
+    try await eventually("the target's inbox has every message of the good peer", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
         try await inboxTexts(of: target) == fromPeer
     }
-    try await eventually("the good peer's inbox has every message of the target", attempts: 1500, sourceLocation: sourceLocation) {
+    try await eventually("the good peer's inbox has every message of the target", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
         try await inboxTexts(of: peer) == fromTarget
     }
 
@@ -345,12 +346,12 @@ private func attackWhileServingGoodPeer(
         late.task.cancel()
         late.directory.cleanUp()
     }
-    try await eventually("a new peer links to the target", attempts: 1500, sourceLocation: sourceLocation) {
+    try await eventually("a new peer links to the target", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
         try await peerIDs(of: late) == [target.node.peerID]
     }
     let reply = try await late.client.call(ControlRequest(cmd: "send", peer: target.node.peerID.hex, text: "late"))
     #expect(reply.ok, "\(reply.line)", sourceLocation: sourceLocation)
-    try await eventually("the late peer's message arrives", attempts: 1500, sourceLocation: sourceLocation) {
+    try await eventually("the late peer's message arrives", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
         try await inboxTexts(of: target).last == "late"
     }
 

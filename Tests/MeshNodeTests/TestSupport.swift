@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 /// A fresh directory under /tmp (short, so a control socket path fits), removed by `cleanUp()`.
@@ -20,19 +21,6 @@ struct TemporaryDirectory {
     }
 
     func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
-}
-
-/// Polls `condition` every 20 ms until it holds or `attempts` run out.
-func eventually(
-    _ what: String, attempts: Int = 500, sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () async throws -> Bool
-) async throws {
-    for _ in 0..<attempts {
-        if (try? await condition()) == true { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
-    throw CancellationError()
 }
 
 /// A node running in this process on a temporary data directory.

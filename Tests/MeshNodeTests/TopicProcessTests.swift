@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshTesting
 import Testing
 
 // Issue 14's process test: six `scmesh run` processes in a chain N0–N1–…–N5 over TCP

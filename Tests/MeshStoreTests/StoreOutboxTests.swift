@@ -251,3 +251,79 @@ struct StoreMaintenanceTests {
         }
     }
 }
+
+@Suite("Outbox payloads in files")
+struct OutboxPayloadFileTests {
+    @Test("a payload at the threshold goes to a file (small ones stay in the row); it survives a reopen, is claimed byte for byte, and its file goes when the message is sent or expires")
+    func payloadFiles() async throws {
+        var configuration = StoreConfiguration()
+        configuration.outboxFileThreshold = 1_000
+        try await withTemporaryDirectory { directory throws in
+            let path = directory + "/store.sqlite"
+            let files = path + "-payloads"
+            let bob = PeerID.random()
+            let large = outbound(to: bob, bytes: 1_000)
+            let small = outbound(to: bob, bytes: 999)
+            let expiring = OutboundMessage(
+                id: .random(), destination: bob, payload: Array(repeating: 9, count: 5_000), flags: 0, expiresAfter: .seconds(60))
+            try await withReopened(path, configuration: configuration) { store throws in
+                try await store.outbox.enqueue(large)
+                try await store.outbox.enqueue(small)
+                try await store.outbox.enqueue(expiring)
+                let names = try FileManager.default.contentsOfDirectory(atPath: files).sorted()
+                #expect(names.count == 2)
+                #expect(Set(names.map { String($0.prefix(32)) }) == [large.id.hex, expiring.id.hex])
+                #expect(try await store.outbox.pendingBytes == 6_999)
+            }
+            // A file no row names (a crash between the file's write and the commit) is
+            // removed when the store opens.
+            #expect(FileManager.default.createFile(atPath: files + "/\(MessageID.random().hex)-00000000", contents: Data([1, 2, 3])))
+            try await withReopened(path, configuration: configuration) { store throws in
+                #expect(try FileManager.default.contentsOfDirectory(atPath: files).count == 2)
+                #expect(await store.outbox.claim(large.id) == large)
+                #expect(await store.outbox.claim(small.id) == small)
+                await store.outbox.update(large.id, to: .sent, transport: "tcp", reason: nil)
+                await store.outbox.update(small.id, to: .sent, transport: "tcp", reason: nil)
+                let left = try FileManager.default.contentsOfDirectory(atPath: files)
+                #expect(left.count == 1 && left.first?.hasPrefix(expiring.id.hex) == true)
+                #expect(try await store.outbox.expire(now: Date(timeIntervalSince1970: 1_800_000_000 + 3_600)) == [expiring.id])
+                #expect(try FileManager.default.contentsOfDirectory(atPath: files).isEmpty)
+                #expect(try await store.outbox.pendingCount == 0)
+            }
+        }
+    }
+
+    @Test("a payload replaced by a larger sealed one moves to a file, and back into the row when small; a missing file is an error naming it, not a crash")
+    func replacedPayloads() async throws {
+        var configuration = StoreConfiguration()
+        configuration.outboxFileThreshold = 1_000
+        try await withTemporaryDirectory { directory throws in
+            let path = directory + "/store.sqlite"
+            let files = path + "-payloads"
+            let bob = PeerID.random()
+            let message = outbound(to: bob, bytes: 900)
+            try await withReopened(path, configuration: configuration) { store throws in
+                try await store.outbox.enqueue(message)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: files).isEmpty)
+                let sealed = Array(repeating: UInt8(7), count: 1_200)
+                try await store.outbox.replacePayload(message.id, with: sealed, flags: 1)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: files).count == 1)
+                #expect(await store.outbox.claim(message.id)?.payload == sealed)
+                await store.outbox.update(message.id, to: .queued, transport: nil, reason: "retry")
+                try await store.outbox.replacePayload(message.id, with: [1, 2, 3], flags: 1)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: files).isEmpty)
+                #expect(await store.outbox.claim(message.id)?.payload == [1, 2, 3])
+                await store.outbox.update(message.id, to: .queued, transport: nil, reason: "retry")
+                // The file of a large payload deleted behind the store's back: the claim
+                // fails (logged, naming the file) and the message stays queued.
+                let large = outbound(to: bob, bytes: 2_000)
+                try await store.outbox.enqueue(large)
+                for name in try FileManager.default.contentsOfDirectory(atPath: files) {
+                    try FileManager.default.removeItem(atPath: files + "/" + name)
+                }
+                #expect(await store.outbox.claim(large.id) == nil)
+                #expect(await store.outbox.record(large.id)?.status == .queued)
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import MeshCore
+import MeshNode
+import MeshTesting
+import Testing
+
+// A payload above the outbox's file threshold waits in a file beside the store, not in
+// SQLite: it must survive kill -9 of the node once `scmesh send -` said "queued", reach
+// the peer byte for byte, and leave no file behind once it is sent.
+
+@Suite("large payloads across kill -9")
+struct LargePayloadProcessTests {
+    @Test("scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed")
+    func largePayloadSurvivesKill() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let a = directory.file("a")
+        let b = directory.file("b")
+        let portA = try unusedLoopbackPort()
+        let portB = try unusedLoopbackPort()
+        let common = [
+            "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
+            "--set", "transports.ble.enabled=false", "--set", "http.listen=127.0.0.1:0",
+            "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
+        ]
+        let argumentsA =
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
+             "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"] + common
+        let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
+        let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let clientA = ControlClient(dataDirectory: a)
+        let clientB = ControlClient(dataDirectory: b)
+        let payloads = a + "/store.sqlite-payloads"
+
+        var nodeA = try startScmesh(argumentsA, home: home)
+        defer { stopProcess(nodeA) }
+        try await eventually("the sender answers", attempts: 1500) { try await clientA.call(ControlRequest(cmd: "status")).ok }
+        // Not text: every byte value, in an order no run of the encoder could invent.
+        let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) }
+        let sent = try await runScmesh(
+            ["send", "--data-dir", a, "--json", idB.hex, "-"], environment: scmeshEnvironment(home: home), input: payload)
+        #expect(sent.status == 0, "\(sent.standardError)")
+        let reply = try jsonObject(sent.standardOutput)
+        #expect(reply["status"] as? String == "queued")
+        #expect(reply["bytes"] as? Int == payload.count)
+        let messageID = try #require(reply["message_id"] as? String)
+        let files = try FileManager.default.contentsOfDirectory(atPath: payloads)
+        #expect(files.count == 1 && files.first?.hasPrefix(messageID) == true, "\(files)")
+
+        // SIGKILL the sender as soon as the reply said queued; start it again.
+        kill(nodeA.processIdentifier, SIGKILL)
+        nodeA.waitUntilExit()
+        #expect(nodeA.terminationReason == .uncaughtSignal)
+        nodeA = try startScmesh(argumentsA, home: home)
+        try await eventually("the restarted sender answers", attempts: 1500) { try await clientA.call(ControlRequest(cmd: "status")).ok }
+        let outbox = try await clientA.call(ControlRequest(cmd: "outbox")).decode(OutboxReply.self)
+        #expect(outbox.total == 1)
+
+        // The receiver comes up: the payload arrives whole, and the sender's file goes.
+        let nodeB = try startScmesh(argumentsB, home: home)
+        defer { stopProcess(nodeB) }
+        try await eventually("the receiver has the message", attempts: 3000) {
+            try await clientB.call(ControlRequest(cmd: "status")).decode(StatusReply.self).inboxCount == 1
+        }
+        let inbox = try await clientB.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let received = try #require(inbox.messages.first)
+        #expect(received.id.hex == messageID)
+        #expect(Data(base64Encoded: received.payloadBase64).map(Array.init) == payload)
+        try await eventually("the sender's payload file is removed once the message is sent", attempts: 1500) {
+            try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty
+        }
+    }
+}

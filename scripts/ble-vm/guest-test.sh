@@ -36,6 +36,9 @@ for r in $(seq 1 $ROUNDS); do
   cocecho bench 1 0 0x0085 200 300000 | sed "s/^/[C round $r] /" | tee -a /tmp/bench.log
   ble-vm-test bench --adapter hci1 --psm 0x87 --rtt 200 --bulk 300000 --rounds 1 | grep -E 'bench:|FAIL' |
     sed "s/^/[Swift round $r] /" | tee -a /tmp/bench.log
+  # The same transport and echo peer over GATT (Write Requests one way, notifications back).
+  ble-vm-test bench --adapter hci1 --psm 0x87 --data-path gatt --rtt 200 --bulk 100000 --rounds 1 | grep -E 'bench:|FAIL' |
+    sed "s/^/[GATT round $r] /" | tee -a /tmp/bench.log
 done
 kill $C $A 2>/dev/null
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
@@ -43,6 +46,9 @@ c_rtt=$(grep '^\[C' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' |
 s_rtt=$(grep '^\[Swift' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' | median)
 c_bulk=$(grep '^\[C' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
 s_bulk=$(grep '^\[Swift' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
-echo "BENCH-SUMMARY rounds=$ROUNDS rtt_mean_ms: C=$c_rtt BLETransport=$s_rtt ratio=$(awk -v a="$s_rtt" -v b="$c_rtt" 'BEGIN { printf "%.2f", a / b }')"
-echo "BENCH-SUMMARY rounds=$ROUNDS echoed_throughput_kB/s: C=$c_bulk BLETransport=$s_bulk ratio=$(awk -v a="$s_bulk" -v b="$c_bulk" 'BEGIN { printf "%.2f", a / b }')"
+g_rtt=$(grep '^\[GATT' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' | median)
+g_bulk=$(grep '^\[GATT' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+echo "BENCH-SUMMARY rounds=$ROUNDS rtt_mean_ms: C=$c_rtt BLETransport=$s_rtt ratio=$(ratio "$s_rtt" "$c_rtt") GATT=$g_rtt ratio=$(ratio "$g_rtt" "$c_rtt")"
+echo "BENCH-SUMMARY rounds=$ROUNDS echoed_throughput_kB/s: C=$c_bulk BLETransport=$s_bulk ratio=$(ratio "$s_bulk" "$c_bulk") GATT=$g_bulk ratio=$(ratio "$g_bulk" "$c_bulk")"
 exit 0

@@ -29,6 +29,7 @@ struct Options {
     var timeout = 30
     var rounds = 1
     var dead = "00:AA:01:01:00:01/public/0x00fe"
+    var dataPath = "auto"
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -44,6 +45,7 @@ struct Options {
             case "--timeout": timeout = Int(value) ?? timeout
             case "--rounds": rounds = Int(value) ?? rounds
             case "--dead": dead = value
+            case "--data-path": dataPath = value
             default: fatal("unknown flag \(flag)")
             }
         }
@@ -65,7 +67,7 @@ func fatal(_ text: String) -> Never {
 
 let options = Options(CommandLine.arguments)
 guard ["accept", "dial", "bench", "echo", "conformance"].contains(options.mode) else {
-    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N]")
+    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N] [--data-path auto|l2cap|gatt|gatt_first]")
 }
 
 /// Runs `body` with a deadline.
@@ -178,6 +180,8 @@ var configuration = BLETransport.Configuration()
 configuration.adapter = options.adapter
 configuration.psm = options.psm
 configuration.securityLevel = BLETransport.Configuration.SecurityLevel(rawValue: options.security) ?? .low
+guard let dataPath = BLETransport.Configuration.DataPath(rawValue: options.dataPath) else { fatal("--data-path \(options.dataPath): expected auto, l2cap, gatt or gatt_first") }
+configuration.dataPath = dataPath
 configuration.advertisingIntervalMs = 30
 configuration.scanIntervalMs = 30
 configuration.scanWindowMs = 30

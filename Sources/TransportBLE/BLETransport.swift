@@ -26,7 +26,9 @@ import Synchronization
 ///   (``GATTProfile``) served on the kernel's ATT fixed channel (L2CAP CID 4) to any
 ///   central, and dialled when the remote accepts no L2CAP channel or
 ///   ``Configuration/dataPath`` says so: a ``GATTLink`` (MTU = ATT MTU − 3). L2CAP is
-///   preferred: `auto` dials a channel first and falls back to GATT.
+///   preferred: `auto` dials a channel first and falls back to GATT; `gatt_first` dials
+///   GATT and moves the link to a channel when the remote's identity names a PSM
+///   (docs/PROTOCOL.md §C.1; the core sees one link throughout).
 ///
 /// Its whole life is one call of ``listen(context:)``: the accept loop, the mgmt event
 /// loop, the beacon rotation and the lost-peer sweep are child tasks of it, and

@@ -84,12 +84,13 @@ echo "--- node C's BLE lines:"; grep -E "BLE|link link" /tmp/node-c.log | cut -c
 kill -TERM $PA $PB; wait $PA; wait $PB
 
 # --- GATT then L2CAP (same boot): nodes F (hci0) and G (hci1) both data_path
-# gatt_first: their links open over GATT and move to L2CAP 8 s later. Numbered messages
-# go both ways before, across and after the move; each must arrive exactly once.
+# gatt_first: their links open over GATT and move to L2CAP 15 s later. Numbered messages
+# go both ways before, across and after the move (it comes after at least two pairs);
+# each must arrive exactly once.
 F=/tmp/node-f; G=/tmp/node-g
 IDF=$(scmesh identity --data-dir $F) || exit 1
 IDG=$(scmesh identity --data-dir $G) || exit 1
-MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=8"
+MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=15"
 echo "=== GATT then L2CAP: node F $IDF on hci0, node G $IDG on hci1 (gatt_first)"
 scmesh run --data-dir $F $ONLY_BLE --set transports.ble.adapter=hci0 $MOVE > /tmp/node-f.log 2>&1 & PA=$!
 scmesh run --data-dir $G $ONLY_BLE --set transports.ble.adapter=hci1 $MOVE > /tmp/node-g.log 2>&1 & PB=$!
@@ -111,7 +112,7 @@ while [ $n -lt 80 ]; do
   [ $moved_at -gt 0 ] && [ $n -ge $((moved_at + 5)) ] && break
   sleep 0.2
 done
-[ $moved_at -gt 1 ] || mfail "the links did not move to L2CAP while messages were sent (moved_at=$moved_at after $n)"
+[ $moved_at -gt 2 ] || mfail "the links did not move to L2CAP while messages were sent (moved_at=$moved_at after $n)"
 echo "sent $n messages each way; both ends had moved to L2CAP by message $moved_at"
 i=0
 until [ "$(scmesh inbox --data-dir $G --json 2>/dev/null | grep -o '"text":"move F->G [0-9]*"' | sort -u | wc -l)" = $n ] &&

@@ -235,6 +235,7 @@ if Context.environment["SCMESH_FUZZ"] != nil {
         ("FuzzEnvelope", ["MeshCore", "MeshCrypto"]),
         ("FuzzControlRequest", ["MeshCore", "MeshNode"]),
         ("FuzzConfig", ["MeshCore", "MeshNode"]),
+        ("FuzzATT", ["TransportBLE"]),
     ]
     for (name, dependencies) in fuzzTargets {
         package.targets.append(

@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(FuzzFrame FuzzReassembler FuzzHandshake FuzzIdentityProof FuzzEnvelope FuzzControlRequest FuzzConfig)
+TARGETS=(FuzzFrame FuzzReassembler FuzzHandshake FuzzIdentityProof FuzzEnvelope FuzzControlRequest FuzzConfig FuzzATT)
 SCRATCH=.build-fuzz
 RUNTIME_DIR=$(dirname "$(readlink -f "$(command -v swift)")")/../lib/clang
 NO_MAIN=$(ls "$RUNTIME_DIR"/*/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a 2>/dev/null | head -1 || true)

@@ -18,6 +18,7 @@ extension BLETransport {
     ///     dedup_window_seconds: 5
     ///     gatt: true
     ///     data_path: auto
+    ///     move_to_l2cap_after_seconds: 5
     /// ```
     ///
     /// About `psm`: LE credit-based channels take a PSM in the LE range 0x0001–0x00FF,
@@ -53,6 +54,10 @@ extension BLETransport {
         public var gatt: Bool = true
         /// Which data path links use (key `data_path`).
         public var dataPath: DataPath = .auto
+        /// With `data_path: gatt_first`, how long a link this node dialled over GATT
+        /// carries traffic there before it moves to an L2CAP channel, in seconds, 0–3600
+        /// (key `move_to_l2cap_after_seconds`; 0 moves as soon as the channel is open).
+        public var moveToL2CAPAfterSeconds: Double = 5
 
         /// Which data path links use.
         public enum DataPath: String, Codable, Sendable, Hashable, CaseIterable {
@@ -64,6 +69,11 @@ extension BLETransport {
             /// GATT only: no L2CAP listener (the identity characteristic says PSM 0) and
             /// dials over GATT.
             case gatt
+            /// GATT first, as phones do, then the link moves to an L2CAP channel when the
+            /// remote's identity characteristic names a PSM (after
+            /// ``Configuration/moveToL2CAPAfterSeconds``); L2CAP when GATT fails. Listens
+            /// on both.
+            case gattFirst = "gatt_first"
 
             /// The order a dial tries the paths in.
             public func dialOrder(gattEnabled: Bool) -> [BLETransport.DataPathKind] {
@@ -71,8 +81,12 @@ extension BLETransport {
                 case .auto: gattEnabled ? [.l2cap, .gatt] : [.l2cap]
                 case .l2cap: [.l2cap]
                 case .gatt: [.gatt]
+                case .gattFirst: gattEnabled ? [.gatt, .l2cap] : [.l2cap]
                 }
             }
+
+            /// Whether a link dialled over GATT may move to an L2CAP channel.
+            public var movesToL2CAP: Bool { self == .auto || self == .gattFirst }
         }
 
         /// The security level of an L2CAP channel.
@@ -101,6 +115,7 @@ extension BLETransport {
             case dedupWindowSeconds = "dedup_window_seconds"
             case gatt
             case dataPath = "data_path"
+            case moveToL2CAPAfterSeconds = "move_to_l2cap_after_seconds"
         }
 
         /// Decodes the keys that are present and keeps the default for the others.
@@ -133,10 +148,11 @@ extension BLETransport {
                 guard let path = DataPath(rawValue: text) else {
                     throw DecodingError.dataCorruptedError(
                         forKey: .dataPath, in: container,
-                        debugDescription: "data_path: expected one of auto, l2cap, gatt, got \"\(text)\"")
+                        debugDescription: "data_path: expected one of auto, l2cap, gatt, gatt_first, got \"\(text)\"")
                 }
                 dataPath = path
             }
+            moveToL2CAPAfterSeconds = try container.decodeIfPresent(Double.self, forKey: .moveToL2CAPAfterSeconds) ?? moveToL2CAPAfterSeconds
         }
 
         /// Checks every value.
@@ -172,6 +188,9 @@ extension BLETransport {
             }
             guard dataPath != .gatt || gatt else {
                 throw bad(.dataPath, "gatt needs the GATT profile, which transports.ble.gatt switches off; set gatt: true or choose auto or l2cap")
+            }
+            guard (0...3600).contains(moveToL2CAPAfterSeconds) else {
+                throw bad(.moveToL2CAPAfterSeconds, "\(moveToL2CAPAfterSeconds) is outside 0–3600 seconds")
             }
         }
 

@@ -26,7 +26,10 @@ extension BLETransport {
                 let text = (try? BLEPeerAddress(bytes: remote, type: type, psm: 0)).map { "\($0.deviceAddress)/\($0.type)" } ?? "unknown"
                 do {
                     let link = try await makeLink(fd: fd, remoteAddress: text)
-                    context.report(.inboundLink(link))
+                    // A channel from a device with a GATT link to us may be that link's move.
+                    if !offerToGATTLink(link, remoteAddress: text, context: context) {
+                        context.report(.inboundLink(link))
+                    }
                 } catch {
                     _ = Glibc.close(fd)
                     failures.note("dropped_inbound", "BLE: dropped an inbound channel from \(text): \(error)") {

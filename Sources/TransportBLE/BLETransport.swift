@@ -26,7 +26,9 @@ import Synchronization
 ///   (``GATTProfile``) served on the kernel's ATT fixed channel (L2CAP CID 4) to any
 ///   central, and dialled when the remote accepts no L2CAP channel or
 ///   ``Configuration/dataPath`` says so: a ``GATTLink`` (MTU = ATT MTU − 3). L2CAP is
-///   preferred: `auto` dials a channel first and falls back to GATT.
+///   preferred: `auto` dials a channel first and falls back to GATT; `gatt_first` dials
+///   GATT and moves the link to a channel when the remote's identity names a PSM
+///   (docs/PROTOCOL.md §C.1; the core sees one link throughout).
 ///
 /// Its whole life is one call of ``listen(context:)``: the accept loop, the mgmt event
 /// loop, the beacon rotation and the lost-peer sweep are child tasks of it, and
@@ -66,6 +68,12 @@ public final class BLETransport: Transport, TransportCounting {
         var links: [LinkID: SeqPacketLink] = [:]
         /// ATT bearers with a GATT server on them (accepted or dialled).
         var gattConnections: [ObjectIdentifier: GATTConnection] = [:]
+        /// Open GATT links whose remote subscribed to our RX: an L2CAP channel accepted
+        /// from the same device may be their move (see ``GATTLink``).
+        var peripheralGATTLinks: [ObjectIdentifier: GATTLink] = [:]
+        /// Work that outlives the call that started it (a link's move, an offered
+        /// channel's deadline), run as child tasks of ``listen(context:)``.
+        var jobs: AsyncStream<@Sendable () async -> Void>.Continuation?
         /// The PSM the L2CAP listener accepts channels on; 0 without one.
         var listeningPSM: UInt16 = 0
         var knownPeers: Set<PeerID> = []
@@ -218,9 +226,11 @@ public final class BLETransport: Transport, TransportCounting {
         } catch {
             throw Self.unavailable(error)
         }
+        let (jobs, jobsContinuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         state.withLock {
             $0.mgmt = mgmt
             $0.logger = logger
+            $0.jobs = jobsContinuation
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await mgmt.run() }
@@ -245,7 +255,8 @@ public final class BLETransport: Transport, TransportCounting {
             let paths = [started.listenFD.map { _ in "L2CAP PSM \(started.local.description.split(separator: "/").last!)" }, started.attFD.map { _ in "GATT" }]
             logger.info("BLE: listening on \(started.local) (\(configuration.adapter); \(paths.compactMap { $0 }.joined(separator: " + "))); advertising \(BLEMeshAdvertisement.serviceUUIDString)")
             context.report(.listening(addresses: [started.local.description]))
-            await waitUntilCancelled()
+            // Until cancelled (the stream's iteration ends then): jobs become child tasks.
+            for await job in jobs { group.addTask { await job() } }
             await shutDown(mgmt: mgmt, withdraw: true)
         }
     }
@@ -256,10 +267,13 @@ public final class BLETransport: Transport, TransportCounting {
     private func shutDown(mgmt: MgmtSocket, withdraw: Bool) async {
         let links = state.withLock { state in
             state.phase = .stopped
+            state.jobs?.finish()
             defer {
                 state.links = [:]
                 state.gattConnections = [:]
+                state.peripheralGATTLinks = [:]
                 state.mgmt = nil
+                state.jobs = nil
             }
             return state.links.values.map { $0 as any Link } + state.gattConnections.values.map { $0.bearer }
         }

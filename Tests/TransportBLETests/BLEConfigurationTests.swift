@@ -41,6 +41,28 @@ struct BLEConfigurationTests {
         #expect(BLETransport.Configuration.DataPath.gatt.dialOrder(gattEnabled: true) == [.gatt])
     }
 
+    @Test("gatt_first dials GATT then L2CAP and moves links; move_to_l2cap_after_seconds decodes and is bounded")
+    func gattFirst() throws {
+        let json = #"{"data_path":"gatt_first","move_to_l2cap_after_seconds":0.5}"#
+        let configuration = try JSONDecoder().decode(BLETransport.Configuration.self, from: Data(json.utf8))
+        #expect(configuration.dataPath == .gattFirst && configuration.moveToL2CAPAfterSeconds == 0.5)
+        try configuration.validate()
+        #expect(BLETransport.Configuration().moveToL2CAPAfterSeconds == 5)
+        #expect(BLETransport.Configuration.DataPath.gattFirst.dialOrder(gattEnabled: true) == [.gatt, .l2cap])
+        #expect(BLETransport.Configuration.DataPath.gattFirst.dialOrder(gattEnabled: false) == [.l2cap])
+        #expect(BLETransport.Configuration.DataPath.allCases.filter(\.movesToL2CAP) == [.auto, .gattFirst])
+        for bad in [-1, 3601, Double.nan] {
+            var configuration = BLETransport.Configuration()
+            configuration.moveToL2CAPAfterSeconds = bad
+            do {
+                try configuration.validate()
+                Issue.record("move_to_l2cap_after_seconds \(bad) accepted")
+            } catch {
+                #expect(error.message.hasPrefix("transports.ble.move_to_l2cap_after_seconds:"), "\(error.message)")
+            }
+        }
+    }
+
     @Test("snake_case keys decode; missing keys keep defaults; the PSM may be a hex string")
     func decoding() throws {
         let json = #"{"adapter":"hci1","psm":"0x00C1","security_level":"medium","scan_interval_ms":200,"tx_power":-4}"#

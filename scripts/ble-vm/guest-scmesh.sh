@@ -82,6 +82,48 @@ scmesh inbox --data-dir $C --json | grep -q '"text":"hello C, this is D over GAT
 echo "GUEST-GATT-NODES-PASS: handshake and messages both ways over GATT (3000-byte messages over a 514-byte link MTU)"
 echo "--- node C's BLE lines:"; grep -E "BLE|link link" /tmp/node-c.log | cut -c1-220 | head -12
 kill -TERM $PA $PB; wait $PA; wait $PB
+
+# --- GATT then L2CAP (same boot): nodes F (hci0) and G (hci1) both data_path
+# gatt_first: their links open over GATT and move to L2CAP 15 s later. Numbered messages
+# go both ways before, across and after the move (it comes after at least two pairs);
+# each must arrive exactly once.
+F=/tmp/node-f; G=/tmp/node-g
+IDF=$(scmesh identity --data-dir $F) || exit 1
+IDG=$(scmesh identity --data-dir $G) || exit 1
+MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=15"
+echo "=== GATT then L2CAP: node F $IDF on hci0, node G $IDG on hci1 (gatt_first)"
+scmesh run --data-dir $F $ONLY_BLE --set transports.ble.adapter=hci0 $MOVE > /tmp/node-f.log 2>&1 & PA=$!
+scmesh run --data-dir $G $ONLY_BLE --set transports.ble.adapter=hci1 $MOVE > /tmp/node-g.log 2>&1 & PB=$!
+mfail() { cp /tmp/node-f.log /tmp/node-a.log; cp /tmp/node-g.log /tmp/node-b.log; fail "GATT then L2CAP: $*"; }
+i=0
+until scmesh peers --data-dir $F --json 2>/dev/null | grep -q "$IDG" &&
+      scmesh peers --data-dir $G --json 2>/dev/null | grep -q "$IDF"; do
+  i=$((i + 1)); [ $i -gt 90 ] && mfail "F and G did not become peers within 45 s"; sleep 0.5
+done
+grep -q "moved to L2CAP" /tmp/node-f.log /tmp/node-g.log && mfail "a link moved before any message was sent"
+n=0; moved_at=0
+while [ $n -lt 80 ]; do
+  n=$((n + 1))
+  scmesh send --data-dir $F "$IDG" "move F->G $n" >/dev/null || mfail "send F->G $n"
+  scmesh send --data-dir $G "$IDF" "move G->F $n" >/dev/null || mfail "send G->F $n"
+  if [ $moved_at = 0 ] && grep -q "moved to L2CAP both ways" /tmp/node-f.log && grep -q "moved to L2CAP both ways" /tmp/node-g.log; then
+    moved_at=$n
+  fi
+  [ $moved_at -gt 0 ] && [ $n -ge $((moved_at + 5)) ] && break
+  sleep 0.2
+done
+[ $moved_at -gt 2 ] || mfail "the links did not move to L2CAP while messages were sent (moved_at=$moved_at after $n)"
+echo "sent $n messages each way; both ends had moved to L2CAP by message $moved_at"
+i=0
+until [ "$(scmesh inbox --data-dir $G --json 2>/dev/null | grep -o '"text":"move F->G [0-9]*"' | sort -u | wc -l)" = $n ] &&
+      [ "$(scmesh inbox --data-dir $F --json 2>/dev/null | grep -o '"text":"move G->F [0-9]*"' | sort -u | wc -l)" = $n ]; do
+  i=$((i + 1)); [ $i -gt 90 ] && mfail "not all $n messages arrived within 45 s"; sleep 0.5
+done
+dups=$( { scmesh inbox --data-dir $G --json | grep -o '"text":"move F->G [0-9]*"'; scmesh inbox --data-dir $F --json | grep -o '"text":"move G->F [0-9]*"'; } | sort | uniq -d | wc -l)
+[ "$dups" = 0 ] || mfail "$dups messages arrived more than once"
+grep -E "moving to L2CAP|moved to L2CAP" /tmp/node-f.log /tmp/node-g.log | cut -c1-220
+echo "GUEST-GATT-MOVE-PASS: links opened over GATT moved to L2CAP; $n messages each way (before, across and after the move) each arrived exactly once"
+kill -TERM $PA $PB; wait $PA; wait $PB
 # A fresh node E on hci0 with no peer around (nothing on hci1 advertises now), so no
 # dial of its own shares the bearer with gatttool.
 E=/tmp/node-e

@@ -25,6 +25,19 @@ echo "=== TransportConformance: side A on hci0, side B on hci1 (PSM 0x0095)"
 ble-vm-test conformance --adapter hci0 --psm 0x0095 --dead 00:AA:01:01:00:01/public/0x00fe || exit 1
 echo "GUEST-TRANSPORT-PASS"
 
+echo "=== GATT then L2CAP: a link dialled over GATT (gatt_first) moves to L2CAP while numbered frames stream both ways"
+ble-vm-test echo --adapter hci0 --psm 0x88 > /tmp/move-echo.log 2>&1 & E=$!
+sleep 0.3
+ble-vm-test move --adapter hci1 --psm 0x89 --data-path gatt_first --move-after 1.5 --seconds 5 > /tmp/move.log 2>&1; rc=$?
+kill $E 2>/dev/null; wait $E 2>/dev/null
+grep -E "move:|L2CAP|FAIL" /tmp/move.log | cut -c1-200; grep -E "L2CAP" /tmp/move-echo.log | cut -c1-200
+[ $rc = 0 ] || { echo "move test failed (exit $rc)"; tail -20 /tmp/move.log; tail -20 /tmp/move-echo.log; exit 1; }
+grep -q "moved to L2CAP both ways" /tmp/move.log || { echo "the dialler's link did not move to L2CAP"; exit 1; }
+grep -q "moved to L2CAP both ways" /tmp/move-echo.log || { echo "the echo side's link did not move to L2CAP"; exit 1; }
+# The move happened mid-stream: frames were echoed after it (the moved line precedes "done").
+[ "$(grep -n "moved to L2CAP both ways" /tmp/move.log | head -1 | cut -d: -f1)" -lt "$(grep -n "move: done" /tmp/move.log | cut -d: -f1)" ] || { echo "no frames after the move"; exit 1; }
+echo "GUEST-GATT-MOVE-PASS"
+
 ROUNDS=$(sed -n 's/.*scmesh\.bench=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$ROUNDS" ] && [ "$ROUNDS" -gt 0 ] || exit 0
 echo "=== benchmark: $ROUNDS rounds each, alternating; 200 round trips of 64 bytes, 300 kB echoed in MTU-sized packets"
@@ -36,6 +49,9 @@ for r in $(seq 1 $ROUNDS); do
   cocecho bench 1 0 0x0085 200 300000 | sed "s/^/[C round $r] /" | tee -a /tmp/bench.log
   ble-vm-test bench --adapter hci1 --psm 0x87 --rtt 200 --bulk 300000 --rounds 1 | grep -E 'bench:|FAIL' |
     sed "s/^/[Swift round $r] /" | tee -a /tmp/bench.log
+  # The same transport and echo peer over GATT (Write Requests one way, notifications back).
+  ble-vm-test bench --adapter hci1 --psm 0x87 --data-path gatt --rtt 200 --bulk 100000 --rounds 1 | grep -E 'bench:|FAIL' |
+    sed "s/^/[GATT round $r] /" | tee -a /tmp/bench.log
 done
 kill $C $A 2>/dev/null
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
@@ -43,6 +59,9 @@ c_rtt=$(grep '^\[C' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' |
 s_rtt=$(grep '^\[Swift' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' | median)
 c_bulk=$(grep '^\[C' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
 s_bulk=$(grep '^\[Swift' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
-echo "BENCH-SUMMARY rounds=$ROUNDS rtt_mean_ms: C=$c_rtt BLETransport=$s_rtt ratio=$(awk -v a="$s_rtt" -v b="$c_rtt" 'BEGIN { printf "%.2f", a / b }')"
-echo "BENCH-SUMMARY rounds=$ROUNDS echoed_throughput_kB/s: C=$c_bulk BLETransport=$s_bulk ratio=$(awk -v a="$s_bulk" -v b="$c_bulk" 'BEGIN { printf "%.2f", a / b }')"
+g_rtt=$(grep '^\[GATT' /tmp/bench.log | sed -n 's/.*rtt.*mean=\([0-9.]*\).*/\1/p' | median)
+g_bulk=$(grep '^\[GATT' /tmp/bench.log | sed -n 's/.*throughput=\([0-9.]*\).*/\1/p' | median)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+echo "BENCH-SUMMARY rounds=$ROUNDS rtt_mean_ms: C=$c_rtt BLETransport=$s_rtt ratio=$(ratio "$s_rtt" "$c_rtt") GATT=$g_rtt ratio=$(ratio "$g_rtt" "$c_rtt")"
+echo "BENCH-SUMMARY rounds=$ROUNDS echoed_throughput_kB/s: C=$c_bulk BLETransport=$s_bulk ratio=$(ratio "$s_bulk" "$c_bulk") GATT=$g_bulk ratio=$(ratio "$g_bulk" "$c_bulk")"
 exit 0

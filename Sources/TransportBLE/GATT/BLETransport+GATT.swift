@@ -76,7 +76,12 @@ extension BLETransport {
                     group.addTask { await connection.run() }
                     group.addTask {
                         guard await connection.waitForSubscription() else { return }
-                        let link = GATTLink(connection: connection, role: .peripheral, remoteAddress: text)
+                        let box = Mutex<ObjectIdentifier?>(nil)
+                        let link = GATTLink(
+                            connection: connection, role: .peripheral, remoteAddress: text, logger: logger,
+                            onClose: { [weak self] in if let key = box.withLock({ $0 }) { self?.untrack(key) } })
+                        box.withLock { $0 = ObjectIdentifier(link) }
+                        self.track(link)
                         logger.debug("BLE: GATT client \(text) subscribed (ATT MTU \(connection.mtu))")
                         context.report(.inboundLink(link))
                     }
@@ -128,7 +133,7 @@ extension BLETransport {
     func connectGATT(local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> GATTLink {
         let text = "\(remote.deviceAddress)/\(remote.type)/gatt"
         let existing = state.withLock { $0.gattConnections.values.first { $0.bearer.remoteAddress == text } }
-        if let existing, let link = try? await setUpCentral(existing, remoteAddress: text) {
+        if let existing, let link = try? await setUpCentral(existing, local: local, remote: remote) {
             return link
         }
         let fd: Int32
@@ -152,7 +157,7 @@ extension BLETransport {
         // The reader lives as long as the bearer: it ends when the link closes.
         Task { await connection.run() }
         do {
-            return try await setUpCentral(connection, remoteAddress: text)
+            return try await setUpCentral(connection, local: local, remote: remote)
         } catch {
             await connection.close()
             throw error
@@ -160,8 +165,9 @@ extension BLETransport {
     }
 
     /// Runs the client set-up on a bearer, bounded by ``gattSetUpTimeout`` (which
-    /// closes the bearer).
-    private func setUpCentral(_ connection: GATTConnection, remoteAddress text: String) async throws -> GATTLink {
+    /// closes the bearer); the link may move to L2CAP later (``scheduleMove``).
+    private func setUpCentral(_ connection: GATTConnection, local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> GATTLink {
+        let text = "\(remote.deviceAddress)/\(remote.type)/gatt"
         let timeout = Task {
             try await Task.sleep(for: Self.gattSetUpTimeout)
             await connection.close()
@@ -170,7 +176,10 @@ extension BLETransport {
             let profile = try await connection.setUpClient(requestedMTU: Self.attMTU)
             timeout.cancel()
             state.withLock { $0.logger }?.debug("BLE: GATT link to \(text): ATT MTU \(profile.mtu), TX \(profile.txHandle), RX \(profile.rxHandle)")
-            return GATTLink(connection: connection, role: .central(txHandle: profile.txHandle), remoteAddress: text)
+            let link = GATTLink(
+                connection: connection, role: .central(txHandle: profile.txHandle), remoteAddress: text, logger: state.withLock { $0.logger })
+            scheduleMove(link, local: local, remote: remote, identityHandle: profile.identityHandle)
+            return link
         } catch {
             timeout.cancel()
             throw error

@@ -111,7 +111,7 @@ package final class GATTConnection: Sendable {
             guard let pdu = try? ATTPDU(decoding: bytes) else { return }
             switch pdu {
             case .notification(let handle, let value), .indication(let handle, let value):
-                if handle == state.withLock({ $0.remoteRXHandle }), !value.isEmpty {
+                if handle == state.withLock({ $0.remoteRXHandle }) {
                     // This reader is the only producer, so a queue below capacity takes
                     // the frame without waiting.
                     guard notifiedFrames.count < Self.frameCapacity else {

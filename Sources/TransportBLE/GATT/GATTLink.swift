@@ -1,6 +1,10 @@
+import Logging
 import MeshCore
+import Synchronization
 
-/// A ``Link`` over the seed profile's GATT characteristics on one ATT bearer.
+/// A ``Link`` over the seed profile's GATT characteristics on one ATT bearer, which can
+/// move to an L2CAP channel to the same device while it runs (docs/PROTOCOL.md §C.1,
+/// "Moving a link to L2CAP").
 ///
 /// - **Central** (it dialled, it is the GATT client): ``send(_:)`` writes the frame to
 ///   the remote's TX with a Write Request and returns on the Write Response, so one write
@@ -9,8 +13,18 @@ import MeshCore
 /// - **Peripheral** (the remote subscribed to our RX): ``send(_:)`` notifies the frame
 ///   on RX; frames arrive as writes to our TX.
 ///
-/// ``mtu`` is the ATT MTU − 3 (a notification's and a write's header). The core
-/// fragments to it and runs the Noise handshake on the link as on any other.
+/// ``mtu`` is the ATT MTU − 3 (a notification's and a write's header) and stays so after
+/// a move. The core fragments to it and runs the Noise handshake on the link as on any
+/// other.
+///
+/// **The move.** Each direction switches on its own, marked by an empty write or
+/// notification (the core never sends an empty frame): the sender sends the marker as
+/// its last packet over GATT and every later packet on the channel; the receiver reads
+/// GATT up to the marker and the channel after it. Both paths are reliable and ordered,
+/// so nothing is lost or repeated. The central dials the channel, then moves its
+/// sending (``moveSending(to:)``); the peripheral, given the channel its accept loop
+/// matched to this device (``offerChannel(_:)``), moves its receiving when the marker
+/// comes and then its sending.
 package final class GATTLink: Link, Sendable {
     /// Which side of the GATT relation this end is.
     package enum Role: Sendable {
@@ -29,18 +43,49 @@ package final class GATTLink: Link, Sendable {
     /// The bearer's connection.
     package let connection: GATTConnection
     private let onClose: (@Sendable () -> Void)?
+    private let logger: Logger?
+    /// How long a receiver that met the marker waits for the channel before it ignores
+    /// the marker and reads GATT on.
+    package let channelWait: Duration
+
+    private struct Move {
+        /// The L2CAP channel (central: dialled; peripheral: offered by the accept loop).
+        var channel: (any Link)?
+        /// This end sends on the channel.
+        var sending = false
+        /// This end reads the channel.
+        var receiving = false
+        /// A receive that met the marker and waits for the channel.
+        var waiter: CheckedContinuation<(any Link)?, Never>?
+        var closed = false
+    }
+
+    private let move = Mutex(Move())
+    private let sendLock = AsyncLock()
 
     /// A link on `connection` whose set-up (client discovery and subscription, or the
     /// remote's subscription) is done.
-    package init(connection: GATTConnection, role: Role, remoteAddress: String, onClose: (@Sendable () -> Void)? = nil) {
+    package init(
+        connection: GATTConnection, role: Role, remoteAddress: String, channelWait: Duration = .seconds(5),
+        logger: Logger? = nil, onClose: (@Sendable () -> Void)? = nil
+    ) {
+        self.logger = logger
         self.connection = connection
         self.role = role
         self.remoteAddress = remoteAddress
         self.mtu = connection.mtu - 3
+        self.channelWait = channelWait
         self.onClose = onClose
     }
 
-    /// Sends one frame (a TX write or an RX notification).
+    /// Whether this end sends and receives on the L2CAP channel (the move is complete).
+    package var isMoved: Bool { move.withLock { $0.sending && $0.receiving } }
+
+    /// Whether this end has a channel, or had one, or is closed: a channel offered now
+    /// would not be taken.
+    package var takesChannel: Bool { move.withLock { !$0.closed && $0.channel == nil } }
+
+    /// Sends one frame (a TX write or an RX notification; after the move, on the channel).
     /// - Throws: `.frameTooLarge` over ``mtu``, `.invalidArgument` for an empty frame,
     ///   `.linkClosed` when the bearer ended, the remote refused the write, or (as
     ///   peripheral) the remote switched notifications off.
@@ -49,6 +94,22 @@ package final class GATTLink: Link, Sendable {
             throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the GATT link MTU of \(mtu) bytes (ATT MTU − 3); fragment it first")
         }
         guard !frame.isEmpty else { throw MeshError(.invalidArgument, "an empty frame cannot be sent on a GATT link") }
+        try await sendLock.withLock {
+            if let channel = move.withLock({ $0.sending ? $0.channel : nil }) {
+                do {
+                    try await channel.send(frame)
+                } catch {
+                    await close()
+                    throw error
+                }
+                return
+            }
+            try await sendOverGATT(frame)
+        }
+    }
+
+    /// One packet over GATT (an empty one is the move marker).
+    private func sendOverGATT(_ frame: [UInt8]) async throws {
         switch role {
         case .central(let txHandle):
             do {
@@ -65,17 +126,132 @@ package final class GATTLink: Link, Sendable {
         }
     }
 
-    /// The next frame, nil once the bearer ended.
-    package func receive() async throws -> [UInt8]? {
-        switch role {
-        case .central: await connection.notifiedFrames.receive()
-        case .peripheral: await connection.writtenFrames.receive()
+    /// Central: takes the dialled `channel` and moves this end's sending to it (the
+    /// marker goes out after any frame being sent). The receiving follows when the
+    /// peripheral's marker comes.
+    /// - Throws: `.invalidArgument` when the channel's MTU is below ``mtu`` or the link
+    ///   already has a channel (the channel is not taken); `.linkClosed` when the marker
+    ///   could not be sent (the link closes).
+    package func moveSending(to channel: any Link) async throws {
+        guard channel.mtu >= mtu else {
+            throw MeshError(.invalidArgument, "the L2CAP channel's MTU \(channel.mtu) is below the GATT link's \(mtu); the link stays on GATT")
+        }
+        guard offerChannel(channel) else {
+            throw MeshError(.invalidArgument, "the GATT link to \(remoteAddress) is closed or already has a channel")
+        }
+        try await switchSending()
+    }
+
+    /// Sends the marker and moves sending to the channel, after any frame in flight.
+    private func switchSending() async throws {
+        try await sendLock.withLock {
+            guard move.withLock({ !$0.sending && $0.channel != nil }) else { return }
+            do {
+                try await sendOverGATT([])
+            } catch {
+                await close()
+                throw error
+            }
+            move.withLock { $0.sending = true }
+        }
+        noteIfMoved()
+    }
+
+    /// Gives the link the L2CAP channel from its remote device; false (the channel is
+    /// not taken) when the link is closed or has one already.
+    @discardableResult
+    package func offerChannel(_ channel: any Link) -> Bool {
+        let (taken, waiter) = move.withLock { state -> (Bool, CheckedContinuation<(any Link)?, Never>?) in
+            guard !state.closed, state.channel == nil else { return (false, nil) }
+            state.channel = channel
+            defer { state.waiter = nil }
+            if state.waiter != nil { state.receiving = true }
+            return (true, state.waiter)
+        }
+        waiter?.resume(returning: channel)
+        return taken
+    }
+
+    /// The offered channel when no marker claimed it (the remote never moved): the caller
+    /// treats it as a link of its own. Nil when the move is under way or done.
+    package func withdrawUnclaimedChannel() -> (any Link)? {
+        move.withLock { state in
+            guard !state.receiving, !state.sending, let channel = state.channel else { return nil }
+            state.channel = nil
+            return channel
         }
     }
 
-    /// Closes the bearer. Idempotent.
+    /// The next frame, nil once the bearer (or, after the move, the channel) ended.
+    package func receive() async throws -> [UInt8]? {
+        while true {
+            if let channel = move.withLock({ $0.receiving ? $0.channel : nil }) {
+                let frame = try await channel.receive()
+                if frame == nil { await close() }
+                return frame
+            }
+            let next: [UInt8]?
+            switch role {
+            case .central: next = await connection.notifiedFrames.receive()
+            case .peripheral: next = await connection.writtenFrames.receive()
+            }
+            guard let frame = next else { return nil }
+            if !frame.isEmpty { return frame }
+            // The marker: the remote's later frames come on the channel.
+            guard await waitForChannel() != nil else {
+                logger?.info("BLE: GATT link \(remoteAddress): the remote's move marker came without an L2CAP channel; ignored")
+                continue
+            }
+            noteIfMoved()
+            if case .peripheral = role {
+                try await switchSending()
+            }
+        }
+    }
+
+    private func noteIfMoved() {
+        if isMoved { logger?.info("BLE: GATT link \(remoteAddress) moved to L2CAP both ways") }
+    }
+
+    /// The channel, waiting up to ``channelWait`` for it, now read instead of GATT; nil
+    /// when none came (the marker is ignored).
+    private func waitForChannel() async -> (any Link)? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<(any Link)?, Never>) in
+            let ready = move.withLock { state -> (any Link)?? in
+                if state.closed { return .some(nil) }
+                if let channel = state.channel {
+                    state.receiving = true
+                    return .some(channel)
+                }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready {
+                continuation.resume(returning: ready)
+                return
+            }
+            let wait = channelWait
+            Task {
+                try? await Task.sleep(for: wait)
+                let waiter = self.move.withLock { state in
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume(returning: nil)
+            }
+        }
+    }
+
+    /// Closes the bearer and the channel. Idempotent.
     package func close() async {
+        let (channel, waiter) = move.withLock { state -> ((any Link)?, CheckedContinuation<(any Link)?, Never>?) in
+            state.closed = true
+            defer { state.waiter = nil }
+            return (state.channel, state.waiter)
+        }
+        waiter?.resume(returning: nil)
         await connection.close()
+        await channel?.close()
         onClose?()
     }
 }

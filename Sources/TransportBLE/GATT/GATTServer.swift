@@ -32,7 +32,7 @@ public struct GATTServer: Sendable {
 
     /// What a handled PDU asks the bearer's owner to do besides sending the response.
     public enum Event: Hashable, Sendable {
-        /// The client wrote a frame to TX.
+        /// The client wrote a frame to TX (an empty one is the move-to-L2CAP marker).
         case received([UInt8])
         /// The client switched RX notifications on (true) or off (false).
         case subscribed(Bool)
@@ -179,7 +179,7 @@ public struct GATTServer: Sendable {
             let failure: ATTError?
             switch handle {
             case Self.txHandle:
-                if !value.isEmpty { events.append(.received(value)) }
+                events.append(.received(value))
                 failure = nil
             case Self.rxCCCDHandle:
                 if value.count == 2 {

@@ -6,6 +6,10 @@
 //                                                    of many sizes + a message of several MTUs, check echoes
 //   ble-vm-test bench --adapter hci1 --rtt N --bulk BYTES   dial an `echo` peer and measure
 //   ble-vm-test echo --adapter hci0                  accept links until killed, echo every packet
+//   ble-vm-test move --adapter hci1 --data-path gatt_first --move-after S --seconds T
+//                                                    dial an `echo` peer over GATT, stream numbered frames
+//                                                    for T s while the link moves to L2CAP after S s;
+//                                                    every echo must come back once, in order
 //   ble-vm-test conformance --dead ADDRESS           TransportConformance with A on hci0, B on hci1, then
 //                                                    cancelling B's listen closes its listener and links
 //
@@ -29,6 +33,9 @@ struct Options {
     var timeout = 30
     var rounds = 1
     var dead = "00:AA:01:01:00:01/public/0x00fe"
+    var dataPath = "auto"
+    var moveAfter = 5.0
+    var seconds = 5.0
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -44,6 +51,9 @@ struct Options {
             case "--timeout": timeout = Int(value) ?? timeout
             case "--rounds": rounds = Int(value) ?? rounds
             case "--dead": dead = value
+            case "--data-path": dataPath = value
+            case "--move-after": moveAfter = Double(value) ?? moveAfter
+            case "--seconds": seconds = Double(value) ?? seconds
             default: fatal("unknown flag \(flag)")
             }
         }
@@ -64,8 +74,8 @@ func fatal(_ text: String) -> Never {
 }
 
 let options = Options(CommandLine.arguments)
-guard ["accept", "dial", "bench", "echo", "conformance"].contains(options.mode) else {
-    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N]")
+guard ["accept", "dial", "bench", "echo", "conformance", "move"].contains(options.mode) else {
+    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N] [--data-path auto|l2cap|gatt|gatt_first]")
 }
 
 /// Runs `body` with a deadline.
@@ -178,6 +188,9 @@ var configuration = BLETransport.Configuration()
 configuration.adapter = options.adapter
 configuration.psm = options.psm
 configuration.securityLevel = BLETransport.Configuration.SecurityLevel(rawValue: options.security) ?? .low
+guard let dataPath = BLETransport.Configuration.DataPath(rawValue: options.dataPath) else { fatal("--data-path \(options.dataPath): expected auto, l2cap, gatt or gatt_first") }
+configuration.dataPath = dataPath
+configuration.moveToL2CAPAfterSeconds = options.moveAfter
 configuration.advertisingIntervalMs = 30
 configuration.scanIntervalMs = 30
 configuration.scanWindowMs = 30
@@ -195,6 +208,23 @@ guard running.addresses == [transport.localAddress!.description] else {
     fatal(".listening said \(running.addresses), the transport's address is \(transport.localAddress!)")
 }
 say("started: listening on \(running.addresses[0]), advertising service \(BLEMeshAdvertisement.serviceUUIDString)")
+
+/// A counting semaphore: frames in flight in `move`.
+actor Window {
+    var permits: Int
+    var waiters: [CheckedContinuation<Void, Never>] = []
+    init(permits: Int) { self.permits = permits }
+    func wait() async {
+        if permits > 0 {
+            permits -= 1
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+    func signal() {
+        if waiters.isEmpty { permits += 1 } else { waiters.removeFirst().resume() }
+    }
+}
 
 /// Sorts the transport's events: the first discovered hint and the inbound links.
 actor EventSorter {
@@ -298,6 +328,38 @@ do {
         }
         await link.close()
         say("closed the link")
+    case "move":
+        let link = try await withDeadline(options.timeout, "dial") { try await transport.dial(hint) }
+        say("move: link to \(link.remoteAddress), mtu=\(link.mtu); streaming numbered frames for \(options.seconds) s")
+        // Up to 8 frames in flight; the echoes must come back as 0, 1, 2, ... with none
+        // missing or repeated, across the move.
+        let window = Window(permits: 8)
+        let deadline = ContinuousClock.now + .milliseconds(Int(options.seconds * 1000))
+        async let checked: Int = {
+            var expected: UInt32 = 0
+            while let echo = try await link.receive() {
+                guard echo.count >= 4 else { fatal("move: short echo of \(echo.count) bytes") }
+                let number = echo[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                if number == UInt32.max { return Int(expected) }
+                guard number == expected else { fatal("move: echo \(number) came where \(expected) was due (lost, repeated or reordered)") }
+                guard echo.count == 4 + Int(number % 100) else { fatal("move: echo \(number) has \(echo.count) bytes") }
+                expected += 1
+                await window.signal()
+            }
+            fatal("move: link closed after \(expected) echoes")
+        }()
+        var sent: UInt32 = 0
+        while ContinuousClock.now < deadline {
+            await window.wait()
+            let header = withUnsafeBytes(of: sent.bigEndian) { Array($0) }
+            try await link.send(header + Array(repeating: UInt8(truncatingIfNeeded: sent), count: Int(sent % 100)))
+            sent += 1
+        }
+        try await link.send([0xFF, 0xFF, 0xFF, 0xFF])
+        let echoed = try await checked
+        guard echoed == Int(sent) else { fatal("move: \(echoed) of \(sent) frames echoed") }
+        say("move: done, \(sent) frames echoed once each, in order")
+        await link.close()
     case "bench":
         let link = try await withDeadline(options.timeout, "dial") { try await transport.dial(hint) }
         say("bench: channel to \(link.remoteAddress), mtu=\(link.mtu)")

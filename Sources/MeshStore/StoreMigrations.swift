@@ -17,6 +17,7 @@ enum StoreMigrations {
         "v2: history flags and content digest (delivery receipts)",
         "v3: origin and TTL of relayed messages (multi-hop custody)",
         "v4-topics: topic subscriptions, seen topic message IDs, inbox topic",
+        "v5-flood: flood duplicate cache, inbox emergency mark",
     ]
 
     /// The schema version this build writes.
@@ -40,6 +41,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[3]) { db in
             try db.execute(sql: schemaV4Topics)
             try db.execute(sql: "PRAGMA user_version = 4")
+        }
+        migrator.registerMigration(identifiers[4]) { db in
+            try db.execute(sql: schemaV5Flood)
+            try db.execute(sql: "PRAGMA user_version = 5")
         }
         return migrator
     }
@@ -192,5 +197,17 @@ enum StoreMigrations {
         ) WITHOUT ROWID;
         CREATE INDEX topicSeen_expiresAt ON topicSeen(expiresAt);
         ALTER TABLE inbox ADD COLUMN topic TEXT;
+        """
+
+    /// Flooding (docs/PROTOCOL.md §A.9–A.10): the IDs of flooded messages this node
+    /// took or started, kept for the dedup retention so that a restarted node does not
+    /// flood them again, and whether an inbox entry arrived as an emergency (1) or not.
+    private static let schemaV5Flood = """
+        CREATE TABLE floodSeen (
+            messageID TEXT PRIMARY KEY,
+            seenAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX floodSeen_seenAt ON floodSeen(seenAt);
+        ALTER TABLE inbox ADD COLUMN emergency INTEGER NOT NULL DEFAULT 0;
         """
 }

@@ -10,6 +10,7 @@ extension InboundPipeline {
     /// this node holds or passed on a copy that came from another neighbour, or it is
     /// this node's own unfinished message coming back (a loop): refused.
     func relay(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
+        if frame.flags & DataFrame.floodFlag != 0 { return await relayFlood(frame, from: session) }
         guard frame.ttl > 1 else {
             return refuseRelay("ttlExhausted", frame, session, "its TTL is \(frame.ttl)")
         }

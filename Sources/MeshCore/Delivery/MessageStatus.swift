@@ -138,3 +138,8 @@ public struct OutboundRecord: Sendable, Hashable {
         return status.isFinal || rank(status) >= rank(target)
     }
 }
+
+extension OutboundRecord {
+    /// Whether this is an emergency message (flooded ahead of every queue).
+    public var isEmergency: Bool { flags & DataFrame.emergencyFlag != 0 }
+}

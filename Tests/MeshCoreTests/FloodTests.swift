@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MeshCore
 import MeshTesting
@@ -83,5 +84,30 @@ import TransportLoopback
             if stats.flood.accepted > stats.flood.suppressed + stats.flood.covered + stats.messagesRelayed { return false }
         }
         return true
+    }
+}
+
+/// The `flood:` config keys: defaults, decoding, range checks naming the key.
+@Suite struct FloodConfigurationTests {
+    @Test func decodesEveryKeyAndRejectsBadValues() throws {
+        let json = #"""
+            {"enabled": true, "ttl": 5, "max_delay_ms": 50, "suppress_after": 2, "after_failed_attempts": 3,
+             "emergency_per_hour": 4, "emergency_per_neighbour_per_hour": 12}
+            """#
+        let config = try JSONDecoder().decode(FloodConfiguration.self, from: Data(json.utf8))
+        #expect(
+            config
+                == FloodConfiguration(
+                    enabled: true, ttl: 5, maxDelay: .milliseconds(50), suppressAfter: 2, afterFailedAttempts: 3, emergencyPerHour: 4,
+                    emergencyPerNeighbourPerHour: 12))
+        #expect(try JSONDecoder().decode(FloodConfiguration.self, from: Data(JSONEncoder().encode(config))) == config)
+        #expect(try JSONDecoder().decode(FloodConfiguration.self, from: Data("{}".utf8)) == FloodConfiguration())
+        for (bad, key) in [(#"{"ttl": 0}"#, "ttl"), (#"{"emergency_per_hour": 0}"#, "emergency_per_hour"), (#"{"suppress": 1}"#, "suppress")] {
+            #expect {
+                try JSONDecoder().decode(FloodConfiguration.self, from: Data(bad.utf8))
+            } throws: { error in
+                "\(error)".contains(key)
+            }
+        }
     }
 }

@@ -237,6 +237,11 @@ final class DeliveryPipeline: Sendable {
         if hop != peer, message.flags & DataFrame.sealedFlag == 0 {
             message = try await sealForRelay(message)
         }
+        if message.flags & DataFrame.floodStartedLocalFlag != 0 {
+            // The copy a flood's starter kept goes by route as an ordinary message: a
+            // relay that let its own flood copy go takes it into custody again (§A.9).
+            message.flags &= ~DataFrame.floodFlag
+        }
         let transport = try await transmitChunks(of: message, via: hop)
         if message.isRelayed {
             stats.update {

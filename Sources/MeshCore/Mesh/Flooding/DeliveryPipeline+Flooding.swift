@@ -61,6 +61,9 @@ extension DeliveryPipeline {
     /// parallel; succeeds when one of them took it.
     func transmitFlood(_ message: OutboundMessage, _ step: FloodStep) async throws {
         let id = message.id
+        // A flood copy that also carries a hop's custody is kept like a flood this node
+        // started: never released without being handed on.
+        let step = step == .relay && flood.hasCustody(id) ? .start : step
         let peer = message.destination
         let emergency = message.flags & DataFrame.emergencyFlag != 0
         if step == .relay, !emergency, flood.shouldSuppress(id) {

@@ -26,6 +26,10 @@ final class FloodControl: Sendable {
         /// Messages that could not be flooded for want of any neighbour: tried again
         /// when a link comes up.
         var waiting: [MessageID: PeerID] = [:]
+        /// Flood copies that also carry a hop's custody (an ordinary copy of the same
+        /// message was acknowledged as a duplicate of them): never released without
+        /// being handed on.
+        var custody = Set<MessageID>()
     }
 
     /// Buckets and offer sets kept at most (full buckets are dropped first).
@@ -118,6 +122,19 @@ final class FloodControl: Sendable {
             bucket.refill(perHour: perHour, now: now)
             if bucket.tokens >= Double(perHour) { buckets[peer] = nil }
         }
+    }
+
+    /// Notes that this node's flood copy of `id` now carries a hop's custody.
+    func noteCustody(_ id: MessageID) {
+        state.withLock { state in
+            if state.custody.count >= Self.maxTracked * 16 { state.custody.removeAll() }
+            state.custody.insert(id)
+        }
+    }
+
+    /// Whether this node's flood copy of `id` carries a hop's custody.
+    func hasCustody(_ id: MessageID) -> Bool {
+        state.withLock { $0.custody.contains(id) }
     }
 
     /// Remembers a message that found no neighbour to flood to.

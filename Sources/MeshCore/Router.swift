@@ -67,13 +67,16 @@ public final class Router: Service, Sendable {
     ///   - topicAdmission: decides whether a topic message is forwarded; nil spends
     ///     the relay budget (`relay.max_per_hour`, the neighbour's share, the battery
     ///     floor) as for relayed messages.
+    ///   - floodSeen: the flood duplicate cache (docs/PROTOCOL.md §A.9); nil keeps it in
+    ///     memory (the node passes its store's, which survives restarts).
+    ///   - random: draws the flood re-broadcast delays; nil for the system's generator.
     ///   - logger: where the router logs.
     public init(
         security: any LinkSecurity, configuration: RouterConfiguration = .init(), policy: (any RoutingPolicy)? = nil,
         sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil, sink: (any MessageSink)? = nil,
         queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), battery: (any BatteryGauge)? = nil,
         topics: TopicConfiguration = .init(), topicStore: (any TopicStore)? = nil, topicAdmission: (any TopicRelayAdmission)? = nil,
-        logger: Logger
+        floodSeen: (any FloodSeenStore)? = nil, random: (any MeshRandom)? = nil, logger: Logger
     ) {
         localPeerID = security.localPeerID
         incoming = BoundedChannel(capacity: configuration.inboxCapacity)
@@ -94,7 +97,11 @@ public final class Router: Service, Sendable {
             localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer, receipts: receipts,
             queue: queue ?? InMemoryOutboundQueue(clock: clock), sink: sink, table: table, routes: routeTable, relay: relay,
             relayBudget: RelayBudget(limits: configuration.relayLimits, clock: clock, gauge: battery),
-            paths: paths, clock: clock, stats: counters, bus: bus, logger: logger)
+            paths: paths,
+            flood: FloodControl(
+                configuration: configuration.flood, seen: floodSeen ?? InMemoryFloodSeenStore(capacity: configuration.dedupCapacity),
+                random: random ?? SystemMeshRandom(), clock: clock),
+            clock: clock, stats: counters, bus: bus, logger: logger)
         let announcer = Announcer(
             localPeerID: localPeerID, configuration: configuration.routing, signer: receipts, routes: routeTable, links: table,
             relay: relay, clock: clock, stats: counters, bus: bus, logger: logger)
@@ -131,6 +138,8 @@ public final class Router: Service, Sendable {
         await gossip.load()
         await links.onLinkUp { peer in
             delivery.scheduler.schedule(.drain(peer))
+            // Floods that found no neighbour go out now that there is one.
+            for (id, destination) in delivery.flood.takeWaiting() { delivery.scheduler.schedule(.now(id, destination)) }
             announcer.linkUp(peer)
             gossip.linkUp(peer)
         }

@@ -111,9 +111,10 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `window_per_link` | ``windowPerLink`` |
 /// | `inbox_capacity` | ``inboxCapacity`` |
 /// | `default_ttl` | ``defaultTTL`` |
+/// | `flood` | ``flood`` (``FloodConfiguration``) |
 ///
 /// Durations are integers in milliseconds. A missing key takes the default of
-/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:routing:relayLimits:)``
+/// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:routing:relayLimits:flood:)``
 /// (so `relay.enabled` missing means relay on: the node's fail-safe default is the
 /// node's). An unknown key, at any level, a wrong type or a value out of range is a
 /// `DecodingError` whose coding path ends with the key.
@@ -159,6 +160,8 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
     public var sealing: SealingPolicy
     /// Route announcements and the route table (`routing:`).
     public var routing: RoutingConfiguration
+    /// The flooding fallback and the emergency class (`flood:`).
+    public var flood: FloodConfiguration
 
     /// Defaults suitable for a node.
     public init(
@@ -177,7 +180,8 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         defaultTTL: UInt8 = 7,
         sealing: SealingPolicy = .relayedOnly,
         routing: RoutingConfiguration = .init(),
-        relayLimits: RelayLimits = .init()
+        relayLimits: RelayLimits = .init(),
+        flood: FloodConfiguration = .init()
     ) {
         self.relayEnabled = relayEnabled
         self.relayLimits = relayLimits
@@ -195,6 +199,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         self.defaultTTL = defaultTTL
         self.sealing = sealing
         self.routing = routing
+        self.flood = flood
     }
 }
 
@@ -222,6 +227,7 @@ extension RouterConfiguration {
         case inboxCapacity = "inbox_capacity"
         case defaultTTL = "default_ttl"
         case routing
+        case flood
     }
 
     /// `relay:` — the switch and the budgets.
@@ -311,6 +317,7 @@ extension RouterConfiguration {
         try container.check((1...255).contains(ttl), .defaultTTL, "must be between 1 and 255, got \(ttl)")
         defaultTTL = UInt8(ttl)
         routing = try container.decode(RoutingConfiguration.self, forKey: .routing, default: defaults.routing)
+        flood = try container.decode(FloodConfiguration.self, forKey: .flood, default: defaults.flood)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -330,6 +337,7 @@ extension RouterConfiguration {
         try container.encode(inboxCapacity, forKey: .inboxCapacity)
         try container.encode(Int(defaultTTL), forKey: .defaultTTL)
         try container.encode(routing, forKey: .routing)
+        try container.encode(flood, forKey: .flood)
     }
 }
 

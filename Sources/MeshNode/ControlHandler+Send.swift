@@ -51,7 +51,7 @@ extension ControlHandler {
         }
         let started = ContinuousClock.now
         do {
-            _ = try await router.send(to: peer, payload: payload, options: SendOptions(id: id, expiresAfter: expiresAfter))
+            _ = try await router.send(to: peer, payload: payload, options: SendOptions(id: id, expiresAfter: expiresAfter, emergency: request.emergency ?? false))
         } catch let error as MeshError {
             throw MessageFailure(error: Self.notQueued(error, id: id), messageID: id)
         }

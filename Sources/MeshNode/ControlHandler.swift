@@ -176,7 +176,8 @@ package struct ControlHandler: Sendable {
         return InboxReply.Message(
             seq: entry.sequence, id: entry.message.id, from: entry.message.from, transport: entry.message.transport,
             receivedAt: entry.receivedAt, bytes: payload.count, text: String(validating: payload, as: UTF8.self),
-            payloadBase64: Data(payload).base64EncodedString(), topic: entry.message.topic)
+            payloadBase64: Data(payload).base64EncodedString(), topic: entry.message.topic,
+            emergency: entry.message.emergency ? true : nil)
     }
 
     /// A request line, decoded or refused.

@@ -56,6 +56,9 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var relayBatteryFloorPercent: Int?
     /// `join`: the invitation link (`scmesh:…`) that `invite` made on another node.
     public var invitation: String?
+    /// `send`: send it as an emergency (flooded ahead of every queue, within
+    /// `flood.emergency_per_hour`; above it the send fails with `rateLimited`).
+    public var emergency: Bool?
 
     /// Creates a request.
     public init(
@@ -63,7 +66,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
         timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil,
         relayEnabled: Bool? = nil, invitation: String? = nil, relayMaxPerHour: Int? = nil, relayNeighbourShare: Double? = nil,
-        relayBatteryFloorPercent: Int? = nil
+        relayBatteryFloorPercent: Int? = nil, emergency: Bool? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -84,6 +87,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.relayNeighbourShare = relayNeighbourShare
         self.relayBatteryFloorPercent = relayBatteryFloorPercent
         self.invitation = invitation
+        self.emergency = emergency
     }
 
     /// The commands a node answers.
@@ -100,11 +104,12 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// refusal texts).
     static let integerFields: Set<String> = ["after", "limit"]
     static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
-    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled"]
+    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency"]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
+        case emergency
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -140,6 +145,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         relayNeighbourShare = try container.decodeIfPresent(Double.self, forKey: .relayNeighbourShare)
         relayBatteryFloorPercent = try container.decodeIfPresent(Int.self, forKey: .relayBatteryFloorPercent)
         invitation = try container.decodeIfPresent(String.self, forKey: .invitation)
+        emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency)
     }
 }
 
@@ -271,6 +277,8 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var payloadBase64: String
         /// The topic of a topic message; absent for a direct message.
         public var topic: String?
+        /// True when its origin sent it as an emergency; absent otherwise.
+        public var emergency: Bool?
     }
 
     /// The messages, oldest first.

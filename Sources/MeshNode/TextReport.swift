@@ -64,6 +64,7 @@ public enum TextReport {
         let header =
             "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
             + (message.topic.map { "  topic \(escaped($0))" } ?? "")
+            + (message.emergency == true ? "  EMERGENCY" : "")
         let body = message.text.map { "    " + escaped($0, newlines: "\n    ") }
             ?? "    (binary, base64) \(message.payloadBase64.prefix(76))\(message.payloadBase64.count > 76 ? "…" : "")"
         return header + "\n" + body

@@ -37,6 +37,7 @@ struct APIError: Error {
             case _ where ["invitationMalformed", "invitationExpired"].contains(error.code.name): .badRequest
             case .unknownMessage: .notFound
             case .messageTooLarge: .contentTooLarge
+            case .rateLimited: .tooManyRequests
             // Not 5xx: the node works; the message's state (not delivered yet, or
             // failed) is the answer, and the message stays in the outbox or history.
             case .timedOut, .deliveryFailed, .relayDisabled, .noRoute: .conflict

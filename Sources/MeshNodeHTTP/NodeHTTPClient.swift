@@ -119,6 +119,7 @@ public struct NodeHTTPClient: Sendable {
         if let expires = request.expiresSeconds { query.append(("expires_seconds", String(expires))) }
         if let wait = request.wait { query.append(("wait", String(wait))) }
         if let timeout = request.timeoutSeconds { query.append(("timeout_seconds", String(timeout))) }
+        if let emergency = request.emergency { query.append(("emergency", String(emergency))) }
         let target = "/api/v1/messages?" + query.map { "\($0.0)=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
         let reply = try await self.request(.POST, target, contentType: "application/octet-stream", body: payload)
         return try Self.controlReply(reply)

@@ -193,14 +193,14 @@ extension NodeHTTPServer {
             case .failure(let message): throw APIError.badRequest(message)
             }
         }
-        let query = try QueryParameters(request, known: ["to", "id", "expires_seconds", "wait", "timeout_seconds"])
+        let query = try QueryParameters(request, known: ["to", "id", "expires_seconds", "wait", "timeout_seconds", "emergency"])
         guard let to = query.string("to") else {
             throw APIError.badRequest("a raw body needs ?to=<peer ID or alias> (or send Content-Type: application/json with \"peer\")")
         }
         let payload = try await Self.collect(&request, upTo: limit)
         let send = ControlRequest(
             cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
-            wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"))
+            wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
         return try Self.json(await commands.send(send, rawPayload: payload))
     }
 

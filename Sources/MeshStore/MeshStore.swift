@@ -43,6 +43,8 @@ public final class MeshStore: Sendable {
     public let ledger: AddressLedger
     /// Topic subscriptions and seen topic message IDs, the router's `TopicStore`.
     public let topics: StoreTopics
+    /// The flood duplicate cache (the router's ``FloodSeenStore``).
+    public let floodSeen: FloodSeenLog
     /// The messages that were being sent when the store was last closed (or the node
     /// killed), queued again by this open.
     public let requeuedAtOpen: [MessageID]
@@ -114,6 +116,7 @@ public final class MeshStore: Sendable {
         contacts = Contacts(database: database)
         ledger = AddressLedger(database: database)
         topics = StoreTopics(database: database)
+        floodSeen = FloodSeenLog(database: database)
         if !requeuedAtOpen.isEmpty {
             logger.notice("store \(path): \(requeuedAtOpen.count) messages were being sent when the node stopped; queued again")
         }
@@ -151,6 +154,7 @@ public final class MeshStore: Sendable {
         let (report, removed) = try await database.write("maintain the store") { db in
             let (expired, removed) = try StoreOutbox.expire(db, now: now)
             let dedupPruned = try DedupLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
+                + FloodSeenLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
             let historyPruned = try MessageHistory.prune(db, keeping: configuration.historyLimit)
             return (MaintenanceReport(expired: expired, dedupPruned: dedupPruned, historyPruned: historyPruned), removed)
         }

@@ -59,7 +59,7 @@ public struct StoreInbox: MessageSink {
             var row = InboxRow(
                 messageID: message.id.hex, sender: message.from.hex, transport: message.transport,
                 receivedAt: receivedAt, bytes: message.payload.count, payload: Data(message.payload),
-                topic: message.topic)
+                topic: message.topic, emergency: message.emergency ? 1 : 0)
             try row.insert(db, onConflict: .ignore)
             guard db.changesCount == 1, let sequence = row.sequence else { return nil }
             var history = HistoryRow(
@@ -123,7 +123,8 @@ public struct StoreInbox: MessageSink {
                     sequence: Int(row.sequence ?? 0), receivedAt: Millis.date(row.receivedAt),
                     message: InboundMessage(
                         id: try MessageID.stored(row.messageID), from: try PeerID.stored(row.sender),
-                        payload: Array(row.payload), transport: row.transport, topic: row.topic))
+                        payload: Array(row.payload), transport: row.transport, topic: row.topic,
+                        emergency: row.emergency != 0))
             }
         }
     }

@@ -18,6 +18,7 @@ enum StoreMigrations {
         "v3: origin and TTL of relayed messages (multi-hop custody)",
         "v4-topics: topic subscriptions, seen topic message IDs, inbox topic",
         "v5-payload-files: large outbox payloads in files beside the store",
+        "v6-flood: flood duplicate cache, inbox emergency mark",
     ]
 
     /// The schema version this build writes.
@@ -45,6 +46,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[4]) { db in
             try db.execute(sql: schemaV5PayloadFiles)
             try db.execute(sql: "PRAGMA user_version = 5")
+        }
+        migrator.registerMigration(identifiers[5]) { db in
+            try db.execute(sql: schemaV6Flood)
+            try db.execute(sql: "PRAGMA user_version = 6")
         }
         return migrator
     }
@@ -204,5 +209,17 @@ enum StoreMigrations {
     /// is then empty; NULL when the payload is in the row.
     private static let schemaV5PayloadFiles = """
         ALTER TABLE outbox ADD COLUMN payloadFile TEXT;
+        """
+
+    /// Flooding (docs/PROTOCOL.md §A.9–A.10): the IDs of flooded messages this node
+    /// took or started, kept for the dedup retention so that a restarted node does not
+    /// flood them again, and whether an inbox entry arrived as an emergency (1) or not.
+    private static let schemaV6Flood = """
+        CREATE TABLE floodSeen (
+            messageID TEXT PRIMARY KEY,
+            seenAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX floodSeen_seenAt ON floodSeen(seenAt);
+        ALTER TABLE inbox ADD COLUMN emergency INTEGER NOT NULL DEFAULT 0;
         """
 }

@@ -154,7 +154,8 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
-    /// The queued, unclaimed, unexpired messages for `destination`, oldest first.
+    /// The queued, unclaimed, unexpired messages for `destination`: emergencies first,
+    /// then oldest first.
     public func waiting(for destination: PeerID) async -> [MessageID] {
         let now = database.nowMillis
         do {
@@ -165,7 +166,7 @@ public struct StoreOutbox: OutboundQueue {
                         SELECT outbox.messageID FROM outbox JOIN history ON history.id = outbox.historyID
                         WHERE outbox.destination = ? AND outbox.claimed = 0 AND history.status = 'queued'
                         AND (history.expiresAt IS NULL OR history.expiresAt > ?)
-                        ORDER BY outbox.number
+                        ORDER BY (outbox.flags & \(DataFrame.emergencyFlag)) DESC, outbox.number
                         """,
                     arguments: [destination.hex, now]
                 ).map(MessageID.stored)

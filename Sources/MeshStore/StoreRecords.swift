@@ -17,6 +17,8 @@ struct InboxRow: Codable, FetchableRecord, MutablePersistableRecord {
     var payload: Data
     /// The topic of a topic message (v4); nil for a direct message.
     var topic: String?
+    /// 1 when it arrived as an emergency (v5).
+    var emergency: Int = 0
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         sequence = inserted.rowID

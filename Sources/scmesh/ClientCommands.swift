@@ -72,6 +72,9 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long the message may wait for delivery, in seconds (default: store.default_expiry_seconds).", valueName: "seconds"))
     var expires: Double?
 
+    @Flag(help: "Send it as an emergency: flooded ahead of every queue, whatever the routes; at most flood.emergency_per_hour an hour (above that it fails and nothing is queued).")
+    var emergency = false
+
     @Argument(help: "The destination: a peer ID (64 hex characters) or a contact's alias.")
     var peer: String
 
@@ -82,6 +85,7 @@ struct SendCommand: AsyncParsableCommand {
         var request = ControlRequest(
             cmd: "send", peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
             timeoutSeconds: timeout)
+        if emergency { request.emergency = true }
         // On a terminal, a large payload from standard input shows bytes and rate.
         var progress = TransferProgress()
         var bytes = 0

@@ -19,6 +19,8 @@ final class DeliveryPipeline: Sendable {
     /// The relay's budgets (`relay.max_per_hour`, `neighbour_share`, battery floor).
     let relayBudget: RelayBudget
     let paths: PathTracker
+    /// The flooding fallback and emergency limits (`flood:`).
+    let flood: FloodControl
     let clock: any MeshClock
     let stats: StatsRecorder
     let bus: EventBus
@@ -29,7 +31,7 @@ final class DeliveryPipeline: Sendable {
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, policy: any RoutingPolicy, sealer: (any MessageSealer)?,
         receipts: (any ReceiptSigner)?, queue: any OutboundQueue, sink: any MessageSink, table: LinkTable, routes: RouteTable,
-        relay: RelaySwitch, relayBudget: RelayBudget, paths: PathTracker, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
+        relay: RelaySwitch, relayBudget: RelayBudget, paths: PathTracker, flood: FloodControl, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -43,6 +45,7 @@ final class DeliveryPipeline: Sendable {
         self.relay = relay
         self.relayBudget = relayBudget
         self.paths = paths
+        self.flood = flood
         self.clock = clock
         self.stats = stats
         self.bus = bus
@@ -76,6 +79,18 @@ final class DeliveryPipeline: Sendable {
         let digest = receipts?.digest(payload) ?? []
         var payload = payload
         var flags: UInt16 = 0
+        if options.emergency {
+            guard peer != localPeerID else {
+                throw MeshError(.invalidArgument, "an emergency message to this node itself goes nowhere; send it to another peer")
+            }
+            if let refusal = flood.admitEmergency(origin: localPeerID, neighbour: nil) {
+                stats.update { $0.flood.emergencyRateLimited["ownLimit", default: 0] += 1 }
+                throw MeshError(
+                    .rateLimited,
+                    "this node sent flood.emergency_per_hour (\(configuration.flood.emergencyPerHour)) emergency messages in the last hour (\(refusal)); nothing was queued: send it without the emergency flag, or later")
+            }
+            flags |= DataFrame.emergencyFlag | DataFrame.floodFlag
+        }
         if let sealer, peer != localPeerID, configuration.sealing == .always {
             flags |= DataFrame.sealedFlag
             payload = try sealer.seal(payload, to: peer)
@@ -103,6 +118,9 @@ final class DeliveryPipeline: Sendable {
         waiters.notify(id)
         if peer == localPeerID {
             try await deliverLocally(id)
+        } else if options.emergency {
+            stats.update { $0.flood.emergencySent += 1 }
+            scheduler.schedule(.now(id, peer))
         } else {
             scheduler.schedule(.message(id, peer))
         }
@@ -133,6 +151,12 @@ final class DeliveryPipeline: Sendable {
         routes.nextHop(for: peer, now: clock.now) != nil
     }
 
+    /// Whether a message with no route may go out by flooding now: flooding is on and
+    /// some neighbour is up.
+    var mayFlood: Bool {
+        configuration.flood.enabled && !table.peers.isEmpty
+    }
+
     /// Claims and sends one queued message (a no-op when someone else has it).
     func send(_ id: MessageID) async {
         guard let message = await queue.claim(id) else { return }
@@ -142,6 +166,10 @@ final class DeliveryPipeline: Sendable {
     /// Sends the queued messages for `peer`, oldest first, `window` at a time, until
     /// none is left, no route to it is left, or an attempt fails (a retry is scheduled).
     func drain(to peer: PeerID, window: Int) async {
+        if !hasRoute(to: peer) {
+            await drainFloods(to: peer)
+            return
+        }
         while hasRoute(to: peer), !Task.isCancelled {
             let ids = await queue.waiting(for: peer)
             guard !ids.isEmpty else { return }
@@ -168,7 +196,7 @@ final class DeliveryPipeline: Sendable {
     /// Sends a claimed message; on failure puts it back in the queue and schedules a
     /// retry. Returns whether it was sent.
     @discardableResult
-    private func transmitOrRequeue(_ message: OutboundMessage) async -> Bool {
+    func transmitOrRequeue(_ message: OutboundMessage) async -> Bool {
         do {
             try await transmit(message)
             scheduler.noteSuccess(to: message.destination)
@@ -198,11 +226,21 @@ final class DeliveryPipeline: Sendable {
     private func transmit(_ message: OutboundMessage) async throws {
         var message = message
         let peer = message.destination
-        guard let hop = routes.nextHop(for: peer, now: clock.now) else {
+        let nextHop = routes.nextHop(for: peer, now: clock.now)
+        if let step = await floodStep(for: message, hop: nextHop) {
+            try await transmitFlood(message, step)
+            return
+        }
+        guard let hop = nextHop else {
             throw MeshError(.noRoute, "no link and no announced route to \(peer); the message waits for one")
         }
         if hop != peer, message.flags & DataFrame.sealedFlag == 0 {
             message = try await sealForRelay(message)
+        }
+        if message.flags & DataFrame.floodStartedLocalFlag != 0 {
+            // The copy a flood's starter kept goes by route as an ordinary message: a
+            // relay that let its own flood copy go takes it into custody again (§A.9).
+            message.flags &= ~DataFrame.floodFlag
         }
         let transport = try await transmitChunks(of: message, via: hop)
         if message.isRelayed {
@@ -236,7 +274,7 @@ final class DeliveryPipeline: Sendable {
     /// Seals an unsealed message of this node's once, so a relay may carry it (relays
     /// refuse unsealed messages, and the destination would drop one), and keeps the
     /// sealed form in the queue so a retry sends the same bytes.
-    private func sealForRelay(_ message: OutboundMessage) async throws -> OutboundMessage {
+    func sealForRelay(_ message: OutboundMessage) async throws -> OutboundMessage {
         let peer = message.destination
         guard !message.isRelayed, let sealer else {
             throw MeshError(
@@ -259,7 +297,7 @@ final class DeliveryPipeline: Sendable {
 
     /// Sends every chunk of `message` to the neighbour `hop`, in parallel.
     /// - Returns: the transport of the last link that acknowledged a chunk.
-    private func transmitChunks(of message: OutboundMessage, via hop: PeerID) async throws -> String {
+    func transmitChunks(of message: OutboundMessage, via hop: PeerID) async throws -> String {
         let count = DataFrame.chunkCount(messageLength: message.payload.count)
         let origin = message.origin ?? localPeerID
         let ttl = message.ttl ?? configuration.defaultTTL
@@ -269,7 +307,7 @@ final class DeliveryPipeline: Sendable {
             return DataFrame(
                 sequence: 0, messageID: message.id, origin: origin, destination: message.destination, ttl: ttl,
                 chunkIndex: UInt16(index), chunkCount: UInt16(count), messageLength: UInt32(message.payload.count),
-                flags: message.flags, payload: count == 1 ? message.payload : Array(message.payload[start..<end]))
+                flags: message.flags & ~DataFrame.localFlags, payload: count == 1 ? message.payload : Array(message.payload[start..<end]))
         }
         if count == 1 { return try await deliver(chunk(0), to: hop) }
         return try await withThrowingTaskGroup(of: String.self) { group in

@@ -16,6 +16,11 @@ final class DeliveryScheduler: Sendable {
         case drain(PeerID)
         /// Wait until `at`, then drain the peer.
         case retry(PeerID, at: ContinuousClock.Instant)
+        /// Send one message at once, whatever the routes and ahead of any drain (an
+        /// emergency, or a flood that was waiting for a link).
+        case now(MessageID, PeerID)
+        /// Send one message at `at` (a flood's re-broadcast delay).
+        case later(MessageID, PeerID, at: ContinuousClock.Instant)
     }
 
     private struct PeerState {
@@ -79,8 +84,15 @@ final class DeliveryScheduler: Sendable {
             for await item in work {
                 switch item {
                 case .message(let id, let peer):
-                    guard pipeline.hasRoute(to: peer) else { continue }
+                    guard pipeline.hasRoute(to: peer) || pipeline.mayFlood else { continue }
                     group.addTask { await pipeline.send(id) }
+                case .now(let id, _):
+                    group.addTask { await pipeline.send(id) }
+                case .later(let id, _, let at):
+                    group.addTask {
+                        do { try await self.clock.sleep(until: at) } catch { return }
+                        await pipeline.send(id)
+                    }
                 case .drain(let peer):
                     guard beginDrain(peer) else { continue }
                     group.addTask { await self.drainLoop(peer, pipeline) }

@@ -10,14 +10,32 @@ public struct InboundMessage: Sendable, Hashable, Codable {
     public var transport: String
     /// The topic it was published on, or nil for a direct message.
     public var topic: String?
+    /// Whether its origin sent it as an emergency (flooded ahead of every queue).
+    public var emergency: Bool
 
     /// Creates a message record.
-    public init(id: MessageID, from: PeerID, payload: [UInt8], transport: String, topic: String? = nil) {
+    public init(id: MessageID, from: PeerID, payload: [UInt8], transport: String, topic: String? = nil, emergency: Bool = false) {
         self.id = id
         self.from = from
         self.payload = payload
         self.transport = transport
         self.topic = topic
+        self.emergency = emergency
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, from, payload, transport, topic, emergency
+    }
+
+    /// Decodes a record; a missing `emergency` (records from before the flag) is false.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(MessageID.self, forKey: .id)
+        from = try container.decode(PeerID.self, forKey: .from)
+        payload = try container.decode([UInt8].self, forKey: .payload)
+        transport = try container.decode(String.self, forKey: .transport)
+        topic = try container.decodeIfPresent(String.self, forKey: .topic)
+        emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency) ?? false
     }
 }
 

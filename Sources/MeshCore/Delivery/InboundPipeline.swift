@@ -143,7 +143,9 @@ final class InboundPipeline: Sendable {
             finishHandOver(frame.messageID)
             return .accepted
         }
-        let message = InboundMessage(id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport)
+        let message = InboundMessage(
+            id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport,
+            emergency: frame.flags & DataFrame.emergencyFlag != 0)
         do {
             try await sink.accept(message)
         } catch let error as MeshError where error.code == .discarded {

@@ -78,6 +78,9 @@ public struct OutboundMessage: Sendable, Hashable {
 
     /// Whether this is a delivery receipt rather than a message of the application.
     public var isReceipt: Bool { flags & DataFrame.receiptFlag != 0 }
+
+    /// Whether this is an emergency message (flooded ahead of every queue).
+    public var isEmergency: Bool { flags & DataFrame.emergencyFlag != 0 }
 }
 
 /// What the outbound queue knows of one message.
@@ -134,4 +137,9 @@ public struct OutboundRecord: Sendable, Hashable {
         }
         return status.isFinal || rank(status) >= rank(target)
     }
+}
+
+extension OutboundRecord {
+    /// Whether this is an emergency message (flooded ahead of every queue).
+    public var isEmergency: Bool { flags & DataFrame.emergencyFlag != 0 }
 }

@@ -21,7 +21,8 @@ public protocol OutboundQueue: Sendable {
     /// updated back to ``MessageStatus/queued`` or to a final status.
     /// - Returns: nil when it is not queued or already claimed.
     func claim(_ id: MessageID) async -> OutboundMessage?
-    /// The queued, unclaimed messages for `destination`, oldest first.
+    /// The queued, unclaimed messages for `destination`: emergencies (flag
+    /// `DataFrame.emergencyFlag`) first, then oldest first.
     func waiting(for destination: PeerID) async -> [MessageID]
     /// Records that a message moved on (and releases its claim). An update of a
     /// message already delivered, failed or expired is ignored: a final status is final.
@@ -109,7 +110,10 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         return state.withLock { state in
             let candidates = state.messages
                 .filter { $0.value.message.destination == destination && !state.claimed.contains($0.key) && state.records[$0.key]?.status == .queued }
-                .sorted { $0.value.number < $1.value.number }
+                .sorted {
+                    let (left, right) = ($0.value.message.isEmergency, $1.value.message.isEmergency)
+                    return left != right ? left : $0.value.number < $1.value.number
+                }
             var ids: [MessageID] = []
             for (id, entry) in candidates {
                 if let expiresAt = entry.expiresAt, expiresAt <= now {

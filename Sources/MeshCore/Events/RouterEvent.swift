@@ -61,6 +61,9 @@ public struct RouterEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         /// This node handed a message it carries for another origin to the next hop
         /// (`peer` is the destination).
         public static let messageRelayed = Kind("message_relayed")
+        /// A message was flooded (no route to its destination, or an emergency); its
+        /// reason says to how many neighbours, or that the re-broadcast was suppressed.
+        public static let messageFlooded = Kind("message_flooded")
 
         public init(from decoder: any Decoder) throws {
             name = try decoder.singleValueContainer().decode(String.self)

@@ -111,6 +111,8 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var upgradeDials = 0
     /// Topic gossip (publish/subscribe).
     public var topics = TopicCounters()
+    /// The flooding fallback and emergency messages.
+    public var flood = FloodCounters()
     /// Per transport.
     public var transports: [String: TransportCounters] = [:]
 

@@ -10,6 +10,7 @@ extension InboundPipeline {
     /// this node holds or passed on a copy that came from another neighbour, or it is
     /// this node's own unfinished message coming back (a loop): refused.
     func relay(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
+        if frame.flags & DataFrame.floodFlag != 0 { return await relayFlood(frame, from: session) }
         guard frame.ttl > 1 else {
             return refuseRelay("ttlExhausted", frame, session, "its TTL is \(frame.ttl)")
         }
@@ -18,7 +19,19 @@ extension InboundPipeline {
             // link, so relaying one could only end in a drop.
             return refuseRelay("unsealed", frame, session, "it is not sealed, so no relay may carry it")
         }
-        if let known = await delivery.queue.record(frame.messageID) {
+        var known = await delivery.queue.record(frame.messageID)
+        if let record = known, record.flags & DataFrame.floodFlag != 0, frame.flags & DataFrame.floodFlag == 0 {
+            // An ordinary copy of a message this node knows as a flood copy (§A.9). If
+            // that copy is final it may have been released without being handed on
+            // (suppressed, covered): custody is taken again. Otherwise the held copy now
+            // carries this hop's custody and will not be released unsent.
+            if record.status.isFinal {
+                known = nil
+            } else {
+                delivery.flood.noteCustody(frame.messageID)
+            }
+        }
+        if let known {
             let from = state.withLock { $0.relayedFrom[frame.messageID] }
             let passingOn = known.status == .relayed || !known.status.isFinal
             if passingOn, let from, from != session.remote {

@@ -46,6 +46,9 @@ public struct MeshError: Error, Sendable, CustomStringConvertible {
         public static let discarded = Code("discarded")
         /// No message with this ID is known to the outbound queue.
         public static let unknownMessage = Code("unknownMessage")
+        /// A rate limit refused the operation (e.g. this node's emergency messages per
+        /// hour, `flood.emergency_per_hour`); try again later or without the flag.
+        public static let rateLimited = Code("rateLimited")
     }
 
     /// The failure's code.

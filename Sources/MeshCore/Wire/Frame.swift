@@ -238,6 +238,19 @@ package struct DataFrame: Sendable, Hashable {
     /// of the message it answers) for the frame's destination. Never delivered to the
     /// application and never answered with a receipt.
     package static let receiptFlag: UInt16 = 0x0002
+    /// Flag bit: the message is flooded (docs/PROTOCOL.md §A.9): a relay without a
+    /// route to its destination sends it on to every neighbour that has not offered it,
+    /// after a short random delay, and a copy offered again is a duplicate, never a loop.
+    package static let floodFlag: UInt16 = 0x0004
+    /// Flag bit: the message is an emergency (§A.10): flooded whatever the routes, ahead
+    /// of every queue, within its own rate limits. Always sent with ``floodFlag``.
+    package static let emergencyFlag: UInt16 = 0x0008
+    /// Stored only, never on the wire (cleared when a frame is built or taken in): this
+    /// node started the flood of its copy already (as origin, or as a relay whose route
+    /// failed), and keeps the copy until a route to the destination appears.
+    package static let floodStartedLocalFlag: UInt16 = 0x8000
+    /// The bits that never leave the node.
+    package static let localFlags: UInt16 = floodStartedLocalFlag
 
     /// The number of bytes chunk `index` of a message of `messageLength` bytes carries.
     package static func chunkLength(index: Int, messageLength: Int) -> Int {

@@ -19,6 +19,7 @@ enum StoreMigrations {
         "v4-topics: topic subscriptions, seen topic message IDs, inbox topic",
         "v5-payload-files: large outbox payloads in files beside the store",
         "v6-flood: flood duplicate cache, inbox emergency mark",
+        "v7-previous-hop: the neighbour a relayed message came from (relay loop rule across restarts)",
     ]
 
     /// The schema version this build writes.
@@ -50,6 +51,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[5]) { db in
             try db.execute(sql: schemaV6Flood)
             try db.execute(sql: "PRAGMA user_version = 6")
+        }
+        migrator.registerMigration(identifiers[6]) { db in
+            try db.execute(sql: "ALTER TABLE history ADD COLUMN previousHop TEXT")
+            try db.execute(sql: "PRAGMA user_version = 7")
         }
         return migrator
     }

@@ -64,7 +64,8 @@ public struct StoreOutbox: OutboundQueue {
                 messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
                 bytes: message.payload.count, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
                 attempts: 0, flags: Int(message.flags),
-                contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex)
+                contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex,
+                previousHop: message.previousHop?.hex)
             if let old = try HistoryRow.outbound(db, message.id.hex) {
                 // A finished message sent again under the same ID: the entry starts over,
                 // its trace goes on.
@@ -143,7 +144,8 @@ public struct StoreOutbox: OutboundQueue {
                 let message = OutboundMessage(
                     id: id, destination: try PeerID.stored(row.destination), payload: payload,
                     flags: UInt16(truncatingIfNeeded: row.flags), contentDigest: history.contentDigest.map(Array.init) ?? [],
-                    origin: try row.origin.map(PeerID.stored), ttl: row.ttl.map { UInt8(clamping: $0) })
+                    origin: try row.origin.map(PeerID.stored), ttl: row.ttl.map { UInt8(clamping: $0) },
+                    previousHop: try history.previousHop.map(PeerID.stored))
                 return (message, [])
             }
             files.remove(removed)
@@ -220,7 +222,7 @@ public struct StoreOutbox: OutboundQueue {
                     id: id, destination: try PeerID.stored(row.peer), bytes: row.bytes, status: MessageStatus(row.status),
                     transport: row.transport, reason: row.reason, flags: UInt16(truncatingIfNeeded: row.flags),
                     contentDigest: row.contentDigest.map(Array.init) ?? [], attempts: row.attempts,
-                    origin: try row.origin.map(PeerID.stored))
+                    origin: try row.origin.map(PeerID.stored), previousHop: try row.previousHop.map(PeerID.stored))
             }
         } catch {
             database.logger.error("\(error)")

@@ -55,6 +55,8 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
     var contentDigest: Data?
     /// The origin of a message this node relays (hex); nil for its own.
     var origin: String?
+    /// The neighbour that handed a relayed message to this node (hex); nil otherwise.
+    var previousHop: String?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID

@@ -93,4 +93,63 @@ import TransportLoopback
         #expect(stats.messagesRelayed == 1)
         #expect(stats.messagesReceived == 0)
     }
+
+    /// The loop rule across a restart: the relay's queue (kept, as a node's store is)
+    /// remembers which neighbour each relayed message came from, so after the router
+    /// restarts, a copy coming back from another neighbour is still refused as a loop —
+    /// acknowledging it as a retry would let its holder drop the last moving copy.
+    @Test(.timeLimit(.minutes(1))) func theLoopRuleHoldsAfterARestart() async throws {
+        let network = LoopbackNetwork()
+        let r = PeerID.random()
+        let queue = InMemoryOutboundQueue()
+        func start() async throws -> (Router, Task<Void, any Error>) {
+            var logger = Logger(label: "r")
+            logger.logLevel = .critical
+            let router = Router(
+                security: PlaintextLinkSecurity(localPeerID: r),
+                configuration: RouterConfiguration(
+                    escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)),
+                    keepaliveInterval: .seconds(600)),
+                sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), queue: queue, logger: logger)
+            await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            let run = Task { try await router.run() }
+            while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+            return (router, run)
+        }
+        let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
+        var (router, run) = try await start()
+        var (peerX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
+        var (peerY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
+        // X hands R a message for Z; Y announces Z; R hands it to Y, which acknowledges.
+        let id = MessageID.random()
+        try await peerX.send(Self.data(1, id, origin: o, destination: z))
+        #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
+        try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: TestReceiptSigner(peer: z)))
+        var forwarded: DataFrame?
+        while forwarded == nil, let segment = try await peerY.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment) { forwarded = frame }
+        }
+        try await peerY.send(.ack(AckFrame(cumulative: try #require(forwarded).sequence)))
+        for _ in 0..<1000 where await router.status(of: id)?.status != .relayed { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await router.status(of: id)?.status == .relayed)
+
+        // R restarts on the same queue; X and Y link again.
+        await router.shutdown()
+        run.cancel()
+        await runningX.stop()
+        await runningY.stop()
+        (router, run) = try await start()
+        defer { run.cancel() }
+        (peerX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
+        (peerY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
+        let transports = [runningX, runningY]
+        defer { Task { for transport in transports { await transport.stop() } } }
+        // The copy back from Y went round a loop: refused. X's retry is a duplicate.
+        try await peerY.send(Self.data(1, id, origin: o, destination: z))
+        for _ in 0..<1000 where await router.stats().relayRefused["loop"] == nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await router.stats().relayRefused == ["loop": 1])
+        try await peerX.send(Self.data(1, id, origin: o, destination: z))
+        #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
+        #expect(await router.stats().duplicatesDropped == 1)
+    }
 }

@@ -14,10 +14,13 @@ struct RelayQueueBehaviourTests {
         try await backend.run { queue throws in
             let origin = PeerID.random()
             let destination = PeerID.random()
-            let message = OutboundMessage(id: .random(), destination: destination, payload: [9, 8, 7], flags: 1, origin: origin, ttl: 5)
+            let hop = PeerID.random()
+            let message = OutboundMessage(
+                id: .random(), destination: destination, payload: [9, 8, 7], flags: 1, origin: origin, ttl: 5, previousHop: hop)
             try await queue.enqueue(message)
             let record = try #require(await queue.record(message.id))
             #expect(record.origin == origin)
+            #expect(record.previousHop == hop)
             #expect(record.status == .queued)
             let claimed = try #require(await queue.claim(message.id))
             #expect(claimed == message)
@@ -26,6 +29,8 @@ struct RelayQueueBehaviourTests {
             let done = try #require(await queue.record(message.id))
             #expect(done.status == .relayed && done.status.isFinal)
             #expect(done.origin == origin)
+            // The neighbour it came from outlives the message's custody (the loop rule).
+            #expect(done.previousHop == hop)
             // Final: a later update does not change it.
             await queue.update(message.id, to: .queued, transport: nil, reason: nil)
             #expect(await queue.record(message.id)?.status == .relayed)

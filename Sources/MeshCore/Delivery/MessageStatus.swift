@@ -57,12 +57,17 @@ public struct OutboundMessage: Sendable, Hashable {
     /// Hops it may still take from here (the DATA frame's TTL); nil for the router's
     /// default TTL (a message of this node's own).
     public var ttl: UInt8?
+    /// The neighbour that handed it to this node, when this node relays it; kept with
+    /// the message so the loop rule (docs/PROTOCOL.md §A.6, rule 3) holds across a
+    /// restart.
+    public var previousHop: PeerID?
 
     /// Creates a message record.
     public init(
         id: MessageID, destination: PeerID, payload: [UInt8], flags: UInt16, contentDigest: [UInt8] = [],
-        expiresAfter: Duration? = nil, origin: PeerID? = nil, ttl: UInt8? = nil
+        expiresAfter: Duration? = nil, origin: PeerID? = nil, ttl: UInt8? = nil, previousHop: PeerID? = nil
     ) {
+        self.previousHop = previousHop
         self.id = id
         self.destination = destination
         self.payload = payload
@@ -106,12 +111,15 @@ public struct OutboundRecord: Sendable, Hashable {
     /// The node that created it, when this node relays it for another; nil for a
     /// message of this node's own.
     public var origin: PeerID?
+    /// The neighbour that handed it to this node, when this node relays it.
+    public var previousHop: PeerID?
 
     /// Creates a record.
     public init(
         id: MessageID, destination: PeerID, bytes: Int, status: MessageStatus, transport: String? = nil, reason: String? = nil,
-        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0, origin: PeerID? = nil
+        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0, origin: PeerID? = nil, previousHop: PeerID? = nil
     ) {
+        self.previousHop = previousHop
         self.origin = origin
         self.id = id
         self.destination = destination

@@ -83,7 +83,8 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             if state.records[message.id]?.status.isFinal == true { state.finished.removeAll { $0 == message.id } }
             state.records[message.id] = OutboundRecord(
                 id: message.id, destination: message.destination, bytes: message.payload.count, status: .queued,
-                flags: message.flags, contentDigest: message.contentDigest, attempts: attempts, origin: message.origin)
+                flags: message.flags, contentDigest: message.contentDigest, attempts: attempts, origin: message.origin,
+                previousHop: message.previousHop)
             state.nextNumber += 1
             let expiry = message.expiresAfter ?? defaultExpiry
             state.messages[message.id] = (state.nextNumber, message, expiry.map { now + $0 })

@@ -32,7 +32,10 @@ extension InboundPipeline {
             }
         }
         if let known {
-            let from = state.withLock { $0.relayedFrom[frame.messageID] }
+            // The neighbour it came from: remembered in memory, and kept with the
+            // queue's record so that a restart (or the memory's bound) does not make a
+            // copy coming round a loop look like a retry.
+            let from = state.withLock { $0.relayedFrom[frame.messageID] } ?? known.previousHop
             let passingOn = known.status == .relayed || !known.status.isFinal
             if passingOn, let from, from != session.remote {
                 // It came from another neighbour, and this node holds it, is handing
@@ -65,7 +68,7 @@ extension InboundPipeline {
         }
         let message = OutboundMessage(
             id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags, origin: frame.origin,
-            ttl: frame.ttl - 1)
+            ttl: frame.ttl - 1, previousHop: session.remote)
         do {
             try await delivery.queue.enqueue(message)
         } catch {

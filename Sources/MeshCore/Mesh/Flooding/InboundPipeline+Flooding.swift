@@ -44,7 +44,7 @@ extension InboundPipeline {
         }
         let message = OutboundMessage(
             id: id, destination: frame.destination, payload: payload, flags: frame.flags & ~DataFrame.localFlags, origin: frame.origin,
-            ttl: frame.ttl - 1)
+            ttl: frame.ttl - 1, previousHop: session.remote)
         do {
             try await delivery.queue.enqueue(message)
         } catch {

@@ -10,11 +10,7 @@ import Testing
 
 @Suite("scmesh input and output conveniences")
 struct CLIInputProcessTests {
-    static let common = [
-        "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
-        "--set", "transports.ble.enabled=false",
-        "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
-    ]
+    static let common = tcpOnlyNodeArguments
 
     @Test("short peer IDs, ambiguous prefixes, inbox --follow (text and JSON lines) and --save between two nodes")
     func shortIDsFollowSave() async throws {

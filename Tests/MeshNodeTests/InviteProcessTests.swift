@@ -12,11 +12,7 @@ import Testing
 
 @Suite("invite and join between two node processes")
 struct InviteProcessTests {
-    static let common = [
-        "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
-        "--set", "transports.ble.enabled=false",
-        "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
-    ]
+    static let common = tcpOnlyNodeArguments
 
     @Test("invite (link and QR code) → join → contact added, link up, a message delivered; the QR code decodes to the link")
     func inviteJoinSend() async throws {

@@ -20,11 +20,7 @@ struct LargePayloadProcessTests {
         let b = directory.file("b")
         let portA = try unusedLoopbackPort()
         let portB = try unusedLoopbackPort()
-        let common = [
-            "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
-            "--set", "transports.ble.enabled=false", "--set", "http.listen=127.0.0.1:0",
-            "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
-        ]
+        let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
         let argumentsA =
             ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
              "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"] + common

@@ -70,3 +70,11 @@ func inbox(dataDirectory: String, home: String) async throws -> [[String: Any]] 
 func inboxTexts(dataDirectory: String, home: String) async throws -> [String] {
     try await inbox(dataDirectory: dataDirectory, home: home).compactMap { $0["text"] as? String }
 }
+
+/// `scmesh run` arguments for process tests that link nodes over TCP on 127.0.0.1 only:
+/// the loopback, mDNS and BLE transports off, and quick reconnects.
+let tcpOnlyNodeArguments = [
+    "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
+    "--set", "transports.ble.enabled=false",
+    "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
+]

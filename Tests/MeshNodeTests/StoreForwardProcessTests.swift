@@ -22,11 +22,7 @@ struct StoreForwardProcessTests {
         let b = directory.file("b")
         let portA = try unusedLoopbackPort()
         let portB = try unusedLoopbackPort()
-        let common = [
-            "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
-            "--set", "transports.ble.enabled=false",
-            "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
-        ]
+        let common = tcpOnlyNodeArguments
         // The sender knows where the receiver will listen; the receiver knows nothing.
         let argumentsA =
             ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",

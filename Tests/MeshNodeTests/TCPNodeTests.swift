@@ -36,11 +36,7 @@ struct TCPNodeTests {
         let portA = try unusedLoopbackPort()
         let portB = try unusedLoopbackPort()
         // TCP only; a short redial schedule so a restarted peer is found again quickly.
-        let common = [
-            "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
-            "--set", "transports.ble.enabled=false",
-            "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
-        ]
+        let common = tcpOnlyNodeArguments
         var argumentsA = ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + common
         var argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
         switch dialer {

@@ -13,6 +13,8 @@ enum SimBench {
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
           --messages M  messages between random pairs (default 2000)
+          --flood       the flooding fallback on (flood.enabled, as Config/node.yaml has it;
+                        its TTL raised like max_hops), else off (the library default)
           --quiet       no progress lines
         """
 
@@ -23,6 +25,7 @@ enum SimBench {
         var loss = 0.1
         var messages: Int?
         var verbose = true
+        var flood = false
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -52,6 +55,8 @@ enum SimBench {
                 messages = number
             case "--quiet":
                 verbose = false
+            case "--flood":
+                flood = true
             case "--help", "-h":
                 print(usage)
                 return
@@ -63,7 +68,8 @@ enum SimBench {
         for count in nodes {
             // Traffic is a sample: all-to-all pairs would be count² messages.
             let sample = messages ?? defaultMessages(nodes: count)
-            let configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
+            var configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
+            configuration.router.flood.enabled = flood
             try await runOne(configuration, verbose: verbose)
         }
     }
@@ -87,7 +93,7 @@ enum SimBench {
         print("== mesh simulation: \(n) nodes")
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
-                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed)")
+                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); flooding fallback \(configuration.router.flood.enabled ? "on" : "off")")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths")

@@ -50,6 +50,7 @@ public final class MeshSimulation: Sendable {
         let reach = UInt8(min(255, diameter + 4))
         if router.routing.maxHops < reach { router.routing.maxHops = reach }
         if router.defaultTTL < reach { router.defaultTTL = reach }
+        if router.flood.ttl < reach { router.flood.ttl = reach }
         routerConfiguration = router
         let deliveries = self.deliveries
         let clock = self.clock

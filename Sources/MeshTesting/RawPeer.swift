@@ -41,6 +41,15 @@ public struct RawPeer: Sendable {
         return try Frame.decode(segment)
     }
 
+    /// Reads frames until `match` returns a value for one (every other frame is
+    /// dropped); nil when the router closed the link first.
+    package mutating func next<T>(matching match: (Frame) -> T?) async throws -> T? {
+        while let frame = try await receiveFrame() {
+            if let found = match(frame) { return found }
+        }
+        return nil
+    }
+
     /// The next ACK (every other frame is skipped).
     package mutating func receiveAck() async throws -> AckFrame? {
         while let segment = try await receiveSegment() {

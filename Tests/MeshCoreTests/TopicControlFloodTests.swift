@@ -56,7 +56,8 @@ import TransportLoopback
         peer = try await link()
         try await peer.send(.topicControl(TopicControlFrame(topic: Self.topic, body: .subscribe(distance: 0))))
         try await peer.send(.ping(nonce: 9))
-        _ = try await Self.pong(9, from: &peer)
+        // T1 answers a PING only after it handled every frame before it on the link.
+        #expect(try await peer.next { if case .pong(9) = $0 { true } else { nil } } == true)
         snapshot = try #require(await receiver.topics().first { $0.topic == Self.topic })
         #expect(!snapshot.peers.contains(x))
         stats = await receiver.stats()
@@ -67,14 +68,5 @@ import TransportLoopback
         for index in 0..<5 { honest.insert(try await graph[0].publish([UInt8(index)], to: Self.topic)) }
         try await graph.waitUntil("T1 has T0's messages") { honest.isSubset(of: Set(graph.received(at: 1).map(\.id))) }
         #expect(await graph[0].stats().topics.peersPenalised.isEmpty)
-    }
-
-    /// Reads frames until the PONG for `nonce`: the router answers a PING only after it
-    /// handled every frame before it on the link.
-    static func pong(_ nonce: UInt64, from peer: inout RawPeer) async throws -> Bool {
-        while let frame = try await peer.receiveFrame() {
-            if case .pong(nonce) = frame { return true }
-        }
-        return false
     }
 }

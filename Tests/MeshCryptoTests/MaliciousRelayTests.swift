@@ -54,19 +54,8 @@ import TransportLoopback
 
     /// Reads frames from `peer` until one matches (every other frame is dropped).
     static func next<T>(from peer: inout RawPeer, _ match: (Frame) -> T?) async throws -> T {
-        while let frame = try await peer.receiveFrame() {
-            if let found = match(frame) { return found }
-        }
-        throw MeshError(.linkClosed, "the router closed M's link")
-    }
-
-    static func until(_ what: String, _ condition: () async -> Bool) async throws {
-        for _ in 0..<3000 {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting until \(what)")
-        throw CancellationError()
+        guard let found = try await peer.next(matching: match) else { throw MeshError(.linkClosed, "the router closed M's link") }
+        return found
     }
 
     @Test(.timeLimit(.minutes(1))) func forgedRoutesAlteredEnvelopesReplaysAndFloodsFromARelay() async throws {
@@ -106,7 +95,7 @@ import TransportLoopback
         var relayedA = announceA
         relayedA.hops += 1
         try await toC.send(.announce(relayedA))
-        try await Self.until("A routes to C through M, C to A through M") {
+        try await eventually("A routes to C through M, C to A through M", attempts: 1500) {
             let toC = await a.router.routes().first { $0.destination == c.peer }
             let toA = await c.router.routes().first { $0.destination == a.peer }
             return toC?.nextHop == m && toA?.nextHop == m
@@ -141,7 +130,7 @@ import TransportLoopback
         forgedData.payload = sealedByM
         forgedData.messageLength = UInt32(sealedByM.count)
         for copy in [altered, forgedData, data, data] { try await forward(copy, to: toC) }
-        try await Self.until("C delivered A's message") { received.ids.withLock { $0[c.peer] ?? [] } == [id] }
+        try await eventually("C delivered A's message", attempts: 1500) { received.ids.withLock { $0[c.peer] ?? [] } == [id] }
         let rejected = await c.router.stats().sealedMessagesRejected
         #expect(rejected.values.reduce(0, +) == 2, "\(rejected)")
         #expect(rejected["senderMismatch"] == 1)
@@ -155,21 +144,21 @@ import TransportLoopback
         alteredReceipt.payload[alteredReceipt.payload.count - 1] ^= 0x01
         sequence = 0
         try await forward(alteredReceipt, to: toA)
-        try await Self.until("A rejected the altered receipt") {
+        try await eventually("A rejected the altered receipt", attempts: 1500) {
             let stats = await a.router.stats()
             return stats.sealedMessagesRejected.values.reduce(0, +) + stats.receiptsRejected.values.reduce(0, +) == 1
         }
         #expect(await a.router.status(of: id)?.status != .delivered)
         try await forward(receipt, to: toA)
         try await forward(receipt, to: toA)
-        try await Self.until("A sees its message delivered") { await a.router.status(of: id)?.status == .delivered }
+        try await eventually("A sees its message delivered", attempts: 1500) { await a.router.status(of: id)?.status == .delivered }
         #expect(received.ids.withLock { $0[c.peer] ?? [] } == [id])  // exactly once
         #expect(await a.router.stats().receiptsAccepted == 1)
 
         // The flood: M offers C 30 sealed messages for nowhere while H sends 10 to D
         // through C. M's share (10) is taken, the rest refused; H's all arrive.
         for (node, address) in [(h, "C"), (d, "C")] { await node.router.connect(to: PeerHint(transport: "lo", address: address)) }
-        try await Self.until("H routes to D through C") { await h.router.routes().contains { $0.destination == d.peer && $0.nextHop == c.peer } }
+        try await eventually("H routes to D through C", attempts: 1500) { await h.router.routes().contains { $0.destination == d.peer && $0.nextHop == c.peer } }
         let nowhere = NodeIdentity.generate().peerID
         let honest = Task {
             var ids: [MessageID] = []
@@ -188,7 +177,7 @@ import TransportLoopback
         try await toC.send(.ping(nonce: 4242))
         _ = try await Self.next(from: &toC) { if case .pong(4242) = $0 { true } else { nil } }
         let honestIDs = try await honest.value
-        try await Self.until("every honest message reaches D") { Set(received.ids.withLock { $0[d.peer] ?? [] }) == Set(honestIDs) }
+        try await eventually("every honest message reaches D", attempts: 1500) { Set(received.ids.withLock { $0[d.peer] ?? [] }) == Set(honestIDs) }
         let statsC = await c.router.stats()
         #expect(statsC.relayRefused == ["neighbourShare": 20], "\(statsC.relayRefused)")
         #expect(received.ids.withLock { $0[d.peer]?.count } == 10)  // once each

@@ -43,27 +43,27 @@ import TransportTCP
             Task { while let message = await b.incoming.receive() { received.withLock { $0.append(message.id) } } },
         ]
         defer { for task in tasks { task.cancel() } }
-        try await until("A listens on TCP") {
+        try await eventually("A listens on TCP", attempts: 1500) {
             await a.transportStatus().contains { $0.name == "tcp" && $0.state == .running && !$0.addresses.isEmpty }
         }
         await a.connect(to: PeerHint(transport: "slow", address: "B"))
-        try await until("A links to B over the slow transport") { await a.peers().first?.links.isEmpty == false }
+        try await eventually("A links to B over the slow transport", attempts: 1500) { await a.peers().first?.links.isEmpty == false }
 
         // Messages go out from the moment the slow link is up, while the upgrade happens.
         var sent: [MessageID] = []
         for index in 0..<200 {
             sent.append(try await a.send(to: bob.peerID, payload: Array("message \(index) ".utf8) + [UInt8](repeating: UInt8(index % 251), count: 300)))
         }
-        try await until("some messages arrive over the slow link") { received.withLock { $0.count } >= 10 }
+        try await eventually("some messages arrive over the slow link", attempts: 1500) { received.withLock { $0.count } >= 10 }
         #expect(await a.peers().first?.links.map(\.transport) == ["slow"])
         await b.add(Self.tcp(), priority: 10)
-        try await until("A and B link over TCP too") {
+        try await eventually("A and B link over TCP too", attempts: 1500) {
             await a.peers().first?.links.contains { $0.transport == "tcp" } == true
         }
         for index in 200..<300 {
             sent.append(try await a.send(to: bob.peerID, payload: Array("message \(index)".utf8)))
         }
-        try await until("every message is delivered") {
+        try await eventually("every message is delivered", attempts: 1500) {
             for id in sent where await a.status(of: id)?.status != .delivered { return false }
             return true
         }

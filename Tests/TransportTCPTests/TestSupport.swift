@@ -101,16 +101,6 @@ func eventually<T>(_ what: String, seconds: Double = 10, _ check: () throws -> T
     throw TimedOut(what: what)
 }
 
-/// Polls an async `condition` until it holds (at most `seconds`, a bound, not a measured time).
-func until(_ what: String, seconds: Double = 30, _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw TimedOut(what: what)
-}
-
 /// Runs `body` with a deadline so a broken contract fails the test instead of hanging it.
 func within<T: Sendable>(
     seconds: Double = 10,

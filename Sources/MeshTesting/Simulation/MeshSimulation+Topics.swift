@@ -1,7 +1,5 @@
-import Logging
 import MeshCore
 import Synchronization
-import TransportLoopback
 
 extension MeshSimulation {
     /// The topic phase, once every direct message is settled (no partition, no node

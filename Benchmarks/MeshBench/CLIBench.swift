@@ -58,28 +58,9 @@ enum CLIBench {
         let inProcess = try await RouterBench.fullStackBulk()
         let root = "/tmp/scmesh-bulk-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let a = root + "/a"
-        let b = root + "/b"
-        let port = 20_000 + Int(getpid() % 10_000)
-        let only = [
-            "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
-            "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error", "--set", "http.listen=127.0.0.1:0",
-        ]
-        let nodeA = try run(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, waitForExit: false)
-        let nodeB = try run(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
-             "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, waitForExit: false)
-        defer {
-            for node in [nodeA, nodeB] where node.isRunning {
-                kill(node.processIdentifier, SIGTERM)
-                node.waitUntilExit()
-            }
-        }
-        let peerB = try output(["identity", "--data-dir", b])
-        for _ in 0..<3000 {
-            if (try? output(["peers", "--data-dir", a]))?.contains(peerB) == true { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let pair = try await NodePair.start(root: root, port: 20_000 + Int(getpid() % 10_000), extra: ["--set", "http.listen=127.0.0.1:0"])
+        defer { pair.stop() }
+        let (a, peerB) = (pair.a, pair.peerB)
         let size = 10 * 1024 * 1024
         let file = root + "/payload"
         _ = FileManager.default.createFile(atPath: file, contents: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
@@ -157,28 +138,9 @@ enum CLIBench {
         }
         let root = "/tmp/scmesh-bench-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let a = root + "/a"
-        let b = root + "/b"
-        let port = 20_000 + Int(getpid() % 20_000)
-        let only = [
-            "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
-            "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error",
-        ]
-        let nodeA = try run(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, waitForExit: false)
-        let nodeB = try run(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
-             "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, waitForExit: false)
-        defer {
-            for node in [nodeA, nodeB] where node.isRunning {
-                kill(node.processIdentifier, SIGTERM)
-                node.waitUntilExit()
-            }
-        }
-        let peerB = try output(["identity", "--data-dir", b])
-        for _ in 0..<3000 {
-            if (try? output(["peers", "--data-dir", a]))?.contains(peerB) == true { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let pair = try await NodePair.start(root: root, port: 20_000 + Int(getpid() % 20_000))
+        defer { pair.stop() }
+        let (a, peerB) = (pair.a, pair.peerB)
         let count = 200
         let status = timed(count) { _ = try? run(["status", "--data-dir", a]) }
         let send = try timed(count) { try run(["send", "--data-dir", a, peerB, "hello from the shell"]) }
@@ -191,5 +153,46 @@ enum CLIBench {
                 name: "scmesh send --wait from the shell (returns on the delivery receipt)", value: waited,
                 unit: "msgs/s", baseline: ("scmesh status, one process per request", status)),
         ]
+    }
+
+    /// Two release nodes in `root/a` and `root/b` over TCP on loopback (ports `port` and
+    /// `port + 1`, B bootstrapped to A; the other transports off), once A lists B.
+    struct NodePair {
+        let a: String
+        let b: String
+        var peerB: String
+        let processes: [Process]
+
+        static func start(root: String, port: Int, extra: [String] = []) async throws -> NodePair {
+            let (a, b) = (root + "/a", root + "/b")
+            let only = [
+                "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
+                "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error",
+            ] + extra
+            let nodeA = try run(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, waitForExit: false)
+            let nodeB = try run(
+                ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
+                 "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, waitForExit: false)
+            var pair = NodePair(a: a, b: b, peerB: "", processes: [nodeA, nodeB])
+            do {
+                pair.peerB = try output(["identity", "--data-dir", b])
+                for _ in 0..<3000 {
+                    if (try? output(["peers", "--data-dir", a]))?.contains(pair.peerB) == true { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            } catch {
+                pair.stop()
+                throw error
+            }
+            return pair
+        }
+
+        /// Stops both nodes (SIGTERM) and waits for them.
+        func stop() {
+            for node in processes where node.isRunning {
+                kill(node.processIdentifier, SIGTERM)
+                node.waitUntilExit()
+            }
+        }
     }
 }

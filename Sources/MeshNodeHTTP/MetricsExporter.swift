@@ -57,6 +57,8 @@ final class MetricsExporter: Sendable {
         count("scmesh_receipts_accepted_total", [], stats.receiptsAccepted)
         count("scmesh_announces_sent_total", [], stats.announcesSent)
         count("scmesh_announces_accepted_total", [], stats.announcesAccepted)
+        count("scmesh_announces_ignored_total", [], stats.announcesIgnored)
+        count("scmesh_announces_suppressed_total", [], stats.announcesSuppressed)
         count("scmesh_frames_refused_total", [], stats.framesRefused)
         count("scmesh_handshake_failures_total", [], stats.handshakeFailures)
         for (reason, value) in stats.handshakeFailuresByReason {

@@ -152,4 +152,64 @@ import TransportLoopback
         #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
         #expect(await router.stats().duplicatesDropped == 1)
     }
+
+    /// Rule 3(a) once the routes moved: a copy coming back from Y, while R's own route
+    /// to Z still leads to Y, is refused (Y keeps it); once R's route leads elsewhere
+    /// (W announced a newer sequence), the next copy from Y is taken into custody again
+    /// and handed to W — without this the copy would stay with Y for as long as Y's
+    /// route points at R.
+    @Test(.timeLimit(.minutes(1))) func aLoopedCopyIsTakenBackOnceTheRouteMoved() async throws {
+        let network = LoopbackNetwork()
+        let r = PeerID.random()
+        var logger = Logger(label: "r")
+        logger.logLevel = .critical
+        let router = Router(
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(
+                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)), keepaliveInterval: .seconds(600)),
+            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), logger: logger)
+        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+        let run = Task { try await router.run() }
+        defer { run.cancel() }
+        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        let (x, y, w, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
+        let (rawX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
+        let (rawY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
+        let (rawW, runningW) = try await Self.rawPeer(w, address: "W", network: network)
+        var (peerX, peerY, peerW) = (rawX, rawY, rawW)
+        let transports = [runningX, runningY, runningW]
+        defer { Task { for transport in transports { await transport.stop() } } }
+        let signerZ = TestReceiptSigner(peer: z)
+
+        // X → R → Y, as in custodyDuplicatesAndLoops.
+        let id = MessageID.random()
+        try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: signerZ))
+        try await peerX.send(Self.data(1, id, origin: o, destination: z))
+        #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
+        var forwarded: DataFrame?
+        while forwarded == nil, let segment = try await peerY.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment) { forwarded = frame }
+        }
+        try await peerY.send(.ack(AckFrame(cumulative: try #require(forwarded).sequence)))
+        try await eventually("R relayed the message to Y") { await router.status(of: id)?.status == .relayed }
+
+        // Back from Y while R's route still leads to Y: refused.
+        try await peerY.send(Self.data(1, id, origin: o, destination: z, ttl: 5))
+        try await eventually("R refused the looped copy") { await router.stats().relayRefused["loop"] == 1 }
+
+        // W announces a newer sequence: R's route now leads to W. Y's retry is taken
+        // into custody (acknowledged) and handed to W, TTL − 1.
+        try await peerW.send(AnnounceTests.announce(z, 2, hops: 1, signer: signerZ))
+        try await eventually("R routes to Z through W") { await router.routes().first { $0.destination == z }?.nextHop == w }
+        try await peerY.send(Self.data(2, id, origin: o, destination: z, ttl: 5))
+        var acked = false
+        while !acked, let ack = try await peerY.receiveAck() { acked = ack.selective.contains(2) || ack.cumulative >= 2 }
+        var handed: DataFrame?
+        while handed == nil, let segment = try await peerW.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment), frame.messageID == id { handed = frame }
+        }
+        #expect(try #require(handed).ttl == 4)
+        #expect(await router.stats().relayRefused == ["loop": 1])
+        #expect(await router.stats().relayAccepted == 2)
+    }
 }

@@ -168,6 +168,10 @@ struct MetricsTests {
         #expect(samples["scmesh_outbox_messages"]?[""] == 0)
         #expect(samples["scmesh_peers"]?[""] == 1)
         #expect(samples["scmesh_transport_up"]?["transport=loopback"] == 1)
+        // Routing counters are exported, the announcement ones included.
+        for name in ["sent", "accepted", "ignored", "suppressed"] {
+            #expect(samples["scmesh_announces_\(name)_total"]?[""] != nil, "scmesh_announces_\(name)_total missing")
+        }
         // By message class: a's message went out direct and its receipt came back; b
         // received it and returned the receipt; nothing was relayed.
         func byClass(_ samples: [String: [String: Double]], _ messageClass: String, _ direction: String) -> Double? {

@@ -31,20 +31,32 @@ extension InboundPipeline {
                 delivery.flood.noteCustody(frame.messageID)
             }
         }
-        if let known {
+        if let record = known {
             // The neighbour it came from: remembered in memory, and kept with the
             // queue's record so that a restart (or the memory's bound) does not make a
             // copy coming round a loop look like a retry.
-            let from = state.withLock { $0.relayedFrom[frame.messageID] } ?? known.previousHop
-            let passingOn = known.status == .relayed || !known.status.isFinal
+            let from = state.withLock { $0.relayedFrom[frame.messageID] } ?? record.previousHop
+            let passingOn = record.status == .relayed || !record.status.isFinal
             if passingOn, let from, from != session.remote {
                 // It came from another neighbour, and this node holds it, is handing
                 // it on, or handed it on: it went round a loop (or came a second way).
-                // Refused, so its holder keeps it until its route changes;
-                // acknowledging it while this node's own copy is being handed on would
-                // drop both.
-                return refuseRelay("loop", frame, session, "this node relays it already (it came from \(from))")
+                if record.status == .relayed, let hop = delivery.routes.nextHop(for: frame.destination, now: clock.now),
+                   hop != session.remote {
+                    // Handed on earlier, and this node's route now leads elsewhere than
+                    // back to the neighbour offering it: the routes changed since (a
+                    // partition, a restart), so this node takes custody again and sends
+                    // it the new way (§A.6 rule 3(a)). Refusing would leave it with its
+                    // holder for as long as that holder's route points here.
+                    known = nil
+                } else {
+                    // Refused, so its holder keeps it until its route changes;
+                    // acknowledging it while this node's own copy is being handed on
+                    // would drop both.
+                    return refuseRelay("loop", frame, session, "this node relays it already (it came from \(from))")
+                }
             }
+        }
+        if let known {
             if !known.status.isFinal, frame.origin == localPeerID {
                 // This node's own message, being sent or sent, came back round a loop
                 // (stale routes, e.g. across a partition): acknowledging it as a

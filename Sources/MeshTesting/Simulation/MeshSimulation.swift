@@ -297,9 +297,19 @@ public final class MeshSimulation: Sendable {
                 if let held = await node.queue.record(message.id) { holders.append("n\(node.index): \(held.status)") }
             }
             let arrived = deliveries.copies[message.id] != nil
+            var receiptTrail = ""
+            if arrived {
+                // The receipt is a message of its own (a derived ID) from the sink back.
+                let receiptID = DeliveryReceipt.receiptMessageID(for: message.id, signer: SimulationSigner(peer: nodes[message.to].peerID))
+                var receiptHolders: [String] = []
+                for node in nodes {
+                    if let held = await node.queue.record(receiptID) { receiptHolders.append("n\(node.index): \(held.status)") }
+                }
+                receiptTrail = "; receipt \(receiptID.hex) [\(receiptHolders.joined(separator: ", "))]"
+            }
             lines.append(
                 "n\(message.from) → n\(message.to) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
-                    + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]")
+                    + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)")
         }
         return lines
     }

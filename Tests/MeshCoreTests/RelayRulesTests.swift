@@ -29,20 +29,28 @@ import TransportLoopback
                 chunkCount: 1, messageLength: UInt32(body.count), flags: sealed ? DataFrame.sealedFlag : 0, payload: body))
     }
 
-    @Test(.timeLimit(.minutes(1))) func custodyDuplicatesAndLoops() async throws {
-        let network = LoopbackNetwork()
-        let r = PeerID.random()
+    /// A relay "R" with peer ID `r` on `network`, keeping its messages in `queue`
+    /// (a new in-memory one by default), running until the returned task is cancelled.
+    static func relay(
+        _ r: PeerID, network: LoopbackNetwork, queue: InMemoryOutboundQueue = InMemoryOutboundQueue()
+    ) async throws -> (Router, Task<Void, any Error>) {
         var logger = Logger(label: "r")
-        logger.logLevel = .warning
+        logger.logLevel = .critical
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)), keepaliveInterval: .seconds(600)),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), logger: logger)
+            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), queue: queue, logger: logger)
         await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
         let run = Task { try await router.run() }
+        try await eventually("R's transport runs") { await router.transportStatus().first?.state == .running }
+        return (router, run)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func custodyDuplicatesAndLoops() async throws {
+        let network = LoopbackNetwork()
+        let (router, run) = try await Self.relay(.random(), network: network)
         defer { run.cancel() }
-        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
         let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
         let (rawY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
@@ -102,20 +110,7 @@ import TransportLoopback
         let network = LoopbackNetwork()
         let r = PeerID.random()
         let queue = InMemoryOutboundQueue()
-        func start() async throws -> (Router, Task<Void, any Error>) {
-            var logger = Logger(label: "r")
-            logger.logLevel = .critical
-            let router = Router(
-                security: PlaintextLinkSecurity(localPeerID: r),
-                configuration: RouterConfiguration(
-                    escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)),
-                    keepaliveInterval: .seconds(600)),
-                sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), queue: queue, logger: logger)
-            await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
-            let run = Task { try await router.run() }
-            while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
-            return (router, run)
-        }
+        func start() async throws -> (Router, Task<Void, any Error>) { try await Self.relay(r, network: network, queue: queue) }
         let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         var (router, run) = try await start()
         var (peerX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
@@ -160,18 +155,8 @@ import TransportLoopback
     /// route points at R.
     @Test(.timeLimit(.minutes(1))) func aLoopedCopyIsTakenBackOnceTheRouteMoved() async throws {
         let network = LoopbackNetwork()
-        let r = PeerID.random()
-        var logger = Logger(label: "r")
-        logger.logLevel = .critical
-        let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r),
-            configuration: RouterConfiguration(
-                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)), keepaliveInterval: .seconds(600)),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
-        let run = Task { try await router.run() }
+        let (router, run) = try await Self.relay(.random(), network: network)
         defer { run.cancel() }
-        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
         let (x, y, w, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
         let (rawY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)

@@ -135,7 +135,7 @@ public final class MeshSimulation: Sendable {
         report.arrived = all.count { copies[$0.id] != nil }
         report.duplicates = copies.values.reduce(0) { $0 + $1.whileRunning }
         report.duplicatesAfterRestart = copies.values.reduce(0) { $0 + $1.afterRestart }
-        report.undelivered = await explainUndelivered(all)
+        report.undelivered = await explainUndelivered(all, partitioned: region, churned: Set(churned))
         for message in all where await !isDelivered(message) {
             if copies[message.id] != nil { continue }
             var held = false
@@ -287,7 +287,10 @@ public final class MeshSimulation: Sendable {
 
     /// For each undelivered message (the first ten): its status at the origin and
     /// which nodes hold it queued.
-    func explainUndelivered(_ messages: [Sent]) async -> [String] {
+    func explainUndelivered(_ messages: [Sent], partitioned: Set<Int>, churned: Set<Int>) async -> [String] {
+        func role(_ index: Int) -> String {
+            partitioned.contains(index) ? " (partitioned)" : churned.contains(index) ? " (restarted)" : ""
+        }
         var lines: [String] = []
         for message in messages where await !isDelivered(message) {
             guard lines.count < 10 else { break }
@@ -308,7 +311,7 @@ public final class MeshSimulation: Sendable {
                 receiptTrail = "; receipt \(receiptID.hex) [\(receiptHolders.joined(separator: ", "))]"
             }
             lines.append(
-                "n\(message.from) → n\(message.to) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
+                "n\(message.from)\(role(message.from)) → n\(message.to)\(role(message.to)) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
                     + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)")
         }
         return lines
@@ -344,8 +347,14 @@ public final class MeshSimulation: Sendable {
     func start(_ node: SimulationNode) async {
         var logger = Logger(label: "sim.n\(node.index)")
         logger.logLevel = .critical
+        // As the node does from the wall clock: a restarted router's announcements are
+        // newer than its last ones (a random start would be rejected as stale by every
+        // neighbour, half the time, until its old sequence ages out).
+        var routing = routerConfiguration
+        let elapsed = UInt64(max(0, (clock.elapsed / .milliseconds(1)).rounded(.down)))
+        routing.routing.firstSequence = (elapsed + 1) << 20
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: routerConfiguration,
+            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: routing,
             sealer: SimulationSealer(peer: node.peerID), receipts: SimulationSigner(peer: node.peerID), sink: node.sink,
             queue: node.queue, clock: clock, logger: logger)
         let loopback = LoopbackTransport(

@@ -197,4 +197,49 @@ import TransportLoopback
         #expect(await router.stats().relayRefused == ["loop": 1])
         #expect(await router.stats().relayAccepted == 2)
     }
+
+    /// Rule 3(b) for receipts: R's receipt is final at R (`delivered`) once its first hop
+    /// took it, so a copy of it coming back round a loop is the one still moving. Taken
+    /// back and sent again when R would send it another way — never dropped as a
+    /// duplicate, which lost receipts in the simulator.
+    @Test(.timeLimit(.minutes(1))) func anOwnReceiptComingBackIsTakenBack() async throws {
+        let network = LoopbackNetwork()
+        let r = PeerID.random()
+        let (router, run) = try await Self.relay(r, network: network)
+        defer { run.cancel() }
+        let (x, y) = (PeerID.random(), PeerID.random())
+        let (rawX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
+        let (rawY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
+        var (peerX, peerY) = (rawX, rawY)
+        let transports = [runningX, runningY]
+        defer { Task { for transport in transports { await transport.stop() } } }
+
+        // X's own message to R (unsealed on its own link): R takes it and answers with
+        // a receipt, which X acknowledges.
+        let id = MessageID.random()
+        try await peerX.send(Self.data(1, id, origin: x, destination: r, sealed: false))
+        var receipt: DataFrame?
+        while receipt == nil, let segment = try await peerX.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment), frame.flags & DataFrame.receiptFlag != 0 { receipt = frame }
+        }
+        let first = try #require(receipt)
+        try await peerX.send(.ack(AckFrame(cumulative: first.sequence)))
+        try await eventually("R's receipt is delivered to its hop") { await router.status(of: first.messageID)?.status == .delivered }
+
+        // The receipt comes back from Y (sealed, as relays carry it): R's next hop for X
+        // is X itself, not Y, so R takes it and sends it to X again.
+        try await peerY.send(
+            .data(
+                DataFrame(
+                    sequence: 1, messageID: first.messageID, origin: r, destination: x, ttl: 5, chunkIndex: 0, chunkCount: 1,
+                    messageLength: UInt32(first.payload.count), flags: DataFrame.receiptFlag | DataFrame.sealedFlag,
+                    payload: first.payload)))
+        #expect(try #require(try await peerY.receiveAck()).cumulative == 1)
+        var again: DataFrame?
+        while again == nil, let segment = try await peerX.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment), frame.messageID == first.messageID { again = frame }
+        }
+        #expect(try #require(again).flags & DataFrame.receiptFlag != 0)
+        #expect(await router.stats().duplicatesDropped == 0)
+    }
 }

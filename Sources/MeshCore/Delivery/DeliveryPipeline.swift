@@ -248,7 +248,7 @@ final class DeliveryPipeline: Sendable {
                 $0.messagesRelayed += 1
                 $0.bytesRelayed += message.payload.count
             }
-            await update(message, to: .relayed, transport: transport, reason: nil)
+            await update(message, to: .relayed, transport: transport, reason: "handed to \(hop)")
             bus.emit(.message(.messageRelayed, id: message.id, peer: peer, transport: transport, reason: "handed to \(hop)"))
             return
         }

@@ -20,6 +20,11 @@ extension InboundPipeline {
             return refuseRelay("unsealed", frame, session, "it is not sealed, so no relay may carry it")
         }
         var known = await delivery.queue.record(frame.messageID)
+        if frame.origin == localPeerID, let record = known {
+            // This node's own message or receipt, back round a loop (rule 3(b)).
+            if let answer = ownCopyReturned(frame, record, from: session) { return answer }
+            known = nil
+        }
         if let record = known, record.flags & DataFrame.floodFlag != 0, frame.flags & DataFrame.floodFlag == 0 {
             // An ordinary copy of a message this node knows as a flood copy (§A.9). If
             // that copy is final it may have been released without being handed on
@@ -56,14 +61,7 @@ extension InboundPipeline {
                 }
             }
         }
-        if let known {
-            if !known.status.isFinal, frame.origin == localPeerID {
-                // This node's own message, being sent or sent, came back round a loop
-                // (stale routes, e.g. across a partition): acknowledging it as a
-                // duplicate would drop the only copy once this node's own send is
-                // acknowledged. Refused, like any loop, so its holder keeps it.
-                return refuseRelay("loop", frame, session, "this node sent it and it came back")
-            }
+        if known != nil {
             stats.update { $0.duplicatesDropped += 1 }
             return .duplicate
         }
@@ -78,9 +76,10 @@ extension InboundPipeline {
         case .answer(let result): return result
         case .complete(let bytes): payload = bytes
         }
+        // This node's own receipt taken back (rule 3(b)) stays its own: no origin.
         let message = OutboundMessage(
-            id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags, origin: frame.origin,
-            ttl: frame.ttl - 1, previousHop: session.remote)
+            id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags,
+            origin: frame.origin == localPeerID ? nil : frame.origin, ttl: frame.ttl - 1, previousHop: session.remote)
         do {
             try await delivery.queue.enqueue(message)
         } catch {
@@ -106,6 +105,29 @@ extension InboundPipeline {
         stats.update { $0.relayAccepted += 1 }
         delivery.scheduler.schedule(.message(frame.messageID, frame.destination))
         return .accepted
+    }
+
+    /// What to answer to a copy of this node's own message (or receipt) that came back
+    /// round a loop (§A.6 rule 3(b)); nil to take it into custody again.
+    private func ownCopyReturned(_ frame: DataFrame, _ record: OutboundRecord, from session: LinkSession) -> LinkSession.AcceptResult? {
+        if !record.status.isFinal {
+            // Being sent, or sent and waiting for its receipt: acknowledging it as a
+            // duplicate would drop the only copy once this node's own send is
+            // acknowledged. Refused, like any loop, so its holder keeps it.
+            return refuseRelay("loop", frame, session, "this node sent it and it came back")
+        }
+        guard frame.flags & DataFrame.receiptFlag != 0, record.status == .delivered else {
+            // Delivered (its receipt came back), failed or expired: nothing is owed.
+            stats.update { $0.duplicatesDropped += 1 }
+            return .duplicate
+        }
+        // A receipt is final here once its first hop took it, not once it arrived: this
+        // copy is the one still moving. Taken back when this node would send it another
+        // way, else refused so its holder keeps it — never dropped as a duplicate.
+        guard let hop = delivery.routes.nextHop(for: frame.destination, now: clock.now), hop != session.remote else {
+            return refuseRelay("loop", frame, session, "this node sent this receipt and it came back")
+        }
+        return nil
     }
 
     private func refuseRelay(_ reason: String, _ frame: DataFrame, _ session: LinkSession, _ detail: String) -> LinkSession.AcceptResult {

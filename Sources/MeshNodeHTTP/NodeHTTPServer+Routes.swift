@@ -111,7 +111,10 @@ extension NodeHTTPServer {
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(
                 request, context: context,
-                allowed: ["relay_enabled", "relay_max_per_hour", "relay_neighbour_share", "relay_battery_floor_percent"])
+                allowed: [
+                    "relay_enabled", "relay_max_per_hour", "relay_neighbour_share", "relay_battery_floor_percent",
+                    "discovery_mode",
+                ])
             var change = ControlRequest(cmd: "settings")
             if body["relay_enabled"] != nil {
                 guard let enabled = Self.strictBool(body["relay_enabled"]) else {
@@ -133,11 +136,18 @@ extension NodeHTTPServer {
                 }
                 change.relayNeighbourShare = number.doubleValue
             }
+            if body["discovery_mode"] != nil {
+                guard let mode = body["discovery_mode"] as? String else {
+                    throw APIError.badRequest("\"discovery_mode\" must be a string: normal, cautious or paranoid")
+                }
+                change.discoveryMode = mode
+            }
             let reply = try await self.commands.settings(change)
             if let enabled = change.relayEnabled { self.logger.notice("relay switched \(enabled ? "on" : "off") through the HTTP API") }
             if change.relayMaxPerHour != nil || change.relayNeighbourShare != nil || change.relayBatteryFloorPercent != nil {
                 self.logger.notice("relay budgets changed through the HTTP API: \(reply.relayMaxPerHour) an hour, neighbour share \(reply.relayNeighbourShare), battery floor \(reply.relayBatteryFloorPercent) %")
             }
+            if let mode = change.discoveryMode { self.logger.notice("discovery mode set to \(mode) through the HTTP API") }
             return try Self.json(reply)
         }
         addInvitationAndTopicRoutes(to: api)

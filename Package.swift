@@ -200,7 +200,7 @@ let package = Package(
         .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshCrypto", "MeshStore", "MeshTesting", "TransportLoopback"]),
-        .testTarget(name: "MeshNodeHTTPTests", dependencies: ["MeshNodeHTTP", "MeshNode", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MeshNodeHTTPTests", dependencies: ["MeshNodeHTTP", "MeshNode", "MeshCore", "MeshTesting", "TransportLoopback", "TransportMDNS", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 

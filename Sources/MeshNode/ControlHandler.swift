@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshCrypto
 import MeshStore
+import TransportMDNS
 
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
@@ -130,9 +131,27 @@ package struct ControlHandler: Sendable {
     /// `settings`: the run-time settings; with `relay_enabled`, switches relaying (and
     /// with it sending and receiving) on or off first; with `relay_max_per_hour`,
     /// `relay_neighbour_share` or `relay_battery_floor_percent`, changes the relay's
-    /// budgets (each checked before any changes). The change lasts until the node
-    /// stops (the config file is not rewritten).
+    /// budgets (each checked before any changes). These changes last until the node
+    /// stops (the config file is not rewritten). With `discovery_mode`, every mDNS
+    /// transport switches to that mode at once (``MDNSTransport/setDiscoveryMode(_:)``)
+    /// and the mode is saved in the data directory (``SavedDiscoveryMode``), so that it
+    /// holds across restarts.
     package func settings(_ request: ControlRequest) async throws -> SettingsReply {
+        let mdns = transports.compactMap { $0 as? MDNSTransport }
+        var discoveryMode: MDNSTransport.DiscoveryMode?
+        if let word = request.discoveryMode {
+            guard let mode = MDNSTransport.DiscoveryMode(rawValue: word) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "\"discovery_mode\" must be normal (announce the peer ID), cautious (announce without it) or paranoid (announce nothing, only browse), got \"\(word.prefix(40))\"")
+            }
+            guard !mdns.isEmpty else {
+                throw MeshError(
+                    .invalidArgument,
+                    "\"discovery_mode\" applies to mDNS transports and this node runs none; enable transports.mdns in the config")
+            }
+            discoveryMode = mode
+        }
         var limits = router.relayLimits()
         if let perHour = request.relayMaxPerHour {
             guard perHour >= 0 else { throw MeshError(.invalidArgument, "\"relay_max_per_hour\" must be 0 (no limit) or more, got \(perHour)") }
@@ -150,12 +169,19 @@ package struct ControlHandler: Sendable {
             }
             limits.batteryFloorPercent = floor
         }
-        // Everything is checked before anything changes.
+        // Everything is checked before anything changes; the discovery mode is saved
+        // before it is applied, so that a failure to save changes nothing.
+        if let discoveryMode {
+            try SavedDiscoveryMode.save(discoveryMode, dataDirectory: dataDirectory)
+            for transport in mdns { await transport.setDiscoveryMode(discoveryMode) }
+        }
         if limits != router.relayLimits() { router.setRelayLimits(limits) }
         if let enabled = request.relayEnabled {
             router.setRelayEnabled(enabled)
         }
-        return SettingsReply(relayEnabled: router.relayEnabled, limits: router.relayLimits())
+        return SettingsReply(
+            relayEnabled: router.relayEnabled, limits: router.relayLimits(),
+            discoveryMode: mdns.first?.discoveryMode.rawValue)
     }
 
     private func transportCounters() -> [String: [String: Int]] {

@@ -54,6 +54,9 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var relayNeighbourShare: Double?
     /// `settings`: the battery floor in percent (`relay.battery_floor_percent`, 0…100).
     public var relayBatteryFloorPercent: Int?
+    /// `settings`: what the mDNS transports reveal on the local network, `normal`,
+    /// `cautious` or `paranoid` (`transports.mdns.discovery_mode`); kept across restarts.
+    public var discoveryMode: String?
     /// `join`: the invitation link (`scmesh:…`) that `invite` made on another node.
     public var invitation: String?
     /// `send`: send it as an emergency (flooded ahead of every queue, within
@@ -66,7 +69,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
         timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil,
         relayEnabled: Bool? = nil, invitation: String? = nil, relayMaxPerHour: Int? = nil, relayNeighbourShare: Double? = nil,
-        relayBatteryFloorPercent: Int? = nil, emergency: Bool? = nil
+        relayBatteryFloorPercent: Int? = nil, emergency: Bool? = nil, discoveryMode: String? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -88,6 +91,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.relayBatteryFloorPercent = relayBatteryFloorPercent
         self.invitation = invitation
         self.emergency = emergency
+        self.discoveryMode = discoveryMode
     }
 
     /// The commands a node answers.
@@ -109,7 +113,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
-        case emergency
+        case emergency, discoveryMode
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -146,6 +150,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         relayBatteryFloorPercent = try container.decodeIfPresent(Int.self, forKey: .relayBatteryFloorPercent)
         invitation = try container.decodeIfPresent(String.self, forKey: .invitation)
         emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency)
+        discoveryMode = try container.decodeIfPresent(String.self, forKey: .discoveryMode)
     }
 }
 
@@ -194,13 +199,17 @@ public struct SettingsReply: Codable, Sendable, Hashable {
     public var relayNeighbourShare: Double
     /// Below this battery charge (on battery) the node relays nothing; 0 = never.
     public var relayBatteryFloorPercent: Int
+    /// What the mDNS transports reveal on the local network (`normal`, `cautious`,
+    /// `paranoid`); absent when the node runs no mDNS transport.
+    public var discoveryMode: String?
 
     /// Creates a reply.
-    public init(relayEnabled: Bool, limits: RelayLimits) {
+    public init(relayEnabled: Bool, limits: RelayLimits, discoveryMode: String? = nil) {
         self.relayEnabled = relayEnabled
         relayMaxPerHour = limits.maxPerHour
         relayNeighbourShare = limits.neighbourShare
         relayBatteryFloorPercent = limits.batteryFloorPercent
+        self.discoveryMode = discoveryMode
     }
 }
 

@@ -8,7 +8,8 @@ import UnixSignals
 /// Builds a node from a configuration: loads (or creates) the identity in
 /// `dataDirectory` (unless `identity` is given), opens the store (`store.path`, by
 /// default `DATA-DIR/store.sqlite`: the persisted inbox, outbox, history, contacts and
-/// address ledger), makes every
+/// address ledger), applies a discovery mode saved at run time (``SavedDiscoveryMode``),
+/// makes every
 /// enabled transport through the registry, and wires the router, the store and the
 /// control socket. Nothing starts until ``Node/run()``.
 ///
@@ -24,6 +25,8 @@ public func buildNode(
     registry: TransportRegistry = .current, identity: LocalIdentity? = nil
 ) throws -> Node {
     let identity = try identity ?? LocalIdentity.loadOrCreate(dataDirectory: dataDirectory)
+    // A discovery mode chosen at run time outlives a restart.
+    let config = try SavedDiscoveryMode.applied(to: config, dataDirectory: dataDirectory)
     var transports: [(transport: any Transport, priority: Int)] = []
     for (name, settings) in config.enabledTransports {
         guard let factory = registry.factory(named: name) else {

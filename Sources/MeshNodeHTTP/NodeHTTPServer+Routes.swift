@@ -111,7 +111,10 @@ extension NodeHTTPServer {
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(
                 request, context: context,
-                allowed: ["relay_enabled", "relay_max_per_hour", "relay_neighbour_share", "relay_battery_floor_percent"])
+                allowed: [
+                    "relay_enabled", "relay_max_per_hour", "relay_neighbour_share", "relay_battery_floor_percent",
+                    "discovery_mode",
+                ])
             var change = ControlRequest(cmd: "settings")
             if body["relay_enabled"] != nil {
                 guard let enabled = Self.strictBool(body["relay_enabled"]) else {
@@ -133,11 +136,18 @@ extension NodeHTTPServer {
                 }
                 change.relayNeighbourShare = number.doubleValue
             }
+            if body["discovery_mode"] != nil {
+                guard let mode = body["discovery_mode"] as? String else {
+                    throw APIError.badRequest("\"discovery_mode\" must be a string: normal, cautious or paranoid")
+                }
+                change.discoveryMode = mode
+            }
             let reply = try await self.commands.settings(change)
             if let enabled = change.relayEnabled { self.logger.notice("relay switched \(enabled ? "on" : "off") through the HTTP API") }
             if change.relayMaxPerHour != nil || change.relayNeighbourShare != nil || change.relayBatteryFloorPercent != nil {
                 self.logger.notice("relay budgets changed through the HTTP API: \(reply.relayMaxPerHour) an hour, neighbour share \(reply.relayNeighbourShare), battery floor \(reply.relayBatteryFloorPercent) %")
             }
+            if let mode = change.discoveryMode { self.logger.notice("discovery mode set to \(mode) through the HTTP API") }
             return try Self.json(reply)
         }
         addInvitationAndTopicRoutes(to: api)
@@ -197,7 +207,7 @@ extension NodeHTTPServer {
         guard let to = query.string("to") else {
             throw APIError.badRequest("a raw body needs ?to=<peer ID or alias> (or send Content-Type: application/json with \"peer\")")
         }
-        let payload = try await Self.collect(&request, upTo: limit)
+        let payload = try await Self.collectPayload(&request, upTo: limit)
         let send = ControlRequest(
             cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
             wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
@@ -206,19 +216,43 @@ extension NodeHTTPServer {
 
     /// The body, at most `limit` bytes (a larger one is a 413 naming the limit).
     static func collect(_ request: inout Request, upTo limit: Int) async throws -> [UInt8] {
-        let tooLarge = APIError(
-            .contentTooLarge, code: "payloadTooLarge",
-            "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more")
+        let refusal = tooLarge(limit)
         // Refused before reading when the length is declared.
-        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw tooLarge }
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw refusal }
         do {
             let buffer = try await request.collectBody(upTo: limit)
             return Array(buffer: buffer)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw tooLarge
+            throw refusal
         } catch is NIOTooManyBytesError {
-            throw tooLarge
+            throw refusal
         }
+    }
+
+    /// The 413 for a body over `limit` bytes.
+    static func tooLarge(_ limit: Int) -> APIError {
+        APIError(
+            .contentTooLarge, code: "payloadTooLarge",
+            "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more")
+    }
+
+    /// A raw payload body, at most `limit` bytes, as ``collect(_:upTo:)`` but with one
+    /// copy: with a `Content-Length` (what `scmesh send -` sends), each part of the
+    /// body is appended as it arrives to an array sized for the whole, instead of being
+    /// gathered in a growing buffer and copied out of it.
+    static func collectPayload(_ request: inout Request, upTo limit: Int) async throws -> [UInt8] {
+        guard let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= 0 else {
+            return try await collect(&request, upTo: limit)
+        }
+        guard declared <= limit else { throw tooLarge(limit) }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(declared)
+        for try await part in request.body {
+            // HTTP/1.1 framing stops the body at Content-Length; this is a second guard.
+            guard payload.count + part.readableBytes <= limit else { throw tooLarge(limit) }
+            part.withUnsafeReadableBytes { payload.append(contentsOf: $0) }
+        }
+        return payload
     }
 
     /// The body as a JSON object whose keys are all in `allowed`.

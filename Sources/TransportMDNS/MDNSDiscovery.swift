@@ -27,7 +27,8 @@ actor MDNSDiscovery {
     /// Discovery events; one consumer; finishes when ``run()`` returns.
     nonisolated let events: AsyncStream<MDNSDiscoveryEvent>
     private let continuation: AsyncStream<MDNSDiscoveryEvent>.Continuation
-    private let options: MDNSDiscoveryOptions
+    /// What to publish and browse; ``republish(_:txt:serviceName:version:)`` changes what is published.
+    private var options: MDNSDiscoveryOptions
     private let logger: Logger
     /// Lines other hosts on the network can cause (name collisions): rate-limited.
     private let remoteCaused: LogLimiter
@@ -43,6 +44,8 @@ actor MDNSDiscovery {
     /// Our group was committed for the current client.
     private var publishedForClient = false
     private var browsing = false
+    /// The version of the last ``republish(_:txt:serviceName:version:)`` applied.
+    private var republishVersion = 0
     private var daemonAvailable = false
     /// Whether "waiting for the daemon" was logged since it was last available.
     private var reportedUnavailable = false
@@ -254,6 +257,28 @@ actor MDNSDiscovery {
     }
 
     // MARK: Publishing and browsing
+
+    /// Changes what is published, at run time: withdraws the current service (browsers
+    /// see it go away), then publishes `targets` under `serviceName` with `txt`, or
+    /// nothing when `targets` is empty (browse only). Browsing is not interrupted. When
+    /// the daemon is absent, the change takes effect when it is back.
+    ///
+    /// `version` orders concurrent changes: a call with a version not above the last
+    /// one applied is ignored (it was overtaken by a later change).
+    func republish(_ targets: [MDNSPublishTarget], txt: MDNSTXTRecord, serviceName: String, version: Int) {
+        guard phase != .stopped, version > republishVersion else { return }
+        republishVersion = version
+        if publishedForClient {
+            session.withdraw()
+            publishedForClient = false
+        }
+        options.publish = targets
+        options.txt = txt
+        options.serviceName = serviceName
+        currentName = serviceName
+        logger.debug("mDNS: now publishing \(targets.isEmpty ? "nothing (browse only)" : "'\(serviceName)'")")
+        publishIfNeeded()
+    }
 
     private func publishIfNeeded() {
         guard !options.publish.isEmpty, !publishedForClient, daemonAvailable else { return }

@@ -43,6 +43,16 @@ public final class MDNSTransport: Transport, TransportCounting {
     private struct State {
         var phase = Phase.idle
         var hints: [MDNSService: PeerHint] = [:]
+        /// The discovery mode in effect (the configuration's until changed).
+        var mode: DiscoveryMode
+        /// Bumped by every ``setDiscoveryMode(_:)``; orders the changes it sends.
+        var modeVersion = 0
+        /// What is published in a publishing mode, once listening.
+        var targets: [MDNSPublishTarget] = []
+        var localPeerID: PeerID?
+        #if canImport(CAvahi)
+        var discovery: MDNSDiscovery?
+        #endif
     }
 
     /// Creates a transport; nothing is bound or published before ``listen(context:)``.
@@ -66,18 +76,44 @@ public final class MDNSTransport: Transport, TransportCounting {
             isReliable: true,
             needsDiscovery: true,
             powerCost: 0)
-        state = Mutex(State())
+        state = Mutex(State(mode: configuration.discoveryMode))
     }
 
     /// The TCP addresses actually listened on (`"ip:port"`) while ``listen(context:)``
     /// runs: the addresses of its `.listening` event.
     public var boundAddresses: [String] { tcp.boundAddresses }
 
+    /// The discovery mode in effect: the configuration's `discovery_mode` until
+    /// ``setDiscoveryMode(_:)`` changes it.
+    public var discoveryMode: DiscoveryMode { state.withLock { $0.mode } }
+
+    /// Changes what this transport reveals on the local network, at run time.
+    ///
+    /// While ``listen(context:)`` runs, the published service is withdrawn (browsers on
+    /// the network see it go away) and published again as `mode` says: with the peer ID
+    /// in the TXT record (`normal`), without it under a new random instance name
+    /// (`cautious`), or not at all (`paranoid`). Browsing, the TCP listener and every
+    /// link go on undisturbed. Before `listen`, the mode is the one it will start with.
+    /// When the avahi-daemon is away, the mode applies when it is back.
+    public func setDiscoveryMode(_ mode: DiscoveryMode) async {
+        #if canImport(CAvahi)
+        let (discovery, peer, targets, version) = state.withLock { state in
+            state.mode = mode
+            state.modeVersion += 1
+            return (state.discovery, state.localPeerID, state.targets, state.modeVersion)
+        }
+        guard let discovery, let peer else { return }
+        await apply(mode, version: version, to: discovery, peer: peer, targets: targets)
+        #else
+        state.withLock { $0.mode = mode }
+        #endif
+    }
+
     /// What remotes made the inner TCP listener refuse or drop (see `TCPTransport.counters`).
     public var counters: [String: Int] { tcp.counters }
 
     /// Runs the inner TCP transport's `listen` (inbound links are forwarded), publishes
-    /// its port (unless `paranoid`), browses, and reports `.listening` with the TCP
+    /// its port (unless the mode is `paranoid`; see ``setDiscoveryMode(_:)``), browses, and reports `.listening` with the TCP
     /// addresses; runs until the calling task is cancelled, then withdraws the service
     /// and returns after the listener and every link closed.
     ///
@@ -117,8 +153,18 @@ public final class MDNSTransport: Transport, TransportCounting {
             }
             // No addresses: the inner listen failed, and the group throws its error.
             guard let addresses = boundAddresses else { return }
-            let discovery = try makeDiscovery(addresses: addresses, context: context)
+            let (discovery, targets, startMode) = try makeDiscovery(addresses: addresses, context: context)
             try await discovery.start()
+            // A mode set while starting was not seen by makeDiscovery: apply it now.
+            let (mode, version) = state.withLock { state in
+                state.discovery = discovery
+                state.targets = targets
+                state.localPeerID = context.localPeerID
+                return (state.mode, state.modeVersion)
+            }
+            if mode != startMode {
+                await apply(mode, version: version, to: discovery, peer: context.localPeerID, targets: targets)
+            }
             group.addTask { await discovery.run() }
             group.addTask { [weak self, name] in
                 for await event in discovery.events {
@@ -126,7 +172,7 @@ public final class MDNSTransport: Transport, TransportCounting {
                 }
             }
             state.withLock { $0.phase = .running }
-            context.logger.debug("mdns: listening on \(addresses), mode \(configuration.discoveryMode.rawValue)")
+            context.logger.debug("mdns: listening on \(addresses), mode \(mode.rawValue)")
             context.report(.listening(addresses: addresses))
             await waitUntilCancelled()
         }
@@ -151,9 +197,12 @@ public final class MDNSTransport: Transport, TransportCounting {
     // MARK: Internals
 
     #if canImport(CAvahi)
-    /// The discovery for a TCP listener bound to `addresses`.
+    /// The discovery for a TCP listener bound to `addresses`, what it publishes in a
+    /// publishing mode, and the mode it starts in.
     /// - Throws: `.transportUnavailable` when none of them can be published.
-    private func makeDiscovery(addresses: [String], context: TransportContext) throws -> MDNSDiscovery {
+    private func makeDiscovery(
+        addresses: [String], context: TransportContext
+    ) throws -> (MDNSDiscovery, [MDNSPublishTarget], DiscoveryMode) {
         let targets = MDNSPublishTarget.targets(boundAddresses: addresses, ipv6: configuration.ipv6)
         guard !targets.isEmpty else {
             throw MeshError(
@@ -161,10 +210,10 @@ public final class MDNSTransport: Transport, TransportCounting {
                 "mdns: no usable TCP listener to publish (bound: \(addresses)); "
                     + "listen on an IPv4 address or set ipv6: true for IPv6 ones")
         }
-        let mode = configuration.discoveryMode
+        let mode = state.withLock { $0.mode }
         let options = MDNSDiscoveryOptions(
             serviceType: configuration.serviceType,
-            serviceName: serviceName(for: context.localPeerID),
+            serviceName: serviceName(for: context.localPeerID, mode: mode),
             publish: mode.publishes ? targets : [],
             txt: MDNSTXTRecord(identity: mode.revealsIdentity ? context.localPeerID : nil),
             browse: true,
@@ -173,7 +222,16 @@ public final class MDNSTransport: Transport, TransportCounting {
             ownPeerID: context.localPeerID,
             waitForDaemon: configuration.waitForDaemon,
             retryInterval: .milliseconds(configuration.retryIntervalMilliseconds))
-        return try MDNSDiscovery(options: options, logger: context.logger)
+        return (try MDNSDiscovery(options: options, logger: context.logger), targets, mode)
+    }
+
+    /// Makes `discovery` publish what `mode` says (see ``setDiscoveryMode(_:)``).
+    private func apply(
+        _ mode: DiscoveryMode, version: Int, to discovery: MDNSDiscovery, peer: PeerID, targets: [MDNSPublishTarget]
+    ) async {
+        await discovery.republish(
+            mode.publishes ? targets : [], txt: MDNSTXTRecord(identity: mode.revealsIdentity ? peer : nil),
+            serviceName: serviceName(for: peer, mode: mode), version: version)
     }
 
     private func report(_ event: MDNSDiscoveryEvent, transport: String, context: TransportContext) {
@@ -191,9 +249,9 @@ public final class MDNSTransport: Transport, TransportCounting {
     }
     #endif
 
-    private func serviceName(for peer: PeerID) -> String {
+    private func serviceName(for peer: PeerID, mode: DiscoveryMode) -> String {
         if !configuration.serviceName.isEmpty { return configuration.serviceName }
-        switch configuration.discoveryMode {
+        switch mode {
         case .normal:
             return "scmesh-\(peer.short)"
         case .cautious, .paranoid:

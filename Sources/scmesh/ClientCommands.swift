@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MeshCore
 import MeshNode
+import NIOCore
 
 /// `scmesh status`.
 struct StatusCommand: AsyncParsableCommand {
@@ -90,13 +91,14 @@ struct SendCommand: AsyncParsableCommand {
         var progress = TransferProgress()
         var bytes = 0
         if text == "-" {
-            let payload = readStandardInput(progress: &progress)
-            bytes = payload.count
+            var payload = ByteBuffer()
+            try await reportingErrors(json: output.json) { payload = try readStandardInput(progress: &progress) }
+            bytes = payload.readableBytes
             progress.finish(bytes, "read", suffix: "; handing it to the node")
             // Raw bytes over the HTTP API when the node serves one; base64 in JSON on
             // the control socket otherwise.
             if try await sendRaw(request, payload: payload, dataDirectory: dataDirectory.path, json: output.json) { return }
-            request.payloadBase64 = payload.base64EncodedString()
+            request.payloadBase64 = Data(payload.readableBytesView).base64EncodedString()
         } else {
             request.text = text
         }

@@ -9,13 +9,13 @@ import NIOHTTP1
 /// Sends a raw payload through the node's HTTP API (`POST /api/v1/messages`) and
 /// prints the reply as ``callNode(_:dataDirectory:json:as:render:)`` would. Returns
 /// false, having sent nothing, when the node serves no HTTP API.
-func sendRaw(_ request: ControlRequest, payload: Data, dataDirectory: String, json: Bool) async throws -> Bool {
+func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: String, json: Bool) async throws -> Bool {
     var sent = false
     try await reportingErrors {
         guard let client = try await NodeHTTPClient.forNode(dataDirectory: dataDirectory) else { return }
         let reply: ControlReply
         do {
-            reply = try await client.send(request, payload: ByteBuffer(bytes: payload))
+            reply = try await client.send(request, payload: payload)
         } catch let error as MeshError where error.code == .nodeNotRunning {
             // The HTTP API did not answer (no loopback interface, a firewall): nothing
             // was sent, so the control socket carries the payload instead.

@@ -27,7 +27,9 @@ struct RunCommand: AsyncParsableCommand {
         try await reportingErrors {
             let environment = ProcessInfo.processInfo.environment
             let file = config ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-            let configuration = try NodeConfiguration.load(file: file, environment: environment, overrides: overrides)
+            let loaded = try NodeConfiguration.load(file: file, environment: environment, overrides: overrides)
+            // A discovery mode set at run time (scmesh settings --discovery-mode) outlives restarts.
+            let configuration = try SavedDiscoveryMode.applied(to: loaded, dataDirectory: dataDirectory.path)
             // The log file may live in the data directory, which the first run creates.
             if configuration.node.logFile != nil { try DataDirectory.prepare(dataDirectory.path) }
             try LogOutput.choose(

@@ -17,7 +17,7 @@ struct SCMeshCommand: AsyncParsableCommand {
             RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self, InboxCommand.self,
             HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, InviteCommand.self, JoinCommand.self, ConfigCommand.self,
             IdentityCommand.self, SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self, PublishCommand.self,
-            DashboardCommand.self,
+            DashboardCommand.self, SettingsCommand.self,
         ]
     )
 }

@@ -4,6 +4,7 @@ import MeshNode
 import MeshNodeHTTP
 import MeshTesting
 import NIOHTTP1
+import TransportMDNS
 import Testing
 
 @Suite("HTTP API")
@@ -99,6 +100,65 @@ struct HTTPAPITests {
         #expect(unknown.status == 404 && unknown.errorCode == "unknownMessage")
         let outbox = try await a.call(.GET, "/api/v1/outbox")
         #expect(outbox.status == 200 && outbox.object["total"] as? Int == 0)
+    }
+
+    @Test("discovery mode through the API and the socket: switched at run time, saved, in effect after a restart; refused without mDNS")
+    func discoveryModeSetting() async throws {
+        let network = uniqueNetwork()
+        // The mDNS transport runs whether or not an avahi-daemon answers (wait_for_daemon).
+        let mdns = [
+            "transports.mdns.enabled=true", "transports.mdns.listen=[127.0.0.1:0]", "transports.mdns.ipv6=false",
+            "transports.mdns.discovery_mode=normal",
+        ]
+        let a = try await HTTPNode.start(network: network, overrides: mdns)
+        #expect(try await a.call(.GET, "/api/v1/settings").object["discovery_mode"] as? String == "normal")
+        let hidden = try await a.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":"paranoid"}"#)
+        #expect(hidden.status == 200 && hidden.object["discovery_mode"] as? String == "paranoid", "\(hidden.text)")
+        let transport = try #require(a.node.transports.compactMap { $0.transport as? MDNSTransport }.first)
+        #expect(transport.discoveryMode == .paranoid)
+        #expect(try SavedDiscoveryMode.load(dataDirectory: a.directory.path) == .paranoid)
+        let socket = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        #expect(socket.discoveryMode == "paranoid")
+
+        let bad = try await a.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":"hidden"}"#)
+        #expect(bad.status == 400 && bad.text.contains("discovery_mode") && bad.text.contains("paranoid"), "\(bad.text)")
+        let notString = try await a.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":1}"#)
+        #expect(notString.status == 400 && notString.text.contains("discovery_mode"), "\(notString.text)")
+        // A refused change changes nothing, the relay switch in the same request included.
+        let mixed = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_enabled":false,"discovery_mode":"off"}"#)
+        #expect(mixed.status == 400)
+        let unchanged = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        #expect(unchanged.discoveryMode == "paranoid" && unchanged.relayEnabled)
+
+        // Restarted on the same data directory with the config still saying normal.
+        try await a.stop(keepingDirectory: true)
+        let restarted = try await HTTPNode.start(network: network, overrides: mdns, directory: a.directory)
+        #expect(try await restarted.call(.GET, "/api/v1/settings").object["discovery_mode"] as? String == "paranoid")
+        let restartedTransport = try #require(restarted.node.transports.compactMap { $0.transport as? MDNSTransport }.first)
+        #expect(restartedTransport.discoveryMode == .paranoid)
+        let socketAgain = try await restarted.control.call(ControlRequest(cmd: "settings", discoveryMode: "cautious"))
+        #expect(try socketAgain.decode(SettingsReply.self).discoveryMode == "cautious")
+        #expect(restartedTransport.discoveryMode == .cautious)
+        #expect(try SavedDiscoveryMode.load(dataDirectory: restarted.directory.path) == .cautious)
+        try await restarted.stop()
+
+        // A node without an mDNS transport says so, and reports no mode.
+        let plain = try await HTTPNode.start(network: network)
+        defer { Task { try await plain.stop() } }
+        #expect(try await plain.call(.GET, "/api/v1/settings").object["discovery_mode"] == nil)
+        let none = try await plain.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":"cautious"}"#)
+        #expect(none.status == 400 && none.errorCode == "invalidArgument" && none.text.contains("transports.mdns"), "\(none.text)")
+        #expect(try SavedDiscoveryMode.load(dataDirectory: plain.directory.path) == nil)
+    }
+
+    @Test("a saved discovery mode file holding anything else stops the node with a message naming the file")
+    func badSavedDiscoveryMode() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try "hidden\n".write(toFile: SavedDiscoveryMode.path(dataDirectory: directory.path), atomically: true, encoding: .utf8)
+        let error = #expect(throws: MeshError.self) { _ = try SavedDiscoveryMode.load(dataDirectory: directory.path) }
+        #expect(error?.message.contains(SavedDiscoveryMode.path(dataDirectory: directory.path)) == true)
+        #expect(error?.message.contains("normal, cautious or paranoid") == true)
     }
 
     @Test("contacts and settings change through the API; bad input is a 400 naming the field or parameter")

@@ -37,8 +37,11 @@ struct HTTPNode {
     var client: NodeHTTPClient { NodeHTTPClient(address: address, token: token) }
     var control: ControlClient { ControlClient(dataDirectory: directory.path) }
 
-    static func start(network: String, overrides: [String] = [], eventCapacity: Int = 4096) async throws -> HTTPNode {
-        let directory = try TemporaryDirectory()
+    /// Starts a node; on `directory` (a restart) when given, else on a new one.
+    static func start(
+        network: String, overrides: [String] = [], eventCapacity: Int = 4096, directory: TemporaryDirectory? = nil
+    ) async throws -> HTTPNode {
+        let directory = try directory ?? TemporaryDirectory()
         let yaml = """
             relay: {enabled: true}
             http: {enabled: true, listen: "127.0.0.1:0"}
@@ -62,10 +65,11 @@ struct HTTPNode {
             node: node, directory: directory, task: task, address: address!, token: try APIToken.load(dataDirectory: directory.path))
     }
 
-    func stop() async throws {
+    /// Stops the node and removes its data directory unless `keepingDirectory`.
+    func stop(keepingDirectory: Bool = false) async throws {
         task.cancel()
         try? await task.value
-        directory.cleanUp()
+        if !keepingDirectory { directory.cleanUp() }
     }
 
     /// A request with the node's token; `token: nil` sends none.

@@ -182,6 +182,62 @@ extension AvahiDaemonTests {
             await a.stop()
         }
 
+        @Test("setDiscoveryMode at run time: paranoid withdraws the service, normal publishes it again, cautious hides the peer ID; links survive")
+        func discoveryModeAtRunTime() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            let peerA = PeerID.random()
+            let (a, eventsA) = try await started(Self.configuration(), peer: peerA, "a")
+            // B only browses: it sees what A publishes, and nothing of its own.
+            let (b, eventsB) = try await started(Self.configuration(.paranoid), peer: .random(), "b")
+            let address = try #require(a.boundAddresses.first)
+            let lostA: @Sendable (TransportEvent) -> Bool = {
+                if case .peerLost(let hint) = $0 { return hint.address == address } else { return false }
+            }
+            let found = try hint(try await eventsB.next(where: Self.discovered(peerA)))
+            #expect(found.address == address)
+            #expect(a.transport.discoveryMode == .normal)
+
+            // A link made before the switch stays up through it.
+            let dialled = try await b.dial(found)
+            let accepted = try link(try await eventsA.next(where: Self.isInbound))
+
+            await a.transport.setDiscoveryMode(.paranoid)
+            #expect(a.transport.discoveryMode == .paranoid)
+            let lost = try hint(try await eventsB.next(where: lostA))
+            #expect(lost.peerID == peerA)
+
+            await a.transport.setDiscoveryMode(.normal)
+            let again = try hint(try await eventsB.next(where: Self.discovered(peerA)))
+            #expect(again.address == address)
+
+            // cautious: published again, at the same address, with no peer ID.
+            await a.transport.setDiscoveryMode(.cautious)
+            _ = try await eventsB.next(where: lostA)
+            let anonymous = try hint(try await eventsB.next(where: Self.discovered(address: address)))
+            #expect(anonymous.peerID == nil)
+            #expect(anonymous.metadata == ["v": "1"])
+
+            try await dialled.send([4, 2])
+            #expect(try await accepted.receive() == [4, 2])
+            await dialled.close()
+            await a.stop()
+            await b.stop()
+        }
+
+        @Test("a discovery mode set before listen is the one it starts with")
+        func discoveryModeBeforeListen() async throws {
+            try await AvahiTestSupport.requireDaemon()
+            let peerA = PeerID.random()
+            let transport = MDNSTransport(configuration: Self.configuration(.paranoid))
+            await transport.setDiscoveryMode(.normal)
+            let running = try await RunningTransport.start(transport, localPeerID: peerA, logger: AvahiTestSupport.logger("a"))
+            let (b, eventsB) = try await started(Self.configuration(.paranoid), peer: .random(), "b")
+            let found = try hint(try await eventsB.next(where: Self.discovered(peerA)))
+            #expect(found.address == running.addresses.first)
+            await running.stop()
+            await b.stop()
+        }
+
         @Test("the transport conformance suite, over links to mDNS-discovered hints")
         func conformance() async throws {
             try await AvahiTestSupport.requireDaemon()

@@ -139,7 +139,10 @@ import TransportLoopback
         (peerY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
         let transports = [runningX, runningY]
         defer { Task { for transport in transports { await transport.stop() } } }
-        // The copy back from Y went round a loop: refused. X's retry is a duplicate.
+        // Y announces Z again, so R's route leads to Y. The copy back from Y went round
+        // a loop: refused. X's retry is a duplicate.
+        try await peerY.send(AnnounceTests.announce(z, 2, hops: 1, signer: TestReceiptSigner(peer: z)))
+        try await eventually("R routes to Z through Y") { await router.routes().first { $0.destination == z }?.nextHop == y }
         try await peerY.send(Self.data(1, id, origin: o, destination: z))
         for _ in 0..<1000 where await router.stats().relayRefused["loop"] == nil { try await Task.sleep(for: .milliseconds(10)) }
         #expect(await router.stats().relayRefused == ["loop": 1])

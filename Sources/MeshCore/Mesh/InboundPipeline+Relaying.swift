@@ -45,13 +45,13 @@ extension InboundPipeline {
             if passingOn, let from, from != session.remote {
                 // It came from another neighbour, and this node holds it, is handing
                 // it on, or handed it on: it went round a loop (or came a second way).
-                if record.status == .relayed, let hop = delivery.routes.nextHop(for: frame.destination, now: clock.now),
-                   hop != session.remote {
-                    // Handed on earlier, and this node's route now leads elsewhere than
-                    // back to the neighbour offering it: the routes changed since (a
-                    // partition, a restart), so this node takes custody again and sends
-                    // it the new way (§A.6 rule 3(a)). Refusing would leave it with its
-                    // holder for as long as that holder's route points here.
+                if record.status == .relayed, delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote {
+                    // Handed on earlier, and this node's route no longer leads back to
+                    // the neighbour offering it (it leads elsewhere, or nowhere yet): the
+                    // routes changed since (a partition, a restart), so this node takes
+                    // custody again and sends it the new way, or holds it until a route
+                    // appears (§A.6 rule 3(a)). Refusing would leave it with its holder for
+                    // as long as that holder's (perhaps stale) route points here.
                     known = nil
                 } else {
                     // Refused, so its holder keeps it until its route changes;
@@ -122,9 +122,9 @@ extension InboundPipeline {
             return .duplicate
         }
         // A receipt is final here once its first hop took it, not once it arrived: this
-        // copy is the one still moving. Taken back when this node would send it another
-        // way, else refused so its holder keeps it — never dropped as a duplicate.
-        guard let hop = delivery.routes.nextHop(for: frame.destination, now: clock.now), hop != session.remote else {
+        // copy is the one still moving. Taken back unless this node would send it straight
+        // back (then refused, so its holder keeps it) — never dropped as a duplicate.
+        guard delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote else {
             return refuseRelay("loop", frame, session, "this node sent this receipt and it came back")
         }
         return nil

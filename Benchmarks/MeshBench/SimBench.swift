@@ -83,7 +83,7 @@ enum SimBench {
             var configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
             configuration.router.flood.enabled = flood
             if topicsLegacy {
-                configuration.topics = TopicConfiguration(ttl: 16, gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0)
+                configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }
             try await runOne(configuration, verbose: verbose, topicsOnly: topicsOnly)
         }

@@ -15,6 +15,12 @@ enum SimBench {
           --messages M  messages between random pairs (default 2000)
           --flood       the flooding fallback on (flood.enabled, as Config/node.yaml has it;
                         its TTL raised like max_hops), else off (the library default)
+          --topics-only only the topic phase (no routed traffic, partition or churn), with
+                        every missed subscriber × message pair explained
+          --topics-legacy
+                        the topic gossip as it was before the loss fixes (topics.ttl 16, IHAVE
+                        only outside the mesh, IWANT timeout 3 s, announcements sent once),
+                        for before/after figures from one build
           --quiet       no progress lines
         """
 
@@ -26,6 +32,8 @@ enum SimBench {
         var messages: Int?
         var verbose = true
         var flood = false
+        var topicsOnly = false
+        var topicsLegacy = false
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -57,6 +65,10 @@ enum SimBench {
                 verbose = false
             case "--flood":
                 flood = true
+            case "--topics-only":
+                topicsOnly = true
+            case "--topics-legacy":
+                topicsLegacy = true
             case "--help", "-h":
                 print(usage)
                 return
@@ -70,7 +82,10 @@ enum SimBench {
             let sample = messages ?? defaultMessages(nodes: count)
             var configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
             configuration.router.flood.enabled = flood
-            try await runOne(configuration, verbose: verbose)
+            if topicsLegacy {
+                configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
+            }
+            try await runOne(configuration, verbose: verbose, topicsOnly: topicsOnly)
         }
     }
 
@@ -79,13 +94,14 @@ enum SimBench {
         2000
     }
 
-    static func runOne(_ configuration: SimulationConfiguration, verbose: Bool) async throws {
+    static func runOne(_ configuration: SimulationConfiguration, verbose: Bool, topicsOnly: Bool = false) async throws {
         let realStart = ContinuousClock.now
         let rssBefore = residentBytes()
         let simulation = try MeshSimulation(configuration: configuration) { line in
             if verbose { print("  [\(elapsed(since: realStart))] \(line)") }
         }
         let converged = Mutex<Int?>(nil)
+        if topicsOnly { return printTopics(await simulation.runTopicsOnly(), configuration) }
         let report = await simulation.run { converged.withLock { $0 = residentBytes() } }
         let rssConverged = converged.withLock { $0 } ?? 0
         let rssAfter = residentBytes()
@@ -131,6 +147,7 @@ enum SimBench {
             print(
                 "\(n) nodes: topics \(fmt(gossip)) transmissions per subscriber per message (\(report.topicTransmissions) topic frames) "
                     + "| baseline flooding \(fmt(flooding)) (2 × links − (nodes − 1) per message, loss-free) | ratio \(fmt(gossip / flooding))")
+            for line in report.topicDiagnostics { print(line) }
         }
         let wire = report.wire
         var parts: [String] = []

@@ -8,7 +8,7 @@ extension NodeConfiguration {
         /// Topics subscribed unless the user unsubscribed them (`scmesh unsubscribe`).
         public var defaultTopics: [String] = TopicConfiguration.seedTopics
         /// Hops a message this node publishes may take.
-        public var ttl: Int = 16
+        public var ttl: Int = 64
         /// Seconds a message this node publishes lives.
         public var lifetimeSeconds: Int = 3600
         /// Mesh peers per topic the node aims for (gossipsub's D).

@@ -19,9 +19,11 @@ final class TopicGraph: Sendable {
     /// - Parameters:
     ///   - signers: a signer per index to use instead of the honest test signer.
     ///   - topics: the topic settings per index (default: no default topics).
+    ///   - transport: wraps each index's loopback transport (default: none).
     init(
         count: Int, edges: [(Int, Int)], signers: [Int: any ReceiptSigner] = [:],
-        topics: (Int) -> TopicConfiguration = { _ in TopicConfiguration(defaultTopics: []) }
+        topics: (Int) -> TopicConfiguration = { _ in TopicConfiguration(defaultTopics: []) },
+        transport: (Int, LoopbackTransport) -> any Transport = { $1 }
     ) async {
         self.edges = edges
         var logger = Logger(label: "topic-graph")
@@ -35,9 +37,8 @@ final class TopicGraph: Sendable {
             let router = Router(
                 security: PlaintextLinkSecurity(localPeerID: id), configuration: configuration,
                 receipts: signers[index] ?? TestReceiptSigner(peer: id), clock: clock, topics: topics(index), logger: logger)
-            await router.add(
-                LoopbackTransport(name: "lo", address: Self.address(index), network: network, configuration: .init(discovery: false)),
-                priority: 10)
+            let loopback = LoopbackTransport(name: "lo", address: Self.address(index), network: network, configuration: .init(discovery: false))
+            await router.add(transport(index, loopback), priority: 10)
             routers.append(router)
         }
         self.routers = routers

@@ -5,8 +5,6 @@ import Logging
 extension GossipRouter {
     /// IWANT answers per message and neighbour (gossipsub's retransmission limit).
     static let maxServesPerMessage = 3
-    /// How long an IWANT stays outstanding before the ID may be asked for again.
-    static let iwantTimeout = Duration.seconds(3)
     /// Origins whose share is tracked at once; beyond, the shares start afresh.
     static let maxOriginBuckets = 16_384
 
@@ -23,6 +21,8 @@ extension GossipRouter {
         }
         let check = state.withLock { state -> Check in
             if isIgnored(peer, state, now: now) { return .ignored }
+            // The sender holds it: no IHAVE of it to that neighbour.
+            state.peers[peer]?.holds.insert(frame.id)
             if state.seen[frame.id].map({ $0 > now }) ?? false { return .duplicate }
             // Each origin's share per topic: a relay never passes on more of one
             // origin than the share, so only the flooder itself exceeds it at its
@@ -210,9 +210,10 @@ extension GossipRouter {
                 guard distance(topic, state) != nil else { return }
                 var want: [MessageID] = []
                 for id in ids.prefix(256) {
+                    if state.cache[id] != nil { state.peers[peer, default: PeerState()].holds.insert(id) }
                     if state.seen[id].map({ $0 > now }) ?? false { continue }
                     if state.requested[id].map({ $0 > now }) ?? false { continue }
-                    state.requested[id] = now + Self.iwantTimeout
+                    state.requested[id] = now + configuration.iwantTimeout
                     want.append(id)
                 }
                 if !want.isEmpty { outbox.append((peer, .topicControl(TopicControlFrame(topic: "", body: .iwant(want))))) }
@@ -242,12 +243,13 @@ extension GossipRouter {
     }
 
     /// IHAVE frames for `peer` with the cached messages of `topic` (those received
-    /// from heartbeat `since` on; nil: all of them), at most ``TopicControlFrame/maxIDs``
-    /// per frame.
+    /// from heartbeat `since` on; nil: all of them) but those it showed it holds, at
+    /// most ``TopicControlFrame/maxIDs`` per frame.
     func offer(_ topic: String, to peer: PeerID, _ state: State, since: Int?) -> Outbox {
         var ids: [MessageID] = []
+        let holds = state.peers[peer]?.holds ?? []
         for id in state.cacheOrder {
-            guard let cached = state.cache[id], cached.frame.topic == topic, cached.frame.origin != peer else { continue }
+            guard let cached = state.cache[id], cached.frame.topic == topic, cached.frame.origin != peer, !holds.contains(id) else { continue }
             if let since, cached.heartbeat < since { continue }
             ids.append(id)
         }

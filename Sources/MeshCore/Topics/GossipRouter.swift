@@ -28,6 +28,9 @@ final class GossipRouter: Sendable {
         var ignoredUntil: ContinuousClock.Instant?
         /// Times each message was served to it (IWANT), at most 3.
         var served: [MessageID: Int] = [:]
+        /// Cached messages it showed it holds (it sent a copy, or listed it in IHAVE):
+        /// left out of the IHAVEs it gets.
+        var holds: Set<MessageID> = []
         /// Its share of control frames (`controlRate`, `controlBurst`).
         var control: AnnounceBudget?
     }
@@ -49,6 +52,10 @@ final class GossipRouter: Sendable {
         var mesh: [String: Set<PeerID>] = [:]
         /// What this node last announced to each peer.
         var advertised: [PeerID: [String: UInt8]] = [:]
+        /// Announcements (SUBSCRIBE, UNSUBSCRIBE) still to be repeated, by peer and
+        /// topic, with the repeats left: control frames are not acknowledged, so each
+        /// change goes out again on the next heartbeats (`announceRepeats`).
+        var repeats: [PeerID: [String: (frame: Frame, left: Int)]] = [:]
         var backoff: [String: [PeerID: ContinuousClock.Instant]] = [:]
         var seen: [MessageID: ContinuousClock.Instant] = [:]
         var seenOrder = Deque<MessageID>()
@@ -242,6 +249,7 @@ final class GossipRouter: Sendable {
             let penalisedUntil = state.peers[peer]?.ignoredUntil.flatMap { $0 > now ? $0 : nil }
             state.peers[peer] = penalisedUntil.map { PeerState(ignoredUntil: $0) }
             state.advertised[peer] = nil
+            state.repeats[peer] = nil
             for topic in state.mesh.keys { state.mesh[topic]?.remove(peer) }
             return reconcile(&state, now: now)
         }
@@ -308,10 +316,14 @@ final class GossipRouter: Sendable {
             var after: [String: UInt8] = [:]
             for (topic, value) in distances { after[topic] = value }
             for (topic, value) in after where before[topic] != value {
-                announcements.append((peer, .topicControl(TopicControlFrame(topic: topic, body: .subscribe(distance: value)))))
+                let frame = Frame.topicControl(TopicControlFrame(topic: topic, body: .subscribe(distance: value)))
+                announcements.append((peer, frame))
+                if configuration.announceRepeats > 0 { state.repeats[peer, default: [:]][topic] = (frame, configuration.announceRepeats) }
             }
             for topic in before.keys where after[topic] == nil {
-                announcements.append((peer, .topicControl(TopicControlFrame(topic: topic, body: .unsubscribe))))
+                let frame = Frame.topicControl(TopicControlFrame(topic: topic, body: .unsubscribe))
+                announcements.append((peer, frame))
+                if configuration.announceRepeats > 0 { state.repeats[peer, default: [:]][topic] = (frame, configuration.announceRepeats) }
             }
             state.advertised[peer] = after
         }

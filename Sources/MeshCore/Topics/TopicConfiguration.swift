@@ -19,6 +19,17 @@ public struct TopicConfiguration: Sendable, Hashable {
     public var heartbeatInterval: Duration
     /// Heartbeats of recent messages that each IHAVE advertises.
     public var gossipWindow: Int
+    /// Whether the heartbeat's IHAVE also goes to the mesh peers (true), not only to
+    /// D_lazy neighbours outside the mesh (gossipsub's rule, false). Pushes are not
+    /// acknowledged: on a lossy link a mesh peer whose push was lost is otherwise
+    /// repaired only by another neighbour.
+    public var gossipToMesh: Bool
+    /// How long an IWANT stays outstanding: the ID is not asked for again (of any
+    /// neighbour) before then.
+    public var iwantTimeout: Duration
+    /// Times each SUBSCRIBE / UNSUBSCRIBE is repeated, one a heartbeat, after it is
+    /// first sent (control frames are not acknowledged; 0: never repeated).
+    public var announceRepeats: Int
     /// How long a message stays in the cache that IWANT is served from (and that a
     /// peer newly interested in its topic is offered with IHAVE).
     public var cacheDuration: Duration
@@ -64,7 +75,8 @@ public struct TopicConfiguration: Sendable, Hashable {
     public init(
         defaultTopics: [String] = TopicConfiguration.seedTopics, meshDegree: Int = 6, meshDegreeLow: Int = 4,
         meshDegreeHigh: Int = 12, gossipDegree: Int = 6, heartbeatInterval: Duration = .seconds(1), gossipWindow: Int = 3,
-        cacheDuration: Duration = .seconds(120), cacheCapacity: Int = 4096, ttl: UInt8 = 16, lifetimeSeconds: UInt32 = 3600,
+        gossipToMesh: Bool = true, iwantTimeout: Duration = .seconds(1), announceRepeats: Int = 2,
+        cacheDuration: Duration = .seconds(120), cacheCapacity: Int = 4096, ttl: UInt8 = 64, lifetimeSeconds: UInt32 = 3600,
         seenCapacity: Int = 65_536, maxDistance: UInt8 = 8, maxTopics: Int = 64, peerRate: Double = 50, peerBurst: Int = 200,
         pruneBackoff: Duration = .seconds(60), outboxCapacity: Int = 1024, controlRate: Double = 100, controlBurst: Int = 1000
     ) {
@@ -75,6 +87,9 @@ public struct TopicConfiguration: Sendable, Hashable {
         self.gossipDegree = gossipDegree
         self.heartbeatInterval = heartbeatInterval
         self.gossipWindow = gossipWindow
+        self.gossipToMesh = gossipToMesh
+        self.iwantTimeout = iwantTimeout
+        self.announceRepeats = announceRepeats
         self.cacheDuration = cacheDuration
         self.cacheCapacity = cacheCapacity
         self.ttl = ttl
@@ -114,9 +129,10 @@ public struct TopicConfiguration: Sendable, Hashable {
             throw MeshError(.invalidConfiguration, "topics: the control frame rate and burst must be positive")
         }
         guard heartbeatInterval > .zero, gossipWindow >= 1, cacheCapacity >= 1, seenCapacity >= 1, maxTopics >= 1,
-              outboxCapacity >= 1, maxDistance >= 1
+              outboxCapacity >= 1, maxDistance >= 1, iwantTimeout > .zero, announceRepeats >= 0
         else {
-            throw MeshError(.invalidConfiguration, "topics: heartbeat, window, capacities and distance must be positive")
+            throw MeshError(
+                .invalidConfiguration, "topics: heartbeat, window, capacities, distance and IWANT timeout must be positive, announcement repeats ≥ 0")
         }
     }
 }

@@ -38,6 +38,9 @@ public struct SimulationConfiguration: Sendable {
     public var topicShare: Double
     /// The routers' configuration (a loss-free, signed, sealed mesh by default).
     public var router: RouterConfiguration
+    /// The routers' topic settings (default: the library's, the seed topics
+    /// subscribed).
+    public var topics = TopicConfiguration()
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50

@@ -49,6 +49,11 @@ public struct SimulationReport: Sendable {
     public var topicSubscribers = 0, topicPublished = 0, topicExpected = 0, topicDelivered = 0, topicDuplicates = 0
     /// Topic frames (pushes, IWANT answers, publications) written in the topic phase.
     public var topicTransmissions = 0
+    /// The first (subscriber, message) pairs missed in the topic phase, each explained.
+    public var topicMisses: [String] = []
+    /// The topic phase summed up: misses by distance and by message, who took part,
+    /// the gossip counters.
+    public var topicDiagnostics: [String] = []
     /// Why messages were not delivered (the first few), empty when all were.
     public var undelivered: [String] = []
 

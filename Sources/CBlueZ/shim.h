@@ -2,6 +2,8 @@
 #define CBLUEZ_SHIM_H
 #include <sys/socket.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
+#include <errno.h>
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 #include <bluetooth/hci_lib.h>
@@ -30,6 +32,46 @@ static inline int cbluez_unsent_bytes(int fd) {
     if (ioctl(fd, TIOCOUTQ, &free_space) < 0) return -1;
     if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &length) < 0) return -1;
     return sndbuf > free_space ? sndbuf - free_space : 0;
+}
+
+/* epoll for the transport's reactor (FDReactor), without the packed struct epoll_event
+ * in Swift. Readiness flags: 1 readable, 2 writable, 4 error or hang-up. */
+
+/* A new epoll instance (close-on-exec), or -1. */
+static inline int cbluez_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+/* Arms fd for one event (EPOLLONESHOT) of `flags` (1 readable, 2 writable), adding it
+ * to the set when it is not there yet. 0, or -1 with errno set. */
+static inline int cbluez_epoll_arm(int epfd, int fd, int flags) {
+    struct epoll_event event;
+    event.events = EPOLLONESHOT | ((flags & 1) ? EPOLLIN : 0) | ((flags & 2) ? EPOLLOUT : 0);
+    event.data.u64 = 0;
+    event.data.fd = fd;
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &event) == 0) return 0;
+    if (errno != ENOENT) return -1;
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) == 0) return 0;
+    if (errno != EEXIST) return -1;
+    return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &event);
+}
+
+/* Removes fd from the set (errors ignored: it may not be there). */
+static inline void cbluez_epoll_remove(int epfd, int fd) {
+    struct epoll_event unused;
+    (void)epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &unused);
+}
+
+/* Waits (no timeout) for up to `max` ready descriptors; fills fds[i] and flags[i]
+ * (1 readable, 2 writable, 4 error or hang-up). The count, or -1 with errno set. */
+static inline int cbluez_epoll_wait(int epfd, int *fds, int *flags, int max) {
+    struct epoll_event events[64];
+    if (max > 64) max = 64;
+    int count = epoll_wait(epfd, events, max, -1);
+    for (int i = 0; i < count; i++) {
+        uint32_t e = events[i].events;
+        fds[i] = events[i].data.fd;
+        flags[i] = ((e & EPOLLIN) ? 1 : 0) | ((e & EPOLLOUT) ? 2 : 0) | ((e & (EPOLLERR | EPOLLHUP)) ? 4 : 0);
+    }
+    return count;
 }
 
 #endif

@@ -1,14 +1,19 @@
+#if canImport(CBlueZ)
+import CBlueZ
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Synchronization
 
-/// Waits for file-descriptor readiness on one dedicated thread running `poll(2)` and
-/// resumes the waiting tasks. Interest is one-shot: a task asks "tell me when `fd` is
+/// Waits for file-descriptor readiness on one dedicated thread running `epoll_wait(2)`
+/// and resumes the waiting tasks. Interest is one-shot: a task asks "tell me when `fd` is
 /// readable", tries its non-blocking call when woken and asks again on `EAGAIN`, so a
 /// spurious wake-up is harmless.
+///
+/// A waiter arms its descriptor itself (`epoll_ctl` with `EPOLLONESHOT`, from the
+/// waiting task's thread), which takes effect in the reactor's `epoll_wait` at once: no
+/// wake-up pipe, no rebuilt descriptor set, one system call per wait. The reactor
+/// thread only runs when a descriptor is ready.
 ///
 /// Callers must keep a descriptor open while they wait on it (``SeqPacketLink`` counts
 /// its in-flight operations for that), so a number is never reused under a waiter.
@@ -17,17 +22,20 @@ package final class FDReactor: Sendable {
     package enum Interest: Sendable {
         case readable
         case writable
+
+        /// The shim's readiness flag (`cbluez_epoll_*`).
+        var flag: Int32 { self == .readable ? 1 : 2 }
     }
 
     private struct Waiter {
         var token: UInt64
-        var fd: Int32
         var interest: Interest
         var continuation: CheckedContinuation<Void, any Error>
     }
 
     private struct State {
-        var waiters: [UInt64: Waiter] = [:]
+        /// The waiters of each descriptor; a descriptor is armed while it has any.
+        var waiters: [Int32: [Waiter]] = [:]
         var cancelled: Set<UInt64> = []
         var nextToken: UInt64 = 0
         var started = false
@@ -37,20 +45,12 @@ package final class FDReactor: Sendable {
     package static let shared = FDReactor()
 
     private let state = Mutex(State())
-    /// A pipe whose read end interrupts `poll` when the waiter set changes.
-    private let wakeFD: Int32
-    private let pokeFD: Int32
+    private let epollFD: Int32
 
     private init() {
-        var ends: [Int32] = [-1, -1]
-        let result = pipe(&ends)
-        precondition(result == 0, "pipe failed: errno \(errno)")
-        for fd in ends {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeFD = ends[0]
-        pokeFD = ends[1]
+        let fd = cbluez_epoll_create()
+        precondition(fd >= 0, "epoll_create1 failed: errno \(errno)")
+        epollFD = fd
     }
 
     /// Suspends until `fd` is ready for `interest` (or hung up / in error, which the next
@@ -63,26 +63,40 @@ package final class FDReactor: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (cancelled, needsThread) = state.withLock { state -> (Bool, Bool) in
-                    if state.cancelled.remove(token) != nil { return (true, false) }
-                    state.waiters[token] = Waiter(token: token, fd: fd, interest: interest, continuation: continuation)
+                enum Outcome { case waiting(startThread: Bool), cancelled, notPollable }
+                let outcome = state.withLock { state -> Outcome in
+                    if state.cancelled.remove(token) != nil { return .cancelled }
+                    var waiters = state.waiters[fd] ?? []
+                    waiters.append(Waiter(token: token, interest: interest, continuation: continuation))
+                    // Armed under the lock, so the reactor's re-arm for the remaining
+                    // waiters of a descriptor never overtakes a newer mask.
+                    guard cbluez_epoll_arm(epollFD, fd, Self.flags(of: waiters)) == 0 else { return .notPollable }
+                    state.waiters[fd] = waiters
                     let start = !state.started
                     state.started = true
-                    return (false, start)
+                    return .waiting(startThread: start)
                 }
-                if cancelled {
+                switch outcome {
+                case .cancelled:
                     continuation.resume(throwing: CancellationError())
-                    return
+                case .notPollable:
+                    // A closed or unpollable descriptor: the caller's next call reports it.
+                    continuation.resume()
+                case .waiting(let startThread):
+                    if startThread { self.startThread() }
                 }
-                if needsThread { startThread() }
-                poke()
             }
         } onCancel: {
             let waiter = state.withLock { state -> Waiter? in
-                if let waiter = state.waiters.removeValue(forKey: token) { return waiter }
+                if var waiters = state.waiters[fd], let index = waiters.firstIndex(where: { $0.token == token }) {
+                    let waiter = waiters.remove(at: index)
+                    state.waiters[fd] = waiters.isEmpty ? nil : waiters
+                    return waiter
+                }
                 state.cancelled.insert(token)
                 return nil
             }
+            // The descriptor may stay armed: its event then finds no waiter (harmless).
             waiter?.continuation.resume(throwing: CancellationError())
         }
     }
@@ -90,16 +104,15 @@ package final class FDReactor: Sendable {
     /// Resumes every task waiting on `fd` (they retry their call and see the new state).
     package func wakeAll(fd: Int32) {
         let woken = state.withLock { state -> [Waiter] in
-            let matching = state.waiters.values.filter { $0.fd == fd }
-            for waiter in matching { state.waiters[waiter.token] = nil }
-            return matching
+            let woken = state.waiters.removeValue(forKey: fd) ?? []
+            cbluez_epoll_remove(epollFD, fd)
+            return woken
         }
         for waiter in woken { waiter.continuation.resume() }
     }
 
-    private func poke() {
-        var one: UInt8 = 1
-        _ = Glibc.write(pokeFD, &one, 1)
+    private static func flags(of waiters: [Waiter]) -> Int32 {
+        waiters.reduce(0) { $0 | $1.interest.flag }
     }
 
     private func startThread() {
@@ -115,38 +128,39 @@ package final class FDReactor: Sendable {
     }
 
     private func run() {
-        var fds: [pollfd] = []
+        let capacity: Int32 = 64
+        var fds = [Int32](repeating: -1, count: Int(capacity))
+        var flags = [Int32](repeating: 0, count: Int(capacity))
+        var woken: [Waiter] = []
+        let failure: Int32 = 4
         while true {
-            fds.removeAll(keepingCapacity: true)
-            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            let count = cbluez_epoll_wait(epollFD, &fds, &flags, capacity)
+            if count <= 0 { continue }  // EINTR
             state.withLock { state in
-                var events: [Int32: Int16] = [:]
-                for waiter in state.waiters.values {
-                    events[waiter.fd, default: 0] |= Int16(waiter.interest == .readable ? POLLIN : POLLOUT)
+                for index in 0..<Int(count) {
+                    let fd = fds[index]
+                    let ready = flags[index]
+                    guard let waiters = state.waiters[fd] else { continue }
+                    var remaining: [Waiter] = []
+                    for waiter in waiters {
+                        if ready & (waiter.interest.flag | failure) != 0 {
+                            woken.append(waiter)
+                        } else {
+                            remaining.append(waiter)
+                        }
+                    }
+                    // One-shot: the descriptor is disarmed now; re-arm it for the others.
+                    if remaining.isEmpty || cbluez_epoll_arm(epollFD, fd, Self.flags(of: remaining)) != 0 {
+                        woken += remaining
+                        state.waiters[fd] = nil
+                    } else {
+                        state.waiters[fd] = remaining
+                    }
                 }
-                for (fd, mask) in events { fds.append(pollfd(fd: fd, events: mask, revents: 0)) }
-            }
-            let count = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), -1) }
-            if count < 0 { continue }  // EINTR
-            if fds[0].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 256)
-                while Glibc.read(wakeFD, &drain, drain.count) > 0 {}
-            }
-            var ready: [Int32: Int16] = [:]
-            for entry in fds.dropFirst() where entry.revents != 0 { ready[entry.fd] = entry.revents }
-            if ready.isEmpty { continue }
-            let woken = state.withLock { state -> [Waiter] in
-                var woken: [Waiter] = []
-                for waiter in state.waiters.values {
-                    guard let revents = ready[waiter.fd] else { continue }
-                    let failure = Int16(POLLERR | POLLHUP | POLLNVAL)
-                    let wanted = Int16(waiter.interest == .readable ? POLLIN : POLLOUT)
-                    if revents & (wanted | failure) != 0 { woken.append(waiter) }
-                }
-                for waiter in woken { state.waiters[waiter.token] = nil }
-                return woken
             }
             for waiter in woken { waiter.continuation.resume() }
+            woken.removeAll(keepingCapacity: true)
         }
     }
 }
+#endif

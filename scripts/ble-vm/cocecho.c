@@ -64,6 +64,11 @@ __attribute__((noreturn)) static void server(int hci, unsigned psm) {
 	}
 }
 
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 struct reader { int fd; long packets; long bytes; };
 static void *drain(void *p) {
 	struct reader *r = p; static char buf[65536];
@@ -91,13 +96,19 @@ static int bench(int hci, int remote, unsigned psm, int rtts, long bulk) {
 	printf("cocecho: connected in %.1f ms, sndmtu=%u rcvmtu=%u\n", tc * 1000, smtu, rmtu); fflush(stdout);
 	char buf[65536]; memset(buf, 0xA5, sizeof(buf));
 	double total = 0, best = 1e9;
+	double *samples = calloc(rtts > 0 ? rtts : 1, sizeof(double));
+	if (!samples) die("calloc");
 	for (int i = 0; i < rtts; i++) {
 		double a = now();
 		if (write(s, buf, 64) != 64) die("rtt write");
 		if (read(s, buf, sizeof(buf)) != 64) die("rtt read");
 		double d = now() - a; total += d; if (d < best) best = d;
+		samples[i] = d;
 	}
-	printf("cocecho: rtt count=%d size=64 mean=%.3f ms min=%.3f ms\n", rtts, total / rtts * 1000, best * 1000);
+	qsort(samples, rtts, sizeof(double), cmp_double);
+	printf("cocecho: rtt count=%d size=64 mean=%.3f ms min=%.3f ms median=%.3f ms\n", rtts, total / rtts * 1000, best * 1000,
+	       rtts > 0 ? samples[rtts / 2] * 1000 : 0);
+	free(samples);
 	long packets = (bulk + smtu - 1) / smtu;
 	struct reader r = { s, packets, 0 };
 	pthread_t th; double b0 = now();

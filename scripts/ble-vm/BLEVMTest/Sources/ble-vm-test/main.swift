@@ -367,6 +367,8 @@ do {
         for round in 1...options.rounds {
             var total = Duration.zero
             var best = Duration.seconds(1000)
+            var samples: [Duration] = []
+            samples.reserveCapacity(options.rtts)
             for _ in 0..<options.rtts {
                 let start = ContinuousClock.now
                 try await link.send(small)
@@ -374,8 +376,11 @@ do {
                 let elapsed = start.duration(to: .now)
                 total += elapsed
                 best = min(best, elapsed)
+                samples.append(elapsed)
             }
-            say("bench: round \(round) rtt count=\(options.rtts) size=64 mean=\(ms(total / options.rtts)) ms min=\(ms(best)) ms")
+            samples.sort()
+            let median = samples.isEmpty ? .zero : samples[samples.count / 2]
+            say("bench: round \(round) rtt count=\(options.rtts) size=64 mean=\(ms(total / options.rtts)) ms min=\(ms(best)) ms median=\(ms(median)) ms")
             let packets = (options.bulk + link.mtu - 1) / link.mtu
             let payload = [UInt8](repeating: 0x5A, count: link.mtu)
             let bulkStart = ContinuousClock.now

@@ -302,7 +302,10 @@ extension LinkSession {
                 let due = state.lastPingSent + pingEvery + after
                 earliest = min(earliest, degraded ? due : max(due, state.lastReceived + pingEvery / 2 + after))
             }
-            if let announce = state.announces.nextDue(now: now) { earliest = min(earliest, announce) }
+            // Announcements the budget lets out now are the control writer's (it was
+            // signalled, and takes them after a write that may be waiting); only a
+            // budget that must refill first needs the ticker.
+            if let announce = state.announces.nextDue(now: now), announce > now { earliest = min(earliest, announce) }
         }
         return earliest
     }

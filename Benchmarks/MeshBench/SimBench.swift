@@ -8,7 +8,8 @@ import Synchronization
 /// against the shortest-path optimum, the control share and memory per node.
 enum SimBench {
     static let usage = """
-        usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--quiet]
+        usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
+                             [--converge S] [--settle S] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -21,10 +22,15 @@ enum SimBench {
                         the topic gossip as it was before the loss fixes (topics.ttl 16, IHAVE
                         only outside the mesh, IWANT timeout 3 s, announcements sent once),
                         for before/after figures from one build
+          --converge S  the longest wait for routes to converge, virtual seconds (default 600)
+          --settle S    the longest wait at the end for undelivered messages, virtual
+                        seconds (default 300); the scenario is the same, a run that keeps
+                        a few messages in custody ends sooner (at 1000 nodes a virtual
+                        second costs many real ones)
           --quiet       no progress lines
         """
 
-    /// Parses `--nodes N --seed S --loss L --messages M --quiet` (after `sim`).
+    /// Parses the options in ``usage`` (after `sim`).
     static func run(arguments: [String]) async throws {
         var nodes: [Int] = [200, 1000]
         var seed: UInt64 = 1
@@ -34,6 +40,8 @@ enum SimBench {
         var flood = false
         var topicsOnly = false
         var topicsLegacy = false
+        var converge: Duration?
+        var settle: Duration?
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -61,6 +69,12 @@ enum SimBench {
                 let text = try value(flag)
                 guard let number = Int(text), number >= 1 else { throw MeshError(.invalidArgument, "--messages: a number ≥ 1, got \(text)") }
                 messages = number
+            case "--converge", "--settle":
+                let text = try value(flag)
+                guard let number = Int(text), number >= 1 else {
+                    throw MeshError(.invalidArgument, "\(flag): whole virtual seconds ≥ 1, got \(text)")
+                }
+                if flag == "--converge" { converge = .seconds(number) } else { settle = .seconds(number) }
             case "--quiet":
                 verbose = false
             case "--flood":
@@ -85,6 +99,8 @@ enum SimBench {
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }
+            if let converge { configuration.convergenceLimit = converge }
+            if let settle { configuration.settleLimit = settle }
             try await runOne(configuration, verbose: verbose, topicsOnly: topicsOnly)
         }
     }
@@ -109,7 +125,8 @@ enum SimBench {
         print("== mesh simulation: \(n) nodes")
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
-                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); flooding fallback \(configuration.router.flood.enabled ? "on" : "off")")
+                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); flooding fallback \(configuration.router.flood.enabled ? "on" : "off"); "
+                + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths")

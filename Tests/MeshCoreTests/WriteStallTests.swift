@@ -34,6 +34,20 @@ import TransportLoopback
         #expect(detector.observe(started: 4, finished: 4, now: start + .seconds(17)) == .flowing)
     }
 
+    @Test func aWaitCountsFromTheWritesStartAndNamesTheNextDecision() {
+        var detector = WriteStallDetector(timeout: .seconds(10), degradeAfter: .seconds(4))
+        #expect(detector.nextDecision == nil)
+        // First seen 3 s after the write began: the wait counts from its start.
+        #expect(detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(3)) == .waiting(.seconds(3)))
+        #expect(detector.nextDecision == start + .seconds(4))
+        #expect(detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(4)) == .degraded(.seconds(4)))
+        #expect(detector.nextDecision == start + .seconds(10))
+        #expect(detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(10)) == .stalled(.seconds(10)))
+        // Done: nothing left to decide.
+        #expect(detector.observe(started: 3, finished: 3, pendingSince: start, now: start + .seconds(11)) == .flowing)
+        #expect(detector.nextDecision == nil)
+    }
+
     @Test func degradingNeverComesAfterTheTimeout() {
         let detector = WriteStallDetector(timeout: .seconds(2), degradeAfter: .seconds(10))
         #expect(detector.degradeAfter == .seconds(2))

@@ -162,6 +162,7 @@ extension LinkSession {
                             state.consecutiveFailures = 0
                         }
                     }
+                    ticker.wake(before: now)  // the next ping's time moved
                 }
             }
             if let closed = state.withLock({ $0.closed }) { return closed.message }
@@ -206,6 +207,13 @@ extension LinkSession {
                 frames.append(contentsOf: state.gossip.take(limit: Self.gossipBatch))
                 return frames
             }
+            // Due later: the ping's retry, and announcements held back by the budget.
+            let later: ContinuousClock.Instant? = state.withLock { state in
+                let retry = state.pingSentAt.map { $0.at + configuration.keepaliveInterval + .nanoseconds(1) }
+                let announce = state.announces.nextDue(now: now)
+                return [retry, announce].compactMap { $0 }.min()
+            }
+            if let later { ticker.wake(before: later) }
             guard !frames.isEmpty else { continue }
             do {
                 try await writeControl(frames)
@@ -218,28 +226,24 @@ extension LinkSession {
         }
     }
 
-    /// Times out waiters, pings idle or degraded links, detects dead links.
+    /// Times out waiters, pings idle or degraded links, detects dead links, watches
+    /// writes. It sleeps until the earliest of these is due (``nextTick(now:writes:)``)
+    /// and is woken sooner by ``ticker`` when something new may be due earlier, so an
+    /// idle link costs a wake-up every few seconds, not one every tick.
     func tickLoop() async -> String? {
-        let minimum = PriorityEscalationPolicy.seconds(configuration.escalation.ackTimeoutMin)
-        let tick = Duration.milliseconds(Int64(max(5, min(50, minimum * 1000 / 4))))
-        var wake = clock.now + tick
         var writes = WriteStallDetector(
             timeout: configuration.linkWriteStallTimeout,
             degradeAfter: min(configuration.escalation.ackTimeoutMax, configuration.linkWriteStallTimeout / 2))
-        while !Task.isCancelled {
-            do { try await clock.sleep(until: wake) } catch { return nil }
+        var wake = clock.now + writes.degradeAfter
+        while true {
+            guard await ticker.sleep(until: wake, on: clock) else { return nil }
             let now = clock.now
-            var earliest = now + tick
             var expired: [CheckedContinuation<Void, any Error>] = []
             var wantPing = false
             var dead = false
             state.withLock { state in
                 for (sequence, waiter) in state.waiters {
-                    guard let deadline = waiter.deadline, let continuation = waiter.continuation else { continue }
-                    guard deadline <= now else {
-                        earliest = min(earliest, deadline)
-                        continue
-                    }
+                    guard let deadline = waiter.deadline, let continuation = waiter.continuation, deadline <= now else { continue }
                     state.waiters[sequence] = nil
                     expired.append(continuation)
                 }
@@ -266,22 +270,54 @@ extension LinkSession {
             if dead {
                 return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
             }
-            if wantPing || !state.withLock({ $0.announces.isEmpty }) { controlSignal.yield() }
+            if wantPing || state.withLock({ $0.announces.nextDue(now: now).map { $0 <= now } ?? false }) { controlSignal.yield() }
             if let stalled = checkWrites(&writes, now: now) { return stalled }
-            // Wake at the next ack deadline (timeouts fire on time, not a tick late),
-            // and at least every tick for keepalives and new waiters.
-            wake = max(earliest, now + .milliseconds(1))
+            // Never sooner than 1 ms from now (a busy link is looked at no more often),
+            // never later than a write could start and wait `degradeAfter`.
+            wake = max(nextTick(now: now, writes: writes), now + .milliseconds(1))
         }
-        return nil
+    }
+
+    /// The earliest instant something the ticker handles is due: an ack deadline, a
+    /// refused sequence number's expiry, the next ping or its retry, the dead-link time,
+    /// announcements held by the budget, the write detector's next decision; and at the
+    /// latest `degradeAfter` from now, so a write that starts meanwhile is looked at
+    /// before it has waited that long. (Conditions that hold when a time is *passed*
+    /// are due 1 ns after it.)
+    func nextTick(now: ContinuousClock.Instant, writes: WriteStallDetector) -> ContinuousClock.Instant {
+        let after = Duration.nanoseconds(1)
+        var earliest = writes.nextDecision.map { min($0, now + writes.degradeAfter) } ?? now + writes.degradeAfter
+        state.withLock { state in
+            for waiter in state.waiters.values {
+                if let deadline = waiter.deadline, waiter.continuation != nil { earliest = min(earliest, deadline) }
+            }
+            if let oldest = state.holes.values.lazy.map(\.at).min() { earliest = min(earliest, oldest + refusalHold + after) }
+            let keepalive = configuration.keepaliveInterval
+            earliest = min(earliest, state.lastReceived + keepalive * 3 + after)
+            if let ping = state.pingSentAt {
+                earliest = min(earliest, ping.at + keepalive + after)
+            } else if !state.pingOwed {
+                let degraded = state.consecutiveFailures >= configuration.escalation.degradeAfterFailures
+                let pingEvery = degraded ? min(keepalive, .seconds(1)) : keepalive
+                let due = state.lastPingSent + pingEvery + after
+                earliest = min(earliest, degraded ? due : max(due, state.lastReceived + pingEvery / 2 + after))
+            }
+            // Announcements the budget lets out now are the control writer's (it was
+            // signalled, and takes them after a write that may be waiting); only a
+            // budget that must refill first needs the ticker.
+            if let announce = state.announces.nextDue(now: now), announce > now { earliest = min(earliest, announce) }
+        }
+        return earliest
     }
 
     /// Drops the link when its writes stopped moving (the remote does not read), and
     /// ranks it after healthy links once a write has waited a while.
     /// - Returns: why the link ends, or nil while writes move.
     private func checkWrites(_ detector: inout WriteStallDetector, now: ContinuousClock.Instant) -> String? {
-        let started = writesStarted.load(ordering: .relaxed)
+        let started = writesStarted.load(ordering: .acquiring)
         let finished = writesFinished.load(ordering: .relaxed)
-        switch detector.observe(started: started, finished: finished, now: now) {
+        let since = epoch + .nanoseconds(writeStartedAt.load(ordering: .relaxed))
+        switch detector.observe(started: started, finished: finished, pendingSince: since, now: now) {
         case .flowing, .waiting:
             return nil
         case .degraded:
@@ -314,6 +350,7 @@ extension LinkSession {
                   state.holes.count < Self.maxOutOfOrder else { return }
             state.holes[frame.sequence] = Hole(messageID: frame.messageID, chunkIndex: frame.chunkIndex, at: now)
         }
+        ticker.wake(before: now + refusalHold + .nanoseconds(1))
     }
 
     /// A retry of a refused chunk arrived on this link: its sender gave up on the

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// Three loops run per session (``run(deliver:)``): the reader (never writes, so two
 /// back-pressured peers cannot deadlock), the control writer (acks and pongs,
-/// coalesced) and the ticker (ack timeouts, keepalive, dead-link detection).
+/// coalesced) and the ticker (ack timeouts, keepalive, dead-link detection), which
+/// sleeps until the earliest of those is due (``TickWaker``).
 final class LinkSession: Sendable {
     let link: any Link
     let id: LinkID
@@ -30,8 +31,15 @@ final class LinkSession: Sendable {
     /// is pending, and the ticker's ``WriteStallDetector`` watches it make progress.
     let writesStarted = Atomic<Int>(0)
     let writesFinished = Atomic<Int>(0)
+    /// When the latest write began, in nanoseconds after ``epoch`` (stored before
+    /// `writesStarted` counts it), so the ticker measures a wait from its start.
+    let writeStartedAt = Atomic<Int64>(0)
+    /// The instant ``writeStartedAt`` counts from.
+    let epoch: ContinuousClock.Instant
     /// Set when the ticker ends the link because its writes stalled.
     let endedByWriteStall = Atomic<Bool>(false)
+    /// Wakes the ticker when something new may be due before its planned wake-up.
+    let ticker = TickWaker()
 
     private let writeLock = AsyncLock()
     private let window: AsyncSemaphore
@@ -115,6 +123,7 @@ final class LinkSession: Sendable {
         self.window = AsyncSemaphore(permits: max(1, configuration.windowPerLink))
         (controlStream, controlSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let now = clock.now
+        self.epoch = now
         // Outbound: the configured rate, lowered to the link's control share. Inbound:
         // twice that (and twice the burst), so an honest neighbour, held to the same
         // rate by its own budget, is never cut, and a flooder gets no more.
@@ -152,6 +161,8 @@ final class LinkSession: Sendable {
 
     func recordFailure() {
         state.withLock { $0.consecutiveFailures += 1 }
+        // A degraded link is pinged sooner.
+        ticker.wake(before: clock.now)
     }
 
     // MARK: Sending
@@ -191,6 +202,7 @@ final class LinkSession: Sendable {
         let now = clock.now
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                var deadline: ContinuousClock.Instant?
                 let ready: Result<Void, any Error>? = state.withLock { state in
                     guard var waiter = state.waiters[sequence] else {
                         return .failure(state.closed ?? MeshError(.linkClosed, "link \(id) closed"))
@@ -206,10 +218,12 @@ final class LinkSession: Sendable {
                     waiter.continuation = continuation
                     waiter.sentAt = now
                     waiter.deadline = now + waiter.timeout
+                    deadline = waiter.deadline
                     state.waiters[sequence] = waiter
                     return nil
                 }
                 if let ready { continuation.resume(with: ready) }
+                if let deadline { ticker.wake(before: deadline) }
             }
         } onCancel: {
             let continuation: CheckedContinuation<Void, any Error>? = state.withLock { state in
@@ -225,7 +239,9 @@ final class LinkSession: Sendable {
         let sealed = try cipher.seal(frame.encoded())
         framesWritten.add(1, ordering: .relaxed)
         for packet in try PacketFramer.packets(for: sealed, mtu: link.mtu) {
-            writesStarted.add(1, ordering: .relaxed)
+            let started = clock.now - epoch
+            writeStartedAt.store(started.components.seconds * 1_000_000_000 + started.components.attoseconds / 1_000_000_000, ordering: .relaxed)
+            writesStarted.add(1, ordering: .releasing)
             defer { writesFinished.add(1, ordering: .relaxed) }
             try await link.send(packet)
         }

@@ -6,9 +6,12 @@
 /// so every send to it would wait for ever. The session samples its write counters on
 /// each tick and drops a stalled link (`link_write_stall_timeout_ms`).
 ///
-/// The detector only sees counters and instants, so it is tested on its own; an
-/// observation that starts a wait is at most one tick late, so a link is never dropped
-/// before a write has waited ``timeout``.
+/// The detector only sees counters and instants, so it is tested on its own. Given the
+/// instant the pending write started (writes on a session go one at a time), it counts
+/// the wait from there and tells the ticker when its next decision is due
+/// (``nextDecision``), so the ticker need not look on a fixed period; without it, the
+/// wait counts from the first observation. Either way a link is never dropped before a
+/// write has waited ``timeout``.
 struct WriteStallDetector: Sendable {
     /// How long a write may wait with no other write finishing before the link counts
     /// as stalled.
@@ -43,16 +46,23 @@ struct WriteStallDetector: Sendable {
     /// - Parameters:
     ///   - started: Writes (link sends) begun so far.
     ///   - finished: Writes that returned so far (with success or an error).
-    mutating func observe(started: Int, finished: Int, now: ContinuousClock.Instant) -> Verdict {
+    ///   - pendingSince: When the pending write started, if known (at or before `now`).
+    mutating func observe(
+        started: Int, finished: Int, pendingSince: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant
+    ) -> Verdict {
         guard started > finished else {
             reset(finished)
             return .flowing
         }
-        guard let since = waitingSince, finished == finishedSeen else {
+        let since: ContinuousClock.Instant
+        if let waiting = waitingSince, finished == finishedSeen {
+            since = waiting
+        } else {
             // A new wait, or writes finished since the last look: progress.
             reset(finished)
-            waitingSince = now
-            return .waiting(.zero)
+            since = min(pendingSince ?? now, now)
+            waitingSince = since
+            if since == now { return .waiting(.zero) }
         }
         let waited = now - since
         if waited >= timeout { return .stalled(waited) }
@@ -61,6 +71,13 @@ struct WriteStallDetector: Sendable {
             return .degraded(waited)
         }
         return .waiting(waited)
+    }
+
+    /// When the next observation can change the verdict (the wait reaching
+    /// ``degradeAfter``, then ``timeout``); nil while no write waits.
+    var nextDecision: ContinuousClock.Instant? {
+        guard let since = waitingSince else { return nil }
+        return since + (degradeReported ? timeout : degradeAfter)
     }
 
     private mutating func reset(_ finished: Int) {

@@ -28,6 +28,16 @@ struct AnnounceBudget: Sendable {
         return true
     }
 
+    /// When the next whole token is there: `now` when one is, nil when the rate is zero.
+    func nextToken(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        var budget = self
+        budget.refill(now)
+        if budget.tokens >= 1 { return now }
+        guard rate > 0 else { return nil }
+        let seconds = (1 - budget.tokens) / rate
+        return now + .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
+    }
+
     /// Whole tokens available now.
     mutating func available(now: ContinuousClock.Instant) -> Int {
         refill(now)
@@ -47,6 +57,11 @@ struct AnnounceQueue: Sendable {
     }
 
     var isEmpty: Bool { pending.isEmpty }
+
+    /// When the budget lets the next waiting announcement out; nil when none waits.
+    func nextDue(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        isEmpty ? nil : budget.nextToken(now: now)
+    }
 
     /// Queues `frame`, replacing a waiting announcement of the same origin unless that
     /// one is newer, or as new and no longer.

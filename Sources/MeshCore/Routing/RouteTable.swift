@@ -90,29 +90,38 @@ package final class RouteTable: Sendable {
     /// `alsoLive` counts as linked (a neighbour whose last link just went).
     private func best(_ entry: Entry?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
         guard let entry else { return nil }
-        return entry.routes.values
-            .filter {
-                $0.sequence == entry.highest && $0.hops <= entry.feasible && usable($0, now: now, maxAge: maxAge, alsoLive: alsoLive) != nil
-            }
-            .min { ($0.hops, $0.nextHop) < ($1.hops, $1.nextHop) }
+        // One pass, no copies; a route that would not beat the best so far is not
+        // checked for liveness (next hops are the keys, so there are no ties).
+        var chosen: Route?
+        for route in entry.routes.values where route.sequence == entry.highest && route.hops <= entry.feasible {
+            if let best = chosen, !((route.hops, route.nextHop) < (best.hops, best.nextHop)) { continue }
+            if usable(route, now: now, maxAge: maxAge, alsoLive: alsoLive) != nil { chosen = route }
+        }
+        return chosen
     }
 
     /// Takes a verified announcement that arrived from `neighbour`.
     package func consider(_ announce: AnnounceFrame, from neighbour: PeerID, transport: String, now: ContinuousClock.Instant) -> Verdict {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
-            let entry = entries[announce.origin]
-            let current = best(entry, now: now, maxAge: maxAge)
-            if let existing = entry {
-                if announce.sequence < existing.highest && now - existing.seenAt < maxAge { return .rejected("stale") }
-            } else if entries.count >= maxEntries {
-                return .rejected("tableFull")
+            let current: Route?
+            let known: Bool
+            do {
+                let entry = entries[announce.origin]
+                current = best(entry, now: now, maxAge: maxAge)
+                if let existing = entry {
+                    if announce.sequence < existing.highest && now - existing.seenAt < maxAge { return .rejected("stale") }
+                } else if entries.count >= maxEntries {
+                    return .rejected("tableFull")
+                }
+                if let held = entry?.routes[neighbour], held.sequence == announce.sequence, held.hops <= announce.hops {
+                    return .ignored  // a repeat of what this neighbour said
+                }
+                known = entry != nil
             }
-            if let held = entry?.routes[neighbour], held.sequence == announce.sequence, held.hops <= announce.hops {
-                return .ignored  // a repeat of what this neighbour said
-            }
-            var updated = entry ?? Entry(highest: announce.sequence, seenAt: now)
-            if announce.sequence != updated.highest || entry == nil {
+            // Taken out of the table while it changes, so its routes are not copied.
+            var updated = entries.removeValue(forKey: announce.origin) ?? Entry(highest: announce.sequence, seenAt: now)
+            if announce.sequence != updated.highest || !known {
                 // Newer (or, past the maximum age, a restarted origin's lower sequence).
                 updated.highest = announce.sequence
                 updated.seenAt = now

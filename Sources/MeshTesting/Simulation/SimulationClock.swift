@@ -15,7 +15,14 @@ public final class SimulationClock: MeshClock {
     private struct State {
         var now: ContinuousClock.Instant
         var sleepers: [UInt64: Sleeper] = [:]
+        /// The sleepers' deadlines, earliest first (with entries of sleepers that left).
+        var queue = DeadlineHeap()
         var next: UInt64 = 0
+
+        /// Drops entries of sleepers that left (cancelled) from the top of the queue.
+        mutating func trim() {
+            while let first = queue.first, sleepers[first.id] == nil { _ = queue.popFirst() }
+        }
     }
 
     private let state: Mutex<State>
@@ -44,19 +51,29 @@ public final class SimulationClock: MeshClock {
                     if Task.isCancelled { return .failure(CancellationError()) }
                     if deadline <= state.now { return .success(()) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    state.queue.insert(DeadlineHeap.Entry(deadline: deadline, id: id))
                     return nil
                 }
                 if let result { continuation.resume(with: result) }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            let sleeper = state.withLock { state in
+                let sleeper = state.sleepers.removeValue(forKey: id)
+                // Its queue entry stays until it reaches the top (or its deadline
+                // passes); drop what is stale there now.
+                state.trim()
+                return sleeper
+            }
             sleeper?.continuation.resume(throwing: CancellationError())
         }
     }
 
     /// The earliest deadline any task sleeps until, or nil when none sleeps.
     public var nextDeadline: ContinuousClock.Instant? {
-        state.withLock { $0.sleepers.values.lazy.map(\.deadline).min() }
+        state.withLock { state in
+            state.trim()
+            return state.queue.first?.deadline
+        }
     }
 
     /// Tasks sleeping on this clock now.
@@ -68,9 +85,12 @@ public final class SimulationClock: MeshClock {
         let due: [CheckedContinuation<Void, any Error>] = state.withLock { state in
             guard instant > state.now else { return [] }
             state.now = instant
-            let ready = state.sleepers.filter { $0.value.deadline <= instant }
-            for key in ready.keys { state.sleepers[key] = nil }
-            return ready.values.sorted { $0.deadline < $1.deadline }.map(\.continuation)
+            var ready: [CheckedContinuation<Void, any Error>] = []
+            while let first = state.queue.first, first.deadline <= instant {
+                _ = state.queue.popFirst()
+                if let sleeper = state.sleepers.removeValue(forKey: first.id) { ready.append(sleeper.continuation) }
+            }
+            return ready
         }
         for continuation in due { continuation.resume() }
     }

@@ -100,6 +100,18 @@ import TransportLoopback
         #expect(stats.relayAccepted == 1)
         #expect(stats.messagesRelayed == 1)
         #expect(stats.messagesReceived == 0)
+
+        // From X again, but with a lower TTL: no retry of X's hop — it went round a loop
+        // back through X. R's route leads to Y, not X, so R takes it again and hands it
+        // to Y (acknowledging it as a retry would drop the copy still moving).
+        try await peerX.send(Self.data(5, id, origin: o, destination: z, ttl: 3))
+        var again: DataFrame?
+        while again == nil, let segment = try await peerY.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment), frame.messageID == id { again = frame }
+        }
+        #expect(try #require(again).ttl == 2)
+        #expect(await router.stats().relayAccepted == 2)
+        #expect(await router.stats().duplicatesDropped == 1)
     }
 
     /// The loop rule across a restart: the relay's queue (kept, as a node's store is)

@@ -15,9 +15,10 @@ final class InboundPipeline: Sendable {
         /// meanwhile is refused (not acknowledged), so it is retried and then dropped
         /// as a duplicate, never delivered twice.
         var handingOver: Set<MessageID> = []
-        /// The neighbour each recently relayed message came from: the same message
-        /// coming back from another neighbour is a loop, not a retry.
-        var relayedFrom: [MessageID: PeerID] = [:]
+        /// The neighbour each recently relayed message came from, and the TTL it came
+        /// with: the same message coming back from another neighbour, or from that one
+        /// with a lower TTL, is a loop, not a retry.
+        var relayedFrom: [MessageID: (peer: PeerID, ttl: UInt8)] = [:]
         var relayedOrder = Deque<MessageID>()
     }
 

@@ -40,9 +40,14 @@ extension InboundPipeline {
             // The neighbour it came from: remembered in memory, and kept with the
             // queue's record so that a restart (or the memory's bound) does not make a
             // copy coming round a loop look like a retry.
-            let from = state.withLock { $0.relayedFrom[frame.messageID] } ?? record.previousHop
+            let remembered = state.withLock { $0.relayedFrom[frame.messageID] }
+            let from = remembered?.peer ?? record.previousHop
             let passingOn = record.status == .relayed || !record.status.isFinal
-            if passingOn, let from, from != session.remote {
+            // A retry of the hop that brought it comes from the same neighbour with the
+            // same TTL; a copy that went round a loop back to that neighbour has a lower
+            // one (every hop takes one off), and is no retry.
+            let cameRound = from != session.remote || remembered.map { frame.ttl < $0.ttl } == true
+            if passingOn, let from, cameRound {
                 // It came from another neighbour, and this node holds it, is handing
                 // it on, or handed it on: it went round a loop (or came a second way).
                 if record.status == .relayed, delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote {
@@ -95,7 +100,7 @@ extension InboundPipeline {
         let capacity = configuration.dedupCapacity
         state.withLock { state in
             state.handingOver.remove(frame.messageID)
-            state.relayedFrom[frame.messageID] = session.remote
+            state.relayedFrom[frame.messageID] = (session.remote, frame.ttl)
             state.relayedOrder.append(frame.messageID)
             while state.relayedOrder.count > capacity, let oldest = state.relayedOrder.popFirst() {
                 state.relayedFrom[oldest] = nil

@@ -155,17 +155,7 @@ enum SimBench {
         print(
             "\(n) nodes: memory \(fmt(Double(rssConverged - rssBefore) / Double(n) / 1024)) KiB per node once routes converged, "
                 + "\(fmt(Double(rssAfter - rssBefore) / Double(n) / 1024)) KiB at the end (RSS delta / nodes)")
-        if report.topicPublished > 0 {
-            print(
-                "\(n) nodes: topics delivery \(fmt(report.topicDeliveryPercent)) % (\(report.topicDelivered) of \(report.topicExpected) subscriber × message pairs; "
-                    + "\(report.topicPublished) messages of 200 B from random nodes to \(report.topicSubscribers) subscribers; duplicates to sinks \(report.topicDuplicates))")
-            let gossip = report.topicTransmissionsPerSubscriber
-            let flooding = report.floodingTransmissionsPerSubscriber
-            print(
-                "\(n) nodes: topics \(fmt(gossip)) transmissions per subscriber per message (\(report.topicTransmissions) topic frames) "
-                    + "| baseline flooding \(fmt(flooding)) (2 × links − (nodes − 1) per message, loss-free) | ratio \(fmt(gossip / flooding))")
-            for line in report.topicDiagnostics { print(line) }
-        }
+        if report.topicPublished > 0 { printTopicFigures(report) }
         let wire = report.wire
         var parts: [String] = []
         for kind in WireTally.Kind.allCases { parts.append("\(kind) \(wire.bytes(kind)) B / \(wire.packets(kind)) pkts") }

@@ -7,8 +7,10 @@ extension InboundPipeline {
     /// message is reassembled here, queued in the outbound queue (durably, on a node)
     /// with its ID, origin, flags and TTL − 1, and only then acknowledged. A message
     /// the queue already knows is a duplicate: acknowledged, not queued again — unless
-    /// this node holds or passed on a copy that came from another neighbour, or it is
-    /// this node's own unfinished message coming back (a loop): refused.
+    /// it came round a loop (from another neighbour, or from the same one with a lower
+    /// TTL; or it is this node's own message or receipt): then it is refused while this
+    /// node still holds it or would send it straight back, and taken back into custody
+    /// when this node handed it on and its route has moved since.
     func relay(_ frame: DataFrame, from session: LinkSession) async -> LinkSession.AcceptResult {
         if frame.flags & DataFrame.floodFlag != 0 { return await relayFlood(frame, from: session) }
         guard frame.ttl > 1 else {

@@ -7,13 +7,7 @@ extension MeshSimulation {
     /// traffic, partition or churn. For iterating on the gossip in a minute or two.
     public func runTopicsOnly(settle: Duration = .seconds(10)) async -> SimulationReport {
         let realStart = ContinuousClock.now
-        var report = SimulationReport()
-        report.nodes = nodes.count
-        report.edges = graph.edges.count
-        report.meanDegree = graph.meanDegree
-        report.bridges = graph.bridges
-        report.diameter = diameter
-        report.maxHops = Int(routerConfiguration.routing.maxHops)
+        var report = graphReport()
         let driver = Task { await drive() }
         defer { driver.cancel() }
         progress("starting \(nodes.count) routers, \(report.edges) links (topic phase only)")

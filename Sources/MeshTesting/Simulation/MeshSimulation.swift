@@ -61,20 +61,26 @@ public final class MeshSimulation: Sendable {
 
     static func address(_ index: Int) -> String { "n\(index)" }
 
+    /// A report with the graph's figures filled in.
+    func graphReport() -> SimulationReport {
+        var report = SimulationReport()
+        report.nodes = nodes.count
+        report.edges = graph.edges.count
+        report.meanDegree = graph.meanDegree
+        report.bridges = graph.bridges
+        report.diameter = diameter
+        report.maxHops = Int(routerConfiguration.routing.maxHops)
+        return report
+    }
+
     // MARK: Running
 
     /// Runs the whole scenario and reports. `converged` is called once routes have
     /// converged, before any message is sent (the benchmark reads memory there).
     public func run(converged: @Sendable () -> Void = {}) async -> SimulationReport {
         let realStart = ContinuousClock.now
-        var report = SimulationReport()
-        report.nodes = nodes.count
-        report.edges = graph.edges.count
-        report.meanDegree = graph.meanDegree
-        report.bridges = graph.bridges
+        var report = graphReport()
         let hops = (0..<nodes.count).map { graph.hops(from: $0) }
-        report.diameter = diameter
-        report.maxHops = Int(routerConfiguration.routing.maxHops)
         let driver = Task { await drive() }
         defer { driver.cancel() }
 

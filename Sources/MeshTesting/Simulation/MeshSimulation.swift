@@ -291,51 +291,6 @@ public final class MeshSimulation: Sendable {
         return messages.count - pending.count
     }
 
-    /// For each undelivered message (the first ten): its status at the origin and
-    /// which nodes hold it queued.
-    func explainUndelivered(_ messages: [Sent], partitioned: Set<Int>, churned: Set<Int>) async -> [String] {
-        let names = Dictionary(nodes.map { ($0.peerID.short, "n\($0.index)") }, uniquingKeysWith: { first, _ in first })
-        // "n8: relayed n3→(n12)": its status, the neighbour it came from, and where it
-        // was handed (the record's reason names the next hop's peer ID).
-        func describe(_ node: SimulationNode, _ record: OutboundRecord) -> String {
-            var text = "n\(node.index): \(record.status)"
-            if let from = record.previousHop { text += " \(names[from.short] ?? "?")→" }
-            if let reason = record.reason {
-                // Peer IDs in the reason (8 hex digits) by node name.
-                let words = reason.split(separator: " ", omittingEmptySubsequences: false).map { names[String($0)] ?? String($0) }
-                text += "(\(words.joined(separator: " ").replacing("handed to ", with: "")))"
-            }
-            return text
-        }
-        func role(_ index: Int) -> String {
-            partitioned.contains(index) ? " (partitioned)" : churned.contains(index) ? " (restarted)" : ""
-        }
-        var lines: [String] = []
-        for message in messages where await !isDelivered(message) {
-            guard lines.count < 10 else { break }
-            let record = await nodes[message.from].queue.record(message.id)
-            var holders: [String] = []
-            for node in nodes where node.index != message.from {
-                if let held = await node.queue.record(message.id) { holders.append(describe(node, held)) }
-            }
-            let arrived = deliveries.copies[message.id] != nil
-            var receiptTrail = ""
-            if arrived {
-                // The receipt is a message of its own (a derived ID) from the sink back.
-                let receiptID = DeliveryReceipt.receiptMessageID(for: message.id, signer: SimulationSigner(peer: nodes[message.to].peerID))
-                var receiptHolders: [String] = []
-                for node in nodes {
-                    if let held = await node.queue.record(receiptID) { receiptHolders.append(describe(node, held)) }
-                }
-                receiptTrail = "; receipt \(receiptID.hex) [\(receiptHolders.joined(separator: ", "))]"
-            }
-            lines.append(
-                "n\(message.from)\(role(message.from)) → n\(message.to)\(role(message.to)) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
-                    + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)")
-        }
-        return lines
-    }
-
     // MARK: Disturbances
 
     /// The nodes in the smallest disc around a random node that holds

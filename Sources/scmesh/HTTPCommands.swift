@@ -14,6 +14,8 @@ func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: Stri
     try await reportingErrors {
         guard let client = try await NodeHTTPClient.forNode(dataDirectory: dataDirectory) else { return }
         let reply: ControlReply
+        // On a terminal, how long the node took to store it, as over the socket.
+        var handover = TransferProgress()
         do {
             reply = try await client.send(request, payload: payload)
         } catch let error as MeshError where error.code == .nodeNotRunning {
@@ -26,7 +28,9 @@ func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: Stri
             print(reply.line)
             if !reply.ok { throw ExitCode.failure }
         } else {
-            print(TextReport.sent(try reply.decode(SendReply.self)))
+            let reply = try reply.decode(SendReply.self)
+            handover.finish(payload.readableBytes, "the node stored")
+            print(TextReport.sent(reply))
         }
     }
     return sent

@@ -1,5 +1,3 @@
-import DequeModule
-import Logging
 import Synchronization
 
 /// The application's side of the gossip router: subscribing, publishing, and what it

@@ -324,11 +324,11 @@ public final class MeshSimulation: Sendable {
         // As the node does from the wall clock: a restarted router's announcements are
         // newer than its last ones (a random start would be rejected as stale by every
         // neighbour, half the time, until its old sequence ages out).
-        var routing = routerConfiguration
+        var restarted = routerConfiguration
         let elapsed = UInt64(max(0, (clock.elapsed / .milliseconds(1)).rounded(.down)))
-        routing.routing.firstSequence = (elapsed + 1) << 20
+        restarted.routing.firstSequence = (elapsed + 1) << 20
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: routing,
+            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: restarted,
             sealer: SimulationSealer(peer: node.peerID), receipts: SimulationSigner(peer: node.peerID), sink: node.sink,
             queue: node.queue, clock: clock, topics: configuration.topics, logger: logger)
         let loopback = LoopbackTransport(

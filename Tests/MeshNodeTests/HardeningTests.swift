@@ -169,19 +169,8 @@ struct HardeningTests {
     }
 }
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-func freeTCPPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
+/// A TCP port on 127.0.0.1 that nobody listens on now (see ``unusedLoopbackPort()``).
+func freeTCPPort() throws -> Int { try unusedLoopbackPort() }
 
 @Suite("scmesh process hardening")
 struct ProcessHardeningTests {

@@ -169,8 +169,17 @@ struct NodeLine {
     }
 
     func waitForRoute(from source: Int, to destination: Int) async throws {
-        try await eventually("node \(source) learns a route to node \(destination)", attempts: 1500) {
-            try await routes(of: source).contains { $0.destination == ids[destination] }
+        do {
+            try await eventually("node \(source) learns a route to node \(destination)", attempts: 1500) {
+                try await routes(of: source).contains { $0.destination == ids[destination] }
+            }
+        } catch {
+            // What both ends say about their transports and links, to tell a node that
+            // never listened from one whose announcements went missing.
+            let near = (try? await client(source).call(ControlRequest(cmd: "status")).line) ?? "no status"
+            let far = (try? await client(destination).call(ControlRequest(cmd: "status")).line) ?? "no status"
+            Issue.record("status of node \(source):\n\(near)\nstatus of node \(destination):\n\(far)")
+            throw error
         }
     }
 

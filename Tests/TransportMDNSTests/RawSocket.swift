@@ -2,25 +2,33 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Plain blocking loopback sockets for the conformance harness: a free port, and a
 /// client that writes bytes breaking the framing and waits for the server to hang up.
 enum RawSocket {
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
+    /// Ports handed out by ``freePort()``: 5000–9999, below Linux's ephemeral range
+    /// (32768–60999) so no outgoing connection of a parallel test takes one before a
+    /// transport listens on it, and apart from the ranges other test targets in this
+    /// process use (10000–31999).
+    private static let nextPort = Atomic<Int>(Int.random(in: 0..<5_000))
+
+    /// A TCP port on 127.0.0.1 nobody listens on now, handed out once per test run.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa -> Int32 in
-                guard bind(fd, sa, length) == 0 else { return -1 }
-                return getsockname(fd, sa, &length)
+        for _ in 0..<5_000 {
+            let port = 5_000 + nextPort.add(1, ordering: .relaxed).newValue % 5_000
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
+            defer { close(fd) }
+            var address = loopback(port: UInt16(port))
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
+            if bound == 0 { return port }
         }
-        guard bound == 0 else { throw TestFailure("bind/getsockname failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        throw TestFailure("no free TCP port on 127.0.0.1 in 5000-9999")
     }
 
     /// Connects to 127.0.0.1:`port`, writes `bytes`, closes its sending side and waits

@@ -23,8 +23,9 @@ enum SimBench {
                         only outside the mesh, IWANT timeout 3 s, announcements sent once),
                         for before/after figures from one build
           --converge S  the longest wait for routes to converge, virtual seconds (default 600)
-          --settle S    the longest wait at the end for undelivered messages, virtual
-                        seconds (default 300); the scenario is the same, a run that keeps
+          --settle S    the longest wait for undelivered messages after the steady
+                        phase and at the end, virtual seconds (default 300); the scenario
+                        is the same, a run that keeps
                         a few messages in custody ends sooner (at 1000 nodes a virtual
                         second costs many real ones)
           --quiet       no progress lines

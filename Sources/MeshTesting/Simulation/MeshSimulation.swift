@@ -94,7 +94,7 @@ public final class MeshSimulation: Sendable {
         progress("steady phase: \(steadyCount) messages")
         let steadyStart = tally.snapshot
         let steady = await sendRandom(steadyCount, hops: hops, from: nil)
-        _ = await waitUntilDelivered(steady, limit: .seconds(600))
+        _ = await waitUntilDelivered(steady, limit: configuration.settleLimit)
         try? await clock.sleep(for: .seconds(10))  // trailing hop retries and acks
         let steadyWire = tally.snapshot.since(steadyStart)
         report.steadyWire = steadyWire

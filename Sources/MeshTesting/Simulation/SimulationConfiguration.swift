@@ -28,7 +28,8 @@ public struct SimulationConfiguration: Sendable {
     public var linkBitrate: Int
     /// The longest the run waits for routes to converge (virtual time).
     public var convergenceLimit: Duration
-    /// The longest the run waits, at the end, for every message (virtual time).
+    /// The longest the run waits for every message after the steady phase, and again
+    /// at the end (virtual time).
     public var settleLimit: Duration
     /// The smallest step virtual time takes when the network is idle.
     public var quantum: Duration

@@ -28,6 +28,8 @@ enum SimBench {
                         is the same, a run that keeps
                         a few messages in custody ends sooner (at 1000 nodes a virtual
                         second costs many real ones)
+          --ttl N       the TTL a direct message starts with (default_ttl), when above
+                        the graph's diameter + 4 (what the run raises it to otherwise)
           --quiet       no progress lines
         """
 
@@ -43,6 +45,7 @@ enum SimBench {
         var topicsLegacy = false
         var converge: Duration?
         var settle: Duration?
+        var ttl: UInt8?
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -76,6 +79,10 @@ enum SimBench {
                     throw MeshError(.invalidArgument, "\(flag): whole virtual seconds ≥ 1, got \(text)")
                 }
                 if flag == "--converge" { converge = .seconds(number) } else { settle = .seconds(number) }
+            case "--ttl":
+                let text = try value(flag)
+                guard let number = UInt8(text), number >= 1 else { throw MeshError(.invalidArgument, "--ttl: hops 1...255, got \(text)") }
+                ttl = number
             case "--quiet":
                 verbose = false
             case "--flood":
@@ -102,6 +109,7 @@ enum SimBench {
             }
             if let converge { configuration.convergenceLimit = converge }
             if let settle { configuration.settleLimit = settle }
+            if let ttl { configuration.router.defaultTTL = ttl }
             try await runOne(configuration, verbose: verbose, topicsOnly: topicsOnly)
         }
     }
@@ -126,7 +134,7 @@ enum SimBench {
         print("== mesh simulation: \(n) nodes")
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
-                + "\(report.bridges) links added to connect it; max_hops and TTL \(report.maxHops); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); flooding fallback \(configuration.router.flood.enabled ? "on" : "off"); "
+                + "\(report.bridges) links added to connect it; max_hops \(report.maxHops), message TTL \(report.messageTTL); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); flooding fallback \(configuration.router.flood.enabled ? "on" : "off"); "
                 + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "

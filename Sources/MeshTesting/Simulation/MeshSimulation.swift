@@ -70,6 +70,7 @@ public final class MeshSimulation: Sendable {
         report.bridges = graph.bridges
         report.diameter = diameter
         report.maxHops = Int(routerConfiguration.routing.maxHops)
+        report.messageTTL = Int(routerConfiguration.defaultTTL)
         return report
     }
 

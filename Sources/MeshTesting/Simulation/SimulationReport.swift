@@ -4,8 +4,10 @@ import MeshCore
 public struct SimulationReport: Sendable {
     /// Routers, links, mean degree, edges added to connect the graph, and its diameter.
     public var nodes = 0, edges = 0, bridges = 0, diameter = 0
-    /// The routers' `max_hops` (and default TTL) as run.
+    /// The routers' `max_hops` as run.
     public var maxHops = 0
+    /// The TTL a direct message starts with (`default_ttl`) as run.
+    public var messageTTL = 0
     /// Undelivered messages that some node still holds queued (custody kept, no route
     /// that takes them yet), and those neither delivered, arrived nor held (lost).
     public var held = 0, lost = 0

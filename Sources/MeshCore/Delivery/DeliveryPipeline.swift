@@ -237,12 +237,28 @@ final class DeliveryPipeline: Sendable {
         if hop != peer, message.flags & DataFrame.sealedFlag == 0 {
             message = try await sealForRelay(message)
         }
+        // A flood copy from a neighbour, sent on by route (§A.9): the next hop may hold
+        // it as a flood copy already and acknowledge it as a duplicate, so it may only
+        // go as a flood copy while it carries no hop's custody here.
+        var floodCopy = message.isRelayed && message.flags & DataFrame.floodFlag != 0
+            && message.flags & DataFrame.floodStartedLocalFlag == 0
+        if floodCopy, flood.takeCustody(message.id) {
+            message = try await keepFloodCopy(message)
+            floodCopy = false
+        }
         if message.flags & DataFrame.floodStartedLocalFlag != 0 {
             // The copy a flood's starter kept goes by route as an ordinary message: a
             // relay that let its own flood copy go takes it into custody again (§A.9).
             message.flags &= ~DataFrame.floodFlag
         }
         let transport = try await transmitChunks(of: message, via: hop)
+        if floodCopy, !flood.beginRelease(message.id) {
+            // Custody came with an ordinary copy while the next hop took this flood copy
+            // (perhaps as a duplicate of a copy it let go): sent again, as an ordinary one.
+            _ = try await keepFloodCopy(message)
+            throw MeshError(.deliveryFailed, "a hop's custody of flood copy \(message.id.hex) came while it was sent on as a flood copy; it goes again as an ordinary message")
+        }
+        defer { if floodCopy { flood.endRelease(message.id) } }
         if message.isRelayed {
             stats.update {
                 $0.messagesRelayed += 1
@@ -269,6 +285,15 @@ final class DeliveryPipeline: Sendable {
             // The destination's signed receipt will make it delivered.
             await update(message, to: .sent, transport: transport, reason: nil)
         }
+    }
+
+    /// Marks a flood copy that carries a hop's custody as one this node floods no more:
+    /// from now on it goes by route as an ordinary message, kept until handed on (§A.9).
+    private func keepFloodCopy(_ message: OutboundMessage) async throws -> OutboundMessage {
+        var kept = message
+        kept.flags |= DataFrame.floodStartedLocalFlag
+        try await queue.replacePayload(message.id, with: message.payload, flags: kept.flags)
+        return kept
     }
 
     /// Seals an unsealed message of this node's once, so a relay may carry it (relays

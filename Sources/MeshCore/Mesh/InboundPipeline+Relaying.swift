@@ -34,8 +34,10 @@ extension InboundPipeline {
             // carries this hop's custody and will not be released unsent.
             if record.status.isFinal {
                 known = nil
-            } else {
-                delivery.flood.noteCustody(frame.messageID)
+            } else if record.flags & DataFrame.floodStartedLocalFlag == 0, !delivery.flood.noteCustody(frame.messageID) {
+                // The flood copy is being let go this moment: refused, so its sender
+                // keeps custody and offers it again, when this node takes it back.
+                return refuseRelay("floodReleasing", frame, session, "its flood copy here is being released")
             }
         }
         if let record = known {

@@ -63,16 +63,20 @@ extension DeliveryPipeline {
         let id = message.id
         // A flood copy that also carries a hop's custody is kept like a flood this node
         // started: never released without being handed on.
-        let step = step == .relay && flood.hasCustody(id) ? .start : step
+        var step = step == .relay && flood.takeCustody(id) ? .start : step
         let peer = message.destination
         let emergency = message.flags & DataFrame.emergencyFlag != 0
         if step == .relay, !emergency, flood.shouldSuppress(id) {
-            let count = flood.offered(id).count
-            stats.update { $0.flood.suppressed += 1 }
-            let reason = "re-broadcast suppressed: \(count) neighbours offered it already"
-            await update(message, to: .relayed, transport: nil, reason: reason)
-            bus.emit(.message(.messageFlooded, id: id, peer: peer, reason: reason))
-            return
+            if flood.beginRelease(id) {
+                let count = flood.offered(id).count
+                stats.update { $0.flood.suppressed += 1 }
+                let reason = "re-broadcast suppressed: \(count) neighbours offered it already"
+                await update(message, to: .relayed, transport: nil, reason: reason)
+                flood.endRelease(id)
+                bus.emit(.message(.messageFlooded, id: id, peer: peer, reason: reason))
+                return
+            }
+            step = .start  // custody came with an ordinary copy meanwhile
         }
         var out = message
         if out.flags & DataFrame.sealedFlag == 0 { out = try await sealForRelay(out) }
@@ -85,10 +89,11 @@ extension DeliveryPipeline {
         if let origin = message.origin { skip.insert(origin) }
         let targets = table.peers.filter { !skip.contains($0) }
         guard !targets.isEmpty else {
-            if step == .relay {
+            if step == .relay, flood.beginRelease(id) {
                 let reason = "every neighbour offered it already"
                 stats.update { $0.flood.covered += 1 }
                 await update(message, to: .relayed, transport: nil, reason: reason)
+                flood.endRelease(id)
                 return
             }
             flood.noteWaiting(id, for: peer)
@@ -109,6 +114,10 @@ extension DeliveryPipeline {
         }
         let reason = "flooded to \(taken.count) of \(targets.count) neighbours"
         bus.emit(.message(.messageFlooded, id: id, peer: peer, transport: transport, reason: reason))
+        // A hop's custody may have come with an ordinary copy while the neighbours took
+        // this one (they may hold it only as a flood copy, or have let theirs go): then
+        // it is kept like a flood this node started, never released.
+        if step == .relay, !flood.beginRelease(id) { step = .start }
         switch step {
         case .relay:
             stats.update {
@@ -116,6 +125,7 @@ extension DeliveryPipeline {
                 $0.bytesRelayed += message.payload.count
             }
             await update(message, to: .relayed, transport: transport, reason: reason)
+            flood.endRelease(id)
         case .start:
             stats.update { $0.flood.started += 1 }
             // Its own copies coming back are duplicates from now on.

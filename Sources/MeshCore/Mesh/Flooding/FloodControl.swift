@@ -30,6 +30,10 @@ final class FloodControl: Sendable {
         /// message was acknowledged as a duplicate of them): never released without
         /// being handed on.
         var custody = Set<MessageID>()
+        /// Flood copies being released (handed on by the flood rules, without custody):
+        /// a custody offer for one of them now is refused, and made again once the
+        /// release is recorded.
+        var releasing = Set<MessageID>()
     }
 
     /// Buckets and offer sets kept at most (full buckets are dropped first).
@@ -125,16 +129,38 @@ final class FloodControl: Sendable {
     }
 
     /// Notes that this node's flood copy of `id` now carries a hop's custody.
-    func noteCustody(_ id: MessageID) {
+    /// - Returns: false when that copy is being released right now (its flood relay
+    ///   let go of it; ``beginRelease(_:)``), or too many are tracked: the offered copy
+    ///   is then refused, so its sender keeps it and offers it again.
+    func noteCustody(_ id: MessageID) -> Bool {
         state.withLock { state in
-            if state.custody.count >= Self.maxTracked * 16 { state.custody.removeAll() }
+            guard !state.releasing.contains(id), state.custody.count < Self.maxTracked * 16 else { return false }
             state.custody.insert(id)
+            return true
         }
     }
 
-    /// Whether this node's flood copy of `id` carries a hop's custody.
-    func hasCustody(_ id: MessageID) -> Bool {
-        state.withLock { $0.custody.contains(id) }
+    /// Takes the custody note of `id`: true when its flood copy carries a hop's custody
+    /// (and is now to be kept like a flood this node started).
+    func takeCustody(_ id: MessageID) -> Bool {
+        state.withLock { $0.custody.remove(id) != nil }
+    }
+
+    /// Starts releasing this node's flood copy of `id` without keeping it: false when it
+    /// carries a hop's custody (then it is kept like a flood this node started). From
+    /// now until ``endRelease(_:)`` custody offers for `id` are refused, so none is
+    /// acknowledged into a copy that is let go.
+    func beginRelease(_ id: MessageID) -> Bool {
+        state.withLock { state in
+            if state.custody.remove(id) != nil { return false }
+            state.releasing.insert(id)
+            return true
+        }
+    }
+
+    /// Ends a release begun by ``beginRelease(_:)`` (its final status is recorded).
+    func endRelease(_ id: MessageID) {
+        _ = state.withLock { $0.releasing.remove(id) }
     }
 
     /// Remembers a message that found no neighbour to flood to.

@@ -1,0 +1,109 @@
+import Logging
+import MeshCore
+import MeshTesting
+import Testing
+import TransportLoopback
+
+/// A flood copy that also carries a hop's custody (§A.9): relay R holds a flood copy
+/// from X, then X's ordinary copy of the same message arrives and is acknowledged as a
+/// duplicate of it, so R's copy now carries X's custody. R must hand it on as an
+/// ordinary copy (the next hop then applies the custody rules of §A.6), never as a
+/// flood copy that a next hop holding the flood already would acknowledge as a
+/// duplicate — that let the last custody go in the simulator and lost messages.
+@Suite struct FloodCustodyTests {
+    /// Always the same draw: the flood delay is `maxDelay × 0.5`.
+    struct HalfRandom: MeshRandom {
+        func unit() -> Double { 0.5 }
+    }
+
+    static let flood = DataFrame.sealedFlag | DataFrame.floodFlag
+
+    static func data(_ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, flags: UInt16) -> Frame {
+        let body: [UInt8] = [0xE0, 0x01, 0x02]
+        return .data(
+            DataFrame(
+                sequence: sequence, messageID: id, origin: origin, destination: destination, ttl: 7, chunkIndex: 0,
+                chunkCount: 1, messageLength: UInt32(body.count), flags: flags, payload: body))
+    }
+
+    /// The next DATA frame of message `id` that `peer` receives.
+    static func nextData(_ id: MessageID, _ peer: inout RawPeer) async throws -> DataFrame {
+        let frame = try await peer.next { frame -> DataFrame? in
+            if case .data(let data) = frame, data.messageID == id { return data }
+            return nil
+        }
+        return try #require(frame)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aFloodCopyCarryingCustodyGoesOnAsAnOrdinaryCopy() async throws {
+        let network = LoopbackNetwork()
+        let clock = ManualClock()
+        let r = PeerID.random()
+        var logger = Logger(label: "r")
+        logger.logLevel = .critical
+        let router = Router(
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(
+                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)), keepaliveInterval: .seconds(600),
+                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))),
+            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, random: HalfRandom(), logger: logger)
+        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+        let run = Task { try await router.run() }
+        defer { run.cancel() }
+        try await eventually("R's transport runs") { await router.transportStatus().first?.state == .running }
+        let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
+        let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)
+        let (rawY, runningY) = try await RelayRulesTests.rawPeer(y, address: "Y", network: network)
+        var (peerX, peerY) = (rawX, rawY)
+        defer {
+            Task {
+                await runningX.stop()
+                await runningY.stop()
+            }
+        }
+        // R's route to Z leads to Y.
+        try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: TestReceiptSigner(peer: z)))
+        try await eventually("R routes to Z through Y") { await router.routes().first { $0.destination == z }?.nextHop == y }
+
+        // 1. Custody comes while R's flood copy waits for its re-broadcast delay.
+        let first = MessageID.random()
+        try await peerX.send(Self.data(1, first, origin: o, destination: z, flags: Self.flood))
+        #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
+        try await peerX.send(Self.data(2, first, origin: o, destination: z, flags: DataFrame.sealedFlag))
+        #expect(try #require(try await peerX.receiveAck()).cumulative == 2)  // a duplicate of the copy R holds
+        clock.advance(by: .seconds(6))
+        let handed = try await Self.nextData(first, &peerY)
+        #expect(handed.flags & DataFrame.floodFlag == 0, "R holds X's custody: it hands the copy on as an ordinary one")
+        try await peerY.send(.ack(AckFrame(cumulative: handed.sequence)))
+        try await eventually("R relayed it to Y") { await router.status(of: first)?.status == .relayed }
+
+        // 2. Custody comes while R's flood copy is on its way to Y (Y has not acknowledged
+        // it yet): once Y acknowledges it, R does not let it go but sends it again, as an
+        // ordinary copy.
+        let second = MessageID.random()
+        try await peerX.send(Self.data(3, second, origin: o, destination: z, flags: Self.flood))
+        #expect(try #require(try await peerX.receiveAck()).cumulative == 3)
+        clock.advance(by: .seconds(6))
+        let asFlood = try await Self.nextData(second, &peerY)
+        #expect(asFlood.flags & DataFrame.floodFlag != 0)
+        try await peerX.send(Self.data(4, second, origin: o, destination: z, flags: DataFrame.sealedFlag))
+        #expect(try #require(try await peerX.receiveAck()).cumulative == 4)
+        try await peerY.send(.ack(AckFrame(cumulative: asFlood.sequence)))
+        try await eventually("R keeps it queued") { await router.status(of: second)?.status == .queued }
+        let retry = Task { [clock] in
+            // Time for R's retry to come due (it backs off after a failed hop).
+            while !Task.isCancelled {
+                clock.advance(by: .seconds(1))
+                await Task.yield()
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        defer { retry.cancel() }
+        let again = try await Self.nextData(second, &peerY)
+        retry.cancel()
+        #expect(again.flags & DataFrame.floodFlag == 0)
+        #expect(again.payload == asFlood.payload)
+        try await peerY.send(.ack(AckFrame(cumulative: again.sequence)))
+        try await eventually("R relayed it to Y") { await router.status(of: second)?.status == .relayed }
+    }
+}

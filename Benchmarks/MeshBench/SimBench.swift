@@ -29,7 +29,7 @@ enum SimBench {
                         a few messages in custody ends sooner (at 1000 nodes a virtual
                         second costs many real ones)
           --ttl N       the TTL a direct message starts with (default_ttl), when above
-                        the graph's diameter + 4 (what the run raises it to otherwise)
+                        3 × (the graph's diameter + 4), what the run raises it to otherwise
           --quiet       no progress lines
         """
 

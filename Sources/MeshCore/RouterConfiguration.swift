@@ -154,7 +154,9 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
     public var windowPerLink: Int
     /// Inbound messages buffered for the application before links are slowed down.
     public var inboxCapacity: Int
-    /// Hops a new message may take.
+    /// Hops a new message may take (32 by default: several times the longest route,
+    /// `routing.max_hops` 7, so a copy that detours while routes change still arrives;
+    /// loops are refused by the relay rules whatever the TTL).
     public var defaultTTL: UInt8
     /// When messages are sealed end to end (needs a `MessageSealer`).
     public var sealing: SealingPolicy
@@ -177,7 +179,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         dedupCapacity: Int = 65_536,
         windowPerLink: Int = 256,
         inboxCapacity: Int = 1024,
-        defaultTTL: UInt8 = 7,
+        defaultTTL: UInt8 = 32,
         sealing: SealingPolicy = .relayedOnly,
         routing: RoutingConfiguration = .init(),
         relayLimits: RelayLimits = .init(),

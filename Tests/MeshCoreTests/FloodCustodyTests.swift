@@ -6,7 +6,8 @@ import TransportLoopback
 
 /// A flood copy that also carries a hop's custody (§A.9): relay R holds a flood copy
 /// from X, then X's ordinary copy of the same message arrives and is acknowledged as a
-/// duplicate of it, so R's copy now carries X's custody. R must hand it on as an
+/// duplicate of it, so R's copy now carries X's custody (R's flood delay is 5 s on a
+/// manual clock, so it waits until R learns a route or the test advances the clock). R must hand it on as an
 /// ordinary copy (the next hop then applies the custody rules of §A.6), never as a
 /// flood copy that a next hop holding the flood already would acknowledge as a
 /// duplicate — that let the last custody go in the simulator and lost messages.
@@ -61,17 +62,14 @@ import TransportLoopback
                 await runningY.stop()
             }
         }
-        // R's route to Z leads to Y.
-        try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: TestReceiptSigner(peer: z)))
-        try await eventually("R routes to Z through Y") { await router.routes().first { $0.destination == z }?.nextHop == y }
-
-        // 1. Custody comes while R's flood copy waits for its re-broadcast delay.
+        // 1. Custody comes while R holds a flood copy and has no route to Z; then Y
+        // announces Z and R sends the copy along that route.
         let first = MessageID.random()
         try await peerX.send(Self.data(1, first, origin: o, destination: z, flags: Self.flood))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
         try await peerX.send(Self.data(2, first, origin: o, destination: z, flags: DataFrame.sealedFlag))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 2)  // a duplicate of the copy R holds
-        clock.advance(by: .seconds(6))
+        try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: TestReceiptSigner(peer: z)))
         let handed = try await Self.nextData(first, &peerY)
         #expect(handed.flags & DataFrame.floodFlag == 0, "R holds X's custody: it hands the copy on as an ordinary one")
         try await peerY.send(.ack(AckFrame(cumulative: handed.sequence)))

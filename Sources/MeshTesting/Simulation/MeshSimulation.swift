@@ -28,8 +28,9 @@ public final class MeshSimulation: Sendable {
     let progress: @Sendable (String) -> Void
     let random: Mutex<SimulationRandom>
     /// The routers' configuration as run: the configured one, with `max_hops` and the
-    /// default TTL raised to the graph's diameter + 4 when they are lower (the
-    /// defaults, 7, cannot span a few hundred nodes of a geometric mesh).
+    /// flood TTL raised to the graph's diameter + 4 and the default TTL to three times
+    /// that when they are lower (the defaults cannot span a few hundred nodes of a
+    /// geometric mesh).
     public let routerConfiguration: RouterConfiguration
     /// The graph's diameter, in hops.
     public let diameter: Int
@@ -49,7 +50,10 @@ public final class MeshSimulation: Sendable {
         var router = configuration.router
         let reach = UInt8(min(255, diameter + 4))
         if router.routing.maxHops < reach { router.routing.maxHops = reach }
-        if router.defaultTTL < reach { router.defaultTTL = reach }
+        // Three times the reach for direct messages, as the node's default (32) is for
+        // its max_hops (7): a copy that detours while routes change still arrives.
+        let ttl = UInt8(min(255, 3 * Int(reach)))
+        if router.defaultTTL < ttl { router.defaultTTL = ttl }
         if router.flood.ttl < reach { router.flood.ttl = reach }
         routerConfiguration = router
         let deliveries = self.deliveries

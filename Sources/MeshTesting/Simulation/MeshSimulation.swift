@@ -48,7 +48,11 @@ public final class MeshSimulation: Sendable {
         diameter = (0..<configuration.nodes).map { graph.hops(from: $0).max() ?? 0 }.max() ?? 0
         var router = configuration.router
         let reach = UInt8(min(255, diameter + 4))
-        if router.routing.maxHops < reach { router.routing.maxHops = reach }
+        if !configuration.routesAcrossMesh {
+            router.routing.maxHops = 1
+        } else if router.routing.maxHops < reach {
+            router.routing.maxHops = reach
+        }
         if router.defaultTTL < reach { router.defaultTTL = reach }
         if router.flood.ttl < reach { router.flood.ttl = reach }
         routerConfiguration = router

@@ -10,7 +10,10 @@ extension SimBench {
         print("== mesh simulation, topic phase only: \(n) nodes")
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops; "
-                + "loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); topics.ttl \(configuration.topics.ttl)")
+                + "loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); topics.ttl \(configuration.topics.ttl), "
+                + "D \(configuration.topics.meshDegree) (low \(configuration.topics.meshDegreeLow), high \(configuration.topics.meshDegreeHigh)), "
+                + "D_lazy \(configuration.topics.gossipDegree), IHAVE to mesh peers \(configuration.topics.gossipToMesh ? "on" : "off"); "
+                + "route announcements \(configuration.routesAcrossMesh ? "across the graph" : "to direct neighbours only (max_hops 1)")")
         printTopicFigures(report)
         for line in report.topicMisses { print("missed: \(line)") }
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
@@ -28,6 +31,15 @@ extension SimBench {
         print(
             "\(n) nodes: topics \(fmt(gossip)) transmissions per subscriber per message (\(report.topicTransmissions) topic frames) "
                 + "| baseline flooding \(fmt(flooding)) (2 × links − (nodes − 1) per message, loss-free) | ratio \(fmt(gossip / flooding))")
+        if let wire = report.topicWire {
+            // Not in the ratio above: the control frames the mesh and the repair cost.
+            let control = report.topicControlPerSubscriber
+            print(
+                "\(n) nodes: topics control \(fmt(control)) frames per subscriber per message (\(wire.frames(.topicControl)) IHAVE, IWANT, GRAFT, PRUNE, "
+                    + "SUBSCRIBE frames, \(wire.bytes(.topicControl)) B; not in the ratio above) | messages and control together \(fmt(gossip + control)) "
+                    + "= \(fmt((gossip + control) / flooding)) x flooding by frames; by bytes (\(wire.bytes(.topicMessage)) B of messages + control) "
+                    + "\(fmt(report.topicBytesOverFlooding)) x flooding's message bytes")
+        }
         for line in report.topicDiagnostics { print(line) }
     }
 }

@@ -18,10 +18,22 @@ enum SimBench {
                         its TTL raised like max_hops), else off (the library default)
           --topics-only only the topic phase (no routed traffic, partition or churn), with
                         every missed subscriber × message pair explained
+          --topics-full-routes
+                        with --topics-only: route announcements span the graph as in the
+                        full run (else they reach direct neighbours only, max_hops 1: the
+                        gossip uses no routes, and at 1000 nodes routes are most of the work)
           --topics-legacy
                         the topic gossip as it was before the loss fixes (topics.ttl 16, IHAVE
                         only outside the mesh, IWANT timeout 3 s, announcements sent once),
                         for before/after figures from one build
+          --mesh-degree D
+                        the topic mesh degree (topics.mesh_degree; default 6 as the library
+                        has it; D_low = min(4, D), D_high = max(12, 2 D) as the node sets them)
+          --lazy-degree N
+                        neighbours outside the mesh that get IHAVE each heartbeat (D_lazy,
+                        default 6)
+          --no-ihave-to-mesh
+                        IHAVE only outside the mesh (gossipsub's rule), else to mesh peers too
           --converge S  the longest wait for routes to converge, virtual seconds (default 600)
           --settle S    the longest wait for undelivered messages after the steady
                         phase and at the end, virtual seconds (default 300); the scenario
@@ -43,6 +55,10 @@ enum SimBench {
         var flood = false
         var topicsOnly = false
         var topicsLegacy = false
+        var topicsFullRoutes = false
+        var meshDegree: Int?
+        var lazyDegree: Int?
+        var ihaveToMesh = true
         var converge: Duration?
         var settle: Duration?
         var ttl: UInt8?
@@ -91,6 +107,16 @@ enum SimBench {
                 topicsOnly = true
             case "--topics-legacy":
                 topicsLegacy = true
+            case "--topics-full-routes":
+                topicsFullRoutes = true
+            case "--mesh-degree", "--lazy-degree":
+                let text = try value(flag)
+                guard let number = Int(text), (1...64).contains(number) else {
+                    throw MeshError(.invalidArgument, "\(flag): a number of neighbours in 1...64, got \(text)")
+                }
+                if flag == "--mesh-degree" { meshDegree = number } else { lazyDegree = number }
+            case "--no-ihave-to-mesh":
+                ihaveToMesh = false
             case "--help", "-h":
                 print(usage)
                 return
@@ -107,6 +133,14 @@ enum SimBench {
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }
+            configuration.routesAcrossMesh = !topicsOnly || topicsFullRoutes
+            if let meshDegree {
+                configuration.topics.meshDegree = meshDegree
+                configuration.topics.meshDegreeLow = min(4, meshDegree)
+                configuration.topics.meshDegreeHigh = max(12, 2 * meshDegree)
+            }
+            if let lazyDegree { configuration.topics.gossipDegree = lazyDegree }
+            if !ihaveToMesh { configuration.topics.gossipToMesh = false }
             if let converge { configuration.convergenceLimit = converge }
             if let settle { configuration.settleLimit = settle }
             if let ttl { configuration.router.defaultTTL = ttl }

@@ -50,6 +50,7 @@ extension MeshSimulation {
             before += stats.transmissions
             statsBefore.add(stats)
         }
+        let wireBefore = tally.snapshot
         /// One publication, and how the publisher stood in the topic when it published.
         struct Publication {
             var id: MessageID
@@ -72,6 +73,7 @@ extension MeshSimulation {
             try? await clock.sleep(for: .seconds(1))
         }
         try? await clock.sleep(for: .seconds(30))  // pushes, then IHAVE/IWANT repair
+        report.topicWire = tally.snapshot.since(wireBefore)
         var after = 0
         var statsAfter = TopicCounters()
         var standings: [TopicSnapshot?] = []

@@ -49,7 +49,11 @@ public final class MeshSimulation: Sendable {
         diameter = (0..<configuration.nodes).map { graph.hops(from: $0).max() ?? 0 }.max() ?? 0
         var router = configuration.router
         let reach = UInt8(min(255, diameter + 4))
-        if router.routing.maxHops < reach { router.routing.maxHops = reach }
+        if !configuration.routesAcrossMesh {
+            router.routing.maxHops = 1
+        } else if router.routing.maxHops < reach {
+            router.routing.maxHops = reach
+        }
         // Three times the reach for direct messages, as the node's default (32) is for
         // its max_hops (7): a copy that detours while routes change still arrives.
         let ttl = UInt8(min(255, 3 * Int(reach)))

@@ -42,6 +42,13 @@ public struct SimulationConfiguration: Sendable {
     /// The routers' topic settings (default: the library's, the seed topics
     /// subscribed).
     public var topics = TopicConfiguration()
+    /// Whether route announcements span the graph (``MeshSimulation`` raises
+    /// `routing.max_hops` to the diameter + 4), or reach direct neighbours only
+    /// (`max_hops` 1). Neighbours-only is for a topic-only run
+    /// (``MeshSimulation/runTopicsOnly(settle:)``): the topic gossip uses no routes,
+    /// and at 1000 nodes converging a million routes is most of the run's work.
+    /// Routed messages need routes across the mesh.
+    public var routesAcrossMesh = true
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50

@@ -51,6 +51,10 @@ public struct SimulationReport: Sendable {
     public var topicSubscribers = 0, topicPublished = 0, topicExpected = 0, topicDelivered = 0, topicDuplicates = 0
     /// Topic frames (pushes, IWANT answers, publications) written in the topic phase.
     public var topicTransmissions = 0
+    /// What crossed the links in the topic phase (from the first publication to the
+    /// end of the repair wait): topic messages and topic control frames (IHAVE, IWANT,
+    /// GRAFT, PRUNE, SUBSCRIBE) by frames and bytes, beside the routing's own traffic.
+    public var topicWire: WireTally.Snapshot?
     /// The first (subscriber, message) pairs missed in the topic phase, each explained.
     public var topicMisses: [String] = []
     /// The topic phase summed up: misses by distance and by message, who took part,
@@ -87,6 +91,23 @@ public struct SimulationReport: Sendable {
     /// (nodes − 1) frames per message, loss-free; per subscriber.
     public var floodingTransmissionsPerSubscriber: Double {
         topicSubscribers == 0 ? .nan : Double(2 * edges - (nodes - 1)) / Double(topicSubscribers)
+    }
+
+    /// Topic control frames (IHAVE, IWANT, GRAFT, PRUNE, SUBSCRIBE, UNSUBSCRIBE) written
+    /// in the topic phase per subscriber per message: the repair's and the mesh's cost,
+    /// not in ``topicTransmissionsPerSubscriber``.
+    public var topicControlPerSubscriber: Double {
+        guard let wire = topicWire, topicPublished > 0, topicSubscribers > 0 else { return .nan }
+        return Double(wire.frames(.topicControl)) / Double(topicPublished * topicSubscribers)
+    }
+
+    /// Topic bytes (messages and control frames) written in the topic phase over what
+    /// flooding would write: its frame count times the mean topic message frame.
+    public var topicBytesOverFlooding: Double {
+        guard let wire = topicWire, wire.frames(.topicMessage) > 0, topicPublished > 0 else { return .nan }
+        let meanFrame = Double(wire.bytes(.topicMessage)) / Double(wire.frames(.topicMessage))
+        let flooding = Double(2 * edges - (nodes - 1)) * Double(topicPublished) * meanFrame
+        return Double(wire.bytes(.topicMessage) + wire.bytes(.topicControl)) / flooding
     }
 
     static func percent(_ part: Int, of whole: Int) -> Double { whole == 0 ? 0 : Double(part) * 100 / Double(whole) }

@@ -3,7 +3,8 @@ import Synchronization
 
 /// Counts what crosses the simulated links, by kind, as the link saw it (packets
 /// written, including those the simulated loss then dropped): announcements, message
-/// DATA frames, receipt DATA frames, and everything else (handshakes, ACKs, pings).
+/// DATA frames, receipt DATA frames, topic messages, topic control frames, and
+/// everything else (handshakes, ACKs, pings, address records).
 /// Its ``activity`` counter moves on every packet written or read, which is how the
 /// simulation driver tells that the network has gone quiet.
 public final class WireTally: Sendable {
@@ -15,8 +16,12 @@ public final class WireTally: Sendable {
         case message
         /// A DATA frame of a delivery receipt.
         case receipt
-        /// Handshakes, ACKs, pings and pongs.
+        /// Handshakes, ACKs, pings, pongs and address records.
         case other
+        /// A topic message (TOPIC_MESSAGE frame: a push, an IWANT answer, a publication).
+        case topicMessage
+        /// A topic control frame (SUBSCRIBE, UNSUBSCRIBE, GRAFT, PRUNE, IHAVE, IWANT).
+        case topicControl
     }
 
     /// Packets and bytes of each kind, and the packets the simulated loss dropped.
@@ -28,7 +33,7 @@ public final class WireTally: Sendable {
         /// Frames sent, by ``Kind`` raw value: packets that carry a whole frame or
         /// the first fragment of one (a frame larger than the link MTU takes several
         /// packets; it is one transmission).
-        public var frames: [Int] = [0, 0, 0, 0]
+        public var frames: [Int] = Array(repeating: 0, count: Kind.allCases.count)
         /// Packets dropped by the simulated loss.
         public var dropped: Int
 
@@ -94,6 +99,8 @@ public final class WireTally: Sendable {
         guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { return .other }
         switch Frame.Kind(rawValue: packet[frameStart + 1]) {
         case .announce: return .announce
+        case .topicMessage: return .topicMessage
+        case .topicControl: return .topicControl
         case .data:
             let flags = UInt16(packet[frameStart + 2]) << 8 | UInt16(packet[frameStart + 3])
             return flags & DataFrame.receiptFlag != 0 ? .receipt : .message

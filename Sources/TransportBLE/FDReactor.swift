@@ -54,6 +54,8 @@ package final class FDReactor: Sendable {
     let jobs = Mutex(ExecutorJobs())
     /// Ends the reactor's `epoll_wait` when a job arrives from another thread.
     let wakeupFD: Int32
+    /// The reactor thread's `pthread_t` once it runs (0 before).
+    private let thread = Atomic<UInt>(0)
 
     private init() {
         let fd = cbluez_epoll_create()
@@ -147,7 +149,13 @@ package final class FDReactor: Sendable {
         pthread_detach(thread)
     }
 
+    /// Whether the caller runs on the reactor thread.
+    package var isCurrentThread: Bool {
+        thread.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
     private func run() {
+        thread.store(UInt(pthread_self()), ordering: .releasing)
         let capacity: Int32 = 64
         var fds = [Int32](repeating: -1, count: Int(capacity))
         var flags = [Int32](repeating: 0, count: Int(capacity))

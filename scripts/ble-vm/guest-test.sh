@@ -82,4 +82,12 @@ for v in $VARIANTS; do
   for t in L2CAP GATT; do x=$(figure $t-$v throughput); line="$line $t-$v=$x ($(ratio "$x" "$c")x)"; done
 done
 echo "$line"
+# Where bulk time goes: idle gaps (echoes > 5 ms apart) and the writer's blocked time.
+for field in gap_sum writer_blocked; do
+  line="BENCH-SUMMARY rounds=$ROUNDS bulk_${field}_ms: C=$(figure C "$field")"
+  for v in $VARIANTS; do
+    for t in L2CAP GATT; do line="$line $t-$v=$(figure $t-$v "$field")"; done
+  done
+  echo "$line"
+done
 exit 0

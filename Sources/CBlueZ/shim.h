@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <errno.h>
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
@@ -60,12 +62,13 @@ static inline void cbluez_epoll_remove(int epfd, int fd) {
     (void)epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &unused);
 }
 
-/* Waits (no timeout) for up to `max` ready descriptors; fills fds[i] and flags[i]
- * (1 readable, 2 writable, 4 error or hang-up). The count, or -1 with errno set. */
-static inline int cbluez_epoll_wait(int epfd, int *fds, int *flags, int max) {
+/* Waits up to `timeout_ms` (-1: no limit) for up to `max` ready descriptors; fills
+ * fds[i] and flags[i] (1 readable, 2 writable, 4 error or hang-up). The count (0 on
+ * timeout), or -1 with errno set. */
+static inline int cbluez_epoll_wait(int epfd, int *fds, int *flags, int max, int timeout_ms) {
     struct epoll_event events[64];
     if (max > 64) max = 64;
-    int count = epoll_wait(epfd, events, max, -1);
+    int count = epoll_wait(epfd, events, max, timeout_ms);
     for (int i = 0; i < count; i++) {
         uint32_t e = events[i].events;
         fds[i] = events[i].data.fd;
@@ -73,5 +76,25 @@ static inline int cbluez_epoll_wait(int epfd, int *fds, int *flags, int max) {
     }
     return count;
 }
+
+/* The reactor's wake-up counter: an eventfd (non-blocking, close-on-exec) in the epoll
+ * set, level-triggered for reading, so a write ends the reactor's epoll_wait. The
+ * descriptor, or -1 with errno set. */
+static inline int cbluez_wakeup_create(int epfd) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return -1;
+    struct epoll_event event;
+    event.events = EPOLLIN;
+    event.data.u64 = 0;
+    event.data.fd = fd;
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) < 0) { close(fd); return -1; }
+    return fd;
+}
+
+/* Wakes the reactor (adds one to the counter). */
+static inline void cbluez_wakeup_signal(int fd) { (void)eventfd_write(fd, 1); }
+
+/* Resets the counter after a wake-up. */
+static inline void cbluez_wakeup_clear(int fd) { eventfd_t value; (void)eventfd_read(fd, &value); }
 
 #endif

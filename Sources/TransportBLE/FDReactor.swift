@@ -15,6 +15,10 @@ import Synchronization
 /// wake-up pipe, no rebuilt descriptor set, one system call per wait. The reactor
 /// thread only runs when a descriptor is ready.
 ///
+/// The reactor thread is also a `TaskExecutor` (FDReactor+Executor.swift): a task that
+/// prefers it runs its link I/O there, so a readiness event resumes it on the thread that
+/// saw the event instead of waking a second thread of Swift's global pool.
+///
 /// Callers must keep a descriptor open while they wait on it (``SeqPacketLink`` counts
 /// its in-flight operations for that), so a number is never reused under a waiter.
 package final class FDReactor: Sendable {
@@ -46,11 +50,20 @@ package final class FDReactor: Sendable {
 
     private let state = Mutex(State())
     private let epollFD: Int32
+    /// Jobs of tasks that prefer the reactor thread as their executor.
+    let jobs = Mutex(ExecutorJobs())
+    /// Ends the reactor's `epoll_wait` when a job arrives from another thread.
+    let wakeupFD: Int32
+    /// The reactor thread's `pthread_t` once it runs (0 before).
+    private let thread = Atomic<UInt>(0)
 
     private init() {
         let fd = cbluez_epoll_create()
         precondition(fd >= 0, "epoll_create1 failed: errno \(errno)")
         epollFD = fd
+        let wakeup = cbluez_wakeup_create(fd)
+        precondition(wakeup >= 0, "eventfd failed: errno \(errno)")
+        wakeupFD = wakeup
     }
 
     /// Suspends until `fd` is ready for `interest` (or hung up / in error, which the next
@@ -72,9 +85,7 @@ package final class FDReactor: Sendable {
                     // waiters of a descriptor never overtakes a newer mask.
                     guard cbluez_epoll_arm(epollFD, fd, Self.flags(of: waiters)) == 0 else { return .notPollable }
                     state.waiters[fd] = waiters
-                    let start = !state.started
-                    state.started = true
-                    return .waiting(startThread: start)
+                    return .waiting(startThread: Self.claimStart(&state))
                 }
                 switch outcome {
                 case .cancelled:
@@ -115,6 +126,17 @@ package final class FDReactor: Sendable {
         waiters.reduce(0) { $0 | $1.interest.flag }
     }
 
+    /// Starts the reactor thread unless it runs already.
+    func ensureThread() {
+        if state.withLock({ Self.claimStart(&$0) }) { startThread() }
+    }
+
+    private static func claimStart(_ state: inout State) -> Bool {
+        if state.started { return false }
+        state.started = true
+        return true
+    }
+
     private func startThread() {
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
@@ -127,19 +149,38 @@ package final class FDReactor: Sendable {
         pthread_detach(thread)
     }
 
+    /// Whether the caller runs on the reactor thread.
+    package var isCurrentThread: Bool {
+        thread.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
     private func run() {
+        thread.store(UInt(pthread_self()), ordering: .releasing)
         let capacity: Int32 = 64
         var fds = [Int32](repeating: -1, count: Int(capacity))
         var flags = [Int32](repeating: 0, count: Int(capacity))
         var woken: [Waiter] = []
+        var batch: [UnownedJob] = []
         let failure: Int32 = 4
         while true {
-            let count = cbluez_epoll_wait(epollFD, &fds, &flags, capacity)
-            if count <= 0 { continue }  // EINTR
+            runJobs(&batch)
+            // Block only when no job is queued; a job enqueued from another thread after
+            // this check sees `sleeping` and signals the wake-up descriptor.
+            let timeout: Int32 = jobs.withLock { jobs in
+                jobs.sleeping = jobs.queue.isEmpty
+                return jobs.sleeping ? -1 : 0
+            }
+            let count = cbluez_epoll_wait(epollFD, &fds, &flags, capacity, timeout)
+            jobs.withLock { $0.sleeping = false }
+            if count <= 0 { continue }  // no event, or EINTR
             state.withLock { state in
                 for index in 0..<Int(count) {
                     let fd = fds[index]
                     let ready = flags[index]
+                    if fd == wakeupFD {
+                        cbluez_wakeup_clear(fd)
+                        continue
+                    }
                     guard let waiters = state.waiters[fd] else { continue }
                     var remaining: [Waiter] = []
                     for waiter in waiters {
@@ -158,6 +199,8 @@ package final class FDReactor: Sendable {
                     }
                 }
             }
+            // A task that prefers this executor is enqueued here and runs in the next
+            // runJobs() on this thread; others go to their own executors.
             for waiter in woken { waiter.continuation.resume() }
             woken.removeAll(keepingCapacity: true)
         }

@@ -38,6 +38,9 @@ package final class FDReactor: Sendable {
         var started = false
     }
 
+    /// No executor here: only the epoll reactor (BLE builds) runs tasks on its thread.
+    package var taskExecutor: (any TaskExecutor)? { nil }
+
     /// The process-wide reactor (one thread, started on first use).
     package static let shared = FDReactor()
 

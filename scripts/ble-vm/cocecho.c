@@ -69,16 +69,30 @@ static int cmp_double(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
-struct reader { int fd; long packets; long bytes; };
+struct reader { int fd; long packets; long bytes; double *arrivals; };
 static void *drain(void *p) {
 	struct reader *r = p; static char buf[65536];
 	long got = 0;
 	while (got < r->packets) {
 		ssize_t n = read(r->fd, buf, sizeof(buf));
 		if (n <= 0) die("bulk read");
+		r->arrivals[got] = now();
 		r->bytes += n; got++;
 	}
 	return NULL;
+}
+
+/* The bulk run's idle gaps: echoes arriving more than 5 ms after the previous one (the
+ * first counts from the start), and the time the writer spent blocked over 1 ms. */
+static void bulk_trace(double start, const double *arrivals, long packets, double blocked) {
+	double last = start, gaps = 0, longest = 0; long count = 0;
+	for (long i = 0; i < packets; i++) {
+		double gap = arrivals[i] - last; last = arrivals[i];
+		if (gap > longest) longest = gap;
+		if (gap > 0.005) { gaps += gap; count++; }
+	}
+	printf("cocecho: bulk-trace gaps_over_5ms=%ld gap_sum=%.1f ms longest_gap=%.1f ms writer_blocked=%.1f ms\n",
+	       count, gaps * 1000, longest * 1000, blocked * 1000);
 }
 
 static int bench(int hci, int remote, unsigned psm, int rtts, long bulk) {
@@ -110,14 +124,21 @@ static int bench(int hci, int remote, unsigned psm, int rtts, long bulk) {
 	       rtts > 0 ? samples[rtts / 2] * 1000 : 0);
 	free(samples);
 	long packets = (bulk + smtu - 1) / smtu;
-	struct reader r = { s, packets, 0 };
-	pthread_t th; double b0 = now();
+	struct reader r = { s, packets, 0, calloc(packets > 0 ? packets : 1, sizeof(double)) };
+	if (!r.arrivals) die("calloc");
+	pthread_t th; double b0 = now(), blocked = 0;
 	pthread_create(&th, NULL, drain, &r);
-	for (long i = 0; i < packets; i++) if (write(s, buf, smtu) != smtu) die("bulk write");
+	for (long i = 0; i < packets; i++) {
+		double w = now();
+		if (write(s, buf, smtu) != smtu) die("bulk write");
+		if (now() - w > 0.001) blocked += now() - w;
+	}
 	pthread_join(th, NULL);
 	double bt = now() - b0;
 	printf("cocecho: bulk bytes=%ld packets=%ld mtu=%u seconds=%.3f throughput=%.1f kB/s (echoed, payload each way)\n",
 	       r.bytes, packets, smtu, bt, r.bytes / bt / 1000);
+	bulk_trace(b0, r.arrivals, packets, blocked);
+	free(r.arrivals);
 	fflush(stdout);
 	close(s);
 	return 0;

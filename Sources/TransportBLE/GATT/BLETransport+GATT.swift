@@ -73,7 +73,8 @@ extension BLETransport {
                         .map { "\($0.deviceAddress)/\($0.type)/gatt" } ?? "unknown/gatt"
                     // makeGATTConnection owns the descriptor, also when it throws.
                     guard let connection = try? makeGATTConnection(fd: fd, remoteAddress: text) else { continue }
-                    group.addTask { await connection.run() }
+                    // The ATT reader runs on the reactor thread (FDReactor+Executor.swift).
+                    group.addTask(executorPreference: FDReactor.shared.taskExecutor) { await connection.run() }
                     group.addTask {
                         guard await connection.waitForSubscription() else { return }
                         let box = Mutex<ObjectIdentifier?>(nil)
@@ -155,7 +156,7 @@ extension BLETransport {
         }
         let connection = try makeGATTConnection(fd: fd, remoteAddress: text)
         // The reader lives as long as the bearer: it ends when the link closes.
-        Task { await connection.run() }
+        Task(executorPreference: FDReactor.shared.taskExecutor) { await connection.run() }
         do {
             return try await setUpCentral(connection, local: local, remote: remote)
         } catch {

@@ -178,7 +178,7 @@ package final class GATTConnection: Sendable {
                     return
                 }
                 let bytes = pdu.encoded()
-                Task {
+                Task(executorPreference: FDReactor.shared.taskExecutor) {
                     do {
                         try await self.bearer.send(bytes)
                     } catch {

@@ -6,6 +6,8 @@
 //                                                    of many sizes + a message of several MTUs, check echoes
 //   ble-vm-test bench --adapter hci1 --rtt N --bulk BYTES   dial an `echo` peer and measure
 //   ble-vm-test echo --adapter hci0                  accept links until killed, echo every packet
+//   (bench, echo: --executor main|pool|reactor runs the link loops on the main actor, the global
+//    pool or BLETransport.linkExecutor)
 //   ble-vm-test move --adapter hci1 --data-path gatt_first --move-after S --seconds T
 //                                                    dial an `echo` peer over GATT, stream numbered frames
 //                                                    for T s while the link moves to L2CAP after S s;
@@ -36,6 +38,10 @@ struct Options {
     var dataPath = "auto"
     var moveAfter = 5.0
     var seconds = 5.0
+    /// Where `bench` and `echo` run their link loops: `main` (the main actor, as the
+    /// benchmark did until 2026-11-24), `pool` (Swift's global pool, like a node's link
+    /// tasks) or `reactor` (BLETransport.linkExecutor: the reactor thread).
+    var executor = "main"
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -54,6 +60,7 @@ struct Options {
             case "--data-path": dataPath = value
             case "--move-after": moveAfter = Double(value) ?? moveAfter
             case "--seconds": seconds = Double(value) ?? seconds
+            case "--executor": executor = value
             default: fatal("unknown flag \(flag)")
             }
         }
@@ -75,7 +82,7 @@ func fatal(_ text: String) -> Never {
 
 let options = Options(CommandLine.arguments)
 guard ["accept", "dial", "bench", "echo", "conformance", "move"].contains(options.mode) else {
-    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N] [--data-path auto|l2cap|gatt|gatt_first]")
+    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N] [--data-path auto|l2cap|gatt|gatt_first] [--executor main|pool|reactor]")
 }
 
 /// Runs `body` with a deadline.
@@ -276,8 +283,10 @@ if options.mode == "echo" {
     say("echo: serving links on \(transport.localAddress!)")
     while true {
         let link = await sorter.nextLink()
-        Task {
-            while let packet = try await link.receive() { try await link.send(packet) }
+        switch options.executor {
+        case "main": Task { try await echoLoop(link) }
+        case "pool": Task.detached { try await echoLoop(link) }
+        default: Task.detached(executorPreference: BLETransport.linkExecutor) { try await echoLoop(link) }
         }
     }
 }
@@ -363,40 +372,10 @@ do {
     case "bench":
         let link = try await withDeadline(options.timeout, "dial") { try await transport.dial(hint) }
         say("bench: channel to \(link.remoteAddress), mtu=\(link.mtu)")
-        let small = [UInt8](repeating: 0xA5, count: 64)
-        for round in 1...options.rounds {
-            var total = Duration.zero
-            var best = Duration.seconds(1000)
-            var samples: [Duration] = []
-            samples.reserveCapacity(options.rtts)
-            for _ in 0..<options.rtts {
-                let start = ContinuousClock.now
-                try await link.send(small)
-                guard try await link.receive()?.count == 64 else { fatal("rtt echo missing") }
-                let elapsed = start.duration(to: .now)
-                total += elapsed
-                best = min(best, elapsed)
-                samples.append(elapsed)
-            }
-            samples.sort()
-            let median = samples.isEmpty ? .zero : samples[samples.count / 2]
-            say("bench: round \(round) rtt count=\(options.rtts) size=64 mean=\(ms(total / options.rtts)) ms min=\(ms(best)) ms median=\(ms(median)) ms")
-            let packets = (options.bulk + link.mtu - 1) / link.mtu
-            let payload = [UInt8](repeating: 0x5A, count: link.mtu)
-            let bulkStart = ContinuousClock.now
-            async let drained: Int = {
-                var bytes = 0
-                for _ in 0..<packets {
-                    guard let packet = try await link.receive() else { fatal("bulk: link closed early") }
-                    bytes += packet.count
-                }
-                return bytes
-            }()
-            for _ in 0..<packets { try await link.send(payload) }
-            let bytes = try await drained
-            let elapsed = bulkStart.duration(to: .now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            say("bench: round \(round) bulk bytes=\(bytes) packets=\(packets) mtu=\(link.mtu) seconds=\(fixed(seconds, 3)) throughput=\(fixed(Double(bytes) / seconds / 1000, 1)) kB/s (echoed, payload each way)")
+        switch options.executor {
+        case "main": try await benchLoop(link)
+        case "pool": try await Task.detached { try await benchLoop(link) }.value
+        default: try await Task.detached(executorPreference: BLETransport.linkExecutor) { try await benchLoop(link) }.value
         }
         await link.close()
     default:
@@ -416,22 +395,3 @@ do {
     say("listen returned: dial says \(error.message)")
 }
 say("PASS \(options.mode) in \(started.duration(to: .now))")
-
-func ms(_ duration: Duration) -> String {
-    let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-    return fixed(value, 3)
-}
-
-func fixed(_ value: Double, _ digits: Int) -> String {
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let scaled = Int((value * scale).rounded())
-    let whole = scaled / Int(scale)
-    var fraction = String(abs(scaled) % Int(scale))
-    while fraction.count < digits { fraction = "0" + fraction }
-    return digits == 0 ? "\(whole)" : "\(whole).\(fraction)"
-}
-
-func mtuMultiple(_ count: Int, _ mtu: Int) -> String {
-    "\(fixed(Double(count) / Double(mtu), 1))× the \(mtu)-byte MTU"
-}

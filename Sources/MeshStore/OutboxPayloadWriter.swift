@@ -40,8 +40,8 @@ public final class OutboxPayloadWriter {
     }
 
     /// Appends `bytes` to the file (blocking on the page cache only: every few MiB the
-    /// kernel is asked to start writing back, so that ``finish(contentDigest:)``'s sync
-    /// waits for little).
+    /// kernel is asked to start writing back what was written, so that
+    /// ``finish(contentDigest:)``'s sync waits for little).
     /// - Throws: `.storeFailed` naming the file and the OS error (disk full); the
     ///   writer is then abandoned.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(MeshError) {
@@ -60,7 +60,9 @@ public final class OutboxPayloadWriter {
         byteCount += written
         unflushed += written
         if unflushed >= Self.writebackStep {
-            _ = sync_file_range(descriptor, Int64(byteCount - unflushed), Int64(unflushed), UInt32(SYNC_FILE_RANGE_WRITE))
+            // On Linux this starts writeback of the range's dirty pages without
+            // waiting (pages still being written stay cached).
+            _ = posix_fadvise(descriptor, off_t(byteCount - unflushed), off_t(unflushed), POSIX_FADV_DONTNEED)
             unflushed = 0
         }
     }

@@ -4,6 +4,7 @@ import MeshNode
 import MeshNodeHTTP
 import MeshTesting
 import NIOCore
+import NIOHTTP1
 import Testing
 
 // A raw body at or above the outbox's file threshold goes straight into a payload file
@@ -45,7 +46,7 @@ struct UploadTests {
     func shortBodiesQueueNothing() async throws {
         let a = try await HTTPNode.start(network: uniqueNetwork())
         defer { Task { try await a.stop() } }
-        let payloads = a.node.store.path + "-payloads"
+        let payloads = a.directory.path + "/store.sqlite-payloads"
         let declared = 300_000
         let short = AsyncStream<ByteBuffer> { continuation in
             continuation.yield(ByteBuffer(bytes: [UInt8](repeating: 1, count: 100_000)))

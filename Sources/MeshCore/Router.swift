@@ -192,6 +192,25 @@ public final class Router: Service, Sendable {
         try await delivery.submit(to: peer, payload: payload, options: options)
     }
 
+    /// Queues a payload that is already stored durably (hashed with
+    /// ``makeContentDigester()`` while it was written) like ``send(to:payload:options:)``,
+    /// without copying or hashing the bytes again when the queue can adopt it.
+    /// Ownership of `stored` passes to the router: the queue keeps it, or it is
+    /// discarded when the send fails.
+    /// - Throws: what ``send(to:payload:options:)`` throws, or when the payload must be
+    ///   read back (to seal it, for a queue that keeps its own copy) and cannot be.
+    @discardableResult
+    public func send(to peer: PeerID, stored: any StoredPayload, options: SendOptions = .init()) async throws -> MessageID {
+        try await delivery.submit(to: peer, stored: stored, options: options)
+    }
+
+    /// A digester for the content digest ``send(to:stored:options:)`` expects, from
+    /// the router's ``ReceiptSigner``; nil when there is none (or it hashes only whole
+    /// payloads), and then a stored payload carries no digest.
+    public func makeContentDigester() -> (any ContentDigester)? {
+        delivery.receipts?.makeDigester()
+    }
+
     /// Queues `payload` for `peer` like ``send(to:payload:options:)`` and waits until
     /// the message reaches `target` (``MessageStatus/sent`` or
     /// ``MessageStatus/delivered``).

@@ -32,3 +32,24 @@ public struct IdentityReceiptSigner: ReceiptSigner {
         NodeIdentity.verify(signature: signature, message: bytes, signer: peer)
     }
 }
+
+extension IdentityReceiptSigner {
+    /// BLAKE2b-256 piece by piece (the same digest as ``digest(_:)``).
+    public func makeDigester() -> (any ContentDigester)? {
+        BLAKE2bDigester()
+    }
+}
+
+/// An incremental BLAKE2b-256 (``Sodium/StreamingHash``): the content digest of a
+/// payload hashed while it arrives.
+final class BLAKE2bDigester: ContentDigester {
+    private var hash: Sodium.StreamingHash? = Sodium.StreamingHash(.blake2b256)
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        hash?.update(bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    func finish() -> [UInt8] {
+        hash.take()?.finalize() ?? []
+    }
+}

@@ -67,6 +67,8 @@ package enum Sodium {
             case sha256
             /// BLAKE2b with a 64-byte digest.
             case blake2b512
+            /// BLAKE2b with a 32-byte digest (the content digest of receipts).
+            case blake2b256
         }
 
         private let kind: Kind
@@ -82,10 +84,10 @@ package enum Sodium {
                 stateSize = crypto_hash_sha256_statebytes()
                 state = .allocate(byteCount: stateSize, alignment: 64)
                 _ = crypto_hash_sha256_init(state.assumingMemoryBound(to: crypto_hash_sha256_state.self))
-            case .blake2b512:
+            case .blake2b512, .blake2b256:
                 stateSize = crypto_generichash_statebytes()
                 state = .allocate(byteCount: stateSize, alignment: 64)
-                _ = crypto_generichash_init(OpaquePointer(state), nil, 0, 64)
+                _ = crypto_generichash_init(OpaquePointer(state), nil, 0, kind == .blake2b512 ? 64 : 32)
             }
         }
 
@@ -100,7 +102,7 @@ package enum Sodium {
             switch kind {
             case .sha256:
                 _ = crypto_hash_sha256_update(state.assumingMemoryBound(to: crypto_hash_sha256_state.self), base, UInt64(bytes.count))
-            case .blake2b512:
+            case .blake2b512, .blake2b256:
                 _ = crypto_generichash_update(OpaquePointer(state), base, UInt64(bytes.count))
             }
         }
@@ -117,9 +119,10 @@ package enum Sodium {
                 var out = [UInt8](repeating: 0, count: 32)
                 _ = crypto_hash_sha256_final(state.assumingMemoryBound(to: crypto_hash_sha256_state.self), &out)
                 return out
-            case .blake2b512:
-                var out = [UInt8](repeating: 0, count: 64)
-                _ = crypto_generichash_final(OpaquePointer(state), &out, 64)
+            case .blake2b512, .blake2b256:
+                let length = kind == .blake2b512 ? 64 : 32
+                var out = [UInt8](repeating: 0, count: length)
+                _ = crypto_generichash_final(OpaquePointer(state), &out, length)
                 return out
             }
         }

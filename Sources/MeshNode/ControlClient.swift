@@ -92,7 +92,7 @@ public struct ControlClient: Sendable {
     }
 
     /// Whether a node accepts connections on `socketPath`.
-    static func isAnswering(socketPath: String) async -> Bool {
+    package static func isAnswering(socketPath: String) async -> Bool {
         do {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: socketPath).get()

@@ -13,7 +13,6 @@ extension ControlHandler {
     /// - Parameter rawPayload: the payload as bytes (the HTTP API's raw body, the
     ///   socket's binary body), instead of the request's `text` or `payload_base64`.
     package func send(_ request: ControlRequest, rawPayload: [UInt8]? = nil) async throws -> SendReply {
-        let (peer, alias) = try await resolvePeer(request.peer, for: "send")
         let payload: [UInt8]
         switch (request.text, request.payloadBase64) {
         case (nil, nil) where rawPayload != nil: payload = rawPayload!
@@ -28,30 +27,60 @@ extension ControlHandler {
         case (nil, nil): throw MeshError(.invalidArgument, "send needs \"text\" or \"payload_base64\"")
         case (_?, _?): throw MeshError(.invalidArgument, "send takes \"text\" or \"payload_base64\", not both")
         }
-        let id: MessageID
-        if let text = request.id {
-            guard let parsed = MessageID(hex: text) else {
-                throw MeshError(.invalidArgument, "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\"")
-            }
-            id = parsed
-        } else {
-            // Chosen here rather than by the router, so that every failure can name it.
-            id = MessageID.random()
+        return try await send(request, payload: .bytes(payload))
+    }
+
+    /// `send` of a payload already stored durably (an upload written to the outbox's
+    /// payload directory while it arrived: ``receivePayload(_:declaredBytes:)``). The
+    /// request must carry no `text` or `payload_base64`. Takes ownership of `stored`:
+    /// it is queued, or removed when the send fails.
+    package func send(_ request: ControlRequest, stored: any StoredPayload) async throws -> SendReply {
+        guard request.text == nil, request.payloadBase64 == nil else {
+            stored.discard()
+            throw MeshError(.invalidArgument, "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both")
         }
-        let expiresAfter = try request.expiresSeconds.map { seconds throws(MeshError) -> Duration in
-            guard seconds.isFinite, seconds > 0, seconds <= 10 * 365 * 86_400 else {
-                throw MeshError(.invalidArgument, "\"expires_seconds\" must be a positive number of seconds, got \(seconds)")
+        return try await send(request, payload: .stored(stored))
+    }
+
+    /// A send's payload: bytes in memory, or a stored upload.
+    enum SendPayload {
+        case bytes([UInt8])
+        case stored(any StoredPayload)
+
+        var count: Int {
+            switch self {
+            case .bytes(let bytes): bytes.count
+            case .stored(let stored): stored.byteCount
             }
-            return .milliseconds(Int64(seconds * 1000))
         }
-        let wait = request.wait ?? (request.timeoutSeconds != nil)
-        let timeout = request.timeoutSeconds ?? Self.defaultWaitTimeout
-        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
-            throw MeshError(.invalidArgument, "\"timeout_seconds\" must be a number of seconds from 0 to 86400, got \(timeout)")
+
+        func discard() {
+            if case .stored(let stored) = self { stored.discard() }
+        }
+    }
+
+    private func send(_ request: ControlRequest, payload: SendPayload) async throws -> SendReply {
+        let peer: PeerID, alias: String?
+        do {
+            (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        } catch {
+            payload.discard()
+            throw error
+        }
+        let (id, expiresAfter, wait, timeout): (MessageID, Duration?, Bool, Double)
+        do {
+            (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
+        } catch {
+            payload.discard()
+            throw error
         }
         let started = ContinuousClock.now
         do {
-            _ = try await router.send(to: peer, payload: payload, options: SendOptions(id: id, expiresAfter: expiresAfter, emergency: request.emergency ?? false))
+            let options = SendOptions(id: id, expiresAfter: expiresAfter, emergency: request.emergency ?? false)
+            switch payload {
+            case .bytes(let bytes): _ = try await router.send(to: peer, payload: bytes, options: options)
+            case .stored(let stored): _ = try await router.send(to: peer, stored: stored, options: options)
+            }
         } catch let error as MeshError {
             throw MessageFailure(error: Self.notQueued(error, id: id), messageID: id)
         }
@@ -92,6 +121,34 @@ extension ControlHandler {
         return SendReply(
             messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record.status,
             transport: record.transport, waitedSeconds: Double(waited.milliseconds) / 1000)
+    }
+
+    /// A send request's message ID (the caller's or a new one), expiry, whether it
+    /// waits, and how long.
+    /// - Throws: `.invalidArgument` naming the bad field.
+    static func sendParameters(_ request: ControlRequest) throws -> (MessageID, Duration?, Bool, Double) {
+        let id: MessageID
+        if let text = request.id {
+            guard let parsed = MessageID(hex: text) else {
+                throw MeshError(.invalidArgument, "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\"")
+            }
+            id = parsed
+        } else {
+            // Chosen here rather than by the router, so that every failure can name it.
+            id = MessageID.random()
+        }
+        let expiresAfter = try request.expiresSeconds.map { seconds throws(MeshError) -> Duration in
+            guard seconds.isFinite, seconds > 0, seconds <= 10 * 365 * 86_400 else {
+                throw MeshError(.invalidArgument, "\"expires_seconds\" must be a positive number of seconds, got \(seconds)")
+            }
+            return .milliseconds(Int64(seconds * 1000))
+        }
+        let wait = request.wait ?? (request.timeoutSeconds != nil)
+        let timeout = request.timeoutSeconds ?? Self.defaultWaitTimeout
+        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
+            throw MeshError(.invalidArgument, "\"timeout_seconds\" must be a number of seconds from 0 to 86400, got \(timeout)")
+        }
+        return (id, expiresAfter, wait, timeout)
     }
 
     /// A refusal of the queue, with the message ID and what it means for a retry.

@@ -40,6 +40,13 @@ public struct NodeHTTPClient: Sendable {
     /// serves no HTTP API.
     /// - Throws: what the control socket throws (`.nodeNotRunning`).
     public static func forNode(dataDirectory: String) async throws -> NodeHTTPClient? {
+        // The address file the server writes saves the `status` round trip; it counts
+        // only while the node answers on its control socket (a killed node leaves it).
+        if let address = APIAddress.read(dataDirectory: dataDirectory), let token = try? APIToken.load(dataDirectory: dataDirectory),
+            await ControlClient.isAnswering(socketPath: DataDirectory.controlSocketPath(dataDirectory))
+        {
+            return NodeHTTPClient(address: address, token: token)
+        }
         let status = try await ControlClient(dataDirectory: dataDirectory).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
         guard let address = status.httpAddress, let token = try? APIToken.load(dataDirectory: dataDirectory) else { return nil }
         return NodeHTTPClient(address: address, token: token)
@@ -50,6 +57,51 @@ public struct NodeHTTPClient: Sendable {
     public func request(
         _ method: HTTPMethod, _ target: String, contentType: String? = nil, body: ByteBuffer? = nil, headers extra: [(String, String)] = [],
         authorize: Bool = true
+    ) async throws -> Reply {
+        try await request(method, target, contentType: contentType, body: body.map(Body.buffer), headers: extra, authorize: authorize)
+    }
+
+    /// A request body: bytes in memory, or `length` bytes read from a file descriptor
+    /// while they are sent (so reading and uploading overlap).
+    enum Body {
+        case buffer(ByteBuffer)
+        case stream(descriptor: Int32, length: Int, progress: @Sendable (Int) -> Void)
+
+        var length: Int {
+            switch self {
+            case .buffer(let buffer): buffer.readableBytes
+            case .stream(_, let length, _): length
+            }
+        }
+
+        /// Writes the body.
+        func write(to outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>) async throws {
+            switch self {
+            case .buffer(let buffer):
+                if buffer.readableBytes > 0 { try await outbound.write(.body(.byteBuffer(buffer))) }
+            case .stream(let descriptor, let length, let progress):
+                var sent = 0
+                while sent < length {
+                    var chunk = ByteBufferAllocator().buffer(capacity: min(length - sent, 1 << 20))
+                    let count = chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { target in
+                        while true {
+                            let count = read(descriptor, target.baseAddress, min(target.count, length - sent))
+                            if count >= 0 || errno != EINTR { return count }
+                        }
+                    }
+                    // A file that shrank or failed: the node sees a short body and
+                    // queues nothing.
+                    guard count > 0 else { return }
+                    sent += count
+                    try await outbound.write(.body(.byteBuffer(chunk)))
+                    progress(sent)
+                }
+            }
+        }
+    }
+
+    func request(
+        _ method: HTTPMethod, _ target: String, contentType: String?, body: Body?, headers extra: [(String, String)], authorize: Bool
     ) async throws -> Reply {
         let (host, port) = try Self.split(address)
         let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
@@ -68,7 +120,7 @@ public struct NodeHTTPClient: Sendable {
         headers.add(name: "Host", value: address)
         if authorize { headers.add(name: "Authorization", value: "Bearer \(token)") }
         headers.add(name: "Connection", value: "close")
-        headers.add(name: "Content-Length", value: String(body?.readableBytes ?? 0))
+        headers.add(name: "Content-Length", value: String(body?.length ?? 0))
         if let contentType { headers.add(name: "Content-Type", value: contentType) }
         for (name, value) in extra { headers.add(name: name, value: value) }
         let head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
@@ -80,8 +132,12 @@ public struct NodeHTTPClient: Sendable {
             try await withThrowingTaskGroup(of: Reply?.self) { group in
                 group.addTask {
                     try? await outbound.write(.head(head))
-                    if let body, body.readableBytes > 0 { try? await outbound.write(.body(.byteBuffer(body))) }
-                    try? await outbound.write(.end(nil))
+                    do {
+                        try await body?.write(to: outbound)
+                        try? await outbound.write(.end(nil))
+                    } catch {
+                        // The node stopped reading (it refused the body); its reply is the answer.
+                    }
                     return nil
                 }
                 group.addTask { try await Self.readReply(inbound, from: address) }
@@ -114,6 +170,19 @@ public struct NodeHTTPClient: Sendable {
     /// `send` with a raw payload: `POST /api/v1/messages?to=…`. The reply is turned
     /// into the control socket's reply shape, so callers print it the same way.
     public func send(_ request: ControlRequest, payload: ByteBuffer) async throws -> ControlReply {
+        try await send(request, body: .buffer(payload))
+    }
+
+    /// `send` of the `length` bytes the file descriptor `descriptor` reads next
+    /// (standard input redirected from a file): each chunk goes out as soon as it is
+    /// read. `progress` gets the bytes sent so far.
+    public func send(
+        _ request: ControlRequest, streaming descriptor: Int32, length: Int, progress: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws -> ControlReply {
+        try await send(request, body: .stream(descriptor: descriptor, length: length, progress: progress))
+    }
+
+    func send(_ request: ControlRequest, body: Body) async throws -> ControlReply {
         var query = [("to", request.peer ?? "")]
         if let id = request.id { query.append(("id", id)) }
         if let expires = request.expiresSeconds { query.append(("expires_seconds", String(expires))) }
@@ -121,7 +190,7 @@ public struct NodeHTTPClient: Sendable {
         if let timeout = request.timeoutSeconds { query.append(("timeout_seconds", String(timeout))) }
         if let emergency = request.emergency { query.append(("emergency", String(emergency))) }
         let target = "/api/v1/messages?" + query.map { "\($0.0)=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
-        let reply = try await self.request(.POST, target, contentType: "application/octet-stream", body: payload)
+        let reply = try await self.request(.POST, target, contentType: "application/octet-stream", body: body, headers: [], authorize: true)
         return try Self.controlReply(reply)
     }
 

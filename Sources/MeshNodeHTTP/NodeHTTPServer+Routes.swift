@@ -207,10 +207,17 @@ extension NodeHTTPServer {
         guard let to = query.string("to") else {
             throw APIError.badRequest("a raw body needs ?to=<peer ID or alias> (or send Content-Type: application/json with \"peer\")")
         }
-        let payload = try await Self.collectPayload(&request, upTo: limit)
         let send = ControlRequest(
             cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
             wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
+        // A large body with a declared length goes straight into the outbox's payload
+        // file while it arrives (hashed on the way); the rest is collected.
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= commands.uploadThreshold {
+            guard declared <= limit else { throw Self.tooLarge(limit) }
+            let stored = try await commands.receivePayload(request.body, declaredBytes: declared)
+            return try Self.json(await commands.send(send, stored: stored))
+        }
+        let payload = try await Self.collectPayload(&request, upTo: limit)
         return try Self.json(await commands.send(send, rawPayload: payload))
     }
 

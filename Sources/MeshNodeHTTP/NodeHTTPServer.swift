@@ -60,12 +60,16 @@ public final class NodeHTTPServer: Service, Sendable {
         addRoutes(to: router)
         let endpoint = node.httpEndpoint
         let logger = self.logger
+        let dataDirectory = node.dataDirectory
+        APIAddress.remove(dataDirectory: dataDirectory)
+        defer { APIAddress.remove(dataDirectory: dataDirectory) }
         let app = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 let bound = Self.describe(channel.localAddress) ?? settings.listen
                 endpoint.listening(on: bound)
+                APIAddress.write(bound, dataDirectory: dataDirectory)
                 logger.info("http api listening on http://\(bound)/", metadata: ["http_address": "\(bound)"])
             },
             logger: logger)

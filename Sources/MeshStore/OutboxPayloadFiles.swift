@@ -24,6 +24,11 @@ struct OutboxPayloadFiles: Sendable {
         directory = storePath + "-payloads"
     }
 
+    /// The payload directory `directory`.
+    init(directory: String) {
+        self.directory = directory
+    }
+
     /// Creates the directory if needed (owner-only, as the store file).
     /// - Throws: `.storeFailed` naming the directory.
     func prepare() throws(MeshError) {
@@ -112,14 +117,14 @@ struct OutboxPayloadFiles: Sendable {
         return orphans.count
     }
 
-    private func syncDirectory(_ path: String) throws(MeshError) {
+    func syncDirectory(_ path: String) throws(MeshError) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure("open directory \(path)", errno) }
         defer { Glibc.close(descriptor) }
         guard fsync(descriptor) == 0 else { throw failure("sync directory \(path)", errno) }
     }
 
-    private func failure(_ what: String, _ code: Int32) -> MeshError {
+    func failure(_ what: String, _ code: Int32) -> MeshError {
         MeshError(.storeFailed, "store: could not \(what): \(String(cString: strerror(code))); check the disk space and the data directory's permissions")
     }
 }

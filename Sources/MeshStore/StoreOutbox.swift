@@ -49,20 +49,22 @@ public struct StoreOutbox: OutboundQueue {
         let payloadFile = message.payload.count >= configuration.outboxFileThreshold
             ? try await database.payloadFiles.write(message.payload, for: message.id) : nil
         do {
-            try await insert(message, payloadFile: payloadFile, now: now, expiresAt: expiresAt)
+            try await insert(message, bytes: message.payload.count, payloadFile: payloadFile, now: now, expiresAt: expiresAt)
         } catch {
             if let payloadFile { database.payloadFiles.remove([payloadFile]) }
             throw error
         }
     }
 
-    private func insert(_ message: OutboundMessage, payloadFile: String?, now: Int64, expiresAt: Int64) async throws(MeshError) {
+    /// Inserts the history entry and the outbox row of a message of `bytes` bytes (in
+    /// `payloadFile` when it names one, else in the row).
+    func insert(_ message: OutboundMessage, bytes: Int, payloadFile: String?, now: Int64, expiresAt: Int64) async throws(MeshError) {
         let configuration = database.configuration
         try await database.write("enqueue message \(message.id.hex)") { db in
-            try Self.checkBounds(db, for: message, configuration: configuration)
+            try Self.checkBounds(db, for: message, bytes: bytes, configuration: configuration)
             var history = HistoryRow(
                 messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
-                bytes: message.payload.count, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
+                bytes: bytes, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
                 attempts: 0, flags: Int(message.flags),
                 contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex,
                 previousHop: message.previousHop?.hex)
@@ -83,7 +85,7 @@ public struct StoreOutbox: OutboundQueue {
             guard let historyID = history.id else { return }
             var row = OutboxRow(
                 historyID: historyID, messageID: message.id.hex, destination: message.destination.hex,
-                flags: Int(message.flags), bytes: message.payload.count, claimed: false,
+                flags: Int(message.flags), bytes: bytes, claimed: false,
                 payload: payloadFile == nil ? Data(message.payload) : Data(), origin: message.origin?.hex,
                 ttl: message.ttl.map(Int.init), payloadFile: payloadFile)
             try row.insert(db)
@@ -91,12 +93,11 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
-    private static func checkBounds(_ db: Database, for message: OutboundMessage, configuration: StoreConfiguration) throws {
+    private static func checkBounds(_ db: Database, for message: OutboundMessage, bytes size: Int, configuration: StoreConfiguration) throws {
         let peer = try Row.fetchOne(
             db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?",
             arguments: [message.destination.hex])
         let total = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox")
-        let size = message.payload.count
         let peerMessages: Int = peer?["messages"] ?? 0
         let peerBytes: Int = peer?["bytes"] ?? 0
         let totalMessages: Int = total?["messages"] ?? 0

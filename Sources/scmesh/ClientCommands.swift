@@ -91,6 +91,12 @@ struct SendCommand: AsyncParsableCommand {
         var progress = TransferProgress()
         var bytes = 0
         if text == "-" {
+            // Standard input from a file: read and uploaded at once, no copy in memory.
+            if let length = standardInputFileLength(),
+                try await sendStandardInput(request, length: length, dataDirectory: dataDirectory.path, json: output.json)
+            {
+                return
+            }
             var payload = ByteBuffer()
             try await reportingErrors(json: output.json) { payload = try readStandardInput(progress: &progress) }
             bytes = payload.readableBytes

@@ -5,11 +5,50 @@ import MeshNode
 import MeshNodeHTTP
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Sends a raw payload through the node's HTTP API (`POST /api/v1/messages`) and
 /// prints the reply as ``callNode(_:dataDirectory:json:as:render:)`` would. Returns
 /// false, having sent nothing, when the node serves no HTTP API.
 func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: String, json: Bool) async throws -> Bool {
+    try await sendRaw(bytes: payload.readableBytes, dataDirectory: dataDirectory, json: json) { client in
+        try await client.send(request, payload: payload)
+    }
+}
+
+/// Sends the rest of standard input, a regular file of `length` more bytes, through
+/// the node's HTTP API while reading it (each chunk goes out as soon as it is read;
+/// the node writes it to the outbox as it arrives). On a terminal it shows bytes and
+/// rate. Returns false, having read and sent nothing, when the node serves no HTTP API.
+func sendStandardInput(_ request: ControlRequest, length: Int, dataDirectory: String, json: Bool) async throws -> Bool {
+    let progress = SharedProgress()
+    return try await sendRaw(bytes: length, dataDirectory: dataDirectory, json: json) { client in
+        defer { progress.finish(length, "sent", suffix: "; the node is storing it") }
+        return try await client.send(request, streaming: STDIN_FILENO, length: length) { sent in progress.update(sent, "sent") }
+    }
+}
+
+/// A ``TransferProgress`` that the upload task updates.
+final class SharedProgress: Sendable {
+    private let state = Mutex(TransferProgress())
+
+    func update(_ bytes: Int, _ verb: String) { state.withLock { $0.update(bytes, verb) } }
+    func finish(_ bytes: Int, _ verb: String, suffix: String = "") { state.withLock { $0.finish(bytes, verb, suffix: suffix) } }
+}
+
+/// The length of the rest of standard input when it is a regular file (what
+/// `scmesh send - < FILE` reads), else nil (a pipe, a terminal).
+func standardInputFileLength() -> Int? {
+    var info = stat()
+    guard fstat(STDIN_FILENO, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    let offset = lseek(STDIN_FILENO, 0, SEEK_CUR)
+    guard offset >= 0, Int(info.st_size) >= Int(offset) else { return nil }
+    return Int(info.st_size) - Int(offset)
+}
+
+private func sendRaw(
+    bytes: Int, dataDirectory: String, json: Bool, _ send: @escaping (NodeHTTPClient) async throws -> ControlReply
+) async throws -> Bool {
     var sent = false
     try await reportingErrors {
         guard let client = try await NodeHTTPClient.forNode(dataDirectory: dataDirectory) else { return }
@@ -17,7 +56,7 @@ func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: Stri
         // On a terminal, how long the node took to store it, as over the socket.
         var handover = TransferProgress()
         do {
-            reply = try await client.send(request, payload: payload)
+            reply = try await send(client)
         } catch let error as MeshError where error.code == .nodeNotRunning {
             // The HTTP API did not answer (no loopback interface, a firewall): nothing
             // was sent, so the control socket carries the payload instead.
@@ -29,7 +68,7 @@ func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: Stri
             if !reply.ok { throw ExitCode.failure }
         } else {
             let reply = try reply.decode(SendReply.self)
-            handover.finish(payload.readableBytes, "the node stored")
+            handover.finish(bytes, "the node stored")
             print(TextReport.sent(reply))
         }
     }

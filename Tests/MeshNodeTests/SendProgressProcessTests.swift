@@ -39,8 +39,9 @@ struct SendProgressProcessTests {
         let terminal = try await runProcess(script, ["--quiet", "--return", "--command", command, "/dev/null"])
         let transcript = String(decoding: terminal.output, as: UTF8.self)
         #expect(terminal.status == 0, "\(transcript)")
-        #expect(transcript.contains("read 3.0 MiB in "), "\(transcript)")
-        #expect(transcript.contains("MiB/s); handing it to the node"), "\(transcript)")
+        // Standard input from a file is uploaded while it is read: the line counts bytes sent.
+        #expect(transcript.contains("sent 3.0 MiB in "), "\(transcript)")
+        #expect(transcript.contains("MiB/s); the node is storing it"), "\(transcript)")
         #expect(transcript.contains("the node stored 3.0 MiB in "), "\(transcript)")
         #expect(transcript.contains("queued message"), "\(transcript)")
         let outbox = try await client.call(ControlRequest(cmd: "outbox")).decode(OutboxReply.self)

@@ -58,22 +58,8 @@ final class DeliveryPipeline: Sendable {
     /// Queues a message; returns its ID once the queue kept it. It is sent at once when
     /// a link to `peer` is up, otherwise when one comes up.
     func submit(to peer: PeerID, payload: [UInt8], options: SendOptions) async throws -> MessageID {
-        guard relay.isEnabled else {
-            throw MeshError(.relayDisabled, "relaying is switched off, so this node neither sends nor receives (set relay.enabled: true)")
-        }
-        guard payload.count <= configuration.maxMessageSize else {
-            throw MeshError(.messageTooLarge, "message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
-        }
-        let id = options.id ?? MessageID.random()
-        if options.id != nil, let existing = await queue.record(id) {
-            guard existing.destination == peer else {
-                throw MeshError(
-                    .invalidArgument,
-                    "message \(id.hex) was queued for \(existing.destination), not \(peer); use a new message ID")
-            }
-            // A retry of a message that is on its way (or arrived) changes nothing.
-            if existing.status != .failed && existing.status != .expired { return id }
-        }
+        let (id, known) = try await admit(to: peer, bytes: payload.count, options: options)
+        if known { return id }
         // The digest a receipt must carry is over the plaintext, so it holds whether
         // the message travels sealed or not (and if it is sealed later, for a relay).
         let digest = receipts?.digest(payload) ?? []
@@ -114,6 +100,11 @@ final class DeliveryPipeline: Sendable {
             OutboundMessage(
                 id: id, destination: peer, payload: payload, flags: flags, contentDigest: digest,
                 expiresAfter: options.expiresAfter))
+        return try await queued(id, to: peer, options: options)
+    }
+
+    /// Announces a message just queued and starts its delivery.
+    func queued(_ id: MessageID, to peer: PeerID, options: SendOptions) async throws -> MessageID {
         bus.emit(.message(.messageQueued, id: id, peer: peer))
         waiters.notify(id)
         if peer == localPeerID {

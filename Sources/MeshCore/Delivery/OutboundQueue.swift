@@ -17,6 +17,12 @@ public protocol OutboundQueue: Sendable {
     /// - Throws: when the queue cannot take it (full, failing storage), or
     ///   `.invalidArgument` when a message with this ID is still pending.
     func enqueue(_ message: OutboundMessage) async throws
+    /// Stores a new message like ``enqueue(_:)`` whose payload is `stored` (already
+    /// durable) instead of `message.payload` (which is empty). A queue that keeps
+    /// payloads in the same place adopts it without copying; the default reads the
+    /// bytes back and calls ``enqueue(_:)``. On success the queue owns `stored`.
+    /// - Throws: as ``enqueue(_:)``, or when the payload cannot be read.
+    func enqueue(_ message: OutboundMessage, stored: any StoredPayload) async throws
     /// Takes a queued message for sending: nobody else can claim it until it is
     /// updated back to ``MessageStatus/queued`` or to a final status.
     /// - Returns: nil when it is not queued or already claimed.

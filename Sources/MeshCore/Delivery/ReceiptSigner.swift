@@ -11,6 +11,9 @@
 public protocol ReceiptSigner: Sendable {
     /// A 32-byte digest of `bytes` (the content hash a receipt carries).
     func digest(_ bytes: [UInt8]) -> [UInt8]
+    /// A digester computing ``digest(_:)`` piece by piece (for payloads hashed while
+    /// they arrive); nil when the signer has none (the default).
+    func makeDigester() -> (any ContentDigester)?
     /// A 64-byte signature over `bytes` by this node.
     func sign(_ bytes: [UInt8]) -> [UInt8]
     /// Whether `signature` over `bytes` was made by `peer`.

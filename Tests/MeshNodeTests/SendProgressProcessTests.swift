@@ -19,7 +19,10 @@ struct SendProgressProcessTests {
         let data = directory.file("n")
         let node = try startScmesh(
             ["run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.mdns.enabled=false",
-             "--set", "transports.ble.enabled=false", "--set", "transports.loopback.enabled=false"], home: directory.path)
+             "--set", "transports.ble.enabled=false", "--set", "transports.loopback.enabled=false",
+             // Its own port: the upload goes over the HTTP API, which must not lose the
+             // default port to another node of the suite.
+             "--set", "http.listen=127.0.0.1:0"], home: directory.path)
         defer { stopProcess(node) }
         let client = ControlClient(dataDirectory: data)
         try await eventually("the node answers", attempts: 1500) { try await client.call(ControlRequest(cmd: "status")).ok }

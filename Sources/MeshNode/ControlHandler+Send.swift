@@ -61,14 +61,9 @@ extension ControlHandler {
 
     private func send(_ request: ControlRequest, payload: SendPayload) async throws -> SendReply {
         let peer: PeerID, alias: String?
-        do {
-            (peer, alias) = try await resolvePeer(request.peer, for: "send")
-        } catch {
-            payload.discard()
-            throw error
-        }
         let (id, expiresAfter, wait, timeout): (MessageID, Duration?, Bool, Double)
         do {
+            (peer, alias) = try await resolvePeer(request.peer, for: "send")
             (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         } catch {
             payload.discard()

@@ -47,33 +47,39 @@ struct OutboxPayloadFiles: Sendable {
     func write(_ payload: [UInt8], for id: MessageID) async throws(MeshError) -> String {
         let name = "\(id.hex)-\(MessageID.random().hex.prefix(8))"
         let path = directory + "/" + name
-        let result: Result<String, MeshError> = await withCheckedContinuation { continuation in
+        try await Self.offThread { () throws(MeshError) in try self.writeNow(payload, to: path) }
+        return name
+    }
+
+    /// Runs blocking disk work (writes, syncs) on a dispatch thread, not the caller's.
+    static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws(MeshError) -> T) async throws(MeshError) -> T {
+        let result: Result<T, MeshError> = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Result { () throws(MeshError) -> String in
-                    try self.writeNow(payload, to: path)
-                    return name
-                })
+                continuation.resume(returning: Result(catching: work))
             }
         }
         return try result.get()
     }
 
+    /// Writes all of `bytes` to `descriptor` (again after an interruption).
+    /// - Returns: the OS error when a write failed, else nil.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+        var written = 0
+        while written < bytes.count {
+            let count = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            written += count
+        }
+        return nil
+    }
+
     private func writeNow(_ payload: [UInt8], to path: String) throws(MeshError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure("create \(path)", errno) }
-        var written = 0
-        var problem: Int32?
-        payload.withUnsafeBytes { bytes in
-            while written < bytes.count {
-                let count = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    problem = errno
-                    return
-                }
-                written += count
-            }
-        }
+        var problem = payload.withUnsafeBytes { Self.writeAll($0, to: descriptor) }
         if problem == nil, fsync(descriptor) != 0 { problem = errno }
         Glibc.close(descriptor)
         if let problem {

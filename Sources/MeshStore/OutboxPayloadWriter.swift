@@ -46,19 +46,12 @@ public final class OutboxPayloadWriter {
     ///   writer is then abandoned.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(MeshError) {
         guard descriptor >= 0 else { throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned") }
-        var written = 0
-        while written < bytes.count {
-            let count = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            if count < 0 {
-                if errno == EINTR { continue }
-                let problem = errno
-                abandon()
-                throw files.failure("write \(bytes.count) bytes to \(files.directory)/\(name)", problem)
-            }
-            written += count
+        if let problem = OutboxPayloadFiles.writeAll(bytes, to: descriptor) {
+            abandon()
+            throw files.failure("write \(bytes.count) bytes to \(files.directory)/\(name)", problem)
         }
-        byteCount += written
-        unflushed += written
+        byteCount += bytes.count
+        unflushed += bytes.count
         if unflushed >= Self.writebackStep {
             // On Linux this starts writeback of the range's dirty pages without
             // waiting (pages still being written stay cached).
@@ -75,18 +68,13 @@ public final class OutboxPayloadWriter {
         guard descriptor >= 0 else { throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned") }
         let (descriptor, files, name) = (self.descriptor, self.files, self.name)
         self.descriptor = -1
-        let result: Result<Void, MeshError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Result { () throws(MeshError) in
-                    let synced = fsync(descriptor) == 0 ? nil : errno
-                    Glibc.close(descriptor)
-                    if let synced { throw files.failure("sync \(files.directory)/\(name)", synced) }
-                    try files.syncDirectory(files.directory)
-                })
-            }
-        }
         do {
-            try result.get()
+            try await OutboxPayloadFiles.offThread { () throws(MeshError) in
+                let synced = fsync(descriptor) == 0 ? nil : errno
+                Glibc.close(descriptor)
+                if let synced { throw files.failure("sync \(files.directory)/\(name)", synced) }
+                try files.syncDirectory(files.directory)
+            }
         } catch {
             unlink(files.directory + "/" + name)
             throw error

@@ -18,11 +18,7 @@ extension StoreOutbox {
     /// - Throws: as ``enqueue(_:)``.
     public func enqueue(_ message: OutboundMessage, stored: any StoredPayload) async throws {
         guard let staged = stored as? StagedOutboxPayload, staged.directory == database.payloadFiles.directory else {
-            var message = message
-            message.payload = try await stored.bytes()
-            try await enqueue(message)
-            stored.discard()
-            return
+            return try await enqueueCopying(message, stored: stored)
         }
         let now = database.nowMillis
         let expiresAt = now + Millis.from(message.expiresAfter ?? database.configuration.defaultExpiry)

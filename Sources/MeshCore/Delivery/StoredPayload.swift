@@ -41,6 +41,13 @@ extension OutboundQueue {
     /// Reads the payload back and queues it as ``enqueue(_:)`` does, then discards the
     /// stored copy: what a queue that keeps its own copy of the bytes does.
     public func enqueue(_ message: OutboundMessage, stored: any StoredPayload) async throws {
+        try await enqueueCopying(message, stored: stored)
+    }
+
+    /// The default of ``enqueue(_:stored:)``, for a queue that adopts only some stored
+    /// payloads and copies the others: reads `stored`, queues it with ``enqueue(_:)``,
+    /// then discards it.
+    public func enqueueCopying(_ message: OutboundMessage, stored: any StoredPayload) async throws {
         var message = message
         message.payload = try await stored.bytes()
         try await enqueue(message)

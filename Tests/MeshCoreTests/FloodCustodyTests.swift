@@ -1,4 +1,3 @@
-import Logging
 import MeshCore
 import MeshTesting
 import Testing
@@ -19,14 +18,6 @@ import TransportLoopback
 
     static let flood = DataFrame.sealedFlag | DataFrame.floodFlag
 
-    static func data(_ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, flags: UInt16) -> Frame {
-        let body: [UInt8] = [0xE0, 0x01, 0x02]
-        return .data(
-            DataFrame(
-                sequence: sequence, messageID: id, origin: origin, destination: destination, ttl: 7, chunkIndex: 0,
-                chunkCount: 1, messageLength: UInt32(body.count), flags: flags, payload: body))
-    }
-
     /// The next DATA frame of message `id` that `peer` receives.
     static func nextData(_ id: MessageID, _ peer: inout RawPeer) async throws -> DataFrame {
         let frame = try await peer.next { frame -> DataFrame? in
@@ -39,19 +30,13 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(1))) func aFloodCopyCarryingCustodyGoesOnAsAnOrdinaryCopy() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
-        let r = PeerID.random()
-        var logger = Logger(label: "r")
-        logger.logLevel = .critical
-        let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r),
+        let (router, run) = try await RelayRulesTests.relay(
+            .random(), network: network,
             configuration: RouterConfiguration(
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)), keepaliveInterval: .seconds(600),
                 flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, random: HalfRandom(), logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
-        let run = Task { try await router.run() }
+            clock: clock, random: HalfRandom())
         defer { run.cancel() }
-        try await eventually("R's transport runs") { await router.transportStatus().first?.state == .running }
         let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)
         let (rawY, runningY) = try await RelayRulesTests.rawPeer(y, address: "Y", network: network)
@@ -65,9 +50,9 @@ import TransportLoopback
         // 1. Custody comes while R holds a flood copy and has no route to Z; then Y
         // announces Z and R sends the copy along that route.
         let first = MessageID.random()
-        try await peerX.send(Self.data(1, first, origin: o, destination: z, flags: Self.flood))
+        try await peerX.send(RelayRulesTests.data(1, first, origin: o, destination: z, flags: Self.flood))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
-        try await peerX.send(Self.data(2, first, origin: o, destination: z, flags: DataFrame.sealedFlag))
+        try await peerX.send(RelayRulesTests.data(2, first, origin: o, destination: z, flags: DataFrame.sealedFlag))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 2)  // a duplicate of the copy R holds
         try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: TestReceiptSigner(peer: z)))
         let handed = try await Self.nextData(first, &peerY)
@@ -79,12 +64,12 @@ import TransportLoopback
         // it yet): once Y acknowledges it, R does not let it go but sends it again, as an
         // ordinary copy.
         let second = MessageID.random()
-        try await peerX.send(Self.data(3, second, origin: o, destination: z, flags: Self.flood))
+        try await peerX.send(RelayRulesTests.data(3, second, origin: o, destination: z, flags: Self.flood))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 3)
         clock.advance(by: .seconds(6))
         let asFlood = try await Self.nextData(second, &peerY)
         #expect(asFlood.flags & DataFrame.floodFlag != 0)
-        try await peerX.send(Self.data(4, second, origin: o, destination: z, flags: DataFrame.sealedFlag))
+        try await peerX.send(RelayRulesTests.data(4, second, origin: o, destination: z, flags: DataFrame.sealedFlag))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 4)
         try await peerY.send(.ack(AckFrame(cumulative: asFlood.sequence)))
         try await eventually("R keeps it queued") { await router.status(of: second)?.status == .queued }

@@ -21,26 +21,31 @@ import TransportLoopback
         return (peer, running)
     }
 
-    static func data(_ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8 = 7, sealed: Bool = true) -> Frame {
+    /// A one-chunk DATA frame; `flags` (when given) replace the sealed flag `sealed` sets.
+    static func data(
+        _ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8 = 7, sealed: Bool = true, flags: UInt16? = nil
+    ) -> Frame {
         let body: [UInt8] = [0xE0, 0x01, 0x02]
         return .data(
             DataFrame(
                 sequence: sequence, messageID: id, origin: origin, destination: destination, ttl: ttl, chunkIndex: 0,
-                chunkCount: 1, messageLength: UInt32(body.count), flags: sealed ? DataFrame.sealedFlag : 0, payload: body))
+                chunkCount: 1, messageLength: UInt32(body.count), flags: flags ?? (sealed ? DataFrame.sealedFlag : 0), payload: body))
     }
 
     /// A relay "R" with peer ID `r` on `network`, keeping its messages in `queue`
     /// (a new in-memory one by default), running until the returned task is cancelled.
+    /// `configuration` defaults to ack timeouts of 5–10 s and no keepalives to speak of.
     static func relay(
-        _ r: PeerID, network: LoopbackNetwork, queue: InMemoryOutboundQueue = InMemoryOutboundQueue()
+        _ r: PeerID, network: LoopbackNetwork, queue: InMemoryOutboundQueue = InMemoryOutboundQueue(),
+        configuration: RouterConfiguration? = nil, clock: any MeshClock = SystemClock(), random: (any MeshRandom)? = nil
     ) async throws -> (Router, Task<Void, any Error>) {
         var logger = Logger(label: "r")
         logger.logLevel = .critical
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
-            configuration: RouterConfiguration(
+            configuration: configuration ?? RouterConfiguration(
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)), keepaliveInterval: .seconds(600)),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), queue: queue, logger: logger)
+            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), queue: queue, clock: clock, random: random, logger: logger)
         await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
         let run = Task { try await router.run() }
         try await eventually("R's transport runs") { await router.transportStatus().first?.state == .running }

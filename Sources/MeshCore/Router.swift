@@ -146,6 +146,8 @@ public final class Router: Service, Sendable {
         // A route that appears (or moves to another neighbour) drains what waits for
         // its destination, the way a link coming up does.
         announcer.onRouteLearned { destination in delivery.scheduler.schedule(.drain(destination)) }
+        // A message that waits for a route it lacks makes the node ask for one.
+        delivery.routeWanted.set { destination in announcer.requestRoute(to: destination) }
         defer {
             incoming.finish()
             bus.finish()
@@ -153,6 +155,7 @@ public final class Router: Service, Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await delivery.scheduler.run(delivery) }
             group.addTask { await announcer.run() }
+            group.addTask { await announcer.runRequests() }
             group.addTask { await gossip.run() }
             try await links.run()
             delivery.scheduler.finish()

@@ -27,6 +27,9 @@ final class DeliveryPipeline: Sendable {
     let logger: Logger
     let scheduler: DeliveryScheduler
     let waiters = StatusWaiters()
+    /// Told when a message waits for a route to its destination that this node lacks
+    /// (the router asks its neighbours for one, §A.5 "Route requests").
+    let routeWanted = RouteWantedHook()
 
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, policy: any RoutingPolicy, sealer: (any MessageSealer)?,
@@ -158,6 +161,7 @@ final class DeliveryPipeline: Sendable {
     /// none is left, no route to it is left, or an attempt fails (a retry is scheduled).
     func drain(to peer: PeerID, window: Int) async {
         if !hasRoute(to: peer) {
+            routeWanted(peer)
             await drainFloods(to: peer)
             return
         }
@@ -218,6 +222,7 @@ final class DeliveryPipeline: Sendable {
         var message = message
         let peer = message.destination
         let nextHop = routes.nextHop(for: peer, now: clock.now)
+        if nextHop == nil { routeWanted(peer) }
         if let step = await floodStep(for: message, hop: nextHop) {
             try await transmitFlood(message, step)
             return

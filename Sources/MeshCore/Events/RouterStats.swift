@@ -88,6 +88,13 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// the link, dropped unread), `aboutSelf`, `hopLimit`, `badSignature`, `stale`
     /// (an older sequence than one already accepted), `tableFull`, `noVerifier`.
     public var announcesRejected: [String: Int] = [:]
+    /// Route requests (docs/PROTOCOL.md §A.5), by what happened: `sent` (written to a
+    /// link, this node's own and forwarded ones), `asked` (this node asked its
+    /// neighbours for a route it lacked), `answered` (a route it held was sent back),
+    /// `forwarded` (passed on toward the target), `reannounced` (it was the target
+    /// and announced itself anew), `dropped` (no route to answer or forward with, a
+    /// repeat, or the hop limit), `rateLimited` (over the neighbour's share).
+    public var routeRequests: [String: Int] = [:]
     /// Messages for other nodes this node took custody of (queued to relay them).
     public var relayAccepted = 0
     /// Messages for other nodes that this node handed to the next hop.

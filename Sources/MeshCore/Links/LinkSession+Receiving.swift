@@ -78,7 +78,7 @@ extension LinkSession {
     /// - Returns: why the link ended.
     func run(
         deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
-        announce: @escaping @Sendable (AnnounceFrame, LinkSession) -> Void,
+        announce: @escaping @Sendable (Frame, LinkSession) -> Void,
         addresses: @escaping @Sendable (AddressesFrame, LinkSession) -> Void = { _, _ in },
         topic: @escaping @Sendable (Frame, LinkSession) async -> Void,
         onMalformed: @escaping @Sendable (MeshError) async -> Void
@@ -105,7 +105,7 @@ extension LinkSession {
     }
 
     func readLoop(
-        deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, announce: @Sendable (AnnounceFrame, LinkSession) -> Void,
+        deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, announce: @Sendable (Frame, LinkSession) -> Void,
         addresses: @Sendable (AddressesFrame, LinkSession) -> Void,
         topic: @Sendable (Frame, LinkSession) async -> Void, onMalformed: @Sendable (MeshError) async -> Void
     ) async -> String {
@@ -142,7 +142,7 @@ extension LinkSession {
                     }
                 case .ack(let ack):
                     try handleAck(ack)
-                case .announce(let frame):
+                case .announce, .routeRequest:
                     announce(frame, self)
                 case .addresses(let record):
                     addresses(record, self)
@@ -199,7 +199,7 @@ extension LinkSession {
                     state.lastPingSent = now
                     frames.append(.ping(nonce: state.pingNonce))
                 }
-                for announce in state.announces.take(now: now) { frames.append(.announce(announce)) }
+                frames.append(contentsOf: state.announces.take(now: now))
                 if let record = state.addressesOwed {
                     state.addressesOwed = nil
                     frames.append(.addresses(record))
@@ -223,6 +223,8 @@ extension LinkSession {
             if !state.withLock({ $0.gossip.isEmpty }) { controlSignal.yield() }
             let announces = frames.count(where: { if case .announce = $0 { true } else { false } })
             if announces > 0 { stats.update { $0.announcesSent += announces } }
+            let requests = frames.count(where: { if case .routeRequest = $0 { true } else { false } })
+            if requests > 0 { stats.update { $0.routeRequests["sent", default: 0] += requests } }
         }
     }
 

@@ -285,6 +285,17 @@ final class LinkSession: Sendable {
         if !closed { controlSignal.yield() }
     }
 
+    /// Queues a route request for this link; it goes out as the link's announcement
+    /// budget allows, ahead of waiting announcements.
+    func queueRouteRequest(_ request: RouteRequestFrame) {
+        let closed = state.withLock { state -> Bool in
+            guard state.closed == nil else { return true }
+            state.announces.add(request)
+            return false
+        }
+        if !closed { controlSignal.yield() }
+    }
+
     /// Takes one token of the remote's announcement share; false when it is over it.
     func takeInboundAnnounceToken() -> Bool {
         let now = clock.now

@@ -46,19 +46,23 @@ struct AnnounceBudget: Sendable {
 }
 
 /// The announcements waiting to go out on one link, at most one per origin (a newer
-/// or shorter one replaces the one waiting), sent as the link's budget allows.
+/// or shorter one replaces the one waiting), and the route requests, at most one per
+/// target (the one asking for the newer sequence wins); both leave as the link's
+/// budget allows, requests first.
 struct AnnounceQueue: Sendable {
     private var pending: [PeerID: AnnounceFrame] = [:]
     private var order = Deque<PeerID>()
+    private var requests: [PeerID: RouteRequestFrame] = [:]
+    private var requestOrder = Deque<PeerID>()
     var budget: AnnounceBudget
 
     init(budget: AnnounceBudget) {
         self.budget = budget
     }
 
-    var isEmpty: Bool { pending.isEmpty }
+    var isEmpty: Bool { pending.isEmpty && requests.isEmpty }
 
-    /// When the budget lets the next waiting announcement out; nil when none waits.
+    /// When the budget lets the next waiting frame out; nil when none waits.
     func nextDue(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         isEmpty ? nil : budget.nextToken(now: now)
     }
@@ -75,11 +79,28 @@ struct AnnounceQueue: Sendable {
         order.append(frame.origin)
     }
 
-    /// The announcements the budget lets out now, oldest first.
-    mutating func take(now: ContinuousClock.Instant) -> [AnnounceFrame] {
-        var out: [AnnounceFrame] = []
+    /// Queues a route request, replacing a waiting one for the same target unless that
+    /// one asks for a newer sequence already.
+    mutating func add(_ request: RouteRequestFrame) {
+        if let waiting = requests[request.target] {
+            if request.sequence > waiting.sequence || (request.sequence == waiting.sequence && request.hopLimit > waiting.hopLimit) {
+                requests[request.target] = request
+            }
+            return
+        }
+        requests[request.target] = request
+        requestOrder.append(request.target)
+    }
+
+    /// The frames the budget lets out now: route requests, then announcements, oldest
+    /// first.
+    mutating func take(now: ContinuousClock.Instant) -> [Frame] {
+        var out: [Frame] = []
+        while !requestOrder.isEmpty, budget.take(now: now), let target = requestOrder.popFirst() {
+            if let request = requests.removeValue(forKey: target) { out.append(.routeRequest(request)) }
+        }
         while !order.isEmpty, budget.take(now: now), let origin = order.popFirst() {
-            if let frame = pending.removeValue(forKey: origin) { out.append(frame) }
+            if let frame = pending.removeValue(forKey: origin) { out.append(.announce(frame)) }
         }
         return out
     }

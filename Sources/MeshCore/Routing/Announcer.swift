@@ -30,6 +30,10 @@ final class Announcer: Sendable {
     private let sequence: Mutex<UInt64>
     /// This node's latest own announcement (what a new neighbour is sent).
     private let latest = Mutex<AnnounceFrame?>(nil)
+    /// Route requests: the routes wanted, the requests forwarded (Announcer+Requests).
+    let requests = Mutex(RouteRequests())
+    /// Wakes ``runRequests()`` when a route becomes wanted.
+    let requestWaker = TickWaker()
 
     init(
         localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
@@ -58,6 +62,9 @@ final class Announcer: Sendable {
 
     /// Whether this router takes part in routing at all.
     var isActive: Bool { signer != nil }
+
+    /// This node's latest own announcement; nil before its first.
+    var latestAnnouncement: AnnounceFrame? { latest.withLock { $0 } }
 
     // MARK: Originating
 
@@ -136,6 +143,16 @@ final class Announcer: Sendable {
 
     // MARK: Receiving
 
+    /// Takes a routing frame (an announcement or a route request) that arrived on
+    /// `session`.
+    func accept(_ frame: Frame, from session: LinkSession) {
+        switch frame {
+        case .announce(let announce): accept(announce, from: session)
+        case .routeRequest(let request): accept(request, from: session)
+        default: break
+        }
+    }
+
     /// Takes an announcement that arrived on `session`.
     func accept(_ frame: AnnounceFrame, from session: LinkSession) {
         guard session.takeInboundAnnounceToken() else {
@@ -169,6 +186,7 @@ final class Announcer: Sendable {
                 }
             }
             if changed {
+                requests.withLock { $0.satisfied(frame.origin) }
                 bus.emit(
                     .route(.routeLearned, to: frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops"))
                 routeLearned.withLock { $0 }?.call(frame.origin)

@@ -148,6 +148,47 @@ package final class RouteTable: Sendable {
         return entries.withLock { best($0[destination], now: now, maxAge: routing.routeMaxAge(origins: $0.count))?.nextHop }
     }
 
+    /// The highest sequence of `origin`'s announcements this node holds (while its
+    /// entry is younger than the maximum age); nil when none.
+    func highestSequence(of origin: PeerID, now: ContinuousClock.Instant) -> UInt64? {
+        entries.withLock { entries in
+            guard let entry = entries[origin], now - entry.seenAt < routing.routeMaxAge(origins: entries.count) else { return nil }
+            return entry.highest
+        }
+    }
+
+    /// The answer to `neighbour`'s route request for `target` (docs/PROTOCOL.md §A.5):
+    /// the route in use, one hop further, when its sequence is at least `sequence`, it
+    /// does not go through `neighbour` and is shorter than `maxHops`; nil otherwise.
+    func answer(
+        for target: PeerID, atLeast sequence: UInt64, to neighbour: PeerID, maxHops: UInt8, now: ContinuousClock.Instant
+    ) -> AnnounceFrame? {
+        entries.withLock { entries in
+            guard let route = best(entries[target], now: now, maxAge: routing.routeMaxAge(origins: entries.count)),
+                  route.sequence >= sequence, route.nextHop != neighbour, route.hops < maxHops else { return nil }
+            return AnnounceFrame(origin: target, sequence: route.sequence, hops: route.hops + 1, signature: route.signature)
+        }
+    }
+
+    /// The neighbour to forward a route request for `target` to, other than
+    /// `neighbour` (who sent it): the target itself when linked; else the next hop of
+    /// the route in use; else the live neighbour whose advertisement is newest (then
+    /// shortest), feasible or not — a request cannot make a loop, it only asks.
+    func requestHop(for target: PeerID, except neighbour: PeerID, now: ContinuousClock.Instant) -> PeerID? {
+        if target != neighbour, isLinked(target) { return target }
+        return entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
+            guard let entry = entries[target] else { return nil }
+            if let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour { return route.nextHop }
+            var chosen: Route?
+            for route in entry.routes.values where route.nextHop != neighbour && now - route.updatedAt < maxAge {
+                if let best = chosen, (best.sequence, UInt8.max - best.hops) >= (route.sequence, UInt8.max - route.hops) { continue }
+                if isLinked(route.nextHop) { chosen = route }
+            }
+            return chosen?.nextHop
+        }
+    }
+
     /// Whether `neighbour` has already told this node about `origin` at `sequence`
     /// (or newer) with at most `hops` hops — then it is at least as close to the
     /// origin as an announcement of `hops` hops sent to it would make it, and sending

@@ -22,6 +22,8 @@ package enum Frame: Sendable, Hashable {
     case topicMessage(TopicMessageFrame)
     /// A topic subscription, mesh or lazy-repair control (not acknowledged).
     case topicControl(TopicControlFrame)
+    /// A request for a route to a node (not acknowledged).
+    case routeRequest(RouteRequestFrame)
 
     /// The protocol version this code speaks.
     package static let version: UInt8 = 1
@@ -44,6 +46,7 @@ package enum Frame: Sendable, Hashable {
         case addresses = 0x08
         case topicMessage = 0x06
         case topicControl = 0x07
+        case routeRequest = 0x09
     }
 
     static let headerSize = 4
@@ -97,6 +100,10 @@ package enum Frame: Sendable, Hashable {
             writer = ByteWriter(capacity: Self.headerSize + control.encodedSize)
             writer.writeHeader(.topicControl, flags: 0)
             control.write(to: &writer)
+        case .routeRequest(let request):
+            writer = ByteWriter(capacity: Self.headerSize + RouteRequestFrame.bodySize)
+            writer.writeHeader(.routeRequest, flags: 0)
+            request.write(to: &writer)
         }
         return writer.bytes
     }
@@ -185,6 +192,8 @@ package enum Frame: Sendable, Hashable {
             frame = .topicMessage(try TopicMessageFrame.read(from: &reader))
         case .topicControl:
             frame = .topicControl(try TopicControlFrame.read(from: &reader))
+        case .routeRequest:
+            frame = .routeRequest(try RouteRequestFrame.read(from: &reader))
         }
         return frame
     }

@@ -1,0 +1,74 @@
+/// Route requests (docs/PROTOCOL.md §A.5, "Route requests"): a node with messages for a
+/// destination it has no usable route to asks its neighbours; a neighbour with a route
+/// new enough sends it back, one that has none forwards the request toward the
+/// destination, and the destination announces itself with a new sequence. This ends
+/// Babel's *starvation*: after a link goes, feasibility may leave a node without any
+/// route it may use until the destination's next periodic announcement.
+extension Announcer {
+    /// A message waits for a route to `target`: ask the neighbours now (unless already
+    /// asking), and again with a doubling wait while none appears.
+    func requestRoute(to target: PeerID) {
+        guard isActive, relay.isEnabled, target != localPeerID else { return }
+        let now = clock.now
+        guard routes.nextHop(for: target, now: now) == nil else { return }
+        if requests.withLock({ $0.want(target, now: now) }) { requestWaker.wake(before: now) }
+    }
+
+    /// Asks the neighbours for the routes wanted, when due, until the task is cancelled.
+    func runRequests() async {
+        guard isActive else { return }
+        while !Task.isCancelled {
+            let now = clock.now
+            for target in requests.withLock({ $0.takeDue(now: now) }) { ask(target, now: now) }
+            let next = requests.withLock { $0.nextDue } ?? now + .seconds(3600)
+            guard await requestWaker.sleep(until: next, on: clock) else { return }
+        }
+    }
+
+    private func ask(_ target: PeerID, now: ContinuousClock.Instant) {
+        guard relay.isEnabled, routes.nextHop(for: target, now: now) == nil else {
+            requests.withLock { $0.satisfied(target) }
+            return
+        }
+        let request = RouteRequestFrame(
+            target: target, sequence: routes.highestSequence(of: target, now: now).map { $0 &+ 1 } ?? 0,
+            hopLimit: configuration.maxHops)
+        var asked = false
+        for peer in links.peers {
+            guard let session = links.sessions(to: peer).first(where: { !$0.isClosed }) else { continue }
+            session.queueRouteRequest(request)
+            asked = true
+        }
+        if asked { stats.update { $0.routeRequests["asked", default: 0] += 1 } }
+    }
+
+    /// Takes a route request that arrived on `session`.
+    func accept(_ request: RouteRequestFrame, from session: LinkSession) {
+        guard session.takeInboundAnnounceToken() else { return count("rateLimited") }
+        guard isActive, relay.isEnabled else { return count("dropped") }
+        let now = clock.now
+        if request.target == localPeerID {
+            if let own = latestAnnouncement, own.sequence >= request.sequence {
+                session.queueAnnounce(own)
+                return count("answered")
+            }
+            guard requests.withLock({ $0.mayReannounce(now: now) }) else { return count("dropped") }
+            originate()
+            return count("reannounced")
+        }
+        if let answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: configuration.maxHops, now: now) {
+            session.queueAnnounce(answer)
+            return count("answered")
+        }
+        guard request.hopLimit > 1, let hop = routes.requestHop(for: request.target, except: session.remote, now: now),
+              let onward = links.sessions(to: hop).first(where: { !$0.isClosed }),
+              requests.withLock({ $0.mayForward(request.target, sequence: request.sequence, now: now) })
+        else { return count("dropped") }
+        onward.queueRouteRequest(request.forwarded())
+        count("forwarded")
+    }
+
+    private func count(_ what: String) {
+        stats.update { $0.routeRequests[what, default: 0] += 1 }
+    }
+}

@@ -1,0 +1,93 @@
+import Synchronization
+
+/// What a node remembers about route requests (docs/PROTOCOL.md §A.5, "Route
+/// requests"): the destinations it asks its neighbours about, with when to ask again;
+/// the requests it forwarded (one per target and sequence per retry interval); and
+/// when it last announced itself anew because a request asked for it.
+struct RouteRequests: Sendable {
+    /// The first wait between two asks for the same destination; it doubles with
+    /// every ask.
+    static let retry: Duration = .seconds(2)
+    /// Asks per destination before the node gives up until something wants the route
+    /// again (2 + 4 + … + 64 s ≈ 2 minutes).
+    static let attempts = 6
+
+    private struct Wanted {
+        var asked = 0
+        var next: ContinuousClock.Instant
+    }
+
+    private var wanted: [PeerID: Wanted] = [:]
+    private var forwarded: [PeerID: (sequence: UInt64, at: ContinuousClock.Instant)] = [:]
+    private var reannouncedAt: ContinuousClock.Instant?
+
+    /// Records that a route to `target` is wanted; true when that is new (the asking
+    /// loop should look now).
+    mutating func want(_ target: PeerID, now: ContinuousClock.Instant) -> Bool {
+        guard wanted[target] == nil else { return false }
+        wanted[target] = Wanted(next: now)
+        return true
+    }
+
+    /// A route to `target` appeared: stop asking.
+    mutating func satisfied(_ target: PeerID) {
+        wanted[target] = nil
+    }
+
+    /// The destinations due to be asked about now; each is rescheduled (twice the
+    /// last wait) or, after ``attempts`` asks, forgotten.
+    mutating func takeDue(now: ContinuousClock.Instant) -> [PeerID] {
+        var due: [PeerID] = []
+        for (target, entry) in wanted where entry.next <= now {
+            due.append(target)
+            if entry.asked + 1 >= Self.attempts {
+                wanted[target] = nil
+            } else {
+                wanted[target] = Wanted(asked: entry.asked + 1, next: now + Self.retry * (1 << entry.asked))
+            }
+        }
+        return due
+    }
+
+    /// When the next ask is due; nil when no route is wanted.
+    var nextDue: ContinuousClock.Instant? { wanted.values.map(\.next).min() }
+
+    /// Whether a request for `target` at `sequence` should be forwarded: not when one
+    /// for the same target, at that sequence or newer, was forwarded within
+    /// ``retry``. Records it when it should.
+    mutating func mayForward(_ target: PeerID, sequence: UInt64, now: ContinuousClock.Instant) -> Bool {
+        if let last = forwarded[target], last.sequence >= sequence, now - last.at < Self.retry { return false }
+        forwarded[target] = (sequence, now)
+        if forwarded.count > 4096 { forwarded = forwarded.filter { now - $0.value.at < Self.retry } }
+        return true
+    }
+
+    /// Whether this node may announce itself anew for a request: at most once per
+    /// ``retry``. Records it when it may.
+    mutating func mayReannounce(now: ContinuousClock.Instant) -> Bool {
+        if let last = reannouncedAt, now - last < Self.retry { return false }
+        reannouncedAt = now
+        return true
+    }
+}
+
+/// The delivery pipeline's way to say that a message waits for a route it lacks (set by
+/// the router to the announcer's ``Announcer/requestRoute(to:)``). A struct around the
+/// closure, for the reason ``Announcer`` gives for its route-learned handler.
+final class RouteWantedHook: Sendable {
+    private struct Handler: Sendable {
+        let call: @Sendable (PeerID) -> Void
+    }
+
+    private let handler = Mutex<Handler?>(nil)
+
+    /// Sets what runs when a route is wanted.
+    func set(_ call: @escaping @Sendable (PeerID) -> Void) {
+        handler.withLock { $0 = Handler(call: call) }
+    }
+
+    /// Says that a message waits for a route to `destination`.
+    func callAsFunction(_ destination: PeerID) {
+        handler.withLock { $0 }?.call(destination)
+    }
+}

@@ -23,9 +23,10 @@ import TransportLoopback
         let seen = Seen()
         let drain: Task<Void, Never>
 
-        /// What R sent: announcements and PONG nonces.
+        /// What R sent: announcements, route requests and PONG nonces.
         final class Seen: Sendable {
             let announces = Mutex<[AnnounceFrame]>([])
+            let requests = Mutex<[RouteRequestFrame]>([])
             let pongs = Mutex<Set<UInt64>>([])
         }
 
@@ -43,6 +44,7 @@ import TransportLoopback
                 while let segment = try? await reader.receiveSegment() {
                     switch try? Frame.decode(segment) {
                     case .announce(let frame): seen.announces.withLock { $0.append(frame) }
+                    case .routeRequest(let frame): seen.requests.withLock { $0.append(frame) }
                     case .pong(let nonce): _ = seen.pongs.withLock { $0.insert(nonce) }
                     default: break
                     }

@@ -84,7 +84,10 @@ final class DeliveryScheduler: Sendable {
             for await item in work {
                 switch item {
                 case .message(let id, let peer):
-                    guard pipeline.hasRoute(to: peer) || pipeline.mayFlood else { continue }
+                    guard pipeline.hasRoute(to: peer) || pipeline.mayFlood else {
+                        pipeline.routeWanted(peer)  // it waits: ask the neighbours for a route
+                        continue
+                    }
                     group.addTask { await pipeline.send(id) }
                 case .now(let id, _):
                     group.addTask { await pipeline.send(id) }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Route requests (docs/PROTOCOL.md §A.5, "Route requests"): a node with messages for a
 /// destination it has no usable route to asks its neighbours; a neighbour with a route
 /// new enough sends it back, one that has none forwards the request toward the

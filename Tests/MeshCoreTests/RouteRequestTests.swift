@@ -1,0 +1,163 @@
+import Logging
+import MeshCore
+import MeshTesting
+import Synchronization
+import Testing
+import TransportLoopback
+
+/// Route requests (docs/PROTOCOL.md §A.5, "Route requests"): the frame's encoding; how a
+/// router answers, forwards or drops a request, seen from two raw neighbours X and Z;
+/// how it asks for a route a message waits for, and stops once one appears; and, with
+/// real routers in a ring, that a node starved of a feasible route after a link goes is
+/// given one by its destination's new sequence instead of waiting for the next refresh.
+@Suite struct RouteRequestTests {
+    typealias Neighbour = AnnounceRelayingTests.Neighbour
+
+    @Test func theFrameRoundTripsAndMalformedOnesAreRejected() throws {
+        let request = RouteRequestFrame(target: .random(), sequence: 0x0102_0304_0506_0708, hopLimit: 7)
+        let bytes = Frame.routeRequest(request).encoded()
+        #expect(bytes.count == 4 + RouteRequestFrame.bodySize)
+        #expect(Array(bytes.prefix(4)) == [1, 0x09, 0, 0])
+        #expect(Array(bytes[36..<44]) == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(try Frame.decode(bytes) == .routeRequest(request))
+        #expect(request.forwarded().hopLimit == 6)
+        for bad in [Array(bytes.dropLast()), bytes + [0], Array(bytes.dropLast()) + [0]] {
+            #expect(throws: MeshError.self) { try Frame.decode(bad) }
+        }
+    }
+
+    /// R holds a route to O through Z at sequence 10. X asks for O: at sequence 0 or
+    /// 10 R answers with its route, one hop further; at 11 R forwards the request to Z
+    /// (once per retry interval); Z asking gets nothing (R's route goes through Z).
+    /// Asked about itself, R answers with its latest announcement, or announces anew
+    /// when a newer sequence is asked for.
+    @Test(.timeLimit(.minutes(1))) func aRequestIsAnsweredForwardedOrMakesTheTargetAnnounceAnew() async throws {
+        let network = LoopbackNetwork()
+        let (router, r, run) = try await Self.router(network: network, clock: ManualClock())
+        defer { run.cancel() }
+        let x = try await Neighbour(address: "X", network: network)
+        defer { Task { await x.stop() } }
+        let z = try await Neighbour(address: "Z", network: network)
+        defer { Task { await z.stop() } }
+        try await AnnounceRelayingTests.waitUntil("R is linked to X and Z") { await router.peers().count == 2 }
+        let o = PeerID.random()
+        try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
+        try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
+        try await x.sync(10)
+        let before = x.seen.announces.withLock { $0.filter { $0.origin == o }.count }
+
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 0, hopLimit: 7)))
+        try await x.sync(12)  // else the two answers, waiting together, leave as one
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 10, hopLimit: 7)))
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))  // a repeat
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 12, hopLimit: 1)))  // may not go on
+        try await z.send(.routeRequest(RouteRequestFrame(target: o, sequence: 0, hopLimit: 7)))
+        try await x.sync(20)
+        try await z.sync(30)
+
+        let answers = x.seen.announces.withLock { $0.filter { $0.origin == o }.dropFirst(before).map { [$0.sequence, UInt64($0.hops)] } }
+        #expect(answers == [[10, 3], [10, 3]])
+        let forwarded = z.seen.requests.withLock { $0 }
+        #expect(forwarded == [RouteRequestFrame(target: o, sequence: 11, hopLimit: 6)])
+        #expect(z.seen.announces.withLock { $0.filter { $0.origin == o } }.isEmpty)
+        var stats = await router.stats()
+        #expect(stats.routeRequests["answered"] == 2)
+        #expect(stats.routeRequests["forwarded"] == 1)
+        #expect(stats.routeRequests["dropped"] == 3)
+
+        // About R itself.
+        let own = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
+        try await x.send(.routeRequest(RouteRequestFrame(target: r, sequence: own.sequence, hopLimit: 7)))
+        try await x.sync(40)
+        #expect(x.seen.announces.withLock { $0.filter { $0.origin == r }.last } == own)
+        try await x.send(.routeRequest(RouteRequestFrame(target: r, sequence: own.sequence + 1, hopLimit: 7)))
+        try await x.sync(50)
+        try await z.sync(60)
+        let newer = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
+        #expect(newer.sequence > own.sequence && newer.hops == 1)
+        #expect(z.seen.announces.withLock { $0.contains { $0.origin == r && $0.sequence == newer.sequence } })
+        stats = await router.stats()
+        #expect(stats.routeRequests["answered"] == 3)
+        #expect(stats.routeRequests["reannounced"] == 1)
+    }
+
+    /// A message for O, whom R has no route to, makes R ask both neighbours (sequence
+    /// 0: any route helps), and ask again after 2 s, then 4 s; once Z announces O, R
+    /// asks no more.
+    @Test(.timeLimit(.minutes(1))) func aMessageWithoutARouteMakesTheNodeAskUntilOneAppears() async throws {
+        let network = LoopbackNetwork()
+        let clock = ManualClock()
+        let (router, _, run) = try await Self.router(network: network, clock: clock)
+        defer { run.cancel() }
+        let x = try await Neighbour(address: "X", network: network)
+        defer { Task { await x.stop() } }
+        let z = try await Neighbour(address: "Z", network: network)
+        defer { Task { await z.stop() } }
+        try await AnnounceRelayingTests.waitUntil("R is linked to X and Z") { await router.peers().count == 2 }
+        let o = PeerID.random()
+        _ = try await router.send(to: o, payload: [1, 2, 3])
+
+        let first = RouteRequestFrame(target: o, sequence: 0, hopLimit: RoutingConfiguration().maxHops)
+        try await AnnounceRelayingTests.waitUntil("R asked X and Z") {
+            x.seen.requests.withLock { $0 } == [first] && z.seen.requests.withLock { $0 } == [first]
+        }
+        clock.advance(by: .milliseconds(1999))
+        try await x.sync(10)
+        #expect(x.seen.requests.withLock { $0.count } == 1)
+        clock.advance(by: .milliseconds(1))
+        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") { x.seen.requests.withLock { $0.count } == 2 }
+        clock.advance(by: .seconds(4))
+        try await AnnounceRelayingTests.waitUntil("R asked again after 4 s more") { z.seen.requests.withLock { $0.count } == 3 }
+        #expect(await router.stats().routeRequests["asked"] == 3)
+
+        try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
+        try await AnnounceRelayingTests.waitUntil("R has a route to O through Z") {
+            await router.routes().contains { $0.destination == o && $0.nextHop == z.peer }
+        }
+        clock.advance(by: .seconds(120))
+        try await x.sync(20)
+        try await z.sync(30)
+        #expect(x.seen.requests.withLock { $0.count } == 3)
+        #expect(z.seen.requests.withLock { $0.count } == 3)
+    }
+
+    /// Ring N0–N1–N2–N3–N4–N0, refreshes an hour apart. N1 reaches N3 through N2 (2
+    /// hops); N0 offers it a 3-hop alternate, which is not feasible. Cut N1–N2: N1 has
+    /// no route it may use. Its message for N3 makes it ask; the request goes N0 → N4
+    /// → N3, N3 announces a new sequence, and the message arrives through N0, once.
+    @Test(.timeLimit(.minutes(2))) func aStarvedNodeGetsARouteFromItsDestinationsNewSequence() async throws {
+        let routing = RoutingConfiguration(announceInterval: .seconds(3600), routeMaxAge: .seconds(7200))
+        let ring = await MeshLine(count: 5, routing: routing)
+        defer { Task { await ring.stop() } }
+        await ring[4].connect(to: PeerHint(transport: "lo", address: MeshLine.address(0)))
+        try await ring.waitForLinks()
+        try await ring.waitUntil("N4 is linked to N0") { await ring[4].peers().contains { $0.peer == ring[0].localPeerID } }
+        try await ring.waitForRoute(from: 1, to: 3, hops: 2)
+        try await ring.waitForRoute(from: 0, to: 3, hops: 2)
+
+        ring.network.partition(MeshLine.address(1), MeshLine.address(2))
+        let target = ring[3].localPeerID
+        try await ring.waitUntil("N1's route to N3 is gone") { await !ring[1].routes().contains { $0.destination == target } }
+        let id = try await ring[1].send(to: target, payload: [42])
+        #expect(try await ring[1].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered)
+        #expect(ring.received(at: 3).map(\.id) == [id])
+        let route = try #require(await ring[1].routes().first { $0.destination == target })
+        #expect(route.nextHop == ring[0].localPeerID && route.hops == 3)
+        #expect(await ring[3].stats().routeRequests["reannounced", default: 0] >= 1)
+    }
+
+    /// A router R on the loopback network, running, with the default configuration.
+    static func router(network: LoopbackNetwork, clock: ManualClock) async throws -> (Router, PeerID, Task<Void, any Error>) {
+        var logger = Logger(label: "r")
+        logger.logLevel = .warning
+        let r = PeerID.random()
+        let router = Router(
+            security: PlaintextLinkSecurity(localPeerID: r), configuration: RouterConfiguration(keepaliveInterval: .seconds(3600)),
+            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, logger: logger)
+        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+        let run = Task { try await router.run() }
+        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        return (router, r, run)
+    }
+}

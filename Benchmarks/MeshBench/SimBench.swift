@@ -9,7 +9,7 @@ import Synchronization
 enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
-                             [--converge S] [--settle S] [--quiet]
+                             [--converge S] [--settle S] [--ttl N] [--refresh S] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -42,6 +42,8 @@ enum SimBench {
                         second costs many real ones)
           --ttl N       the TTL a direct message starts with (default_ttl), when above
                         3 × (the graph's diameter + 4), what the run raises it to otherwise
+          --refresh S   routing.announce_interval_ms in virtual seconds (default 60; the
+                        route maximum age is 10/3 of it, as by default)
           --quiet       no progress lines
         """
 
@@ -62,6 +64,7 @@ enum SimBench {
         var converge: Duration?
         var settle: Duration?
         var ttl: UInt8?
+        var refresh: Int?
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -99,6 +102,10 @@ enum SimBench {
                 let text = try value(flag)
                 guard let number = UInt8(text), number >= 1 else { throw MeshError(.invalidArgument, "--ttl: hops 1...255, got \(text)") }
                 ttl = number
+            case "--refresh":
+                let text = try value(flag)
+                guard let number = Int(text), number >= 1 else { throw MeshError(.invalidArgument, "--refresh: whole virtual seconds ≥ 1, got \(text)") }
+                refresh = number
             case "--quiet":
                 verbose = false
             case "--flood":
@@ -130,6 +137,11 @@ enum SimBench {
             let sample = messages ?? defaultMessages(nodes: count)
             var configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
             configuration.router.flood.enabled = flood
+            if let refresh {
+                // Routes live as many refreshes as by default (200 s / 60 s).
+                configuration.router.routing.announceInterval = .seconds(refresh)
+                configuration.router.routing.routeMaxAge = .seconds(refresh * 10 / 3)
+            }
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }
@@ -210,7 +222,7 @@ enum SimBench {
             "routers: ack timeouts \(stats.ackTimeouts), delivery retries \(stats.deliveryRetries), duplicates dropped \(stats.duplicatesDropped), "
                 + "relayed \(stats.messagesRelayed), announcements sent \(stats.announcesSent) accepted \(stats.announcesAccepted) ignored \(stats.announcesIgnored) "
                 + "suppressed \(stats.announcesSuppressed) "
-                + "rejected [\(rejected)], relay refused [\(refused)]")
+                + "rejected [\(rejected)], route requests [\(counts(stats.routeRequests))], relay refused [\(refused)]")
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
         for line in report.undelivered { print("undelivered: \(line)") }
     }

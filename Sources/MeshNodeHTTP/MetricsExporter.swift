@@ -59,6 +59,7 @@ final class MetricsExporter: Sendable {
         count("scmesh_announces_accepted_total", [], stats.announcesAccepted)
         count("scmesh_announces_ignored_total", [], stats.announcesIgnored)
         count("scmesh_announces_suppressed_total", [], stats.announcesSuppressed)
+        for (outcome, value) in stats.routeRequests { count("scmesh_route_requests_total", [("outcome", outcome)], value) }
         count("scmesh_frames_refused_total", [], stats.framesRefused)
         count("scmesh_handshake_failures_total", [], stats.handshakeFailures)
         for (reason, value) in stats.handshakeFailuresByReason {

@@ -109,6 +109,7 @@ extension RouterStats {
         messagesRelayed += other.messagesRelayed
         receiptsAccepted += other.receiptsAccepted
         for (key, value) in other.announcesRejected { announcesRejected[key, default: 0] += value }
+        for (key, value) in other.routeRequests { routeRequests[key, default: 0] += value }
         for (key, value) in other.relayRefused { relayRefused[key, default: 0] += value }
         for (key, value) in other.receiptsIgnored { receiptsIgnored[key, default: 0] += value }
     }

@@ -25,8 +25,16 @@ extension MeshSimulation {
             guard lines.count < 10 else { break }
             let record = await nodes[message.from].queue.record(message.id)
             var holders: [String] = []
+            let destination = nodes[message.to].peerID
             for node in nodes where node.index != message.from {
-                if let held = await node.queue.record(message.id) { holders.append(describe(node, held)) }
+                guard let held = await node.queue.record(message.id) else { continue }
+                var text = describe(node, held)
+                if held.status == .queued {
+                    // Where the holder would send it now: its route at the end of the run.
+                    let route = await node.router?.routes().first { $0.destination == destination }
+                    text += route.map { " [route: \(names[$0.nextHop.short] ?? "?"), \($0.hops) hops, sequence \($0.sequence ?? 0)]" } ?? " [no route]"
+                }
+                holders.append(text)
             }
             let arrived = deliveries.copies[message.id] != nil
             var receiptTrail = ""

@@ -69,9 +69,12 @@ public struct StoreOutbox: OutboundQueue {
                 contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex,
                 previousHop: message.previousHop?.hex)
             if let old = try HistoryRow.outbound(db, message.id.hex) {
-                // A finished message sent again under the same ID: the entry starts over,
-                // its trace goes on.
-                guard MessageStatus(old.status).isFinal else {
+                // A finished message sent again under the same ID, or this node's own
+                // sent message taken back after it came round a loop (it comes with the
+                // neighbour it came back from; its outbox row went when it was sent):
+                // the entry starts over, its trace goes on.
+                let status = MessageStatus(old.status)
+                guard status.isFinal || (status == .sent && message.previousHop != nil) else {
                     throw MeshError(
                         .invalidArgument,
                         "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")

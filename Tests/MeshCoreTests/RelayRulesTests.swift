@@ -262,4 +262,57 @@ import TransportLoopback
         #expect(try #require(again).flags & DataFrame.receiptFlag != 0)
         #expect(await router.stats().duplicatesDropped == 0)
     }
+
+    /// Rule 3(b) for messages: R's own message, handed to Y (`sent`, waiting for its
+    /// receipt), comes back from Y. While R's route to Z leads to Y it is refused (Y
+    /// keeps it); once X offers a newer route, Y's next copy is taken back into custody
+    /// (acknowledged; R's record queued again, still R's own) and handed to X. Without
+    /// this Y held it, retrying R, for as long as Y's route pointed at R.
+    @Test(.timeLimit(.minutes(1))) func anOwnSentMessageComingBackIsTakenBackOnceTheRouteMoved() async throws {
+        let network = LoopbackNetwork()
+        let (router, run) = try await Self.relay(.random(), network: network)
+        defer { run.cancel() }
+        let (x, y, z) = (PeerID.random(), PeerID.random(), PeerID.random())
+        let (rawX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
+        let (rawY, runningY) = try await Self.rawPeer(y, address: "Y", network: network)
+        var (peerX, peerY) = (rawX, rawY)
+        let transports = [runningX, runningY]
+        defer { Task { for transport in transports { await transport.stop() } } }
+        let signerZ = TestReceiptSigner(peer: z)
+
+        try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: signerZ))
+        try await eventually("R routes to Z through Y") { await router.routes().first { $0.destination == z }?.nextHop == y }
+        let id = try await router.send(to: z, payload: [7, 7, 7])
+        var sent: DataFrame?
+        while sent == nil, let segment = try await peerY.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment), frame.messageID == id { sent = frame }
+        }
+        let copy = try #require(sent)
+        try await peerY.send(.ack(AckFrame(cumulative: copy.sequence)))
+        try await eventually("R's message is sent") { await router.status(of: id)?.status == .sent }
+
+        // Back from Y while R's route still leads to Y: refused.
+        var back = copy
+        (back.sequence, back.ttl) = (1, 5)
+        try await peerY.send(.data(back))
+        try await eventually("R refused its own copy") { await router.stats().relayRefused["loop"] == 1 }
+        #expect(await router.status(of: id)?.status == .sent)
+
+        // X offers a newer route: Y's retry is taken back and goes to X.
+        try await peerX.send(AnnounceTests.announce(z, 2, hops: 1, signer: signerZ))
+        try await eventually("R routes to Z through X") { await router.routes().first { $0.destination == z }?.nextHop == x }
+        back.sequence = 2
+        try await peerY.send(.data(back))
+        var acked = false
+        while !acked, let ack = try await peerY.receiveAck() { acked = ack.selective.contains(2) || ack.cumulative >= 2 }
+        var handed: DataFrame?
+        while handed == nil, let segment = try await peerX.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment), frame.messageID == id { handed = frame }
+        }
+        let onward = try #require(handed)
+        #expect(onward.origin == router.localPeerID && onward.payload == copy.payload)
+        let record = try #require(await router.status(of: id))
+        #expect(record.origin == nil && record.status == .queued)
+        #expect(await router.stats().relayRefused == ["loop": 1])
+    }
 }

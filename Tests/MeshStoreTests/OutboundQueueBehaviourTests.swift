@@ -134,4 +134,27 @@ struct OutboundQueueBehaviourTests {
             #expect(await queue.record(id) == nil)
         }
     }
+
+    /// A `sent` message starts over only when it comes with the neighbour it came back
+    /// from (this node's own message, taken back round a loop): then it is queued again
+    /// with its payload, in one step; without one it is still pending and refused.
+    @Test(arguments: QueueBackend.allCases)
+    func aSentMessageStartsOverOnlyWhenTakenBack(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let bob = PeerID.random()
+            let message = outbound(to: bob, bytes: 9, flags: 1)
+            try await queue.enqueue(message)
+            _ = await queue.claim(message.id)
+            await queue.update(message.id, to: .sent, transport: "lo", reason: nil)
+            #expect(await queue.waiting(for: bob) == [])
+            let error = await meshError { try await queue.enqueue(message) }
+            #expect(error?.code == .invalidArgument)
+            var back = message
+            back.previousHop = .random()
+            try await queue.enqueue(back)
+            #expect(await queue.record(message.id)?.status == .queued)
+            #expect(await queue.waiting(for: bob) == [message.id])
+            #expect(await queue.claim(message.id)?.payload == message.payload)
+        }
+    }
 }

@@ -13,7 +13,10 @@ import Synchronization
 public protocol OutboundQueue: Sendable {
     /// Stores a new message with status ``MessageStatus/queued``. Returns once it is
     /// kept (durably, for a persistent queue). A message whose ID is known and final
-    /// (e.g. failed) starts over.
+    /// (e.g. failed) starts over; so does one that is ``MessageStatus/sent`` when the
+    /// new message names a ``OutboundMessage/previousHop`` (this node's own message,
+    /// come back round a loop and taken back into custody, docs/PROTOCOL.md §A.6 rule
+    /// 3(b)): in one step, so a crash leaves either the old record or the new one.
     /// - Throws: when the queue cannot take it (full, failing storage), or
     ///   `.invalidArgument` when a message with this ID is still pending.
     func enqueue(_ message: OutboundMessage) async throws
@@ -81,7 +84,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
     public func enqueue(_ message: OutboundMessage) async throws {
         let now = clock.now
         try state.withLock { state in
-            if let old = state.records[message.id], !old.status.isFinal {
+            if let old = state.records[message.id], !old.status.isFinal, !(old.status == .sent && message.previousHop != nil) {
                 throw MeshError(
                     .invalidArgument, "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")
             }

@@ -120,9 +120,20 @@ extension InboundPipeline {
     /// round a loop (§A.6 rule 3(b)); nil to take it into custody again.
     private func ownCopyReturned(_ frame: DataFrame, _ record: OutboundRecord, from session: LinkSession) -> LinkSession.AcceptResult? {
         if !record.status.isFinal {
-            // Being sent, or sent and waiting for its receipt: acknowledging it as a
-            // duplicate would drop the only copy once this node's own send is
-            // acknowledged. Refused, like any loop, so its holder keeps it.
+            // Sent (its first hop took it) and waiting for its receipt, and this node's
+            // route no longer leads back to the neighbour offering it: the routes have
+            // changed, and the holder's route now points at this node. Taken back into
+            // custody, as a relay takes a copy back (rule 3(a)), and sent the new way;
+            // refusing would leave it with its holder, retrying, for as long as that
+            // route lasts. (The queue lets a `sent` message start over when it comes
+            // with the neighbour it came back from.)
+            if record.status == .sent, delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote {
+                return nil
+            }
+            // Being sent (queued or claimed here), or the route leads straight back:
+            // acknowledging it as a duplicate would drop the only copy once this
+            // node's own send is acknowledged. Refused, like any loop, so its holder
+            // keeps it.
             return refuseRelay("loop", frame, session, "this node sent it and it came back")
         }
         guard frame.flags & DataFrame.receiptFlag != 0, record.status == .delivered else {

@@ -290,6 +290,8 @@ import TransportLoopback
         let copy = try #require(sent)
         try await peerY.send(.ack(AckFrame(cumulative: copy.sequence)))
         try await eventually("R's message is sent") { await router.status(of: id)?.status == .sent }
+        let digest = try #require(await router.status(of: id)).contentDigest
+        #expect(!digest.isEmpty)
 
         // Back from Y while R's route still leads to Y: refused.
         var back = copy
@@ -312,7 +314,8 @@ import TransportLoopback
         let onward = try #require(handed)
         #expect(onward.origin == router.localPeerID && onward.payload == copy.payload)
         let record = try #require(await router.status(of: id))
-        #expect(record.origin == nil && record.status == .queued)
+        // Still its own, and its receipt is still checked against the same content.
+        #expect(record.origin == nil && record.status == .queued && record.contentDigest == digest)
         #expect(await router.stats().relayRefused == ["loop": 1])
     }
 }

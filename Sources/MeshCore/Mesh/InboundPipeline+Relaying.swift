@@ -22,9 +22,13 @@ extension InboundPipeline {
             return refuseRelay("unsealed", frame, session, "it is not sealed, so no relay may carry it")
         }
         var known = await delivery.queue.record(frame.messageID)
+        // This node's own message taken back: it keeps the digest its receipt is
+        // checked against.
+        var ownDigest: [UInt8] = []
         if frame.origin == localPeerID, let record = known {
             // This node's own message or receipt, back round a loop (rule 3(b)).
             if let answer = ownCopyReturned(frame, record, from: session) { return answer }
+            ownDigest = record.contentDigest
             known = nil
         }
         if let record = known, record.flags & DataFrame.floodFlag != 0, frame.flags & DataFrame.floodFlag == 0 {
@@ -87,7 +91,7 @@ extension InboundPipeline {
         }
         // This node's own receipt taken back (rule 3(b)) stays its own: no origin.
         let message = OutboundMessage(
-            id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags,
+            id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags, contentDigest: ownDigest,
             origin: frame.origin == localPeerID ? nil : frame.origin, ttl: frame.ttl - 1, previousHop: session.remote)
         do {
             try await delivery.queue.enqueue(message)

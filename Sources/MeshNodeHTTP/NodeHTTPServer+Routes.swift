@@ -211,11 +211,14 @@ extension NodeHTTPServer {
             cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
             wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
         // A large body with a declared length goes straight into the outbox's payload
-        // file while it arrives (hashed on the way); the rest is collected.
+        // file while it arrives (hashed on the way); the rest is collected. The peer
+        // and the parameters are checked first: a bad send is refused before its body
+        // is read, and nothing is written.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= commands.uploadThreshold {
             guard declared <= limit else { throw Self.tooLarge(limit) }
+            let checked = try await commands.checkSend(send)
             let stored = try await commands.receivePayload(request.body, declaredBytes: declared)
-            return try Self.json(await commands.send(send, stored: stored))
+            return try Self.json(await commands.send(checked, stored: stored))
         }
         let payload = try await Self.collectPayload(&request, upTo: limit)
         return try Self.json(await commands.send(send, rawPayload: payload))

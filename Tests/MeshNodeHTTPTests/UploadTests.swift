@@ -104,7 +104,7 @@ extension Array where Element == String {
 
 /// A blocking TCP client socket, for a client that stops in the middle of a request.
 final class RawTCPClient {
-    private let descriptor: Int32
+    let descriptor: Int32
 
     init(host: String, port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -41,9 +41,9 @@ struct InboxPayloadFileTests {
                 #expect(names.count == 1 && names[0].hasPrefix("inbox-\(big.id.hex)-"), "\(names)")
                 let stored = try await store.database.read("rows") { db in
                     try Row.fetchAll(db, sql: "SELECT length(payload) AS inRow, payloadFile FROM inbox ORDER BY sequence")
+                        .map { row -> [String?] in [String(row["inRow"] as Int), row["payloadFile"]] }
                 }
-                #expect(stored.map { $0["inRow"] as Int } == [0, 5])
-                #expect(stored.map { $0["payloadFile"] as String? } == [names[0], nil])
+                #expect(stored == [["0", names[0]], ["5", nil]])
                 #expect(try await store.inbox.byteCount == 5_005)
             }
             try await withReopened(path, configuration: Self.configuration()) { store throws in

@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshNodeHTTP
+import NIOHTTP1
 import Testing
 
 // A streamed upload names its peer and parameters in the query: they are checked before

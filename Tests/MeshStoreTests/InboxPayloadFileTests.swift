@@ -168,7 +168,7 @@ struct InboxPayloadFileTests {
             do {
                 _ = try await store.inbox.entries()
                 Issue.record("a missing payload file went unnoticed")
-            } catch {
+            } catch let error as MeshError {
                 #expect(error.code == .storeCorrupt)
                 #expect(error.message.contains(name), "\(error.message)")
             }

@@ -50,15 +50,16 @@ enum CLIBench {
     /// `scmesh send -` of 10 MiB between two release nodes over TCP on loopback (the
     /// CLI posts the raw payload to the node's HTTP API), once returning when queued and
     /// once with `--wait` (returning on the delivery receipt), against the in-process
-    /// full-stack bulk rate measured in the same run.
-    static func bulk() async throws -> [BenchFigure] {
+    /// full-stack bulk rate measured in the same run. `nodeSettings` (`--set KEY=VALUE`
+    /// pairs) go to both nodes.
+    static func bulk(nodeSettings: [String] = []) async throws -> [BenchFigure] {
         guard FileManager.default.isExecutableFile(atPath: scmesh) else {
             throw MeshError(.invalidArgument, "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release")
         }
         let inProcess = try await RouterBench.fullStackBulk()
         let root = "/tmp/scmesh-bulk-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let pair = try await NodePair.start(root: root, port: 20_000 + Int(getpid() % 10_000), extra: ["--set", "http.listen=127.0.0.1:0"])
+        let pair = try await NodePair.start(root: root, port: 20_000 + Int(getpid() % 10_000), extra: ["--set", "http.listen=127.0.0.1:0"] + nodeSettings)
         defer { pair.stop() }
         let (a, peerB) = (pair.a, pair.peerB)
         let size = 10 * 1024 * 1024

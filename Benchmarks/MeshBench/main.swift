@@ -1,7 +1,9 @@
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
 import Foundation
 // run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]
-// (`sim` is not part of `all`: it takes minutes; `MeshBench sim --help` lists its flags.)
+// (`sim` is not part of `all`: it takes minutes; `MeshBench sim --help` lists its flags.
+// `clibulk --set KEY=VALUE ...` starts both nodes with those config settings, e.g.
+// `--set store.inbox_file_threshold_bytes=1073741824` to keep received payloads in SQLite.)
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 guard ["router", "crypto", "tcp", "failover", "store", "cli", "clibulk", "sim", "all"].contains(which) else {
     print("usage: MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]")
@@ -56,5 +58,11 @@ if which == "cli" || which == "all" {
     report("scmesh from the shell (release nodes over TCP on loopback)", try await CLIBench.run())
 }
 if which == "clibulk" || which == "all" {
-    report("scmesh send - of 10 MiB over the HTTP API (release nodes over TCP on loopback)", try await CLIBench.bulk())
+    let settings = which == "clibulk" ? Array(CommandLine.arguments.dropFirst(2)) : []
+    guard settings.count % 2 == 0, stride(from: 0, to: settings.count, by: 2).allSatisfy({ settings[$0] == "--set" }) else {
+        print("usage: MeshBench clibulk [--set KEY=VALUE ...]")
+        exit(2)
+    }
+    let title = "scmesh send - of 10 MiB over the HTTP API (release nodes over TCP on loopback)"
+    report(settings.isEmpty ? title : title + ", nodes with " + settings.joined(separator: " "), try await CLIBench.bulk(nodeSettings: settings))
 }

@@ -35,11 +35,56 @@ extension ControlHandler {
     /// request must carry no `text` or `payload_base64`. Takes ownership of `stored`:
     /// it is queued, or removed when the send fails.
     package func send(_ request: ControlRequest, stored: any StoredPayload) async throws -> SendReply {
-        guard request.text == nil, request.payloadBase64 == nil else {
+        let checked: CheckedSend
+        do {
+            checked = try await checkSend(request)
+        } catch {
             stored.discard()
+            throw error
+        }
+        return try await send(checked, stored: stored)
+    }
+
+    /// `send` of a request checked by ``checkSend(_:)`` before its payload was read,
+    /// with that payload already stored durably. Takes ownership of `stored`: it is
+    /// queued, or removed when the send fails.
+    package func send(_ checked: CheckedSend, stored: any StoredPayload) async throws -> SendReply {
+        try await send(checked, payload: .stored(stored))
+    }
+
+    /// A send request whose peer and parameters were resolved and checked before its
+    /// payload was read: an upload to an unknown alias or with a bad parameter is
+    /// refused before its body is stored.
+    package struct CheckedSend: Sendable {
+        /// The destination.
+        package var peer: PeerID
+        /// Its alias when it is a contact.
+        package var alias: String?
+        /// The message ID (the request's or a new one).
+        package var id: MessageID
+        /// The request's expiry; nil for the store's default.
+        package var expiresAfter: Duration?
+        /// Whether the reply waits for the delivery receipt.
+        package var wait: Bool
+        /// How long it waits, in seconds.
+        package var timeout: Double
+        /// Whether it goes as an emergency.
+        package var emergency: Bool
+    }
+
+    /// Resolves the peer and checks every parameter of a send request whose payload
+    /// comes separately (a raw body), before that payload is read.
+    /// - Throws: `.invalidArgument` naming the bad field (a `text` or `payload_base64`
+    ///   besides the raw body included), as ``send(_:rawPayload:)`` would.
+    package func checkSend(_ request: ControlRequest) async throws -> CheckedSend {
+        guard request.text == nil, request.payloadBase64 == nil else {
             throw MeshError(.invalidArgument, "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both")
         }
-        return try await send(request, payload: .stored(stored))
+        let (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
+        return CheckedSend(
+            peer: peer, alias: alias, id: id, expiresAfter: expiresAfter, wait: wait, timeout: timeout,
+            emergency: request.emergency ?? false)
     }
 
     /// A send's payload: bytes in memory, or a stored upload.
@@ -53,25 +98,22 @@ extension ControlHandler {
             case .stored(let stored): stored.byteCount
             }
         }
-
-        func discard() {
-            if case .stored(let stored) = self { stored.discard() }
-        }
     }
 
     private func send(_ request: ControlRequest, payload: SendPayload) async throws -> SendReply {
-        let peer: PeerID, alias: String?
-        let (id, expiresAfter, wait, timeout): (MessageID, Duration?, Bool, Double)
-        do {
-            (peer, alias) = try await resolvePeer(request.peer, for: "send")
-            (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
-        } catch {
-            payload.discard()
-            throw error
-        }
+        let (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
+        let checked = CheckedSend(
+            peer: peer, alias: alias, id: id, expiresAfter: expiresAfter, wait: wait, timeout: timeout,
+            emergency: request.emergency ?? false)
+        return try await send(checked, payload: payload)
+    }
+
+    private func send(_ checked: CheckedSend, payload: SendPayload) async throws -> SendReply {
+        let (peer, alias, id, wait, timeout) = (checked.peer, checked.alias, checked.id, checked.wait, checked.timeout)
         let started = ContinuousClock.now
         do {
-            let options = SendOptions(id: id, expiresAfter: expiresAfter, emergency: request.emergency ?? false)
+            let options = SendOptions(id: id, expiresAfter: checked.expiresAfter, emergency: checked.emergency)
             switch payload {
             case .bytes(let bytes): _ = try await router.send(to: peer, payload: bytes, options: options)
             case .stored(let stored): _ = try await router.send(to: peer, stored: stored, options: options)

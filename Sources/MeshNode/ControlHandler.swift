@@ -117,15 +117,16 @@ package struct ControlHandler: Sendable {
         return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
     }
 
-    /// One inbox entry by its sequence number, with its raw payload.
+    /// The payload of one inbox entry, for a raw download: in memory when small, else
+    /// its file opened for reading in pieces.
     /// - Throws: `.invalidArgument` when the inbox holds no such entry.
-    package func inboxEntry(sequence: Int) async throws -> StoreInbox.Entry {
-        guard let entry = try await inbox.entry(sequence: sequence) else {
+    package func inboxPayload(sequence: Int) async throws -> StoreInbox.Payload {
+        guard let payload = try await inbox.payload(sequence: sequence) else {
             throw MeshError(
                 .invalidArgument,
                 "the inbox holds no message with sequence number \(sequence) (it was removed, or never arrived); list them with inbox")
         }
-        return entry
+        return payload
     }
 
     /// `settings`: the run-time settings; with `relay_enabled`, switches relaying (and

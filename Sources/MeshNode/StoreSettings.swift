@@ -33,6 +33,9 @@ extension NodeConfiguration {
         /// Payload bytes the persisted inbox keeps; over it, the oldest message of the
         /// sender holding the most bytes is dropped first.
         public var inboxMaxBytes: Int = 256 << 20
+        /// Received payloads of at least this many bytes are kept in a file of their own
+        /// beside the store (`store.sqlite-payloads/inbox-…`) rather than in SQLite.
+        public var inboxFileThresholdBytes: Int = 64 << 10
         /// History entries kept (sent and received messages with their traces); the
         /// oldest finished ones beyond it are deleted by the periodic upkeep.
         public var historyLimit: Int = 100_000
@@ -53,6 +56,7 @@ extension NodeConfiguration {
             case outboxMaxBytesPerPeer = "outbox_max_bytes_per_peer"
             case inboxCapacity = "inbox_capacity"
             case inboxMaxBytes = "inbox_max_bytes"
+            case inboxFileThresholdBytes = "inbox_file_threshold_bytes"
             case historyLimit = "history_limit"
             case maintenanceIntervalSeconds = "maintenance_interval_seconds"
         }
@@ -82,6 +86,7 @@ extension NodeConfiguration {
             outboxMaxBytesPerPeer = try positive(.outboxMaxBytesPerPeer)
             inboxCapacity = try positive(.inboxCapacity)
             inboxMaxBytes = try positive(.inboxMaxBytes)
+            inboxFileThresholdBytes = try positive(.inboxFileThresholdBytes)
             historyLimit = try positive(.historyLimit)
             maintenanceIntervalSeconds = try positive(.maintenanceIntervalSeconds)
         }
@@ -98,6 +103,7 @@ extension NodeConfiguration {
             try container.encode(outboxMaxBytesPerPeer, forKey: .outboxMaxBytesPerPeer)
             try container.encode(inboxCapacity, forKey: .inboxCapacity)
             try container.encode(inboxMaxBytes, forKey: .inboxMaxBytes)
+            try container.encode(inboxFileThresholdBytes, forKey: .inboxFileThresholdBytes)
             try container.encode(historyLimit, forKey: .historyLimit)
             try container.encode(maintenanceIntervalSeconds, forKey: .maintenanceIntervalSeconds)
         }
@@ -119,6 +125,7 @@ extension NodeConfiguration {
             configuration.outboxMaxBytesPerPeer = outboxMaxBytesPerPeer
             configuration.inboxCapacity = inboxCapacity
             configuration.inboxMaxBytes = inboxMaxBytes
+            configuration.inboxFileThreshold = inboxFileThresholdBytes
             configuration.historyLimit = historyLimit
             return configuration
         }

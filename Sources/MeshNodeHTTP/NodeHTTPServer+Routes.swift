@@ -54,17 +54,17 @@ extension NodeHTTPServer {
             guard let sequence = Int(text) else {
                 throw APIError.badRequest("the inbox sequence number must be an integer, got \"\(text.prefix(80))\"")
             }
-            let entry: StoreInbox.Entry
+            let payload: StoreInbox.Payload
             do {
-                entry = try await self.commands.inboxEntry(sequence: sequence)
+                payload = try await self.commands.inboxPayload(sequence: sequence)
             } catch let error as MeshError where error.code == .invalidArgument {
                 throw APIError(.notFound, code: "notFound", error.message)
             }
             var headers = HTTPFields()
             headers[.contentType] = "application/octet-stream"
-            headers[HTTPField.Name("X-Message-ID")!] = entry.message.id.hex
-            headers[HTTPField.Name("X-From")!] = entry.message.from.hex
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: entry.message.payload)))
+            headers[HTTPField.Name("X-Message-ID")!] = payload.id.hex
+            headers[HTTPField.Name("X-From")!] = payload.from.hex
+            return Response(status: .ok, headers: headers, body: Self.body(of: payload))
         }
         api.get("contacts") { request, _ in
             _ = try QueryParameters(request, known: [])
@@ -211,14 +211,36 @@ extension NodeHTTPServer {
             cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
             wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
         // A large body with a declared length goes straight into the outbox's payload
-        // file while it arrives (hashed on the way); the rest is collected.
+        // file while it arrives (hashed on the way); the rest is collected. The peer
+        // and the parameters are checked first: a bad send is refused before its body
+        // is read, and nothing is written.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= commands.uploadThreshold {
             guard declared <= limit else { throw Self.tooLarge(limit) }
+            let checked = try await commands.checkSend(send)
             let stored = try await commands.receivePayload(request.body, declaredBytes: declared)
-            return try Self.json(await commands.send(send, stored: stored))
+            return try Self.json(await commands.send(checked, stored: stored))
         }
         let payload = try await Self.collectPayload(&request, upTo: limit)
         return try Self.json(await commands.send(send, rawPayload: payload))
+    }
+
+    /// An inbox payload as a response body: a large one read from its file in pieces
+    /// of 1 MiB as the client takes them, never whole in memory.
+    static func body(of payload: StoreInbox.Payload) -> ResponseBody {
+        switch payload.source {
+        case .bytes(let bytes):
+            return ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+        case .file(let file):
+            return ResponseBody(contentLength: file.byteCount) { writer in
+                var offset = 0
+                while offset < file.byteCount {
+                    let piece = try await file.read(at: offset, upTo: 1 << 20)
+                    offset += piece.count
+                    try await writer.write(ByteBuffer(bytes: piece))
+                }
+                try await writer.finish(nil)
+            }
+        }
     }
 
     /// The body, at most `limit` bytes (a larger one is a 413 naming the limit).

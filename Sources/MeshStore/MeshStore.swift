@@ -49,7 +49,7 @@ public final class MeshStore: Sendable {
     /// killed), queued again by this open.
     public let requeuedAtOpen: [MessageID]
 
-    private let database: StoreDatabase
+    let database: StoreDatabase
 
     /// Opens the store at `path`, creating it if there is no file (mode 0600; the
     /// directory must exist), and upgrading its schema if an older SCMesh wrote it.
@@ -95,18 +95,19 @@ public final class MeshStore: Sendable {
             try StoreMigrations.migrator.migrate(pool)
             let now = Millis.from(clock())
             requeuedAtOpen = try pool.write { db in try StoreOutbox.releaseClaims(db, now: now) }
-            // Large outbox payloads live in files beside the store; a crash can leave
-            // one that no row names.
+            // Large outbox and inbox payloads live in files beside the store; a crash
+            // can leave one that no row names.
             let files = OutboxPayloadFiles(storePath: path)
             try files.prepare()
-            let orphans = files.removeOrphans(keeping: try pool.read { db in try StoreOutbox.payloadFileNames(db) })
-            if orphans > 0 { logger.notice("store \(path): removed \(orphans) outbox payload files no message named (left by a crash)") }
+            let named = try pool.read { db in try StoreOutbox.payloadFileNames(db).union(StoreInbox.payloadFileNames(db)) }
+            let orphans = files.removeOrphans(keeping: named)
+            if orphans > 0 { logger.notice("store \(path): removed \(orphans) payload files no message named (left by a crash)") }
         } catch {
             try? pool.close()
             throw storeError(error, path: path, doing: state == .ours ? "upgrade the store" : "create the store")
         }
         database = StoreDatabase(
-            pool: pool, path: path, configuration: configuration, clock: clock, logger: logger, closed: .init())
+            pool: pool, path: path, configuration: configuration, clock: clock, logger: logger, closed: .init(), faults: .init())
         self.path = path
         self.configuration = configuration
         inbox = StoreInbox(database: database)

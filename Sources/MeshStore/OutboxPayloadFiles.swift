@@ -42,10 +42,11 @@ struct OutboxPayloadFiles: Sendable {
 
     /// Writes `payload` to a new file for message `id` and syncs it and the directory.
     /// Runs off the caller's thread (it blocks on the disk).
+    /// - Parameter prefix: the start of the file's name (`inbox-` for a received payload).
     /// - Returns: the file's name within ``directory``.
     /// - Throws: `.storeFailed` naming the file and the OS error; nothing is left behind.
-    func write(_ payload: [UInt8], for id: MessageID) async throws(MeshError) -> String {
-        let name = "\(id.hex)-\(MessageID.random().hex.prefix(8))"
+    func write(_ payload: [UInt8], for id: MessageID, prefix: String = "") async throws(MeshError) -> String {
+        let name = "\(prefix)\(id.hex)-\(MessageID.random().hex.prefix(8))"
         let path = directory + "/" + name
         try await Self.offThread { () throws(MeshError) in try self.writeNow(payload, to: path) }
         return name
@@ -99,10 +100,10 @@ struct OutboxPayloadFiles: Sendable {
     func read(_ name: String, bytes: Int) throws(MeshError) -> [UInt8] {
         let path = directory + "/" + name
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw MeshError(.storeCorrupt, "the outbox payload file \(path) is missing or unreadable (\(String(cString: strerror(errno))))")
+            throw MeshError(.storeCorrupt, "the payload file \(path) is missing or unreadable (\(String(cString: strerror(errno))))")
         }
         guard data.count == bytes else {
-            throw MeshError(.storeCorrupt, "the outbox payload file \(path) holds \(data.count) bytes, the outbox row says \(bytes)")
+            throw MeshError(.storeCorrupt, "the payload file \(path) holds \(data.count) bytes, its store row says \(bytes)")
         }
         return Array(data)
     }
@@ -112,7 +113,7 @@ struct OutboxPayloadFiles: Sendable {
         for name in names { unlink(directory + "/" + name) }
     }
 
-    /// Removes every file in the directory that no outbox row names (left by a crash
+    /// Removes every file in the directory that no outbox or inbox row names (left by a crash
     /// between a file's write and its row's commit, or between a row's deletion and its
     /// file's removal). Returns how many.
     @discardableResult

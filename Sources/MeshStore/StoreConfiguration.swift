@@ -23,6 +23,10 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// store file rather than in SQLite (64 KiB): written once and synced, instead of
     /// twice through the WAL (see ``StoreOutbox``). Smaller ones stay in their row.
     public var outboxFileThreshold: Int = 64 << 10
+    /// Received payloads of at least this many bytes are kept in a file of their own
+    /// beside the store file rather than in their inbox row (64 KiB), for the same
+    /// reason (see ``StoreInbox``).
+    public var inboxFileThreshold: Int = 64 << 10
 
     /// How long an outbound message may wait for delivery before
     /// ``StoreOutbox/expire(now:)`` marks it expired, unless it was enqueued with its
@@ -50,6 +54,7 @@ public struct StoreConfiguration: Sendable, Hashable {
             ("outboxMaxMessages", outboxMaxMessages), ("outboxMaxBytes", outboxMaxBytes),
             ("outboxMaxMessagesPerPeer", outboxMaxMessagesPerPeer), ("outboxMaxBytesPerPeer", outboxMaxBytesPerPeer),
             ("historyLimit", historyLimit), ("outboxFileThreshold", outboxFileThreshold),
+            ("inboxFileThreshold", inboxFileThreshold),
         ]
         for (name, value) in counts where value < 1 {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be at least 1, got \(value)")

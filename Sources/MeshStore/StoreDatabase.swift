@@ -15,6 +15,8 @@ struct StoreDatabase: Sendable {
     /// Set by ``MeshStore/close()``; checked before every access so that a closed store
     /// says so (SQLite's own error for a closed handle reads "out of memory").
     let closed: ClosedFlag
+    /// Crash points for tests; inert unless a test chooses one.
+    let faults: StoreFaults
 
     final class ClosedFlag: Sendable {
         let value = Atomic<Bool>(false)
@@ -31,7 +33,8 @@ struct StoreDatabase: Sendable {
         }
     }
 
-    /// Where the outbox keeps payloads of ``StoreConfiguration/outboxFileThreshold``
+    /// Where the outbox and the inbox keep payloads of
+    /// ``StoreConfiguration/outboxFileThreshold`` (``StoreConfiguration/inboxFileThreshold``)
     /// bytes or more.
     var payloadFiles: OutboxPayloadFiles { OutboxPayloadFiles(storePath: path) }
 

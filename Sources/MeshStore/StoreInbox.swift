@@ -23,6 +23,13 @@ import MeshCore
 ///   message just accepted is never the one dropped (a single message larger than the
 ///   byte bound is kept alone). A dropped message stays in the dedup log: a late copy of
 ///   it is not delivered again.
+/// - **Large payloads in files.** A payload of ``StoreConfiguration/inboxFileThreshold``
+///   bytes or more (64 KiB) is written to a file of its own in the payload directory
+///   beside the store (`<store>-payloads/inbox-…`), synced with the directory, before
+///   the row naming it is committed; SQLite would write it twice through its WAL. The
+///   custody rule is unchanged: a crash after the file but before the row leaves an
+///   orphan file (removed at the next open) and no dedup entry, so the sender's retry
+///   is stored once; a file is removed only after the commit that deleted its row.
 public struct StoreInbox: MessageSink {
     /// One received message with its place in the inbox.
     public struct Entry: Sendable, Hashable {
@@ -54,35 +61,58 @@ public struct StoreInbox: MessageSink {
     public func append(_ message: InboundMessage, at date: Date? = nil) async throws(MeshError) -> Entry? {
         let configuration = database.configuration
         let receivedAt = date.map(Millis.from) ?? database.nowMillis
-        return try await database.write("store message \(message.id.hex) in the inbox") { db in
-            guard try DedupLog.insert(db, message.id, at: receivedAt) else { return nil }
-            var row = InboxRow(
-                messageID: message.id.hex, sender: message.from.hex, transport: message.transport,
-                receivedAt: receivedAt, bytes: message.payload.count, payload: Data(message.payload),
-                topic: message.topic, emergency: message.emergency ? 1 : 0)
-            try row.insert(db, onConflict: .ignore)
-            guard db.changesCount == 1, let sequence = row.sequence else { return nil }
-            var history = HistoryRow(
-                messageID: message.id.hex, direction: MessageDirection.inbound.name, peer: message.from.hex,
-                bytes: message.payload.count, status: MessageStatus.received.name, transport: message.transport,
-                createdAt: receivedAt, attempts: 0)
-            try history.insert(db, onConflict: .ignore)
-            if let historyID = history.id, db.changesCount == 1 {
-                try MessageHistory.record(
-                    db, historyID: historyID, at: receivedAt, kind: .received, status: .received,
-                    transport: message.transport)
-            }
-            try Self.enforceBounds(db, configuration: configuration, keeping: sequence)
-            return Entry(sequence: Int(sequence), receivedAt: Millis.date(receivedAt), message: message)
+        let files = database.payloadFiles
+        var payloadFile: String?
+        if message.payload.count >= configuration.inboxFileThreshold {
+            // A copy already stored (the sender's retry after a lost acknowledgement)
+            // costs no file.
+            if try await isKnown(message.id) { return nil }
+            try files.prepare()
+            payloadFile = try await files.write(message.payload, for: message.id, prefix: Self.filePrefix)
+            // A crash here leaves the file and no row: no entry, no dedup record.
+            try database.faults.crash(at: .inboxFileWritten)
         }
+        let file = payloadFile
+        let (entry, removed): (Entry?, [String])
+        do {
+            (entry, removed) = try await database.write("store message \(message.id.hex) in the inbox") { db -> (Entry?, [String]) in
+                guard try DedupLog.insert(db, message.id, at: receivedAt) else { return (nil, []) }
+                var row = InboxRow(
+                    messageID: message.id.hex, sender: message.from.hex, transport: message.transport,
+                    receivedAt: receivedAt, bytes: message.payload.count, payload: file == nil ? Data(message.payload) : Data(),
+                    topic: message.topic, emergency: message.emergency ? 1 : 0, payloadFile: file)
+                try row.insert(db, onConflict: .ignore)
+                guard db.changesCount == 1, let sequence = row.sequence else { return (nil, []) }
+                var history = HistoryRow(
+                    messageID: message.id.hex, direction: MessageDirection.inbound.name, peer: message.from.hex,
+                    bytes: message.payload.count, status: MessageStatus.received.name, transport: message.transport,
+                    createdAt: receivedAt, attempts: 0)
+                try history.insert(db, onConflict: .ignore)
+                if let historyID = history.id, db.changesCount == 1 {
+                    try MessageHistory.record(
+                        db, historyID: historyID, at: receivedAt, kind: .received, status: .received,
+                        transport: message.transport)
+                }
+                let removed = try Self.enforceBounds(db, configuration: configuration, keeping: sequence)
+                return (Entry(sequence: Int(sequence), receivedAt: Millis.date(receivedAt), message: message), removed)
+            }
+        } catch {
+            if let file { files.remove([file]) }
+            throw error
+        }
+        // A duplicate's file is nobody's; dropped messages' files go after the commit.
+        files.remove(removed + (entry == nil ? [file].compactMap { $0 } : []))
+        return entry
     }
 
-    /// Drops messages by the per-sender rule until both bounds hold.
-    static func enforceBounds(_ db: Database, configuration: StoreConfiguration, keeping newest: Int64) throws {
+    /// Drops messages by the per-sender rule until both bounds hold; returns the payload
+    /// files of the dropped ones (to remove once the transaction is committed).
+    static func enforceBounds(_ db: Database, configuration: StoreConfiguration, keeping newest: Int64) throws -> [String] {
+        var removed: [String] = []
         while true {
             guard let totals = try Row.fetchOne(
                 db, sql: "SELECT COALESCE(SUM(messages), 0) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM inboxShare")
-            else { return }
+            else { return removed }
             let messages: Int = totals["messages"]
             let bytes: Int = totals["bytes"]
             let order: String
@@ -91,7 +121,7 @@ public struct StoreInbox: MessageSink {
             } else if bytes > configuration.inboxMaxBytes {
                 order = "bytes DESC"
             } else {
-                return
+                return removed
             }
             // The heaviest sender (ties: the one whose oldest message is oldest), and its
             // oldest message other than the one just accepted.
@@ -104,8 +134,8 @@ public struct StoreInbox: MessageSink {
                     ORDER BY \(order), oldest LIMIT 1
                     """,
                 arguments: [newest])
-            guard let victim else { return }
-            try db.execute(sql: "DELETE FROM inbox WHERE sequence = ?", arguments: [victim])
+            guard let victim else { return removed }
+            removed += try Self.deleteRows(db, where: "sequence = ?", victim)
         }
     }
 
@@ -114,19 +144,16 @@ public struct StoreInbox: MessageSink {
     /// - Throws: ``MeshError`` when the store cannot be read.
     public func entries(after: Int = 0, limit: Int = .max) async throws(MeshError) -> [Entry] {
         let limit = max(0, limit)
-        return try await database.read("read the inbox") { db in
-            let rows = try InboxRow.fetchAll(
+        let rows = try await database.read("read the inbox") { db in
+            try InboxRow.fetchAll(
                 db, sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
                 arguments: [after, limit == .max ? -1 : limit])
-            return try rows.reversed().map { row in
-                Entry(
-                    sequence: Int(row.sequence ?? 0), receivedAt: Millis.date(row.receivedAt),
-                    message: InboundMessage(
-                        id: try MessageID.stored(row.messageID), from: try PeerID.stored(row.sender),
-                        payload: Array(row.payload), transport: row.transport, topic: row.topic,
-                        emergency: row.emergency != 0))
-            }
         }
+        var entries: [Entry] = []
+        for row in rows.reversed() {
+            if let entry = try await entry(row) { entries.append(entry) }
+        }
+        return entries
     }
 
     /// The entry with sequence number `sequence`, or nil when the inbox holds none.
@@ -137,16 +164,11 @@ public struct StoreInbox: MessageSink {
     }
 
     private func entryRow(_ sequence: Int) async throws(MeshError) -> Entry? {
-        try await database.read("read inbox entry \(sequence)") { db in
-            guard let row = try InboxRow.fetchOne(db, sql: "SELECT * FROM inbox WHERE sequence = ?", arguments: [sequence]) else {
-                return nil
-            }
-            return Entry(
-                sequence: Int(row.sequence ?? 0), receivedAt: Millis.date(row.receivedAt),
-                message: InboundMessage(
-                    id: try MessageID.stored(row.messageID), from: try PeerID.stored(row.sender),
-                    payload: Array(row.payload), transport: row.transport))
+        let row = try await database.read("read inbox entry \(sequence)") { db in
+            try InboxRow.fetchOne(db, sql: "SELECT * FROM inbox WHERE sequence = ?", arguments: [sequence])
         }
+        guard let row else { return nil }
+        return try await entry(row)
     }
 
     /// Deletes the entries with a sequence number up to `sequence` (the reader has
@@ -154,10 +176,14 @@ public struct StoreInbox: MessageSink {
     /// - Throws: ``MeshError`` when the store cannot write.
     @discardableResult
     public func remove(through sequence: Int) async throws(MeshError) -> Int {
-        try await database.write("remove inbox entries up to \(sequence)") { db in
-            try db.execute(sql: "DELETE FROM inbox WHERE sequence <= ?", arguments: [sequence])
-            return db.changesCount
+        let (count, removed) = try await database.write("remove inbox entries up to \(sequence)") { db in
+            let removed = try Self.deleteRows(db, where: "sequence <= ?", Int64(sequence))
+            return (db.changesCount, removed)
         }
+        // A crash here leaves files no row names: removed at the next open.
+        try database.faults.crash(at: .inboxRowsDeleted)
+        database.payloadFiles.remove(removed)
+        return count
     }
 
     /// Messages held now.

@@ -20,6 +20,7 @@ enum StoreMigrations {
         "v5-payload-files: large outbox payloads in files beside the store",
         "v6-flood: flood duplicate cache, inbox emergency mark",
         "v7-previous-hop: the neighbour a relayed message came from (relay loop rule across restarts)",
+        "v8-inbox-payload-files: large received payloads in files beside the store",
     ]
 
     /// The schema version this build writes.
@@ -55,6 +56,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[6]) { db in
             try db.execute(sql: "ALTER TABLE history ADD COLUMN previousHop TEXT")
             try db.execute(sql: "PRAGMA user_version = 7")
+        }
+        migrator.registerMigration(identifiers[7]) { db in
+            try db.execute(sql: schemaV8InboxPayloadFiles)
+            try db.execute(sql: "PRAGMA user_version = 8")
         }
         return migrator
     }
@@ -226,5 +231,12 @@ enum StoreMigrations {
         ) WITHOUT ROWID;
         CREATE INDEX floodSeen_seenAt ON floodSeen(seenAt);
         ALTER TABLE inbox ADD COLUMN emergency INTEGER NOT NULL DEFAULT 0;
+        """
+
+    /// Large received payloads in files: the name of the file in the payload directory
+    /// beside the store (`<store>-payloads/`) that holds the inbox entry's payload,
+    /// whose `payload` is then empty; NULL when the payload is in the row.
+    private static let schemaV8InboxPayloadFiles = """
+        ALTER TABLE inbox ADD COLUMN payloadFile TEXT;
         """
 }

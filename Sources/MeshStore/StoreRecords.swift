@@ -17,8 +17,11 @@ struct InboxRow: Codable, FetchableRecord, MutablePersistableRecord {
     var payload: Data
     /// The topic of a topic message (v4); nil for a direct message.
     var topic: String?
-    /// 1 when it arrived as an emergency (v5).
+    /// 1 when it arrived as an emergency (v6).
     var emergency: Int = 0
+    /// The file in the payload directory that holds the payload (v8; then ``payload``
+    /// is empty); nil when the payload is in the row.
+    var payloadFile: String?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         sequence = inserted.rowID

@@ -13,7 +13,7 @@ import Testing
 
 @Suite("HTTP uploads streamed into the outbox")
 struct UploadTests {
-    @Test("a 1 MiB upload streamed from a file descriptor (as `scmesh send - < FILE` does) is delivered byte for byte with its receipt; the address file names the API")
+    @Test("a 1 MiB upload streamed from a file descriptor (as `scmesh send - < FILE` does) is delivered byte for byte with its receipt, kept by the receiver in a payload file and downloaded from it; the address file names the API")
     func streamedUploadIsDelivered() async throws {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network)
@@ -39,7 +39,14 @@ struct UploadTests {
         #expect(sent.bytes == payload.count)
         let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=1")
         let seq = try #require((inbox.object["messages"] as? [[String: Any]])?.first?["seq"] as? Int)
-        #expect(try await b.call(.GET, "/api/v1/inbox/\(seq)/payload").body == payload)
+        // The receiver keeps the payload in a file of its own, and the raw download
+        // reads it from there.
+        let received = try FileManager.default.contentsOfDirectory(atPath: b.directory.path + "/store.sqlite-payloads")
+        #expect(received.count == 1 && received[0].hasPrefix("inbox-\(sent.messageID.hex)-"), "\(received)")
+        let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
+        #expect(download.status == 200)
+        #expect(download.body == payload)
+        #expect(download.header("X-Message-ID") == sent.messageID.hex)
     }
 
     @Test("a body that ends early or breaks queues nothing and leaves no file; the error says how many bytes of how many arrived")
@@ -104,7 +111,7 @@ extension Array where Element == String {
 
 /// A blocking TCP client socket, for a client that stops in the middle of a request.
 final class RawTCPClient {
-    private let descriptor: Int32
+    let descriptor: Int32
 
     init(host: String, port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

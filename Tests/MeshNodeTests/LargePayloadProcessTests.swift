@@ -10,7 +10,7 @@ import Testing
 
 @Suite("large payloads across kill -9")
 struct LargePayloadProcessTests {
-    @Test("scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed")
+    @Test("scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed; the receiver's payload file survives its own SIGKILL and `scmesh inbox --save` writes it")
     func largePayloadSurvivesKill() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         let directory = try TemporaryDirectory()
@@ -56,7 +56,7 @@ struct LargePayloadProcessTests {
         #expect(outbox.total == 1)
 
         // The receiver comes up: the payload arrives whole, and the sender's file goes.
-        let nodeB = try startScmesh(argumentsB, home: home)
+        var nodeB = try startScmesh(argumentsB, home: home)
         defer { stopProcess(nodeB) }
         try await eventually("the receiver has the message", attempts: 3000) {
             try await clientB.call(ControlRequest(cmd: "status")).decode(StatusReply.self).inboxCount == 1
@@ -68,5 +68,19 @@ struct LargePayloadProcessTests {
         try await eventually("the sender's payload file is removed once the message is sent", attempts: 1500) {
             try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty
         }
+
+        // The receiver keeps it in a payload file of its own, which a kill -9 and a
+        // restart keep; `scmesh inbox --save` gets it byte for byte from there.
+        let receivedFiles = try FileManager.default.contentsOfDirectory(atPath: b + "/store.sqlite-payloads")
+        #expect(receivedFiles.count == 1 && receivedFiles.first?.hasPrefix("inbox-\(messageID)-") == true, "\(receivedFiles)")
+        kill(nodeB.processIdentifier, SIGKILL)
+        nodeB.waitUntilExit()
+        nodeB = try startScmesh(argumentsB, home: home)
+        try await eventually("the restarted receiver answers", attempts: 1500) { try await clientB.call(ControlRequest(cmd: "status")).ok }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: b + "/store.sqlite-payloads") == receivedFiles)
+        let saved = directory.file("saved")
+        let save = try await runScmesh(["inbox", "--data-dir", b, "--save", saved], home: home)
+        #expect(save.status == 0, "\(save.standardError)")
+        #expect(FileManager.default.contents(atPath: saved + "/" + messageID).map(Array.init) == payload)
     }
 }

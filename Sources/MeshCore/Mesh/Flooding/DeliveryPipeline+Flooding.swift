@@ -137,6 +137,9 @@ extension DeliveryPipeline {
             }
             // Custody stays here: the copy waits for a route (or the receipt).
             await update(message, to: .queued, transport: transport, reason: "\(reason); kept until a route to \(peer) appears")
+            // A route that appeared while the copy was out (claimed) drained nothing
+            // for it: look again now that it waits.
+            if hasRoute(to: peer) { scheduler.schedule(.drain(peer)) }
         }
     }
 }

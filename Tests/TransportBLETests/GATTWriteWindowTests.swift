@@ -1,4 +1,5 @@
 import MeshCore
+import Synchronization
 import Testing
 @testable import TransportBLE
 

@@ -66,7 +66,9 @@ for r in $(seq 1 $ROUNDS); do
       grep -E 'bench:|FAIL' | sed "s/^/[GATTW$w-reactor round $r] /" | tee -a /tmp/bench.log
   done
   kill $A 2>/dev/null; wait $A 2>/dev/null
-  for v in pool reactor; do
+  # The two node variants take turns going first.
+  if [ $((r % 2)) = 1 ]; then ORDER="pool reactor"; else ORDER="reactor pool"; fi
+  for v in $ORDER; do
     sleep 1
     ble-vm-test node-echo --adapter hci0 --psm 0x86 --executor $v > /tmp/node-echo-$v.log 2>&1 & A=$!
     ble-vm-test node-bench --adapter hci1 --psm 0x87 --executor $v --rtt 200 --bulk 300000 | grep -E 'bench:|FAIL' |

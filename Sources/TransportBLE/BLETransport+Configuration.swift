@@ -19,6 +19,8 @@ extension BLETransport {
     ///     gatt: true
     ///     data_path: auto
     ///     move_to_l2cap_after_seconds: 5
+    ///     link_executor: reactor
+    ///     gatt_write_window: 1
     /// ```
     ///
     /// About `psm`: LE credit-based channels take a PSM in the LE range 0x0001–0x00FF,
@@ -58,6 +60,24 @@ extension BLETransport {
         /// carries traffic there before it moves to an L2CAP channel, in seconds, 0–3600
         /// (key `move_to_l2cap_after_seconds`; 0 moves as soon as the channel is open).
         public var moveToL2CAPAfterSeconds: Double = 5
+        /// Where the core runs each link's tasks (key `link_executor`).
+        public var linkExecutor: LinkExecutor = .reactor
+        /// On a GATT link this node dialled: how many TX writes may be unanswered, 1–64
+        /// (key `gatt_write_window`). 1 (the default): every packet is a Write Request,
+        /// the next sent after its Write Response (the seed's "never overlap writes").
+        /// N > 1: N − 1 packets as Write Commands, then one as a Write Request, whose
+        /// response says the server took every earlier write (ATT keeps their order).
+        public var gattWriteWindow: Int = 1
+
+        /// Where the core runs a BLE link's tasks (``MeshCore/Link/preferredTaskExecutor``).
+        public enum LinkExecutor: String, Codable, Sendable, Hashable, CaseIterable {
+            /// On the reactor thread (``BLETransport/linkExecutor``): a packet wakes one
+            /// thread. The router's per-frame work for every BLE link shares that thread.
+            case reactor
+            /// On Swift's global pool, as other transports' links: a packet wakes the
+            /// reactor thread, then a pool thread.
+            case pool
+        }
 
         /// Which data path links use.
         public enum DataPath: String, Codable, Sendable, Hashable, CaseIterable {
@@ -116,6 +136,8 @@ extension BLETransport {
             case gatt
             case dataPath = "data_path"
             case moveToL2CAPAfterSeconds = "move_to_l2cap_after_seconds"
+            case linkExecutor = "link_executor"
+            case gattWriteWindow = "gatt_write_window"
         }
 
         /// Decodes the keys that are present and keeps the default for the others.
@@ -153,6 +175,15 @@ extension BLETransport {
                 dataPath = path
             }
             moveToL2CAPAfterSeconds = try container.decodeIfPresent(Double.self, forKey: .moveToL2CAPAfterSeconds) ?? moveToL2CAPAfterSeconds
+            if container.contains(.linkExecutor) {
+                let text = try container.decode(String.self, forKey: .linkExecutor)
+                guard let executor = LinkExecutor(rawValue: text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .linkExecutor, in: container, debugDescription: "link_executor: expected reactor or pool, got \"\(text)\"")
+                }
+                linkExecutor = executor
+            }
+            gattWriteWindow = try container.decodeIfPresent(Int.self, forKey: .gattWriteWindow) ?? gattWriteWindow
         }
 
         /// Checks every value.
@@ -191,6 +222,9 @@ extension BLETransport {
             }
             guard (0...3600).contains(moveToL2CAPAfterSeconds) else {
                 throw bad(.moveToL2CAPAfterSeconds, "\(moveToL2CAPAfterSeconds) is outside 0–3600 seconds")
+            }
+            guard (1...64).contains(gattWriteWindow) else {
+                throw bad(.gattWriteWindow, "\(gattWriteWindow) is outside 1–64 (1: every TX write a Write Request)")
             }
         }
 

@@ -110,7 +110,7 @@ extension BLETransport {
         let link = try SeqPacketLink(
             adopting: fd, transportName: name, remoteAddress: remoteAddress, mtu: send, receiveMTU: max(receive, 1),
             onClose: { [weak self] id in self?.forget(id) },
-            unsentBytes: { Int(cbluez_unsent_bytes($0)) })
+            unsentBytes: { Int(cbluez_unsent_bytes($0)) }, runsOnReactor: configuration.linkExecutor == .reactor)
         let accepted = state.withLock { state -> Bool in
             guard state.phase == .running || state.phase == .starting else { return false }
             state.links[link.id] = link

@@ -29,6 +29,9 @@ package final class SeqPacketLink: Link, Sendable {
     package let mtu: Int
     /// Largest packet read in one go (`BT_RCVMTU` on L2CAP); a longer one is an error.
     package let receiveMTU: Int
+    /// Where the core runs this link's tasks: the reactor's executor when the transport
+    /// asked for it (`link_executor: reactor`), else nil (the global pool).
+    package let preferredTaskExecutor: (any TaskExecutor)?
 
     private struct DescriptorState {
         var fd: Int32
@@ -58,10 +61,12 @@ package final class SeqPacketLink: Link, Sendable {
     ///   - unsentBytes: how many bytes the kernel still holds for sending; when given,
     ///     ``close()`` waits (a bounded time) for it to reach zero, because shutting an
     ///     L2CAP channel down discards what still waits for credits.
+    ///   - runsOnReactor: the link asks the core to run its tasks on `reactor`'s
+    ///     executor (``preferredTaskExecutor``; nil where the reactor is not one).
     package init(
         adopting fd: Int32, transportName: String, remoteAddress: String, mtu: Int, receiveMTU: Int,
         reactor: FDReactor = .shared, onClose: (@Sendable (LinkID) -> Void)? = nil,
-        unsentBytes: (@Sendable (Int32) -> Int)? = nil
+        unsentBytes: (@Sendable (Int32) -> Int)? = nil, runsOnReactor: Bool = false
     ) throws(SystemError) {
         try Posix.setNonBlocking(fd)
         self.id = LinkID.next()
@@ -73,6 +78,7 @@ package final class SeqPacketLink: Link, Sendable {
         self.reactor = reactor
         self.onClose = onClose
         self.unsentBytes = unsentBytes
+        self.preferredTaskExecutor = runsOnReactor ? reactor.taskExecutor : nil
     }
 
     deinit {

@@ -40,14 +40,52 @@ echo "GUEST-GATT-MOVE-PASS"
 
 ROUNDS=$(sed -n 's/.*scmesh\.bench=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$ROUNDS" ] && [ "$ROUNDS" -gt 0 ] || exit 0
+SET=$(sed -n 's/.*scmesh\.benchset=\([a-z]*\).*/\1/p' /proc/cmdline)
+cocecho server 0 0x0085 > /tmp/cocecho-server.log 2>&1 & C=$!
+sleep 0.3
+: > /tmp/bench.log
+if [ "${SET:-links}" = nodes ]; then
+# Two routers with a node's stack (ble-vm-test node-echo / node-bench: Noise XX links,
+# sealed envelopes, signed receipts, hop acks) over L2CAP, their links' tasks on the
+# global pool (link_executor pool: before 2026-11-24's third session) or on the reactor
+# thread (reactor, the default now); beside them the C echo and the raw L2CAP link loop
+# on the reactor, each round in the same boot.
+# Also the raw GATT link (reactor) with one Write Request per packet (gatt_write_window
+# 1, the default) and with a window of 8 (7 Write Commands, then a Write Request).
+ROWS="L2CAP-reactor GATTW1-reactor GATTW8-reactor NODE-pool NODE-reactor"
+echo "=== node benchmark: $ROUNDS rounds of C, raw L2CAP and GATT (reactor; GATT write window 1 and 8), then two routers (link_executor pool, reactor); 200 round trips of a 64-byte message, 300 kB echoed in 4000-byte messages (raw GATT: 100 kB in MTU-sized packets)"
+for r in $(seq 1 $ROUNDS); do
+  cocecho bench 1 0 0x0085 200 300000 | sed "s/^/[C round $r] /" | tee -a /tmp/bench.log
+  ble-vm-test echo --adapter hci0 --psm 0x86 --executor reactor > /tmp/bench-echo.log 2>&1 & A=$!
+  sleep 0.3
+  ble-vm-test bench --adapter hci1 --psm 0x87 --executor reactor --rtt 200 --bulk 300000 --rounds 1 | grep -E 'bench:|FAIL' |
+    sed "s/^/[L2CAP-reactor round $r] /" | tee -a /tmp/bench.log
+  for w in 1 8; do
+    sleep 2
+    ble-vm-test bench --adapter hci1 --psm 0x87 --executor reactor --data-path gatt --gatt-window $w --rtt 200 --bulk 100000 --rounds 1 |
+      grep -E 'bench:|FAIL' | sed "s/^/[GATTW$w-reactor round $r] /" | tee -a /tmp/bench.log
+  done
+  kill $A 2>/dev/null; wait $A 2>/dev/null
+  # The two node variants take turns going first.
+  if [ $((r % 2)) = 1 ]; then ORDER="pool reactor"; else ORDER="reactor pool"; fi
+  for v in $ORDER; do
+    sleep 1
+    # data_path l2cap: a dial that meets the previous connection's tear-down fails
+    # instead of falling back to GATT (which would be another row).
+    ble-vm-test node-echo --adapter hci0 --psm 0x86 --executor $v --data-path l2cap > /tmp/node-echo-$v.log 2>&1 & A=$!
+    ble-vm-test node-bench --adapter hci1 --psm 0x87 --executor $v --data-path l2cap --rtt 200 --bulk 300000 | grep -E 'bench:|FAIL' |
+      sed "s/^/[NODE-$v round $r] /" | tee -a /tmp/bench.log
+    kill $A 2>/dev/null; wait $A 2>/dev/null
+    grep FAIL /tmp/node-echo-$v.log
+  done
+done
+else
 # Each Swift variant runs its link loops on another executor (ble-vm-test --executor):
 # main = the main actor (the benchmark until 2026-11-24: one more hop per packet),
 # pool = Swift's global pool (like a node's link tasks), reactor = BLETransport.linkExecutor.
 VARIANTS="main pool reactor"
+ROWS="L2CAP-main GATT-main L2CAP-pool GATT-pool L2CAP-reactor GATT-reactor"
 echo "=== benchmark: $ROUNDS rounds, C then each Swift variant ($VARIANTS) in turn; 200 round trips of 64 bytes, 300 kB echoed in MTU-sized packets (GATT: 100 kB)"
-cocecho server 0 0x0085 > /tmp/cocecho-server.log 2>&1 & C=$!
-sleep 0.3
-: > /tmp/bench.log
 for r in $(seq 1 $ROUNDS); do
   cocecho bench 1 0 0x0085 200 300000 | sed "s/^/[C round $r] /" | tee -a /tmp/bench.log
   for v in $VARIANTS; do
@@ -67,6 +105,7 @@ for r in $(seq 1 $ROUNDS); do
     sleep 0.5
   done
 done
+fi
 kill $C 2>/dev/null
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 figure() { # figure <row prefix> <field>: the median over the rounds of that row's field
@@ -77,22 +116,16 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 # machine under TCG) put a few 100-ms outliers into some rounds' means, for C and Swift alike.
 for field in mean median min; do
   c=$(figure C "$field"); line="BENCH-SUMMARY rounds=$ROUNDS rtt_${field}_ms: C=$c"
-  for v in $VARIANTS; do
-    for t in L2CAP GATT; do x=$(figure $t-$v "$field"); line="$line $t-$v=$x ($(ratio "$x" "$c")x)"; done
-  done
+  for row in $ROWS; do x=$(figure $row "$field"); line="$line $row=$x ($(ratio "$x" "$c")x)"; done
   echo "$line"
 done
 c=$(figure C throughput); line="BENCH-SUMMARY rounds=$ROUNDS echoed_throughput_kB/s: C=$c"
-for v in $VARIANTS; do
-  for t in L2CAP GATT; do x=$(figure $t-$v throughput); line="$line $t-$v=$x ($(ratio "$x" "$c")x)"; done
-done
+for row in $ROWS; do x=$(figure $row throughput); line="$line $row=$x ($(ratio "$x" "$c")x)"; done
 echo "$line"
 # Where bulk time goes: idle gaps (echoes > 5 ms apart) and the writer's blocked time.
 for field in gap_sum writer_blocked; do
   line="BENCH-SUMMARY rounds=$ROUNDS bulk_${field}_ms: C=$(figure C "$field")"
-  for v in $VARIANTS; do
-    for t in L2CAP GATT; do line="$line $t-$v=$(figure $t-$v "$field")"; done
-  done
+  for row in $ROWS; do line="$line $row=$(figure $row "$field")"; done
   echo "$line"
 done
 exit 0

@@ -19,6 +19,8 @@
 #   SWIFT_SCRATCH=<dir>                      build directory (default $BLE_VM_DIR/build-<product>)
 #   EXTRA_BINS="<host paths>"                more binaries for the guest's /usr/bin
 #   BENCH_ROUNDS=N                           also benchmark (guest sees scmesh.bench=N)
+#   BENCH_SET=links|nodes                    which benchmark (default links: the raw link loops;
+#                                            nodes: two routers with a node's stack, scmesh.benchset=)
 # Needs on the host: apt-get with Debian bookworm sources ('apt-get update' done), dpkg-deb,
 # gcc (static glibc), swift, libbluetooth-dev (for the Swift build).
 # Exit status 0 and last line PASS when the guest test passed; 1 and FAIL otherwise.
@@ -36,6 +38,7 @@ QEMU_TIMEOUT=${QEMU_TIMEOUT:-300}
 SWIFT_PACKAGE=$(cd "$SWIFT_PACKAGE" 2>/dev/null && pwd) || { echo "[ble-vm] no package directory" >&2; echo FAIL; exit 1; }
 GUEST_TEST=$(cd "$(dirname "$GUEST_TEST")" 2>/dev/null && pwd)/$(basename "$GUEST_TEST")
 BENCH_ROUNDS=${BENCH_ROUNDS:-0}
+BENCH_SET=${BENCH_SET:-links}
 mkdir -p "$VM" && cd "$VM" || exit 1
 log() { echo "[ble-vm] $*" >&2; }
 fail() { log "$*"; echo FAIL; exit 1; }
@@ -141,7 +144,7 @@ for attempt in 1 2; do
   LD_LIBRARY_PATH=$QEMU_LIBS timeout "$QEMU_TIMEOUT" $QEMU -L host/usr/share/qemu -L host/usr/share/seabios \
     -accel tcg -smp 1 -m 512 -nographic -no-reboot -net none \
     -kernel kernel/boot/vmlinuz-$KV -initrd initrd.gz \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 scmesh.bench=$BENCH_ROUNDS" </dev/null > boot.raw 2>&1
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 scmesh.bench=$BENCH_ROUNDS scmesh.benchset=$BENCH_SET" </dev/null > boot.raw 2>&1
   rc=$?
   tr -d '\r' < boot.raw | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' > boot.log
   sed -n '/GUEST-INIT-START/,/GUEST-RESULT/p' boot.log

@@ -16,6 +16,9 @@ import Synchronization
 ///   packet medium may treat a zero-length read as end of stream.
 /// - ``close()`` is idempotent, wakes a pending ``receive()`` (returning `nil`) and
 ///   makes the remote's ``receive()`` return `nil` soon after.
+/// - ``preferredTaskExecutor`` (optional, nil by default) names the executor on which
+///   the core runs the link's own tasks: the handshake, the reader, the control writer
+///   and the ticker.
 public protocol Link: Sendable {
     /// The remote's address in the transport's own notation (for logs and status).
     var remoteAddress: String { get }
@@ -27,6 +30,28 @@ public protocol Link: Sendable {
     func receive() async throws -> [UInt8]?
     /// Closes the link. Idempotent.
     func close() async
+    /// The executor the core should run this link's tasks on (its handshake, reader,
+    /// control writer and ticker), or nil (the default) for Swift's global pool.
+    ///
+    /// Give one when the transport's readiness already has a thread of its own that can
+    /// run tasks: a link whose ``receive()`` waits on an event loop (an epoll thread) and
+    /// is resumed there by a `TaskExecutor` wakes one thread per packet, where a task on
+    /// the global pool needs two (the loop's thread, then a pool thread). BLE returns
+    /// its reactor thread (`BLETransport.linkExecutor`, switched by the `link_executor`
+    /// key). The core hands the executor to `group.addTask(executorPreference:)`, so it
+    /// is a preference: actor-isolated code still runs on its actor, and code the link
+    /// tasks call on default actors (the router's) runs on this executor as well.
+    ///
+    /// Only return an executor that never blocks on its own work and serves many links
+    /// (the router's per-frame work — decryption, reassembly, routing — runs there and
+    /// delays its other jobs while it does). Leave it nil for links whose I/O completes
+    /// elsewhere (NIO channels, in-process pipes): a preference there adds a hop.
+    var preferredTaskExecutor: (any TaskExecutor)? { get }
+}
+
+extension Link {
+    /// No preference: the link's tasks run on Swift's global pool.
+    public var preferredTaskExecutor: (any TaskExecutor)? { nil }
 }
 
 extension Link {

@@ -77,7 +77,8 @@ extension LinkManager {
         let timeout = configuration.handshakeTimeout
         let clock = self.clock
         return try await withThrowingTaskGroup(of: SecureSession?.self) { group in
-            group.addTask {
+            // The handshake reads and writes the link: on its executor, as the session.
+            group.addTask(executorPreference: link.preferredTaskExecutor) {
                 let session = try await security.handshake(role: role, channel: channel, context: context)
                 _ = self.handshakeProgress.withLock { $0.done.insert(id) }  // out of the eviction's reach
                 return session

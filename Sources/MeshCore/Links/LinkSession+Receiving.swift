@@ -73,7 +73,8 @@ extension LinkSession {
         }
     }
 
-    /// Runs the reader, control writer and ticker until the link ends.
+    /// Runs the reader, control writer and ticker until the link ends, on the link's
+    /// ``Link/preferredTaskExecutor`` when it names one (the global pool otherwise).
     /// - Parameter deliver: hands an inbound data frame to the router.
     /// - Returns: why the link ended.
     func run(
@@ -83,15 +84,16 @@ extension LinkSession {
         topic: @escaping @Sendable (Frame, LinkSession) async -> Void,
         onMalformed: @escaping @Sendable (MeshError) async -> Void
     ) async -> String {
+        let executor = link.preferredTaskExecutor
         let reason: String = await withTaskGroup(of: String?.self) { group in
-            group.addTask {
+            group.addTask(executorPreference: executor) {
                 await self.readLoop(deliver: deliver, announce: announce, addresses: addresses, topic: topic, onMalformed: onMalformed)
             }
-            group.addTask {
+            group.addTask(executorPreference: executor) {
                 await self.controlLoop()
                 return nil
             }
-            group.addTask { await self.tickLoop() }
+            group.addTask(executorPreference: executor) { await self.tickLoop() }
             var reason: String?
             while reason == nil, let next = await group.next() {
                 reason = next

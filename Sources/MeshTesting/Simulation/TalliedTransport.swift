@@ -79,6 +79,7 @@ final class TalliedLink: Link {
 
     var remoteAddress: String { inner.remoteAddress }
     var mtu: Int { inner.mtu }
+    var preferredTaskExecutor: (any TaskExecutor)? { inner.preferredTaskExecutor }
 
     func send(_ frame: [UInt8]) async throws {
         let starts = WireTally.startsFrame(frame)

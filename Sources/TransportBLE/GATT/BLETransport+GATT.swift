@@ -79,7 +79,8 @@ extension BLETransport {
                         guard await connection.waitForSubscription() else { return }
                         let box = Mutex<ObjectIdentifier?>(nil)
                         let link = GATTLink(
-                            connection: connection, role: .peripheral, remoteAddress: text, logger: logger,
+                            connection: connection, role: .peripheral, remoteAddress: text,
+                            preferredTaskExecutor: self.linkTaskExecutor, logger: logger,
                             onClose: { [weak self] in if let key = box.withLock({ $0 }) { self?.untrack(key) } })
                         box.withLock { $0 = ObjectIdentifier(link) }
                         self.track(link)
@@ -178,7 +179,8 @@ extension BLETransport {
             timeout.cancel()
             state.withLock { $0.logger }?.debug("BLE: GATT link to \(text): ATT MTU \(profile.mtu), TX \(profile.txHandle), RX \(profile.rxHandle)")
             let link = GATTLink(
-                connection: connection, role: .central(txHandle: profile.txHandle), remoteAddress: text, logger: state.withLock { $0.logger })
+                connection: connection, role: .central(txHandle: profile.txHandle), remoteAddress: text,
+                preferredTaskExecutor: linkTaskExecutor, writeWindow: configuration.gattWriteWindow, logger: state.withLock { $0.logger })
             scheduleMove(link, local: local, remote: remote, identityHandle: profile.identityHandle)
             return link
         } catch {

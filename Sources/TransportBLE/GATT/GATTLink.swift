@@ -8,7 +8,9 @@ import Synchronization
 ///
 /// - **Central** (it dialled, it is the GATT client): ``send(_:)`` writes the frame to
 ///   the remote's TX with a Write Request and returns on the Write Response, so one write
-///   is in flight (the seed's "never overlap writes"); frames arrive as notifications of
+///   is in flight (the seed's "never overlap writes"); with a ``writeWindow`` W > 1, W − 1
+///   frames go as Write Commands (returning once the kernel took each), then one as a
+///   Write Request, so at most W writes are unanswered. Frames arrive as notifications of
 ///   the remote's RX.
 /// - **Peripheral** (the remote subscribed to our RX): ``send(_:)`` notifies the frame
 ///   on RX; frames arrive as writes to our TX.
@@ -47,6 +49,12 @@ package final class GATTLink: Link, Sendable {
     /// How long a receiver that met the marker waits for the channel before it ignores
     /// the marker and reads GATT on.
     package let channelWait: Duration
+    /// Where the core runs this link's tasks (the reactor's executor, or nil); kept
+    /// after a move to L2CAP, whose channel is served by the same reactor.
+    package let preferredTaskExecutor: (any TaskExecutor)?
+    /// Central: TX writes that may be unanswered (`gatt_write_window`); 1 = a Write
+    /// Request per packet.
+    package let writeWindow: Int
 
     private struct Move {
         /// The L2CAP channel (central: dialled; peripheral: offered by the accept loop).
@@ -58,6 +66,8 @@ package final class GATTLink: Link, Sendable {
         /// A receive that met the marker and waits for the channel.
         var waiter: CheckedContinuation<(any Link)?, Never>?
         var closed = false
+        /// Central: Write Commands sent since the last Write Request.
+        var commandsSinceRequest = 0
     }
 
     private let move = Mutex(Move())
@@ -67,7 +77,8 @@ package final class GATTLink: Link, Sendable {
     /// remote's subscription) is done.
     package init(
         connection: GATTConnection, role: Role, remoteAddress: String, channelWait: Duration = .seconds(5),
-        logger: Logger? = nil, onClose: (@Sendable () -> Void)? = nil
+        preferredTaskExecutor: (any TaskExecutor)? = nil, writeWindow: Int = 1, logger: Logger? = nil,
+        onClose: (@Sendable () -> Void)? = nil
     ) {
         self.logger = logger
         self.connection = connection
@@ -75,6 +86,8 @@ package final class GATTLink: Link, Sendable {
         self.remoteAddress = remoteAddress
         self.mtu = connection.mtu - 3
         self.channelWait = channelWait
+        self.preferredTaskExecutor = preferredTaskExecutor
+        self.writeWindow = max(1, writeWindow)
         self.onClose = onClose
     }
 
@@ -112,8 +125,20 @@ package final class GATTLink: Link, Sendable {
     private func sendOverGATT(_ frame: [UInt8]) async throws {
         switch role {
         case .central(let txHandle):
+            // Within the window a packet goes as a Write Command (sent once the kernel
+            // took it); the window's last, and the move marker, as a Write Request: its
+            // response comes after the server took every earlier write.
+            let command = move.withLock { state in
+                let command = !frame.isEmpty && state.commandsSinceRequest < writeWindow - 1
+                state.commandsSinceRequest = command ? state.commandsSinceRequest + 1 : 0
+                return command
+            }
             do {
-                try await connection.write(handle: txHandle, value: frame)
+                if command {
+                    try await connection.sendUnacknowledged(ATTPDU.writeCommand(handle: txHandle, value: frame).encoded())
+                } else {
+                    try await connection.write(handle: txHandle, value: frame)
+                }
             } catch let error as MeshError where error.code == .dialFailed {
                 await close()
                 throw MeshError(.linkClosed, "GATT link to \(remoteAddress): \(error.message)", cause: error)

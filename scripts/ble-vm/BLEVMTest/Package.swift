@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "TransportBLE", package: "SCMesh"),
                 .product(name: "MeshCore", package: "SCMesh"),
+                .product(name: "MeshCrypto", package: "SCMesh"),
                 .product(name: "MeshTesting", package: "SCMesh"),
                 .product(name: "Logging", package: "swift-log"),
             ],

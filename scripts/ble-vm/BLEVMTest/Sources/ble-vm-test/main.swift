@@ -12,6 +12,7 @@
 //                                                    dial an `echo` peer over GATT, stream numbered frames
 //                                                    for T s while the link moves to L2CAP after S s;
 //                                                    every echo must come back once, in order
+//   ble-vm-test node-echo | node-bench ...          two routers with a node's stack over BLE (NodeBench.swift)
 //   ble-vm-test conformance --dead ADDRESS           TransportConformance with A on hci0, B on hci1, then
 //                                                    cancelling B's listen closes its listener and links
 //
@@ -24,48 +25,6 @@ import TransportBLE
 #if canImport(Glibc)
 import Glibc
 #endif
-
-struct Options {
-    var mode = ""
-    var adapter = "hci0"
-    var psm = 0x0081
-    var rtts = 200
-    var bulk = 200_000
-    var security = "low"
-    var timeout = 30
-    var rounds = 1
-    var dead = "00:AA:01:01:00:01/public/0x00fe"
-    var dataPath = "auto"
-    var moveAfter = 5.0
-    var seconds = 5.0
-    /// Where `bench` and `echo` run their link loops: `main` (the main actor, as the
-    /// benchmark did until 2026-11-24), `pool` (Swift's global pool, like a node's link
-    /// tasks) or `reactor` (BLETransport.linkExecutor: the reactor thread).
-    var executor = "main"
-
-    init(_ arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        mode = iterator.next() ?? ""
-        while let flag = iterator.next() {
-            let value = iterator.next() ?? ""
-            switch flag {
-            case "--adapter": adapter = value
-            case "--psm": psm = value.hasPrefix("0x") ? Int(value.dropFirst(2), radix: 16) ?? psm : Int(value) ?? psm
-            case "--rtt": rtts = Int(value) ?? rtts
-            case "--bulk": bulk = Int(value) ?? bulk
-            case "--security": security = value
-            case "--timeout": timeout = Int(value) ?? timeout
-            case "--rounds": rounds = Int(value) ?? rounds
-            case "--dead": dead = value
-            case "--data-path": dataPath = value
-            case "--move-after": moveAfter = Double(value) ?? moveAfter
-            case "--seconds": seconds = Double(value) ?? seconds
-            case "--executor": executor = value
-            default: fatal("unknown flag \(flag)")
-            }
-        }
-    }
-}
 
 let programStart = ContinuousClock.now
 
@@ -81,8 +40,8 @@ func fatal(_ text: String) -> Never {
 }
 
 let options = Options(CommandLine.arguments)
-guard ["accept", "dial", "bench", "echo", "conformance", "move"].contains(options.mode) else {
-    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N] [--data-path auto|l2cap|gatt|gatt_first] [--executor main|pool|reactor]")
+guard ["accept", "dial", "bench", "echo", "conformance", "move", "node-echo", "node-bench"].contains(options.mode) else {
+    fatal("usage: ble-vm-test accept|dial|bench|echo --adapter hciN [--psm 0x81] [--security low|medium|high] [--rtt N] [--bulk BYTES] [--rounds N] [--data-path auto|l2cap|gatt|gatt_first] [--executor main|pool|reactor] [--gatt-window N]")
 }
 
 /// Runs `body` with a deadline.
@@ -188,6 +147,7 @@ enum CancellationCheck {
     }
 }
 
+if options.mode.hasPrefix("node-") { await NodeBench.run(options) }
 var logger = Logger(label: "ble")
 logger.logLevel = .info
 let me = PeerID.random()
@@ -198,6 +158,7 @@ configuration.securityLevel = BLETransport.Configuration.SecurityLevel(rawValue:
 guard let dataPath = BLETransport.Configuration.DataPath(rawValue: options.dataPath) else { fatal("--data-path \(options.dataPath): expected auto, l2cap, gatt or gatt_first") }
 configuration.dataPath = dataPath
 configuration.moveToL2CAPAfterSeconds = options.moveAfter
+configuration.gattWriteWindow = options.gattWindow
 configuration.advertisingIntervalMs = 30
 configuration.scanIntervalMs = 30
 configuration.scanWindowMs = 30

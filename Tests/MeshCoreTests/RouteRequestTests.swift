@@ -32,14 +32,9 @@ import TransportLoopback
     /// Asked about itself, R answers with its latest announcement, or announces anew
     /// when a newer sequence is asked for.
     @Test(.timeLimit(.minutes(1))) func aRequestIsAnsweredForwardedOrMakesTheTargetAnnounceAnew() async throws {
-        let network = LoopbackNetwork()
-        let (router, r, run) = try await Self.router(network: network, clock: ManualClock())
-        defer { run.cancel() }
-        let x = try await Neighbour(address: "X", network: network)
-        defer { Task { await x.stop() } }
-        let z = try await Neighbour(address: "Z", network: network)
-        defer { Task { await z.stop() } }
-        try await AnnounceRelayingTests.waitUntil("R is linked to X and Z") { await router.peers().count == 2 }
+        let setup = try await Self.routerWithXAndZ(clock: ManualClock())
+        defer { Task { await setup.stop() } }
+        let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
         let o = PeerID.random()
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
         try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
@@ -86,15 +81,10 @@ import TransportLoopback
     /// 0: any route helps), and ask again after 2 s, then 4 s; once Z announces O, R
     /// asks no more.
     @Test(.timeLimit(.minutes(1))) func aMessageWithoutARouteMakesTheNodeAskUntilOneAppears() async throws {
-        let network = LoopbackNetwork()
         let clock = ManualClock()
-        let (router, _, run) = try await Self.router(network: network, clock: clock)
-        defer { run.cancel() }
-        let x = try await Neighbour(address: "X", network: network)
-        defer { Task { await x.stop() } }
-        let z = try await Neighbour(address: "Z", network: network)
-        defer { Task { await z.stop() } }
-        try await AnnounceRelayingTests.waitUntil("R is linked to X and Z") { await router.peers().count == 2 }
+        let setup = try await Self.routerWithXAndZ(clock: clock)
+        defer { Task { await setup.stop() } }
+        let (router, x, z) = (setup.router, setup.x, setup.z)
         let o = PeerID.random()
         _ = try await router.send(to: o, payload: [1, 2, 3])
 
@@ -145,6 +135,30 @@ import TransportLoopback
         let route = try #require(await ring[1].routes().first { $0.destination == target })
         #expect(route.nextHop == ring[0].localPeerID && route.hops == 3)
         #expect(await ring[3].stats().routeRequests["reannounced", default: 0] >= 1)
+    }
+
+    /// R (below) linked to two raw neighbours X and Z.
+    struct Setup {
+        let router: Router
+        let r: PeerID
+        let run: Task<Void, any Error>
+        let x: Neighbour
+        let z: Neighbour
+
+        func stop() async {
+            run.cancel()
+            await x.stop()
+            await z.stop()
+        }
+    }
+
+    static func routerWithXAndZ(clock: ManualClock) async throws -> Setup {
+        let network = LoopbackNetwork()
+        let (router, r, run) = try await Self.router(network: network, clock: clock)
+        let x = try await Neighbour(address: "X", network: network)
+        let z = try await Neighbour(address: "Z", network: network)
+        try await AnnounceRelayingTests.waitUntil("R is linked to X and Z") { await router.peers().count == 2 }
+        return Setup(router: router, r: r, run: run, x: x, z: z)
     }
 
     /// A router R on the loopback network, running, with the default configuration.

@@ -29,7 +29,7 @@ final class DeliveryPipeline: Sendable {
     let waiters = StatusWaiters()
     /// Told when a message waits for a route to its destination that this node lacks
     /// (the router asks its neighbours for one, §A.5 "Route requests").
-    let routeWanted = RouteWantedHook()
+    let routeWanted = PeerCallback()
 
     init(
         localPeerID: PeerID, configuration: RouterConfiguration, policy: any RoutingPolicy, sealer: (any MessageSealer)?,

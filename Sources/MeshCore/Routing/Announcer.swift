@@ -18,15 +18,7 @@ final class Announcer: Sendable {
     let bus: EventBus
     let logger: Logger
     /// Called with each destination whose route became usable or changed next hop.
-    /// Held in a struct: a bare closure in a `Mutex` is re-wrapped in two
-    /// reabstraction thunks by every `withLock { $0 }` (the inout access converts it
-    /// to and from the generic form), so each route learned made every later call one
-    /// level deeper — unbounded time and stack on a long-running node.
-    private let routeLearned = Mutex<RouteLearnedHandler?>(nil)
-
-    private struct RouteLearnedHandler: Sendable {
-        let call: @Sendable (PeerID) -> Void
-    }
+    private let routeLearned = PeerCallback()
     private let sequence: Mutex<UInt64>
     /// This node's latest own announcement (what a new neighbour is sent).
     private let latest = Mutex<AnnounceFrame?>(nil)
@@ -57,7 +49,7 @@ final class Announcer: Sendable {
 
     /// Sets what runs when a route is learned (the delivery scheduler's drain).
     func onRouteLearned(_ handler: @escaping @Sendable (PeerID) -> Void) {
-        routeLearned.withLock { $0 = RouteLearnedHandler(call: handler) }
+        routeLearned.set(handler)
     }
 
     /// Whether this router takes part in routing at all.
@@ -131,10 +123,9 @@ final class Announcer: Sendable {
         let (lost, rerouted) = routes.neighbourLost(peer, now: clock.now)
         guard !lost.isEmpty else { return }
         logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")
-        let handler = routeLearned.withLock { $0 }?.call
         for destination in rerouted {
             bus.emit(.route(.routeLearned, to: destination, reason: "rerouted: \(peer) went away"))
-            handler?(destination)
+            routeLearned(destination)
         }
         for destination in lost where !rerouted.contains(destination) {
             bus.emit(.route(.routeLost, to: destination, reason: "its next hop \(peer) went away"))
@@ -189,7 +180,7 @@ final class Announcer: Sendable {
                 requests.withLock { $0.satisfied(frame.origin) }
                 bus.emit(
                     .route(.routeLearned, to: frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops"))
-                routeLearned.withLock { $0 }?.call(frame.origin)
+                routeLearned(frame.origin)
             }
         }
     }

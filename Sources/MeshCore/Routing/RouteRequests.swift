@@ -71,23 +71,26 @@ struct RouteRequests: Sendable {
     }
 }
 
-/// The delivery pipeline's way to say that a message waits for a route it lacks (set by
-/// the router to the announcer's ``Announcer/requestRoute(to:)``). A struct around the
-/// closure, for the reason ``Announcer`` gives for its route-learned handler.
-final class RouteWantedHook: Sendable {
+/// A settable "something happened for this peer" callback: the delivery pipeline's
+/// route-wanted signal (set to ``Announcer/requestRoute(to:)``) and the announcer's
+/// route-learned signal (set to the scheduler's drain). The closure sits in a struct:
+/// a bare closure in a `Mutex` is re-wrapped in two reabstraction thunks by every
+/// `withLock { $0 }`, so each call would walk a chain one level deeper than the last
+/// (unbounded time and stack on a long-running node).
+final class PeerCallback: Sendable {
     private struct Handler: Sendable {
         let call: @Sendable (PeerID) -> Void
     }
 
     private let handler = Mutex<Handler?>(nil)
 
-    /// Sets what runs when a route is wanted.
+    /// Sets what runs.
     func set(_ call: @escaping @Sendable (PeerID) -> Void) {
         handler.withLock { $0 = Handler(call: call) }
     }
 
-    /// Says that a message waits for a route to `destination`.
-    func callAsFunction(_ destination: PeerID) {
-        handler.withLock { $0 }?.call(destination)
+    /// Runs it for `peer` (nothing before it is set).
+    func callAsFunction(_ peer: PeerID) {
+        handler.withLock { $0 }?.call(peer)
     }
 }

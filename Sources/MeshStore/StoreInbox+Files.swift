@@ -55,19 +55,14 @@ extension StoreInbox {
     }
 
     /// Deletes the inbox rows matching `condition` (with one argument); returns their
-    /// payload files, to remove once the transaction is committed (removed earlier, a
-    /// rollback would leave a row without its payload). The DELETE is the last
-    /// statement, so `db.changesCount` counts the rows.
+    /// payload files, to remove once the transaction is committed.
     static func deleteRows(_ db: Database, where condition: String, _ argument: Int64) throws -> [String] {
-        let files = try String.fetchAll(
-            db, sql: "SELECT payloadFile FROM inbox WHERE \(condition) AND payloadFile IS NOT NULL", arguments: [argument])
-        try db.execute(sql: "DELETE FROM inbox WHERE \(condition)", arguments: [argument])
-        return files
+        try PayloadRows.delete(db, from: "inbox", where: condition, argument)
     }
 
     /// The payload files inbox rows name (for ``OutboxPayloadFiles/removeOrphans(keeping:)``).
     static func payloadFileNames(_ db: Database) throws -> Set<String> {
-        Set(try String.fetchAll(db, sql: "SELECT payloadFile FROM inbox WHERE payloadFile IS NOT NULL"))
+        try PayloadRows.fileNames(db, in: "inbox")
     }
 
     /// The payload of one entry, for a download: in memory when it is in its row,

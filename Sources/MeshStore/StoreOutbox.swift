@@ -321,18 +321,14 @@ public struct StoreOutbox: OutboundQueue {
     }
 
     /// Deletes the outbox row of a history entry; returns its payload file (to remove
-    /// once the deletion is committed: removed earlier, a rollback would leave a row
-    /// without its payload).
+    /// once the deletion is committed).
     static func deleteRow(_ db: Database, historyID: Int64) throws -> [String] {
-        let files = try String.fetchAll(
-            db, sql: "SELECT payloadFile FROM outbox WHERE historyID = ? AND payloadFile IS NOT NULL", arguments: [historyID])
-        try db.execute(sql: "DELETE FROM outbox WHERE historyID = ?", arguments: [historyID])
-        return files
+        try PayloadRows.delete(db, from: "outbox", where: "historyID = ?", historyID)
     }
 
     /// The payload files outbox rows name (for ``OutboxPayloadFiles/removeOrphans(keeping:)``).
     static func payloadFileNames(_ db: Database) throws -> Set<String> {
-        Set(try String.fetchAll(db, sql: "SELECT payloadFile FROM outbox WHERE payloadFile IS NOT NULL"))
+        try PayloadRows.fileNames(db, in: "outbox")
     }
 
     /// Queues again every message claimed when the store was last closed (or the node

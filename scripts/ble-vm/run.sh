@@ -17,6 +17,10 @@
 #   SWIFT_PRODUCT=<executable product>       binary put in the guest's /usr/bin (default ble-vm-test)
 #   GUEST_TEST=<sh script>                   run in the guest as /guest-test.sh; exit 0 = pass
 #   SWIFT_SCRATCH=<dir>                      build directory (default $BLE_VM_DIR/build-<product>)
+#   SWIFT_CONFIG=release|debug               build configuration (default release, as the
+#                                            benchmarks need; the test script uses debug in
+#                                            the repository's own .build, a relink after
+#                                            `swift build` instead of a whole release build)
 #   EXTRA_BINS="<host paths>"                more binaries for the guest's /usr/bin
 #   BENCH_ROUNDS=N                           also benchmark (guest sees scmesh.bench=N)
 #   BENCH_SET=links|nodes                    which benchmark (default links: the raw link loops;
@@ -31,6 +35,8 @@ VM=${BLE_VM_DIR:-$REPO/.vm/ble-vm}
 SWIFT_PACKAGE=${SWIFT_PACKAGE:-$HERE/BLEVMTest}
 SWIFT_PRODUCT=${SWIFT_PRODUCT-ble-vm-test}
 SWIFT_SCRATCH=${SWIFT_SCRATCH:-$VM/build-$SWIFT_PRODUCT}
+SWIFT_CONFIG=${SWIFT_CONFIG:-release}
+case "$SWIFT_CONFIG" in release|debug) ;; *) echo "[ble-vm] SWIFT_CONFIG must be release or debug, not '$SWIFT_CONFIG'" >&2; echo FAIL; exit 1;; esac
 GUEST_TEST=${GUEST_TEST:-$HERE/guest-test.sh}
 EXTRA_BINS=${EXTRA_BINS:-}
 QEMU_TIMEOUT=${QEMU_TIMEOUT:-300}
@@ -98,15 +104,19 @@ if [ ! -x bin/cocecho ] || [ "$HERE/cocecho.c" -nt bin/cocecho ]; then
 fi
 SWIFT_BIN=
 if [ -n "$SWIFT_PRODUCT" ]; then
-  log "swift build -c release --static-swift-stdlib ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
+  log "swift build -c $SWIFT_CONFIG --static-swift-stdlib ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
   T_BUILD=$(date +%s.%N)
   # SwiftPM caches the build plan of a path dependency: a source file added to it would
   # not be compiled. Dropping the plan makes it look again (cheap; objects stay).
-  rm -f "$SWIFT_SCRATCH/release.yaml"
-  swift build -c release --static-swift-stdlib --package-path "$SWIFT_PACKAGE" \
+  rm -f "$SWIFT_SCRATCH/$SWIFT_CONFIG.yaml"
+  # A debug build keeps every symbol, so Foundation's ICU calls need ICU's static library
+  # named (a release build strips the code that calls it).
+  EXTRA_LINK=()
+  [ "$SWIFT_CONFIG" = debug ] && EXTRA_LINK=(-Xlinker -l_FoundationICU)
+  swift build -c "$SWIFT_CONFIG" --static-swift-stdlib "${EXTRA_LINK[@]}" --package-path "$SWIFT_PACKAGE" \
     --scratch-path "$SWIFT_SCRATCH" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
     { tail -30 swift-build.log >&2; fail "swift build failed (log: $VM/swift-build.log)"; }
-  SWIFT_BIN=$SWIFT_SCRATCH/release/$SWIFT_PRODUCT
+  SWIFT_BIN=$SWIFT_SCRATCH/$SWIFT_CONFIG/$SWIFT_PRODUCT
   [ -x "$SWIFT_BIN" ] || fail "no binary at $SWIFT_BIN"
   log "swift build: $(elapsed "$T_BUILD")s"
 fi

@@ -204,8 +204,10 @@ enum SimBench {
         let capacityShare: Double = announcePerLink * 100 / Double(configuration.linkBitrate)
         let control = fmt(report.controlPercent)
         let steadyControl = fmt(report.steadyControlPercent)
+        let runningControl = fmt(report.runningControlPercent)
         print(
-            "\(n) nodes: control \(control) % (announcement bytes / all bytes on links, whole run; steady phase \(steadyControl) %; "
+            "\(n) nodes: control \(control) % (announcement bytes / all bytes on links, whole run; "
+                + "after convergence (steady, partition, churn) \(runningControl) %; steady phase \(steadyControl) %; "
                 + "announcements \(fmt(announcePerLink)) bit/s per link direction = \(fmt(capacityShare)) % of the \(configuration.linkBitrate / 1000) kbit/s links)")
         print(
             "\(n) nodes: memory \(fmt(Double(rssConverged - rssBefore) / Double(n) / 1024)) KiB per node once routes converged, "

@@ -112,6 +112,31 @@ import TransportLoopback
         #expect(z.seen.requests.withLock { $0.count } == 3)
     }
 
+    /// While no route appears, R asks 2, 4, 8, 16, 32 and 64 s apart, then every 64 s,
+    /// 16 times in all, and then stops until something wants the route again.
+    @Test(.timeLimit(.minutes(1))) func askingGoesOnEvery64SecondsAndStopsAfter16Asks() async throws {
+        let clock = ManualClock()
+        let setup = try await Self.routerWithXAndZ(clock: clock)
+        defer { Task { await setup.stop() } }
+        let (router, x) = (setup.router, setup.x)
+        _ = try await router.send(to: PeerID.random(), payload: [1])
+        try await AnnounceRelayingTests.waitUntil("R asked X") { x.seen.requests.withLock { $0.count } == 1 }
+        let waits = [2, 4, 8, 16, 32, 64] + Array(repeating: 64, count: 9)
+        for (index, wait) in waits.enumerated() {
+            clock.advance(by: .seconds(wait) - .milliseconds(1))
+            try await x.sync(UInt64(100 + 2 * index))
+            #expect(x.seen.requests.withLock { $0.count } == index + 1, "ask \(index + 2) came before its \(wait) s wait")
+            clock.advance(by: .milliseconds(1))
+            try await AnnounceRelayingTests.waitUntil("ask \(index + 2) after \(wait) s") {
+                x.seen.requests.withLock { $0.count } == index + 2
+            }
+        }
+        clock.advance(by: .seconds(600))
+        try await x.sync(200)
+        #expect(x.seen.requests.withLock { $0.count } == 16)
+        #expect(await router.stats().routeRequests["asked"] == 16)
+    }
+
     /// Ring N0–N1–N2–N3–N4–N0, refreshes an hour apart. N1 reaches N3 through N2 (2
     /// hops); N0 offers it a 3-hop alternate, which is not feasible. Cut N1–N2: N1 has
     /// no route it may use. Its message for N3 makes it ask; the request goes N0 → N4

@@ -6,11 +6,20 @@ import Synchronization
 /// when it last announced itself anew because a request asked for it.
 struct RouteRequests: Sendable {
     /// The first wait between two asks for the same destination; it doubles with
-    /// every ask.
+    /// every ask, up to ``longestWait``.
     static let retry: Duration = .seconds(2)
+    /// The longest wait between two asks.
+    static let longestWait: Duration = .seconds(64)
     /// Asks per destination before the node gives up until something wants the route
-    /// again (2 + 4 + … + 64 s ≈ 2 minutes).
-    static let attempts = 6
+    /// again: 2, 4, … 64 s apart, then 64 s apart (≈ 12 minutes in all). An answer can
+    /// take several asks when requests cross many lossy hops, and with long refresh
+    /// intervals nothing else repairs a route that was never learnt.
+    static let attempts = 16
+
+    /// The wait after the `asked`-th ask (1-based).
+    static func wait(after asked: Int) -> Duration {
+        asked >= 7 ? longestWait : min(longestWait, retry * (1 << (asked - 1)))
+    }
 
     private struct Wanted {
         var asked = 0
@@ -34,8 +43,8 @@ struct RouteRequests: Sendable {
         wanted[target] = nil
     }
 
-    /// The destinations due to be asked about now; each is rescheduled (twice the
-    /// last wait) or, after ``attempts`` asks, forgotten.
+    /// The destinations due to be asked about now; each is rescheduled
+    /// (``wait(after:)``) or, after ``attempts`` asks, forgotten.
     mutating func takeDue(now: ContinuousClock.Instant) -> [PeerID] {
         var due: [PeerID] = []
         for (target, entry) in wanted where entry.next <= now {
@@ -43,7 +52,7 @@ struct RouteRequests: Sendable {
             if entry.asked + 1 >= Self.attempts {
                 wanted[target] = nil
             } else {
-                wanted[target] = Wanted(asked: entry.asked + 1, next: now + Self.retry * (1 << entry.asked))
+                wanted[target] = Wanted(asked: entry.asked + 1, next: now + Self.wait(after: entry.asked + 1))
             }
         }
         return due

@@ -97,6 +97,7 @@ public final class MeshSimulation: Sendable {
         for node in nodes { await start(node) }
         await converge(hops: hops, into: &report)
         converged()
+        let convergedWire = tally.snapshot
 
         // Steady phase: routes learned, loss on, nothing else disturbed.
         let steadyCount = max(1, configuration.messages / 2)
@@ -161,6 +162,7 @@ public final class MeshSimulation: Sendable {
             if held { report.held += 1 } else { report.lost += 1 }
         }
         report.wire = tally.snapshot
+        report.runningWire = report.wire.since(convergedWire)
         report.virtualTime = clock.elapsed
         for node in nodes {
             if let router = node.router { report.stats.add(await router.stats()) }

@@ -36,6 +36,10 @@ public struct SimulationReport: Sendable {
     public var wire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
     /// What was written on links in the steady phase.
     public var steadyWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
+    /// What was written on links from the end of route convergence to the end of the
+    /// run: the steady phase, the partition, the churn and the waits after them (the
+    /// mesh running, without its one-time table building).
+    public var runningWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
     /// Virtual and real time the run took.
     public var virtualTime: Duration = .zero, realTime: Duration = .zero
     /// Nodes partitioned, and nodes stopped and restarted.
@@ -74,6 +78,9 @@ public struct SimulationReport: Sendable {
 
     /// Announcement bytes over all bytes written on links, in percent, over the run.
     public var controlPercent: Double { Self.percent(wire.bytes(.announce), of: wire.totalBytes) }
+
+    /// Announcement bytes over all bytes once routes had converged, in percent.
+    public var runningControlPercent: Double { Self.percent(runningWire.bytes(.announce), of: runningWire.totalBytes) }
 
     /// Announcement bytes over all bytes in the steady phase, in percent.
     public var steadyControlPercent: Double { Self.percent(steadyWire.bytes(.announce), of: steadyWire.totalBytes) }

@@ -28,7 +28,8 @@ import TransportLoopback
 
     /// R holds a route to O through Z at sequence 10. X asks for O: at sequence 0 or
     /// 10 R answers with its route, one hop further; at 11 R forwards the request to Z
-    /// (once per retry interval); Z asking gets nothing (R's route goes through Z).
+    /// (once per retry interval); Z asking gets nothing (R's route goes through Z, and
+    /// passing the request on would be a second within the retry interval).
     /// Asked about itself, R answers with its latest announcement, or announces anew
     /// when a newer sequence is asked for.
     @Test(.timeLimit(.minutes(1))) func aRequestIsAnsweredForwardedOrMakesTheTargetAnnounceAnew() async throws {
@@ -47,6 +48,7 @@ import TransportLoopback
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))  // a repeat
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 12, hopLimit: 1)))  // may not go on
+        try await x.sync(14)  // X's first: Z's request then comes within the retry interval
         try await z.send(.routeRequest(RouteRequestFrame(target: o, sequence: 0, hopLimit: 7)))
         try await x.sync(20)
         try await z.sync(30)
@@ -75,6 +77,56 @@ import TransportLoopback
         stats = await router.stats()
         #expect(stats.routeRequests["answered"] == 3)
         #expect(stats.routeRequests["reannounced"] == 1)
+    }
+
+    /// R has neighbours X, Y and Z and knows nothing of O, or only a route back through
+    /// the asker: a request from X goes on to Y and Z both (flooded), once per retry
+    /// interval; with a route to O through Z it goes to Z alone (forwarded).
+    @Test(.timeLimit(.minutes(1))) func aRequestNoRouteLeadsOnGoesToEveryOtherNeighbour() async throws {
+        let network = LoopbackNetwork()
+        let clock = ManualClock()
+        let (router, _, run) = try await Self.router(network: network, clock: clock)
+        let x = try await Neighbour(address: "X", network: network)
+        let y = try await Neighbour(address: "Y", network: network)
+        let z = try await Neighbour(address: "Z", network: network)
+        defer {
+            run.cancel()
+            Task { for n in [x, y, z] { await n.stop() } }
+        }
+        try await AnnounceRelayingTests.waitUntil("R is linked to X, Y and Z") { await router.peers().count == 3 }
+        let o = PeerID.random()
+
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 0, hopLimit: 7)))
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 0, hopLimit: 7)))  // a repeat
+        for (n, nonce) in [(x, UInt64(10)), (y, 20), (z, 30)] { try await n.sync(nonce) }
+        let flooded = RouteRequestFrame(target: o, sequence: 0, hopLimit: 6)
+        #expect(y.seen.requests.withLock { $0 } == [flooded])
+        #expect(z.seen.requests.withLock { $0 } == [flooded])
+        #expect(x.seen.requests.withLock { $0 }.isEmpty)
+
+        // Only a route back through the asker: still flooded (to X and Y, not Z).
+        try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
+        try await AnnounceRelayingTests.waitUntil("R has a route to O through Z") {
+            await router.routes().contains { $0.destination == o && $0.nextHop == z.peer }
+        }
+        clock.advance(by: .seconds(3))
+        try await z.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
+        for (n, nonce) in [(x, UInt64(40)), (y, 50), (z, 60)] { try await n.sync(nonce) }
+        let again = RouteRequestFrame(target: o, sequence: 11, hopLimit: 6)
+        #expect(x.seen.requests.withLock { $0 } == [again])
+        #expect(y.seen.requests.withLock { $0 } == [flooded, again])
+        #expect(z.seen.requests.withLock { $0 } == [flooded])
+
+        // A route that leads on: forwarded to Z alone.
+        clock.advance(by: .seconds(3))
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 12, hopLimit: 7)))
+        for (n, nonce) in [(x, UInt64(70)), (y, 80), (z, 90)] { try await n.sync(nonce) }
+        #expect(z.seen.requests.withLock { $0.last } == RouteRequestFrame(target: o, sequence: 12, hopLimit: 6))
+        #expect(y.seen.requests.withLock { $0.count } == 2)
+        let stats = await router.stats()
+        #expect(stats.routeRequests["flooded"] == 2)
+        #expect(stats.routeRequests["forwarded"] == 1)
+        #expect(stats.routeRequests["dropped"] == 1)
     }
 
     /// A message for O, whom R has no route to, makes R ask both neighbours (sequence

@@ -62,12 +62,19 @@ extension Announcer {
             session.queueAnnounce(answer)
             return count("answered")
         }
-        guard request.hopLimit > 1, let hop = routes.requestHop(for: request.target, except: session.remote, now: now),
-              let onward = links.sessions(to: hop).first(where: { !$0.isClosed }),
-              requests.withLock({ $0.mayForward(request.target, sequence: request.sequence, now: now) })
+        guard request.hopLimit > 1 else { return count("dropped") }
+        // Toward the target where this node knows a way; else to every other neighbour:
+        // where every route this node knows goes back through the asker (a dead end
+        // after a link went), only a wider search reaches a node that can ask the
+        // target for a new sequence.
+        let toward = routes.requestHop(for: request.target, except: session.remote, now: now)
+            .flatMap { hop in links.sessions(to: hop).first(where: { !$0.isClosed }) }
+        let onward = toward.map { [$0] } ?? links.peers.filter { $0 != session.remote }
+            .compactMap { peer in links.sessions(to: peer).first(where: { !$0.isClosed }) }
+        guard !onward.isEmpty, requests.withLock({ $0.mayForward(request.target, sequence: request.sequence, now: now) })
         else { return count("dropped") }
-        onward.queueRouteRequest(request.forwarded())
-        count("forwarded")
+        for link in onward { link.queueRouteRequest(request.forwarded()) }
+        count(toward == nil ? "flooded" : "forwarded")
     }
 
     private func count(_ what: String) {

@@ -115,11 +115,11 @@ final class Announcer: Sendable {
         }
     }
 
-    /// The last link to `peer` went down: routes through it go, and this node announces
-    /// itself with a new sequence — nodes that reached it through `peer` may have no
-    /// feasible alternate at the old one (docs/PROTOCOL.md §A.5, "Losing routes").
+    /// The last link to `peer` went down: routes through it go (docs/PROTOCOL.md §A.5,
+    /// "Losing routes"). This node does not announce itself anew: a node left without a
+    /// feasible route to it asks for a new sequence when a message waits (route
+    /// requests), instead of every lost link costing a network-wide announcement.
     func neighbourLost(_ peer: PeerID) {
-        originate()
         let (lost, rerouted) = routes.neighbourLost(peer, now: clock.now)
         guard !lost.isEmpty else { return }
         logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")

@@ -207,6 +207,15 @@ public final class Router: Service, Sendable {
         try await delivery.submit(to: peer, stored: stored, options: options)
     }
 
+    /// Throws now what ``send(to:stored:options:)`` would throw for a payload of `bytes`
+    /// bytes before it is read or stored: relaying switched off, a payload above the
+    /// maximum message size, an emergency beyond this node's hourly limit, a message ID
+    /// queued for another peer, or no room in the outbox. For a caller about to read a
+    /// large upload; the send itself checks again (the outbox may fill meanwhile).
+    public func checkSend(to peer: PeerID, bytes: Int, options: SendOptions = .init()) async throws {
+        try await delivery.check(to: peer, bytes: bytes, options: options)
+    }
+
     /// A digester for the content digest ``send(to:stored:options:)`` expects, from
     /// the router's ``ReceiptSigner``; nil when there is none (or it hashes only whole
     /// payloads), and then a stored payload carries no digest.

@@ -73,18 +73,33 @@ extension ControlHandler {
     }
 
     /// Resolves the peer and checks every parameter of a send request whose payload
-    /// comes separately (a raw body), before that payload is read.
+    /// comes separately (a raw body), before that payload is read; with
+    /// `declaredBytes` (the body's announced length) also what the router would refuse
+    /// for that size (``Router/checkSend(to:bytes:options:)``).
     /// - Throws: `.invalidArgument` naming the bad field (a `text` or `payload_base64`
-    ///   besides the raw body included), as ``send(_:rawPayload:)`` would.
-    package func checkSend(_ request: ControlRequest) async throws -> CheckedSend {
+    ///   besides the raw body included), as ``send(_:rawPayload:)`` would; the router's
+    ///   refusal (`.storeFull`, `.rateLimited`, `.relayDisabled`, `.messageTooLarge`) as
+    ///   a ``MessageFailure`` naming the message ID.
+    package func checkSend(_ request: ControlRequest, declaredBytes: Int? = nil) async throws -> CheckedSend {
         guard request.text == nil, request.payloadBase64 == nil else {
             throw MeshError(.invalidArgument, "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both")
         }
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
-        return CheckedSend(
+        let checked = CheckedSend(
             peer: peer, alias: alias, id: id, expiresAfter: expiresAfter, wait: wait, timeout: timeout,
             emergency: request.emergency ?? false)
+        if let declaredBytes {
+            // What the router would refuse for this size (relaying off, too large, the
+            // emergency limit, no room in the outbox) is refused before the body is read.
+            do {
+                try await router.checkSend(
+                    to: peer, bytes: declaredBytes, options: SendOptions(id: id, expiresAfter: expiresAfter, emergency: checked.emergency))
+            } catch let error as MeshError {
+                throw MessageFailure(error: Self.notQueued(error, id: id), messageID: id)
+            }
+        }
+        return checked
     }
 
     /// A send's payload: bytes in memory, or a stored upload.

@@ -216,7 +216,7 @@ extension NodeHTTPServer {
         // is read, and nothing is written.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= commands.uploadThreshold {
             guard declared <= limit else { throw Self.tooLarge(limit) }
-            let checked = try await commands.checkSend(send)
+            let checked = try await commands.checkSend(send, declaredBytes: declared)
             let stored = try await commands.receivePayload(request.body, declaredBytes: declared)
             return try Self.json(await commands.send(checked, stored: stored))
         }

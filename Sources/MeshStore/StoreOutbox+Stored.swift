@@ -29,4 +29,15 @@ extension StoreOutbox {
             throw error
         }
     }
+
+    /// Throws `.storeFull`, naming the bound, when a message of `bytes` bytes to
+    /// `destination` would not fit in the outbox now; `.storeFailed` when the file
+    /// cannot be read. A send that passes may still be refused when it is queued (the
+    /// outbox filled meanwhile, or sealing made it larger).
+    public func checkRoom(for destination: PeerID, bytes: Int) async throws {
+        let configuration = database.configuration
+        try await database.read("check the outbox has room for \(bytes) bytes to \(destination.hex)") { db in
+            try Self.checkBounds(db, to: destination, id: nil, bytes: bytes, configuration: configuration)
+        }
+    }
 }

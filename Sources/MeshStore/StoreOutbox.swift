@@ -61,7 +61,7 @@ public struct StoreOutbox: OutboundQueue {
     func insert(_ message: OutboundMessage, bytes: Int, payloadFile: String?, now: Int64, expiresAt: Int64) async throws(MeshError) {
         let configuration = database.configuration
         try await database.write("enqueue message \(message.id.hex)") { db in
-            try Self.checkBounds(db, for: message, bytes: bytes, configuration: configuration)
+            try Self.checkBounds(db, to: message.destination, id: message.id, bytes: bytes, configuration: configuration)
             var history = HistoryRow(
                 messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
                 bytes: bytes, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
@@ -96,24 +96,28 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
-    private static func checkBounds(_ db: Database, for message: OutboundMessage, bytes size: Int, configuration: StoreConfiguration) throws {
+    /// Throws `.storeFull` naming the bound when a message of `size` bytes to
+    /// `destination` would not fit in the outbox now (`id`: the message, for the error;
+    /// nil for a check before it exists).
+    static func checkBounds(_ db: Database, to destination: PeerID, id: MessageID?, bytes size: Int, configuration: StoreConfiguration) throws {
         let peer = try Row.fetchOne(
             db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?",
-            arguments: [message.destination.hex])
+            arguments: [destination.hex])
         let total = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox")
         let peerMessages: Int = peer?["messages"] ?? 0
         let peerBytes: Int = peer?["bytes"] ?? 0
         let totalMessages: Int = total?["messages"] ?? 0
         let totalBytes: Int = total?["bytes"] ?? 0
         let advice = "wait until messages are delivered or expire, or raise the limit"
+        let what = id.map { "message \($0.hex) to \(destination) not queued" } ?? "a message of \(size) bytes to \(destination) would not be queued"
         func full(_ text: String) -> MeshError {
-            MeshError(.storeFull, "outbox full: message \(message.id.hex) to \(message.destination) not queued: \(text); \(advice)")
+            MeshError(.storeFull, "outbox full: \(what): \(text); \(advice)")
         }
         if peerMessages + 1 > configuration.outboxMaxMessagesPerPeer {
-            throw full("\(peerMessages) messages wait for peer \(message.destination), the limit is outboxMaxMessagesPerPeer = \(configuration.outboxMaxMessagesPerPeer)")
+            throw full("\(peerMessages) messages wait for peer \(destination), the limit is outboxMaxMessagesPerPeer = \(configuration.outboxMaxMessagesPerPeer)")
         }
         if peerBytes + size > configuration.outboxMaxBytesPerPeer {
-            throw full("\(peerBytes) bytes wait for peer \(message.destination) and this message has \(size), the limit is outboxMaxBytesPerPeer = \(configuration.outboxMaxBytesPerPeer)")
+            throw full("\(peerBytes) bytes wait for peer \(destination) and this message has \(size), the limit is outboxMaxBytesPerPeer = \(configuration.outboxMaxBytesPerPeer)")
         }
         if totalMessages + 1 > configuration.outboxMaxMessages {
             throw full("\(totalMessages) messages wait in all, the limit is outboxMaxMessages = \(configuration.outboxMaxMessages)")

@@ -9,7 +9,9 @@ import Testing
 // the body is read, so a send that cannot go is refused at once, with the API's JSON
 // error, and nothing of its body is written.
 
-@Suite("HTTP uploads refused before their body is read")
+// Serialized: each test blocks a thread of the cooperative pool in raw socket reads, and
+// on two cores two of them at once would leave the nodes none to answer with.
+@Suite("HTTP uploads refused before their body is read", .serialized)
 struct UploadRefusalTests {
     @Test("a 10 MiB upload to an unknown alias, or with a bad parameter, is refused with a JSON error before its body is read; nothing is written")
     func badUploadsAreRefusedFirst() async throws {
@@ -25,21 +27,10 @@ struct UploadRefusalTests {
             ("to=\(peer)&timeout_seconds=0", "\"timeout_seconds\""),
         ]
         for (query, field) in cases {
-            // Only the first 64 KiB of the declared 10 MiB are sent: the reply comes
-            // all the same, so the node answered without reading the body.
-            let (host, port) = try #require(a.address.split(separator: ":").map(String.init).splitHostPort())
-            let socket = try RawTCPClient(host: host, port: port)
-            defer { socket.close() }
-            let head =
-                "POST /api/v1/messages?\(query) HTTP/1.1\r\nHost: \(a.address)\r\nAuthorization: Bearer \(a.token)\r\n"
-                + "Connection: close\r\nContent-Type: application/octet-stream\r\nContent-Length: \(size)\r\n\r\n"
-            try socket.write(Array(head.utf8) + [UInt8](repeating: 7, count: 64 << 10))
-            let response = String(decoding: try socket.readUntilClosed(timeoutSeconds: 30), as: UTF8.self)
-            #expect(response.hasPrefix("HTTP/1.1 400"), "\(query): \(response.prefix(300))")
-            let body = String(response[(response.range(of: "\r\n\r\n")?.upperBound ?? response.endIndex)...])
-            let error = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["error"] as? [String: Any]
-            #expect(error?["code"] as? String == "invalidArgument", "\(query): \(body)")
-            #expect((error?["message"] as? String)?.contains(field) == true, "\(query): \(body)")
+            let (status, code, message) = try Self.partialUpload(to: a, query: query, declaring: size)
+            #expect(status == 400, "\(query): \(message)")
+            #expect(code == "invalidArgument", "\(query): \(message)")
+            #expect(message.contains(field), "\(query): \(message)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty, "\(query): a payload file was written")
         }
 
@@ -59,6 +50,59 @@ struct UploadRefusalTests {
         #expect(outbox.status == 200 && outbox.object["total"] as? Int == 0, "\(outbox.text)")
         let history = try await a.call(.GET, "/api/v1/messages?limit=5").object["messages"] as? [[String: Any]]
         #expect(history?.isEmpty == true, "\(String(describing: history))")
+    }
+
+    @Test("an upload the router would refuse for its size — no room in the outbox, the emergency limit spent, relaying off — is refused before its body is read; nothing is written")
+    func uploadsThatCannotBeQueuedAreRefusedFirst() async throws {
+        let size = 10 << 20
+        let peer = PeerID.random().hex
+        let a = try await HTTPNode.start(
+            network: uniqueNetwork(), overrides: ["store.outbox_max_bytes_per_peer=1048576", "flood.emergency_per_hour=1"])
+        defer { Task { try await a.stop() } }
+        let payloads = a.directory.path + "/store.sqlite-payloads"
+
+        var (status, code, message) = try Self.partialUpload(to: a, query: "to=\(peer)", declaring: size)
+        #expect(status == 503 && code == "storeFull", "\(message)")
+        #expect(message.contains("outbox full") && message.contains("1048576"), "\(message)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty)
+
+        // One emergency message is this node's hourly allowance; the next, large, is refused unread.
+        let first = try await a.call(.POST, "/api/v1/messages", json: #"{"peer": "\#(peer)", "text": "help", "emergency": true}"#)
+        #expect(first.status == 200, "\(first.text)")
+        (status, code, message) = try Self.partialUpload(to: a, query: "to=\(peer)&emergency=true", declaring: 512 << 10)
+        #expect(status == 429 && code == "rateLimited", "\(message)")
+        #expect(message.contains("emergency_per_hour"), "\(message)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty)
+        // Still room for an ordinary message of that size: the check spent nothing.
+        (status, code, message) = try Self.partialUpload(to: a, query: "to=\(peer)", declaring: 512 << 10, sendingAll: true)
+        #expect(status == 200, "\(message)")
+
+        let b = try await HTTPNode.start(network: uniqueNetwork(), overrides: ["relay.enabled=false"])
+        defer { Task { try await b.stop() } }
+        (status, code, message) = try Self.partialUpload(to: b, query: "to=\(peer)", declaring: size)
+        #expect(status == 409 && code == "relayDisabled", "\(message)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: b.directory.path + "/store.sqlite-payloads").isEmpty)
+    }
+
+    /// POSTs a raw body declaring `declaring` bytes to `/api/v1/messages?query`, sending
+    /// only its first 64 KiB unless `sendingAll` (a reply then shows the node answered
+    /// without reading the body); returns the status, and the error's code and message
+    /// (or the whole body when it is not an error).
+    static func partialUpload(
+        to node: HTTPNode, query: String, declaring size: Int, sendingAll: Bool = false
+    ) throws -> (status: Int, code: String?, message: String) {
+        let (host, port) = try #require(node.address.split(separator: ":").map(String.init).splitHostPort())
+        let socket = try RawTCPClient(host: host, port: port)
+        defer { socket.close() }
+        let head =
+            "POST /api/v1/messages?\(query) HTTP/1.1\r\nHost: \(node.address)\r\nAuthorization: Bearer \(node.token)\r\n"
+            + "Connection: close\r\nContent-Type: application/octet-stream\r\nContent-Length: \(size)\r\n\r\n"
+        try socket.write(Array(head.utf8) + [UInt8](repeating: 7, count: sendingAll ? size : min(size, 64 << 10)))
+        let response = String(decoding: try socket.readUntilClosed(timeoutSeconds: 30), as: UTF8.self)
+        let status = Int(response.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
+        let body = String(response[(response.range(of: "\r\n\r\n")?.upperBound ?? response.endIndex)...])
+        let error = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["error"] as? [String: Any]
+        return (status, error?["code"] as? String, error?["message"] as? String ?? body)
     }
 }
 

@@ -23,6 +23,29 @@ extension DeliveryPipeline {
         return (id, false)
     }
 
+    /// What ``submit(to:stored:options:)`` would refuse for a payload of `bytes` bytes,
+    /// refused before the payload exists (``Router/checkSend(to:bytes:options:)``); the
+    /// emergency limit is looked at, not spent.
+    func check(to peer: PeerID, bytes: Int, options: SendOptions) async throws {
+        let (_, known) = try await admit(to: peer, bytes: bytes, options: options)
+        if known { return }  // a retry of a message on its way: the send changes nothing
+        if options.emergency {
+            guard peer != localPeerID else { throw Self.emergencyToSelf }
+            if let refusal = flood.emergencyRefusal(origin: localPeerID) { throw ownEmergencyLimit(refusal) }
+        }
+        try await queue.checkRoom(for: peer, bytes: bytes)
+    }
+
+    static var emergencyToSelf: MeshError {
+        MeshError(.invalidArgument, "an emergency message to this node itself goes nowhere; send it to another peer")
+    }
+
+    func ownEmergencyLimit(_ refusal: String) -> MeshError {
+        MeshError(
+            .rateLimited,
+            "this node sent flood.emergency_per_hour (\(configuration.flood.emergencyPerHour)) emergency messages in the last hour (\(refusal)); nothing was queued: send it without the emergency flag, or later")
+    }
+
     /// Queues a payload that is already stored (``Router/send(to:stored:options:)``).
     /// The plain case — another peer, a direct link up or a sealing policy that does
     /// not seal, no emergency, a digest made — hands `stored` to the queue as it is.

@@ -69,14 +69,10 @@ final class DeliveryPipeline: Sendable {
         var payload = payload
         var flags: UInt16 = 0
         if options.emergency {
-            guard peer != localPeerID else {
-                throw MeshError(.invalidArgument, "an emergency message to this node itself goes nowhere; send it to another peer")
-            }
+            guard peer != localPeerID else { throw Self.emergencyToSelf }
             if let refusal = flood.admitEmergency(origin: localPeerID, neighbour: nil) {
                 stats.update { $0.flood.emergencyRateLimited["ownLimit", default: 0] += 1 }
-                throw MeshError(
-                    .rateLimited,
-                    "this node sent flood.emergency_per_hour (\(configuration.flood.emergencyPerHour)) emergency messages in the last hour (\(refusal)); nothing was queued: send it without the emergency flag, or later")
+                throw ownEmergencyLimit(refusal)
             }
             flags |= DataFrame.emergencyFlag | DataFrame.floodFlag
         }

@@ -47,6 +47,16 @@ public protocol OutboundQueue: Sendable {
     /// - Throws: `.unknownMessage` when it is no longer queued or claimed, or the
     ///   queue's storage error; the message then goes out as it was, or not at all.
     func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws
+    /// Throws what ``enqueue(_:)`` would throw for lack of room (`.storeFull`) if a
+    /// message of `bytes` bytes to `destination` were queued now: lets a caller refuse a
+    /// large payload before reading it. A queue without bounds (the in-memory one) has
+    /// room for anything; that is the default.
+    func checkRoom(for destination: PeerID, bytes: Int) async throws
+}
+
+extension OutboundQueue {
+    /// A queue without bounds: always room.
+    public func checkRoom(for destination: PeerID, bytes: Int) async throws {}
 }
 
 /// The in-memory outbound queue: every unfinished message with its payload, and the

@@ -84,6 +84,18 @@ final class FloodControl: Sendable {
         configuration.maxDelay * random.unit()
     }
 
+    /// Whether `origin` may send an emergency message now, without spending: nil, or
+    /// the reason ``admitEmergency(origin:neighbour:)`` would refuse it.
+    func emergencyRefusal(origin: PeerID) -> String? {
+        let now = clock.now
+        let perOrigin = configuration.emergencyPerHour
+        return state.withLock { state in
+            var bucket = state.origins[origin] ?? Bucket(tokens: Double(perOrigin), updatedAt: now)
+            bucket.refill(perHour: perOrigin, now: now)
+            return bucket.tokens < 1 ? "emergencyOrigin" : nil
+        }
+    }
+
     /// Admits one emergency message relayed from `neighbour` for `origin`, spending
     /// from both buckets; returns the refusal reason (`emergencyOrigin`,
     /// `emergencyNeighbour`) when one is empty.

@@ -23,7 +23,7 @@ scripts/avahi/start.sh
 cleanup_steps+=("scripts/avahi/stop.sh")
 # ---------------------------------------------------------------------------
 
-# The package first: the scmesh guest binary below is a relink of these debug objects.
+# The package first: the scmesh guest binary below is this build's.
 swift build
 
 # Whole-repository checks that are not Swift tests of this package; they run first so
@@ -38,9 +38,10 @@ if [ $# -eq 0 ]; then
   # Debug builds (the benchmarks use release): the test binary builds in about a minute
   # instead of five.
   SWIFT_CONFIG=debug scripts/ble-vm/run.sh
-  # The scmesh guest binary in the package's own .build: a static relink of the objects
-  # `swift build` just made (a minute), not a whole release build (10-20 minutes on 2
-  # cores). The debug binary is slower in the emulated guest, so the guest gets more time.
+  # The scmesh guest binary is the one `swift build` just made in the package's own
+  # .build (debug, the Swift runtime's libraries copied into the guest), not a whole
+  # release build (10-20 minutes on 2 cores). It is slower in the emulated guest, so the
+  # guest gets more time.
   SWIFT_PACKAGE=$PWD SWIFT_PRODUCT=scmesh SWIFT_SCRATCH=$PWD/.build SWIFT_CONFIG=debug QEMU_TIMEOUT=600 \
     GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
   # The HTTP API against two real node processes: the dashboard in headless Chromium

@@ -17,10 +17,11 @@
 #   SWIFT_PRODUCT=<executable product>       binary put in the guest's /usr/bin (default ble-vm-test)
 #   GUEST_TEST=<sh script>                   run in the guest as /guest-test.sh; exit 0 = pass
 #   SWIFT_SCRATCH=<dir>                      build directory (default $BLE_VM_DIR/build-<product>)
-#   SWIFT_CONFIG=release|debug               build configuration (default release, as the
-#                                            benchmarks need; the test script uses debug in
-#                                            the repository's own .build, a relink after
-#                                            `swift build` instead of a whole release build)
+#   SWIFT_CONFIG=release|debug               build configuration (default release, static
+#                                            Swift stdlib, as the benchmarks need; debug links
+#                                            the stdlib dynamically and copies its libraries
+#                                            into the guest, so the test script can use the
+#                                            repository's own .build as `swift build` left it)
 #   EXTRA_BINS="<host paths>"                more binaries for the guest's /usr/bin
 #   BENCH_ROUNDS=N                           also benchmark (guest sees scmesh.bench=N)
 #   BENCH_SET=links|nodes                    which benchmark (default links: the raw link loops;
@@ -104,16 +105,18 @@ if [ ! -x bin/cocecho ] || [ "$HERE/cocecho.c" -nt bin/cocecho ]; then
 fi
 SWIFT_BIN=
 if [ -n "$SWIFT_PRODUCT" ]; then
-  log "swift build -c $SWIFT_CONFIG --static-swift-stdlib ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
+  # Release: the Swift stdlib linked in statically (what the benchmarks measured). Debug:
+  # linked dynamically, as a plain `swift build` links it, so the build directory can be
+  # the package's own (objects built for a static stdlib cannot be linked dynamically
+  # afterwards); the Swift runtime's shared libraries go into the guest with the others.
+  STATIC=(--static-swift-stdlib)
+  [ "$SWIFT_CONFIG" = debug ] && STATIC=()
+  log "swift build -c $SWIFT_CONFIG ${STATIC[*]} ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
   T_BUILD=$(date +%s.%N)
   # SwiftPM caches the build plan of a path dependency: a source file added to it would
   # not be compiled. Dropping the plan makes it look again (cheap; objects stay).
   rm -f "$SWIFT_SCRATCH/$SWIFT_CONFIG.yaml"
-  # A debug build keeps every symbol, so Foundation's ICU calls need ICU's static library
-  # named (a release build strips the code that calls it).
-  EXTRA_LINK=()
-  [ "$SWIFT_CONFIG" = debug ] && EXTRA_LINK=(-Xlinker -l_FoundationICU)
-  swift build -c "$SWIFT_CONFIG" --static-swift-stdlib "${EXTRA_LINK[@]}" --package-path "$SWIFT_PACKAGE" \
+  swift build -c "$SWIFT_CONFIG" "${STATIC[@]}" --package-path "$SWIFT_PACKAGE" \
     --scratch-path "$SWIFT_SCRATCH" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
     { tail -30 swift-build.log >&2; fail "swift build failed (log: $VM/swift-build.log)"; }
   SWIFT_BIN=$SWIFT_SCRATCH/$SWIFT_CONFIG/$SWIFT_PRODUCT

@@ -69,6 +69,13 @@ final class MeshLine: Sendable {
                     while let message = await router.incoming.receive() { inboxes.messages.withLock { $0[index].append(message) } }
                 })
             }
+            // Dial only once this router's transport (and so the left neighbour's, started
+            // before) runs: a dial that fails first is retried on the router's clock,
+            // which a test's ManualClock may never move (then the link never came up).
+            for _ in 0..<2000 {
+                if await router.transportStatus().first?.state == .running { break }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
             if index > 0 { await router.connect(to: PeerHint(transport: "lo", address: Self.address(index - 1))) }
         }
     }

@@ -90,10 +90,15 @@ final class FloodControl: Sendable {
         let now = clock.now
         let perOrigin = configuration.emergencyPerHour
         return state.withLock { state in
-            var bucket = state.origins[origin] ?? Bucket(tokens: Double(perOrigin), updatedAt: now)
-            bucket.refill(perHour: perOrigin, now: now)
-            return bucket.tokens < 1 ? "emergencyOrigin" : nil
+            Self.originBucket(state, origin, perHour: perOrigin, now: now).tokens < 1 ? "emergencyOrigin" : nil
         }
+    }
+
+    /// `origin`'s emergency bucket as of `now` (full for an origin not seen yet).
+    private static func originBucket(_ state: State, _ origin: PeerID, perHour: Int, now: ContinuousClock.Instant) -> Bucket {
+        var bucket = state.origins[origin] ?? Bucket(tokens: Double(perHour), updatedAt: now)
+        bucket.refill(perHour: perHour, now: now)
+        return bucket
     }
 
     /// Admits one emergency message relayed from `neighbour` for `origin`, spending
@@ -104,8 +109,7 @@ final class FloodControl: Sendable {
         let perOrigin = configuration.emergencyPerHour
         let perNeighbour = configuration.emergencyPerNeighbourPerHour
         return state.withLock { state in
-            var originBucket = state.origins[origin] ?? Bucket(tokens: Double(perOrigin), updatedAt: now)
-            originBucket.refill(perHour: perOrigin, now: now)
+            var originBucket = Self.originBucket(state, origin, perHour: perOrigin, now: now)
             var neighbourBucket: Bucket?
             if let neighbour {
                 var bucket = state.neighbours[neighbour] ?? Bucket(tokens: Double(perNeighbour), updatedAt: now)

@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshNodeHTTP
+import MeshTesting
 import NIOHTTP1
 import Testing
 
@@ -9,8 +10,9 @@ import Testing
 // the body is read, so a send that cannot go is refused at once, with the API's JSON
 // error, and nothing of its body is written.
 
-// Serialized: each test blocks a thread of the cooperative pool in raw socket reads, and
-// on two cores two of them at once would leave the nodes none to answer with.
+// Serialized: each test holds a node and pushes megabytes through a raw socket; one at a
+// time keeps the load on two cores modest. (The socket's blocking calls run on threads of
+// their own, see `partialUpload`.)
 @Suite("HTTP uploads refused before their body is read", .serialized)
 struct UploadRefusalTests {
     @Test("a 10 MiB upload to an unknown alias, or with a bad parameter, is refused with a JSON error before its body is read; nothing is written")
@@ -27,7 +29,7 @@ struct UploadRefusalTests {
             ("to=\(peer)&timeout_seconds=0", "\"timeout_seconds\""),
         ]
         for (query, field) in cases {
-            let (status, code, message) = try Self.partialUpload(to: a, query: query, declaring: size)
+            let (status, code, message) = try await Self.partialUpload(to: a, query: query, declaring: size)
             #expect(status == 400, "\(query): \(message)")
             #expect(code == "invalidArgument", "\(query): \(message)")
             #expect(message.contains(field), "\(query): \(message)")
@@ -61,7 +63,7 @@ struct UploadRefusalTests {
         defer { Task { try await a.stop() } }
         let payloads = a.directory.path + "/store.sqlite-payloads"
 
-        var (status, code, message) = try Self.partialUpload(to: a, query: "to=\(peer)", declaring: size)
+        var (status, code, message) = try await Self.partialUpload(to: a, query: "to=\(peer)", declaring: size)
         #expect(status == 503 && code == "storeFull", "\(message)")
         #expect(message.contains("outbox full") && message.contains("1048576"), "\(message)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty)
@@ -69,17 +71,17 @@ struct UploadRefusalTests {
         // One emergency message is this node's hourly allowance; the next, large, is refused unread.
         let first = try await a.call(.POST, "/api/v1/messages", json: #"{"peer": "\#(peer)", "text": "help", "emergency": true}"#)
         #expect(first.status == 200, "\(first.text)")
-        (status, code, message) = try Self.partialUpload(to: a, query: "to=\(peer)&emergency=true", declaring: 512 << 10)
+        (status, code, message) = try await Self.partialUpload(to: a, query: "to=\(peer)&emergency=true", declaring: 512 << 10)
         #expect(status == 429 && code == "rateLimited", "\(message)")
         #expect(message.contains("emergency_per_hour"), "\(message)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty)
         // Still room for an ordinary message of that size: the check spent nothing.
-        (status, code, message) = try Self.partialUpload(to: a, query: "to=\(peer)", declaring: 512 << 10, sendingAll: true)
+        (status, code, message) = try await Self.partialUpload(to: a, query: "to=\(peer)", declaring: 512 << 10, sendingAll: true)
         #expect(status == 200, "\(message)")
 
         let b = try await HTTPNode.start(network: uniqueNetwork(), overrides: ["relay.enabled=false"])
         defer { Task { try await b.stop() } }
-        (status, code, message) = try Self.partialUpload(to: b, query: "to=\(peer)", declaring: size)
+        (status, code, message) = try await Self.partialUpload(to: b, query: "to=\(peer)", declaring: size)
         #expect(status == 409 && code == "relayDisabled", "\(message)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: b.directory.path + "/store.sqlite-payloads").isEmpty)
     }
@@ -87,18 +89,24 @@ struct UploadRefusalTests {
     /// POSTs a raw body declaring `declaring` bytes to `/api/v1/messages?query`, sending
     /// only its first 64 KiB unless `sendingAll` (a reply then shows the node answered
     /// without reading the body); returns the status, and the error's code and message
-    /// (or the whole body when it is not an error).
+    /// (or the whole body when it is not an error). The socket's blocking write and reads
+    /// run on a thread of their own: the node answering is in this process, and a
+    /// cooperative-pool thread blocked on it could be one the node needs.
     static func partialUpload(
         to node: HTTPNode, query: String, declaring size: Int, sendingAll: Bool = false
-    ) throws -> (status: Int, code: String?, message: String) {
+    ) async throws -> (status: Int, code: String?, message: String) {
         let (host, port) = try #require(node.address.split(separator: ":").map(String.init).splitHostPort())
-        let socket = try RawTCPClient(host: host, port: port)
-        defer { socket.close() }
         let head =
             "POST /api/v1/messages?\(query) HTTP/1.1\r\nHost: \(node.address)\r\nAuthorization: Bearer \(node.token)\r\n"
             + "Connection: close\r\nContent-Type: application/octet-stream\r\nContent-Length: \(size)\r\n\r\n"
-        try socket.write(Array(head.utf8) + [UInt8](repeating: 7, count: sendingAll ? size : min(size, 64 << 10)))
-        let response = String(decoding: try socket.readUntilClosed(timeoutSeconds: 30), as: UTF8.self)
+        let request = Array(head.utf8) + [UInt8](repeating: 7, count: sendingAll ? size : min(size, 64 << 10))
+        let reply = try await onOwnThread {
+            let socket = try RawTCPClient(host: host, port: port)
+            defer { socket.close() }
+            try socket.write(request)
+            return try socket.readUntilClosed(timeoutSeconds: 30)
+        }
+        let response = String(decoding: reply, as: UTF8.self)
         let status = Int(response.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
         let body = String(response[(response.range(of: "\r\n\r\n")?.upperBound ?? response.endIndex)...])
         let error = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["error"] as? [String: Any]

@@ -82,11 +82,15 @@ struct UploadTests {
 
         // A real client that goes away in the middle of its body.
         let (host, port) = try #require(a.address.split(separator: ":").map(String.init).splitHostPort())
-        let socket = try RawTCPClient(host: host, port: port)
         let head =
             "POST /api/v1/messages?to=\(PeerID.random().hex) HTTP/1.1\r\nHost: \(a.address)\r\nAuthorization: Bearer \(a.token)\r\n"
             + "Content-Type: application/octet-stream\r\nContent-Length: \(1 << 20)\r\n\r\n"
-        try socket.write(Array(head.utf8) + [UInt8](repeating: 4, count: 200_000))
+        // The blocking write on a thread of its own: the node reading it is in this process.
+        let socket = try await onOwnThread {
+            let socket = try RawTCPClient(host: host, port: port)
+            try socket.write(Array(head.utf8) + [UInt8](repeating: 4, count: 200_000))
+            return socket
+        }
         try await eventually("the node writes the upload into a payload file as it arrives") {
             try FileManager.default.contentsOfDirectory(atPath: payloads).count == 1
         }
@@ -110,7 +114,8 @@ extension Array where Element == String {
 }
 
 /// A blocking TCP client socket, for a client that stops in the middle of a request.
-final class RawTCPClient {
+/// Its calls block: tests make them through `onOwnThread`.
+final class RawTCPClient: Sendable {
     let descriptor: Int32
 
     init(host: String, port: Int) throws {

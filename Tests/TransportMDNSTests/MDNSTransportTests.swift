@@ -275,7 +275,11 @@ extension TransportConformance.Harness {
             deadHint: PeerHint(transport: "mdns", address: "127.0.0.1:\(deadPort)"),
             injectMalformed: { hint in
                 let port = try #require(MDNSTransport.port(of: hint.address))
-                try RawSocket.writeAndAwaitClose(port: port, [0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                // Blocking reads, on a thread of their own: the transport closing the
+                // socket runs in this process, on the cooperative pool.
+                try await onOwnThread {
+                    try RawSocket.writeAndAwaitClose(port: port, [0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                }
             }
         )
     }

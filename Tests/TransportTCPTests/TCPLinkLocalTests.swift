@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshTesting
 import Testing
 import TransportTCP
 
@@ -56,8 +57,13 @@ struct TCPLinkLocalTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let data = try await Task.detached { try output.fileHandleForReading.readToEnd() ?? Data() }.value
-        process.waitUntilExit()
+        // The inner run takes a while: its blocking wait must not hold a thread of the
+        // cooperative pool the tests running beside this one need.
+        let data = try await onOwnThread {
+            let data = try output.fileHandleForReading.readToEnd() ?? Data()
+            process.waitUntilExit()
+            return data
+        }
         let text = String(decoding: data, as: UTF8.self)
         #expect(process.terminationStatus == 0, "inner run failed:\n\(text)")
         #expect(text.contains("linkLocalInner()") && text.contains("passed"), "the inner test did not run:\n\(text)")

@@ -106,7 +106,10 @@ public struct ConformanceFailure: Error, CustomStringConvertible {
 }
 
 extension TransportConformance.Harness {
-    /// The harness for TransportLoopback's `LoopbackTransport`.
+    /// The harness for TransportLoopback's `LoopbackTransport`. Its buffer is counted in
+    /// frames, so the back-pressure bound is 64 full buffers: a tiny MTU does not turn
+    /// the check into 200,000 single-frame hops (which, on a busy machine, outlasted
+    /// the hang guard).
     public static func loopback(configuration: LoopbackTransport.Configuration = .init()) -> Self {
         let network = LoopbackNetwork()
         return Self(
@@ -115,7 +118,8 @@ extension TransportConformance.Harness {
             },
             hint: { transport, _ in (transport as! LoopbackTransport).hint },
             deadHint: PeerHint(transport: "loopback", address: "nobody-here"),
-            injectMalformed: nil
+            injectMalformed: nil,
+            backPressureLimitBytes: configuration.bufferFrames * configuration.mtu * 64
         )
     }
 }

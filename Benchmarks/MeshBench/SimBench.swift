@@ -9,7 +9,7 @@ import Synchronization
 enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
-                             [--converge S] [--settle S] [--ttl N] [--refresh S] [--quiet]
+                             [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -44,6 +44,8 @@ enum SimBench {
                         3 × (the graph's diameter + 4), what the run raises it to otherwise
           --refresh S   routing.announce_interval_ms in virtual seconds (default 60; the
                         route maximum age is 10/3 of it, as by default)
+          --summary S   routing.summary_interval_ms in virtual seconds (default 60; 0: no
+                        route summaries)
           --quiet       no progress lines
         """
 
@@ -65,6 +67,7 @@ enum SimBench {
         var settle: Duration?
         var ttl: UInt8?
         var refresh: Int?
+        var summary: Int?
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -106,6 +109,10 @@ enum SimBench {
                 let text = try value(flag)
                 guard let number = Int(text), number >= 1 else { throw MeshError(.invalidArgument, "--refresh: whole virtual seconds ≥ 1, got \(text)") }
                 refresh = number
+            case "--summary":
+                let text = try value(flag)
+                guard let number = Int(text), number >= 0 else { throw MeshError(.invalidArgument, "--summary: whole virtual seconds ≥ 0, got \(text)") }
+                summary = number
             case "--quiet":
                 verbose = false
             case "--flood":
@@ -142,6 +149,7 @@ enum SimBench {
                 configuration.router.routing.announceInterval = .seconds(refresh)
                 configuration.router.routing.routeMaxAge = .seconds(refresh * 10 / 3)
             }
+            if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }
@@ -224,7 +232,7 @@ enum SimBench {
             "routers: ack timeouts \(stats.ackTimeouts), delivery retries \(stats.deliveryRetries), duplicates dropped \(stats.duplicatesDropped), "
                 + "relayed \(stats.messagesRelayed), announcements sent \(stats.announcesSent) accepted \(stats.announcesAccepted) ignored \(stats.announcesIgnored) "
                 + "suppressed \(stats.announcesSuppressed) "
-                + "rejected [\(rejected)], route requests [\(counts(stats.routeRequests))], relay refused [\(refused)]")
+                + "rejected [\(rejected)], route requests [\(counts(stats.routeRequests))], summaries [\(counts(stats.routeSummaries))], relay refused [\(refused)]")
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
         for line in report.undelivered { print("undelivered: \(line)") }
     }

@@ -156,6 +156,7 @@ public final class Router: Service, Sendable {
             group.addTask { await delivery.scheduler.run(delivery) }
             group.addTask { await announcer.run() }
             group.addTask { await announcer.runRequests() }
+            group.addTask { await announcer.runSummaries() }
             group.addTask { await gossip.run() }
             try await links.run()
             delivery.scheduler.finish()

@@ -23,10 +23,12 @@ import TransportLoopback
         let seen = Seen()
         let drain: Task<Void, Never>
 
-        /// What R sent: announcements, route requests and PONG nonces.
+        /// What R sent: announcements, route requests, summaries, listings and PONG nonces.
         final class Seen: Sendable {
             let announces = Mutex<[AnnounceFrame]>([])
             let requests = Mutex<[RouteRequestFrame]>([])
+            let summaries = Mutex<[RouteSummaryFrame]>([])
+            let listings = Mutex<[RouteListingFrame]>([])
             let pongs = Mutex<Set<UInt64>>([])
         }
 
@@ -45,6 +47,8 @@ import TransportLoopback
                     switch try? Frame.decode(segment) {
                     case .announce(let frame): seen.announces.withLock { $0.append(frame) }
                     case .routeRequest(let frame): seen.requests.withLock { $0.append(frame) }
+                    case .routeSummary(let frame): seen.summaries.withLock { $0.append(frame) }
+                    case .routeListing(let frame): seen.listings.withLock { $0.append(frame) }
                     case .pong(let nonce): _ = seen.pongs.withLock { $0.insert(nonce) }
                     default: break
                     }

@@ -221,6 +221,7 @@ import TransportLoopback
         let run: Task<Void, any Error>
         let x: Neighbour
         let z: Neighbour
+        let network: LoopbackNetwork
 
         func stop() async {
             run.cancel()
@@ -235,7 +236,7 @@ import TransportLoopback
         let x = try await Neighbour(address: "X", network: network)
         let z = try await Neighbour(address: "Z", network: network)
         try await AnnounceRelayingTests.waitUntil("R is linked to X and Z") { await router.peers().count == 2 }
-        return Setup(router: router, r: r, run: run, x: x, z: z)
+        return Setup(router: router, r: r, run: run, x: x, z: z, network: network)
     }
 
     /// A router R on the loopback network, running, with the default configuration.

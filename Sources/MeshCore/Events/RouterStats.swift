@@ -95,6 +95,13 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// and announced itself anew), `dropped` (no route to answer or forward with, a
     /// repeat, or the hop limit), `rateLimited` (over the neighbour's share).
     public var routeRequests: [String: Int] = [:]
+    /// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"), by what happened:
+    /// `sent` (written to a link), `matched` (a neighbour's summary showed nothing
+    /// missing on either side), `listed` (it differed: a listing of the differing
+    /// buckets went back), `repaired` (announcements sent because a neighbour's
+    /// listing lacked them), `dropped` (relaying off), `rateLimited` (over the
+    /// neighbour's share).
+    public var routeSummaries: [String: Int] = [:]
     /// Messages for other nodes this node took custody of (queued to relay them).
     public var relayAccepted = 0
     /// Messages for other nodes that this node handed to the next hop.

@@ -144,7 +144,7 @@ extension LinkSession {
                     }
                 case .ack(let ack):
                     try handleAck(ack)
-                case .announce, .routeRequest:
+                case .announce, .routeRequest, .routeSummary, .routeListing:
                     announce(frame, self)
                 case .addresses(let record):
                     addresses(record, self)
@@ -227,6 +227,8 @@ extension LinkSession {
             if announces > 0 { stats.update { $0.announcesSent += announces } }
             let requests = frames.count(where: { if case .routeRequest = $0 { true } else { false } })
             if requests > 0 { stats.update { $0.routeRequests["sent", default: 0] += requests } }
+            let summaries = frames.count(where: { if case .routeSummary = $0 { true } else { false } })
+            if summaries > 0 { stats.update { $0.routeSummaries["sent", default: 0] += summaries } }
         }
     }
 

@@ -296,10 +296,33 @@ final class LinkSession: Sendable {
         if !closed { controlSignal.yield() }
     }
 
+    /// Queues a route summary or listing for this link (replacing one of the same kind
+    /// waiting); it goes out as the link's announcement budget allows.
+    func queueRouteSync(_ frame: Frame) {
+        let closed = state.withLock { state -> Bool in
+            guard state.closed == nil else { return true }
+            switch frame {
+            case .routeSummary(let summary): state.announces.add(summary)
+            case .routeListing(let listing): state.announces.add(listing)
+            default: break
+            }
+            return false
+        }
+        if !closed { controlSignal.yield() }
+    }
+
     /// Takes one token of the remote's announcement share; false when it is over it.
     func takeInboundAnnounceToken() -> Bool {
         let now = clock.now
         return state.withLock { $0.inboundAnnounces.take(now: now) }
+    }
+
+    /// Takes the tokens of the remote's announcement share that a routing frame of
+    /// `bytes` encoded bytes costs (one per 140 bytes, at most the burst); false, taking
+    /// none, when it is over its share.
+    func takeInboundAnnounceTokens(bytes: Int) -> Bool {
+        let now = clock.now
+        return state.withLock { $0.inboundAnnounces.take($0.inboundAnnounces.cost(bytes: bytes), now: now) }
     }
 
     // MARK: Closing

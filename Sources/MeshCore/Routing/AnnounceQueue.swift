@@ -22,19 +22,40 @@ struct AnnounceBudget: Sendable {
 
     /// Takes one token; false when none is left.
     mutating func take(now: ContinuousClock.Instant) -> Bool {
+        take(1, now: now)
+    }
+
+    /// Takes `count` tokens (at most the burst); false, taking none, when fewer are left.
+    mutating func take(_ count: Int, now: ContinuousClock.Instant) -> Bool {
         refill(now)
-        guard tokens >= 1 else { return false }
-        tokens -= 1
+        let count = min(Double(max(1, count)), burst)
+        guard tokens >= count else { return false }
+        tokens -= count
         return true
+    }
+
+    /// The tokens a routing frame of `bytes` encoded bytes costs: one per announcement's
+    /// worth of wire bytes (``RoutingConfiguration/wireBits``), at least 1, at most the
+    /// burst (so that any frame can leave).
+    func cost(bytes: Int) -> Int {
+        let perToken = RoutingConfiguration.wireBits / 8
+        return min(Int(burst), max(1, (bytes + perToken - 1) / perToken))
     }
 
     /// When the next whole token is there: `now` when one is, nil when the rate is zero.
     func nextToken(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        nextTokens(1, now: now)
+    }
+
+    /// When `count` tokens (at most the burst) are there: `now` when they are, nil when
+    /// the rate is zero.
+    func nextTokens(_ count: Int, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         var budget = self
         budget.refill(now)
-        if budget.tokens >= 1 { return now }
+        let count = min(Double(max(1, count)), burst)
+        if budget.tokens >= count { return now }
         guard rate > 0 else { return nil }
-        let seconds = (1 - budget.tokens) / rate
+        let seconds = (count - budget.tokens) / rate
         return now + .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
     }
 
@@ -46,25 +67,49 @@ struct AnnounceBudget: Sendable {
 }
 
 /// The announcements waiting to go out on one link, at most one per origin (a newer
-/// or shorter one replaces the one waiting), and the route requests, at most one per
-/// target (the one asking for the newer sequence wins); both leave as the link's
-/// budget allows, requests first.
+/// or shorter one replaces the one waiting), the route requests, at most one per
+/// target (the one asking for the newer sequence wins), and at most one route summary
+/// and one route listing (the latest replaces the one waiting); they leave as the
+/// link's budget allows: requests, the summary, the listing, then announcements. A
+/// summary or listing costs a token per 140 bytes.
 struct AnnounceQueue: Sendable {
     private var pending: [PeerID: AnnounceFrame] = [:]
     private var order = Deque<PeerID>()
     private var requests: [PeerID: RouteRequestFrame] = [:]
     private var requestOrder = Deque<PeerID>()
+    private var summary: RouteSummaryFrame?
+    private var listing: RouteListingFrame?
     var budget: AnnounceBudget
 
     init(budget: AnnounceBudget) {
         self.budget = budget
     }
 
-    var isEmpty: Bool { pending.isEmpty && requests.isEmpty }
+    var isEmpty: Bool { pending.isEmpty && requests.isEmpty && summary == nil && listing == nil }
+
+    /// Queues a route summary, replacing one waiting.
+    mutating func add(_ summary: RouteSummaryFrame) {
+        self.summary = summary
+    }
+
+    /// Queues a route listing, replacing one waiting.
+    mutating func add(_ listing: RouteListingFrame) {
+        self.listing = listing
+    }
 
     /// When the budget lets the next waiting frame out; nil when none waits.
     func nextDue(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        isEmpty ? nil : budget.nextToken(now: now)
+        guard !isEmpty else { return nil }
+        let tokens = requests.isEmpty ? (summary.map { cost(.routeSummary($0)) } ?? listing.map { cost(.routeListing($0)) } ?? 1) : 1
+        return budget.nextTokens(tokens, now: now)
+    }
+
+    private func cost(_ frame: Frame) -> Int {
+        switch frame {
+        case .routeSummary(let summary): budget.cost(bytes: Frame.headerSize + summary.bodySize)
+        case .routeListing(let listing): budget.cost(bytes: Frame.headerSize + listing.bodySize)
+        default: 1
+        }
     }
 
     /// Queues `frame`, replacing a waiting announcement of the same origin unless that
@@ -98,6 +143,12 @@ struct AnnounceQueue: Sendable {
         var out: [Frame] = []
         while !requestOrder.isEmpty, budget.take(now: now), let target = requestOrder.popFirst() {
             if let request = requests.removeValue(forKey: target) { out.append(.routeRequest(request)) }
+        }
+        guard requestOrder.isEmpty else { return out }
+        for frame in [summary.map(Frame.routeSummary), listing.map(Frame.routeListing)].compactMap({ $0 }) {
+            guard budget.take(cost(frame), now: now) else { return out }
+            out.append(frame)
+            if case .routeSummary = frame { summary = nil } else { listing = nil }
         }
         while !order.isEmpty, budget.take(now: now), let origin = order.popFirst() {
             if let frame = pending.removeValue(forKey: origin) { out.append(.announce(frame)) }

@@ -88,8 +88,10 @@ final class Announcer: Sendable {
 
     /// A link to `peer` came up: this node's latest announcement (the same sequence:
     /// the rest of the mesh learns of the new link from `peer`'s re-announcements,
-    /// only where it makes a route shorter), or a first one to everyone, and every
-    /// route this node knows (but those through `peer`) to `peer`.
+    /// only where it makes a route shorter), or a first one to everyone; then a route
+    /// summary, which makes `peer` list what it lacks (a neighbour that knows the mesh
+    /// already costs a summary, a new one gets every route it lacks), or, with
+    /// summaries off, every route this node knows (but those through `peer`).
     func linkUp(_ peer: PeerID) {
         guard isActive, relay.isEnabled else { return }
         if let own = latest.withLock({ $0 }) {
@@ -97,14 +99,23 @@ final class Announcer: Sendable {
         } else {
             originate()
         }
-        sendTable(to: peer)
+        summaryOrTable(to: peer)
     }
 
-    /// Relaying was switched back on: announce this node and every route it knows.
+    /// Relaying was switched back on: announce this node, and a summary (or every
+    /// route it knows) to every neighbour.
     func relayResumed() {
         guard isActive else { return }
         originate()
-        for peer in links.peers { sendTable(to: peer) }
+        for peer in links.peers { summaryOrTable(to: peer) }
+    }
+
+    private func summaryOrTable(to peer: PeerID) {
+        if configuration.summaryInterval > .zero {
+            sendSummary(to: peer, now: clock.now)
+        } else {
+            sendTable(to: peer)
+        }
     }
 
     private func sendTable(to peer: PeerID) {
@@ -140,6 +151,8 @@ final class Announcer: Sendable {
         switch frame {
         case .announce(let announce): accept(announce, from: session)
         case .routeRequest(let request): accept(request, from: session)
+        case .routeSummary(let summary): accept(summary, from: session)
+        case .routeListing(let listing): accept(listing, from: session)
         default: break
         }
     }

@@ -157,6 +157,15 @@ package final class RouteTable: Sendable {
         }
     }
 
+    /// Every origin's highest sequence held (entries younger than the maximum age): what
+    /// a route summary hashes (docs/PROTOCOL.md §A.5, "Route summaries").
+    func highestSequences(now: ContinuousClock.Instant) -> [(origin: PeerID, sequence: UInt64)] {
+        entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
+            return entries.compactMap { origin, entry in now - entry.seenAt < maxAge ? (origin, entry.highest) : nil }
+        }
+    }
+
     /// The answer to `neighbour`'s route request for `target` (docs/PROTOCOL.md §A.5):
     /// the route in use, one hop further, when its sequence is at least `sequence`, it
     /// does not go through `neighbour` and is shorter than `maxHops`; nil otherwise.

@@ -2,7 +2,8 @@
 ///
 /// Keys: `announce_interval_ms`, `announce_jitter` (0…1), `max_hops` (1…255),
 /// `route_max_age_ms`, `announces_per_second`, `announce_burst`, `control_share`
-/// (0…1, the share of a link's nominal bitrate announcements may use). A missing key
+/// (0…1, the share of a link's nominal bitrate announcements may use),
+/// `summary_interval_ms` (0: no route summaries). A missing key
 /// takes its default; an unknown key, a wrong type or a value out of range is a
 /// `DecodingError` whose coding path ends with the key.
 public struct RoutingConfiguration: Sendable, Hashable, Codable {
@@ -21,6 +22,9 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// The share of a link's nominal bitrate announcements may use (0.02 = 2 %): on a
     /// slow link the rate is lowered below ``announcesPerSecond`` to fit.
     public var controlShare: Double
+    /// How often a node sends each neighbour a route summary (anti-entropy: what an
+    /// announcement lost on the way missed is sent again); zero sends none.
+    public var summaryInterval: Duration
     /// The sequence number of this node's first announcement (not a config key). A
     /// node sets it from the wall clock (milliseconds since 1970, shifted left by 20
     /// bits), so that a restarted node's announcements are always newer than the ones
@@ -30,12 +34,14 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     public var firstSequence: UInt64?
 
     /// Defaults: every 60 s ± 25 %, 7 hops, routes kept 200 s, 10 announcements per
-    /// second and link (burst 32), at most 2 % of a link's bitrate.
+    /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
+    /// each neighbour every 60 s ± 25 %.
     public init(
         announceInterval: Duration = .seconds(60), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
         routeMaxAge: Duration = .seconds(200), announcesPerSecond: Double = 10, announceBurst: Int = 32,
-        controlShare: Double = 0.02
+        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60)
     ) {
+        self.summaryInterval = summaryInterval
         self.announceInterval = announceInterval
         self.announceJitter = announceJitter
         self.maxHops = maxHops
@@ -94,6 +100,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         case announcesPerSecond = "announces_per_second"
         case announceBurst = "announce_burst"
         case controlShare = "control_share"
+        case summaryIntervalMs = "summary_interval_ms"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -117,6 +124,9 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         try container.check(announceBurst >= 1, .announceBurst, "must be at least 1, got \(announceBurst)")
         controlShare = try container.decode(Double.self, forKey: .controlShare, default: defaults.controlShare)
         try container.check(controlShare > 0 && controlShare <= 1, .controlShare, "must be above 0 and at most 1, got \(controlShare)")
+        let summary = try container.decode(Int.self, forKey: .summaryIntervalMs, default: defaults.summaryInterval.wholeMilliseconds)
+        try container.check(summary >= 0, .summaryIntervalMs, "must be 0 (no summaries) or more, got \(summary)")
+        summaryInterval = .milliseconds(summary)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -128,5 +138,6 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         try container.encode(announcesPerSecond, forKey: .announcesPerSecond)
         try container.encode(announceBurst, forKey: .announceBurst)
         try container.encode(controlShare, forKey: .controlShare)
+        try container.encode(summaryInterval.wholeMilliseconds, forKey: .summaryIntervalMs)
     }
 }

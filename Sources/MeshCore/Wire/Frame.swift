@@ -24,6 +24,10 @@ package enum Frame: Sendable, Hashable {
     case topicControl(TopicControlFrame)
     /// A request for a route to a node (not acknowledged).
     case routeRequest(RouteRequestFrame)
+    /// Hashes of what the sender's route table holds, per bucket of origins (not acknowledged).
+    case routeSummary(RouteSummaryFrame)
+    /// The pairs of the buckets a summary showed different (not acknowledged).
+    case routeListing(RouteListingFrame)
 
     /// The protocol version this code speaks.
     package static let version: UInt8 = 1
@@ -47,6 +51,8 @@ package enum Frame: Sendable, Hashable {
         case topicMessage = 0x06
         case topicControl = 0x07
         case routeRequest = 0x09
+        case routeSummary = 0x0A
+        case routeListing = 0x0B
     }
 
     static let headerSize = 4
@@ -104,6 +110,14 @@ package enum Frame: Sendable, Hashable {
             writer = ByteWriter(capacity: Self.headerSize + RouteRequestFrame.bodySize)
             writer.writeHeader(.routeRequest, flags: 0)
             request.write(to: &writer)
+        case .routeSummary(let summary):
+            writer = ByteWriter(capacity: Self.headerSize + summary.bodySize)
+            writer.writeHeader(.routeSummary, flags: 0)
+            summary.write(to: &writer)
+        case .routeListing(let listing):
+            writer = ByteWriter(capacity: Self.headerSize + listing.bodySize)
+            writer.writeHeader(.routeListing, flags: 0)
+            listing.write(to: &writer)
         }
         return writer.bytes
     }
@@ -194,6 +208,10 @@ package enum Frame: Sendable, Hashable {
             frame = .topicControl(try TopicControlFrame.read(from: &reader))
         case .routeRequest:
             frame = .routeRequest(try RouteRequestFrame.read(from: &reader))
+        case .routeSummary:
+            frame = .routeSummary(try RouteSummaryFrame.read(from: &reader))
+        case .routeListing:
+            frame = .routeListing(try RouteListingFrame.read(from: &reader))
         }
         return frame
     }

@@ -110,6 +110,7 @@ extension RouterStats {
         receiptsAccepted += other.receiptsAccepted
         for (key, value) in other.announcesRejected { announcesRejected[key, default: 0] += value }
         for (key, value) in other.routeRequests { routeRequests[key, default: 0] += value }
+        for (key, value) in other.routeSummaries { routeSummaries[key, default: 0] += value }
         for (key, value) in other.relayRefused { relayRefused[key, default: 0] += value }
         for (key, value) in other.receiptsIgnored { receiptsIgnored[key, default: 0] += value }
     }

@@ -98,7 +98,7 @@ public final class WireTally: Sendable {
         }
         guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { return .other }
         switch Frame.Kind(rawValue: packet[frameStart + 1]) {
-        case .announce, .routeRequest: return .announce
+        case .announce, .routeRequest, .routeSummary, .routeListing: return .announce
         case .topicMessage: return .topicMessage
         case .topicControl: return .topicControl
         case .data:

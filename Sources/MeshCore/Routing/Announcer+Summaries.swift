@@ -1,0 +1,104 @@
+/// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"): anti-entropy for
+/// announcements. Every summary interval, and when a link comes up, a node sends each
+/// neighbour one hash per bucket of the (origin, highest sequence) pairs it holds. The
+/// neighbour answers the buckets that differ with a listing of its own pairs there,
+/// and the node sends the announcements the listing lacks or lists older. A lost
+/// announcement is repaired within an interval instead of waiting for its origin's
+/// next refresh, and a link that comes up between nodes that know the same mesh costs
+/// one summary instead of the whole table.
+extension Announcer {
+    /// Sends every neighbour a summary every ``RoutingConfiguration/summaryInterval``
+    /// (± the announcement jitter) until the task is cancelled; nothing when it is zero.
+    func runSummaries() async {
+        guard isActive, configuration.summaryInterval > .zero else { return }
+        while !Task.isCancelled {
+            let jitter = Double.random(in: -configuration.announceJitter...configuration.announceJitter)
+            do { try await clock.sleep(for: configuration.summaryInterval * (1 + jitter)) } catch { return }
+            guard relay.isEnabled else { continue }
+            let now = clock.now
+            let summary = summary(now: now)
+            for peer in links.peers { queue(.routeSummary(summary), to: peer) }
+        }
+    }
+
+    /// Sends `peer` this node's summary (a link to it came up).
+    func sendSummary(to peer: PeerID, now: ContinuousClock.Instant) {
+        queue(.routeSummary(summary(now: now)), to: peer)
+    }
+
+    /// The (origin, highest sequence) pairs this node holds, its own latest included.
+    func summaryPairs(now: ContinuousClock.Instant) -> [(origin: PeerID, sequence: UInt64)] {
+        var pairs = routes.highestSequences(now: now)
+        if let own = latestAnnouncement { pairs.append((localPeerID, own.sequence)) }
+        return pairs
+    }
+
+    private func summary(now: ContinuousClock.Instant) -> RouteSummaryFrame {
+        let pairs = summaryPairs(now: now)
+        return RouteSummaryFrame(bucketBits: RouteSummaryFrame.bucketBits(for: pairs.count), pairs: pairs)
+    }
+
+    private func queue(_ frame: Frame, to peer: PeerID) {
+        links.sessions(to: peer).first(where: { !$0.isClosed })?.queueRouteSync(frame)
+    }
+
+    /// Takes a neighbour's summary: where a bucket differs from this node's, a listing
+    /// of this node's pairs in the differing buckets goes back (whole buckets, at most
+    /// ``RouteListingFrame/maxPairs`` pairs).
+    func accept(_ summary: RouteSummaryFrame, from session: LinkSession) {
+        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + summary.bodySize) else { return count("rateLimited") }
+        guard isActive, relay.isEnabled else { return count("dropped") }
+        let bits = summary.bucketBits
+        var buckets = [[RouteListingFrame.Pair]](repeating: [], count: summary.hashes.count)
+        for pair in summaryPairs(now: clock.now) {
+            buckets[RouteSummaryFrame.bucket(of: pair.origin, bits: bits)].append(
+                RouteListingFrame.Pair(origin: pair.origin, sequence: pair.sequence))
+        }
+        var listed: [Int] = []
+        var pairs: [RouteListingFrame.Pair] = []
+        for (index, bucket) in buckets.enumerated() {
+            let hash = bucket.reduce(UInt64(0)) { $0 ^ RouteSummaryFrame.entryHash(origin: $1.origin, sequence: $1.sequence) }
+            guard hash != summary.hashes[index] else { continue }
+            guard pairs.count + bucket.count <= RouteListingFrame.maxPairs else { break }
+            listed.append(index)
+            pairs += bucket
+        }
+        guard !listed.isEmpty else { return count("matched") }
+        session.queueRouteSync(.routeListing(RouteListingFrame(bucketBits: bits, buckets: listed, pairs: pairs)))
+        count("listed")
+    }
+
+    /// Takes a neighbour's listing: every origin of the listed buckets that this node
+    /// holds at a higher sequence than listed (or that the listing lacks) gets this
+    /// node's route in use sent, one hop further, when it has one that does not go
+    /// through that neighbour (its own latest announcement for itself).
+    func accept(_ listing: RouteListingFrame, from session: LinkSession) {
+        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + listing.bodySize) else { return count("rateLimited") }
+        guard isActive, relay.isEnabled else { return count("dropped") }
+        let now = clock.now
+        let covered = Set(listing.buckets)
+        var theirs: [PeerID: UInt64] = [:]
+        for pair in listing.pairs { theirs[pair.origin] = max(theirs[pair.origin] ?? 0, pair.sequence) }
+        var repaired = 0
+        for pair in summaryPairs(now: now) where pair.origin != session.remote {
+            guard covered.contains(RouteSummaryFrame.bucket(of: pair.origin, bits: listing.bucketBits)) else { continue }
+            if let held = theirs[pair.origin], held >= pair.sequence { continue }
+            let frame: AnnounceFrame?
+            if pair.origin == localPeerID {
+                frame = latestAnnouncement
+            } else {
+                frame = routes.answer(
+                    for: pair.origin, atLeast: theirs[pair.origin].map { $0 &+ 1 } ?? 0, to: session.remote,
+                    maxHops: configuration.maxHops, now: now)
+            }
+            guard let frame else { continue }
+            session.queueAnnounce(frame)
+            repaired += 1
+        }
+        if repaired > 0 { stats.update { $0.routeSummaries["repaired", default: 0] += repaired } }
+    }
+
+    private func count(_ what: String) {
+        stats.update { $0.routeSummaries[what, default: 0] += 1 }
+    }
+}

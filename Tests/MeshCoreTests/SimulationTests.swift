@@ -28,6 +28,24 @@ import Testing
         #expect(report.wire.bytes(.announce) > 0)
     }
 
+    /// 20 nodes, 30 % loss, routes refreshed only hourly: announcements lost on the
+    /// way are repaired by route summaries within a few summary intervals, so routes
+    /// converge long before the next refresh (without summaries the run waits out its
+    /// convergence limit short of 99.5 % of the routes), and every message is delivered.
+    @Test(.timeLimit(.minutes(2))) func routeSummariesRepairAnnouncementsLostOnTheWay() async throws {
+        var configuration = SimulationConfiguration(
+            nodes: 20, seed: 11, loss: 0.3, messages: 20, targetDegree: 5, partitionShare: 0, churnShare: 0,
+            convergenceLimit: .seconds(300), settleLimit: .seconds(300), topicMessages: 0)
+        configuration.router.routing.announceInterval = .seconds(3600)
+        configuration.router.routing.routeMaxAge = .seconds(12_000)
+        configuration.router.routing.summaryInterval = .seconds(30)
+        let report = try await MeshSimulation(configuration: configuration).run()
+        #expect(report.routesKnown * 1000 >= report.routesPossible * 995, "\(report.routesKnown) of \(report.routesPossible) routes")
+        #expect(report.wire.dropped > 0)
+        #expect(report.delivered == report.sent, "undelivered: \(report.undelivered)")
+        #expect(report.duplicates == 0)
+    }
+
     /// A quarter of 16 nodes cut off for 30 s while messages flow: nothing is lost or
     /// duplicated — every message reached its destination, or (when stale routes sent
     /// it round a loop) is still held in some node's queue.

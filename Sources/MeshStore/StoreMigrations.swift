@@ -21,6 +21,7 @@ enum StoreMigrations {
         "v6-flood: flood duplicate cache, inbox emergency mark",
         "v7-previous-hop: the neighbour a relayed message came from (relay loop rule across restarts)",
         "v8-inbox-payload-files: large received payloads in files beside the store",
+        "v9-relayed-ttl: the TTL a relayed message goes on with, in its history (relay loop rule across restarts)",
     ]
 
     /// The schema version this build writes.
@@ -60,6 +61,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[7]) { db in
             try db.execute(sql: schemaV8InboxPayloadFiles)
             try db.execute(sql: "PRAGMA user_version = 8")
+        }
+        migrator.registerMigration(identifiers[8]) { db in
+            try db.execute(sql: "ALTER TABLE history ADD COLUMN ttl INTEGER")
+            try db.execute(sql: "PRAGMA user_version = 9")
         }
         return migrator
     }

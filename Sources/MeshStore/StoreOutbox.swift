@@ -67,7 +67,7 @@ public struct StoreOutbox: OutboundQueue {
                 bytes: bytes, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
                 attempts: 0, flags: Int(message.flags),
                 contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex,
-                previousHop: message.previousHop?.hex)
+                previousHop: message.previousHop?.hex, ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init))
             if let old = try HistoryRow.outbound(db, message.id.hex) {
                 // A finished message sent again under the same ID, or this node's own
                 // sent message taken back after it came round a loop (it comes with the
@@ -230,7 +230,8 @@ public struct StoreOutbox: OutboundQueue {
                     id: id, destination: try PeerID.stored(row.peer), bytes: row.bytes, status: MessageStatus(row.status),
                     transport: row.transport, reason: row.reason, flags: UInt16(truncatingIfNeeded: row.flags),
                     contentDigest: row.contentDigest.map(Array.init) ?? [], attempts: row.attempts,
-                    origin: try row.origin.map(PeerID.stored), previousHop: try row.previousHop.map(PeerID.stored))
+                    origin: try row.origin.map(PeerID.stored), previousHop: try row.previousHop.map(PeerID.stored),
+                    ttl: row.ttl.map { UInt8(clamping: $0) })
             }
         } catch {
             database.logger.error("\(error)")

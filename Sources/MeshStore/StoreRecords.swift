@@ -60,6 +60,9 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
     var origin: String?
     /// The neighbour that handed a relayed message to this node (hex); nil otherwise.
     var previousHop: String?
+    /// The TTL a relayed message goes on with (one below the TTL it came with); nil
+    /// otherwise.
+    var ttl: Int?
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID

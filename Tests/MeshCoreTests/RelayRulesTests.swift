@@ -120,9 +120,11 @@ import TransportLoopback
     }
 
     /// The loop rule across a restart: the relay's queue (kept, as a node's store is)
-    /// remembers which neighbour each relayed message came from, so after the router
-    /// restarts, a copy coming back from another neighbour is still refused as a loop —
-    /// acknowledging it as a retry would let its holder drop the last moving copy.
+    /// remembers which neighbour each relayed message came from and with which TTL, so
+    /// after the router restarts, a copy coming back from another neighbour is still
+    /// refused as a loop, and one coming back round a loop through the first neighbour
+    /// (a lower TTL) is taken into custody again — acknowledging either as a retry would
+    /// let its holder drop the last moving copy.
     @Test(.timeLimit(.minutes(1))) func theLoopRuleHoldsAfterARestart() async throws {
         let network = LoopbackNetwork()
         let r = PeerID.random()
@@ -165,6 +167,16 @@ import TransportLoopback
         #expect(await router.stats().relayRefused == ["loop": 1])
         try await peerX.send(Self.data(1, id, origin: o, destination: z))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
+        #expect(await router.stats().duplicatesDropped == 1)
+        // From X with a lower TTL: round a loop back through X, not a retry. R's route
+        // leads to Y, so R takes it again and hands it to Y.
+        try await peerX.send(Self.data(2, id, origin: o, destination: z, ttl: 4))
+        var again: DataFrame?
+        while again == nil, let segment = try await peerY.receiveSegment() {
+            if case .data(let frame) = try Frame.decode(segment), frame.messageID == id { again = frame }
+        }
+        #expect(try #require(again).ttl == 3)
+        #expect(await router.stats().relayAccepted == 1)
         #expect(await router.stats().duplicatesDropped == 1)
     }
 

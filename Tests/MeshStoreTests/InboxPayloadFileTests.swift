@@ -197,7 +197,7 @@ struct InboxPayloadFileTests {
                 try queue.close()
             }
             try await withReopened(path, configuration: Self.configuration()) { store throws in
-                #expect(try await store.schemaVersion() == 8)
+                #expect(try await store.schemaVersion() == MeshStore.currentSchemaVersion)
                 let new = Self.large(from: alice, seed: 5)
                 try await store.inbox.append(new)
                 #expect(try await store.inbox.entries().map(\.message.payload) == [old.payload, new.payload])

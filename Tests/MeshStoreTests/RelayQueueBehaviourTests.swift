@@ -21,6 +21,7 @@ struct RelayQueueBehaviourTests {
             let record = try #require(await queue.record(message.id))
             #expect(record.origin == origin)
             #expect(record.previousHop == hop)
+            #expect(record.ttl == 5)
             #expect(record.status == .queued)
             let claimed = try #require(await queue.claim(message.id))
             #expect(claimed == message)
@@ -29,8 +30,10 @@ struct RelayQueueBehaviourTests {
             let done = try #require(await queue.record(message.id))
             #expect(done.status == .relayed && done.status.isFinal)
             #expect(done.origin == origin)
-            // The neighbour it came from outlives the message's custody (the loop rule).
+            // The neighbour it came from and its TTL outlive the message's custody (the
+            // loop rule).
             #expect(done.previousHop == hop)
+            #expect(done.ttl == 5)
             // Final: a later update does not change it.
             await queue.update(message.id, to: .queued, transport: nil, reason: nil)
             #expect(await queue.record(message.id)?.status == .relayed)
@@ -38,6 +41,7 @@ struct RelayQueueBehaviourTests {
             let own = outbound(to: destination)
             try await queue.enqueue(own)
             #expect(await queue.record(own.id)?.origin == nil)
+            #expect(await queue.record(own.id)?.ttl == nil)
             #expect(await queue.claim(own.id)?.ttl == nil)
         }
     }

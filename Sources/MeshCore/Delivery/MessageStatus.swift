@@ -113,13 +113,19 @@ public struct OutboundRecord: Sendable, Hashable {
     public var origin: PeerID?
     /// The neighbour that handed it to this node, when this node relays it.
     public var previousHop: PeerID?
+    /// The TTL it goes on with (one below the TTL it came with), when this node relays
+    /// it: with ``previousHop``, what tells a copy that came round a loop from a retry
+    /// of the hop that brought it (docs/PROTOCOL.md §A.6 rule 3), across restarts.
+    public var ttl: UInt8?
 
     /// Creates a record.
     public init(
         id: MessageID, destination: PeerID, bytes: Int, status: MessageStatus, transport: String? = nil, reason: String? = nil,
-        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0, origin: PeerID? = nil, previousHop: PeerID? = nil
+        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0, origin: PeerID? = nil, previousHop: PeerID? = nil,
+        ttl: UInt8? = nil
     ) {
         self.previousHop = previousHop
+        self.ttl = ttl
         self.origin = origin
         self.id = id
         self.destination = destination

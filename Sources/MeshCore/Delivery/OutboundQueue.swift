@@ -103,7 +103,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             state.records[message.id] = OutboundRecord(
                 id: message.id, destination: message.destination, bytes: message.payload.count, status: .queued,
                 flags: message.flags, contentDigest: message.contentDigest, attempts: attempts, origin: message.origin,
-                previousHop: message.previousHop)
+                previousHop: message.previousHop, ttl: message.previousHop == nil ? nil : message.ttl)
             state.nextNumber += 1
             let expiry = message.expiresAfter ?? defaultExpiry
             state.messages[message.id] = (state.nextNumber, message, expiry.map { now + $0 })

@@ -45,16 +45,18 @@ extension InboundPipeline {
             }
         }
         if let record = known {
-            // The neighbour it came from: remembered in memory, and kept with the
-            // queue's record so that a restart (or the memory's bound) does not make a
-            // copy coming round a loop look like a retry.
+            // The neighbour it came from and the TTL it came with: remembered in memory,
+            // and kept with the queue's record (its TTL there is one lower) so that a
+            // restart (or the memory's bound) does not make a copy coming round a loop
+            // look like a retry.
             let remembered = state.withLock { $0.relayedFrom[frame.messageID] }
             let from = remembered?.peer ?? record.previousHop
+            let cameWith = remembered?.ttl ?? record.ttl.map { $0 &+ 1 }
             let passingOn = record.status == .relayed || !record.status.isFinal
             // A retry of the hop that brought it comes from the same neighbour with the
             // same TTL; a copy that went round a loop back to that neighbour has a lower
             // one (every hop takes one off), and is no retry.
-            let cameRound = from != session.remote || remembered.map { frame.ttl < $0.ttl } == true
+            let cameRound = from != session.remote || cameWith.map { frame.ttl < $0 } == true
             if passingOn, let from, cameRound {
                 // It came from another neighbour, and this node holds it, is handing
                 // it on, or handed it on: it went round a loop (or came a second way).

@@ -51,7 +51,8 @@ extension InboundPipeline {
             // look like a retry.
             let remembered = state.withLock { $0.relayedFrom[frame.messageID] }
             let from = remembered?.peer ?? record.previousHop
-            let cameWith = remembered?.ttl ?? record.ttl.map { $0 &+ 1 }
+            // (A flood copy's record has a flood TTL, not this copy's: left out.)
+            let cameWith = remembered?.ttl ?? (record.flags & DataFrame.floodFlag == 0 ? record.ttl.map { $0 &+ 1 } : nil)
             let passingOn = record.status == .relayed || !record.status.isFinal
             // A retry of the hop that brought it comes from the same neighbour with the
             // same TTL; a copy that went round a loop back to that neighbour has a lower

@@ -17,6 +17,8 @@ TEST_PACKAGES=(avahi-daemon avahi-utils dbus iproute2)
 TEST_PACKAGES+=(zbar-tools)
 # The service unit's test: systemd-analyze verifies Config/scmesh.service.
 TEST_PACKAGES+=(systemd)
+# The test script's lint and the dashboard test's checks and schemathesis (pip).
+TEST_PACKAGES+=(python3 python3-pip)
 
 packages=("${BUILD_PACKAGES[@]}")
 case "${1:-}" in

@@ -23,6 +23,10 @@ scripts/avahi/start.sh
 cleanup_steps+=("scripts/avahi/stop.sh")
 # ---------------------------------------------------------------------------
 
+# A tripwire for the deadlock of stop 23: raw blocking socket calls in tests stay off
+# Swift's cooperative pool (the script says how and why).
+python3 scripts/lint/blocking-calls-in-tests.py
+
 # The package first: the scmesh guest binary below is this build's.
 swift build
 

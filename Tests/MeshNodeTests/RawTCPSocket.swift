@@ -2,7 +2,9 @@ import Foundation
 import MeshCore
 import Testing
 
-/// A plain blocking TCP socket to 127.0.0.1, for playing a misbehaving peer.
+/// A plain blocking TCP socket to 127.0.0.1, for playing a misbehaving peer. Its peers
+/// are node processes, not servers in the test process; a wait on one that is must go
+/// through `onOwnThread` (MeshTesting) so that it cannot starve that server.
 struct RawTCPSocket: Sendable {
     let descriptor: Int32
 

@@ -6,6 +6,7 @@ import Synchronization
 
 /// Plain blocking loopback sockets for the conformance harness: a free port, and a
 /// client that writes bytes breaking the framing and waits for the server to hang up.
+/// ``writeAndAwaitClose(port:_:)`` blocks: call it inside `onOwnThread` (MeshTesting).
 enum RawSocket {
     /// Ports handed out by ``freePort()``: 5000–9999, below Linux's ephemeral range
     /// (32768–60999) so no outgoing connection of a parallel test takes one before a

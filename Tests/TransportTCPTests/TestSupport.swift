@@ -207,6 +207,9 @@ final class RawClient {
         }
     }
 
+    /// Writes `bytes`, blocking while the socket buffer is full: small writes only, or
+    /// inside `onOwnThread` (MeshTesting), or the wait can starve the in-process server
+    /// that must read them.
     func write(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {

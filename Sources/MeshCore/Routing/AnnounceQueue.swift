@@ -100,10 +100,18 @@ struct AnnounceQueue: Sendable {
     /// When the budget lets the next waiting frame out; nil when none waits.
     func nextDue(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         guard !isEmpty else { return nil }
-        let tokens = requests.isEmpty ? (summary.map { cost(.routeSummary($0)) } ?? listing.map { cost(.routeListing($0)) } ?? 1) : 1
-        return budget.nextTokens(tokens, now: now)
+        return budget.nextTokens(nextFrame.map(cost) ?? 1, now: now)
     }
 
+    /// The frame that leaves next when the budget allows: a request, the summary, the
+    /// listing, then an announcement (nil when only announcements or requests wait:
+    /// they cost one token each).
+    private var nextFrame: Frame? {
+        guard requests.isEmpty else { return nil }
+        return summary.map(Frame.routeSummary) ?? listing.map(Frame.routeListing)
+    }
+
+    /// The tokens `frame` costs: a summary or listing one per 140 bytes, anything else 1.
     private func cost(_ frame: Frame) -> Int {
         switch frame {
         case .routeSummary(let summary): budget.cost(bytes: Frame.headerSize + summary.bodySize)
@@ -145,7 +153,7 @@ struct AnnounceQueue: Sendable {
             if let request = requests.removeValue(forKey: target) { out.append(.routeRequest(request)) }
         }
         guard requestOrder.isEmpty else { return out }
-        for frame in [summary.map(Frame.routeSummary), listing.map(Frame.routeListing)].compactMap({ $0 }) {
+        while let frame = nextFrame {
             guard budget.take(cost(frame), now: now) else { return out }
             out.append(frame)
             if case .routeSummary = frame { summary = nil } else { listing = nil }

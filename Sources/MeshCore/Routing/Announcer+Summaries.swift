@@ -49,16 +49,16 @@ extension Announcer {
         guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + summary.bodySize) else { return count("rateLimited") }
         guard isActive, relay.isEnabled else { return count("dropped") }
         let bits = summary.bucketBits
+        let held = summaryPairs(now: clock.now)
+        let ours = RouteSummaryFrame(bucketBits: bits, pairs: held)
         var buckets = [[RouteListingFrame.Pair]](repeating: [], count: summary.hashes.count)
-        for pair in summaryPairs(now: clock.now) {
+        for pair in held {
             buckets[RouteSummaryFrame.bucket(of: pair.origin, bits: bits)].append(
                 RouteListingFrame.Pair(origin: pair.origin, sequence: pair.sequence))
         }
         var listed: [Int] = []
         var pairs: [RouteListingFrame.Pair] = []
-        for (index, bucket) in buckets.enumerated() {
-            let hash = bucket.reduce(UInt64(0)) { $0 ^ RouteSummaryFrame.entryHash(origin: $1.origin, sequence: $1.sequence) }
-            guard hash != summary.hashes[index] else { continue }
+        for (index, bucket) in buckets.enumerated() where ours.hashes[index] != summary.hashes[index] {
             guard pairs.count + bucket.count <= RouteListingFrame.maxPairs else { break }
             listed.append(index)
             pairs += bucket

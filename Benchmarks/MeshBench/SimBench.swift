@@ -225,6 +225,7 @@ enum SimBench {
         var parts: [String] = []
         for kind in WireTally.Kind.allCases { parts.append("\(kind) \(wire.bytes(kind)) B / \(wire.packets(kind)) pkts") }
         print("wire: \(wire.totalBytes) bytes; \(parts.joined(separator: ", ")); dropped \(wire.dropped) pkts")
+        print("control by phase (routing frame bytes / all bytes): \(phases(report).joined(separator: "; "))")
         let stats = report.stats
         let rejected = counts(stats.announcesRejected)
         let refused = counts(stats.relayRefused)
@@ -235,6 +236,16 @@ enum SimBench {
                 + "rejected [\(rejected)], route requests [\(counts(stats.routeRequests))], summaries [\(counts(stats.routeSummaries))], relay refused [\(refused)]")
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
         for line in report.undelivered { print("undelivered: \(line)") }
+    }
+
+    /// Each phase's routing share, split by routing frame.
+    static func phases(_ report: SimulationReport) -> [String] {
+        [("whole run", report.wire), ("after convergence", report.runningWire), ("steady", report.steadyWire),
+                ("partition", report.partitionWire), ("churn", report.churnWire)].map { name, wire in
+            let total = max(1, wire.totalBytes)
+            let split = WireTally.RoutingFrame.allCases.map { "\($0) \(fmt(Double(wire.routing($0)) * 100 / Double(total)))" }
+            return "\(name) \(fmt(Double(wire.bytes(.announce)) * 100 / Double(total))) % [\(split.joined(separator: ", "))] of \(wire.totalBytes) B"
+        }
     }
 
     static func counts(_ values: [String: Int]) -> String {

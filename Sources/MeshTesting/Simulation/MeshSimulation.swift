@@ -116,6 +116,7 @@ public final class MeshSimulation: Sendable {
         }
 
         // Partition: a disc of nodes cut off from the rest, messages sent meanwhile.
+        let partitionStart = tally.snapshot
         let region = pickRegion()
         report.partitioned = region.count
         let cut = graph.edges.filter { region.contains($0.0) != region.contains($0.1) }
@@ -129,6 +130,8 @@ public final class MeshSimulation: Sendable {
 
         // Churn: some routers stop (their queues kept), messages flow meanwhile, and
         // they come back.
+        let churnStart = tally.snapshot
+        report.partitionWire = churnStart.since(partitionStart)
         let churned = pickChurned()
         report.churned = churned.count
         progress("churn: stopping \(churned.count) routers for \(configuration.churnDowntime)")
@@ -163,6 +166,7 @@ public final class MeshSimulation: Sendable {
         }
         report.wire = tally.snapshot
         report.runningWire = report.wire.since(convergedWire)
+        report.churnWire = report.wire.since(churnStart)
         report.virtualTime = clock.elapsed
         for node in nodes {
             if let router = node.router { report.stats.add(await router.stats()) }

@@ -40,6 +40,12 @@ public struct SimulationReport: Sendable {
     /// run: the steady phase, the partition, the churn and the waits after them (the
     /// mesh running, without its one-time table building).
     public var runningWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
+    /// What was written on links from the partition to the churn (the partition, its
+    /// heal and the messages sent meanwhile), and from the churn to the end of the run
+    /// (the routers down, restarted, and the wait for every message).
+    public var partitionWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
+    /// See ``partitionWire``.
+    public var churnWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
     /// Virtual and real time the run took.
     public var virtualTime: Duration = .zero, realTime: Duration = .zero
     /// Nodes partitioned, and nodes stopped and restarted.

@@ -70,7 +70,7 @@ final class TalliedLink: Link {
     let inner: any Link
     let transport: TalliedTransport
     /// The kind of the segment being fragmented, for its later fragments.
-    private let current = Mutex((kind: WireTally.Kind.other, dropping: false))
+    private let current = Mutex((kind: WireTally.Kind.other, routing: WireTally.RoutingFrame?.none, dropping: false))
 
     init(inner: any Link, transport: TalliedTransport) {
         self.inner = inner
@@ -87,12 +87,13 @@ final class TalliedLink: Link {
         // its fate, as on a link whose lower layer retransmits lost fragments (BLE's
         // L2CAP, TCP) and loses a frame when it gives up. Drawn per packet, a 48 KiB
         // frame in 1 KiB packets would cross a 10 %-loss hop once in 160 tries.
-        let (kind, dropped) = current.withLock { current in
+        let (kind, routing, dropped) = current.withLock { current in
             current.kind = WireTally.classify(frame, previous: current.kind)
+            current.routing = WireTally.routingFrame(frame, previous: current.routing)
             if starts { current.dropping = transport.drop() }
-            return (current.kind, current.dropping)
+            return (current.kind, current.routing, current.dropping)
         }
-        transport.tally.wrote(kind, count: frame.count, startsFrame: WireTally.startsFrame(frame), dropped: dropped)
+        transport.tally.wrote(kind, routing: routing, count: frame.count, startsFrame: starts, dropped: dropped)
         if dropped { return }
         try await inner.send(frame)
     }

@@ -8,6 +8,18 @@ import Synchronization
 /// Its ``activity`` counter moves on every packet written or read, which is how the
 /// simulation driver tells that the network has gone quiet.
 public final class WireTally: Sendable {
+    /// The routing frame types counted apart inside ``Kind/announce``.
+    public enum RoutingFrame: Int, Sendable, CaseIterable {
+        /// ANNOUNCE.
+        case announce
+        /// ROUTE REQUEST.
+        case request
+        /// ROUTE SUMMARY.
+        case summary
+        /// ROUTE LISTING.
+        case listing
+    }
+
     /// What one packet carried.
     public enum Kind: Int, Sendable, CaseIterable {
         /// A route announcement (ANNOUNCE frame).
@@ -36,6 +48,12 @@ public final class WireTally: Sendable {
         public var frames: [Int] = Array(repeating: 0, count: Kind.allCases.count)
         /// Packets dropped by the simulated loss.
         public var dropped: Int
+        /// Bytes of the ``Kind/announce`` packets by routing frame: announcements,
+        /// route requests, route summaries, route listings (``RoutingFrame`` raw value).
+        public var routingBytes: [Int] = Array(repeating: 0, count: RoutingFrame.allCases.count)
+
+        /// Bytes of routing frames of `frame`'s type.
+        public func routing(_ frame: RoutingFrame) -> Int { routingBytes[frame.rawValue] }
 
         /// Packets of `kind`.
         public func packets(_ kind: Kind) -> Int { packets[kind.rawValue] }
@@ -50,7 +68,8 @@ public final class WireTally: Sendable {
         public func since(_ earlier: Snapshot) -> Snapshot {
             Snapshot(
                 packets: zip(packets, earlier.packets).map { $0 - $1 }, bytes: zip(bytes, earlier.bytes).map { $0 - $1 },
-                frames: zip(frames, earlier.frames).map { $0 - $1 }, dropped: dropped - earlier.dropped)
+                frames: zip(frames, earlier.frames).map { $0 - $1 }, dropped: dropped - earlier.dropped,
+                routingBytes: zip(routingBytes, earlier.routingBytes).map { $0 - $1 })
         }
     }
 
@@ -67,11 +86,12 @@ public final class WireTally: Sendable {
     /// The counts now.
     public var snapshot: Snapshot { counts.withLock { $0 } }
 
-    func wrote(_ kind: Kind, count: Int, startsFrame: Bool, dropped: Bool) {
+    func wrote(_ kind: Kind, routing: RoutingFrame? = nil, count: Int, startsFrame: Bool, dropped: Bool) {
         counts.withLock { counts in
             counts.packets[kind.rawValue] += 1
             if startsFrame { counts.frames[kind.rawValue] += 1 }
             counts.bytes[kind.rawValue] += count
+            if let routing { counts.routingBytes[routing.rawValue] += count }
             if dropped { counts.dropped += 1 }
         }
         activityCount.add(1, ordering: .relaxed)
@@ -86,6 +106,26 @@ public final class WireTally: Sendable {
     /// Whether a packet carries a whole frame or the first fragment of one.
     static func startsFrame(_ packet: [UInt8]) -> Bool {
         packet.first == 0xC0 || packet.first == 0x80
+    }
+
+    /// The routing frame a packet starts (nil for any other packet, or a later
+    /// fragment: those take their first's, `previous`).
+    static func routingFrame(_ packet: [UInt8], previous: RoutingFrame?) -> RoutingFrame? {
+        guard let flag = packet.first else { return nil }
+        let frameStart: Int
+        switch flag {
+        case 0xC0: frameStart = 1
+        case 0x80: frameStart = 3
+        default: return previous
+        }
+        guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { return nil }
+        switch Frame.Kind(rawValue: packet[frameStart + 1]) {
+        case .announce: return .announce
+        case .routeRequest: return .request
+        case .routeSummary: return .summary
+        case .routeListing: return .listing
+        default: return nil
+        }
     }
 
     static func classify(_ packet: [UInt8], previous: Kind) -> Kind {

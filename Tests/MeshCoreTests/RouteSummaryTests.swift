@@ -6,8 +6,9 @@ import Testing
 import TransportLoopback
 
 /// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"): the two frames'
-/// encodings and the pair hash; and, seen from raw neighbours of a router R, that a new
-/// link gets a summary instead of the whole table, that a matching summary is left
+/// encodings and the pair hash; the Trickle-paced timers; and, seen from raw neighbours
+/// of a router R, that a new link gets the table and a summary one interval later, that
+/// a matching summary is left
 /// unanswered and a differing one answered with a listing of the differing buckets, and
 /// that a listing lacking a route gets that route sent.
 @Suite struct RouteSummaryTests {
@@ -56,11 +57,57 @@ import TransportLoopback
         }
     }
 
-    /// Z announces O to R. A neighbour W linking later gets R's own announcement and a
-    /// summary of what R holds, but not R's route to O; W's listing without O gets it.
+    /// The summary timers back off like Trickle's: each summary sent doubles the
+    /// neighbour's interval up to 16 ×; a difference between the tables brings the next
+    /// one within the shortest interval and starts the doubling again; a lost
+    /// neighbour is forgotten.
+    @Test func summariesSlowDownWhileTheTablesAgreeAndSpeedUpWhenTheyDiffer() {
+        let start = ContinuousClock.now
+        let (a, b) = (PeerID.random(), PeerID.random())
+        var timers = SummaryTimers()
+        let interval = { (doublings: Int) in Duration.seconds(60 * (1 << doublings)) }
+        timers.linked(a, due: start + .seconds(60))
+        timers.linked(b, due: start + .seconds(70))
+        #expect(timers.takeDue(now: start + .seconds(59), interval: interval).isEmpty)
+        #expect(timers.nextDue == start + .seconds(60))
+
+        // A summary to A at 60, 180, 420, 900, 1860, then every 960 s (16 × 60).
+        var now = start + .seconds(60)
+        var sentToA: [Int] = []
+        while now < start + .seconds(4000) {
+            let due = timers.takeDue(now: now, interval: interval)
+            if due.contains(a) { sentToA.append(Int((now - start).components.seconds)) }
+            now = timers.nextDue!
+        }
+        #expect(sentToA == [60, 180, 420, 900, 1860, 2820, 3780])
+        #expect(timers.doublings(of: a) == SummaryTimers.maxDoublings)
+
+        // Right after its summary at 3780 (next one due at 4740), A's table differs: its
+        // next summary within the shortest interval, then 120 s on.
+        now = start + .seconds(3781)
+        timers.differ(a, due: now + .seconds(60))
+        #expect(timers.doublings(of: a) == 0)
+        let reset = now + .seconds(60)
+        #expect(timers.takeDue(now: reset - .seconds(1), interval: interval).allSatisfy { $0 != a })
+        #expect(timers.takeDue(now: reset, interval: interval).contains(a))
+        #expect(timers.doublings(of: a) == 1)
+        // A difference never postpones a summary due sooner.
+        timers.differ(b, due: now + .seconds(100_000))
+        #expect(timers.nextDue! <= reset + .seconds(960))
+
+        timers.lost(a)
+        #expect(timers.doublings(of: a) == nil)
+        timers.differ(a, due: now)
+        #expect(timers.doublings(of: a) == nil)
+    }
+
+    /// Z announces O to R. A neighbour W linking later gets R's own announcement and
+    /// R's route to O at once (the table: a summary would match a returning neighbour's
+    /// and leave it without the routes it dropped), and a summary of what R holds only
+    /// one summary interval later; W's listing without O gets O's route again.
     /// X's summary equal to R's is left unanswered; one without O gets a listing of
     /// O's bucket, whose pairs are R's.
-    @Test(.timeLimit(.minutes(1))) func aNewLinkGetsASummaryAndAListingGetsWhatItLacks() async throws {
+    @Test(.timeLimit(.minutes(1))) func aNewLinkGetsTheTableThenASummaryAndAListingGetsWhatItLacks() async throws {
         let clock = ManualClock()
         let setup = try await RouteRequestTests.routerWithXAndZ(clock: clock)
         defer { Task { await setup.stop() } }
@@ -69,17 +116,26 @@ import TransportLoopback
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
         try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
         try await x.sync(10)
-        let own = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
 
         let w = try await Neighbour(address: "W", network: setup.network)
         defer { Task { await w.stop() } }
         try await AnnounceRelayingTests.waitUntil("R is linked to W") { await router.peers().count == 3 }
         try await w.sync(10)
-        let rPairs: [(origin: PeerID, sequence: UInt64)] = [(r, own.sequence), (o, 10)]
-        #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: 0, pairs: rPairs)])
-        #expect(w.seen.announces.withLock { $0.map(\.origin) } == [r])
+        #expect(w.seen.summaries.withLock { $0 }.isEmpty)
+        #expect(w.seen.announces.withLock { $0.map(\.origin) } == [r, o])
+        #expect(w.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } } == [[10, 3]])
 
-        try await w.send(.routeListing(RouteListingFrame(bucketBits: 0, buckets: [0], pairs: [.init(origin: r, sequence: own.sequence)])))
+        // One summary interval later (60 s ± 25 %), W gets the summary. (R's own
+        // refresh falls due meanwhile too, with a new sequence: the summary holds it.)
+        clock.advance(by: .seconds(76))
+        try await AnnounceRelayingTests.waitUntil("W got a summary") { !w.seen.summaries.withLock { $0 }.isEmpty }
+        let latest = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
+        let rPairs: [(origin: PeerID, sequence: UInt64)] = [(r, latest.sequence), (o, 10)]
+        #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: 0, pairs: rPairs)])
+        w.seen.announces.withLock { $0.removeAll() }
+        x.seen.listings.withLock { $0.removeAll() }
+
+        try await w.send(.routeListing(RouteListingFrame(bucketBits: 0, buckets: [0], pairs: [.init(origin: r, sequence: latest.sequence)])))
         try await w.sync(20)
         #expect(w.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } } == [[10, 3]])
         #expect(await router.stats().routeSummaries["repaired"] == 1)
@@ -91,7 +147,7 @@ import TransportLoopback
 
         // Two buckets: O's differs (X lacks it); the other matches.
         let bucketOfO = RouteSummaryFrame.bucket(of: o, bits: 1)
-        let summary = RouteSummaryFrame(bucketBits: 1, pairs: [(r, own.sequence)])
+        let summary = RouteSummaryFrame(bucketBits: 1, pairs: [(r, latest.sequence)])
         let expected = RouteSummaryFrame(bucketBits: 1, pairs: rPairs)
         try await x.send(.routeSummary(summary))
         try await x.sync(40)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"): anti-entropy for
 /// announcements. Every summary interval, and when a link comes up, a node sends each
 /// neighbour one hash per bucket of the (origin, highest sequence) pairs it holds. The
@@ -7,18 +9,46 @@
 /// next refresh, and a link that comes up between nodes that know the same mesh costs
 /// one summary instead of the whole table.
 extension Announcer {
-    /// Sends every neighbour a summary every ``RoutingConfiguration/summaryInterval``
-    /// (± the announcement jitter) until the task is cancelled; nothing when it is zero.
+    /// Sends each neighbour a summary when its timer falls due (``SummaryTimers``: from
+    /// ``RoutingConfiguration/summaryInterval`` after its link came up, then twice as
+    /// long each time up to 16 ×, back to the shortest when the tables differ; each
+    /// wait ± the announcement jitter), until the task is cancelled; nothing when the
+    /// interval is zero.
     func runSummaries() async {
         guard isActive, configuration.summaryInterval > .zero else { return }
         while !Task.isCancelled {
-            let jitter = Double.random(in: -configuration.announceJitter...configuration.announceJitter)
-            do { try await clock.sleep(for: configuration.summaryInterval * (1 + jitter)) } catch { return }
-            guard relay.isEnabled else { continue }
             let now = clock.now
-            let summary = summary(now: now)
-            for peer in links.peers { queue(.routeSummary(summary), to: peer) }
+            let due = summaryTimers.withLock { $0.takeDue(now: now, interval: summaryWait) }
+            if relay.isEnabled, !due.isEmpty {
+                let summary = summary(now: now)
+                for peer in due { queue(.routeSummary(summary), to: peer) }
+            }
+            let next = summaryTimers.withLock { $0.nextDue } ?? now + .seconds(3600)
+            guard await summaryWaker.sleep(until: next, on: clock) else { return }
         }
+    }
+
+    /// The wait before the next summary after `doublings` doublings, with jitter.
+    private func summaryWait(doublings: Int) -> Duration {
+        let jitter = Double.random(in: -configuration.announceJitter...configuration.announceJitter)
+        return configuration.summaryInterval * Double(1 << doublings) * (1 + jitter)
+    }
+
+    /// A link to `peer` came up: its first summary one interval from now.
+    func scheduleSummaries(to peer: PeerID) {
+        guard configuration.summaryInterval > .zero else { return }
+        let due = clock.now + summaryWait(doublings: 0)
+        summaryTimers.withLock { $0.linked(peer, due: due) }
+        summaryWaker.wake(before: due)
+    }
+
+    /// This node's table and `peer`'s differ: summaries to it go back to the shortest
+    /// interval.
+    private func tablesDiffer(from peer: PeerID) {
+        guard configuration.summaryInterval > .zero else { return }
+        let due = clock.now + summaryWait(doublings: 0)
+        summaryTimers.withLock { $0.differ(peer, due: due) }
+        summaryWaker.wake(before: due)
     }
 
     /// Sends `peer` this node's summary (a link to it came up).
@@ -65,6 +95,7 @@ extension Announcer {
         }
         guard !listed.isEmpty else { return count("matched") }
         session.queueRouteSync(.routeListing(RouteListingFrame(bucketBits: bits, buckets: listed, pairs: pairs)))
+        tablesDiffer(from: session.remote)
         count("listed")
     }
 
@@ -95,7 +126,10 @@ extension Announcer {
             session.queueAnnounce(frame)
             repaired += 1
         }
-        if repaired > 0 { stats.update { $0.routeSummaries["repaired", default: 0] += repaired } }
+        if repaired > 0 {
+            stats.update { $0.routeSummaries["repaired", default: 0] += repaired }
+            tablesDiffer(from: session.remote)
+        }
     }
 
     private func count(_ what: String) {

@@ -26,6 +26,10 @@ final class Announcer: Sendable {
     let requests = Mutex(RouteRequests())
     /// Wakes ``runRequests()`` when a route becomes wanted.
     let requestWaker = TickWaker()
+    /// When each neighbour gets its next route summary (Announcer+Summaries).
+    let summaryTimers = Mutex(SummaryTimers())
+    /// Wakes ``runSummaries()`` when a summary falls due sooner than it sleeps.
+    let summaryWaker = TickWaker()
 
     init(
         localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
@@ -88,10 +92,17 @@ final class Announcer: Sendable {
 
     /// A link to `peer` came up: this node's latest announcement (the same sequence:
     /// the rest of the mesh learns of the new link from `peer`'s re-announcements,
-    /// only where it makes a route shorter), or a first one to everyone; then a route
-    /// summary, which makes `peer` list what it lacks (a neighbour that knows the mesh
-    /// already costs a summary, a new one gets every route it lacks), or, with
-    /// summaries off, every route this node knows (but those through `peer`).
+    /// only where it makes a route shorter), or a first one to everyone; then every
+    /// route this node knows (but those through `peer`), and route summaries to `peer`
+    /// from one summary interval on.
+    ///
+    /// The table, not a summary, because a summary compares the highest sequence each
+    /// side holds per origin, and a link that comes back (a healed partition, a flap
+    /// under loss, a restarted neighbour's neighbours) joins nodes that hold the same
+    /// sequences: the summaries match, yet `peer` dropped every route through this
+    /// node when the link went. Without the table it stays *starved* of those routes
+    /// until their origins announce anew (asked by route requests: each one an
+    /// announcement across the whole mesh).
     func linkUp(_ peer: PeerID) {
         guard isActive, relay.isEnabled else { return }
         if let own = latest.withLock({ $0 }) {
@@ -99,7 +110,8 @@ final class Announcer: Sendable {
         } else {
             originate()
         }
-        summaryOrTable(to: peer)
+        sendTable(to: peer)
+        scheduleSummaries(to: peer)
     }
 
     /// Relaying was switched back on: announce this node, and a summary (or every
@@ -131,6 +143,7 @@ final class Announcer: Sendable {
     /// feasible route to it asks for a new sequence when a message waits (route
     /// requests), instead of every lost link costing a network-wide announcement.
     func neighbourLost(_ peer: PeerID) {
+        summaryTimers.withLock { $0.lost(peer) }
         let (lost, rerouted) = routes.neighbourLost(peer, now: clock.now)
         guard !lost.isEmpty else { return }
         logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")

@@ -51,6 +51,19 @@ extension MeshSimulation {
                 "n\(message.from)\(role(message.from)) → n\(message.to)\(role(message.to)) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
                     + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)")
         }
+        if !lines.isEmpty { lines.append(await linksDown()) }
         return lines
+    }
+
+    /// The graph's links that are not up at the end of the run (a message held for want
+    /// of a route may sit behind one), by node names.
+    func linksDown() async -> String {
+        var linked: [Int: Set<PeerID>] = [:]
+        for node in nodes {
+            if let router = node.router { linked[node.index] = Set(await router.peers().map(\.peer)) }
+        }
+        let down = graph.edges.filter { a, b in linked[a]?.contains(nodes[b].peerID) != true }
+        let names = down.prefix(20).map { "n\($0.0)–n\($0.1)" }.joined(separator: ", ")
+        return "links down at the end: \(down.count) of \(graph.edges.count) graph links\(down.isEmpty ? "" : ": " + names)\(down.count > 20 ? ", …" : "")"
     }
 }

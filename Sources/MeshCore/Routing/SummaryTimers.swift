@@ -1,0 +1,61 @@
+/// When each neighbour gets its next route summary (docs/PROTOCOL.md §A.5, "Route
+/// summaries"), paced like a Trickle timer (RFC 6206): the first summary to a
+/// neighbour goes ``RoutingConfiguration/summaryInterval`` after its link came up;
+/// every summary sent doubles the neighbour's interval, up to ``maxDoublings``
+/// doublings (16 × at most); a sign that the two tables differ (a listing that had to
+/// be sent, or repairs that followed one) sets it back to the shortest. Two
+/// neighbours whose tables agree exchange fewer and fewer summaries; a difference
+/// brings them back to the configured pace at once.
+package struct SummaryTimers: Sendable {
+    /// Doublings of the configured interval at most (4: the longest is 16 × it).
+    package static let maxDoublings = 4
+
+    private struct Timer {
+        var doublings = 0
+        var due: ContinuousClock.Instant
+    }
+
+    private var timers: [PeerID: Timer] = [:]
+
+    /// No neighbour yet.
+    package init() {}
+
+    /// A link to `peer` came up: its first summary is due one shortest interval from now
+    /// (the link-up itself sends the table).
+    package mutating func linked(_ peer: PeerID, due: ContinuousClock.Instant) {
+        timers[peer] = Timer(due: due)
+    }
+
+    /// The last link to `peer` went.
+    package mutating func lost(_ peer: PeerID) {
+        timers[peer] = nil
+    }
+
+    /// The neighbours whose summary is due at `now`. Each is rescheduled one interval
+    /// further, its interval doubled first (up to the longest): `interval(doublings)`
+    /// gives the wait (the caller adds jitter).
+    package mutating func takeDue(now: ContinuousClock.Instant, interval: (Int) -> Duration) -> [PeerID] {
+        var due: [PeerID] = []
+        for (peer, timer) in timers where timer.due <= now {
+            due.append(peer)
+            let doublings = min(timer.doublings + 1, Self.maxDoublings)
+            timers[peer] = Timer(doublings: doublings, due: now + interval(doublings))
+        }
+        return due
+    }
+
+    /// The tables of this node and `peer` differ: its next summary is due within the
+    /// shortest interval, and the doubling starts again.
+    package mutating func differ(_ peer: PeerID, due: ContinuousClock.Instant) {
+        guard var timer = timers[peer] else { return }
+        timer.doublings = 0
+        timer.due = min(timer.due, due)
+        timers[peer] = timer
+    }
+
+    /// The earliest summary due; nil with no neighbour.
+    package var nextDue: ContinuousClock.Instant? { timers.values.map(\.due).min() }
+
+    /// The doublings of `peer`'s interval now (tests); nil when not linked.
+    package func doublings(of peer: PeerID) -> Int? { timers[peer]?.doublings }
+}

@@ -71,7 +71,8 @@ import TransportLoopback
         #expect(timers.takeDue(now: start + .seconds(59), interval: interval).isEmpty)
         #expect(timers.nextDue == start + .seconds(60))
 
-        // A summary to A at 60, 180, 420, 900, 1860, then every 960 s (16 × 60).
+        // Linked (and sent a summary) at 0: the next to A at 60, then 300, 780, 1740,
+        // then every 960 s (16 × 60).
         var now = start + .seconds(60)
         var sentToA: [Int] = []
         while now < start + .seconds(4000) {
@@ -79,12 +80,12 @@ import TransportLoopback
             if due.contains(a) { sentToA.append(Int((now - start).components.seconds)) }
             now = timers.nextDue!
         }
-        #expect(sentToA == [60, 180, 420, 900, 1860, 2820, 3780])
+        #expect(sentToA == [60, 300, 780, 1740, 2700, 3660])
         #expect(timers.doublings(of: a) == SummaryTimers.maxDoublings)
 
-        // Right after its summary at 3780 (next one due at 4740), A's table differs: its
+        // Right after its summary at 3660 (next one due at 4620), A's table differs: its
         // next summary within the shortest interval, then 120 s on.
-        now = start + .seconds(3781)
+        now = start + .seconds(3661)
         timers.differ(a, due: now + .seconds(60))
         #expect(timers.doublings(of: a) == 0)
         let reset = now + .seconds(60)
@@ -101,13 +102,11 @@ import TransportLoopback
         #expect(timers.doublings(of: a) == nil)
     }
 
-    /// Z announces O to R. A neighbour W linking later gets R's own announcement and
-    /// R's route to O at once (the table: a summary would match a returning neighbour's
-    /// and leave it without the routes it dropped), and a summary of what R holds only
-    /// one summary interval later; W's listing without O gets O's route again.
-    /// X's summary equal to R's is left unanswered; one without O gets a listing of
-    /// O's bucket, whose pairs are R's.
-    @Test(.timeLimit(.minutes(1))) func aNewLinkGetsTheTableThenASummaryAndAListingGetsWhatItLacks() async throws {
+    /// Z announces O to R. A neighbour W linking later gets R's own announcement and a
+    /// summary of what R holds, but not R's route to O; W's listing without O gets it.
+    /// The next summary comes two summary intervals later. X's summary equal to R's is
+    /// left unanswered; one without O gets a listing of O's bucket, whose pairs are R's.
+    @Test(.timeLimit(.minutes(1))) func aNewLinkGetsASummaryAndAListingGetsWhatItLacks() async throws {
         let clock = ManualClock()
         let setup = try await RouteRequestTests.routerWithXAndZ(clock: clock)
         defer { Task { await setup.stop() } }
@@ -116,39 +115,48 @@ import TransportLoopback
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
         try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
         try await x.sync(10)
+        let latest = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
 
         let w = try await Neighbour(address: "W", network: setup.network)
         defer { Task { await w.stop() } }
         try await AnnounceRelayingTests.waitUntil("R is linked to W") { await router.peers().count == 3 }
         try await w.sync(10)
-        #expect(w.seen.summaries.withLock { $0 }.isEmpty)
-        #expect(w.seen.announces.withLock { $0.map(\.origin) } == [r, o])
-        #expect(w.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } } == [[10, 3]])
-
-        // One summary interval later (60 s ± 25 %), W gets the summary. (R's own
-        // refresh falls due meanwhile too, with a new sequence: the summary holds it.)
-        clock.advance(by: .seconds(76))
-        try await AnnounceRelayingTests.waitUntil("W got a summary") { !w.seen.summaries.withLock { $0 }.isEmpty }
-        let latest = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
         let rPairs: [(origin: PeerID, sequence: UInt64)] = [(r, latest.sequence), (o, 10)]
         #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: 0, pairs: rPairs)])
-        w.seen.announces.withLock { $0.removeAll() }
-        x.seen.listings.withLock { $0.removeAll() }
+        #expect(w.seen.announces.withLock { $0.map(\.origin) } == [r])
 
         try await w.send(.routeListing(RouteListingFrame(bucketBits: 0, buckets: [0], pairs: [.init(origin: r, sequence: latest.sequence)])))
         try await w.sync(20)
         #expect(w.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } } == [[10, 3]])
         #expect(await router.stats().routeSummaries["repaired"] == 1)
 
-        try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: rPairs)))
-        try await x.sync(30)
+        // The repair showed the tables differed: W's next summary comes within one
+        // interval (60 s ± 25 %), not two, and only one (the one after is ≥ 90 s on).
+        // R's own refresh (60 s ± 25 %) falls due meanwhile, with a new sequence.
+        #expect(w.seen.summaries.withLock { $0.count } == 1)
+        clock.advance(by: .seconds(76))
+        try await AnnounceRelayingTests.waitUntil("W got a second summary") { w.seen.summaries.withLock { $0.count } == 2 }
+        try await w.sync(30)
+        #expect(w.seen.summaries.withLock { $0.count } == 2)
+        let refreshed = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
+        #expect(refreshed.sequence > latest.sequence)
+        let second = w.seen.summaries.withLock { $0.last }
+        let either = [latest.sequence, refreshed.sequence].map { (sequence: UInt64) -> RouteSummaryFrame in
+            let pairs: [(origin: PeerID, sequence: UInt64)] = [(r, sequence), (o, 10)]
+            return RouteSummaryFrame(bucketBits: 0, pairs: pairs)
+        }
+        #expect(either.contains { $0 == second })
+        let now: [(origin: PeerID, sequence: UInt64)] = [(r, refreshed.sequence), (o, 10)]
+
+        try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: now)))
+        try await x.sync(31)
         #expect(x.seen.listings.withLock { $0 }.isEmpty)
         #expect(await router.stats().routeSummaries["matched"] == 1)
 
         // Two buckets: O's differs (X lacks it); the other matches.
         let bucketOfO = RouteSummaryFrame.bucket(of: o, bits: 1)
-        let summary = RouteSummaryFrame(bucketBits: 1, pairs: [(r, latest.sequence)])
-        let expected = RouteSummaryFrame(bucketBits: 1, pairs: rPairs)
+        let summary = RouteSummaryFrame(bucketBits: 1, pairs: [(r, refreshed.sequence)])
+        let expected = RouteSummaryFrame(bucketBits: 1, pairs: now)
         try await x.send(.routeSummary(summary))
         try await x.sync(40)
         let listing = try #require(x.seen.listings.withLock { $0.first })
@@ -156,7 +164,7 @@ import TransportLoopback
         #expect(differing.contains(bucketOfO))
         #expect(listing.bucketBits == 1 && listing.buckets == differing)
         let listed = Set(listing.pairs.map { "\($0.origin)/\($0.sequence)" })
-        let inDiffering = rPairs.filter { differing.contains(RouteSummaryFrame.bucket(of: $0.origin, bits: 1)) }
+        let inDiffering = now.filter { differing.contains(RouteSummaryFrame.bucket(of: $0.origin, bits: 1)) }
         #expect(listed == Set(inDiffering.map { "\($0.origin)/\($0.sequence)" }))
         #expect(await router.stats().routeSummaries["listed"] == 1)
     }

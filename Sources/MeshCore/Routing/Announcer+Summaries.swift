@@ -34,10 +34,11 @@ extension Announcer {
         return configuration.summaryInterval * Double(1 << doublings) * (1 + jitter)
     }
 
-    /// A link to `peer` came up: its first summary one interval from now.
+    /// A link to `peer` came up (and got a summary): the next one a doubled interval
+    /// from now.
     func scheduleSummaries(to peer: PeerID) {
         guard configuration.summaryInterval > .zero else { return }
-        let due = clock.now + summaryWait(doublings: 0)
+        let due = clock.now + summaryWait(doublings: 1)
         summaryTimers.withLock { $0.linked(peer, due: due) }
         summaryWaker.wake(before: due)
     }

@@ -92,17 +92,12 @@ final class Announcer: Sendable {
 
     /// A link to `peer` came up: this node's latest announcement (the same sequence:
     /// the rest of the mesh learns of the new link from `peer`'s re-announcements,
-    /// only where it makes a route shorter), or a first one to everyone; then every
-    /// route this node knows (but those through `peer`), and route summaries to `peer`
-    /// from one summary interval on.
-    ///
-    /// The table, not a summary, because a summary compares the highest sequence each
-    /// side holds per origin, and a link that comes back (a healed partition, a flap
-    /// under loss, a restarted neighbour's neighbours) joins nodes that hold the same
-    /// sequences: the summaries match, yet `peer` dropped every route through this
-    /// node when the link went. Without the table it stays *starved* of those routes
-    /// until their origins announce anew (asked by route requests: each one an
-    /// announcement across the whole mesh).
+    /// only where it makes a route shorter), or a first one to everyone; then a route
+    /// summary, which makes `peer` list what it lacks (a neighbour that knows the mesh
+    /// already costs a summary, a new one gets every route it lacks), or, with
+    /// summaries off, every route this node knows (but those through `peer`). Routes
+    /// `peer` announced before its link went are used again at once (the table keeps
+    /// them, dormant, while it is away): what waits for their destinations goes.
     func linkUp(_ peer: PeerID) {
         guard isActive, relay.isEnabled else { return }
         if let own = latest.withLock({ $0 }) {
@@ -110,8 +105,13 @@ final class Announcer: Sendable {
         } else {
             originate()
         }
-        sendTable(to: peer)
+        summaryOrTable(to: peer)
         scheduleSummaries(to: peer)
+        for destination in routes.neighbourBack(peer, now: clock.now) where destination != peer {
+            requests.withLock { $0.satisfied(destination) }
+            bus.emit(.route(.routeLearned, to: destination, reason: "via \(peer), linked again"))
+            routeLearned(destination)
+        }
     }
 
     /// Relaying was switched back on: announce this node, and a summary (or every

@@ -3,8 +3,9 @@ import Synchronization
 /// The routes this node learned from announcements: destination → next hop (a
 /// neighbour), hops, the origin's sequence, when it was confirmed. A live direct link
 /// is always a 1-hop route and wins over any announced one. Routes through a neighbour
-/// go when its last link goes; routes not confirmed for the route maximum age (scaled
-/// with the table, ``RoutingConfiguration/routeMaxAge(origins:)``) age out.
+/// are unused while no link to it is up (kept, dormant, for when one comes back);
+/// routes not confirmed for the route maximum age (scaled with the table,
+/// ``RoutingConfiguration/routeMaxAge(origins:)``) age out.
 ///
 /// Loop freedom (Babel's feasibility condition, docs/PROTOCOL.md §A.5): per origin the
 /// table keeps its *feasibility distance*, the fewest hops of any route it used at the
@@ -209,7 +210,13 @@ package final class RouteTable: Sendable {
         }
     }
 
-    /// Drops every route through `neighbour` (its last link went down).
+    /// `neighbour`'s last link went down: the routes through it are no longer used.
+    /// They stay in the table, *dormant*, until they age out: when a link to the same
+    /// neighbour comes back before that (a flap under loss, a healed partition, a
+    /// restarted neighbour), they are usable again at once, as they would be had the
+    /// neighbour only been silent, instead of leaving this node starved until their
+    /// origins announce anew. (Loop-free as ever: a dormant route is used only at its
+    /// origin's highest sequence held and within the feasibility distance.)
     /// - Returns: the destinations whose route in use went through it, and of those
     ///   the ones that still have a route (an alternate through another neighbour).
     package func neighbourLost(_ neighbour: PeerID, now: ContinuousClock.Instant) -> (lost: [PeerID], rerouted: [PeerID]) {
@@ -220,13 +227,22 @@ package final class RouteTable: Sendable {
             for (origin, entry) in entries where entry.routes[neighbour] != nil {
                 // The link table no longer holds the neighbour: it was in use if it
                 // would be the route with its link still up.
-                let wasInUse = best(entry, now: now, maxAge: maxAge, alsoLive: neighbour)?.nextHop == neighbour
-                entries[origin]?.routes[neighbour] = nil
-                guard wasInUse else { continue }
+                guard best(entry, now: now, maxAge: maxAge, alsoLive: neighbour)?.nextHop == neighbour else { continue }
                 lost.append(origin)
-                if best(entries[origin], now: now, maxAge: maxAge) != nil { rerouted.append(origin) }
+                if best(entry, now: now, maxAge: maxAge) != nil { rerouted.append(origin) }
             }
             return (lost, rerouted)
+        }
+    }
+
+    /// A link to `neighbour` came up: the destinations whose route in use now goes
+    /// through it (its dormant routes woke, or it is a better next hop than before).
+    package func neighbourBack(_ neighbour: PeerID, now: ContinuousClock.Instant) -> [PeerID] {
+        entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
+            return entries.compactMap { origin, entry in
+                entry.routes[neighbour] != nil && best(entry, now: now, maxAge: maxAge)?.nextHop == neighbour ? origin : nil
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 /// When each neighbour gets its next route summary (docs/PROTOCOL.md §A.5, "Route
-/// summaries"), paced like a Trickle timer (RFC 6206): the first summary to a
-/// neighbour goes ``RoutingConfiguration/summaryInterval`` after its link came up;
+/// summaries"), paced like a Trickle timer (RFC 6206): a neighbour gets one when its
+/// link comes up and the next 2 × ``RoutingConfiguration/summaryInterval`` later;
 /// every summary sent doubles the neighbour's interval, up to ``maxDoublings``
 /// doublings (16 × at most); a sign that the two tables differ (a listing that had to
 /// be sent, or repairs that followed one) sets it back to the shortest. Two
@@ -20,10 +20,10 @@ package struct SummaryTimers: Sendable {
     /// No neighbour yet.
     package init() {}
 
-    /// A link to `peer` came up: its first summary is due one shortest interval from now
-    /// (the link-up itself sends the table).
+    /// A link to `peer` came up (and sent it a summary): the next one is due at `due`,
+    /// one doubled interval on.
     package mutating func linked(_ peer: PeerID, due: ContinuousClock.Instant) {
-        timers[peer] = Timer(due: due)
+        timers[peer] = Timer(doublings: 1, due: due)
     }
 
     /// The last link to `peer` went.

@@ -185,6 +185,7 @@ extension LinkSession {
     func controlLoop() async {
         for await _ in controlStream {
             let now = clock.now
+            var known = 0
             let frames: [Frame] = state.withLock { state in
                 var frames: [Frame] = []
                 if state.ackOwed {
@@ -201,7 +202,14 @@ extension LinkSession {
                     state.lastPingSent = now
                     frames.append(.ping(nonce: state.pingNonce))
                 }
-                frames.append(contentsOf: state.announces.take(now: now))
+                let heard = state.heard
+                frames.append(
+                    contentsOf: state.announces.take(
+                        now: now,
+                        known: { frame in
+                            guard let held = heard[frame.origin] else { return false }
+                            return held.sequence > frame.sequence || (held.sequence == frame.sequence && held.hops <= frame.hops &+ 1)
+                        }, dropped: &known))
                 if let record = state.addressesOwed {
                     state.addressesOwed = nil
                     frames.append(.addresses(record))
@@ -216,6 +224,7 @@ extension LinkSession {
                 return [retry, announce].compactMap { $0 }.min()
             }
             if let later { ticker.wake(before: later) }
+            if known > 0 { stats.update { $0.announcesSuppressed += known } }
             guard !frames.isEmpty else { continue }
             do {
                 try await writeControl(frames)

@@ -85,6 +85,9 @@ final class LinkSession: Sendable {
         var holes: [UInt32: Hole] = [:]
         /// Route announcements waiting for this link's budget.
         var announces: AnnounceQueue
+        /// The newest (sequence, hops) the remote announced per origin on this link:
+        /// news passed on that it already told this node of is not sent (``AnnounceQueue``).
+        var heard: [PeerID: (sequence: UInt64, hops: UInt8)] = [:]
         /// The remote's share of announcements: more are dropped unread.
         var inboundAnnounces: AnnounceBudget
         /// This node's address record, waiting for the control writer.
@@ -276,13 +279,25 @@ final class LinkSession: Sendable {
         }
     }
 
-    func queueAnnounce(_ frame: AnnounceFrame) {
+    /// Queues an announcement for this link. `unlessKnown` for news passed on: dropped
+    /// when its turn comes if the remote has announced the same origin as new and at
+    /// most one hop further on this link meanwhile (it is as close already).
+    func queueAnnounce(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }
-            state.announces.add(frame)
+            state.announces.add(frame, unlessKnown: unlessKnown)
             return false
         }
         if !closed { controlSignal.yield() }
+    }
+
+    /// Records a verified announcement the remote sent on this link.
+    func heard(_ frame: AnnounceFrame) {
+        state.withLock { state in
+            if let held = state.heard[frame.origin],
+               held.sequence > frame.sequence || (held.sequence == frame.sequence && held.hops <= frame.hops) { return }
+            state.heard[frame.origin] = (frame.sequence, frame.hops)
+        }
     }
 
     /// Queues a route request for this link; it goes out as the link's announcement

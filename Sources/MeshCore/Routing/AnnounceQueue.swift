@@ -75,6 +75,9 @@ struct AnnounceBudget: Sendable {
 struct AnnounceQueue: Sendable {
     private var pending: [PeerID: AnnounceFrame] = [:]
     private var order = Deque<PeerID>()
+    /// Origins whose waiting announcement is passed on news (a better route learned),
+    /// dropped when it leaves if the remote has told this node as much meanwhile.
+    private var unlessKnown: Set<PeerID> = []
     private var requests: [PeerID: RouteRequestFrame] = [:]
     private var requestOrder = Deque<PeerID>()
     private var summary: RouteSummaryFrame?
@@ -121,15 +124,24 @@ struct AnnounceQueue: Sendable {
     }
 
     /// Queues `frame`, replacing a waiting announcement of the same origin unless that
-    /// one is newer, or as new and no longer.
-    mutating func add(_ frame: AnnounceFrame) {
+    /// one is newer, or as new and no longer. With `unlessKnown` (news passed on), it is
+    /// dropped when it is its turn if the remote has told this node of the same origin
+    /// as new and at most one hop further meanwhile (``take(now:known:)``); an answer
+    /// (to a request or a listing) always goes.
+    mutating func add(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
         if let waiting = pending[frame.origin] {
             let better = frame.sequence > waiting.sequence || (frame.sequence == waiting.sequence && frame.hops < waiting.hops)
-            if better { pending[frame.origin] = frame }
+            if better {
+                pending[frame.origin] = frame
+                if unlessKnown { self.unlessKnown.insert(frame.origin) } else { self.unlessKnown.remove(frame.origin) }
+            } else if !unlessKnown {
+                self.unlessKnown.remove(frame.origin)
+            }
             return
         }
         pending[frame.origin] = frame
         order.append(frame.origin)
+        if unlessKnown { self.unlessKnown.insert(frame.origin) }
     }
 
     /// Queues a route request, replacing a waiting one for the same target unless that
@@ -146,8 +158,10 @@ struct AnnounceQueue: Sendable {
     }
 
     /// The frames the budget lets out now: route requests, then announcements, oldest
-    /// first.
-    mutating func take(now: ContinuousClock.Instant) -> [Frame] {
+    /// first. Passed-on news the remote turns out to know already (`known`: it told
+    /// this node of that origin as new, at most one hop further) is dropped without
+    /// using the budget; `dropped` counts those.
+    mutating func take(now: ContinuousClock.Instant, known: (AnnounceFrame) -> Bool = { _ in false }, dropped: inout Int) -> [Frame] {
         var out: [Frame] = []
         while !requestOrder.isEmpty, budget.take(now: now), let target = requestOrder.popFirst() {
             if let request = requests.removeValue(forKey: target) { out.append(.routeRequest(request)) }
@@ -158,9 +172,25 @@ struct AnnounceQueue: Sendable {
             out.append(frame)
             if case .routeSummary = frame { summary = nil } else { listing = nil }
         }
-        while !order.isEmpty, budget.take(now: now), let origin = order.popFirst() {
+        while let origin = order.first {
+            if let frame = pending[origin], unlessKnown.contains(origin), known(frame) {
+                order.removeFirst()
+                pending[origin] = nil
+                unlessKnown.remove(origin)
+                dropped += 1
+                continue
+            }
+            guard budget.take(now: now) else { break }
+            order.removeFirst()
+            unlessKnown.remove(origin)
             if let frame = pending.removeValue(forKey: origin) { out.append(.announce(frame)) }
         }
         return out
+    }
+
+    /// ``take(now:known:dropped:)`` with nothing known.
+    mutating func take(now: ContinuousClock.Instant) -> [Frame] {
+        var dropped = 0
+        return take(now: now, dropped: &dropped)
     }
 }

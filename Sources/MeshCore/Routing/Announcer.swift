@@ -183,6 +183,7 @@ final class Announcer: Sendable {
         guard frame.verify(with: signer) else {
             return reject("badSignature", frame, session, detail: "not signed by its origin")
         }
+        session.heard(frame)
         switch routes.consider(frame, from: session.remote, transport: session.transport, now: clock.now) {
         case .rejected(let reason):
             reject(reason, frame, session, detail: "sequence \(frame.sequence)")
@@ -199,7 +200,7 @@ final class Announcer: Sendable {
                         stats.update { $0.announcesSuppressed += 1 }
                         continue
                     }
-                    other.queueAnnounce(onward)
+                    other.queueAnnounce(onward, unlessKnown: true)
                 }
             }
             if changed {

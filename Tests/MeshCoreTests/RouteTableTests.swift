@@ -17,6 +17,7 @@ import Testing
         init(_ peers: Set<PeerID>) { self.peers = Mutex(peers) }
         func contains(_ peer: PeerID) -> Bool { peers.withLock { $0.contains(peer) } }
         func remove(_ peer: PeerID) { _ = peers.withLock { $0.remove(peer) } }
+        func add(_ peer: PeerID) { _ = peers.withLock { $0.insert(peer) } }
     }
 
     /// A table whose live neighbours are those `live` holds.
@@ -49,6 +50,40 @@ import Testing
         #expect(table.nextHop(for: o, now: Self.now) == nil)
         #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true))
         #expect(table.nextHop(for: o, now: Self.now) == b)
+    }
+
+    @Test func routesThroughANeighbourThatComesBackAreUsedAgainAtOnce() {
+        // O ← A ← R: A's link goes (a flap, a partition) and comes back before the
+        // route ages out. Its route was dormant meanwhile, not gone: R uses it again
+        // without waiting for O's next sequence.
+        let (o, a, b) = (PeerID.random(), PeerID.random(), PeerID.random())
+        let live = Live([a, b])
+        let table = Self.table(live)
+        #expect(table.consider(Self.announce(o, 5, hops: 2), from: a, transport: "lo", now: Self.now) == .accepted(changed: true))
+        #expect(table.consider(Self.announce(o, 5, hops: 4), from: b, transport: "lo", now: Self.now) == .ignored)
+        live.remove(a)
+        let (lost, rerouted) = table.neighbourLost(a, now: Self.now)
+        #expect(lost == [o] && rerouted.isEmpty)
+        #expect(table.nextHop(for: o, now: Self.now) == nil)
+        #expect(table.neighbourBack(b, now: Self.now).isEmpty)
+
+        live.add(a)
+        #expect(table.neighbourBack(a, now: Self.now) == [o])
+        #expect(table.nextHop(for: o, now: Self.now) == a)
+        // A newer sequence from elsewhere while A was away outranks its dormant route.
+        live.remove(a)
+        _ = table.neighbourLost(a, now: Self.now)
+        #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true))
+        live.add(a)
+        #expect(table.neighbourBack(a, now: Self.now).isEmpty)
+        #expect(table.nextHop(for: o, now: Self.now) == b)
+        // Dormant routes still age out.
+        let later = Self.now + RoutingConfiguration().routeMaxAge + .seconds(1)
+        live.remove(a)
+        live.remove(b)
+        table.prune(now: later)
+        live.add(a)
+        #expect(table.neighbourBack(a, now: later).isEmpty)
     }
 
     @Test func anAlternateNoLongerThanTheRouteInUseTakesOver() {
@@ -101,5 +136,38 @@ import Testing
         #expect(routing.routeMaxAge(origins: 100) == .seconds(200))
         let stretched = routing.routeMaxAge(origins: 1000)
         #expect(stretched > .seconds(666) && stretched < .seconds(667))
+    }
+}
+
+/// The per-link announcement queue: news passed on that the neighbour turns out to
+/// know already when its turn comes is dropped without spending the budget; answers
+/// always go.
+@Suite struct AnnounceQueueTests {
+    @Test func passedOnNewsTheNeighbourAlreadyToldIsDroppedWhenItsTurnComes() {
+        let now = ContinuousClock.now
+        let (o, p, q) = (PeerID.random(), PeerID.random(), PeerID.random())
+        var queue = AnnounceQueue(budget: AnnounceBudget(rate: 1, burst: 2, now: now))
+        queue.add(RouteTableTests.announce(o, 5, hops: 3), unlessKnown: true)
+        queue.add(RouteTableTests.announce(p, 5, hops: 3), unlessKnown: true)
+        queue.add(RouteTableTests.announce(q, 5, hops: 3))  // an answer: always goes
+        // Meanwhile the neighbour announced O at 5 in 4 hops (as close as 3 + 1) and
+        // Q likewise; P only at 5 in 5 hops (3 is news to it).
+        let heard: [PeerID: (sequence: UInt64, hops: UInt8)] = [o: (5, 4), p: (5, 5), q: (5, 4)]
+        var dropped = 0
+        let frames = queue.take(
+            now: now,
+            known: { frame in heard[frame.origin].map { $0.sequence > frame.sequence || ($0.sequence == frame.sequence && $0.hops <= frame.hops + 1) } ?? false },
+            dropped: &dropped)
+        #expect(dropped == 1)
+        #expect(frames.compactMap { if case .announce(let a) = $0 { a.origin } else { nil } } == [p, q])  // 2 tokens, O took none
+        #expect(queue.isEmpty)
+
+        // Queued as news, then again as an answer: it goes whatever the neighbour said.
+        queue.add(RouteTableTests.announce(o, 6, hops: 2), unlessKnown: true)
+        queue.add(RouteTableTests.announce(o, 6, hops: 2))
+        var none = 0
+        let later = now + .seconds(2)
+        #expect(queue.take(now: later, known: { _ in true }, dropped: &none).count == 1)
+        #expect(none == 0)
     }
 }

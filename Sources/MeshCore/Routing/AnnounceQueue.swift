@@ -1,13 +1,13 @@
 import DequeModule
 
 /// A token bucket: `rate` tokens a second, at most `burst` held.
-struct AnnounceBudget: Sendable {
+package struct AnnounceBudget: Sendable {
     let rate: Double
     let burst: Double
     private var tokens: Double
     private var last: ContinuousClock.Instant
 
-    init(rate: Double, burst: Int, now: ContinuousClock.Instant) {
+    package init(rate: Double, burst: Int, now: ContinuousClock.Instant) {
         self.rate = rate
         self.burst = Double(max(1, burst))
         self.tokens = self.burst
@@ -72,7 +72,7 @@ struct AnnounceBudget: Sendable {
 /// and one route listing (the latest replaces the one waiting); they leave as the
 /// link's budget allows: requests, the summary, the listing, then announcements. A
 /// summary or listing costs a token per 140 bytes.
-struct AnnounceQueue: Sendable {
+package struct AnnounceQueue: Sendable {
     private var pending: [PeerID: AnnounceFrame] = [:]
     private var order = Deque<PeerID>()
     /// Origins whose waiting announcement is passed on news (a better route learned),
@@ -84,11 +84,11 @@ struct AnnounceQueue: Sendable {
     private var listing: RouteListingFrame?
     var budget: AnnounceBudget
 
-    init(budget: AnnounceBudget) {
+    package init(budget: AnnounceBudget) {
         self.budget = budget
     }
 
-    var isEmpty: Bool { pending.isEmpty && requests.isEmpty && summary == nil && listing == nil }
+    package var isEmpty: Bool { pending.isEmpty && requests.isEmpty && summary == nil && listing == nil }
 
     /// Queues a route summary, replacing one waiting.
     mutating func add(_ summary: RouteSummaryFrame) {
@@ -128,7 +128,7 @@ struct AnnounceQueue: Sendable {
     /// dropped when it is its turn if the remote has told this node of the same origin
     /// as new and at most one hop further meanwhile (``take(now:known:)``); an answer
     /// (to a request or a listing) always goes.
-    mutating func add(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
+    package mutating func add(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
         if let waiting = pending[frame.origin] {
             let better = frame.sequence > waiting.sequence || (frame.sequence == waiting.sequence && frame.hops < waiting.hops)
             if better {
@@ -161,7 +161,7 @@ struct AnnounceQueue: Sendable {
     /// first. Passed-on news the remote turns out to know already (`known`: it told
     /// this node of that origin as new, at most one hop further) is dropped without
     /// using the budget; `dropped` counts those.
-    mutating func take(now: ContinuousClock.Instant, known: (AnnounceFrame) -> Bool = { _ in false }, dropped: inout Int) -> [Frame] {
+    package mutating func take(now: ContinuousClock.Instant, known: (AnnounceFrame) -> Bool = { _ in false }, dropped: inout Int) -> [Frame] {
         var out: [Frame] = []
         while !requestOrder.isEmpty, budget.take(now: now), let target = requestOrder.popFirst() {
             if let request = requests.removeValue(forKey: target) { out.append(.routeRequest(request)) }
@@ -189,7 +189,7 @@ struct AnnounceQueue: Sendable {
     }
 
     /// ``take(now:known:dropped:)`` with nothing known.
-    mutating func take(now: ContinuousClock.Instant) -> [Frame] {
+    package mutating func take(now: ContinuousClock.Instant) -> [Frame] {
         var dropped = 0
         return take(now: now, dropped: &dropped)
     }

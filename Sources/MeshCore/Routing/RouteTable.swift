@@ -248,7 +248,7 @@ package final class RouteTable: Sendable {
 
     /// Forgets entries with no usable route whose last announcement is older than the
     /// maximum age.
-    func prune(now: ContinuousClock.Instant) {
+    package func prune(now: ContinuousClock.Instant) {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             for (origin, var entry) in entries {

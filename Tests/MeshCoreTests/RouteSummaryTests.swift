@@ -58,9 +58,9 @@ import TransportLoopback
     }
 
     /// The summary timers back off like Trickle's: each summary sent doubles the
-    /// neighbour's interval up to 16 ×; a difference between the tables brings the next
-    /// one within the shortest interval and starts the doubling again; a lost
-    /// neighbour is forgotten.
+    /// neighbour's interval up to 16 ×; a difference between the tables (or a change of
+    /// this node's own) brings the next one within the shortest interval and starts the
+    /// doubling again; a lost neighbour is forgotten.
     @Test func summariesSlowDownWhileTheTablesAgreeAndSpeedUpWhenTheyDiffer() {
         let start = ContinuousClock.now
         let (a, b) = (PeerID.random(), PeerID.random())
@@ -95,6 +95,11 @@ import TransportLoopback
         // A difference never postpones a summary due sooner.
         timers.differ(b, due: now + .seconds(100_000))
         #expect(timers.nextDue! <= reset + .seconds(960))
+
+        // A change of this node's own table brings every neighbour back to the shortest.
+        timers.differAll(due: now + .seconds(60))
+        #expect(timers.doublings(of: a) == 0 && timers.doublings(of: b) == 0)
+        #expect(timers.nextDue! <= now + .seconds(60))
 
         timers.lost(a)
         #expect(timers.doublings(of: a) == nil)

@@ -52,6 +52,21 @@ extension Announcer {
         summaryWaker.wake(before: due)
     }
 
+    /// This node took a new route (Trickle's "new data"): its table may now differ from
+    /// every neighbour's (an announcement of it lost on the way is repaired only by a
+    /// summary), so summaries to all go back to the shortest interval. In a mesh whose
+    /// routes keep changing they stay there; once nothing changes they back off.
+    func tableChanged() {
+        guard configuration.summaryInterval > .zero else { return }
+        let due = clock.now + summaryWait(doublings: 0)
+        let sooner = summaryTimers.withLock { timers in
+            let before = timers.nextDue
+            timers.differAll(due: due)
+            return before.map { due < $0 } ?? false
+        }
+        if sooner { summaryWaker.wake(before: due) }
+    }
+
     /// Sends `peer` this node's summary (a link to it came up).
     func sendSummary(to peer: PeerID, now: ContinuousClock.Instant) {
         queue(.routeSummary(summary(now: now)), to: peer)

@@ -191,6 +191,7 @@ final class Announcer: Sendable {
             stats.update { $0.announcesIgnored += 1 }
         case .accepted(let changed):
             stats.update { $0.announcesAccepted += 1 }
+            tableChanged()
             if relay.isEnabled, frame.hops < configuration.maxHops {
                 let onward = frame.forwarded()
                 for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {

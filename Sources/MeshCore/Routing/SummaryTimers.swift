@@ -3,7 +3,8 @@
 /// link comes up and the next 2 × ``RoutingConfiguration/summaryInterval`` later;
 /// every summary sent doubles the neighbour's interval, up to ``maxDoublings``
 /// doublings (16 × at most); a sign that the two tables differ (a listing that had to
-/// be sent, or repairs that followed one) sets it back to the shortest. Two
+/// be sent, or repairs that followed one), or a change of this node's own table (a
+/// route taken: Trickle's "new data"), sets it back to the shortest. Two
 /// neighbours whose tables agree exchange fewer and fewer summaries; a difference
 /// brings them back to the configured pace at once.
 package struct SummaryTimers: Sendable {
@@ -51,6 +52,12 @@ package struct SummaryTimers: Sendable {
         timer.doublings = 0
         timer.due = min(timer.due, due)
         timers[peer] = timer
+    }
+
+    /// This node's table changed: every neighbour's next summary is due by `due`, and
+    /// the doubling starts again.
+    package mutating func differAll(due: ContinuousClock.Instant) {
+        for peer in timers.keys { differ(peer, due: due) }
     }
 
     /// The earliest summary due; nil with no neighbour.

@@ -291,11 +291,20 @@ final class LinkSession: Sendable {
         if !closed { controlSignal.yield() }
     }
 
-    /// Records a verified announcement the remote sent on this link.
+    /// The most origins ``heard(_:)`` remembers per link (the route table's own bound):
+    /// a neighbour announcing ever more made-up origins, each validly signed by a key
+    /// of its own, cannot grow it further.
+    static let maxHeardOrigins = 65_536
+
+    /// Records a verified announcement the remote sent on this link that the route
+    /// table took in (accepted or kept as an alternate).
     func heard(_ frame: AnnounceFrame) {
         state.withLock { state in
-            if let held = state.heard[frame.origin],
-               held.sequence > frame.sequence || (held.sequence == frame.sequence && held.hops <= frame.hops) { return }
+            if let held = state.heard[frame.origin] {
+                if held.sequence > frame.sequence || (held.sequence == frame.sequence && held.hops <= frame.hops) { return }
+            } else if state.heard.count >= Self.maxHeardOrigins {
+                return
+            }
             state.heard[frame.origin] = (frame.sequence, frame.hops)
         }
     }

@@ -1,19 +1,20 @@
 import Synchronization
 
 /// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"): anti-entropy for
-/// announcements. Every summary interval, and when a link comes up, a node sends each
-/// neighbour one hash per bucket of the (origin, highest sequence) pairs it holds. The
+/// announcements. When a link comes up, and then on a per-neighbour timer that backs
+/// off while nothing changes (``SummaryTimers``), a node sends each neighbour one hash
+/// per bucket of the (origin, highest sequence) pairs it holds. The
 /// neighbour answers the buckets that differ with a listing of its own pairs there,
 /// and the node sends the announcements the listing lacks or lists older. A lost
 /// announcement is repaired within an interval instead of waiting for its origin's
 /// next refresh, and a link that comes up between nodes that know the same mesh costs
 /// one summary instead of the whole table.
 extension Announcer {
-    /// Sends each neighbour a summary when its timer falls due (``SummaryTimers``: from
-    /// ``RoutingConfiguration/summaryInterval`` after its link came up, then twice as
-    /// long each time up to 16 ×, back to the shortest when the tables differ; each
-    /// wait ± the announcement jitter), until the task is cancelled; nothing when the
-    /// interval is zero.
+    /// Sends each neighbour a summary when its timer falls due (``SummaryTimers``: 2 ×
+    /// ``RoutingConfiguration/summaryInterval`` after the one its link coming up got,
+    /// then twice as long each time up to 16 ×, back to the shortest when the tables
+    /// differ or this node takes a new route; each wait ± the announcement jitter),
+    /// until the task is cancelled; nothing when the interval is zero.
     func runSummaries() async {
         guard isActive, configuration.summaryInterval > .zero else { return }
         while !Task.isCancelled {

@@ -183,13 +183,14 @@ final class Announcer: Sendable {
         guard frame.verify(with: signer) else {
             return reject("badSignature", frame, session, detail: "not signed by its origin")
         }
-        session.heard(frame)
         switch routes.consider(frame, from: session.remote, transport: session.transport, now: clock.now) {
         case .rejected(let reason):
             reject(reason, frame, session, detail: "sequence \(frame.sequence)")
         case .ignored:
+            session.heard(frame)
             stats.update { $0.announcesIgnored += 1 }
         case .accepted(let changed):
+            session.heard(frame)
             stats.update { $0.announcesAccepted += 1 }
             tableChanged()
             if relay.isEnabled, frame.hops < configuration.maxHops {

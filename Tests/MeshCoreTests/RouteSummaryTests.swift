@@ -7,8 +7,8 @@ import TransportLoopback
 
 /// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"): the two frames'
 /// encodings and the pair hash; the Trickle-paced timers; and, seen from raw neighbours
-/// of a router R, that a new link gets the table and a summary one interval later, that
-/// a matching summary is left
+/// of a router R, that a new link gets a summary instead of the whole table, that a
+/// repair brings the next summary within one interval, that a matching summary is left
 /// unanswered and a differing one answered with a listing of the differing buckets, and
 /// that a listing lacking a route gets that route sent.
 @Suite struct RouteSummaryTests {

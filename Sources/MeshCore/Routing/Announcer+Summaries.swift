@@ -60,12 +60,8 @@ extension Announcer {
     func tableChanged() {
         guard configuration.summaryInterval > .zero else { return }
         let due = clock.now + summaryWait(doublings: 0)
-        let sooner = summaryTimers.withLock { timers in
-            let before = timers.nextDue
-            timers.differAll(due: due)
-            return before.map { due < $0 } ?? false
-        }
-        if sooner { summaryWaker.wake(before: due) }
+        summaryTimers.withLock { $0.differAll(due: due) }
+        summaryWaker.wake(before: due)  // a no-op when the loop plans to wake sooner
     }
 
     /// Sends `peer` this node's summary (a link to it came up).

@@ -108,9 +108,7 @@ final class Announcer: Sendable {
         summaryOrTable(to: peer)
         scheduleSummaries(to: peer)
         for destination in routes.neighbourBack(peer, now: clock.now) where destination != peer {
-            requests.withLock { $0.satisfied(destination) }
-            bus.emit(.route(.routeLearned, to: destination, reason: "via \(peer), linked again"))
-            routeLearned(destination)
+            learned(destination, reason: "via \(peer), linked again")
         }
     }
 
@@ -147,10 +145,7 @@ final class Announcer: Sendable {
         let (lost, rerouted) = routes.neighbourLost(peer, now: clock.now)
         guard !lost.isEmpty else { return }
         logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")
-        for destination in rerouted {
-            bus.emit(.route(.routeLearned, to: destination, reason: "rerouted: \(peer) went away"))
-            routeLearned(destination)
-        }
+        for destination in rerouted { learned(destination, reason: "rerouted: \(peer) went away") }
         for destination in lost where !rerouted.contains(destination) {
             bus.emit(.route(.routeLost, to: destination, reason: "its next hop \(peer) went away"))
         }
@@ -205,13 +200,17 @@ final class Announcer: Sendable {
                     other.queueAnnounce(onward, unlessKnown: true)
                 }
             }
-            if changed {
-                requests.withLock { $0.satisfied(frame.origin) }
-                bus.emit(
-                    .route(.routeLearned, to: frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops"))
-                routeLearned(frame.origin)
-            }
+            if changed { learned(frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops") }
         }
+    }
+
+    /// `destination` got a route in use, or its route moved to another neighbour: no
+    /// need to ask for one any more, a `routeLearned` event, and what waits for it goes
+    /// (the delivery scheduler's drain).
+    private func learned(_ destination: PeerID, transport: String? = nil, reason: String) {
+        requests.withLock { $0.satisfied(destination) }
+        bus.emit(.route(.routeLearned, to: destination, transport: transport, reason: reason))
+        routeLearned(destination)
     }
 
     private func reject(_ reason: String, _ frame: AnnounceFrame, _ session: LinkSession, detail: String) {

@@ -101,50 +101,57 @@ public final class WireTally: Sendable {
         activityCount.add(1, ordering: .relaxed)
     }
 
-    /// What a packet (PacketFramer flag byte, then the frame or a fragment of it)
-    /// carries; fragments after the first take the kind of their first (`previous`).
     /// Whether a packet carries a whole frame or the first fragment of one.
     static func startsFrame(_ packet: [UInt8]) -> Bool {
         packet.first == 0xC0 || packet.first == 0x80
     }
 
-    /// The routing frame a packet starts (nil for any other packet, or a later
-    /// fragment: those take their first's, `previous`).
-    static func routingFrame(_ packet: [UInt8], previous: RoutingFrame?) -> RoutingFrame? {
-        guard let flag = packet.first else { return nil }
-        let frameStart: Int
-        switch flag {
-        case 0xC0: frameStart = 1
-        case 0x80: frameStart = 3
-        default: return previous
-        }
-        guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { return nil }
-        switch Frame.Kind(rawValue: packet[frameStart + 1]) {
-        case .announce: return .announce
-        case .routeRequest: return .request
-        case .routeSummary: return .summary
-        case .routeListing: return .listing
-        default: return nil
+    /// What a packet (PacketFramer flag byte, then the frame or a fragment of it) shows
+    /// of its frame: nothing (a later fragment: it takes its first's kind), no valid
+    /// frame header, or the header's kind and flags.
+    private enum Header {
+        case continuation
+        case invalid
+        case frame(Frame.Kind?, flags: UInt16)
+
+        init(_ packet: [UInt8]) {
+            let frameStart: Int
+            switch packet.first {
+            case 0xC0: frameStart = 1
+            case 0x80: frameStart = 3
+            case nil: self = .invalid; return
+            default: self = .continuation; return
+            }
+            guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { self = .invalid; return }
+            self = .frame(
+                Frame.Kind(rawValue: packet[frameStart + 1]), flags: UInt16(packet[frameStart + 2]) << 8 | UInt16(packet[frameStart + 3]))
         }
     }
 
-    static func classify(_ packet: [UInt8], previous: Kind) -> Kind {
-        guard let flag = packet.first else { return .other }
-        let frameStart: Int
-        switch flag {
-        case 0xC0: frameStart = 1
-        case 0x80: frameStart = 3
-        default: return previous
+    /// The routing frame a packet starts (nil for any other packet); a later fragment
+    /// takes its first's, `previous`.
+    static func routingFrame(_ packet: [UInt8], previous: RoutingFrame?) -> RoutingFrame? {
+        switch Header(packet) {
+        case .continuation: previous
+        case .invalid: nil
+        case .frame(.announce, _): .announce
+        case .frame(.routeRequest, _): .request
+        case .frame(.routeSummary, _): .summary
+        case .frame(.routeListing, _): .listing
+        case .frame: nil
         }
-        guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { return .other }
-        switch Frame.Kind(rawValue: packet[frameStart + 1]) {
-        case .announce, .routeRequest, .routeSummary, .routeListing: return .announce
-        case .topicMessage: return .topicMessage
-        case .topicControl: return .topicControl
-        case .data:
-            let flags = UInt16(packet[frameStart + 2]) << 8 | UInt16(packet[frameStart + 3])
-            return flags & DataFrame.receiptFlag != 0 ? .receipt : .message
-        default: return .other
+    }
+
+    /// What a packet carries; a later fragment takes its first's kind, `previous`.
+    static func classify(_ packet: [UInt8], previous: Kind) -> Kind {
+        switch Header(packet) {
+        case .continuation: previous
+        case .invalid: .other
+        case .frame(.announce, _), .frame(.routeRequest, _), .frame(.routeSummary, _), .frame(.routeListing, _): .announce
+        case .frame(.topicMessage, _): .topicMessage
+        case .frame(.topicControl, _): .topicControl
+        case .frame(.data, let flags): flags & DataFrame.receiptFlag != 0 ? .receipt : .message
+        case .frame: .other
         }
     }
 }

@@ -5,11 +5,13 @@ import Synchronization
 /// frames of one frame type (whole frames only: packets flagged `0xC0`, as small
 /// frames on a loopback link are) — a deterministic stand-in for loss on a lossy link.
 /// Works on ``PlaintextLinkSecurity`` links, whose packets show the frame header.
+/// The frames of that type it lets through are kept in `passed` (packets as written).
 final class FrameDropTransport: Transport {
     let inner: any Transport
     let kind: UInt8
     let remaining: Mutex<Int>
     let dropped = Atomic<Int>(0)
+    let passed = Mutex<[[UInt8]]>([])
 
     init(_ inner: any Transport, dropping count: Int, of kind: UInt8) {
         self.inner = inner
@@ -43,7 +45,11 @@ final class FrameDropTransport: Transport {
             remaining -= 1
             return true
         }
-        if drop { dropped.add(1, ordering: .relaxed) }
+        if drop {
+            dropped.add(1, ordering: .relaxed)
+        } else {
+            passed.withLock { $0.append(packet) }
+        }
         return drop
     }
 }

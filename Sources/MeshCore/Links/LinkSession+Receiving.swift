@@ -52,27 +52,6 @@ extension LinkSession {
         }
     }
 
-    /// Records an inbound data sequence number; returns false when it is too far ahead.
-    func noteReceived(_ sequence: UInt32) -> Bool {
-        state.withLock { state in
-            if sequence <= state.receivedThrough || state.receivedAbove.contains(sequence) {
-                state.ackOwed = true
-                return true
-            }
-            if sequence == state.receivedThrough + 1 {
-                state.receivedThrough = sequence
-                while state.receivedAbove.remove(state.receivedThrough + 1) != nil {
-                    state.receivedThrough += 1
-                }
-            } else {
-                guard state.receivedAbove.count < Self.maxOutOfOrder else { return false }
-                state.receivedAbove.insert(sequence)
-            }
-            state.ackOwed = true
-            return true
-        }
-    }
-
     /// Runs the reader, control writer and ticker until the link ends, on the link's
     /// ``Link/preferredTaskExecutor`` when it names one (the global pool otherwise).
     /// - Parameter deliver: hands an inbound data frame to the router.
@@ -133,14 +112,18 @@ extension LinkSession {
                 framesRead.add(1, ordering: .relaxed)
                 switch frame {
                 case .data(let data):
+                    if let expiry = state.withLock({ $0.received.arrived(data.sequence, at: now) }) { ticker.wake(before: expiry) }
                     let result = await deliver(data, self)
                     switch result {
                     case .accepted, .duplicate:
-                        var owed = noteReceived(data.sequence)
-                        for hole in fillHoles(of: data) { owed = noteReceived(hole) || owed }
+                        let owed = state.withLock { state in
+                            let recorded = state.received.record(data.sequence)
+                            return state.received.retried(data) || recorded
+                        }
                         if owed { controlSignal.yield() }
                     case .refused:
-                        recordHole(data)
+                        let now = clock.now
+                        if let expiry = state.withLock({ $0.received.refuse(data, at: now) }) { ticker.wake(before: expiry) }
                     }
                 case .ack(let ack):
                     try handleAck(ack)
@@ -188,11 +171,7 @@ extension LinkSession {
             var known = 0
             let frames: [Frame] = state.withLock { state in
                 var frames: [Frame] = []
-                if state.ackOwed {
-                    state.ackOwed = false
-                    let selective = state.receivedAbove.sorted().prefix(Frame.maxSelectiveAcks)
-                    frames.append(.ack(AckFrame(cumulative: state.receivedThrough, selective: Array(selective))))
-                }
+                if state.received.ackOwed { frames.append(.ack(state.received.takeAck())) }
                 for nonce in state.pongsOwed { frames.append(.pong(nonce: nonce)) }
                 state.pongsOwed.removeAll()
                 if state.pingOwed {
@@ -279,9 +258,7 @@ extension LinkSession {
             for continuation in expired {
                 continuation.resume(throwing: MeshError(.ackTimeout, "no hop acknowledgement on \(transport) \(id) within the ack timeout"))
             }
-            var owed = false
-            for hole in expireHoles(now: now) { owed = noteReceived(hole) || owed }
-            if owed { controlSignal.yield() }
+            if state.withLock({ $0.received.expire(now: now) }) { controlSignal.yield() }
             if dead {
                 return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
             }
@@ -294,7 +271,7 @@ extension LinkSession {
     }
 
     /// The earliest instant something the ticker handles is due: an ack deadline, a
-    /// refused sequence number's expiry, the next ping or its retry, the dead-link time,
+    /// missing sequence number's expiry (``ReceiveWindow``), the next ping or its retry, the dead-link time,
     /// announcements held by the budget, the write detector's next decision; and at the
     /// latest `degradeAfter` from now, so a write that starts meanwhile is looked at
     /// before it has waited that long. (Conditions that hold when a time is *passed*
@@ -306,7 +283,7 @@ extension LinkSession {
             for waiter in state.waiters.values {
                 if let deadline = waiter.deadline, waiter.continuation != nil { earliest = min(earliest, deadline) }
             }
-            if let oldest = state.holes.values.lazy.map(\.at).min() { earliest = min(earliest, oldest + refusalHold + after) }
+            if let expiry = state.received.nextExpiry { earliest = min(earliest, expiry) }
             let keepalive = configuration.keepaliveInterval
             earliest = min(earliest, state.lastReceived + keepalive * 3 + after)
             if let ping = state.pingSentAt {
@@ -346,47 +323,6 @@ extension LinkSession {
             endedByWriteStall.store(true, ordering: .relaxed)
             return "the remote stopped reading: a write waited \(waited) with none finishing "
                 + "(link_write_stall_timeout_ms \(configuration.linkWriteStallTimeout))"
-        }
-    }
-
-    // MARK: Refused frames
-
-    /// How long a refused sequence number stays unacknowledged before it is counted
-    /// as consumed: well past any ack timeout the sender can be waiting with, so the
-    /// sender has given up on it (and sent the chunk again) before a cumulative ack
-    /// covers it.
-    var refusalHold: Duration { configuration.escalation.ackTimeoutMax * 2 }
-
-    /// Remembers a refused (unacknowledged) sequence number, a hole below later ones.
-    func recordHole(_ frame: DataFrame) {
-        let now = clock.now
-        state.withLock { state in
-            guard frame.sequence > state.receivedThrough, !state.receivedAbove.contains(frame.sequence),
-                  state.holes.count < Self.maxOutOfOrder else { return }
-            state.holes[frame.sequence] = Hole(messageID: frame.messageID, chunkIndex: frame.chunkIndex, at: now)
-        }
-        ticker.wake(before: now + refusalHold + .nanoseconds(1))
-    }
-
-    /// A retry of a refused chunk arrived on this link: its sender gave up on the
-    /// refused sequence numbers, which now count as consumed.
-    func fillHoles(of frame: DataFrame) -> [UInt32] {
-        state.withLock { state in
-            guard !state.holes.isEmpty else { return [] }
-            let matching = state.holes.filter { $0.value.messageID == frame.messageID && $0.value.chunkIndex == frame.chunkIndex }.keys
-            for sequence in matching { state.holes[sequence] = nil }
-            return Array(matching)
-        }
-    }
-
-    /// Refused sequence numbers older than ``refusalHold``.
-    func expireHoles(now: ContinuousClock.Instant) -> [UInt32] {
-        state.withLock { state in
-            guard !state.holes.isEmpty else { return [] }
-            let hold = refusalHold
-            let old = state.holes.filter { now - $0.value.at > hold }.keys
-            for sequence in old { state.holes[sequence] = nil }
-            return Array(old)
         }
     }
 }

@@ -71,18 +71,14 @@ final class LinkSession: Sendable {
         var smoothedRTT: Double?
         var consecutiveFailures = 0
         var closed: MeshError?
-        // Receiving side.
-        var receivedThrough: UInt32 = 0
-        var receivedAbove: Set<UInt32> = []
-        var ackOwed = false
+        /// Receiving side: the DATA frames recorded and the ACK owed.
+        var received: ReceiveWindow
         var pongsOwed: [UInt64] = []
         var pingOwed = false
         var pingNonce: UInt64 = 0
         var pingSentAt: (nonce: UInt64, at: ContinuousClock.Instant)?
         var lastReceived: ContinuousClock.Instant
         var lastPingSent: ContinuousClock.Instant
-        /// Refused data frames by sequence number (see `recordHole`).
-        var holes: [UInt32: Hole] = [:]
         /// Route announcements waiting for this link's budget.
         var announces: AnnounceQueue
         /// The newest (sequence, hops) the remote announced per origin on this link:
@@ -97,14 +93,6 @@ final class LinkSession: Sendable {
         /// Topic frames waiting to go out (`Topics/`).
         var gossip = GossipOutbox()
     }
-
-    struct Hole {
-        var messageID: MessageID
-        var chunkIndex: UInt16
-        var at: ContinuousClock.Instant
-    }
-
-    static let maxOutOfOrder = 4096
 
     init(
         link: any Link, id: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
@@ -134,7 +122,7 @@ final class LinkSession: Sendable {
         let burst = configuration.routing.announceBurst
         self.state = Mutex(
             State(
-                lastReceived: now, lastPingSent: now,
+                received: ReceiveWindow(hold: configuration.escalation.ackTimeoutMax * 2), lastReceived: now, lastPingSent: now,
                 announces: AnnounceQueue(budget: AnnounceBudget(rate: rate, burst: burst, now: now)),
                 inboundAnnounces: AnnounceBudget(rate: rate * 2, burst: burst * 2, now: now)))
     }

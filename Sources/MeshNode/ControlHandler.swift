@@ -104,7 +104,9 @@ package struct ControlHandler: Sendable {
         RoutesReply(routes: await router.routes())
     }
 
-    /// `inbox`: received messages with a sequence number above `after`, at most `limit`.
+    /// `inbox`: received messages with a sequence number above `after`, at most `limit`;
+    /// with `payloads` false, without their payloads (a payload kept in a file is not
+    /// read, but for its first ``InboxReply/headBytes`` bytes).
     package func inbox(_ request: ControlRequest) async throws -> InboxReply {
         if let after = request.after, after < 0 {
             throw MeshError(.invalidArgument, "\"after\" must be 0 or more, got \(after)")
@@ -113,8 +115,12 @@ package struct ControlHandler: Sendable {
             throw MeshError(.invalidArgument, "\"limit\" must be 0 or more, got \(limit)")
         }
         let limit = request.limit ?? .max
-        let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
-        return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
+        guard request.payloads == false else {
+            let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
+            return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
+        }
+        let summaries = try await inbox.summaries(after: request.after ?? 0, limit: limit, headBytes: InboxReply.headBytes)
+        return InboxReply(messages: summaries.map(Self.message), totalReceived: try await inbox.totalReceived)
     }
 
     /// The payload of one inbox entry, for a raw download: in memory when small, else
@@ -203,8 +209,19 @@ package struct ControlHandler: Sendable {
         return InboxReply.Message(
             seq: entry.sequence, id: entry.message.id, from: entry.message.from, transport: entry.message.transport,
             receivedAt: entry.receivedAt, bytes: payload.count, text: String(validating: payload, as: UTF8.self),
-            payloadBase64: Data(payload).base64EncodedString(), topic: entry.message.topic,
+            payloadBase64: Data(payload).base64EncodedString(), headBase64: nil, topic: entry.message.topic,
             emergency: entry.message.emergency ? true : nil)
+    }
+
+    /// A message of a listing without payloads: `text` when the whole payload is at
+    /// hand and UTF-8, else the base64 of its first bytes.
+    static func message(_ summary: StoreInbox.Summary) -> InboxReply.Message {
+        let text = summary.isWhole ? String(validating: summary.head, as: UTF8.self) : nil
+        return InboxReply.Message(
+            seq: summary.sequence, id: summary.id, from: summary.from, transport: summary.transport,
+            receivedAt: summary.receivedAt, bytes: summary.byteCount, text: text, payloadBase64: nil,
+            headBase64: text == nil ? Data(summary.head.prefix(InboxReply.headBytes)).base64EncodedString() : nil,
+            topic: summary.topic, emergency: summary.emergency ? true : nil)
     }
 
     /// A request line, decoded or refused.

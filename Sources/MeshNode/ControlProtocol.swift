@@ -8,6 +8,7 @@ import MeshCore
 /// {"cmd":"status"}
 /// {"cmd":"send","peer":"<64 hex or alias>","text":"hello","wait":true,"timeout_seconds":30}
 /// {"cmd":"inbox","after":0,"limit":100}
+/// {"cmd":"inbox","payloads":false}
 /// {"cmd":"history","peer":"bob","limit":50}
 /// {"cmd":"trace","id":"<32 hex>"}
 /// {"cmd":"contacts_add","alias":"bob","peer":"<64 hex>","note":"from the meetup"}
@@ -62,6 +63,11 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// `send`: send it as an emergency (flooded ahead of every queue, within
     /// `flood.emergency_per_hour`; above it the send fails with `rateLimited`).
     public var emergency: Bool?
+    /// `inbox`: whether the reply carries each payload (`payload_base64`, and `text`
+    /// whatever its size). Default true; false lists the messages without them (their
+    /// size, and `text` or `head_base64` as ``InboxReply/Message`` says); a client
+    /// then fetches a payload raw from the HTTP API (`GET /api/v1/inbox/{seq}/payload`).
+    public var payloads: Bool?
 
     /// Creates a request.
     public init(
@@ -69,7 +75,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
         timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil,
         relayEnabled: Bool? = nil, invitation: String? = nil, relayMaxPerHour: Int? = nil, relayNeighbourShare: Double? = nil,
-        relayBatteryFloorPercent: Int? = nil, emergency: Bool? = nil, discoveryMode: String? = nil
+        relayBatteryFloorPercent: Int? = nil, emergency: Bool? = nil, discoveryMode: String? = nil, payloads: Bool? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -92,6 +98,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.invitation = invitation
         self.emergency = emergency
         self.discoveryMode = discoveryMode
+        self.payloads = payloads
     }
 
     /// The commands a node answers.
@@ -108,12 +115,12 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// refusal texts).
     static let integerFields: Set<String> = ["after", "limit"]
     static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
-    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency"]
+    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency", "payloads"]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
-        case emergency, discoveryMode
+        case emergency, discoveryMode, payloads
     }
 
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
@@ -151,6 +158,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         invitation = try container.decodeIfPresent(String.self, forKey: .invitation)
         emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency)
         discoveryMode = try container.decodeIfPresent(String.self, forKey: .discoveryMode)
+        payloads = try container.decodeIfPresent(Bool.self, forKey: .payloads)
     }
 }
 
@@ -266,7 +274,12 @@ public struct SendReply: Codable, Sendable, Hashable {
 
 /// The reply to `inbox`.
 public struct InboxReply: Codable, Sendable, Hashable {
-    /// One received message.
+    /// One received message. With payloads (the default) it carries the payload whole,
+    /// as ``payloadBase64`` and, when it is UTF-8, as ``text``. Without (`"payloads":
+    /// false`) it carries ``bytes`` and only what the node has at hand: ``text`` when
+    /// the payload is UTF-8 and kept in the store's row (under
+    /// `store.inbox_file_threshold_bytes`) or no longer than ``InboxReply/headBytes``,
+    /// else ``headBase64``, its first bytes.
     public struct Message: Codable, Sendable, Hashable {
         /// Its sequence number in the inbox (pass it as `after` to poll for newer ones).
         public var seq: Int
@@ -280,15 +293,24 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var receivedAt: Date
         /// Payload size in bytes.
         public var bytes: Int
-        /// The payload as text when it is valid UTF-8.
+        /// The payload as text when it is valid UTF-8 (without payloads: only when it
+        /// is also kept in the store's row, under `store.inbox_file_threshold_bytes`, or
+        /// no longer than ``InboxReply/headBytes``).
         public var text: String?
-        /// The payload, base64.
-        public var payloadBase64: String
+        /// The payload, base64; nil in a reply without payloads (`"payloads": false`).
+        public var payloadBase64: String?
+        /// Without payloads, when ``text`` is absent: the base64 of the payload's first
+        /// ``InboxReply/headBytes`` bytes (all of it when shorter), for a preview; nil
+        /// otherwise.
+        public var headBase64: String?
         /// The topic of a topic message; absent for a direct message.
         public var topic: String?
         /// True when its origin sent it as an emergency; absent otherwise.
         public var emergency: Bool?
     }
+
+    /// How many of a payload's first bytes ``Message/headBase64`` carries.
+    public static let headBytes = 1_024
 
     /// The messages, oldest first.
     public var messages: [Message]

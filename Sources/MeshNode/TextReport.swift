@@ -65,9 +65,35 @@ public enum TextReport {
             "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
             + (message.topic.map { "  topic \(escaped($0))" } ?? "")
             + (message.emergency == true ? "  EMERGENCY" : "")
-        let body = message.text.map { "    " + escaped($0, newlines: "\n    ") }
-            ?? "    (binary, base64) \(message.payloadBase64.prefix(76))\(message.payloadBase64.count > 76 ? "…" : "")"
-        return header + "\n" + body
+        return header + "\n" + inboxBody(message)
+    }
+
+    /// The payload part of ``inboxMessage(_:)``: the text; else, from a listing
+    /// without payloads, the start of a longer text (at most ``previewLines`` lines of
+    /// its first bytes); else the start of the base64.
+    static func inboxBody(_ message: InboxReply.Message) -> String {
+        if let text = message.text { return "    " + escaped(text, newlines: "\n    ") }
+        let head = message.headBase64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
+        if let head, head.count < message.bytes, let start = textStart(head) {
+            let lines = start.split(separator: "\n", maxSplits: previewLines, omittingEmptySubsequences: false).prefix(previewLines)
+            return "    " + escaped(lines.joined(separator: "\n"), newlines: "\n    ")
+                + "…\n    (\(message.bytes) bytes in all; --save DIR writes them to a file)"
+        }
+        let base64 = message.payloadBase64 ?? message.headBase64 ?? ""
+        // 76 base64 characters are the first 57 bytes.
+        return "    (binary, base64) \(base64.prefix(76))\(message.bytes > 57 ? "…" : "")"
+    }
+
+    /// The lines of a long text's start that `scmesh inbox` shows.
+    static let previewLines = 10
+
+    /// `head`, the start of a payload, as text when it is valid UTF-8 but for a
+    /// character cut off at its end; nil otherwise.
+    static func textStart(_ head: [UInt8]) -> String? {
+        for cut in 0...min(3, head.count) {
+            if let text = String(validating: head.dropLast(cut), as: UTF8.self) { return text }
+        }
+        return nil
     }
 
 

@@ -5,9 +5,9 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// A small HTTP/1.1 client for a node's own API on this machine (what `scmesh send -`
-/// and `scmesh dashboard` use): one request per connection, the bearer token from
-/// `DATA-DIR/api.token`.
+/// A small HTTP/1.1 client for a node's own API on this machine (what `scmesh send -`,
+/// `scmesh inbox --save` and `scmesh dashboard` use): one request per connection, the
+/// bearer token from `DATA-DIR/api.token`.
 public struct NodeHTTPClient: Sendable {
     /// The API's `host:port` (as `scmesh status` shows it).
     public let address: String
@@ -100,13 +100,12 @@ public struct NodeHTTPClient: Sendable {
         }
     }
 
-    func request(
-        _ method: HTTPMethod, _ target: String, contentType: String?, body: Body?, headers extra: [(String, String)], authorize: Bool
-    ) async throws -> Reply {
+    /// A connection to ``address`` for one request.
+    /// - Throws: `.nodeNotRunning` when nothing answers there.
+    private func connect() async throws -> NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart> {
         let (host, port) = try Self.split(address)
-        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
@@ -116,14 +115,27 @@ public struct NodeHTTPClient: Sendable {
         } catch {
             throw MeshError(.nodeNotRunning, "nothing answers HTTP at \(address): \(error)", cause: error)
         }
+    }
+
+    /// A request head with the token (unless `authorize` is false) and `Connection: close`.
+    private func head(
+        _ method: HTTPMethod, _ target: String, contentLength: Int, contentType: String?, headers extra: [(String, String)], authorize: Bool
+    ) -> HTTPRequestHead {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: address)
         if authorize { headers.add(name: "Authorization", value: "Bearer \(token)") }
         headers.add(name: "Connection", value: "close")
-        headers.add(name: "Content-Length", value: String(body?.length ?? 0))
+        headers.add(name: "Content-Length", value: String(contentLength))
         if let contentType { headers.add(name: "Content-Type", value: contentType) }
         for (name, value) in extra { headers.add(name: name, value: value) }
-        let head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
+        return HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
+    }
+
+    func request(
+        _ method: HTTPMethod, _ target: String, contentType: String?, body: Body?, headers extra: [(String, String)], authorize: Bool
+    ) async throws -> Reply {
+        let channel = try await connect()
+        let head = head(method, target, contentLength: body?.length ?? 0, contentType: contentType, headers: extra, authorize: authorize)
         let address = address
         return try await channel.executeThenClose { inbound, outbound in
             // Write and read at once: a node that refuses a body up front (too large)
@@ -149,6 +161,66 @@ public struct NodeHTTPClient: Sendable {
                 throw MeshError(.controlRequestFailed, "the node at \(address) closed the connection without replying")
             }
         }
+    }
+
+    /// A `GET` of `target` whose body, when the status is 200, goes to `write` piece by
+    /// piece as it arrives: the next piece is read only once `write` returned, so the
+    /// body is never whole in memory (the reply's ``Reply/body`` is then empty). The
+    /// body of any other status (an API error, small) is collected into the reply.
+    ///
+    /// ```swift
+    /// let reply = try await client.download("/api/v1/inbox/7/payload") { piece in
+    ///     try handle.write(contentsOf: Array(buffer: piece))
+    /// }
+    /// ```
+    /// - Throws: `.nodeNotRunning` when nothing answers at ``address``;
+    ///   `.controlRequestFailed` when the connection ends before the reply does; what
+    ///   `write` throws.
+    public func download(_ target: String, write: (ByteBuffer) async throws -> Void) async throws -> Reply {
+        let channel = try await connect()
+        let head = head(.GET, target, contentLength: 0, contentType: nil, headers: [], authorize: true)
+        let address = address
+        /// What `write` threw, told apart from what the connection threw.
+        struct WriteFailure: Error {
+            var error: any Error
+        }
+        return try await channel.executeThenClose { inbound, outbound in
+            // A failed write (the node closed first) shows in what is read.
+            try? await outbound.write(.head(head))
+            try? await outbound.write(.end(nil))
+            var reply = Reply(status: 0, body: [])
+            var received = 0
+            do {
+                for try await part in inbound {
+                    switch part {
+                    case .head(let responseHead):
+                        reply.status = Int(responseHead.status.code)
+                        reply.headers = responseHead.headers.map { (name: $0.name, value: $0.value) }
+                    case .body(let piece):
+                        received += piece.readableBytes
+                        if reply.status == 200 {
+                            do { try await write(piece) } catch { throw WriteFailure(error: error) }
+                        } else {
+                            reply.body += Array(buffer: piece)
+                        }
+                    case .end:
+                        return reply
+                    }
+                }
+            } catch let failure as WriteFailure {
+                throw failure.error
+            } catch let error as IOError {
+                throw Self.brokenOff(address, received, reason: String(cString: strerror(error.errnoCode)).lowercased(), cause: error)
+            } catch {
+                throw Self.brokenOff(address, received, reason: "\(error)", cause: error)
+            }
+            throw Self.brokenOff(address, received, reason: "the connection closed", cause: nil)
+        }
+    }
+
+    private static func brokenOff(_ address: String, _ received: Int, reason: String, cause: (any Error)?) -> MeshError {
+        MeshError(
+            .controlRequestFailed, "the reply of the node's HTTP API at \(address) broke off after \(received) bytes (\(reason))", cause: cause)
     }
 
     private static func readReply(_ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, from address: String) async throws -> Reply {

@@ -44,9 +44,10 @@ extension NodeHTTPServer {
                 await self.commands.outbox(ControlRequest(cmd: "outbox", peer: query.string("peer"), limit: query.int("limit"))))
         }
         api.get("inbox") { request, _ in
-            let query = try QueryParameters(request, known: ["after", "limit"])
+            let query = try QueryParameters(request, known: ["after", "limit", "payloads"])
             return try Self.json(
-                await self.commands.inbox(ControlRequest(cmd: "inbox", after: query.int("after"), limit: query.int("limit"))))
+                await self.commands.inbox(
+                    ControlRequest(cmd: "inbox", after: query.int("after"), limit: query.int("limit"), payloads: query.bool("payloads"))))
         }
         api.get("inbox/{seq}/payload") { request, context in
             _ = try QueryParameters(request, known: [])

@@ -100,21 +100,89 @@ extension StoreInbox {
         }
         guard let row else { return nil }
         let source: Payload.Source
-        if let name = row.payloadFile {
-            let path = database.payloadFiles.directory + "/" + name
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                let code = errno
-                guard try await stillHolds(row) else { return nil }
-                throw MeshError(.storeCorrupt, "the payload file \(path) of inbox entry \(sequence) is missing or unreadable (\(String(cString: strerror(code))))")
-            }
-            source = .file(InboxPayloadFile(descriptor: descriptor, path: path, byteCount: row.bytes))
+        if row.payloadFile != nil {
+            guard let file = try await openFile(of: row) else { return nil }
+            source = .file(file)
         } else {
             source = .bytes(Array(row.payload))
         }
         return Payload(
             sequence: sequence, id: try Self.stored(MessageID.stored, row.messageID), from: try Self.stored(PeerID.stored, row.sender),
             byteCount: row.bytes, source: source)
+    }
+
+    /// The payload file of `row` (which names one), open for reading; nil when it is
+    /// gone because the row was deleted meanwhile.
+    /// - Throws: `.storeCorrupt` when a row that still exists names a missing file.
+    private func openFile(of row: InboxRow) async throws(MeshError) -> InboxPayloadFile? {
+        let path = database.payloadFiles.directory + "/" + (row.payloadFile ?? "")
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            guard try await stillHolds(row) else { return nil }
+            throw MeshError(
+                .storeCorrupt,
+                "the payload file \(path) of inbox entry \(row.sequence ?? 0) is missing or unreadable (\(String(cString: strerror(code))))")
+        }
+        return InboxPayloadFile(descriptor: descriptor, path: path, byteCount: row.bytes)
+    }
+
+    /// One entry as a listing without payloads shows it: its size, and of its payload
+    /// only what costs no file read beyond a few bytes — all of it when it is kept in
+    /// its row (under ``StoreConfiguration/inboxFileThreshold``, read with the row
+    /// anyway), its first bytes when it is kept in a file.
+    public struct Summary: Sendable, Hashable {
+        /// The entry's sequence number.
+        public var sequence: Int
+        /// When the node received it.
+        public var receivedAt: Date
+        /// The message's ID.
+        public var id: MessageID
+        /// Its sender.
+        public var from: PeerID
+        /// The transport it arrived on.
+        public var transport: String
+        /// The topic of a topic message; nil for a direct message.
+        public var topic: String?
+        /// Whether its origin sent it as an emergency.
+        public var emergency: Bool
+        /// The payload's size in bytes.
+        public var byteCount: Int
+        /// The whole payload when it is kept in its row, else its first bytes (as many
+        /// as ``StoreInbox/summaries(after:limit:headBytes:)`` was asked for).
+        public var head: [UInt8]
+
+        /// Whether ``head`` is the whole payload.
+        public var isWhole: Bool { head.count == byteCount }
+    }
+
+    /// Messages with a sequence number above `after`, oldest first, at most `limit`
+    /// (the newest ones when there are more), as ``entries(after:limit:)`` lists them
+    /// but without reading a payload kept in a file: of those, only the first
+    /// `headBytes` bytes are read.
+    /// - Throws: ``MeshError`` when the store cannot be read; `.storeCorrupt` when a
+    ///   row names a missing or short file.
+    public func summaries(after: Int = 0, limit: Int = .max, headBytes: Int) async throws(MeshError) -> [Summary] {
+        let limit = max(0, limit)
+        let rows = try await database.read("read the inbox") { db in
+            try InboxRow.fetchAll(
+                db, sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
+                arguments: [after, limit == .max ? -1 : limit])
+        }
+        var summaries: [Summary] = []
+        for row in rows.reversed() {
+            var head = Array(row.payload)
+            if row.payloadFile != nil {
+                guard let file = try await openFile(of: row) else { continue }  // removed while listed
+                head = try await file.read(at: 0, upTo: max(0, headBytes))
+            }
+            summaries.append(
+                Summary(
+                    sequence: Int(row.sequence ?? 0), receivedAt: Millis.date(row.receivedAt),
+                    id: try Self.stored(MessageID.stored, row.messageID), from: try Self.stored(PeerID.stored, row.sender),
+                    transport: row.transport, topic: row.topic, emergency: row.emergency != 0, byteCount: row.bytes, head: head))
+        }
+        return summaries
     }
 }
 

@@ -2,12 +2,19 @@ import ArgumentParser
 import Foundation
 import MeshCore
 import MeshNode
+import MeshNodeHTTP
 
 /// `scmesh inbox`.
 struct InboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inbox",
-        abstract: "Show messages received by the running node; --follow waits for new ones, --save writes payloads to files.")
+        abstract: "Show messages received by the running node; --follow waits for new ones, --save writes payloads to files.",
+        discussion: """
+            The listing carries each payload's size, the text of a short text message, and the start of \
+            any other payload; --payloads asks for the payloads themselves (payload_base64 in --json). \
+            --save downloads each payload raw from the node's HTTP API, streamed to disk (over the control \
+            socket as base64 when the node serves no HTTP API).
+            """)
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -27,17 +34,21 @@ struct InboxCommand: AsyncParsableCommand {
             valueName: "dir"))
     var save: String?
 
+    @Flag(help: "List the payloads themselves: long texts whole, and payload_base64 in --json (the control socket's default).")
+    var payloads = false
+
     /// How often --follow asks the node for new messages.
     static let pollInterval: Duration = .milliseconds(250)
 
     func run() async throws {
         try await reportingErrors(json: output.json) {
-            if let save { try InboxSaver.prepare(save) }
+            let saver = try save.map { try InboxSaver(directory: $0, dataDirectory: dataDirectory.path) }
             let client = ControlClient(dataDirectory: dataDirectory.path)
             var cursor = after ?? 0
             var first = true
             while true {
-                let request = ControlRequest(cmd: "inbox", after: cursor, limit: first ? limit : nil)
+                // Without --payloads the listing leaves them out (nil: the node's default, with).
+                let request = ControlRequest(cmd: "inbox", after: cursor, limit: first ? limit : nil, payloads: payloads ? nil : false)
                 let reply = try await client.call(request)
                 let inbox = try reply.decode(InboxReply.self)
                 if !follow {
@@ -48,9 +59,15 @@ struct InboxCommand: AsyncParsableCommand {
                     }
                     if first, inbox.messages.isEmpty, !output.json { printError("waiting for messages (Ctrl-C to stop)") }
                 }
-                if let save {
-                    for message in inbox.messages {
-                        if let path = try InboxSaver.write(message, to: save), !output.json { printError("saved #\(message.seq) to \(path)") }
+                if let saver {
+                    for saved in try await saver.save(inbox.messages) {
+                        switch saved.outcome {
+                        case .written: if !output.json { printError("saved #\(saved.seq) to \(saved.path)") }
+                        case .existed: break
+                        case .gone:
+                            printError(
+                                "#\(saved.seq) (\(saved.id.hex)) left the inbox before its payload could be saved (the inbox keeps store.inbox_capacity messages and store.inbox_max_bytes bytes); nothing was written for it")
+                        }
                     }
                 }
                 fflush(nil)  // every stream: print is buffered when piped, and --follow must not sit on lines
@@ -60,46 +77,6 @@ struct InboxCommand: AsyncParsableCommand {
                 try await Task.sleep(for: Self.pollInterval)
             }
         }
-    }
-}
-
-/// Writes inbox payloads to files for `scmesh inbox --save`.
-enum InboxSaver {
-    /// Creates the directory (mode 0700) if needed.
-    static func prepare(_ directory: String) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw MeshError(.invalidArgument, "--save \(directory): not a directory") }
-            return
-        }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw MeshError(.invalidArgument, "--save \(directory): cannot create the directory (\(error.localizedDescription))")
-        }
-    }
-
-    /// Writes the payload to `directory/<message-id>` unless that file exists; returns
-    /// its path when written.
-    static func write(_ message: InboxReply.Message, to directory: String) throws -> String? {
-        let path = (directory as NSString).appendingPathComponent(message.id.hex)
-        guard let payload = Data(base64Encoded: message.payloadBase64) else {
-            throw MeshError(.controlRequestFailed, "message #\(message.seq): the node sent a payload that is not base64")
-        }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            if errno == EEXIST { return nil }
-            throw MeshError(.invalidArgument, "--save: cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try handle.write(contentsOf: payload)
-            try handle.close()
-        } catch {
-            throw MeshError(.invalidArgument, "--save: cannot write \(path): \(error.localizedDescription)")
-        }
-        return path
     }
 }
 

@@ -25,13 +25,16 @@ struct TemporaryDirectory {
     }
 }
 
-/// A node running in this process with its HTTP API on a free loopback port, on an
+/// A node running in this process with its HTTP API on a free loopback port (or, with
+/// `http: false`, none at all, as `http.enabled: false` makes `scmesh run`), on an
 /// in-memory network of its own (`network`).
 struct HTTPNode {
     let node: Node
     let directory: TemporaryDirectory
     let task: Task<Void, any Error>
+    /// Where the HTTP API listens; empty when the node serves none.
     let address: String
+    /// The API token; empty when the node serves no HTTP API.
     let token: String
 
     var client: NodeHTTPClient { NodeHTTPClient(address: address, token: token) }
@@ -39,12 +42,12 @@ struct HTTPNode {
 
     /// Starts a node; on `directory` (a restart) when given, else on a new one.
     static func start(
-        network: String, overrides: [String] = [], eventCapacity: Int = 4096, directory: TemporaryDirectory? = nil
+        network: String, overrides: [String] = [], eventCapacity: Int = 4096, directory: TemporaryDirectory? = nil, http: Bool = true
     ) async throws -> HTTPNode {
         let directory = try directory ?? TemporaryDirectory()
         let yaml = """
             relay: {enabled: true}
-            http: {enabled: true, listen: "127.0.0.1:0"}
+            http: {enabled: \(http), listen: "127.0.0.1:0"}
             keepalive_interval_ms: 1000
             transports:
               loopback: {enabled: true, priority: 0, network: \(network)}
@@ -53,9 +56,14 @@ struct HTTPNode {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let node = try buildNode(config: config, dataDirectory: directory.path, logger: logger, registry: .builtIn)
+        let control = ControlClient(dataDirectory: directory.path)
+        guard http else {
+            let task = Task { try await node.run(handlingSignals: false, extraServices: []) }
+            try await eventually("the node answers") { try await control.call(ControlRequest(cmd: "status")).ok }
+            return HTTPNode(node: node, directory: directory, task: task, address: "", token: "")
+        }
         let server = try await NodeHTTPServer(node: node, logger: logger, eventCapacity: eventCapacity)
         let task = Task { try await node.run(handlingSignals: false, extraServices: [server]) }
-        let control = ControlClient(dataDirectory: directory.path)
         var address: String?
         try await eventually("the HTTP API listens") {
             address = try await control.call(ControlRequest(cmd: "status")).decode(StatusReply.self).httpAddress

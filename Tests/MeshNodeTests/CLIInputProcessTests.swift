@@ -12,7 +12,7 @@ import Testing
 struct CLIInputProcessTests {
     static let common = tcpOnlyNodeArguments
 
-    @Test("short peer IDs, ambiguous prefixes, inbox --follow (text and JSON lines) and --save between two nodes")
+    @Test("short peer IDs, ambiguous prefixes, inbox --follow (text and JSON lines) and --save (over the control socket: the HTTP API is off) between two nodes")
     func shortIDsFollowSave() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         let directory = try TemporaryDirectory()
@@ -23,8 +23,10 @@ struct CLIInputProcessTests {
         let portA = try unusedLoopbackPort()
         let nodeA = try startScmesh(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + Self.common, home: home)
         defer { stopProcess(nodeA) }
+        // B serves no HTTP API: --save takes the payloads over the control socket.
         let nodeB = try startScmesh(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)"]
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)",
+             "--set", "http.enabled=false"]
                 + Self.common, home: home)
         defer { stopProcess(nodeB) }
         let clientA = ControlClient(dataDirectory: a)
@@ -51,6 +53,7 @@ struct CLIInputProcessTests {
         let text = try await runScmesh(["send", "--data-dir", a, "--json", "--timeout", "30", short, "by a short ID"], home: home)
         #expect(text.status == 0, "\(text.standardError)")
         #expect(try jsonObject(text.standardOutput)["peer"] as? String == idB.hex)
+        let textID = try #require(try jsonObject(text.standardOutput)["message_id"] as? String)
         // And a binary payload by an upper-case prefix.
         let binary: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13, 0x1B]
         let sent = try await runScmesh(
@@ -75,6 +78,8 @@ struct CLIInputProcessTests {
         }
         let mode = try FileManager.default.attributesOfItem(atPath: (saved as NSString).appendingPathComponent(binaryID))[.posixPermissions]
         #expect((mode as? NSNumber)?.intValue == 0o600)
+        // Both, and no temporary file beside them.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: saved).sorted() == [textID, binaryID].sorted())
 
         // Two contacts whose IDs share "abcd": the prefix is ambiguous, a longer one is not.
         let x = "abcd" + String(repeating: "1", count: 60)

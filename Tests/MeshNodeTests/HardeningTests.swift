@@ -59,7 +59,7 @@ struct HardeningTests {
         #expect(typo.code == MeshError.Code.controlRequestFailed.name)
         #expect(
             typo.error
-                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode)"#)
+                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode, payloads)"#)
         let wrongType = try ControlReply(line: try await node.client.exchange(Array(#"{"cmd":"send","wait":"yes"}"#.utf8)))
         #expect(wrongType.error == #"request field "wait" must be true or false"#)
         // Decoder internals (type names, coding paths, "Swift.DecodingError") never reach the reply.
@@ -263,11 +263,19 @@ struct ProcessHardeningTests {
         try await eventually("B holds the message") {
             try await scmesh(["inbox", "--data-dir", b, "--json", "--limit", "0"], home: directory.path).standardOutput.contains("\"total_received\":1")
         }
+        // The listing carries the payload's first 1 KiB only (a one-line text: all of
+        // it is shown); --payloads all of it.
         let inbox = try await scmesh(["inbox", "--data-dir", b], home: directory.path)
         #expect(inbox.status == 0)
         #expect(inbox.standardOutput.contains(#"\u{1B}[2J\u{1B}]0;owned\u{7}xxx"#))
         #expect(!inbox.standardOutput.utf8.contains(0x1B))
-        #expect(inbox.standardOutput.utf8.count > 10_000_000)
+        #expect(inbox.standardOutput.contains("xxx…\n    (10000000 bytes in all; --save DIR writes them to a file)"), "\(inbox.standardOutput.suffix(200))")
+        #expect(inbox.standardOutput.utf8.count < 2_000)
+        let whole = try await scmesh(["inbox", "--data-dir", b, "--payloads"], home: directory.path)
+        #expect(whole.status == 0)
+        #expect(whole.standardOutput.contains(#"\u{1B}[2J\u{1B}]0;owned\u{7}xxx"#))
+        #expect(!whole.standardOutput.utf8.contains(0x1B))
+        #expect(whole.standardOutput.utf8.count > 10_000_000)
 
         // B's limit is 12,000,000 bytes: 13 MB is refused up front, naming the key.
         let tooLarge = try await scmesh(

@@ -10,7 +10,7 @@ import Testing
 
 @Suite("large payloads across kill -9")
 struct LargePayloadProcessTests {
-    @Test("scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed; the receiver's payload file survives its own SIGKILL and `scmesh inbox --save` writes it")
+    @Test("scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed; the receiver's payload file survives its own SIGKILL and `scmesh inbox --save` downloads it raw from the HTTP API")
     func largePayloadSurvivesKill() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         let directory = try TemporaryDirectory()
@@ -64,7 +64,7 @@ struct LargePayloadProcessTests {
         let inbox = try await clientB.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
         let received = try #require(inbox.messages.first)
         #expect(received.id.hex == messageID)
-        #expect(Data(base64Encoded: received.payloadBase64).map(Array.init) == payload)
+        #expect(received.payloadBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init) == payload)
         try await eventually("the sender's payload file is removed once the message is sent", attempts: 1500) {
             try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty
         }
@@ -82,5 +82,14 @@ struct LargePayloadProcessTests {
         let save = try await runScmesh(["inbox", "--data-dir", b, "--save", saved], home: home)
         #expect(save.status == 0, "\(save.standardError)")
         #expect(FileManager.default.contents(atPath: saved + "/" + messageID).map(Array.init) == payload)
+        #expect(save.standardError.contains("saved #1 to \(saved)/\(messageID)"), "\(save.standardError)")
+        // Downloaded raw from the HTTP API through a temporary file that is gone now;
+        // the listing itself carried no payload.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: saved) == [messageID])
+        #expect(save.standardOutput.utf8.count < 1_000, "\(save.standardOutput.prefix(300))")
+        let listed = try await runScmesh(["inbox", "--data-dir", b, "--json"], home: home)
+        let message = try #require((try jsonObject(listed.standardOutput)["messages"] as? [[String: Any]])?.first)
+        #expect(message["payload_base64"] == nil && message["bytes"] as? Int == payload.count)
+        #expect((message["head_base64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init) == Array(payload.prefix(1024)))
     }
 }

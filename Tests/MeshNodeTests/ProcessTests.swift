@@ -112,7 +112,7 @@ struct ProcessTests {
 
         var inbox: [[String: Any]] = []
         try await eventually("node B's inbox has both messages") {
-            let reply = try await scmesh("inbox", "--data-dir", b, "--json", home: directory.path)
+            let reply = try await scmesh("inbox", "--data-dir", b, "--json", "--payloads", home: directory.path)
             let object = try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any]
             inbox = object?["messages"] as? [[String: Any]] ?? []
             return inbox.count == 2

@@ -173,6 +173,28 @@ struct InboxPayloadFileTests {
                 #expect(error.message.contains(name), "\(error.message)")
             }
             await #expect(throws: MeshError.self) { _ = try await store.inbox.payload(sequence: 1) }
+            await #expect(throws: MeshError.self) { _ = try await store.inbox.summaries(headBytes: 16) }
+        }
+    }
+
+    @Test("a listing without payloads reads only the first bytes of a payload kept in a file, a payload kept in its row whole; after and limit as for entries")
+    func summariesReadOnlyTheHead() async throws {
+        try await withStore(configuration: Self.configuration()) { store throws in
+            let alice = PeerID.random()
+            let big = Self.large(from: alice)
+            let small = message(from: alice, "hello")
+            try await store.inbox.append(big)
+            try await store.inbox.append(small)
+            let summaries = try await store.inbox.summaries(headBytes: 64)
+            #expect(summaries.map(\.sequence) == [1, 2])
+            #expect(summaries.map(\.byteCount) == [5_000, 5])
+            #expect(summaries.map(\.id) == [big.id, small.id])
+            #expect(summaries.allSatisfy { $0.from == alice && $0.transport == "tcp" && !$0.emergency && $0.topic == nil })
+            #expect(summaries[0].head == Array(big.payload.prefix(64)) && !summaries[0].isWhole)
+            #expect(summaries[1].head == small.payload && summaries[1].isWhole)
+            #expect(try await store.inbox.summaries(after: 1, headBytes: 64).map(\.sequence) == [2])
+            #expect(try await store.inbox.summaries(limit: 1, headBytes: 64).map(\.sequence) == [2])
+            #expect(try await store.inbox.summaries(headBytes: 10_000)[0].head == big.payload)
         }
     }
 

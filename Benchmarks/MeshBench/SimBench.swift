@@ -42,7 +42,7 @@ enum SimBench {
                         second costs many real ones)
           --ttl N       the TTL a direct message starts with (default_ttl), when above
                         3 × (the graph's diameter + 4), what the run raises it to otherwise
-          --refresh S   routing.announce_interval_ms in virtual seconds (default 60; the
+          --refresh S   routing.announce_interval_ms in virtual seconds (default 600; the
                         route maximum age is 10/3 of it, as by default)
           --summary S   routing.summary_interval_ms in virtual seconds (default 60; 0: no
                         route summaries)
@@ -145,7 +145,7 @@ enum SimBench {
             var configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
             configuration.router.flood.enabled = flood
             if let refresh {
-                // Routes live as many refreshes as by default (200 s / 60 s).
+                // Routes live as many refreshes as by default (2000 s / 600 s).
                 configuration.router.routing.announceInterval = .seconds(refresh)
                 configuration.router.routing.routeMaxAge = .seconds(refresh * 10 / 3)
             }

@@ -129,13 +129,18 @@ import Testing
     }
 
     @Test func refreshAndRouteAgeStretchWithTheTable() {
-        let routing = RoutingConfiguration()  // 60 s, 200 s, 10 a second
-        #expect(routing.refreshInterval(origins: 10) == .seconds(60))
-        #expect(routing.refreshInterval(origins: 300) == .seconds(60))
-        #expect(routing.refreshInterval(origins: 1000) == .seconds(200))
-        #expect(routing.routeMaxAge(origins: 100) == .seconds(200))
-        let stretched = routing.routeMaxAge(origins: 1000)
-        #expect(stretched > .seconds(666) && stretched < .seconds(667))
+        let routing = RoutingConfiguration()  // 600 s, 2000 s, 10 a second
+        #expect(routing.refreshInterval(origins: 10) == .seconds(600))
+        #expect(routing.refreshInterval(origins: 3000) == .seconds(600))
+        #expect(routing.refreshInterval(origins: 10_000) == .seconds(2000))
+        #expect(routing.routeMaxAge(origins: 1000) == .seconds(2000))
+        let stretched = routing.routeMaxAge(origins: 10_000)
+        #expect(stretched > .seconds(6666) && stretched < .seconds(6667))
+        let short = RoutingConfiguration(announceInterval: .seconds(60), routeMaxAge: .seconds(200))
+        #expect(short.refreshInterval(origins: 300) == .seconds(60))
+        #expect(short.refreshInterval(origins: 1000) == .seconds(200))
+        let stretchedShort = short.routeMaxAge(origins: 1000)
+        #expect(stretchedShort > .seconds(666) && stretchedShort < .seconds(667))
     }
 }
 

@@ -166,4 +166,57 @@ import TransportLoopback
         #expect(listed == Set(inDiffering.map { "\($0.origin)/\($0.sequence)" }))
         #expect(await router.stats().routeSummaries["listed"] == 1)
     }
+
+    /// Z refreshes O every 100 s (a newer sequence, the same 2 hops), as every origin
+    /// does at its refresh interval: R's summaries to X still back off (after the
+    /// link-up one: 2, 4, 8 intervals later), as where nothing changes. Before, each
+    /// refresh counted as a new route and brought X's timer back to one interval, so
+    /// with many origins summaries never backed off (at 1000 nodes they were a quarter
+    /// of the steady phase's bytes). O's route moving (Z now 1 hop from it) still brings
+    /// the next summary within one interval.
+    @Test(.timeLimit(.minutes(1))) func refreshesDoNotHoldSummariesAtTheShortestInterval() async throws {
+        let clock = ManualClock()
+        let setup = try await RouteRequestTests.routerWithXAndZ(clock: clock)
+        defer { Task { await setup.stop() } }
+        let (router, x, z) = (setup.router, setup.x, setup.z)
+        let o = PeerID.random()
+        let signer = TestReceiptSigner(peer: o)
+        try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: signer))
+        try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
+        try await x.sync(1)
+        #expect(x.seen.summaries.withLock { $0.count } == 1, "the link-up summary")
+
+        var sequence: UInt64 = 10
+        var nonce: UInt64 = 1
+        for step in 1...100 {  // 1000 s in 10 s steps, a refresh every 100 s
+            if step % 10 == 0 {
+                sequence += 1
+                try await z.send(AnnounceTests.announce(o, sequence, hops: 2, signer: signer))
+                try await AnnounceRelayingTests.waitUntil("R took the refresh") {
+                    await router.routes().first { $0.destination == o }?.sequence == sequence
+                }
+            }
+            clock.advance(by: .seconds(10))
+            nonce += 1
+            try await x.sync(nonce)
+        }
+        // O's first route was new data: a summary one interval (± 25 %) after it, then
+        // 2, 4 and 8 intervals later: at most four after the link-up one in 1000 s
+        // (with a reset at every refresh: one within 75 s of each, ten or more).
+        let afterRefreshes = x.seen.summaries.withLock { $0.count }
+        #expect(afterRefreshes >= 4 && afterRefreshes <= 5, "\(afterRefreshes) summaries in 1000 s")
+        #expect(await router.stats().announcesAccepted >= 10)
+
+        // The route moves closer: new data, so the next summary comes within 75 s.
+        try await z.send(AnnounceTests.announce(o, sequence + 1, hops: 1, signer: signer))
+        try await AnnounceRelayingTests.waitUntil("R took the shorter route") {
+            await router.routes().first { $0.destination == o }?.hops == 1
+        }
+        for _ in 1...8 {
+            clock.advance(by: .seconds(10))
+            nonce += 1
+            try await x.sync(nonce)
+        }
+        #expect(x.seen.summaries.withLock { $0.count } == afterRefreshes + 1)
+    }
 }

@@ -53,10 +53,12 @@ extension Announcer {
         summaryWaker.wake(before: due)
     }
 
-    /// This node took a new route (Trickle's "new data"): its table may now differ from
-    /// every neighbour's (an announcement of it lost on the way is repaired only by a
-    /// summary), so summaries to all go back to the shortest interval. In a mesh whose
-    /// routes keep changing they stay there; once nothing changes they back off.
+    /// This node took a new route, or its route moved (Trickle's "new data"): its table
+    /// may now differ from every neighbour's (an announcement of it lost on the way is
+    /// repaired only by a summary), so summaries to all go back to the shortest
+    /// interval. A refresh (the same route at a newer sequence) does not count. In a
+    /// mesh whose routes keep changing they stay there; once nothing changes they back
+    /// off.
     func tableChanged() {
         guard configuration.summaryInterval > .zero else { return }
         let due = clock.now + summaryWait(doublings: 0)

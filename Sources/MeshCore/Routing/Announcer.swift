@@ -184,10 +184,13 @@ final class Announcer: Sendable {
         case .ignored:
             session.heard(frame)
             stats.update { $0.announcesIgnored += 1 }
-        case .accepted(let changed):
+        case .accepted(let changed, let refresh):
             session.heard(frame)
             stats.update { $0.announcesAccepted += 1 }
-            tableChanged()
+            // A refresh (the same route at a newer sequence) is not news for the summary
+            // timers: with many origins one arrives every few seconds, and resetting on
+            // each kept summaries at the shortest interval for good.
+            if !refresh { tableChanged() }
             if relay.isEnabled, frame.hops < configuration.maxHops {
                 let onward = frame.forwarded()
                 for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {

@@ -42,8 +42,9 @@ package final class RouteTable: Sendable {
         /// Not better than the route in use (kept as an alternate when it is as new).
         case ignored
         /// Now the route in use; `changed` when the next hop differs from the usable
-        /// route before (or there was none).
-        case accepted(changed: Bool)
+        /// route before (or there was none); `refresh` when only the sequence is newer
+        /// (the same next hop and hop count as the route before).
+        case accepted(changed: Bool, refresh: Bool = false)
     }
 
     private let localPeerID: PeerID
@@ -138,7 +139,8 @@ package final class RouteTable: Sendable {
             if let current, current.nextHop == neighbour, current.sequence == chosen.sequence, current.hops == chosen.hops {
                 return .ignored
             }
-            return .accepted(changed: current?.nextHop != neighbour)
+            guard let current, current.nextHop == neighbour else { return .accepted(changed: true) }
+            return .accepted(changed: false, refresh: current.hops == chosen.hops)
         }
     }
 

@@ -140,11 +140,20 @@ import Testing
         #expect(recorded == ReceiveWindow.maxOutOfOrder)
         let beyondTheBound = bounded.record(UInt32(ReceiveWindow.maxOutOfOrder + 10))
         #expect(!beyondTheBound, "beyond the bound: not recorded")
-        // A gap opened below every second number: only the first 64 are marked.
-        for sequence in stride(from: UInt32(10_000), to: 11_000, by: 2) { bounded.arrived(sequence, at: start) }
-        let markedExpired = bounded.expire(now: start + Self.hold + .nanoseconds(1))
-        #expect(markedExpired)
-        #expect(bounded.cumulative == 10_000 + 2 * UInt32(ReceiveWindow.maxMarks - 1) - 1)
+        // A gap opened below every second number, 500 in all: 63 marks, and the newest
+        // replaced by each later one. All are consumed once the hold has passed since
+        // the last arrival, and not before.
+        for (index, sequence) in stride(from: UInt32(10_000), to: 11_000, by: 2).enumerated() {
+            bounded.arrived(sequence, at: start + .milliseconds(index))
+        }
+        let early = bounded.expire(now: start + .milliseconds(62) + Self.hold + .nanoseconds(1))
+        #expect(early)
+        #expect(bounded.cumulative == 10_000 + 2 * 62 - 1, "the 63 marks of their own")
+        let tooEarlyForTheLast = bounded.expire(now: start + .milliseconds(498) + Self.hold)
+        #expect(!tooEarlyForTheLast)
+        let last = bounded.expire(now: start + .milliseconds(499) + Self.hold + .nanoseconds(1))
+        #expect(last)
+        #expect(bounded.cumulative == 10_997)
         #expect(bounded.nextExpiry == nil)
     }
 }

@@ -16,8 +16,8 @@ package struct ReceiveWindow: Sendable {
     /// but not recorded (its sender times out and its retry is acknowledged as a
     /// duplicate).
     package static let maxOutOfOrder = 4096
-    /// The most arrival marks kept (below); when they are all in use a later arrival
-    /// adds none, so consuming is only ever later than it could be, never sooner.
+    /// The most marks kept (below); when they are all in use a new one replaces the
+    /// newest, which only delays what that one would have consumed, never hastens it.
     static let maxMarks = 64
 
     private struct Hole {
@@ -63,11 +63,16 @@ package struct ReceiveWindow: Sendable {
         return mark(sequence, at: now)
     }
 
-    /// Adds a mark (see ``marks``) unless there is no room or it would not be the
-    /// highest; returns when it expires.
+    /// Adds a mark (see ``marks``) unless it would not be the highest; with no room
+    /// left it replaces the newest (a later time and a higher number: what that one
+    /// covered is consumed later, never sooner). Returns when it expires.
     private mutating func mark(_ sequence: UInt32, at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        guard sequence > (marks.last?.sequence ?? 0), marks.count < Self.maxMarks else { return nil }
-        marks.append((sequence, now))
+        guard sequence > (marks.last?.sequence ?? 0) else { return nil }
+        if marks.count < Self.maxMarks {
+            marks.append((sequence, now))
+        } else {
+            marks[marks.count - 1] = (sequence, now)
+        }
         return now + hold + .nanoseconds(1)
     }
 

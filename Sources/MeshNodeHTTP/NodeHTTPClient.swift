@@ -188,24 +188,20 @@ public struct NodeHTTPClient: Sendable {
             // A failed write (the node closed first) shows in what is read.
             try? await outbound.write(.head(head))
             try? await outbound.write(.end(nil))
-            var reply = Reply(status: 0, body: [])
             var received = 0
+            var errorBody: [UInt8] = []
             do {
-                for try await part in inbound {
-                    switch part {
-                    case .head(let responseHead):
-                        reply.status = Int(responseHead.status.code)
-                        reply.headers = responseHead.headers.map { (name: $0.name, value: $0.value) }
-                    case .body(let piece):
-                        received += piece.readableBytes
-                        if reply.status == 200 {
-                            do { try await write(piece) } catch { throw WriteFailure(error: error) }
-                        } else {
-                            reply.body += Array(buffer: piece)
-                        }
-                    case .end:
-                        return reply
+                let reply = try await Self.readParts(inbound) { status, piece in
+                    received += piece.readableBytes
+                    if status == 200 {
+                        do { try await write(piece) } catch { throw WriteFailure(error: error) }
+                    } else {
+                        errorBody += Array(buffer: piece)
                     }
+                }
+                if var reply {
+                    reply.body = errorBody
+                    return reply
                 }
             } catch let failure as WriteFailure {
                 throw failure.error
@@ -224,19 +220,34 @@ public struct NodeHTTPClient: Sendable {
     }
 
     private static func readReply(_ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, from address: String) async throws -> Reply {
-            var status = 0
-            var responseHeaders: [(name: String, value: String)] = []
-            var collected = ByteBuffer()
-            for try await part in inbound {
-                switch part {
-                case .head(let responseHead):
-                    status = Int(responseHead.status.code)
-                    responseHeaders = responseHead.headers.map { (name: $0.name, value: $0.value) }
-                case .body(var chunk): collected.writeBuffer(&chunk)
-                case .end: return Reply(status: status, body: Array(buffer: collected), headers: responseHeaders)
-                }
-            }
+        var collected = ByteBuffer()
+        guard var reply = try await readParts(inbound, body: { _, piece in
+            var piece = piece
+            collected.writeBuffer(&piece)
+        }) else {
             throw MeshError(.controlRequestFailed, "the node at \(address) closed the connection before its reply ended")
+        }
+        reply.body = Array(buffer: collected)
+        return reply
+    }
+
+    /// Reads one reply: its status and headers, then each piece of its body to `body`
+    /// (with the status) as it arrives, until its end. Returns the reply without a
+    /// body; nil when the connection ended first.
+    private static func readParts(
+        _ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, body: (Int, ByteBuffer) async throws -> Void
+    ) async throws -> Reply? {
+        var reply = Reply(status: 0, body: [])
+        for try await part in inbound {
+            switch part {
+            case .head(let responseHead):
+                reply.status = Int(responseHead.status.code)
+                reply.headers = responseHead.headers.map { (name: $0.name, value: $0.value) }
+            case .body(let piece): try await body(reply.status, piece)
+            case .end: return reply
+            }
+        }
+        return nil
     }
 
     /// `send` with a raw payload: `POST /api/v1/messages?to=…`. The reply is turned

@@ -188,6 +188,20 @@ let package = Package(
             ],
             path: "Benchmarks/MeshBench"
         ),
+        // The guest program of scripts/ble-vm/run.sh: BLETransport on a real kernel
+        // Bluetooth stack in a qemu VM (a test tool, not a product for users). Part of this
+        // package so that scripts/test.sh's one `swift build` builds it too.
+        .executableTarget(
+            name: "ble-vm-test",
+            dependencies: [
+                "TransportBLE",
+                "MeshCore",
+                "MeshCrypto",
+                "MeshTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "scripts/ble-vm/ble-vm-test"
+        ),
 
         // MARK: Tests
         .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),

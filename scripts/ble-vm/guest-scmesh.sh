@@ -6,9 +6,12 @@
 set -u
 A=/tmp/node-a; B=/tmp/node-b
 ONLY_BLE="--set transports.loopback.enabled=false --set transports.tcp.enabled=false --set transports.mdns.enabled=false"
+# Where the guest's time goes (printed in scripts/test.sh's log): the uptime at each part.
+stamp() { echo "--- uptime $(cut -d' ' -f1 /proc/uptime) s: $*"; }
+stamp "start"; scmesh --version >/dev/null; stamp "one scmesh process (scmesh --version) done"
 IDA=$(scmesh identity --data-dir $A) || { echo "scmesh identity failed"; exit 1; }
 IDB=$(scmesh identity --data-dir $B) || exit 1
-echo "node A $IDA on hci0, node B $IDB on hci1"
+stamp "identities of A and B"; echo "node A $IDA on hci0, node B $IDB on hci1"
 scmesh run --data-dir $A $ONLY_BLE --set transports.ble.adapter=hci0 > /tmp/node-a.log 2>&1 & PA=$!
 scmesh run --data-dir $B $ONLY_BLE --set transports.ble.adapter=hci1 > /tmp/node-b.log 2>&1 & PB=$!
 fail() {
@@ -24,7 +27,7 @@ until scmesh peers --data-dir $A --json 2>/dev/null | grep -q "$IDB" &&
       scmesh peers --data-dir $B --json 2>/dev/null | grep -q "$IDA"; do
   i=$((i + 1)); [ $i -gt 60 ] && fail "the nodes did not become peers within 30 s"; sleep 0.5
 done
-echo "peers after ~$((i / 2)) s:"; scmesh peers --data-dir $A
+stamp "A and B are peers"; scmesh peers --data-dir $A
 scmesh send --data-dir $A "$IDB" "hello B, this is A over BLE" || fail "send A->B"
 scmesh send --data-dir $B "$IDA" "hello A, this is B over BLE" || fail "send B->A"
 head -c 2500 /dev/zero | tr '\0' 'm' > /tmp/big
@@ -33,16 +36,16 @@ scmesh send --data-dir $B "$IDA" - < /tmp/big || fail "send 2500 bytes B->A"
 # `scmesh send` returns once the message is queued; wait (at most 30 s) until both
 # 2500-byte messages are in the inboxes.
 i=0
-until scmesh inbox --data-dir $B --json 2>/dev/null | grep -q '"bytes":2500' &&
-      scmesh inbox --data-dir $A --json 2>/dev/null | grep -q '"bytes":2500'; do
+# (Every scmesh command is a process start of a debug binary under emulation, seconds
+# each: the inboxes are read once per poll and the checks read those copies.)
+until scmesh inbox --data-dir $B --json > /tmp/inbox-b.json 2>/dev/null && grep -q '"bytes":2500' /tmp/inbox-b.json &&
+      scmesh inbox --data-dir $A --json > /tmp/inbox-a.json 2>/dev/null && grep -q '"bytes":2500' /tmp/inbox-a.json; do
   i=$((i + 1)); [ $i -gt 60 ] && fail "the messages did not arrive within 30 s"; sleep 0.5
 done
-scmesh inbox --data-dir $B | cut -c1-110; scmesh inbox --data-dir $A | cut -c1-110
-scmesh inbox --data-dir $B --json | grep -q '"text":"hello B, this is A over BLE"' || fail "B did not get A's text"
-scmesh inbox --data-dir $A --json | grep -q '"text":"hello A, this is B over BLE"' || fail "A did not get B's text"
-scmesh inbox --data-dir $B --json | grep -q '"bytes":2500' || fail "B did not get the 2500-byte message"
-scmesh inbox --data-dir $A --json | grep -q '"bytes":2500' || fail "A did not get the 2500-byte message"
-scmesh inbox --data-dir $B --json | grep -q '"transport":"ble"' || fail "B's messages did not come over BLE"
+stamp "both 2500-byte messages arrived"; cut -c1-300 /tmp/inbox-b.json; cut -c1-300 /tmp/inbox-a.json
+grep -q '"text":"hello B, this is A over BLE"' /tmp/inbox-b.json || fail "B did not get A's text"
+grep -q '"text":"hello A, this is B over BLE"' /tmp/inbox-a.json || fail "A did not get B's text"
+grep -q '"transport":"ble"' /tmp/inbox-b.json || fail "B's messages did not come over BLE"
 scmesh status --data-dir $A --json | grep -o '"handshake_failures[a-z_]*":[^,]*\|"links_opened":[0-9]*' | head -4
 echo "--- node A log (BLE, links, handshakes):"; grep -iE "ble|handshake|link" /tmp/node-a.log | cut -c1-200 | head -12
 kill -TERM $PA $PB; wait $PA; RA=$?; wait $PB; RB=$?
@@ -65,7 +68,7 @@ until scmesh peers --data-dir $C --json 2>/dev/null | grep -q "$IDD" &&
       scmesh peers --data-dir $D --json 2>/dev/null | grep -q "$IDC"; do
   i=$((i + 1)); [ $i -gt 90 ] && gfail "C and D did not become peers within 45 s"; sleep 0.5
 done
-echo "GATT peers after ~$((i / 2)) s:"; scmesh peers --data-dir $D
+stamp "C and D are peers"; scmesh peers --data-dir $D
 scmesh peers --data-dir $D --json | grep -q '/gatt"' || gfail "D's link is not a GATT link"
 scmesh send --data-dir $C "$IDD" "hello D, this is C over GATT" || gfail "send C->D"
 scmesh send --data-dir $D "$IDC" "hello C, this is D over GATT" || gfail "send D->C"
@@ -73,13 +76,13 @@ head -c 3000 /dev/zero | tr '\0' 'g' > /tmp/big3000
 scmesh send --data-dir $C "$IDD" - < /tmp/big3000 || gfail "send 3000 bytes C->D"
 scmesh send --data-dir $D "$IDC" - < /tmp/big3000 || gfail "send 3000 bytes D->C"
 i=0
-until scmesh inbox --data-dir $D --json 2>/dev/null | grep -q '"bytes":3000' &&
-      scmesh inbox --data-dir $C --json 2>/dev/null | grep -q '"bytes":3000'; do
+until scmesh inbox --data-dir $D --json > /tmp/inbox-d.json 2>/dev/null && grep -q '"bytes":3000' /tmp/inbox-d.json &&
+      scmesh inbox --data-dir $C --json > /tmp/inbox-c.json 2>/dev/null && grep -q '"bytes":3000' /tmp/inbox-c.json; do
   i=$((i + 1)); [ $i -gt 90 ] && gfail "the GATT messages did not arrive within 45 s"; sleep 0.5
 done
-scmesh inbox --data-dir $D --json | grep -q '"text":"hello D, this is C over GATT"' || gfail "D did not get C's text"
-scmesh inbox --data-dir $C --json | grep -q '"text":"hello C, this is D over GATT"' || gfail "C did not get D's text"
-echo "GUEST-GATT-NODES-PASS: handshake and messages both ways over GATT (3000-byte messages over a 514-byte link MTU)"
+grep -q '"text":"hello D, this is C over GATT"' /tmp/inbox-d.json || gfail "D did not get C's text"
+grep -q '"text":"hello C, this is D over GATT"' /tmp/inbox-c.json || gfail "C did not get D's text"
+stamp "GATT messages arrived"; echo "GUEST-GATT-NODES-PASS: handshake and messages both ways over GATT (3000-byte messages over a 514-byte link MTU)"
 echo "--- node C's BLE lines:"; grep -E "BLE|link link" /tmp/node-c.log | cut -c1-220 | head -12
 kill -TERM $PA $PB; wait $PA; wait $PB
 
@@ -100,6 +103,7 @@ until scmesh peers --data-dir $F --json 2>/dev/null | grep -q "$IDG" &&
       scmesh peers --data-dir $G --json 2>/dev/null | grep -q "$IDF"; do
   i=$((i + 1)); [ $i -gt 90 ] && mfail "F and G did not become peers within 45 s"; sleep 0.5
 done
+stamp "F and G are peers"
 grep -q "moved to L2CAP" /tmp/node-f.log /tmp/node-g.log && mfail "a link moved before any message was sent"
 n=0; moved_at=0
 while [ $n -lt 80 ]; do
@@ -113,16 +117,18 @@ while [ $n -lt 80 ]; do
   sleep 0.2
 done
 [ $moved_at -gt 2 ] || mfail "the links did not move to L2CAP while messages were sent (moved_at=$moved_at after $n)"
-echo "sent $n messages each way; both ends had moved to L2CAP by message $moved_at"
+stamp "sends done"; echo "sent $n messages each way; both ends had moved to L2CAP by message $moved_at"
 i=0
-until [ "$(scmesh inbox --data-dir $G --json 2>/dev/null | grep -o '"text":"move F->G [0-9]*"' | sort -u | wc -l)" = $n ] &&
-      [ "$(scmesh inbox --data-dir $F --json 2>/dev/null | grep -o '"text":"move G->F [0-9]*"' | sort -u | wc -l)" = $n ]; do
+until scmesh inbox --data-dir $G --json > /tmp/inbox-g.json 2>/dev/null &&
+      [ "$(grep -o '"text":"move F->G [0-9]*"' /tmp/inbox-g.json | sort -u | wc -l)" = $n ] &&
+      scmesh inbox --data-dir $F --json > /tmp/inbox-f.json 2>/dev/null &&
+      [ "$(grep -o '"text":"move G->F [0-9]*"' /tmp/inbox-f.json | sort -u | wc -l)" = $n ]; do
   i=$((i + 1)); [ $i -gt 90 ] && mfail "not all $n messages arrived within 45 s"; sleep 0.5
 done
-dups=$( { scmesh inbox --data-dir $G --json | grep -o '"text":"move F->G [0-9]*"'; scmesh inbox --data-dir $F --json | grep -o '"text":"move G->F [0-9]*"'; } | sort | uniq -d | wc -l)
+dups=$( { grep -o '"text":"move F->G [0-9]*"' /tmp/inbox-g.json; grep -o '"text":"move G->F [0-9]*"' /tmp/inbox-f.json; } | sort | uniq -d | wc -l)
 [ "$dups" = 0 ] || mfail "$dups messages arrived more than once"
 grep -E "moving to L2CAP|moved to L2CAP" /tmp/node-f.log /tmp/node-g.log | cut -c1-220
-echo "GUEST-GATT-MOVE-PASS: links opened over GATT moved to L2CAP; $n messages each way (before, across and after the move) each arrived exactly once"
+stamp "all moved messages arrived"; echo "GUEST-GATT-MOVE-PASS: links opened over GATT moved to L2CAP; $n messages each way (before, across and after the move) each arrived exactly once"
 kill -TERM $PA $PB; wait $PA; wait $PB
 # A fresh node E on hci0 with no peer around (nothing on hci1 advertises now), so no
 # dial of its own shares the bearer with gatttool.
@@ -133,7 +139,7 @@ i=0; until scmesh status --data-dir $E --json 2>/dev/null | grep -q '"running"';
 
 # --- gatttool (BlueZ's own client, on hci1) against node C's GATT server.
 ADDR=$(btmgmt -i hci0 info | sed -n 's/.*addr \([0-9A-F:]\{17\}\).*/\1/p' | head -1)
-echo "=== gatttool -i hci1 -b $ADDR"
+stamp "node E running"; echo "=== gatttool -i hci1 -b $ADDR"
 gatttool -i hci1 -b "$ADDR" --primary --uuid=6e400001-b5a3-f393-e0a9-e50e24dcca9e > /tmp/gt-primary.log 2>&1
 cat /tmp/gt-primary.log
 grep -qE "Starting handle: (0x)?0001 Ending handle: (0x)?0008" /tmp/gt-primary.log || gfail "gatttool did not find the service at 0x0001-0x0008"
@@ -158,5 +164,5 @@ grep "Notification handle = 0x0005" /tmp/gt-session.log | sed 's/.*value: //' > 
 head -1 /tmp/gt-notes | grep -q "^80 00 c3" || gfail "the first RX notification is not the first fragment of a 195-byte message 2"
 [ "$(grep -c '^00 ' /tmp/gt-notes)" = 9 ] || gfail "expected 9 middle fragments"
 tail -1 /tmp/gt-notes | grep -qE "^40( [0-9a-f]{2}){7} *$" || gfail "the last RX notification is not the 7-byte last fragment"
-echo "GUEST-GATTTOOL-PASS: gatttool found the service, read the identity, subscribed to RX, wrote TX and got message 2 in $(wc -l < /tmp/gt-notes) notifications"
+stamp "gatttool done"; echo "GUEST-GATTTOOL-PASS: gatttool found the service, read the identity, subscribed to RX, wrote TX and got message 2 in $(wc -l < /tmp/gt-notes) notifications"
 kill -TERM $PA; wait $PA

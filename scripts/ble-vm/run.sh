@@ -13,7 +13,7 @@
 # frames both ways, then benchmark it next to a plain C LE CoC echo (cocecho.c) in the same boot.
 #
 # Swapping the guest workload (e.g. two full `scmesh` nodes):
-#   SWIFT_PACKAGE=<dir with Package.swift>   package to build   (default scripts/ble-vm/BLEVMTest)
+#   SWIFT_PACKAGE=<dir with Package.swift>   package to build   (default the repository)
 #   SWIFT_PRODUCT=<executable product>       binary put in the guest's /usr/bin (default ble-vm-test)
 #   GUEST_TEST=<sh script>                   run in the guest as /guest-test.sh; exit 0 = pass
 #   SWIFT_SCRATCH=<dir>                      build directory (default $BLE_VM_DIR/build-<product>)
@@ -33,7 +33,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 VM=${BLE_VM_DIR:-$REPO/.vm/ble-vm}
-SWIFT_PACKAGE=${SWIFT_PACKAGE:-$HERE/BLEVMTest}
+SWIFT_PACKAGE=${SWIFT_PACKAGE:-$REPO}
 SWIFT_PRODUCT=${SWIFT_PRODUCT-ble-vm-test}
 SWIFT_SCRATCH=${SWIFT_SCRATCH:-$VM/build-$SWIFT_PRODUCT}
 SWIFT_CONFIG=${SWIFT_CONFIG:-release}
@@ -114,8 +114,10 @@ if [ -n "$SWIFT_PRODUCT" ]; then
   log "swift build -c $SWIFT_CONFIG ${STATIC[*]} ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
   T_BUILD=$(date +%s.%N)
   # SwiftPM caches the build plan of a path dependency: a source file added to it would
-  # not be compiled. Dropping the plan makes it look again (cheap; objects stay).
-  rm -f "$SWIFT_SCRATCH/$SWIFT_CONFIG.yaml"
+  # not be compiled. Dropping the plan makes it look again (objects stay). The
+  # repository's own package is the root, not a dependency: its plan is kept (re-planning
+  # costs 20-40 s of the guest's turn in scripts/test.sh).
+  [ "$SWIFT_PACKAGE" = "$REPO" ] || rm -f "$SWIFT_SCRATCH/$SWIFT_CONFIG.yaml"
   swift build -c "$SWIFT_CONFIG" "${STATIC[@]}" --package-path "$SWIFT_PACKAGE" \
     --scratch-path "$SWIFT_SCRATCH" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
     { tail -30 swift-build.log >&2; fail "swift build failed (log: $VM/swift-build.log)"; }

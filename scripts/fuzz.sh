@@ -15,11 +15,16 @@
 # nothing found; non-zero on a crash, a leak, a timeout (-timeout=10 s per input) or an
 # out-of-memory input (-rss_limit_mb=2048); the input is written to
 # .build-fuzz/findings/<Target>/ — add it to the corpus once the bug is fixed.
+# FUZZ_CONFIG=debug builds them unoptimized instead (same sanitizers and coverage; fewer
+# runs a second, but the build of the node-level targets takes about half as long):
+# scripts/test.sh's few seconds per target are a smoke run, not a search.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS=(FuzzFrame FuzzReassembler FuzzHandshake FuzzIdentityProof FuzzEnvelope FuzzControlRequest FuzzConfig FuzzATT)
 SCRATCH=.build-fuzz
+CONFIG=${FUZZ_CONFIG:-release}
+case "$CONFIG" in release|debug) ;; *) echo "fuzz.sh: FUZZ_CONFIG must be release or debug, not '$CONFIG'" >&2; exit 64 ;; esac
 RUNTIME_DIR=$(dirname "$(readlink -f "$(command -v swift)")")/../lib/clang
 NO_MAIN=$(ls "$RUNTIME_DIR"/*/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a 2>/dev/null | head -1 || true)
 
@@ -30,14 +35,14 @@ build() {
   # -sanitize=fuzzer goes to the frontend only (coverage instrumentation); the link gets
   # libFuzzer without its main(), since SwiftPM gives each executable its own main,
   # which hands over to LLVMFuzzerRunDriver (Fuzz/Support).
-  local flags=(-c release --scratch-path "$SCRATCH"
+  local flags=(-c "$CONFIG" --scratch-path "$SCRATCH"
     -Xswiftc -sanitize=address -Xswiftc -Xfrontend -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING
     -Xlinker "$NO_MAIN" -Xlinker -lstdc++)
   local target
   for target in "$@"; do
     SCMESH_FUZZ=1 swift build "${flags[@]}" --product "$target" 2>&1 \
       | grep -v -e "Cannot export local symbol" -e "^\[" || true
-    [ -x "$SCRATCH/release/$target" ] || { echo "fuzz.sh: building $target failed" >&2; exit 1; }
+    [ -x "$SCRATCH/$CONFIG/$target" ] || { echo "fuzz.sh: building $target failed" >&2; exit 1; }
   done
 }
 
@@ -47,7 +52,7 @@ run() {
   mkdir -p "$corpus" "$findings"
   local seeds=Fuzz/Corpus/$target
   [ -d "$seeds" ] || seeds=
-  local binary=$SCRATCH/release/$target
+  local binary=$SCRATCH/$CONFIG/$target
   echo "== $target: ${seconds}s" >&2
   local log=$SCRATCH/$target.log status=0
   local fork=()

@@ -5,7 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh --test
+# step NAME COMMAND...: runs COMMAND and notes how long it took; the times are printed
+# at the end, passed or failed, so a slow CI run says where its minutes went.
+step_times=()
+step() {
+  local name=$1 start=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  step_times+=("$(printf '%5d s  %s%s' $((SECONDS - start)) "$name" "$([ "$status" -eq 0 ] || echo " (failed: exit $status)")")")
+  return "$status"
+}
+
+step "setup.sh --test" scripts/setup.sh --test
 
 # Cleanup steps run in reverse order on exit, whatever happens.
 cleanup_steps=()
@@ -14,12 +25,16 @@ cleanup() {
   for ((i = ${#cleanup_steps[@]} - 1; i >= 0; i--)); do
     eval "${cleanup_steps[$i]}" || true
   done
+  if [ ${#step_times[@]} -gt 0 ]; then
+    echo "test.sh: time per step ($SECONDS s in all):"
+    printf 'test.sh: %s\n' "${step_times[@]}"
+  fi
 }
 trap cleanup EXIT
 
 # --- Test daemons: start each here and register how to stop it. --------------
 # A system D-Bus and a loopback-only avahi-daemon for Tests/TransportMDNSTests.
-scripts/avahi/start.sh
+step "avahi start" scripts/avahi/start.sh
 cleanup_steps+=("scripts/avahi/stop.sh")
 # ---------------------------------------------------------------------------
 
@@ -28,33 +43,34 @@ cleanup_steps+=("scripts/avahi/stop.sh")
 python3 scripts/lint/blocking-calls-in-tests.py
 
 # The package first: the scmesh guest binary below is this build's.
-swift build
+step "swift build" swift build
 
 # Whole-repository checks that are not Swift tests of this package; they run first so
 # that `swift test`'s summary is the last thing printed. Skipped when arguments narrow
 # the run (e.g. `scripts/test.sh --filter MeshCoreTests`).
 if [ $# -eq 0 ]; then
   # Adding a transport: the scaffolding plugin end to end, and the out-of-tree example.
-  scripts/test-plugin.sh
-  scripts/test-example.sh
+  step "test-plugin.sh" scripts/test-plugin.sh
+  step "test-example.sh" scripts/test-example.sh
   # BLE on a real kernel Bluetooth stack in a qemu VM: BLETransport + conformance suite,
   # then two whole scmesh nodes (Noise XX, messages both ways, larger than the MTU).
-  # Debug builds (the benchmarks use release): the test binary builds in about a minute
-  # instead of five.
-  SWIFT_CONFIG=debug scripts/ble-vm/run.sh
+  # Debug builds (the benchmarks use release), and `swift build` above already built the
+  # guest program (ble-vm-test is a target of this package): only the VM's own work is left.
+  step "BLE VM: transport" env SWIFT_PACKAGE="$PWD" SWIFT_SCRATCH="$PWD/.build" SWIFT_CONFIG=debug scripts/ble-vm/run.sh
   # The scmesh guest binary is the one `swift build` just made in the package's own
   # .build (debug, the Swift runtime's libraries copied into the guest), not a whole
   # release build (10-20 minutes on 2 cores). It is slower in the emulated guest, so the
   # guest gets more time.
-  SWIFT_PACKAGE=$PWD SWIFT_PRODUCT=scmesh SWIFT_SCRATCH=$PWD/.build SWIFT_CONFIG=debug QEMU_TIMEOUT=600 \
-    GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
+  step "BLE VM: two scmesh nodes" env SWIFT_PACKAGE="$PWD" SWIFT_PRODUCT=scmesh SWIFT_SCRATCH="$PWD/.build" SWIFT_CONFIG=debug \
+    QEMU_TIMEOUT=600 GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
   # The HTTP API against two real node processes: the dashboard in headless Chromium
   # (DOM asserts, screenshot in .build/artefacts/dashboard.png) and a schemathesis
   # OpenAPI conformance run. Installs chromium and schemathesis when missing.
-  scripts/test-dashboard.sh
+  step "test-dashboard.sh" scripts/test-dashboard.sh
   # Coverage-guided fuzzing: every libFuzzer target briefly (a crash, leak or timeout
-  # fails the run; scripts/fuzz.sh TARGET --seconds N for a long run).
-  scripts/fuzz.sh --all --seconds "${FUZZ_SECONDS:-5}"
+  # fails the run; scripts/fuzz.sh TARGET --seconds N for a long run). A debug build of
+  # the fuzzers: about 3 minutes instead of 6-7 for a smoke run of a few seconds each.
+  step "fuzz.sh" env FUZZ_CONFIG="${FUZZ_CONFIG:-debug}" scripts/fuzz.sh --all --seconds "${FUZZ_SECONDS:-5}"
 fi
 
 # The flood and memory-bound tests (issue 16) push hundreds of connections and hundreds
@@ -88,8 +104,8 @@ guarded_swift_test() {
 }
 
 if [ $# -eq 0 ]; then
-  guarded_swift_test 1200 --skip "$HEAVY"
-  guarded_swift_test 600 --skip-build --filter "$HEAVY"
+  step "swift test (build and run)" guarded_swift_test 1200 --skip "$HEAVY"
+  step "swift test: heavy suites" guarded_swift_test 600 --skip-build --filter "$HEAVY"
 else
-  guarded_swift_test 3600 "$@"
+  step "swift test $*" guarded_swift_test 3600 "$@"
 fi

@@ -13,10 +13,12 @@ import NIOCore
 ///   socket instead, as base64 in an `inbox` reply. A message listed with its payload
 ///   (``InboxReply/Message/payloadBase64``) is written from that.
 /// - **Never half a file.** Each payload goes to a temporary file in `DIR`
-///   (`.<message-id>.<random>.part`), is synced, and only then takes its final name;
-///   an interrupted save (the connection broke, the disk is full, Ctrl-C) never leaves
-///   part of a payload under `DIR/<message-id>`. A save that failed removes its
-///   temporary file; one killed midway leaves it behind, under its dotted name.
+///   (`.<message-id>.<pid>-<random>.part`, the saving process's ID in it), is synced,
+///   and only then takes its final name; an interrupted save (the connection broke,
+///   the disk is full, Ctrl-C) never leaves part of a payload under `DIR/<message-id>`.
+///   A save that failed removes its temporary file; one killed midway (`kill -9`, a
+///   power cut) leaves it behind, and the next save into `DIR` removes it
+///   (``removeStaleParts(in:)``: a temporary file whose process is gone).
 /// - **An existing file is left alone**, checked before a download and again,
 ///   atomically, when the file takes its name; so saving again writes only what is
 ///   new.
@@ -98,6 +100,7 @@ public struct InboxSaver: Sendable {
     ///   refused); what was saved before stays saved, and nothing is left under the
     ///   final name of the message that failed.
     public func save(_ messages: [InboxReply.Message]) async throws -> [Saved] {
+        Self.removeStaleParts(in: directory)
         var results: [Int: Saved] = [:]
         var missing: [InboxReply.Message] = []
         for message in messages {
@@ -249,11 +252,11 @@ public struct InboxSaver: Sendable {
         return try finish(file, message, path: path, closed: &closed, source: source)
     }
 
-    /// Creates `.<message-id>.<random>.part` in the directory (mode 0600).
+    /// Creates `.<message-id>.<pid>-<random>.part` in the directory (mode 0600).
     private func startPart(_ message: InboxReply.Message) throws -> (PartFile, String) {
         let path = path(of: message.id)
         let random = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-        let partPath = (directory as NSString).appendingPathComponent(".\(message.id.hex).\(random).part")
+        let partPath = (directory as NSString).appendingPathComponent(".\(message.id.hex).\(getpid())-\(random).part")
         let descriptor = open(partPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.fileError("cannot create \(partPath)", errno, saving: path) }
         return (PartFile(descriptor: descriptor, path: partPath, finalPath: path), path)
@@ -281,6 +284,36 @@ public struct InboxSaver: Sendable {
         default:
             throw Self.fileError("cannot link \(file.path) to \(path)", errno, saving: path)
         }
+    }
+
+    /// Removes the temporary files in `directory` that a save killed midway left behind:
+    /// names of the form `.<message-id>.<pid>-<random>.part` (32 and 16 hex digits)
+    /// whose process no longer exists. A file of a save still running (its process is
+    /// alive, or the ID now names another process) and every other file are left alone.
+    /// Errors are ignored: a leftover costs space, never a wrong file.
+    /// - Returns: the names removed.
+    @discardableResult
+    package static func removeStaleParts(in directory: String) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        var removed: [String] = []
+        for name in names {
+            guard let pid = stalePartProcess(name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            if unlink((directory as NSString).appendingPathComponent(name)) == 0 { removed.append(name) }
+        }
+        return removed.sorted()
+    }
+
+    /// The process ID in a temporary file's name, or nil when `name` is not one.
+    static func stalePartProcess(_ name: String) -> pid_t? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        // "", message ID, "<pid>-<random>", "part"
+        guard parts.count == 4, parts[0].isEmpty, parts[3] == "part", parts[1].count == 32, parts[1].allSatisfy(\.isHexDigit)
+        else { return nil }
+        let owner = parts[2].split(separator: "-", omittingEmptySubsequences: false)
+        guard owner.count == 2, owner[1].count == 16, owner[1].allSatisfy(\.isHexDigit), let pid = pid_t(owner[0]), pid > 0 else {
+            return nil
+        }
+        return pid
     }
 
     static func fileError(_ what: String, _ code: Int32, saving path: String? = nil) -> MeshError {

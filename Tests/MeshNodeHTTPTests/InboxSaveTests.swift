@@ -139,8 +139,12 @@ struct InboxSaveTests {
         #expect(try Self.mode(directory + "/" + largeID.hex) == 0o600)
 
         // Again: nothing is written. A file of that name that holds something else is
-        // left alone too; a removed one is saved again.
+        // left alone too; a removed one is saved again. A temporary file a killed save
+        // left behind (its process gone) is removed by this save.
+        let leftover = ".\(largeID.hex).\(try InboxSaverStalePartsTests.impossibleProcess())-0123456789abcdef.part"
+        #expect(FileManager.default.createFile(atPath: directory + "/" + leftover, contents: Data(large.prefix(1000))))
         #expect(try await saver.save(listing.messages).map(\.outcome) == [.existed, .existed])
+        #expect(try Self.files(directory) == [largeID.hex, smallID.hex].sorted())
         try FileManager.default.removeItem(atPath: directory + "/" + largeID.hex)
         #expect(FileManager.default.createFile(atPath: directory + "/" + smallID.hex + ".tmp", contents: Data("mine".utf8)))
         try FileManager.default.removeItem(atPath: directory + "/" + smallID.hex)

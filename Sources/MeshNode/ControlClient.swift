@@ -29,6 +29,19 @@ public struct ControlClient: Sendable {
         return try ControlReply(line: await exchange(line))
     }
 
+    /// Asks for the inbox listing (`cmd: inbox`), without the payloads when
+    /// `payloads` is false (`"payloads": false`). A node started before that field
+    /// existed refuses it as an unknown request field; the listing is then asked for
+    /// again without the field, so it comes with the payloads (the old default) instead
+    /// of failing until that node restarts.
+    /// - Returns: the reply (which may be `ok: false`).
+    /// - Throws: as ``call(_:)``.
+    public func inbox(after: Int? = nil, limit: Int? = nil, payloads: Bool = true) async throws -> ControlReply {
+        let reply = try await call(ControlRequest(cmd: "inbox", after: after, limit: limit, payloads: payloads ? nil : false))
+        guard !payloads, !reply.ok, reply.error?.hasPrefix(#"unknown request field "payloads""#) == true else { return reply }
+        return try await call(ControlRequest(cmd: "inbox", after: after, limit: limit))
+    }
+
     /// Sends one raw line (a newline is appended) and returns the reply line.
     /// - Throws: `.nodeNotRunning` when no node answers.
     public func exchange(_ line: [UInt8]) async throws -> [UInt8] {

@@ -47,9 +47,9 @@ struct InboxCommand: AsyncParsableCommand {
             var cursor = after ?? 0
             var first = true
             while true {
-                // Without --payloads the listing leaves them out (nil: the node's default, with).
-                let request = ControlRequest(cmd: "inbox", after: cursor, limit: first ? limit : nil, payloads: payloads ? nil : false)
-                let reply = try await client.call(request)
+                // Without --payloads the listing leaves them out (a node older than that
+                // option lists them anyway).
+                let reply = try await client.inbox(after: cursor, limit: first ? limit : nil, payloads: payloads)
                 let inbox = try reply.decode(InboxReply.self)
                 if !follow {
                     print(output.json ? reply.line : TextReport.inbox(inbox))

@@ -55,13 +55,14 @@ if [ $# -eq 0 ]; then
   # BLE on a real kernel Bluetooth stack in a qemu VM: BLETransport + conformance suite,
   # then two whole scmesh nodes (Noise XX, messages both ways, larger than the MTU).
   # Debug builds (the benchmarks use release), and `swift build` above already built the
-  # guest program (ble-vm-test is a target of this package): only the VM's own work is left.
-  step "BLE VM: transport" env SWIFT_PACKAGE="$PWD" SWIFT_SCRATCH="$PWD/.build" SWIFT_CONFIG=debug scripts/ble-vm/run.sh
+  # guest program (ble-vm-test is a target of this package): only the VM's own work is
+  # left (SWIFT_PREBUILT: no build of one product, which would compile much again).
+  step "BLE VM: transport" env SWIFT_PACKAGE="$PWD" SWIFT_SCRATCH="$PWD/.build" SWIFT_CONFIG=debug SWIFT_PREBUILT=1 scripts/ble-vm/run.sh
   # The scmesh guest binary is the one `swift build` just made in the package's own
   # .build (debug, the Swift runtime's libraries copied into the guest), not a whole
   # release build (10-20 minutes on 2 cores). It is slower in the emulated guest, so the
   # guest gets more time.
-  step "BLE VM: two scmesh nodes" env SWIFT_PACKAGE="$PWD" SWIFT_PRODUCT=scmesh SWIFT_SCRATCH="$PWD/.build" SWIFT_CONFIG=debug \
+  step "BLE VM: two scmesh nodes" env SWIFT_PACKAGE="$PWD" SWIFT_PRODUCT=scmesh SWIFT_SCRATCH="$PWD/.build" SWIFT_CONFIG=debug SWIFT_PREBUILT=1 \
     QEMU_TIMEOUT=600 GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
   # The HTTP API against two real node processes: the dashboard in headless Chromium
   # (DOM asserts, screenshot in .build/artefacts/dashboard.png) and a schemathesis

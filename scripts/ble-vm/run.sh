@@ -17,6 +17,8 @@
 #   SWIFT_PRODUCT=<executable product>       binary put in the guest's /usr/bin (default ble-vm-test)
 #   GUEST_TEST=<sh script>                   run in the guest as /guest-test.sh; exit 0 = pass
 #   SWIFT_SCRATCH=<dir>                      build directory (default $BLE_VM_DIR/build-<product>)
+#   SWIFT_PREBUILT=1                         do not build: $SWIFT_SCRATCH/$SWIFT_CONFIG/$SWIFT_PRODUCT
+#                                            is current (scripts/test.sh, right after its swift build)
 #   SWIFT_CONFIG=release|debug               build configuration (default release, static
 #                                            Swift stdlib, as the benchmarks need; debug links
 #                                            the stdlib dynamically and copies its libraries
@@ -111,19 +113,28 @@ if [ -n "$SWIFT_PRODUCT" ]; then
   # afterwards); the Swift runtime's shared libraries go into the guest with the others.
   STATIC=(--static-swift-stdlib)
   [ "$SWIFT_CONFIG" = debug ] && STATIC=()
-  log "swift build -c $SWIFT_CONFIG ${STATIC[*]} ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
-  T_BUILD=$(date +%s.%N)
-  # SwiftPM caches the build plan of a path dependency: a source file added to it would
-  # not be compiled. Dropping the plan makes it look again (objects stay). The
-  # repository's own package is the root, not a dependency: its plan is kept (re-planning
-  # costs 20-40 s of the guest's turn in scripts/test.sh).
-  [ "$SWIFT_PACKAGE" = "$REPO" ] || rm -f "$SWIFT_SCRATCH/$SWIFT_CONFIG.yaml"
-  swift build -c "$SWIFT_CONFIG" "${STATIC[@]}" --package-path "$SWIFT_PACKAGE" \
-    --scratch-path "$SWIFT_SCRATCH" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
-    { tail -30 swift-build.log >&2; fail "swift build failed (log: $VM/swift-build.log)"; }
-  SWIFT_BIN=$SWIFT_SCRATCH/$SWIFT_CONFIG/$SWIFT_PRODUCT
-  [ -x "$SWIFT_BIN" ] || fail "no binary at $SWIFT_BIN"
-  log "swift build: $(elapsed "$T_BUILD")s"
+  if [ "${SWIFT_PREBUILT:-0}" = 1 ]; then
+    # The caller has just built the package (scripts/test.sh's `swift build`): a build of
+    # one product in the same directory would compile much of it again (SwiftPM plans a
+    # single product differently from the whole package, and the next whole build would
+    # compile it back).
+    SWIFT_BIN=$SWIFT_SCRATCH/$SWIFT_CONFIG/$SWIFT_PRODUCT
+    [ -x "$SWIFT_BIN" ] || fail "SWIFT_PREBUILT=1 but no binary at $SWIFT_BIN (run swift build first)"
+    log "using the prebuilt $SWIFT_BIN"
+  else
+    log "swift build -c $SWIFT_CONFIG ${STATIC[*]} ($SWIFT_PRODUCT in $SWIFT_PACKAGE)"
+    T_BUILD=$(date +%s.%N)
+    # SwiftPM caches the build plan of a path dependency: a source file added to it would
+    # not be compiled. Dropping the plan makes it look again (objects stay). The
+    # repository's own package is the root, not a dependency: its plan is kept.
+    [ "$SWIFT_PACKAGE" = "$REPO" ] || rm -f "$SWIFT_SCRATCH/$SWIFT_CONFIG.yaml"
+    swift build -c "$SWIFT_CONFIG" "${STATIC[@]}" --package-path "$SWIFT_PACKAGE" \
+      --scratch-path "$SWIFT_SCRATCH" --product "$SWIFT_PRODUCT" > swift-build.log 2>&1 ||
+      { tail -30 swift-build.log >&2; fail "swift build failed (log: $VM/swift-build.log)"; }
+    SWIFT_BIN=$SWIFT_SCRATCH/$SWIFT_CONFIG/$SWIFT_PRODUCT
+    [ -x "$SWIFT_BIN" ] || fail "no binary at $SWIFT_BIN"
+    log "swift build: $(elapsed "$T_BUILD")s"
+  fi
 fi
 
 # --- 3. initramfs: busybox, BlueZ tools + their libraries, modules, programs, /init ------------

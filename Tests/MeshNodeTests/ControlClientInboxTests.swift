@@ -21,16 +21,8 @@ struct ControlClientInboxTests {
         init(socketPath path: String) throws {
             descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             guard descriptor >= 0 else { throw MeshError(.invalidArgument, "socket failed") }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let bytes = Array(path.utf8)
-            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-                for (index, byte) in bytes.enumerated() { buffer[index] = byte }
-                buffer[bytes.count] = 0
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
+            let descriptor = descriptor
+            let bound = withUnixSocketAddress(path) { bind(descriptor, $0, $1) }
             guard bound == 0, listen(descriptor, 4) == 0 else {
                 close(descriptor)
                 throw MeshError(.invalidArgument, "bind/listen failed: \(String(cString: strerror(errno)))")

@@ -10,16 +10,8 @@ private struct RawControlSocket {
 
     init(path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let descriptor = descriptor
+        let connected = withUnixSocketAddress(path) { connect(descriptor, $0, $1) }
         guard connected == 0 else { throw MeshError(.invalidArgument, "connect failed: \(String(cString: strerror(errno)))") }
     }
 

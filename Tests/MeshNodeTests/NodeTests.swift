@@ -253,15 +253,6 @@ private func makeStaleSocket(at path: String) throws {
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw MeshError(.invalidArgument, "socket failed") }
     defer { close(descriptor) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-        for (index, byte) in bytes.enumerated() { buffer[index] = byte }
-        buffer[bytes.count] = 0
-    }
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
+    let result = withUnixSocketAddress(path) { bind(descriptor, $0, $1) }
     guard result == 0 else { throw MeshError(.invalidArgument, "bind failed: \(String(cString: strerror(errno)))") }
 }

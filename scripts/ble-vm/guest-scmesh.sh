@@ -84,6 +84,7 @@ grep -q '"text":"hello D, this is C over GATT"' /tmp/inbox-d.json || gfail "D di
 grep -q '"text":"hello C, this is D over GATT"' /tmp/inbox-c.json || gfail "C did not get D's text"
 stamp "GATT messages arrived"; echo "GUEST-GATT-NODES-PASS: handshake and messages both ways over GATT (3000-byte messages over a 514-byte link MTU)"
 echo "--- node C's BLE lines:"; grep -E "BLE|link link" /tmp/node-c.log | cut -c1-220 | head -12
+echo "--- node D's BLE lines:"; grep -E "BLE|link link" /tmp/node-d.log | cut -c1-220 | head -12
 kill -TERM $PA $PB; wait $PA; wait $PB
 
 # --- GATT then L2CAP (same boot): nodes F (hci0) and G (hci1) both data_path

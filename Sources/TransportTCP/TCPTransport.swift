@@ -70,6 +70,9 @@ public final class TCPTransport: Transport, TransportCounting {
         /// Remote IP of each live inbound link, for the limits.
         var inboundIP: [LinkID: String] = [:]
         var inboundPerIP: [String: Int] = [:]
+        /// Connections NIO accepted that the accept loop has not taken yet. A stop
+        /// cancels the loop, which drops what it had not taken: those are closed here.
+        var unclaimed: [LinkID: any Channel] = [:]
     }
 
     /// Creates a transport; nothing is bound before ``listen(context:)``.
@@ -189,10 +192,14 @@ public final class TCPTransport: Transport, TransportCounting {
             .bind(
                 to: socketAddress,
                 serverBackPressureStrategy: .init(lowWatermark: 4, highWatermark: 16)
-            ) { channel in
+            ) { [weak self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try TCPLink.wrap(
-                        channel, id: LinkID.next(), maxFrameSize: maxFrameSize, logger: logger, failures: failures)
+                    let id = LinkID.next()
+                    // Throwing here makes NIO close the connection.
+                    guard let self, self.holdUnclaimed(channel, id: id) else {
+                        throw MeshError(.transportUnavailable, "TCP is stopping; the connection was closed")
+                    }
+                    return try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger, failures: failures)
                 }
             }
     }
@@ -217,7 +224,18 @@ public final class TCPTransport: Transport, TransportCounting {
         case stopped
     }
 
+    /// Notes a connection NIO accepted until ``admit(_:context:)`` takes it; false once
+    /// the transport stopped.
+    private func holdUnclaimed(_ channel: any Channel, id: LinkID) -> Bool {
+        state.withLock { state in
+            guard state.phase != .stopped else { return false }
+            state.unclaimed[id] = channel
+            return true
+        }
+    }
+
     private func admit(_ accepted: TCPLink.Wrapped, context: TransportContext) async {
+        _ = state.withLock { $0.unclaimed.removeValue(forKey: accepted.id) }
         let logger = context.logger
         let channel = accepted.channel
         let remote = TCPAddress.text(of: channel.remoteAddress)
@@ -285,12 +303,17 @@ public final class TCPTransport: Transport, TransportCounting {
         }
     }
 
-    /// After the accept loops ended: refuses new links and closes every open one.
+    /// After the accept loops ended: refuses new links and closes every open one, and
+    /// every connection accepted that the loops never took.
     private func shutDown() async {
-        let links = state.withLock { state in
+        let (links, unclaimed) = state.withLock { state in
             state.phase = .stopped
             state.addresses = []
-            return state.links.values.compactMap { $0 }
+            defer { state.unclaimed = [:] }
+            return (state.links.values.compactMap { $0 }, Array(state.unclaimed.values))
+        }
+        for channel in unclaimed {
+            try? await channel.close()
         }
         for link in links {
             await link.close()

@@ -18,6 +18,7 @@
 # FUZZ_CONFIG=debug builds them unoptimized instead (same sanitizers and coverage; fewer
 # runs a second, but the build of the node-level targets takes about half as long):
 # scripts/test.sh's few seconds per target are a smoke run, not a search.
+# FUZZ_PREBUILT=1 skips the build of targets already built (see the end of this file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,7 +90,15 @@ while [ $# -gt 0 ]; do
 done
 [ ${#selected[@]} -gt 0 ] || usage
 
-build "${selected[@]}"
+# FUZZ_PREBUILT=1: run what an earlier `--build` made (scripts/test.sh builds them in the
+# background beside its other steps); a target not built yet is still built.
+if [ "${FUZZ_PREBUILT:-}" = 1 ]; then
+  missing=()
+  for target in "${selected[@]}"; do [ -x "$SCRATCH/$CONFIG/$target" ] || missing+=("$target"); done
+  [ ${#missing[@]} -eq 0 ] || build "${missing[@]}"
+else
+  build "${selected[@]}"
+fi
 failed=0
 for target in "${selected[@]}"; do
   run "$target" "$seconds" "$jobs" "${extra[@]}" || failed=1

@@ -9,11 +9,16 @@
 #   4. the generated conformance test runs and FAILS with the message pointing at the TODO;
 #   5. with its TODOs filled in (a process-local medium, below), it PASSES the conformance
 #      suite: the skeleton's shape (listen, dial, track/forget, the link) is sound.
-# Only MeshCore, MeshTesting and the generated targets are compiled (about 2 minutes on
-# 2 cores, most of it MeshCore and its dependencies).
+# Where the system allows it (root, or a user namespace with mounts), the "copy" is an
+# overlay mount over the package root in a private mount namespace: the same paths as
+# the package's own build, so its .build is reused and only the generated targets are
+# compiled (about 30 s). Everything written lands in a temporary upper directory; the
+# work tree and its .build stay as they were, even when the script is killed. Elsewhere
+# (or with SCMESH_PLUGIN_COPY=1) it is a real copy, where MeshCore, MeshTesting and
+# their dependencies are compiled again (about 2 minutes on 2 cores).
 #
 # Usage: scripts/test-plugin.sh [PACKAGE_ROOT]   (default: this repository)
-# SCMESH_KEEP_TMP=1 keeps the temporary copy for a look afterwards.
+# SCMESH_KEEP_TMP=1 keeps the temporary copy (or overlay upper directory) for a look.
 set -euo pipefail
 
 root="$(cd "${1:-$(dirname "$0")/..}" && pwd)"
@@ -30,17 +35,36 @@ for marker in '// scmesh:new-transport-products' '// scmesh:new-transport-target
   grep -q "^[[:space:]]*$marker\$" "$root/Package.swift" || die "Package.swift has no '$marker' line (Plugins/NewTransport/NewTransport.swift says where it goes)"
 done
 
-tmp="$(mktemp -d /tmp/scmesh-plugin-XXXXXX)"
-if [[ "${SCMESH_KEEP_TMP:-}" == 1 ]]; then
-  echo "test-plugin: keeping $tmp"
+if [[ "${SCMESH_PLUGIN_IN_OVERLAY:-}" == 1 ]]; then
+  # Re-run of this script inside the private mount namespace: $root is the overlay.
+  cd "$root"
 else
-  trap 'rm -rf "$tmp"' EXIT
+  tmp="$(mktemp -d /tmp/scmesh-plugin-XXXXXX)"
+  if [[ "${SCMESH_KEEP_TMP:-}" == 1 ]]; then
+    echo "test-plugin: keeping $tmp"
+  else
+    trap 'rm -rf "$tmp"' EXIT
+  fi
+  if [[ "${SCMESH_PLUGIN_COPY:-}" != 1 ]] && mkdir -p "$tmp/upper" "$tmp/work" &&
+    unshare --mount --propagation private mount -t overlay overlay \
+      -o "lowerdir=$root,upperdir=$tmp/upper,workdir=$tmp/work" "$root" 2>/dev/null; then
+    # That probe mount vanished with its namespace; the real run mounts again in its own.
+    rm -rf "$tmp/upper" "$tmp/work"
+    mkdir -p "$tmp/upper" "$tmp/work"
+    rc=0
+    unshare --mount --propagation private bash -c '
+      mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$1" &&
+        SCMESH_PLUGIN_IN_OVERLAY=1 exec bash "$3" "$1"' _ "$root" "$tmp" "$root/scripts/test-plugin.sh" || rc=$?
+    exit $rc
+  fi
+  echo "test-plugin: no overlay mount here; working in a copy (its build takes about 2 minutes)"
+  rm -rf "$tmp/upper" "$tmp/work"
+  copy="$tmp/SCMesh"
+  mkdir -p "$copy"
+  (cd "$root" && tar --exclude='.build*' --exclude='.git' --exclude='.swiftpm' --exclude='.vm' -cf - .) |
+    (cd "$copy" && tar -xf -)
+  cd "$copy"
 fi
-copy="$tmp/SCMesh"
-mkdir -p "$copy"
-(cd "$root" && tar --exclude='.build*' --exclude='.git' --exclude='.swiftpm' --exclude='.vm' -cf - .) |
-  (cd "$copy" && tar -xf -)
-cd "$copy"
 
 plugin() { swift package --allow-writing-to-package-directory new-transport "$@"; }
 fingerprint() { find Sources Tests Config Package.swift -type f -print0 | sort -z | xargs -0 md5sum | md5sum; }

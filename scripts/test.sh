@@ -54,8 +54,12 @@ fuzz_build_pid=
 if [ $# -eq 0 ]; then
   fuzz_build_log=$(mktemp /tmp/scmesh-fuzz-build-XXXXXX)
   cleanup_steps+=("rm -f '$fuzz_build_log'")
-  # In a session of its own, so a failed run stops it with its compilers.
-  FUZZ_CONFIG="${FUZZ_CONFIG:-debug}" setsid nice -n 19 scripts/fuzz.sh --build >"$fuzz_build_log" 2>&1 &
+  # In a session of its own, so a failed run stops it with its compilers. Where the
+  # kernel groups processes by session for CPU shares (sched_autogroup), a new session
+  # is a group of its own with an equal share whatever its nice value: so the group's
+  # own nice value is set to 19 as well.
+  FUZZ_CONFIG="${FUZZ_CONFIG:-debug}" setsid bash -c \
+    'echo 19 >/proc/self/autogroup 2>/dev/null || true; exec nice -n 19 scripts/fuzz.sh --build' >"$fuzz_build_log" 2>&1 &
   fuzz_build_pid=$!
   cleanup_steps+=("kill -- -$fuzz_build_pid 2>/dev/null; wait $fuzz_build_pid 2>/dev/null")
 fi

@@ -51,8 +51,10 @@ enum CLIBench {
     /// CLI posts the raw payload to the node's HTTP API), once returning when queued and
     /// once with `--wait` (returning on the delivery receipt), against the in-process
     /// full-stack bulk rate measured in the same run. `nodeSettings` (`--set KEY=VALUE`
-    /// pairs) go to both nodes.
-    static func bulk(nodeSettings: [String] = []) async throws -> [BenchFigure] {
+    /// pairs) go to both nodes. `otherClient`, another `scmesh` binary (e.g. built with
+    /// `--static-swift-stdlib`), sends "queued" rounds and starts in turns with the
+    /// default one, so both meet the same machine load.
+    static func bulk(nodeSettings: [String] = [], otherClient: String? = nil) async throws -> [BenchFigure] {
         guard FileManager.default.isExecutableFile(atPath: scmesh) else {
             throw MeshError(.invalidArgument, "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release")
         }
@@ -65,9 +67,12 @@ enum CLIBench {
         let size = 10 * 1024 * 1024
         let file = root + "/payload"
         _ = FileManager.default.createFile(atPath: file, contents: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
-        func send(_ extra: [String]) throws -> Double {
+        if let otherClient, !FileManager.default.isExecutableFile(atPath: otherClient) {
+            throw MeshError(.invalidArgument, "--client \(otherClient): no executable there")
+        }
+        func send(_ extra: [String], client: String = scmesh) throws -> Double {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: scmesh)
+            process.executableURL = URL(fileURLWithPath: client)
             process.arguments = ["send", "--data-dir", a] + extra + [peerB, "-"]
             process.standardInput = FileHandle(forReadingAtPath: file)
             process.standardOutput = FileHandle.nullDevice
@@ -80,17 +85,36 @@ enum CLIBench {
         }
         _ = try send(["--wait"])  // warm-up
         let rounds = 5
-        let queued = try (0..<rounds).map { _ in try send([]) }.sorted()[rounds / 2]
+        var queuedRounds: [Double] = []
+        var otherQueuedRounds: [Double] = []
+        for _ in 0..<rounds {
+            queuedRounds.append(try send([]))
+            if let otherClient { otherQueuedRounds.append(try send([], client: otherClient)) }
+        }
+        let queued = queuedRounds.sorted()[rounds / 2]
         let delivered = try (0..<rounds).map { _ in try send(["--wait"]) }.sorted()[rounds / 2]
         // Where the time of "queued" goes, in the same run: a process start (what any
         // `scmesh` command pays before it does anything), and the disk's own floor for
         // keeping 10 MiB durably (write, fsync the file and its directory: what the
         // outbox must do before "queued").
-        let starts = try (0..<rounds).map { _ -> Double in
+        func startTime(_ client: String) throws -> Double {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: client)
+            process.arguments = ["--version"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
             let start = ContinuousClock.now
-            try run(["--version"])
+            try process.run()
+            process.waitUntilExit()
             return TCPBench.seconds(ContinuousClock.now - start) * 1000
-        }.sorted()[rounds / 2]
+        }
+        var startRounds: [Double] = []
+        var otherStartRounds: [Double] = []
+        for _ in 0..<rounds {
+            startRounds.append(try startTime(scmesh))
+            if let otherClient { otherStartRounds.append(try startTime(otherClient)) }
+        }
+        let starts = startRounds.sorted()[rounds / 2]
         let payload = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
         let durable = try (0..<rounds).map { round -> Double in
             let path = root + "/durable-\(round)"
@@ -99,6 +123,21 @@ enum CLIBench {
             return Double(size) / 1e6 / TCPBench.seconds(ContinuousClock.now - start)
         }.sorted()[rounds / 2]
         let baseline = (name: "in-process full stack TCP bulk 256 MiB", value: inProcess)
+        var otherFigures: [BenchFigure] = []
+        if let otherClient {
+            let name = URL(fileURLWithPath: otherClient).lastPathComponent
+            otherFigures = [
+                BenchFigure(
+                    name: "--client \(otherClient): scmesh send - 10 MiB, returns once queued (median of 5, in turns with the default)",
+                    value: otherQueuedRounds.sorted()[rounds / 2], unit: "MB/s", baseline: baseline),
+                BenchFigure(
+                    name: "--client \(name) against the default scmesh: returns once queued", value: otherQueuedRounds.sorted()[rounds / 2],
+                    unit: "MB/s", baseline: ("the default scmesh, same rounds", queued)),
+                BenchFigure(
+                    name: "--client \(name): process start, --version (median of 5)", value: otherStartRounds.sorted()[rounds / 2], unit: "ms",
+                    baseline: ("the default scmesh", starts)),
+            ]
+        }
         return [
             BenchFigure(name: "scmesh send - 10 MiB, returns once queued (median of 5)", value: queued, unit: "MB/s", baseline: baseline),
             BenchFigure(name: "scmesh send --wait - 10 MiB, returns on the receipt (median of 5)", value: delivered, unit: "MB/s", baseline: baseline),
@@ -109,7 +148,7 @@ enum CLIBench {
                 name: "scmesh send - 10 MiB, returns once queued, against the disk's floor", value: queued, unit: "MB/s",
                 baseline: ("durable 10 MiB file write", durable)),
             BenchFigure(name: "process start: scmesh --version (median of 5)", value: starts, unit: "ms", baseline: nil),
-        ]
+        ] + otherFigures
     }
 
     /// Writes `bytes` to a new file and syncs it and its directory (what the outbox does

@@ -1,14 +1,16 @@
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
-import Foundation
 // run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]
 // (`sim` is not part of `all`: it takes minutes; `MeshBench sim --help` lists its flags.
 // `clibulk --set KEY=VALUE ...` starts both nodes with those config settings, e.g.
-// `--set store.inbox_file_threshold_bytes=1073741824` to keep received payloads in SQLite.)
+// `--set store.inbox_file_threshold_bytes=1073741824` to keep received payloads in SQLite;
+// `clibulk --client PATH` also times the sends of another scmesh binary, in turns with the
+// default one, e.g. one built with --static-swift-stdlib.)
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 guard ["router", "crypto", "tcp", "failover", "store", "cli", "clibulk", "sim", "all"].contains(which) else {
     print("usage: MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]")
     exit(2)
 }
+import Foundation
 
 if which == "sim" {
     do {
@@ -58,11 +60,18 @@ if which == "cli" || which == "all" {
     report("scmesh from the shell (release nodes over TCP on loopback)", try await CLIBench.run())
 }
 if which == "clibulk" || which == "all" {
-    let settings = which == "clibulk" ? Array(CommandLine.arguments.dropFirst(2)) : []
-    guard settings.count % 2 == 0, stride(from: 0, to: settings.count, by: 2).allSatisfy({ settings[$0] == "--set" }) else {
-        print("usage: MeshBench clibulk [--set KEY=VALUE ...]")
+    // Pairs: `--set KEY=VALUE` (both nodes) and `--client PATH` (a second scmesh binary
+    // whose sends are timed beside the default one's, e.g. a --static-swift-stdlib build).
+    let arguments = which == "clibulk" ? Array(CommandLine.arguments.dropFirst(2)) : []
+    guard arguments.count % 2 == 0, stride(from: 0, to: arguments.count, by: 2).allSatisfy({ ["--set", "--client"].contains(arguments[$0]) }) else {
+        print("usage: MeshBench clibulk [--set KEY=VALUE ...] [--client PATH]")
         exit(2)
     }
+    let pairs = stride(from: 0, to: arguments.count, by: 2).map { (arguments[$0], arguments[$0 + 1]) }
+    let settings = pairs.filter { $0.0 == "--set" }.flatMap { [$0.0, $0.1] }
+    let client = pairs.last { $0.0 == "--client" }?.1
     let title = "scmesh send - of 10 MiB over the HTTP API (release nodes over TCP on loopback)"
-    report(settings.isEmpty ? title : title + ", nodes with " + settings.joined(separator: " "), try await CLIBench.bulk(nodeSettings: settings))
+    report(
+        settings.isEmpty ? title : title + ", nodes with " + settings.joined(separator: " "),
+        try await CLIBench.bulk(nodeSettings: settings, otherClient: client))
 }

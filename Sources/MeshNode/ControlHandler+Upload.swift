@@ -12,9 +12,9 @@ extension ControlHandler {
     package var maximumPayloadSize: Int { configuration.routerConfiguration.maxMessageSize }
 
     /// Receives a raw payload of `declaredBytes` bytes from `body` straight into a new
-    /// file in the outbox's payload directory, hashing it on the way, and syncs it: the
-    /// result is durable and goes to ``send(_:stored:)`` without being copied or hashed
-    /// again.
+    /// file in the outbox's payload directory, and syncs it while a second thread hashes
+    /// it: the result is durable and goes to ``send(_:stored:)`` without being copied or
+    /// hashed again.
     ///
     /// Nothing half-written is ever queued: when the body ends early (the client went
     /// away), carries more than declared, or the disk fails, the file is removed and
@@ -29,7 +29,6 @@ extension ControlHandler {
                 "the payload of \(declaredBytes) bytes is larger than max_message_size (\(maximumPayloadSize)); raise max_message_size to send more")
         }
         let writer = try store.outbox.stagePayload()
-        let digester = router.makeContentDigester()
         do {
             for try await chunk in body {
                 guard writer.byteCount + chunk.readableBytes <= declaredBytes else {
@@ -37,17 +36,14 @@ extension ControlHandler {
                         .invalidArgument,
                         "the body carries more than the \(declaredBytes) bytes it declared; nothing was queued")
                 }
-                try chunk.withUnsafeReadableBytes { bytes throws(MeshError) in
-                    digester?.update(bytes)
-                    try writer.append(bytes)
-                }
+                try chunk.withUnsafeReadableBytes { bytes throws(MeshError) in try writer.append(bytes) }
             }
             guard writer.byteCount == declaredBytes else {
                 throw MeshError(
                     .invalidArgument,
                     "the body ended after \(writer.byteCount) of its \(declaredBytes) declared bytes (the client stopped sending); nothing was queued")
             }
-            return try await writer.finish(contentDigest: digester?.finish() ?? [])
+            return try await writer.finish(digestingWith: router.makeContentDigester())
         } catch {
             writer.abandon()
             throw error

@@ -212,7 +212,7 @@ extension NodeHTTPServer {
             cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
             wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
         // A large body with a declared length goes straight into the outbox's payload
-        // file while it arrives (hashed on the way); the rest is collected. The peer
+        // file while it arrives (hashed while it syncs); the rest is collected. The peer
         // and the parameters are checked first: a bad send is refused before its body
         // is read, and nothing is written.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= commands.uploadThreshold {

@@ -82,6 +82,79 @@ public final class OutboxPayloadWriter {
         return StagedOutboxPayload(directory: files.directory, name: name, byteCount: byteCount, contentDigest: contentDigest)
     }
 
+    /// Syncs the file and the directory like ``finish(contentDigest:)``, and computes the
+    /// content digest meanwhile on a second thread, by reading the file back (from the
+    /// page cache) into `digester` in pieces of 1 MiB. The sync mostly waits for the
+    /// disk, so the hash costs the upload little wall time, where hashing each piece as
+    /// it arrived put it on the upload's own path.
+    /// - Parameter digester: a fresh digester (``MeshCore/Router/makeContentDigester()``);
+    ///   nil for no digest (the payload is then hashed when it is sent).
+    /// - Throws: `.storeFailed` naming the file and the OS error; nothing is left behind.
+    public func finish(digestingWith digester: (any ContentDigester)?) async throws(MeshError) -> StagedOutboxPayload {
+        guard let digester else { return try await finish(contentDigest: []) }
+        guard descriptor >= 0 else { throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned") }
+        let (files, path, byteCount) = (self.files, files.directory + "/" + name, self.byteCount)
+        let reader = open(path, O_RDONLY | O_CLOEXEC)
+        guard reader >= 0 else {
+            let problem = errno
+            abandon()
+            throw files.failure("open \(path) to hash it", problem)
+        }
+        // Only the digest below touches the digester until it is awaited.
+        let box = UncheckedDigester(digester: digester)
+        async let digest = Self.digest(reader, byteCount: byteCount, into: box, path: path, files: files)
+        let staged: StagedOutboxPayload
+        do {
+            staged = try await finish(contentDigest: [])
+        } catch {
+            _ = await digest
+            throw error
+        }
+        switch await digest {
+        case .success(let contentDigest):
+            return StagedOutboxPayload(directory: staged.directory, name: staged.name, byteCount: byteCount, contentDigest: contentDigest)
+        case .failure(let error):
+            staged.discard()
+            throw error
+        }
+    }
+
+    /// Feeds the file open at `reader` to the digester on a thread of its own, then
+    /// closes `reader`.
+    private static func digest(
+        _ reader: Int32, byteCount: Int, into box: UncheckedDigester, path: String, files: OutboxPayloadFiles
+    ) async -> Result<[UInt8], MeshError> {
+        do throws(MeshError) {
+            return .success(
+                try await OutboxPayloadFiles.offThread { () throws(MeshError) in
+                    defer { Glibc.close(reader) }
+                    try feed(reader, byteCount: byteCount, to: box.digester, path: path, files: files)
+                    return box.digester.finish()
+                })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Reads `byteCount` bytes from `descriptor` (from its start) into `digester`.
+    private static func feed(
+        _ descriptor: Int32, byteCount: Int, to digester: any ContentDigester, path: String, files: OutboxPayloadFiles
+    ) throws(MeshError) {
+        let pieceSize = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = 0
+        while offset < byteCount {
+            let count = pread(descriptor, buffer.baseAddress, min(pieceSize, byteCount - offset), off_t(offset))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                throw files.failure("read \(path) back to hash it (\(offset) of \(byteCount) bytes)", count < 0 ? errno : EIO)
+            }
+            digester.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += count
+        }
+    }
+
     /// Closes and removes the file (the upload was cut short or refused). Harmless
     /// after ``finish(contentDigest:)`` or a first call.
     public func abandon() {
@@ -114,4 +187,9 @@ public struct StagedOutboxPayload: StoredPayload {
     public func discard() {
         unlink(directory + "/" + name)
     }
+}
+
+/// A digester handed to the one thread that feeds it while its owner waits.
+private struct UncheckedDigester: @unchecked Sendable {
+    let digester: any ContentDigester
 }

@@ -8,7 +8,7 @@ import NIOHTTP1
 import Testing
 
 // A raw body at or above the outbox's file threshold goes straight into a payload file
-// while it arrives, hashed on the way; a body cut short must never become a queued
+// while it arrives, hashed while it syncs; a body cut short must never become a queued
 // message, and must leave no file behind.
 
 @Suite("HTTP uploads streamed into the outbox")

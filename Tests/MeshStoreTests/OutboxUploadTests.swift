@@ -54,6 +54,27 @@ struct OutboxUploadTests {
         }
     }
 
+    @Test("finish(digestingWith:) hashes the file while it syncs: the digest equals the bytes fed in order, across pieces of 1 MiB and an odd tail")
+    func digestWhileSyncingMatchesTheBytes() async throws {
+        try await withStore { store throws in
+            let payload = (0..<((3 << 20) + 12_345)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) }
+            let writer = try store.outbox.stagePayload()
+            for start in stride(from: 0, to: payload.count, by: 100_000) {
+                try payload[start..<min(start + 100_000, payload.count)].withUnsafeBytes { try writer.append($0) }
+            }
+            let expected = RecordingDigester()
+            payload.withUnsafeBytes { expected.update($0) }
+            let stored = try await writer.finish(digestingWith: RecordingDigester())
+            #expect(stored.byteCount == payload.count)
+            #expect(stored.contentDigest == expected.finish())
+            #expect(try await stored.bytes() == payload)
+            // No digester: no digest, the file synced all the same.
+            let plain = try store.outbox.stagePayload()
+            try payload[0..<1000].withUnsafeBytes { try plain.append($0) }
+            #expect(try await plain.finish(digestingWith: nil).contentDigest == [])
+        }
+    }
+
     @Test("a staged upload the outbox refuses (full) is removed, with the error naming the limit")
     func refusedUploadIsRemoved() async throws {
         var configuration = StoreConfiguration()
@@ -72,5 +93,23 @@ struct OutboxUploadTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: files).isEmpty)
             #expect(try await store.outbox.pendingCount == 0)
         }
+    }
+}
+
+/// An order-sensitive digest (a running FNV-1a over every byte, and the byte count), so
+/// a piece fed twice, skipped or out of order changes it.
+private final class RecordingDigester: ContentDigester {
+    private var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    private var count: UInt64 = 0
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        count += UInt64(bytes.count)
+    }
+
+    func finish() -> [UInt8] {
+        withUnsafeBytes(of: hash.bigEndian, Array.init) + withUnsafeBytes(of: count.bigEndian, Array.init)
     }
 }

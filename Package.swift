@@ -139,7 +139,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            resources: [.copy("Resources/node.yaml")]
+            // Embedded in the code (PackageResources), not a bundle beside the binary: an
+            // installed `scmesh` is one file (README: Running as a service).
+            resources: [.embedInCode("Resources/node.yaml")]
         ),
         // MARK: HTTP API, event stream, dashboard and metrics (Hummingbird; the core never sees it)
         .target(
@@ -158,7 +160,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            resources: [.copy("Resources/dashboard.html"), .copy("Resources/openapi.json")]
+            resources: [.embedInCode("Resources/dashboard.html"), .embedInCode("Resources/openapi.json")]
         ),
         .executableTarget(
             name: "scmesh",

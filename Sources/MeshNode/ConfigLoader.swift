@@ -34,7 +34,7 @@ extension NodeConfiguration {
             text = String(decoding: data, as: UTF8.self)
             source = file
         } else {
-            text = try defaultFileContents()
+            text = defaultFileContents()
             source = "built-in Config/node.yaml"
         }
         return try load(yaml: text, source: source, environment: environment, overrides: overrides, registry: registry)
@@ -94,25 +94,9 @@ extension NodeConfiguration {
     }
 
     /// The text of the default config embedded in the MeshNode module (the same file
-    /// as `Config/node.yaml`).
-    /// - Throws: `.invalidConfiguration` when the resource bundle is missing (a moved
-    ///   binary); pass `--config` then.
-    public static func defaultFileContents() throws -> String {
-        let bundleName = "SCMesh_MeshNode.resources"
-        var candidates: [URL] = [Bundle.main.bundleURL.appendingPathComponent(bundleName)]
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
-        candidates.append(executable.deletingLastPathComponent().appendingPathComponent(bundleName))
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent(bundleName))
-        }
-        for directory in candidates {
-            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("node.yaml").path) {
-                return String(decoding: data, as: UTF8.self)
-            }
-        }
-        throw MeshError(
-            .invalidConfiguration,
-            "the built-in config (\(bundleName)/node.yaml) is not next to the executable; pass --config Config/node.yaml")
+    /// as `Config/node.yaml`, compiled into the code: a binary copied anywhere has it).
+    public static func defaultFileContents() -> String {
+        String(decoding: PackageResources.node_yaml, as: UTF8.self)
     }
 }
 

@@ -323,10 +323,10 @@ extension NodeHTTPServer {
             status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try ControlJSON.encoder().encode(value))))
     }
 
-    /// A file of this module's resources.
+    /// A file of this module's resources (compiled into the code, so an installed
+    /// binary has them wherever it is).
     static func resource(_ name: String, contentType: String) throws -> Response {
-        guard let url = Bundle.module.url(forResource: name, withExtension: nil), let data = FileManager.default.contents(atPath: url.path)
-        else {
+        guard let data = embeddedResource(name) else {
             throw APIError(.internalServerError, code: "internal", "the node's \(name) is missing from its resources")
         }
         var headers = HTTPFields()
@@ -364,4 +364,15 @@ struct TransportsReply: Codable, Sendable {
 struct LoginReply: Codable, Sendable {
     var token: String
     var expiresSeconds: Int
+}
+
+extension NodeHTTPServer {
+    /// The bytes of an embedded resource file, by its name in `Resources/`.
+    static func embeddedResource(_ name: String) -> [UInt8]? {
+        switch name {
+        case "dashboard.html": PackageResources.dashboard_html
+        case "openapi.json": PackageResources.openapi_json
+        default: nil
+        }
+    }
 }

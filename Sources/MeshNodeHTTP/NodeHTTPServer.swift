@@ -109,9 +109,8 @@ public final class NodeHTTPServer: Service, Sendable {
     /// The routes of `openapi.json` (the test suite checks that it lists every route),
     /// as path patterns with their methods.
     static func routePatterns() -> [(pattern: [Substring], methods: [String])] {
-        guard let url = Bundle.module.url(forResource: "openapi.json", withExtension: nil),
-            let data = FileManager.default.contents(atPath: url.path),
-            let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let data = embeddedResource("openapi.json"),
+            let document = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any],
             let paths = document["paths"] as? [String: [String: Any]]
         else { return [] }
         return paths.map { path, operations in

@@ -28,6 +28,19 @@ struct LinuxFitProcessTests {
         }
     }
 
+    @Test("an installed scmesh is one file: a copy of the binary alone in another directory has its built-in config (no resource bundle beside it)")
+    func binaryCopiedAloneHasItsBuiltInConfig() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let copy = directory.file("scmesh")
+        try FileManager.default.copyItem(atPath: scmeshExecutable.path, toPath: copy)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["scmesh"])
+        let result = try await runProcess(copy, ["config", "check"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let checked = String(decoding: result.output, as: UTF8.self)
+        #expect(checked.contains("announce_interval_ms: 600000"), "\(checked.prefix(400))")
+    }
+
     @Test("Config/scmesh.service passes systemd-analyze verify, runs `scmesh run` as a DynamicUser with its StateDirectory as data dir")
     func serviceUnit() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -71,17 +71,7 @@ enum CLIBench {
             throw MeshError(.invalidArgument, "--client \(otherClient): no executable there")
         }
         func send(_ extra: [String], client: String = scmesh) throws -> Double {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: client)
-            process.arguments = ["send", "--data-dir", a] + extra + [peerB, "-"]
-            process.standardInput = FileHandle(forReadingAtPath: file)
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let start = ContinuousClock.now
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw MeshError(.invalidArgument, "scmesh send - exited \(process.terminationStatus)") }
-            return Double(size) / 1e6 / TCPBench.seconds(ContinuousClock.now - start)
+            Double(size) / 1e6 / (try TimedRun.run(client, ["send", "--data-dir", a] + extra + [peerB, "-"], input: file))
         }
         _ = try send(["--wait"])  // warm-up
         let rounds = 5
@@ -98,15 +88,7 @@ enum CLIBench {
         // keeping 10 MiB durably (write, fsync the file and its directory: what the
         // outbox must do before "queued").
         func startTime(_ client: String) throws -> Double {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: client)
-            process.arguments = ["--version"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let start = ContinuousClock.now
-            try process.run()
-            process.waitUntilExit()
-            return TCPBench.seconds(ContinuousClock.now - start) * 1000
+            try TimedRun.run(client, ["--version"]) * 1000
         }
         var startRounds: [Double] = []
         var otherStartRounds: [Double] = []
@@ -182,9 +164,9 @@ enum CLIBench {
         defer { pair.stop() }
         let (a, peerB) = (pair.a, pair.peerB)
         let count = 200
-        let status = timed(count) { _ = try? run(["status", "--data-dir", a]) }
-        let send = try timed(count) { try run(["send", "--data-dir", a, peerB, "hello from the shell"]) }
-        let waited = try timed(count / 2) { try run(["send", "--data-dir", a, "--wait", peerB, "hello, with receipt"]) }
+        let status = timed(count) { _ = try? TimedRun.run(scmesh, ["status", "--data-dir", a]) }
+        let send = try timed(count) { try TimedRun.run(scmesh, ["send", "--data-dir", a, peerB, "hello from the shell"]) }
+        let waited = try timed(count / 2) { try TimedRun.run(scmesh, ["send", "--data-dir", a, "--wait", peerB, "hello, with receipt"]) }
         return [
             BenchFigure(
                 name: "scmesh send from the shell (one process per message, returns once queued)", value: send,

@@ -9,7 +9,7 @@
 #   4. the generated conformance test runs and FAILS with the message pointing at the TODO;
 #   5. with its TODOs filled in (a process-local medium, below), it PASSES the conformance
 #      suite: the skeleton's shape (listen, dial, track/forget, the link) is sound.
-# Where the system allows it (root, or a user namespace with mounts), the "copy" is an
+# Where the system allows it (root: a mount namespace and an overlay mount), the "copy" is an
 # overlay mount over the package root in a private mount namespace: the same paths as
 # the package's own build, so its .build is reused and only the generated targets are
 # compiled (about 30 s). Everything written lands in a temporary upper directory; the

@@ -45,11 +45,17 @@ struct ProcessTests {
         let node = try launch(["run", "--data-dir", dataDirectory], home: directory.path, standardError: log)
         defer { if node.isRunning { node.terminate() } }
 
+        // The control socket answers while the transports still start (status shows
+        // them "starting"), so this waits for the loopback transport to be running.
         var status: ScmeshResult?
-        try await eventually("scmesh status --json answers") {
+        try await eventually("scmesh status --json answers, with the loopback transport running") {
             let attempt = try await scmesh("status", "--json", "--data-dir", dataDirectory, home: directory.path)
             status = attempt
-            return attempt.status == 0
+            guard attempt.status == 0,
+                let object = try? JSONSerialization.jsonObject(with: Data(attempt.standardOutput.utf8)) as? [String: Any],
+                let transports = object["transports"] as? [[String: Any]]
+            else { return false }
+            return transports.contains { $0["name"] as? String == "loopback" && $0["state"] as? String == "running" }
         }
         let reply = try #require(status)
         let object = try #require(

@@ -11,20 +11,15 @@ enum CLIBench {
             .appendingPathComponent("scmesh").path
     }
 
-    @discardableResult
-    static func run(_ arguments: [String], waitForExit: Bool = true) throws -> Process {
+    /// Starts `scmesh` with `arguments` (a node, stopped by ``NodePair/stop()``); timed
+    /// commands go through ``TimedRun`` instead.
+    static func launch(_ arguments: [String]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: scmesh)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        if waitForExit {
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw MeshError(.invalidArgument, "scmesh \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-            }
-        }
         return process
     }
 
@@ -191,10 +186,10 @@ enum CLIBench {
                 "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
                 "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error",
             ] + extra
-            let nodeA = try run(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, waitForExit: false)
-            let nodeB = try run(
+            let nodeA = try launch(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only)
+            let nodeB = try launch(
                 ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
-                 "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, waitForExit: false)
+                 "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only)
             var pair = NodePair(a: a, b: b, peerB: "", processes: [nodeA, nodeB])
             do {
                 pair.peerB = try output(["identity", "--data-dir", b])

@@ -64,8 +64,8 @@ if [ $# -eq 0 ]; then
   cleanup_steps+=("kill -- -$fuzz_build_pid 2>/dev/null; kill -CONT -- -$fuzz_build_pid 2>/dev/null; wait $fuzz_build_pid 2>/dev/null")
 fi
 # with_fuzz_build_paused COMMAND...: runs COMMAND with that build stopped (SIGSTOP to its
-# session's process group, SIGCONT after): headless Chromium's screenshot can hang for
-# minutes with a build beside it (run 14: one 180 s try lost).
+# session's process group, SIGCONT after): headless Chromium's page load runs on virtual
+# time and with a build beside it can take minutes.
 with_fuzz_build_paused() {
   local status=0
   kill -STOP -- -"$fuzz_build_pid" 2>/dev/null || true

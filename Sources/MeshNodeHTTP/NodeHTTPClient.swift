@@ -74,12 +74,43 @@ public struct NodeHTTPClient: Sendable {
             }
         }
 
-        /// Writes the body.
-        func write(to outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>) async throws {
+        /// A handle on a `.stream` body's file, for `sendfile`: nil for a body in memory,
+        /// or when the descriptor has no offset (a pipe). The
+        /// caller closes it once the request is over (NIO may still hold its regions
+        /// until the connection closes).
+        func sendableFile() -> NIOFileHandle? {
+            // A pipe or a socket has no offset (ESPIPE).
+            guard case .stream(let descriptor, _, _) = self, lseek(descriptor, 0, SEEK_CUR) >= 0 else { return nil }
+            let duplicate = dup(descriptor)
+            guard duplicate >= 0 else { return nil }
+            return NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: duplicate)
+        }
+
+        /// Writes the body: a `.stream` from a regular file (`file`, from
+        /// ``sendableFile()``) as file regions that the kernel sends itself
+        /// (`sendfile`: the bytes never pass through this process), else read and
+        /// written in pieces of 1 MiB.
+        func write(to outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>, file: NIOFileHandle?) async throws {
             switch self {
             case .buffer(let buffer):
                 if buffer.readableBytes > 0 { try await outbound.write(.body(.byteBuffer(buffer))) }
             case .stream(let descriptor, let length, let progress):
+                if let file {
+                    let start = Int(lseek(descriptor, 0, SEEK_CUR))
+                    var sent = 0
+                    while sent < length {
+                        let piece = min(length - sent, 1 << 20)
+                        // A file that shrank: the node sees a short body and queues
+                        // nothing (a region past the end would never be written).
+                        var last: UInt8 = 0
+                        guard pread(descriptor, &last, 1, off_t(start + sent + piece - 1)) == 1 else { return }
+                        try await outbound.write(
+                            .body(.fileRegion(FileRegion(fileHandle: file, readerIndex: start + sent, endIndex: start + sent + piece))))
+                        sent += piece
+                        progress(sent)
+                    }
+                    return
+                }
                 var sent = 0
                 while sent < length {
                     var chunk = ByteBufferAllocator().buffer(capacity: min(length - sent, 1 << 20))
@@ -137,6 +168,8 @@ public struct NodeHTTPClient: Sendable {
         let channel = try await connect()
         let head = head(method, target, contentLength: body?.length ?? 0, contentType: contentType, headers: extra, authorize: authorize)
         let address = address
+        let file = body?.sendableFile()
+        defer { try? file?.close() }
         return try await channel.executeThenClose { inbound, outbound in
             // Write and read at once: a node that refuses a body up front (too large)
             // replies and closes before it read everything, and that reply, not the
@@ -145,7 +178,7 @@ public struct NodeHTTPClient: Sendable {
                 group.addTask {
                     try? await outbound.write(.head(head))
                     do {
-                        try await body?.write(to: outbound)
+                        try await body?.write(to: outbound, file: file)
                         try? await outbound.write(.end(nil))
                     } catch {
                         // The node stopped reading (it refused the body); its reply is the answer.

@@ -92,4 +92,50 @@ struct LargePayloadProcessTests {
         #expect(message["payload_base64"] == nil && message["bytes"] as? Int == payload.count)
         #expect((message["head_base64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init) == Array(payload.prefix(1024)))
     }
+
+    @Test("scmesh send - with standard input a file already read in part: the node gets exactly the rest (the client hands the file to sendfile from its offset), delivered byte for byte")
+    func standardInputFromAFileOffset() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let (a, b) = (directory.file("a"), directory.file("b"))
+        let portB = try unusedLoopbackPort()
+        let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
+        let nodeB = try startScmesh(["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common, home: home)
+        defer { stopProcess(nodeB) }
+        let nodeA = try startScmesh(
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
+                + common, home: home)
+        defer { stopProcess(nodeA) }
+        let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let clientB = ControlClient(dataDirectory: b)
+        try await eventually("the receiver answers", attempts: 1500) { try await clientB.call(ControlRequest(cmd: "status")).ok }
+
+        // 1000 bytes the shell reads first (dd: one read of exactly that many), then
+        // 2.5 MiB of every byte value in an order no encoder could invent.
+        let skipped = [UInt8](repeating: 0xEE, count: 1000)
+        let payload = (0..<(5 << 19)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 9) }
+        let file = directory.file("payload.bin")
+        try Data(skipped + payload).write(to: URL(fileURLWithPath: file))
+        let command = "{ dd bs=1000 count=1 of=/dev/null 2>/dev/null; exec '\(scmeshExecutable.path)' send --data-dir '\(a)' --json \(idB.hex) -; } < '\(file)'"
+        let sent = try await runProcess("/bin/sh", ["-c", command])
+        #expect(sent.status == 0, "\(sent.standardError)")
+        let reply = try jsonObject(String(decoding: sent.output, as: UTF8.self))
+        #expect(reply["bytes"] as? Int == payload.count)
+
+        try await eventually("the receiver has the message", attempts: 3000) {
+            try await clientB.call(ControlRequest(cmd: "status")).decode(StatusReply.self).inboxCount == 1
+        }
+        let inbox = try await clientB.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let received = try #require(inbox.messages.first)
+        #expect(received.id.hex == reply["message_id"] as? String)
+        let bytes = received.payloadBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init) ?? []
+        // Compared as a Bool: a failure names the first differing byte, not 5 MiB of both.
+        let firstDifference = zip(bytes, payload).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(
+            bytes.count == payload.count && firstDifference == nil,
+            "received \(bytes.count) bytes of \(payload.count); first difference at byte \(firstDifference.map(String.init) ?? "none")")
+    }
 }

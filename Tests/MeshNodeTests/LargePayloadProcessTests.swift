@@ -64,7 +64,10 @@ struct LargePayloadProcessTests {
         let inbox = try await clientB.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
         let received = try #require(inbox.messages.first)
         #expect(received.id.hex == messageID)
-        #expect(received.payloadBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init) == payload)
+        // Compared as a Bool: a failure would otherwise print 3 MiB of both.
+        let receivedBytes = received.payloadBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init)
+        let same = receivedBytes == payload
+        #expect(same, "received \(receivedBytes?.count ?? 0) bytes of \(payload.count), not the bytes sent")
         try await eventually("the sender's payload file is removed once the message is sent", attempts: 1500) {
             try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty
         }

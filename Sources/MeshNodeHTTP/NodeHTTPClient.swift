@@ -75,9 +75,8 @@ public struct NodeHTTPClient: Sendable {
         }
 
         /// A handle on a `.stream` body's file, for `sendfile`: nil for a body in memory,
-        /// or when the descriptor has no offset (a pipe). The
-        /// caller closes it once the request is over (NIO may still hold its regions
-        /// until the connection closes).
+        /// or when the descriptor has no offset (a pipe). The caller closes it once the
+        /// request is over (NIO may still hold its regions until the connection closes).
         func sendableFile() -> NIOFileHandle? {
             // A pipe or a socket has no offset (ESPIPE).
             guard case .stream(let descriptor, _, _) = self, lseek(descriptor, 0, SEEK_CUR) >= 0 else { return nil }

@@ -88,13 +88,15 @@ echo "--- node D's BLE lines:"; grep -E "BLE|link link" /tmp/node-d.log | cut -c
 kill -TERM $PA $PB; wait $PA; wait $PB
 
 # --- GATT then L2CAP (same boot): nodes F (hci0) and G (hci1) both data_path
-# gatt_first: their links open over GATT and move to L2CAP 15 s later. Numbered messages
+# gatt_first: their links open over GATT and move to L2CAP 45 s later. Numbered messages
 # go both ways before, across and after the move (it comes after at least two pairs);
-# each must arrive exactly once.
+# each must arrive exactly once. 45 s, not 15: in the emulated guest a pair of `scmesh
+# send` processes takes seconds, and with 15 s a fresh-clone run (19) saw the move by
+# the second pair.
 F=/tmp/node-f; G=/tmp/node-g
 IDF=$(scmesh identity --data-dir $F) || exit 1
 IDG=$(scmesh identity --data-dir $G) || exit 1
-MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=15"
+MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=45"
 echo "=== GATT then L2CAP: node F $IDF on hci0, node G $IDG on hci1 (gatt_first)"
 scmesh run --data-dir $F $ONLY_BLE --set transports.ble.adapter=hci0 $MOVE > /tmp/node-f.log 2>&1 & PA=$!
 scmesh run --data-dir $G $ONLY_BLE --set transports.ble.adapter=hci1 $MOVE > /tmp/node-g.log 2>&1 & PB=$!

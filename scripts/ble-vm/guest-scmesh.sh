@@ -88,27 +88,38 @@ echo "--- node D's BLE lines:"; grep -E "BLE|link link" /tmp/node-d.log | cut -c
 kill -TERM $PA $PB; wait $PA; wait $PB
 
 # --- GATT then L2CAP (same boot): nodes F (hci0) and G (hci1) both data_path
-# gatt_first: their links open over GATT and move to L2CAP 45 s later. Numbered messages
-# go both ways before, across and after the move (it comes after at least two pairs);
-# each must arrive exactly once. 45 s, not 15: in the emulated guest a pair of `scmesh
-# send` processes takes seconds, and with 15 s a fresh-clone run (19) saw the move by
-# the second pair.
+# gatt_first: their links open over GATT and move to L2CAP 15 s later. Numbered messages
+# go both ways before, across and after the move; each must arrive exactly once. The
+# first two pairs are queued before the nodes know each other, so they go out over GATT
+# as soon as the link is up, however long the guest takes to list the peers (fresh-clone
+# run 19: the peers showed ≈ 13 s after the link, and the move came by the second pair
+# sent after that). A longer delay is no way out: GATT links under this stream closed
+# ("remote closed the link") after 16-53 s in run 20, before a 45 s move came.
 F=/tmp/node-f; G=/tmp/node-g
 IDF=$(scmesh identity --data-dir $F) || exit 1
 IDG=$(scmesh identity --data-dir $G) || exit 1
-MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=45"
+MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=15"
 echo "=== GATT then L2CAP: node F $IDF on hci0, node G $IDG on hci1 (gatt_first)"
 scmesh run --data-dir $F $ONLY_BLE --set transports.ble.adapter=hci0 $MOVE > /tmp/node-f.log 2>&1 & PA=$!
 scmesh run --data-dir $G $ONLY_BLE --set transports.ble.adapter=hci1 $MOVE > /tmp/node-g.log 2>&1 & PB=$!
 mfail() { cp /tmp/node-f.log /tmp/node-a.log; cp /tmp/node-g.log /tmp/node-b.log; fail "GATT then L2CAP: $*"; }
+i=0
+until scmesh status --data-dir $F >/dev/null 2>&1 && scmesh status --data-dir $G >/dev/null 2>&1; do
+  i=$((i + 1)); [ $i -gt 90 ] && mfail "F and G did not answer within 45 s"; sleep 0.5
+done
+grep -q "link link" /tmp/node-f.log /tmp/node-g.log && echo "(a link was up before the first messages were queued)"
+for n in 1 2; do
+  scmesh send --data-dir $F "$IDG" "move F->G $n" >/dev/null || mfail "send F->G $n"
+  scmesh send --data-dir $G "$IDF" "move G->F $n" >/dev/null || mfail "send G->F $n"
+done
+stamp "two pairs queued"
 i=0
 until scmesh peers --data-dir $F --json 2>/dev/null | grep -q "$IDG" &&
       scmesh peers --data-dir $G --json 2>/dev/null | grep -q "$IDF"; do
   i=$((i + 1)); [ $i -gt 90 ] && mfail "F and G did not become peers within 45 s"; sleep 0.5
 done
 stamp "F and G are peers"
-grep -q "moved to L2CAP" /tmp/node-f.log /tmp/node-g.log && mfail "a link moved before any message was sent"
-n=0; moved_at=0
+n=2; moved_at=0
 while [ $n -lt 80 ]; do
   n=$((n + 1))
   scmesh send --data-dir $F "$IDG" "move F->G $n" >/dev/null || mfail "send F->G $n"
@@ -119,7 +130,7 @@ while [ $n -lt 80 ]; do
   [ $moved_at -gt 0 ] && [ $n -ge $((moved_at + 5)) ] && break
   sleep 0.2
 done
-[ $moved_at -gt 2 ] || mfail "the links did not move to L2CAP while messages were sent (moved_at=$moved_at after $n)"
+[ $moved_at -gt 0 ] || mfail "the links did not move to L2CAP while messages were sent (after $n pairs)"
 stamp "sends done"; echo "sent $n messages each way; both ends had moved to L2CAP by message $moved_at"
 i=0
 until scmesh inbox --data-dir $G --json > /tmp/inbox-g.json 2>/dev/null &&

@@ -231,7 +231,13 @@ enum CLIBench {
         /// (polled with `scmesh status --json` every 10 ms, at most 60 s).
         func waitUntilOutboxEmpty() async throws {
             for _ in 0..<6000 {
-                if (try? output(["status", "--data-dir", a, "--json"]))?.contains("\"outbox_count\":0,") == true { return }
+                // The reply's field, not its text: key order and spacing are the encoder's.
+                if let reply = try? output(["status", "--data-dir", a, "--json"]),
+                    let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
+                    object["outbox_count"] as? Int == 0
+                {
+                    return
+                }
                 try await Task.sleep(for: .milliseconds(10))
             }
             throw MeshError(.timedOut, "node a's outbox did not empty within 60 s")

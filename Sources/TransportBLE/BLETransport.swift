@@ -79,6 +79,9 @@ public final class BLETransport: Transport, TransportCounting {
         var knownPeers: Set<PeerID> = []
         var sightings = SightingTracker(window: .seconds(5), lostAfter: .seconds(30))
         var logger: Logger?
+        /// The context of the running ``listen(context:)`` (a dialled ATT bearer's
+        /// peripheral link is reported there).
+        var context: TransportContext?
         /// Dials in progress: discovery pauses while there are any.
         var dialsInFlight = 0
         #if canImport(CBlueZ)
@@ -230,6 +233,7 @@ public final class BLETransport: Transport, TransportCounting {
         state.withLock {
             $0.mgmt = mgmt
             $0.logger = logger
+            $0.context = context
             $0.jobs = jobsContinuation
         }
         try await withThrowingDiscardingTaskGroup { group in

@@ -145,6 +145,41 @@ struct GATTTests {
         }
     }
 
+    /// Both devices dialled, so one bearer carries a link each way, and the core closes
+    /// one of the two as a duplicate (fresh-clone CI run 20: closing it closed the
+    /// bearer, and with it the link the core kept, every 16–53 s).
+    @Test("closing one of two links on a bearer leaves the other running; a central's close ends the remote's end; the bearer goes with the last link")
+    func closingOneOfTwoLinksOnABearer() async throws {
+        try await connectedPair { a, b in
+            let fromA = try await a.setUpClient()
+            let fromB = try await b.setUpClient()
+            let aCentral = GATTLink(connection: a, role: .central(txHandle: fromA.txHandle), remoteAddress: "b")
+            let bPeripheral = GATTLink(connection: b, role: .peripheral, remoteAddress: "a")
+            let bCentral = GATTLink(connection: b, role: .central(txHandle: fromB.txHandle), remoteAddress: "a")
+            let aPeripheral = GATTLink(connection: a, role: .peripheral, remoteAddress: "b")
+            #expect(a.hasLink(.central) && a.hasLink(.peripheral))
+            // a's link is the duplicate: a closes its end; b's end of it ends too (a
+            // switched b's RX notifications off), and b closes it.
+            await aCentral.close()
+            #expect(!a.hasLink(.central) && a.hasLink(.peripheral))
+            #expect(try await bPeripheral.receive() == nil)
+            #expect(!b.remoteSubscribed)
+            await bPeripheral.close()
+            await #expect(throws: MeshError.self) { try await aCentral.send([1]) }
+            await #expect(throws: MeshError.self) { try await bPeripheral.send([1]) }
+            // The link kept carries frames both ways, on the same bearer.
+            for index in 0..<50 {
+                try await bCentral.send([UInt8(index)])
+                #expect(try await aPeripheral.receive() == [UInt8(index)])
+                try await aPeripheral.send([UInt8(index), 1])
+                #expect(try await bCentral.receive() == [UInt8(index), 1])
+            }
+            // The last link on a's side closes the bearer: b's link ends.
+            await aPeripheral.close()
+            #expect(try await bCentral.receive() == nil)
+        }
+    }
+
     @Test("a server without the service is named in the dial error")
     func missingService() async throws {
         let (a, b) = MemoryPacketLink.pair()

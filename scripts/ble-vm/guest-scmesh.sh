@@ -69,6 +69,9 @@ until scmesh peers --data-dir $C --json 2>/dev/null | grep -q "$IDD" &&
   i=$((i + 1)); [ $i -gt 90 ] && gfail "C and D did not become peers within 45 s"; sleep 0.5
 done
 stamp "C and D are peers"; scmesh peers --data-dir $D
+# Log lines so far: the links' start (where both nodes' dials meet and the core closes
+# the duplicate) is behind; no link may go down after it.
+LC=$(wc -l < /tmp/node-c.log); LD=$(wc -l < /tmp/node-d.log)
 scmesh peers --data-dir $D --json | grep -q '/gatt"' || gfail "D's link is not a GATT link"
 scmesh send --data-dir $C "$IDD" "hello D, this is C over GATT" || gfail "send C->D"
 scmesh send --data-dir $D "$IDC" "hello C, this is D over GATT" || gfail "send D->C"
@@ -82,6 +85,10 @@ until scmesh inbox --data-dir $D --json > /tmp/inbox-d.json 2>/dev/null && grep 
 done
 grep -q '"text":"hello D, this is C over GATT"' /tmp/inbox-d.json || gfail "D did not get C's text"
 grep -q '"text":"hello C, this is D over GATT"' /tmp/inbox-c.json || gfail "C did not get D's text"
+# Both nodes dial, so one ATT bearer carries a link each way and the core closes one as
+# a duplicate; that close took the bearer, and the link kept, with it (run 20).
+downs=$( { tail -n +$((LC + 1)) /tmp/node-c.log; tail -n +$((LD + 1)) /tmp/node-d.log; } | grep "over ble down" | cut -c1-200)
+[ -z "$downs" ] || gfail "a GATT link went down: $downs"
 stamp "GATT messages arrived"; echo "GUEST-GATT-NODES-PASS: handshake and messages both ways over GATT (3000-byte messages over a 514-byte link MTU)"
 echo "--- node C's BLE lines:"; grep -E "BLE|link link" /tmp/node-c.log | cut -c1-220 | head -12
 echo "--- node D's BLE lines:"; grep -E "BLE|link link" /tmp/node-d.log | cut -c1-220 | head -12
@@ -93,8 +100,9 @@ kill -TERM $PA $PB; wait $PA; wait $PB
 # first two pairs are queued before the nodes know each other, so they go out over GATT
 # as soon as the link is up, however long the guest takes to list the peers (fresh-clone
 # run 19: the peers showed ≈ 13 s after the link, and the move came by the second pair
-# sent after that). A longer delay is no way out: GATT links under this stream closed
-# ("remote closed the link") after 16-53 s in run 20, before a 45 s move came.
+# sent after that). Run 20 (a 45 s move) met GATT links closed every 16-53 s: both
+# nodes dialled, and closing the duplicate closed the shared ATT bearer; no link may go
+# down now.
 F=/tmp/node-f; G=/tmp/node-g
 IDF=$(scmesh identity --data-dir $F) || exit 1
 IDG=$(scmesh identity --data-dir $G) || exit 1
@@ -118,7 +126,7 @@ until scmesh peers --data-dir $F --json 2>/dev/null | grep -q "$IDG" &&
       scmesh peers --data-dir $G --json 2>/dev/null | grep -q "$IDF"; do
   i=$((i + 1)); [ $i -gt 90 ] && mfail "F and G did not become peers within 45 s"; sleep 0.5
 done
-stamp "F and G are peers"
+stamp "F and G are peers"; LF=$(wc -l < /tmp/node-f.log); LG=$(wc -l < /tmp/node-g.log)
 n=2; moved_at=0
 while [ $n -lt 80 ]; do
   n=$((n + 1))
@@ -142,6 +150,8 @@ done
 dups=$( { grep -o '"text":"move F->G [0-9]*"' /tmp/inbox-g.json; grep -o '"text":"move G->F [0-9]*"' /tmp/inbox-f.json; } | sort | uniq -d | wc -l)
 [ "$dups" = 0 ] || mfail "$dups messages arrived more than once"
 grep -E "moving to L2CAP|moved to L2CAP" /tmp/node-f.log /tmp/node-g.log | cut -c1-220
+downs=$( { tail -n +$((LF + 1)) /tmp/node-f.log; tail -n +$((LG + 1)) /tmp/node-g.log; } | grep "over ble down" | cut -c1-200)
+[ -z "$downs" ] || mfail "a link went down while the messages streamed: $downs"
 stamp "all moved messages arrived"; echo "GUEST-GATT-MOVE-PASS: links opened over GATT moved to L2CAP; $n messages each way (before, across and after the move) each arrived exactly once"
 kill -TERM $PA $PB; wait $PA; wait $PB
 # A fresh node E on hci0 with no peer around (nothing on hci1 advertises now), so no

@@ -74,19 +74,11 @@ extension BLETransport {
                     // makeGATTConnection owns the descriptor, also when it throws.
                     guard let connection = try? makeGATTConnection(fd: fd, remoteAddress: text) else { continue }
                     // The ATT reader runs on the reactor thread (FDReactor+Executor.swift).
-                    group.addTask(executorPreference: FDReactor.shared.taskExecutor) { await connection.run() }
-                    group.addTask {
-                        guard await connection.waitForSubscription() else { return }
-                        let box = Mutex<ObjectIdentifier?>(nil)
-                        let link = GATTLink(
-                            connection: connection, role: .peripheral, remoteAddress: text,
-                            preferredTaskExecutor: self.linkTaskExecutor, logger: logger,
-                            onClose: { [weak self] in if let key = box.withLock({ $0 }) { self?.untrack(key) } })
-                        box.withLock { $0 = ObjectIdentifier(link) }
-                        self.track(link)
-                        logger.debug("BLE: GATT client \(text) subscribed (ATT MTU \(connection.mtu))")
-                        context.report(.inboundLink(link))
+                    group.addTask(executorPreference: FDReactor.shared.taskExecutor) {
+                        let reason = await connection.run()
+                        logger.debug("BLE: GATT bearer from \(text) ended: \(reason)")
                     }
+                    group.addTask { await self.servePeripheral(connection, remoteAddress: text, context: context) }
                 } catch is CancellationError {
                     return
                 } catch {
@@ -96,6 +88,22 @@ extension BLETransport {
                 }
             }
         }
+    }
+
+    /// Waits for the remote's client to subscribe to RX on `connection` (accepted or
+    /// dialled: when both devices dial, the one bearer carries a link each way), then
+    /// reports the peripheral link as inbound.
+    func servePeripheral(_ connection: GATTConnection, remoteAddress text: String, context: TransportContext) async {
+        guard await connection.waitForSubscription() else { return }
+        let box = Mutex<ObjectIdentifier?>(nil)
+        let link = GATTLink(
+            connection: connection, role: .peripheral, remoteAddress: text,
+            preferredTaskExecutor: linkTaskExecutor, logger: context.logger,
+            onClose: { [weak self] in if let key = box.withLock({ $0 }) { self?.untrack(key) } })
+        box.withLock { $0 = ObjectIdentifier(link) }
+        track(link)
+        context.logger.debug("BLE: GATT client \(text) subscribed (ATT MTU \(connection.mtu))")
+        context.report(.inboundLink(link))
     }
 
     /// Wraps an ATT socket in a bearer and a connection the transport tracks (closed at
@@ -131,12 +139,18 @@ extension BLETransport {
     /// Dials the remote's GATT server: ATT channel, MTU exchange, discovery, RX
     /// subscription; the link writes TX. When the remote's LE connection already has an
     /// ATT bearer (our listener accepted it: the kernel allows one ATT channel per
-    /// connection, a second `connect` fails with `EBUSY`), the client runs on that one.
+    /// connection, a second `connect` fails with `EBUSY`), the client runs on that one,
+    /// beside the remote's link there (the core then closes one of the two as a
+    /// duplicate, which leaves the other running: ``GATTConnection/detach(_:)``).
     func connectGATT(local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> GATTLink {
         let text = "\(remote.deviceAddress)/\(remote.type)/gatt"
         let existing = state.withLock { $0.gattConnections.values.first { $0.bearer.remoteAddress == text } }
-        if let existing, let link = try? await setUpCentral(existing, local: local, remote: remote) {
-            return link
+        if let existing {
+            // One client per bearer: its notifications have one reader.
+            guard !existing.hasLink(.central) else {
+                throw MeshError(.dialFailed, "BLE GATT dial to \(remote.deviceAddress) not needed: this node's GATT link to it is up")
+            }
+            if let link = try? await setUpCentral(existing, local: local, remote: remote) { return link }
         }
         let fd: Int32
         do {
@@ -156,8 +170,16 @@ extension BLETransport {
             throw error
         }
         let connection = try makeGATTConnection(fd: fd, remoteAddress: text)
-        // The reader lives as long as the bearer: it ends when the link closes.
-        Task(executorPreference: FDReactor.shared.taskExecutor) { await connection.run() }
+        // The reader lives as long as the bearer: it ends when the last link on it closes.
+        let (logger, context) = state.withLock { ($0.logger, $0.context) }
+        Task(executorPreference: FDReactor.shared.taskExecutor) {
+            let reason = await connection.run()
+            logger?.debug("BLE: GATT bearer to \(text) ended: \(reason)")
+        }
+        // The remote may be dialling too: its client then runs on this bearer (the
+        // kernel's one ATT channel per connection), and its link must come up here,
+        // or it fails its handshake and closes (the core keeps one of the two links).
+        if let context { spawn { [weak self] in await self?.servePeripheral(connection, remoteAddress: text, context: context) } }
         do {
             return try await setUpCentral(connection, local: local, remote: remote)
         } catch {

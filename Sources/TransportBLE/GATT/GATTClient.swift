@@ -40,7 +40,7 @@ extension GATTConnection {
         guard let cccd = try await findDescriptor(.clientCharacteristicConfiguration, start: rx.valueHandle + 1, end: descriptorsEnd) else {
             throw failure("RX has no client characteristic configuration descriptor")
         }
-        setRemoteRXHandle(rx.valueHandle)
+        setRemoteRX(rx.valueHandle, cccd: cccd)
         try await write(handle: cccd, value: [0x01, 0x00])
         return GATTRemoteProfile(
             serviceStart: start, serviceEnd: end, txHandle: tx.valueHandle, rxHandle: rx.valueHandle, rxCCCDHandle: cccd,

@@ -11,7 +11,22 @@ import Synchronization
 /// (``writtenFrames``), notifications of the remote's RX those of the central link
 /// (``notifiedFrames``); indications are confirmed. Both links may share one bearer. ATT allows one
 /// outstanding request per direction; ``request(_:)`` keeps to it.
+///
+/// **Two links, one bearer.** When both devices dial, the kernel's one ATT channel per LE
+/// connection carries a link in each direction, and the core closes one of the pair as a
+/// duplicate. So a link ends on its own (``detach(_:)``): the central's end tells the
+/// remote by switching RX notifications off, which ends the remote's peripheral link; the
+/// bearer closes only when the last link on it ends.
 package final class GATTConnection: Sendable {
+    /// Which of this bearer's two links: the one this side's client runs, or the one the
+    /// remote's client runs against this side's server.
+    package enum Side: Sendable, Hashable {
+        /// This side writes the remote's TX and receives its RX notifications.
+        case central
+        /// This side notifies its RX and receives writes to its TX.
+        case peripheral
+    }
+
     /// The bearer PDUs travel on (one PDU per packet).
     package let bearer: any Link
     /// Frames the remote client wrote to our TX (the peripheral link's inbound frames).
@@ -29,6 +44,11 @@ package final class GATTConnection: Sendable {
         var server: GATTServer
         var pending: CheckedContinuation<ATTPDU, any Error>?
         var remoteRXHandle: UInt16?
+        /// The remote RX's CCCD (written to switch notifications off when the central
+        /// link ends).
+        var remoteRXCCCDHandle: UInt16?
+        /// The links on this bearer that have not ended.
+        var attached: Set<Side> = []
         var subscriptionWaiters: [CheckedContinuation<Bool, Never>] = []
         var ended = false
         var endReason: String?
@@ -56,14 +76,56 @@ package final class GATTConnection: Sendable {
         state.withLock { $0.server.identity = identity }
     }
 
-    /// Sets the remote RX value handle whose notifications are inbound frames.
-    package func setRemoteRXHandle(_ handle: UInt16) {
-        state.withLock { $0.remoteRXHandle = handle }
+    /// Sets the remote RX value handle whose notifications are inbound frames, and its
+    /// CCCD.
+    package func setRemoteRX(_ handle: UInt16, cccd: UInt16) {
+        state.withLock {
+            $0.remoteRXHandle = handle
+            $0.remoteRXCCCDHandle = cccd
+        }
+    }
+
+    /// Whether a link of `side` runs on this bearer.
+    package func hasLink(_ side: Side) -> Bool {
+        state.withLock { $0.attached.contains(side) }
+    }
+
+    /// A link of `side` starts on this bearer (``GATTLink`` calls it).
+    package func attach(_ side: Side) {
+        _ = state.withLock { $0.attached.insert(side) }
+    }
+
+    /// The link of `side` ended: its inbound queue is finished (later frames for it are
+    /// dropped); a central's end switches the remote's RX notifications off (a Write
+    /// Command to the CCCD), which ends the remote's peripheral link; the bearer closes
+    /// when no link is left on it.
+    package func detach(_ side: Side) async {
+        let (unsubscribe, last) = state.withLock { state -> (UInt16?, Bool) in
+            state.attached.remove(side)
+            var unsubscribe: UInt16?
+            if side == .central {
+                unsubscribe = state.ended ? nil : state.remoteRXCCCDHandle
+                state.remoteRXHandle = nil
+                state.remoteRXCCCDHandle = nil
+            }
+            return (unsubscribe, state.attached.isEmpty)
+        }
+        switch side {
+        case .central: notifiedFrames.finish()
+        case .peripheral: writtenFrames.finish()
+        }
+        if let unsubscribe {
+            // Best effort: a bearer that is going away ends the remote's link anyway.
+            try? await bearer.send(ATTPDU.writeCommand(handle: unsubscribe, value: [0x00, 0x00]).encoded())
+        }
+        if last { await bearer.close() }
     }
 
     /// Reads and dispatches PDUs until the bearer ends or fails; then fails the
     /// outstanding request, finishes both frame queues and wakes subscription waiters.
-    package func run() async {
+    /// - Returns: why the bearer ended.
+    @discardableResult
+    package func run() async -> String {
         var reason = "the remote disconnected"
         do {
             while let pdu = try await bearer.receive() {
@@ -74,6 +136,7 @@ package final class GATTConnection: Sendable {
             await bearer.close()
         }
         end(reason)
+        return reason
     }
 
     private func dispatch(_ bytes: [UInt8]) async throws {
@@ -86,6 +149,8 @@ package final class GATTConnection: Sendable {
                 case .received(let frame):
                     _ = await writtenFrames.send(frame)
                 case .subscribed(let on):
+                    // The remote client switched RX off: its link (our peripheral one) ended.
+                    if !on { writtenFrames.finish() }
                     let waiters = state.withLock { state in
                         defer { state.subscriptionWaiters = [] }
                         return state.subscriptionWaiters

@@ -15,6 +15,9 @@ import Synchronization
 /// - **Peripheral** (the remote subscribed to our RX): ``send(_:)`` notifies the frame
 ///   on RX; frames arrive as writes to our TX.
 ///
+/// Closing the link ends only this link when the remote's link shares the bearer (both
+/// devices dialled; see ``GATTConnection``).
+///
 /// ``mtu`` is the ATT MTU − 3 (a notification's and a write's header) and stays so after
 /// a move. The core fragments to it and runs the Noise handshake on the link as on any
 /// other.
@@ -89,6 +92,15 @@ package final class GATTLink: Link, Sendable {
         self.preferredTaskExecutor = preferredTaskExecutor
         self.writeWindow = max(1, writeWindow)
         self.onClose = onClose
+        connection.attach(side)
+    }
+
+    /// The connection's side this link runs on.
+    private var side: GATTConnection.Side {
+        switch role {
+        case .central: .central
+        case .peripheral: .peripheral
+        }
     }
 
     /// Whether this end sends and receives on the L2CAP channel (the move is complete).
@@ -108,6 +120,8 @@ package final class GATTLink: Link, Sendable {
         }
         guard !frame.isEmpty else { throw MeshError(.invalidArgument, "an empty frame cannot be sent on a GATT link") }
         try await sendLock.withLock {
+            // The bearer may outlive this link (the remote's link on it runs on).
+            guard !move.withLock({ $0.closed }) else { throw MeshError(.linkClosed, "the GATT link to \(remoteAddress) is closed") }
             if let channel = move.withLock({ $0.sending ? $0.channel : nil }) {
                 do {
                     try await channel.send(frame)
@@ -267,15 +281,19 @@ package final class GATTLink: Link, Sendable {
         }
     }
 
-    /// Closes the bearer and the channel. Idempotent.
+    /// Ends this link and closes its channel; the bearer closes too unless the other
+    /// link on it (the remote's, when both dialled) still runs
+    /// (``GATTConnection/detach(_:)``). Idempotent.
     package func close() async {
-        let (channel, waiter) = move.withLock { state -> ((any Link)?, CheckedContinuation<(any Link)?, Never>?) in
+        let (channel, waiter, first) = move.withLock { state -> ((any Link)?, CheckedContinuation<(any Link)?, Never>?, Bool) in
+            let first = !state.closed
             state.closed = true
             defer { state.waiter = nil }
-            return (state.channel, state.waiter)
+            return (state.channel, state.waiter, first)
         }
         waiter?.resume(returning: nil)
-        await connection.close()
+        guard first else { return }
+        await connection.detach(side)
         await channel?.close()
         onClose?()
     }

@@ -92,7 +92,7 @@ struct TimedOut: Error, CustomStringConvertible {
 }
 
 /// Polls `check` until it returns a value (at most `seconds`).
-func eventually<T>(_ what: String, seconds: Double = 10, _ check: () throws -> T?) async throws -> T {
+func eventually<T>(_ what: String, seconds: Double = hangGuardSeconds, _ check: () throws -> T?) async throws -> T {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if let value = try check() { return value }
@@ -101,9 +101,15 @@ func eventually<T>(_ what: String, seconds: Double = 10, _ check: () throws -> T
     throw TimedOut(what: what)
 }
 
+/// How long ``within`` and ``eventually`` wait by default: a bound on a hang, not a
+/// speed limit. Generous, because the suite runs its tests in parallel on two cores: with
+/// builds beside it, one run here took 33 s for tests that take milliseconds, and a 10 s
+/// bound on a link's end of stream tripped.
+let hangGuardSeconds: Double = 60
+
 /// Runs `body` with a deadline so a broken contract fails the test instead of hanging it.
 func within<T: Sendable>(
-    seconds: Double = 10,
+    seconds: Double = hangGuardSeconds,
     _ what: String,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {

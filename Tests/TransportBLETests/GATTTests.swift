@@ -125,15 +125,23 @@ struct GATTTests {
         }
     }
 
+    /// Both ends of one bearer set up as clients: a link each way (a's central with b's
+    /// peripheral end, b's central with a's).
+    func linksBothWays(_ a: GATTConnection, _ b: GATTConnection) async throws -> (GATTLink, GATTLink, GATTLink, GATTLink) {
+        let fromA = try await a.setUpClient()
+        let fromB = try await b.setUpClient()
+        return (
+            GATTLink(connection: a, role: .central(txHandle: fromA.txHandle), remoteAddress: "b"),
+            GATTLink(connection: b, role: .peripheral, remoteAddress: "a"),
+            GATTLink(connection: b, role: .central(txHandle: fromB.txHandle), remoteAddress: "a"),
+            GATTLink(connection: a, role: .peripheral, remoteAddress: "b")
+        )
+    }
+
     @Test("both ends can be central and peripheral on one bearer; the two links' frames stay apart")
     func bothRolesOnOneBearer() async throws {
         try await connectedPair { a, b in
-            let fromA = try await a.setUpClient()
-            let fromB = try await b.setUpClient()
-            let aCentral = GATTLink(connection: a, role: .central(txHandle: fromA.txHandle), remoteAddress: "b")
-            let bPeripheral = GATTLink(connection: b, role: .peripheral, remoteAddress: "a")
-            let bCentral = GATTLink(connection: b, role: .central(txHandle: fromB.txHandle), remoteAddress: "a")
-            let aPeripheral = GATTLink(connection: a, role: .peripheral, remoteAddress: "b")
+            let (aCentral, bPeripheral, bCentral, aPeripheral) = try await linksBothWays(a, b)
             try await aCentral.send([1])
             try await bCentral.send([2])
             try await aPeripheral.send([3])
@@ -151,12 +159,7 @@ struct GATTTests {
     @Test("closing one of two links on a bearer leaves the other running; a central's close ends the remote's end; the bearer goes with the last link")
     func closingOneOfTwoLinksOnABearer() async throws {
         try await connectedPair { a, b in
-            let fromA = try await a.setUpClient()
-            let fromB = try await b.setUpClient()
-            let aCentral = GATTLink(connection: a, role: .central(txHandle: fromA.txHandle), remoteAddress: "b")
-            let bPeripheral = GATTLink(connection: b, role: .peripheral, remoteAddress: "a")
-            let bCentral = GATTLink(connection: b, role: .central(txHandle: fromB.txHandle), remoteAddress: "a")
-            let aPeripheral = GATTLink(connection: a, role: .peripheral, remoteAddress: "b")
+            let (aCentral, bPeripheral, bCentral, aPeripheral) = try await linksBothWays(a, b)
             #expect(a.hasLink(.central) && a.hasLink(.peripheral))
             // a's link is the duplicate: a closes its end; b's end of it ends too (a
             // switched b's RX notifications off), and b closes it.

@@ -27,6 +27,9 @@ package final class RouteTable: Sendable {
         /// The highest sequence accepted from the origin, and when.
         var highest: UInt64
         var seenAt: ContinuousClock.Instant
+        /// The highest sequence accepted from an announcement without the solicited
+        /// flag (nil when only solicited ones were): what route summaries list.
+        var summarised: UInt64?
         /// The feasibility distance: the fewest hops of a route in use at `highest`
         /// (255 before any).
         var feasible: UInt8 = .max
@@ -125,10 +128,12 @@ package final class RouteTable: Sendable {
             var updated = entries.removeValue(forKey: announce.origin) ?? Entry(highest: announce.sequence, seenAt: now)
             if announce.sequence != updated.highest || !known {
                 // Newer (or, past the maximum age, a restarted origin's lower sequence).
+                if announce.sequence < updated.highest { updated.summarised = nil }
                 updated.highest = announce.sequence
                 updated.seenAt = now
                 updated.feasible = .max
             }
+            if !announce.solicited { updated.summarised = max(updated.summarised ?? 0, announce.sequence) }
             updated.routes[neighbour] = Route(
                 nextHop: neighbour, hops: announce.hops, sequence: announce.sequence, signature: announce.signature,
                 updatedAt: now, transport: transport)
@@ -160,12 +165,15 @@ package final class RouteTable: Sendable {
         }
     }
 
-    /// Every origin's highest sequence held (entries younger than the maximum age): what
-    /// a route summary hashes (docs/PROTOCOL.md §A.5, "Route summaries").
+    /// Every origin's highest sequence held from an announcement without the solicited
+    /// flag, else its highest (entries younger than the maximum age): what a route
+    /// summary hashes (docs/PROTOCOL.md §A.5, "Route summaries").
     func highestSequences(now: ContinuousClock.Instant) -> [(origin: PeerID, sequence: UInt64)] {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
-            return entries.compactMap { origin, entry in now - entry.seenAt < maxAge ? (origin, entry.highest) : nil }
+            return entries.compactMap { origin, entry in
+                now - entry.seenAt < maxAge ? (origin, entry.summarised ?? entry.highest) : nil
+            }
         }
     }
 

@@ -150,6 +150,40 @@ import TransportLoopback
         #expect(stats.routeRequests["withheld"] == 1)
     }
 
+    /// Routers N0…N5 in a line, N5 also linked to N1 (a ring N1…N5 with N0 a side
+    /// branch of N1), refreshes an hour apart. Cut N2–N3: N2 is starved of a route to
+    /// N4 (as N1 of one to N3 in
+    /// `RouteRequestTests.aStarvedNodeGetsARouteFromItsDestinationsNewSequence`) and its
+    /// message makes it ask; the request goes N1 → N5 → N4, whose new sequence comes
+    /// back N5 → N1 → N2 and the message arrives. N0, which did not ask and whose route
+    /// through N1 does not change, keeps the older sequence.
+    @Test(.timeLimit(.minutes(2))) func theAnswerToARequestDoesNotReachASideBranchThatDidNotAsk() async throws {
+        let routing = RoutingConfiguration(announceInterval: .seconds(3600), routeMaxAge: .seconds(7200))
+        let mesh = await MeshLine(count: 6, routing: routing)
+        defer { Task { await mesh.stop() } }
+        await mesh[5].connect(to: PeerHint(transport: "lo", address: MeshLine.address(1)))
+        try await mesh.waitForLinks()
+        try await mesh.waitUntil("N5 is linked to N1") { await mesh[5].peers().contains { $0.peer == mesh[1].localPeerID } }
+        try await mesh.waitForRoute(from: 2, to: 4, hops: 2)
+        try await mesh.waitForRoute(from: 1, to: 4, hops: 2)
+        try await mesh.waitForRoute(from: 0, to: 4, hops: 3)
+        let target = mesh[4].localPeerID
+        func sequence(at index: Int) async -> UInt64? { await mesh[index].routes().first { $0.destination == target }?.sequence }
+        let old = try #require(await sequence(at: 0))
+
+        mesh.network.partition(MeshLine.address(2), MeshLine.address(3))
+        try await mesh.waitUntil("N2's route to N4 is gone") { await !mesh[2].routes().contains { $0.destination == target } }
+        let id = try await mesh[2].send(to: target, payload: [42])
+        #expect(try await mesh[2].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered)
+        #expect(mesh.received(at: 4).map(\.id) == [id])
+        let answer = try #require(await sequence(at: 2))
+        #expect(answer > old)
+        #expect(await sequence(at: 1) == answer)
+        #expect(await sequence(at: 0) == old)
+        #expect(await mesh[4].stats().routeRequests["reannounced", default: 0] >= 1)
+        #expect(await mesh[1].stats().routeRequests["withheld", default: 0] >= 1)
+    }
+
     /// With `solicitedAnswers` off (the behaviour before the flag), a solicited
     /// announcement that only refreshes R's route still goes to every neighbour.
     @Test(.timeLimit(.minutes(1))) func withSolicitedAnswersOffTheFlagIsIgnored() async throws {

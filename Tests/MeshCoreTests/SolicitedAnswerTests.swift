@@ -1,4 +1,4 @@
-import MeshCore
+@testable import MeshCore
 import MeshTesting
 import Synchronization
 import Testing
@@ -70,10 +70,36 @@ import TransportLoopback
         #expect(onceExpired && pending.count == 1)
     }
 
+    /// What a route summary lists for an origin: the highest sequence of an ordinary
+    /// announcement (a repeat, an alternate or a stale copy included), not a solicited
+    /// one; the answers the table gives carry the flag while their sequence is above it.
+    @Test func summariesListTheSequenceOrdinaryAnnouncementsGave() {
+        let (o, a, b) = (PeerID.random(), PeerID.random(), PeerID.random())
+        let live = RouteTableTests.Live([a, b])
+        let table = RouteTableTests.table(live)
+        let now = RouteTableTests.now
+        func listed() -> UInt64? { table.highestSequences(now: now).first { $0.origin == o }?.sequence }
+        func answer() -> AnnounceFrame? { table.answer(for: o, atLeast: 0, to: b, maxHops: 7, now: now) }
+
+        // Known only from a solicited announcement: its sequence, and answers flagged.
+        _ = table.consider(Self.announce(o, 11, hops: 2, solicited: true), from: a, transport: "lo", now: now)
+        #expect(listed() == 11 && answer()?.solicited == true)
+        // An ordinary, older one (stale here) tells what the mesh was given.
+        #expect(table.consider(Self.announce(o, 10, hops: 2, solicited: false), from: b, transport: "lo", now: now) == .rejected("stale"))
+        #expect(listed() == 10 && answer()?.solicited == true)
+        // The same sequence again without the flag (a repeat from the same neighbour).
+        _ = table.consider(Self.announce(o, 11, hops: 2, solicited: false), from: a, transport: "lo", now: now)
+        #expect(listed() == 11 && answer()?.solicited == false)
+        // A newer solicited one: listed stays, answers flagged again.
+        _ = table.consider(Self.announce(o, 12, hops: 2, solicited: true), from: a, transport: "lo", now: now)
+        #expect(listed() == 11 && answer()?.sequence == 12 && answer()?.solicited == true)
+    }
+
     /// R has raw neighbours X, Y and Z and a route to O through Z (2 hops) at sequence
     /// 10. X asks for sequence 11; R forwards the request to Z. Z passes on O's
     /// solicited sequence 11: only X, who asked, gets it from R, not Y (R's route only
-    /// got newer), and R's route summary lists O at 10 as Y does. O's periodic sequence 12 (no flag) reaches X and Y. A solicited
+    /// got newer), and R's route summary lists O at 10 as Y does; Y asking then gets R's
+/// route as a (flagged) answer. O's periodic sequence 12 (no flag) reaches X and Y. A solicited
     /// sequence 13 that moves R's route to Y goes to X and Z. Then X and Z ask for 14
     /// (Z's request a repeat R does not pass on, but remembers): the answer goes back to
     /// both.
@@ -120,12 +146,16 @@ import TransportLoopback
         try await y.sync(25)
         #expect(y.seen.listings.withLock { $0 }.isEmpty)
         #expect(await router.stats().routeSummaries["matched"] == 1)
+        // Y asking now gets R's route as an answer, flagged: R holds 11 only as one.
+        try await y.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
+        try await y.sync(27)
+        #expect(heard(y) == [[10, 3, 0], [11, 3, 1]])
 
         // The periodic announcement goes everywhere as before.
         try await z.send(.announce(Self.announce(o, 12, hops: 2, solicited: false)))
         try await syncAll(30)
         #expect(heard(x).last == [12, 3, 0])
-        #expect(heard(y) == [[10, 3, 0], [12, 3, 0]])
+        #expect(heard(y) == [[10, 3, 0], [11, 3, 1], [12, 3, 0]])
 
         // A solicited sequence that moves R's route (to Y, 1 hop) goes to every other
         // neighbour, the flag kept.

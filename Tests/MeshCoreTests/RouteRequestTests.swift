@@ -248,7 +248,8 @@ import TransportLoopback
         logger.logLevel = .warning
         let r = PeerID.random()
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r), configuration: RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing),
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing),
             sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, logger: logger)
         await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
         let run = Task { try await router.run() }

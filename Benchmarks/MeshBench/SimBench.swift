@@ -9,7 +9,8 @@ import Synchronization
 enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
-                             [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S] [--quiet]
+                             [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
+                             [--no-solicited] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -46,6 +47,10 @@ enum SimBench {
                         route maximum age is 10/3 of it, as by default)
           --summary S   routing.summary_interval_ms in virtual seconds (default 60; 0: no
                         route summaries)
+          --no-solicited
+                        new sequences announced for route requests cross the whole mesh, as
+                        before the ANNOUNCE solicited flag (routing.solicitedAnswers off), for
+                        same-build comparisons; else they go back toward the requesters
           --quiet       no progress lines
         """
 
@@ -68,6 +73,7 @@ enum SimBench {
         var ttl: UInt8?
         var refresh: Int?
         var summary: Int?
+        var solicited = true
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -115,6 +121,8 @@ enum SimBench {
                 summary = number
             case "--quiet":
                 verbose = false
+            case "--no-solicited":
+                solicited = false
             case "--flood":
                 flood = true
             case "--topics-only":
@@ -150,6 +158,7 @@ enum SimBench {
                 configuration.router.routing.routeMaxAge = .seconds(refresh * 10 / 3)
             }
             if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
+            configuration.router.routing.solicitedAnswers = solicited
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }

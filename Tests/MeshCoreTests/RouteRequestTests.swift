@@ -239,13 +239,17 @@ import TransportLoopback
         return Setup(router: router, r: r, run: run, x: x, z: z, network: network)
     }
 
-    /// A router R on the loopback network, running, with the default configuration.
-    static func router(network: LoopbackNetwork, clock: ManualClock) async throws -> (Router, PeerID, Task<Void, any Error>) {
+    /// A router R on the loopback network, running, with the default configuration
+    /// (but for `routing`).
+    static func router(
+        network: LoopbackNetwork, clock: ManualClock, routing: RoutingConfiguration = .init()
+    ) async throws -> (Router, PeerID, Task<Void, any Error>) {
         var logger = Logger(label: "r")
         logger.logLevel = .warning
         let r = PeerID.random()
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r), configuration: RouterConfiguration(keepaliveInterval: .seconds(3600)),
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing),
             sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, logger: logger)
         await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
         let run = Task { try await router.run() }

@@ -93,7 +93,10 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// neighbours for a route it lacked), `answered` (a route it held was sent back),
     /// `forwarded` (passed on toward the target), `reannounced` (it was the target
     /// and announced itself anew), `dropped` (no route to answer or forward with, a
-    /// repeat, or the hop limit), `rateLimited` (over the neighbour's share).
+    /// repeat, or the hop limit), `rateLimited` (over the neighbour's share); and of
+    /// the solicited announcements answering them: `returned` (passed back to a
+    /// neighbour whose request this node forwarded), `withheld` (not passed to a
+    /// neighbour that did not ask, the route here unchanged; one per neighbour).
     public var routeRequests: [String: Int] = [:]
     /// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"), by what happened:
     /// `sent` (written to a link), `matched` (a neighbour's summary showed nothing

@@ -55,7 +55,9 @@ extension Announcer {
                 return count("answered")
             }
             guard requests.withLock({ $0.mayReannounce(now: now) }) else { return count("dropped") }
-            originate()
+            // Solicited: the relays that forwarded the request pass it back toward the
+            // requesters, not to the whole mesh (docs/PROTOCOL.md §A.5).
+            originate(solicited: configuration.solicitedAnswers)
             return count("reannounced")
         }
         if let answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: configuration.maxHops, now: now) {
@@ -71,8 +73,16 @@ extension Announcer {
             .flatMap { hop in links.sessions(to: hop).first(where: { !$0.isClosed }) }
         let onward = toward.map { [$0] } ?? links.peers.filter { $0 != session.remote }
             .compactMap { peer in links.sessions(to: peer).first(where: { !$0.isClosed }) }
-        guard !onward.isEmpty, requests.withLock({ $0.mayForward(request.target, sequence: request.sequence, now: now) })
-        else { return count("dropped") }
+        guard !onward.isEmpty else { return count("dropped") }
+        // Forwarded, or a repeat of a request forwarded already: either way the
+        // target's answer is owed to this neighbour too.
+        let forward = requests.withLock { requests in
+            if configuration.solicitedAnswers {
+                requests.requesters.record(request.target, from: session.remote, sequence: request.sequence, now: now)
+            }
+            return requests.mayForward(request.target, sequence: request.sequence, now: now)
+        }
+        guard forward else { return count("dropped") }
         for link in onward { link.queueRouteRequest(request.forwarded()) }
         count(toward == nil ? "flooded" : "forwarded")
     }

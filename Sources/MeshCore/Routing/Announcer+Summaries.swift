@@ -71,10 +71,13 @@ extension Announcer {
         queue(.routeSummary(summary(now: now)), to: peer)
     }
 
-    /// The (origin, highest sequence) pairs this node holds, its own latest included.
+    /// The (origin, sequence) pairs this node holds, its own included: per origin the
+    /// highest sequence it took from an announcement without the solicited flag (else
+    /// the highest), so that a new sequence passed only toward its requesters does not
+    /// make every table along the way differ from its neighbours'.
     func summaryPairs(now: ContinuousClock.Instant) -> [(origin: PeerID, sequence: UInt64)] {
         var pairs = routes.highestSequences(now: now)
-        if let own = latestAnnouncement { pairs.append((localPeerID, own.sequence)) }
+        if let own = summarisedOwnSequence { pairs.append((localPeerID, own)) }
         return pairs
     }
 

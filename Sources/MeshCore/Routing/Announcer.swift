@@ -20,8 +20,13 @@ final class Announcer: Sendable {
     /// Called with each destination whose route became usable or changed next hop.
     private let routeLearned = PeerCallback()
     private let sequence: Mutex<UInt64>
-    /// This node's latest own announcement (what a new neighbour is sent).
+    /// This node's latest own announcement (what a new neighbour is sent), never with
+    /// the solicited flag.
     private let latest = Mutex<AnnounceFrame?>(nil)
+    /// The sequence of this node's latest own announcement made without the solicited
+    /// flag (the periodic one): the one its route summaries list for itself, as its
+    /// neighbours list it (docs/PROTOCOL.md §A.5, "Route summaries").
+    private let latestUnsolicited = Mutex<UInt64?>(nil)
     /// Route requests: the routes wanted, the requests forwarded (Announcer+Requests).
     let requests = Mutex(RouteRequests())
     /// Wakes ``runRequests()`` when a route becomes wanted.
@@ -62,6 +67,12 @@ final class Announcer: Sendable {
     /// This node's latest own announcement; nil before its first.
     var latestAnnouncement: AnnounceFrame? { latest.withLock { $0 } }
 
+    /// The sequence this node's summaries list for itself: that of its latest own
+    /// announcement without the solicited flag, else of its latest; nil before its first.
+    var summarisedOwnSequence: UInt64? {
+        latest.withLock { latest in latest.map { own in latestUnsolicited.withLock { $0 } ?? own.sequence } }
+    }
+
     // MARK: Originating
 
     /// Runs the periodic announcements until the task is cancelled.
@@ -76,17 +87,21 @@ final class Announcer: Sendable {
         }
     }
 
-    /// Announces this node to every neighbour with a new sequence number.
-    func originate() {
+    /// Announces this node to every neighbour with a new sequence number; `solicited`
+    /// (a route request asked for it) sets the solicited flag on the copies sent now
+    /// (not on the one kept as ``latestAnnouncement``).
+    func originate(solicited: Bool = false) {
         guard let signer, relay.isEnabled else { return }
-        let frame = latest.withLock { latest in
+        var frame = latest.withLock { latest in
             let next = sequence.withLock { value -> UInt64 in
                 value &+= 1
                 return value
             }
             latest = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
+            if !solicited { latestUnsolicited.withLock { $0 = next } }
             return latest!
         }
+        frame.solicited = solicited
         for session in links.all where !session.isClosed { session.queueAnnounce(frame) }
     }
 
@@ -166,7 +181,10 @@ final class Announcer: Sendable {
     }
 
     /// Takes an announcement that arrived on `session`.
-    func accept(_ frame: AnnounceFrame, from session: LinkSession) {
+    func accept(_ received: AnnounceFrame, from session: LinkSession) {
+        var frame = received
+        // Not honoured: taken, and passed on, as an announcement without the flag.
+        if !configuration.solicitedAnswers { frame.solicited = false }
         guard session.takeInboundAnnounceToken() else {
             return reject("rateLimited", frame, session, detail: "over its share of the link")
         }
@@ -193,7 +211,24 @@ final class Announcer: Sendable {
             if !refresh { tableChanged() }
             if relay.isEnabled, frame.hops < configuration.maxHops {
                 let onward = frame.forwarded()
+                // Neighbours whose route requests this node forwarded get it as an
+                // answer. A solicited announcement goes nowhere else unless it changed
+                // this node's route (or gave it one): elsewhere the older sequence
+                // still routes, until the origin's next periodic announcement.
+                let asked = Set(requests.withLock { $0.requesters.take(frame.origin, sequence: frame.sequence, now: clock.now) })
+                let everyone = !frame.solicited || changed
+                var returned = 0
+                var withheld = 0
                 for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {
+                    if asked.contains(other.remote) {
+                        other.queueAnnounce(onward)
+                        returned += 1
+                        continue
+                    }
+                    guard everyone else {
+                        withheld += 1
+                        continue
+                    }
                     // A neighbour that already told this node of the same sequence at
                     // most one hop further than `onward` offers is as close already.
                     if routes.neighbour(other.remote, knows: frame.origin, sequence: frame.sequence, within: onward.hops &+ 1) {
@@ -201,6 +236,12 @@ final class Announcer: Sendable {
                         continue
                     }
                     other.queueAnnounce(onward, unlessKnown: true)
+                }
+                if returned + withheld > 0 {
+                    stats.update { stats in
+                        if returned > 0 { stats.routeRequests["returned", default: 0] += returned }
+                        if withheld > 0 { stats.routeRequests["withheld", default: 0] += withheld }
+                    }
                 }
             }
             if changed { learned(frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops") }

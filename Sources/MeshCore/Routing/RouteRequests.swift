@@ -2,7 +2,8 @@ import Synchronization
 
 /// What a node remembers about route requests (docs/PROTOCOL.md §A.5, "Route
 /// requests"): the destinations it asks its neighbours about, with when to ask again;
-/// the requests it forwarded (one per target and sequence per retry interval); and
+/// the requests it forwarded (one per target and sequence per retry interval); the
+/// neighbours waiting for the answer to a request it forwarded (``requesters``); and
 /// when it last announced itself anew because a request asked for it.
 struct RouteRequests: Sendable {
     /// The first wait between two asks for the same destination; it doubles with
@@ -29,6 +30,9 @@ struct RouteRequests: Sendable {
     private var wanted: [PeerID: Wanted] = [:]
     private var forwarded: [PeerID: (sequence: UInt64, at: ContinuousClock.Instant)] = [:]
     private var reannouncedAt: ContinuousClock.Instant?
+    /// The neighbours whose requests this node forwarded, waiting for the target's
+    /// solicited announcement.
+    var requesters = PendingRequesters()
 
     /// Records that a route to `target` is wanted; true when that is new (the asking
     /// loop should look now).

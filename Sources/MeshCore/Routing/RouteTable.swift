@@ -27,6 +27,9 @@ package final class RouteTable: Sendable {
         /// The highest sequence accepted from the origin, and when.
         var highest: UInt64
         var seenAt: ContinuousClock.Instant
+        /// The highest sequence accepted from an announcement without the solicited
+        /// flag (nil when only solicited ones were): what route summaries list.
+        var summarised: UInt64?
         /// The feasibility distance: the fewest hops of a route in use at `highest`
         /// (255 before any).
         var feasible: UInt8 = .max
@@ -112,6 +115,12 @@ package final class RouteTable: Sendable {
                 let entry = entries[announce.origin]
                 current = best(entry, now: now, maxAge: maxAge)
                 if let existing = entry {
+                    // An ordinary announcement of a sequence this node holds, or an
+                    // older one (a repeat, a stale copy): the whole mesh is given that
+                    // sequence, so summaries list it (docs/PROTOCOL.md §A.5).
+                    if !announce.solicited, announce.sequence <= existing.highest, announce.sequence > existing.summarised ?? 0 {
+                        entries[announce.origin]?.summarised = announce.sequence
+                    }
                     if announce.sequence < existing.highest && now - existing.seenAt < maxAge { return .rejected("stale") }
                 } else if entries.count >= maxEntries {
                     return .rejected("tableFull")
@@ -125,10 +134,12 @@ package final class RouteTable: Sendable {
             var updated = entries.removeValue(forKey: announce.origin) ?? Entry(highest: announce.sequence, seenAt: now)
             if announce.sequence != updated.highest || !known {
                 // Newer (or, past the maximum age, a restarted origin's lower sequence).
+                if announce.sequence < updated.highest { updated.summarised = nil }
                 updated.highest = announce.sequence
                 updated.seenAt = now
                 updated.feasible = .max
             }
+            if !announce.solicited { updated.summarised = max(updated.summarised ?? 0, announce.sequence) }
             updated.routes[neighbour] = Route(
                 nextHop: neighbour, hops: announce.hops, sequence: announce.sequence, signature: announce.signature,
                 updatedAt: now, transport: transport)
@@ -160,12 +171,15 @@ package final class RouteTable: Sendable {
         }
     }
 
-    /// Every origin's highest sequence held (entries younger than the maximum age): what
-    /// a route summary hashes (docs/PROTOCOL.md §A.5, "Route summaries").
+    /// Every origin's highest sequence held from an announcement without the solicited
+    /// flag, else its highest (entries younger than the maximum age): what a route
+    /// summary hashes (docs/PROTOCOL.md §A.5, "Route summaries").
     func highestSequences(now: ContinuousClock.Instant) -> [(origin: PeerID, sequence: UInt64)] {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
-            return entries.compactMap { origin, entry in now - entry.seenAt < maxAge ? (origin, entry.highest) : nil }
+            return entries.compactMap { origin, entry in
+                now - entry.seenAt < maxAge ? (origin, entry.summarised ?? entry.highest) : nil
+            }
         }
     }
 
@@ -176,9 +190,9 @@ package final class RouteTable: Sendable {
         for target: PeerID, atLeast sequence: UInt64, to neighbour: PeerID, maxHops: UInt8, now: ContinuousClock.Instant
     ) -> AnnounceFrame? {
         entries.withLock { entries in
-            guard let route = best(entries[target], now: now, maxAge: routing.routeMaxAge(origins: entries.count)),
+            guard let entry = entries[target], let route = best(entry, now: now, maxAge: routing.routeMaxAge(origins: entries.count)),
                   route.sequence >= sequence, route.nextHop != neighbour, route.hops < maxHops else { return nil }
-            return AnnounceFrame(origin: target, sequence: route.sequence, hops: route.hops + 1, signature: route.signature)
+            return Self.copy(of: route, in: entry, to: target)
         }
     }
 
@@ -268,9 +282,18 @@ package final class RouteTable: Sendable {
             return entries.compactMap { origin, entry -> AnnounceFrame? in
                 guard origin != neighbour, let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour,
                       route.hops < maxHops else { return nil }
-                return AnnounceFrame(origin: origin, sequence: route.sequence, hops: route.hops + 1, signature: route.signature)
+                return Self.copy(of: route, in: entry, to: origin)
             }
         }
+    }
+
+    /// `route` to `origin`, one hop further, as an announcement to send: with the
+    /// solicited flag when its sequence is above the highest this node took from an
+    /// ordinary announcement (it came here as a request's answer, and goes on as one).
+    private static func copy(of route: Route, in entry: Entry, to origin: PeerID) -> AnnounceFrame {
+        AnnounceFrame(
+            origin: origin, sequence: route.sequence, hops: route.hops + 1, signature: route.signature,
+            solicited: route.sequence > entry.summarised ?? 0)
     }
 
     /// Every route: direct links (1 hop) and usable announced routes, sorted by

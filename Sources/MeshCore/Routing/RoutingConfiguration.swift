@@ -32,6 +32,12 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// random start, which after a restart is older than the last run's half the time:
     /// then its routes are refused until the old ones age out (`route_max_age_ms`).
     public var firstSequence: UInt64?
+    /// Whether new sequences announced because a route request asked for one go back
+    /// toward the requesters only (not a config key; the default, true): the origin
+    /// sets the solicited flag, relays remember who asked and honour the flag
+    /// (docs/PROTOCOL.md §A.5, "Route requests"). false neither sets nor honours it,
+    /// and every answer crosses the whole mesh as before (for same-build measurements).
+    public var solicitedAnswers: Bool
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -41,8 +47,9 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     public init(
         announceInterval: Duration = .seconds(600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
-        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60)
+        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true
     ) {
+        self.solicitedAnswers = solicitedAnswers
         self.summaryInterval = summaryInterval
         self.announceInterval = announceInterval
         self.announceJitter = announceJitter
@@ -129,6 +136,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         let summary = try container.decode(Int.self, forKey: .summaryIntervalMs, default: defaults.summaryInterval.wholeMilliseconds)
         try container.check(summary >= 0, .summaryIntervalMs, "must be 0 (no summaries) or more, got \(summary)")
         summaryInterval = .milliseconds(summary)
+        solicitedAnswers = defaults.solicitedAnswers
     }
 
     public func encode(to encoder: any Encoder) throws {

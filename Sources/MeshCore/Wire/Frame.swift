@@ -92,7 +92,7 @@ package enum Frame: Sendable, Hashable {
             writer.write(nonce)
         case .announce(let announce):
             writer = ByteWriter(capacity: Self.headerSize + AnnounceFrame.bodySize)
-            writer.writeHeader(.announce, flags: 0)
+            writer.writeHeader(.announce, flags: announce.flags)
             announce.write(to: &writer)
         case .addresses(let record):
             writer = ByteWriter(capacity: Self.headerSize + record.bodySize)
@@ -199,7 +199,7 @@ package enum Frame: Sendable, Hashable {
             }
             frame = kind == .ping ? .ping(nonce: nonce) : .pong(nonce: nonce)
         case .announce:
-            frame = .announce(try AnnounceFrame.read(from: &reader))
+            frame = .announce(try AnnounceFrame.read(from: &reader, flags: flags))
         case .addresses:
             frame = .addresses(try AddressesFrame.read(from: &reader))
         case .topicMessage:

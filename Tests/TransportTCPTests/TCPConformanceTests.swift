@@ -37,7 +37,11 @@ extension TransportConformance.Harness {
                 client.write([0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
                 client.finishWriting()
                 _ = await client.closedByServer()
-            }
+            },
+            // A hang guard, not a speed limit: "ordering" moves ≈ 4 MB each way in 64 KiB
+            // frames through a debug build, and beside two simulator runs (load average
+            // 10) it took over 30 s twice here.
+            checkTimeout: .seconds(120)
         )
     }
 }

@@ -83,17 +83,10 @@ import TransportLoopback
     /// the asker: a request from X goes on to Y and Z both (flooded), once per retry
     /// interval; with a route to O through Z it goes to Z alone (forwarded).
     @Test(.timeLimit(.minutes(1))) func aRequestNoRouteLeadsOnGoesToEveryOtherNeighbour() async throws {
-        let network = LoopbackNetwork()
         let clock = ManualClock()
-        let (router, _, run) = try await Self.router(network: network, clock: clock)
-        let x = try await Neighbour(address: "X", network: network)
-        let y = try await Neighbour(address: "Y", network: network)
-        let z = try await Neighbour(address: "Z", network: network)
-        defer {
-            run.cancel()
-            Task { for n in [x, y, z] { await n.stop() } }
-        }
-        try await AnnounceRelayingTests.waitUntil("R is linked to X, Y and Z") { await router.peers().count == 3 }
+        let star = try await Self.routerWithXYZ(clock: clock)
+        let (router, x, y, z) = (star.router, star.x, star.y, star.z)
+        defer { Task { await star.stop() } }
         let o = PeerID.random()
 
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 0, hopLimit: 7)))
@@ -214,29 +207,46 @@ import TransportLoopback
         #expect(await ring[3].stats().routeRequests["reannounced", default: 0] >= 1)
     }
 
-    /// R (below) linked to two raw neighbours X and Z.
+    /// R (below) linked to raw neighbours: X and Z, or X, Y and Z.
     struct Setup {
         let router: Router
         let r: PeerID
         let run: Task<Void, any Error>
-        let x: Neighbour
-        let z: Neighbour
+        /// X, (Y,) Z in that order.
+        let neighbours: [Neighbour]
         let network: LoopbackNetwork
+
+        var x: Neighbour { neighbours[0] }
+        /// Y, of a set-up with three neighbours.
+        var y: Neighbour { neighbours[1] }
+        var z: Neighbour { neighbours[neighbours.count - 1] }
 
         func stop() async {
             run.cancel()
-            await x.stop()
-            await z.stop()
+            for neighbour in neighbours { await neighbour.stop() }
         }
     }
 
+    /// R linked to X and Z.
     static func routerWithXAndZ(clock: ManualClock) async throws -> Setup {
+        try await routerWith(["X", "Z"], clock: clock)
+    }
+
+    /// R linked to X, Y and Z.
+    static func routerWithXYZ(clock: ManualClock) async throws -> Setup {
+        try await routerWith(["X", "Y", "Z"], clock: clock)
+    }
+
+    /// R linked to a raw neighbour at each of `addresses`, once all links are up.
+    static func routerWith(_ addresses: [String], clock: ManualClock) async throws -> Setup {
         let network = LoopbackNetwork()
         let (router, r, run) = try await Self.router(network: network, clock: clock)
-        let x = try await Neighbour(address: "X", network: network)
-        let z = try await Neighbour(address: "Z", network: network)
-        try await AnnounceRelayingTests.waitUntil("R is linked to X and Z") { await router.peers().count == 2 }
-        return Setup(router: router, r: r, run: run, x: x, z: z, network: network)
+        var neighbours: [Neighbour] = []
+        for address in addresses { neighbours.append(try await Neighbour(address: address, network: network)) }
+        try await AnnounceRelayingTests.waitUntil("R is linked to \(addresses.joined(separator: ", "))") {
+            await router.peers().count == addresses.count
+        }
+        return Setup(router: router, r: r, run: run, neighbours: neighbours, network: network)
     }
 
     /// A router R on the loopback network, running, with the default configuration

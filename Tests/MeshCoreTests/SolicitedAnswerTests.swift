@@ -99,22 +99,15 @@ import TransportLoopback
     /// 10. X asks for sequence 11; R forwards the request to Z. Z passes on O's
     /// solicited sequence 11: only X, who asked, gets it from R, not Y (R's route only
     /// got newer), and R's route summary lists O at 10 as Y does; Y asking then gets R's
-/// route as a (flagged) answer. O's periodic sequence 12 (no flag) reaches X and Y. A solicited
+    /// route as a (flagged) answer. O's periodic sequence 12 (no flag) reaches X and Y. A solicited
     /// sequence 13 that moves R's route to Y goes to X and Z. Then X and Z ask for 14
     /// (Z's request a repeat R does not pass on, but remembers): the answer goes back to
     /// both.
     @Test(.timeLimit(.minutes(1))) func aSolicitedSequenceGoesBackToTheAskerNotToANeighbourThatDidNotAsk() async throws {
-        let network = LoopbackNetwork()
         let clock = ManualClock()
-        let (router, r, run) = try await RouteRequestTests.router(network: network, clock: clock)
-        let x = try await Neighbour(address: "X", network: network)
-        let y = try await Neighbour(address: "Y", network: network)
-        let z = try await Neighbour(address: "Z", network: network)
-        defer {
-            run.cancel()
-            Task { for n in [x, y, z] { await n.stop() } }
-        }
-        try await AnnounceRelayingTests.waitUntil("R is linked to X, Y and Z") { await router.peers().count == 3 }
+        let star = try await RouteRequestTests.routerWithXYZ(clock: clock)
+        let (router, r, x, y, z) = (star.router, star.r, star.x, star.y, star.z)
+        defer { Task { await star.stop() } }
         let o = PeerID.random()
         func heard(_ n: Neighbour) -> [[UInt64]] {
             n.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] } }

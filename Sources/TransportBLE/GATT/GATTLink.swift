@@ -120,9 +120,11 @@ package final class GATTLink: Link, Sendable {
         }
         guard !frame.isEmpty else { throw MeshError(.invalidArgument, "an empty frame cannot be sent on a GATT link") }
         try await sendLock.withLock {
-            // The bearer may outlive this link (the remote's link on it runs on).
-            guard !move.withLock({ $0.closed }) else { throw MeshError(.linkClosed, "the GATT link to \(remoteAddress) is closed") }
-            if let channel = move.withLock({ $0.sending ? $0.channel : nil }) {
+            // One look at the state per frame: closed (the bearer may outlive this link,
+            // the remote's link on it runs on), or moved to the channel.
+            let (closed, moved) = move.withLock { ($0.closed, $0.sending ? $0.channel : nil) }
+            guard !closed else { throw MeshError(.linkClosed, "the GATT link to \(remoteAddress) is closed") }
+            if let channel = moved {
                 do {
                     try await channel.send(frame)
                 } catch {

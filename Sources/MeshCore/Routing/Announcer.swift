@@ -20,13 +20,17 @@ final class Announcer: Sendable {
     /// Called with each destination whose route became usable or changed next hop.
     private let routeLearned = PeerCallback()
     private let sequence: Mutex<UInt64>
-    /// This node's latest own announcement (what a new neighbour is sent), never with
-    /// the solicited flag.
-    private let latest = Mutex<AnnounceFrame?>(nil)
-    /// The sequence of this node's latest own announcement made without the solicited
-    /// flag (the periodic one): the one its route summaries list for itself, as its
-    /// neighbours list it (docs/PROTOCOL.md §A.5, "Route summaries").
-    private let latestUnsolicited = Mutex<UInt64?>(nil)
+    /// This node's latest own announcements.
+    private struct Own {
+        /// The latest (what a new neighbour is sent), never with the solicited flag.
+        var frame: AnnounceFrame?
+        /// The sequence of the latest made without the solicited flag (the periodic
+        /// one): what its route summaries list for itself, as its neighbours list it
+        /// (docs/PROTOCOL.md §A.5, "Route summaries").
+        var unsolicitedSequence: UInt64?
+    }
+
+    private let latest = Mutex(Own())
     /// Route requests: the routes wanted, the requests forwarded (Announcer+Requests).
     let requests = Mutex(RouteRequests())
     /// Wakes ``runRequests()`` when a route becomes wanted.
@@ -65,12 +69,12 @@ final class Announcer: Sendable {
     var isActive: Bool { signer != nil }
 
     /// This node's latest own announcement; nil before its first.
-    var latestAnnouncement: AnnounceFrame? { latest.withLock { $0 } }
+    var latestAnnouncement: AnnounceFrame? { latest.withLock { $0.frame } }
 
     /// The sequence this node's summaries list for itself: that of its latest own
     /// announcement without the solicited flag, else of its latest; nil before its first.
     var summarisedOwnSequence: UInt64? {
-        latest.withLock { latest in latest.map { own in latestUnsolicited.withLock { $0 } ?? own.sequence } }
+        latest.withLock { own in own.frame.map { own.unsolicitedSequence ?? $0.sequence } }
     }
 
     // MARK: Originating
@@ -92,14 +96,15 @@ final class Announcer: Sendable {
     /// (not on the one kept as ``latestAnnouncement``).
     func originate(solicited: Bool = false) {
         guard let signer, relay.isEnabled else { return }
-        var frame = latest.withLock { latest in
+        var frame = latest.withLock { own in
             let next = sequence.withLock { value -> UInt64 in
                 value &+= 1
                 return value
             }
-            latest = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
-            if !solicited { latestUnsolicited.withLock { $0 = next } }
-            return latest!
+            let frame = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
+            own.frame = frame
+            if !solicited { own.unsolicitedSequence = next }
+            return frame
         }
         frame.solicited = solicited
         for session in links.all where !session.isClosed { session.queueAnnounce(frame) }
@@ -115,7 +120,7 @@ final class Announcer: Sendable {
     /// them, dormant, while it is away): what waits for their destinations goes.
     func linkUp(_ peer: PeerID) {
         guard isActive, relay.isEnabled else { return }
-        if let own = latest.withLock({ $0 }) {
+        if let own = latestAnnouncement {
             for session in links.sessions(to: peer) { session.queueAnnounce(own) }
         } else {
             originate()

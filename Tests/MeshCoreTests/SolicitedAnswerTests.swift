@@ -99,8 +99,9 @@ import TransportLoopback
     /// 10. X asks for sequence 11; R forwards the request to Z. Z passes on O's
     /// solicited sequence 11: only X, who asked, gets it from R, not Y (R's route only
     /// got newer), and R's route summary lists O at 10 as Y does; Y asking then gets R's
-    /// route as a (flagged) answer. O's periodic sequence 12 (no flag) reaches X and Y. A solicited
-    /// sequence 13 that moves R's route to Y goes to X and Z. Then X and Z ask for 14
+    /// route as a (flagged) answer. O's periodic sequence 12 (no flag) reaches X and Y. A
+    /// solicited sequence 13 that moves R's route to Y goes to neither X nor Z; one of
+    /// a new origin P, which gives R a route, goes to both. Then X and Z ask for 14
     /// (Z's request a repeat R does not pass on, but remembers): the answer goes back to
     /// both.
     @Test(.timeLimit(.minutes(1))) func aSolicitedSequenceGoesBackToTheAskerNotToANeighbourThatDidNotAsk() async throws {
@@ -150,12 +151,23 @@ import TransportLoopback
         #expect(heard(x).last == [12, 3, 0])
         #expect(heard(y) == [[10, 3, 0], [11, 3, 1], [12, 3, 0]])
 
-        // A solicited sequence that moves R's route (to Y, 1 hop) goes to every other
-        // neighbour, the flag kept.
+        // A solicited sequence that moves R's route (to Y, 1 hop) goes nowhere else:
+        // X and Z did not ask, and R's route through them was not needed.
         try await y.send(.announce(Self.announce(o, 13, hops: 1, solicited: true)))
+        try await AnnounceRelayingTests.waitUntil("R's route to O moved to Y") {
+            await router.routes().contains { $0.destination == o && $0.nextHop == y.peer && $0.sequence == 13 }
+        }
         try await syncAll(40)
-        #expect(heard(x).last == [13, 2, 1])
-        #expect(heard(z).last == [13, 2, 1])
+        #expect(heard(x).last == [12, 3, 0])
+        #expect(!heard(z).contains { $0[0] == 13 })
+        // One that gives R a route where it had none goes to every other neighbour,
+        // the flag kept.
+        let p = PeerID.random()
+        try await y.send(.announce(Self.announce(p, 5, hops: 1, solicited: true)))
+        try await syncAll(45)
+        let toX = x.seen.announces.withLock { $0.filter { $0.origin == p }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] } }
+        let toZ = z.seen.announces.withLock { $0.filter { $0.origin == p }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] } }
+        #expect(toX == [[5, 2, 1]] && toZ == [[5, 2, 1]])
 
         // Two neighbours ask; R passes one request on (to Y) and remembers both askers.
         clock.advance(by: .seconds(3))
@@ -170,7 +182,42 @@ import TransportLoopback
 
         let stats = await router.stats()
         #expect(stats.routeRequests["returned"] == 3)
-        #expect(stats.routeRequests["withheld"] == 1)
+        #expect(stats.routeRequests["withheld"] == 3)
+    }
+
+    /// R is the target of X's request: its new sequence goes out flagged, and so does
+    /// R's answer to a later request for it; a neighbour whose link comes up afterwards
+    /// (Y) is given R's latest *unsolicited* announcement, the sequence the rest of the
+    /// mesh holds, not the flagged one without its flag (which would cross the whole
+    /// mesh from Y on).
+    @Test(.timeLimit(.minutes(1))) func theTargetGivesANewNeighbourItsUnsolicitedSequence() async throws {
+        let network = LoopbackNetwork()
+        let (router, r, run) = try await RouteRequestTests.router(network: network, clock: ManualClock())
+        let x = try await Neighbour(address: "X", network: network)
+        defer {
+            run.cancel()
+            Task { await x.stop() }
+        }
+        try await AnnounceRelayingTests.waitUntil("R is linked to X") { await router.peers().count == 1 }
+        func heard(_ n: Neighbour) -> [[UInt64]] {
+            n.seen.announces.withLock { $0.filter { $0.origin == r }.map { [$0.sequence, $0.solicited ? 1 : 0] } }
+        }
+        try await x.sync(10)
+        let first = try #require(heard(x).first?.first)
+        #expect(heard(x) == [[first, 0]])
+
+        try await x.send(.routeRequest(RouteRequestFrame(target: r, sequence: first + 1, hopLimit: 7)))
+        try await x.sync(20)
+        #expect(heard(x) == [[first, 0], [first + 1, 1]])
+        try await x.send(.routeRequest(RouteRequestFrame(target: r, sequence: first + 1, hopLimit: 7)))
+        try await x.sync(30)
+        #expect(heard(x) == [[first, 0], [first + 1, 1], [first + 1, 1]], "an answer keeps the flag")
+
+        let y = try await Neighbour(address: "Y", network: network)
+        defer { Task { await y.stop() } }
+        try await AnnounceRelayingTests.waitUntil("R is linked to Y") { await router.peers().count == 2 }
+        try await y.sync(40)
+        #expect(heard(y) == [[first, 0]])
     }
 
     /// Routers N0…N5 in a line, N5 also linked to N1 (a ring N1…N5 with N0 a side

@@ -50,7 +50,7 @@ extension Announcer {
         guard isActive, relay.isEnabled else { return count("dropped") }
         let now = clock.now
         if request.target == localPeerID {
-            if let own = latestAnnouncement, own.sequence >= request.sequence {
+            if let own = latestAnswer, own.sequence >= request.sequence {
                 session.queueAnnounce(own)
                 return count("answered")
             }

@@ -120,7 +120,7 @@ extension Announcer {
     /// Takes a neighbour's listing: every origin of the listed buckets that this node
     /// holds at a higher sequence than listed (or that the listing lacks) gets this
     /// node's route in use sent, one hop further, when it has one that does not go
-    /// through that neighbour (its own latest announcement for itself).
+    /// through that neighbour (for this node itself, ``latestUnsolicited``).
     func accept(_ listing: RouteListingFrame, from session: LinkSession) {
         guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + listing.bodySize) else { return count("rateLimited") }
         guard isActive, relay.isEnabled else { return count("dropped") }
@@ -134,7 +134,7 @@ extension Announcer {
             if let held = theirs[pair.origin], held >= pair.sequence { continue }
             let frame: AnnounceFrame?
             if pair.origin == localPeerID {
-                frame = latestAnnouncement
+                frame = latestUnsolicited
             } else {
                 frame = routes.answer(
                     for: pair.origin, atLeast: theirs[pair.origin].map { $0 &+ 1 } ?? 0, to: session.remote,

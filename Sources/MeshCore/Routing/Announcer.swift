@@ -22,12 +22,13 @@ final class Announcer: Sendable {
     private let sequence: Mutex<UInt64>
     /// This node's latest own announcements.
     private struct Own {
-        /// The latest (what a new neighbour is sent), never with the solicited flag.
+        /// The latest, as made (without the solicited flag).
         var frame: AnnounceFrame?
-        /// The sequence of the latest made without the solicited flag (the periodic
-        /// one): what its route summaries list for itself, as its neighbours list it
-        /// (docs/PROTOCOL.md §A.5, "Route summaries").
-        var unsolicitedSequence: UInt64?
+        /// The latest made without the solicited flag (the periodic one, or the first):
+        /// what the rest of the mesh is given, so what its route summaries list for
+        /// itself and what a new neighbour is sent (docs/PROTOCOL.md §A.5, "Route
+        /// summaries").
+        var unsolicited: AnnounceFrame?
     }
 
     private let latest = Mutex(Own())
@@ -68,14 +69,28 @@ final class Announcer: Sendable {
     /// Whether this router takes part in routing at all.
     var isActive: Bool { signer != nil }
 
-    /// This node's latest own announcement; nil before its first.
-    var latestAnnouncement: AnnounceFrame? { latest.withLock { $0.frame } }
-
-    /// The sequence this node's summaries list for itself: that of its latest own
-    /// announcement without the solicited flag, else of its latest; nil before its first.
-    var summarisedOwnSequence: UInt64? {
-        latest.withLock { own in own.frame.map { own.unsolicitedSequence ?? $0.sequence } }
+    /// This node's latest own announcement, as an answer to a route request: with the
+    /// solicited flag when a request made it (it goes back toward the requesters, as
+    /// the first copies did); nil before its first.
+    var latestAnswer: AnnounceFrame? {
+        latest.withLock { own in
+            own.frame.map { frame in
+                var answer = frame
+                answer.solicited = frame.sequence != own.unsolicited?.sequence
+                return answer
+            }
+        }
     }
+
+    /// What a neighbour is given of this node when no request asked: its latest own
+    /// announcement made without the solicited flag (the sequence the rest of the mesh
+    /// holds; a newer solicited one would cross the whole mesh from that neighbour on);
+    /// nil before its first.
+    var latestUnsolicited: AnnounceFrame? { latest.withLock { $0.unsolicited ?? $0.frame } }
+
+    /// The sequence this node's summaries list for itself: that of
+    /// ``latestUnsolicited``; nil before its first.
+    var summarisedOwnSequence: UInt64? { latestUnsolicited?.sequence }
 
     // MARK: Originating
 
@@ -93,7 +108,7 @@ final class Announcer: Sendable {
 
     /// Announces this node to every neighbour with a new sequence number; `solicited`
     /// (a route request asked for it) sets the solicited flag on the copies sent now
-    /// (not on the one kept as ``latestAnnouncement``).
+    /// (not on the one kept: ``latestAnswer`` adds it back).
     func originate(solicited: Bool = false) {
         guard let signer, relay.isEnabled else { return }
         var frame = latest.withLock { own in
@@ -103,14 +118,14 @@ final class Announcer: Sendable {
             }
             let frame = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
             own.frame = frame
-            if !solicited { own.unsolicitedSequence = next }
+            if !solicited { own.unsolicited = frame }
             return frame
         }
         frame.solicited = solicited
         for session in links.all where !session.isClosed { session.queueAnnounce(frame) }
     }
 
-    /// A link to `peer` came up: this node's latest announcement (the same sequence:
+    /// A link to `peer` came up: this node's latest unsolicited announcement (the same sequence:
     /// the rest of the mesh learns of the new link from `peer`'s re-announcements,
     /// only where it makes a route shorter), or a first one to everyone; then a route
     /// summary, which makes `peer` list what it lacks (a neighbour that knows the mesh
@@ -120,7 +135,7 @@ final class Announcer: Sendable {
     /// them, dormant, while it is away): what waits for their destinations goes.
     func linkUp(_ peer: PeerID) {
         guard isActive, relay.isEnabled else { return }
-        if let own = latestAnnouncement {
+        if let own = latestUnsolicited {
             for session in links.sessions(to: peer) { session.queueAnnounce(own) }
         } else {
             originate()
@@ -207,7 +222,7 @@ final class Announcer: Sendable {
         case .ignored:
             session.heard(frame)
             stats.update { $0.announcesIgnored += 1 }
-        case .accepted(let changed, let refresh):
+        case .accepted(let changed, let refresh, let gained):
             session.heard(frame)
             stats.update { $0.announcesAccepted += 1 }
             // A refresh (the same route at a newer sequence) is not news for the summary
@@ -217,11 +232,14 @@ final class Announcer: Sendable {
             if relay.isEnabled, frame.hops < configuration.maxHops {
                 let onward = frame.forwarded()
                 // Neighbours whose route requests this node forwarded get it as an
-                // answer. A solicited announcement goes nowhere else unless it changed
-                // this node's route (or gave it one): elsewhere the older sequence
-                // still routes, until the origin's next periodic announcement.
+                // answer. A solicited announcement goes nowhere else unless it gave
+                // this node a route where it had none usable: elsewhere, and here too
+                // where it only moved the route, the older sequence still routes,
+                // until the origin's next periodic announcement (moving the route is
+                // what the new sequence does at most nodes it reaches, as the first
+                // copy of it often comes from another neighbour than the old route's).
                 let asked = Set(requests.withLock { $0.requesters.take(frame.origin, sequence: frame.sequence, now: clock.now) })
-                let everyone = !frame.solicited || changed
+                let everyone = !frame.solicited || gained
                 var returned = 0
                 var withheld = 0
                 for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {
@@ -283,3 +301,4 @@ final class RelaySwitch: Sendable {
         enabled.exchange(value, ordering: .relaxed)
     }
 }
+

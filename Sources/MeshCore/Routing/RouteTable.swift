@@ -46,8 +46,9 @@ package final class RouteTable: Sendable {
         case ignored
         /// Now the route in use; `changed` when the next hop differs from the usable
         /// route before (or there was none); `refresh` when only the sequence is newer
-        /// (the same next hop and hop count as the route before).
-        case accepted(changed: Bool, refresh: Bool = false)
+        /// (the same next hop and hop count as the route before); `gained` when there
+        /// was no usable route before.
+        case accepted(changed: Bool, refresh: Bool = false, gained: Bool = false)
     }
 
     private let localPeerID: PeerID
@@ -150,7 +151,8 @@ package final class RouteTable: Sendable {
             if let current, current.nextHop == neighbour, current.sequence == chosen.sequence, current.hops == chosen.hops {
                 return .ignored
             }
-            guard let current, current.nextHop == neighbour else { return .accepted(changed: true) }
+            guard let current else { return .accepted(changed: true, gained: true) }
+            guard current.nextHop == neighbour else { return .accepted(changed: true) }
             return .accepted(changed: false, refresh: current.hops == chosen.hops)
         }
     }

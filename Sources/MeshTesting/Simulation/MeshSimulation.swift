@@ -102,6 +102,7 @@ public final class MeshSimulation: Sendable {
         // Steady phase: routes learned, loss on, nothing else disturbed.
         let steadyCount = max(1, configuration.messages / 2)
         progress("steady phase: \(steadyCount) messages")
+        tally.beginPhase()
         let steadyStart = tally.snapshot
         let steady = await sendRandom(steadyCount, hops: hops, from: nil)
         _ = await waitUntilDelivered(steady, limit: configuration.settleLimit)
@@ -116,6 +117,7 @@ public final class MeshSimulation: Sendable {
         }
 
         // Partition: a disc of nodes cut off from the rest, messages sent meanwhile.
+        tally.beginPhase()
         let partitionStart = tally.snapshot
         let region = pickRegion()
         report.partitioned = region.count
@@ -130,6 +132,7 @@ public final class MeshSimulation: Sendable {
 
         // Churn: some routers stop (their queues kept), messages flow meanwhile, and
         // they come back.
+        tally.beginPhase()
         let churnStart = tally.snapshot
         report.partitionWire = churnStart.since(partitionStart)
         let churned = pickChurned()
@@ -167,6 +170,13 @@ public final class MeshSimulation: Sendable {
         report.wire = tally.snapshot
         report.runningWire = report.wire.since(convergedWire)
         report.churnWire = report.wire.since(churnStart)
+        for phase in 1...3 {
+            for (origin, sequence, count) in tally.busiestSequences(phase: phase, count: 12) {
+                let hops = count.byHops.enumerated().filter { $0.element > 0 }.map { "\($0.offset):\($0.element)" }.joined(separator: " ")
+                report.busiestSequences.append(
+                    "phase \(phase): \(origin) seq \(sequence >> 20):\(sequence & 0xFFFFF) frames \(count.frames) solicited \(count.solicited) by hops \(hops)")
+            }
+        }
         report.virtualTime = clock.elapsed
         for node in nodes {
             if let router = node.router { report.stats.add(await router.stats()) }

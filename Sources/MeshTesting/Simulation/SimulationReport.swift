@@ -72,6 +72,9 @@ public struct SimulationReport: Sendable {
     public var topicDiagnostics: [String] = []
     /// Why messages were not delivered (the first few), empty when all were.
     public var undelivered: [String] = []
+    /// The announced sequences with the most frames, per phase (1 steady, 2 partition,
+    /// 3 churn): a line each.
+    public var busiestSequences: [String] = []
 
     /// Delivered / sent, in percent.
     public var deliveryPercent: Double { sent == 0 ? 0 : Double(delivered) * 100 / Double(sent) }

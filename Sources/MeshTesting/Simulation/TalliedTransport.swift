@@ -93,7 +93,7 @@ final class TalliedLink: Link {
             if starts { current.dropping = transport.drop() }
             return (current.kind, current.routing, current.dropping)
         }
-        transport.tally.wrote(kind, routing: routing, count: frame.count, startsFrame: starts, dropped: dropped)
+        transport.tally.wrote(kind, routing: routing, count: frame.count, startsFrame: starts, dropped: dropped, packet: frame)
         if dropped { return }
         try await inner.send(frame)
     }

@@ -51,6 +51,16 @@ public final class WireTally: Sendable {
         /// Bytes of the ``Kind/announce`` packets by routing frame: announcements,
         /// route requests, route summaries, route listings (``RoutingFrame`` raw value).
         public var routingBytes: [Int] = Array(repeating: 0, count: RoutingFrame.allCases.count)
+        /// ANNOUNCE frames whose (origin, sequence) first crossed a link in the current
+        /// phase (``WireTally/beginPhase()``): news of a sequence new in the phase.
+        public var announcesOfNewSequences = 0
+        /// ANNOUNCE frames whose (origin, sequence) crossed a link before the current
+        /// phase began: route changes, repairs and answers at sequences already known.
+        public var announcesOfOldSequences = 0
+        /// Distinct (origin, sequence) pairs that first crossed a link.
+        public var sequencesFirstSent = 0
+        /// ANNOUNCE frames with the solicited flag.
+        public var solicitedAnnounces = 0
 
         /// Bytes of routing frames of `frame`'s type.
         public func routing(_ frame: RoutingFrame) -> Int { routingBytes[frame.rawValue] }
@@ -69,13 +79,35 @@ public final class WireTally: Sendable {
             Snapshot(
                 packets: zip(packets, earlier.packets).map { $0 - $1 }, bytes: zip(bytes, earlier.bytes).map { $0 - $1 },
                 frames: zip(frames, earlier.frames).map { $0 - $1 }, dropped: dropped - earlier.dropped,
-                routingBytes: zip(routingBytes, earlier.routingBytes).map { $0 - $1 })
+                routingBytes: zip(routingBytes, earlier.routingBytes).map { $0 - $1 },
+                announcesOfNewSequences: announcesOfNewSequences - earlier.announcesOfNewSequences,
+                announcesOfOldSequences: announcesOfOldSequences - earlier.announcesOfOldSequences,
+                sequencesFirstSent: sequencesFirstSent - earlier.sequencesFirstSent,
+                solicitedAnnounces: solicitedAnnounces - earlier.solicitedAnnounces)
         }
     }
 
     private let counts = Mutex(
         Snapshot(packets: Array(repeating: 0, count: Kind.allCases.count), bytes: Array(repeating: 0, count: Kind.allCases.count), dropped: 0))
     private let activityCount = Atomic<Int>(0)
+    /// Per (origin, sequence) announced: the phase in which it first crossed a link.
+    private let census = Mutex((phase: 0, firstSent: [AnnouncedSequence: SequenceCount]()))
+
+    /// What crossed the links of one announced sequence.
+    public struct SequenceCount: Sendable {
+        /// The phase in which it first crossed a link.
+        public var phase: Int
+        /// Frames, and of them with the solicited flag.
+        public var frames = 0
+        public var solicited = 0
+        /// Frames by hop count (index: hops, capped at 15).
+        public var byHops = Array(repeating: 0, count: 16)
+    }
+
+    private struct AnnouncedSequence: Hashable {
+        var origin: [UInt8]
+        var sequence: UInt64
+    }
 
     /// An empty tally.
     public init() {}
@@ -86,8 +118,48 @@ public final class WireTally: Sendable {
     /// The counts now.
     public var snapshot: Snapshot { counts.withLock { $0 } }
 
-    func wrote(_ kind: Kind, routing: RoutingFrame? = nil, count: Int, startsFrame: Bool, dropped: Bool) {
+    /// Starts a new phase for the announcement census: from now on, announcements of a
+    /// sequence sent before count as old.
+    public func beginPhase() {
+        census.withLock { $0.phase += 1 }
+    }
+
+    /// The sequences first sent in `phase` with the most frames: origin (first 4 bytes,
+    /// hex), sequence, and counts.
+    public func busiestSequences(phase: Int, count: Int) -> [(origin: String, sequence: UInt64, SequenceCount)] {
+        census.withLock { census in
+            census.firstSent.filter { $0.value.phase == phase }.sorted { $0.value.frames > $1.value.frames }.prefix(count).map {
+                ($0.key.origin.prefix(4).map { String($0, radix: 16) }.joined(), $0.key.sequence, $0.value)
+            }
+        }
+    }
+
+    /// Counts a packet written to a link; `packet` (a whole frame) is looked into for
+    /// the announcement census.
+    func wrote(_ kind: Kind, routing: RoutingFrame? = nil, count: Int, startsFrame: Bool, dropped: Bool, packet: [UInt8] = []) {
+        // (first sent, new in this phase), nil for any other packet.
+        var census: (first: Bool, new: Bool)?
+        var solicited = false
+        if routing == .announce, packet.first == 0xC0, packet.count >= 1 + 4 + AnnounceFrame.bodySize, packet[2] == Frame.Kind.announce.rawValue {
+            let key = AnnouncedSequence(origin: Array(packet[5..<37]), sequence: packet[37..<45].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            solicited = packet[4] & UInt8(AnnounceFrame.solicitedFlag) != 0
+            let hops = Int(min(packet[45], 15))
+            census = self.census.withLock { census in
+                let first = census.firstSent[key] == nil
+                var count = census.firstSent[key] ?? SequenceCount(phase: census.phase)
+                count.frames += 1
+                if solicited { count.solicited += 1 }
+                count.byHops[hops] += 1
+                census.firstSent[key] = count
+                return (first, count.phase == census.phase)
+            }
+        }
         counts.withLock { counts in
+            if let census {
+                if census.new { counts.announcesOfNewSequences += 1 } else { counts.announcesOfOldSequences += 1 }
+                if census.first { counts.sequencesFirstSent += 1 }
+                if solicited { counts.solicitedAnnounces += 1 }
+            }
             counts.packets[kind.rawValue] += 1
             if startsFrame { counts.frames[kind.rawValue] += 1 }
             counts.bytes[kind.rawValue] += count

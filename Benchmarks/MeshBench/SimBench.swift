@@ -10,7 +10,7 @@ enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
                              [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
-                             [--no-solicited] [--quiet]
+                             [--no-solicited] [--new-sequence-on-restart] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -51,12 +51,17 @@ enum SimBench {
                         new sequences announced for route requests cross the whole mesh, as
                         before the ANNOUNCE solicited flag (routing.solicitedAnswers off), for
                         same-build comparisons; else they go back toward the requesters
+          --new-sequence-on-restart
+                        a restarted node announces a new sequence (no announcement state
+                        kept across its restart, as a router without an AnnounceStateStore),
+                        for same-build comparisons; else it repeats the one the mesh holds
           --quiet       no progress lines
         """
 
     /// Parses the options in ``usage`` (after `sim`).
     static func run(arguments: [String]) async throws {
         var nodes: [Int] = [200, 1000]
+        var keepAnnounceState = true
         var seed: UInt64 = 1
         var loss = 0.1
         var messages: Int?
@@ -123,6 +128,8 @@ enum SimBench {
                 verbose = false
             case "--no-solicited":
                 solicited = false
+            case "--new-sequence-on-restart":
+                keepAnnounceState = false
             case "--flood":
                 flood = true
             case "--topics-only":
@@ -159,6 +166,7 @@ enum SimBench {
             }
             if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
             configuration.router.routing.solicitedAnswers = solicited
+            configuration.keepAnnounceState = keepAnnounceState
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }

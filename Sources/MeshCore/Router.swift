@@ -69,6 +69,10 @@ public final class Router: Service, Sendable {
     ///     floor) as for relayed messages.
     ///   - floodSeen: the flood duplicate cache (docs/PROTOCOL.md §A.9); nil keeps it in
     ///     memory (the node passes its store's, which survives restarts).
+    ///   - announceState: keeps the sequences of this node's own route announcements
+    ///     across restarts, so that a restart does not cost a new sequence crossing the
+    ///     whole mesh (docs/PROTOCOL.md §A.5, "Restarting"); nil keeps nothing (a
+    ///     restarted node announces a new sequence, newer by ``RoutingConfiguration/firstSequence``).
     ///   - random: draws the flood re-broadcast delays; nil for the system's generator.
     ///   - logger: where the router logs.
     public init(
@@ -76,7 +80,8 @@ public final class Router: Service, Sendable {
         sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil, sink: (any MessageSink)? = nil,
         queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), battery: (any BatteryGauge)? = nil,
         topics: TopicConfiguration = .init(), topicStore: (any TopicStore)? = nil, topicAdmission: (any TopicRelayAdmission)? = nil,
-        floodSeen: (any FloodSeenStore)? = nil, random: (any MeshRandom)? = nil, logger: Logger
+        floodSeen: (any FloodSeenStore)? = nil, announceState: (any AnnounceStateStore)? = nil, random: (any MeshRandom)? = nil,
+        logger: Logger
     ) {
         localPeerID = security.localPeerID
         incoming = BoundedChannel(capacity: configuration.inboxCapacity)
@@ -104,7 +109,7 @@ public final class Router: Service, Sendable {
             clock: clock, stats: counters, bus: bus, logger: logger)
         let announcer = Announcer(
             localPeerID: localPeerID, configuration: configuration.routing, signer: receipts, routes: routeTable, links: table,
-            relay: relay, clock: clock, stats: counters, bus: bus, logger: logger)
+            relay: relay, clock: clock, stats: counters, bus: bus, logger: logger, stateStore: announceState)
         self.announcer = announcer
         let inbound = InboundPipeline(
             localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, delivery: delivery,
@@ -136,6 +141,7 @@ public final class Router: Service, Sendable {
         let announcer = self.announcer
         let gossip = self.gossip
         await gossip.load()
+        await announcer.resume()
         await links.onLinkUp { peer in
             delivery.scheduler.schedule(.drain(peer))
             // Floods that found no neighbour go out now that there is one.
@@ -157,6 +163,7 @@ public final class Router: Service, Sendable {
             group.addTask { await announcer.run() }
             group.addTask { await announcer.runRequests() }
             group.addTask { await announcer.runSummaries() }
+            group.addTask { await announcer.runStateSaves() }
             group.addTask { await gossip.run() }
             try await links.run()
             delivery.scheduler.finish()

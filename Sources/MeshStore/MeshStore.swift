@@ -45,6 +45,8 @@ public final class MeshStore: Sendable {
     public let topics: StoreTopics
     /// The flood duplicate cache (the router's ``FloodSeenStore``).
     public let floodSeen: FloodSeenLog
+    /// The sequences of this node's own route announcements, kept across restarts.
+    public let announceState: AnnounceStateLog
     /// The messages that were being sent when the store was last closed (or the node
     /// killed), queued again by this open.
     public let requeuedAtOpen: [MessageID]
@@ -118,6 +120,7 @@ public final class MeshStore: Sendable {
         ledger = AddressLedger(database: database)
         topics = StoreTopics(database: database)
         floodSeen = FloodSeenLog(database: database)
+        announceState = AnnounceStateLog(database: database)
         if !requeuedAtOpen.isEmpty {
             logger.notice("store \(path): \(requeuedAtOpen.count) messages were being sent when the node stopped; queued again")
         }

@@ -22,6 +22,7 @@ enum StoreMigrations {
         "v7-previous-hop: the neighbour a relayed message came from (relay loop rule across restarts)",
         "v8-inbox-payload-files: large received payloads in files beside the store",
         "v9-relayed-ttl: the TTL a relayed message goes on with, in its history (relay loop rule across restarts)",
+        "v10-announce-state: the sequences of this node's own route announcements (a restart repeats the one the mesh holds)",
     ]
 
     /// The schema version this build writes.
@@ -65,6 +66,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[8]) { db in
             try db.execute(sql: "ALTER TABLE history ADD COLUMN ttl INTEGER")
             try db.execute(sql: "PRAGMA user_version = 9")
+        }
+        migrator.registerMigration(identifiers[9]) { db in
+            try db.execute(sql: schemaV10AnnounceState)
+            try db.execute(sql: "PRAGMA user_version = 10")
         }
         return migrator
     }
@@ -229,6 +234,16 @@ enum StoreMigrations {
     /// Flooding (docs/PROTOCOL.md §A.9–A.10): the IDs of flooded messages this node
     /// took or started, kept for the dedup retention so that a restarted node does not
     /// flood them again, and whether an inbox entry arrived as an emergency (1) or not.
+    /// One row (id 1): the sequence of this node's latest own announcement without the
+    /// solicited flag, and the highest it announced (u64 stored as its i64 bit pattern).
+    private static let schemaV10AnnounceState = """
+        CREATE TABLE announceState (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            unsolicited INTEGER NOT NULL,
+            latest INTEGER NOT NULL
+        );
+        """
+
     private static let schemaV6Flood = """
         CREATE TABLE floodSeen (
             messageID TEXT PRIMARY KEY,

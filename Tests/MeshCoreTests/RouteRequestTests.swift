@@ -249,18 +249,19 @@ import TransportLoopback
         return Setup(router: router, r: r, run: run, neighbours: neighbours, network: network)
     }
 
-    /// A router R on the loopback network, running, with the default configuration
-    /// (but for `routing`).
+    /// A router R (peer `r`) on the loopback network, running, with the default
+    /// configuration (but for `routing`) and `announceState`.
     static func router(
-        network: LoopbackNetwork, clock: ManualClock, routing: RoutingConfiguration = .init()
+        network: LoopbackNetwork, clock: ManualClock, routing: RoutingConfiguration = .init(), r: PeerID = .random(),
+        announceState: (any AnnounceStateStore)? = nil
     ) async throws -> (Router, PeerID, Task<Void, any Error>) {
         var logger = Logger(label: "r")
         logger.logLevel = .warning
-        let r = PeerID.random()
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, logger: logger)
+            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, announceState: announceState,
+            logger: logger)
         await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
         let run = Task { try await router.run() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }

@@ -220,6 +220,50 @@ import TransportLoopback
         #expect(heard(y) == [[first, 0]])
     }
 
+    /// docs/PROTOCOL.md §A.5, "Restarting": R keeps its announcement state in a store.
+    /// Its first run announces 1001 and, asked, 1002 (solicited); restarted with a
+    /// start below both, it gives a new neighbour 1001 again (the sequence the mesh
+    /// holds, not a new one), and asked for more it announces 1003, above anything it
+    /// announced before. Without the store the restart would announce 501.
+    @Test(.timeLimit(.minutes(1))) func aRestartedRouterRepeatsTheSequenceTheMeshHolds() async throws {
+        let network = LoopbackNetwork()
+        let store = InMemoryAnnounceStateStore()
+        let r = PeerID.random()
+        func heard(_ n: Neighbour) -> [[UInt64]] {
+            n.seen.announces.withLock { $0.filter { $0.origin == r }.map { [$0.sequence, $0.solicited ? 1 : 0] } }
+        }
+        var routing = RoutingConfiguration()
+        routing.firstSequence = 1000
+        let (first, _, firstRun) = try await RouteRequestTests.router(
+            network: network, clock: ManualClock(), routing: routing, r: r, announceState: store)
+        let x = try await Neighbour(address: "X", network: network)
+        try await AnnounceRelayingTests.waitUntil("R is linked to X") { await first.peers().count == 1 }
+        try await x.sync(10)
+        try await x.send(.routeRequest(RouteRequestFrame(target: r, sequence: 1002, hopLimit: 7)))
+        try await x.sync(20)
+        #expect(heard(x) == [[1001, 0], [1002, 1]])
+        try await AnnounceRelayingTests.waitUntil("R saved its state") { store.saved == AnnounceState(unsolicited: 1001, latest: 1002) }
+        await first.shutdown()
+        _ = await firstRun.result
+        await x.stop()
+
+        routing.firstSequence = 500
+        let (second, _, secondRun) = try await RouteRequestTests.router(
+            network: network, clock: ManualClock(), routing: routing, r: r, announceState: store)
+        let y = try await Neighbour(address: "Y", network: network)
+        defer {
+            secondRun.cancel()
+            Task { await y.stop() }
+        }
+        try await AnnounceRelayingTests.waitUntil("the restarted R is linked to Y") { await second.peers().count == 1 }
+        try await y.sync(30)
+        #expect(heard(y) == [[1001, 0]])
+        try await y.send(.routeRequest(RouteRequestFrame(target: r, sequence: 1002, hopLimit: 7)))
+        try await y.sync(40)
+        #expect(heard(y) == [[1001, 0], [1003, 1]])
+        try await AnnounceRelayingTests.waitUntil("R saved its new state") { store.saved == AnnounceState(unsolicited: 1001, latest: 1003) }
+    }
+
     /// Routers N0…N5 in a line, N5 also linked to N1 (a ring N1…N5 with N0 a side
     /// branch of N1), refreshes an hour apart. Cut N2–N3: N2 is starved of a route to
     /// N4 (as N1 of one to N3 in

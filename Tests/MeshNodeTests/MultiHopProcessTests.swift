@@ -77,12 +77,15 @@ struct MultiHopProcessTests {
 /// Issue 13: a relay killed with SIGKILL while it holds messages in custody.
 @Suite("a relay killed while holding messages in custody", .serialized)
 struct RelayCustodyProcessTests {
-    @Test("A–B–C: C is down, B takes custody of A's messages; B is killed -9 mid-stream and restarted, C comes back: each message reaches C exactly once and A sees every one delivered")
+    @Test("A–B–C: C is down, B takes custody of A's messages; B is killed -9 mid-stream and restarted, C comes back: each message reaches C exactly once and A sees every one delivered; B's restart repeats its announcement sequence")
     func relayKilledHoldingMessages() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
         // Routes are kept long enough that A goes on handing messages for C to B while
-        // C is down (B takes custody for a destination it cannot reach yet).
-        var line = try await NodeLine(count: 3, common: ["--set", "routing.route_max_age_ms=600000"])
+        // C is down (B takes custody for a destination it cannot reach yet), and nobody
+        // refreshes its announcements within the test (so that B's sequence after its
+        // restart tells whether the restart announced a new one).
+        var line = try await NodeLine(
+            count: 3, common: ["--set", "routing.route_max_age_ms=600000", "--set", "routing.announce_interval_ms=600000"])
         defer { line.stopAll() }
         try await line.waitForRoute(from: 0, to: 2)
         line.kill9(2)
@@ -101,6 +104,8 @@ struct RelayCustodyProcessTests {
         try await eventually("B takes custody of A's messages", attempts: 1500) {
             try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self).stats.relayAccepted >= 10
         }
+        // The sequence of B's announcements that A holds (B's store keeps it).
+        let sequenceOfB = try #require(try await line.routes(of: 0).first { $0.destination == line.ids[1] }?.sequence)
         line.kill9(1)
         // Every message A handed over before the kill was acknowledged only once B had
         // it on disk; the rest stay in A's outbox. Nothing is delivered yet.
@@ -112,6 +117,10 @@ struct RelayCustodyProcessTests {
         #expect((statusB.outboxCount ?? 0) >= 10, "B restarted with the messages it held in custody: \(statusB.outboxCount)")
         try await line.start(2)
         try await line.expectDeliveredOnce(from: 0, to: 2, texts: texts)
+        // B's restart cost no new sequence crossing the mesh: it repeated the one A held
+        // (docs/PROTOCOL.md §A.5, "Restarting").
+        let afterRestart = try await line.routes(of: 0).first { $0.destination == line.ids[1] }?.sequence
+        #expect(afterRestart == sequenceOfB, "A holds B at \(String(describing: afterRestart)), \(sequenceOfB) before B's kill -9")
         // B forgets nothing it should still carry, and holds nothing once all is through.
         try await eventually("B's outbox drains", attempts: 1500) {
             try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self).outboxCount == 0

@@ -13,13 +13,13 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             try await withReopened(path) { store throws in
                 #expect(try await store.schemaVersion() == MeshStore.currentSchemaVersion)
-                #expect(MeshStore.currentSchemaVersion == 9)
+                #expect(MeshStore.currentSchemaVersion == 10)
             }
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             // Reopening an existing store migrates nothing and keeps the version.
             try await withReopened(path) { store throws in
-                #expect(try await store.schemaVersion() == 9)
+                #expect(try await store.schemaVersion() == 10)
             }
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }
@@ -126,13 +126,13 @@ struct StoreFileTests {
             try await withReopened(path) { store in try await store.inbox.accept(message(from: .random(), "hi")) }
             let queue = try DatabaseQueue(path: path)
             try queue.writeWithoutTransaction { db throws in
-                try db.execute(sql: "PRAGMA user_version = 10; PRAGMA journal_mode = DELETE")
+                try db.execute(sql: "PRAGMA user_version = \(MeshStore.currentSchemaVersion + 1); PRAGMA journal_mode = DELETE")
             }
             try queue.close()
             let before = try #require(fileBytes(path))
             let error = await meshError { _ = try MeshStore(path: path) }
             #expect(error?.code == .storeTooNew)
-            #expect(error?.message.contains("schema version 10") == true)
+            #expect(error?.message.contains("schema version \(MeshStore.currentSchemaVersion + 1)") == true)
             #expect(fileBytes(path) == before)
         }
     }

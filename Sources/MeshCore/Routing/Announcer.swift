@@ -40,11 +40,18 @@ final class Announcer: Sendable {
     let summaryTimers = Mutex(SummaryTimers())
     /// Wakes ``runSummaries()`` when a summary falls due sooner than it sleeps.
     let summaryWaker = TickWaker()
+    /// Keeps the own announcements' sequences across restarts (nil: not kept).
+    let stateStore: (any AnnounceStateStore)?
+    /// The states ``runStateSaves()`` writes, newest only.
+    private let stateSaves: (stream: AsyncStream<AnnounceState>, continuation: AsyncStream<AnnounceState>.Continuation)
 
     init(
         localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
-        links: LinkTable, relay: RelaySwitch, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
+        links: LinkTable, relay: RelaySwitch, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger,
+        stateStore: (any AnnounceStateStore)? = nil
     ) {
+        self.stateStore = stateStore
+        stateSaves = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.localPeerID = localPeerID
         self.configuration = configuration
         self.signer = signer
@@ -106,6 +113,30 @@ final class Announcer: Sendable {
         }
     }
 
+    /// Takes the state the store kept from before a restart (docs/PROTOCOL.md §A.5,
+    /// "Restarting"): new sequences count on from above its latest, and until this
+    /// node announces anew, what it gives a neighbour of itself is a repeat of its
+    /// unsolicited sequence (the same signed bytes the mesh holds), not a new sequence
+    /// that would cross every link. Call before any link comes up.
+    func resume() async {
+        guard let signer, let stateStore, let state = await stateStore.load() else { return }
+        sequence.withLock { $0 = max($0, state.latest) }
+        latest.withLock { own in
+            guard own.frame == nil else { return }
+            let frame = AnnounceFrame.originate(sequence: state.unsolicited, signer: signer, origin: localPeerID)
+            own.frame = frame
+            own.unsolicited = frame
+        }
+        logger.debug("announcements resume at sequence \(state.unsolicited) (new ones above \(state.latest))")
+    }
+
+    /// Writes each new own-announcement state to the store, the newest when several
+    /// wait, until the task is cancelled.
+    func runStateSaves() async {
+        guard let stateStore else { return }
+        for await state in stateSaves.stream { await stateStore.save(state) }
+    }
+
     /// Announces this node to every neighbour with a new sequence number; `solicited`
     /// (a route request asked for it) sets the solicited flag on the copies sent now
     /// (not on the one kept: ``latestAnswer`` adds it back).
@@ -119,6 +150,9 @@ final class Announcer: Sendable {
             let frame = AnnounceFrame.originate(sequence: next, signer: signer, origin: localPeerID)
             own.frame = frame
             if !solicited { own.unsolicited = frame }
+            if stateStore != nil, let unsolicited = own.unsolicited {
+                stateSaves.continuation.yield(AnnounceState(unsolicited: unsolicited.sequence, latest: next))
+            }
             return frame
         }
         frame.solicited = solicited

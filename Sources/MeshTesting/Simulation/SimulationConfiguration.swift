@@ -49,6 +49,11 @@ public struct SimulationConfiguration: Sendable {
     /// and at 1000 nodes converging a million routes is most of the run's work.
     /// Routed messages need routes across the mesh.
     public var routesAcrossMesh = true
+    /// Whether each node keeps its own announcements' sequences across a restart (an
+    /// ``InMemoryAnnounceStateStore`` per node, as the node's store keeps them): a
+    /// restarted router then repeats the sequence the mesh holds instead of announcing
+    /// a new one (docs/PROTOCOL.md §A.5, "Restarting").
+    public var keepAnnounceState = true
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50

@@ -13,6 +13,8 @@ final class SimulationNode: Sendable {
     let generation = Atomic<Int>(0)
     let running = Mutex<(router: Router, task: Task<Void, Never>)?>(nil)
     let retiredStats = Mutex(RouterStats())
+    /// What the node's store would keep of its announcements across a restart.
+    let announceState = InMemoryAnnounceStateStore()
 
     init(index: Int, peerID: PeerID, clock: SimulationClock, deliveries: Deliveries) {
         self.index = index

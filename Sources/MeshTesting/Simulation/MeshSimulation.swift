@@ -170,11 +170,12 @@ public final class MeshSimulation: Sendable {
         report.wire = tally.snapshot
         report.runningWire = report.wire.since(convergedWire)
         report.churnWire = report.wire.since(churnStart)
-        for phase in 1...3 {
-            for (origin, sequence, count) in tally.busiestSequences(phase: phase, count: 12) {
+        for (phase, name) in [(1, "steady"), (2, "partition"), (3, "churn")] {
+            for (origin, sequence, count) in tally.busiestSequences(phase: phase, count: 5) {
                 let hops = count.byHops.enumerated().filter { $0.element > 0 }.map { "\($0.offset):\($0.element)" }.joined(separator: " ")
                 report.busiestSequences.append(
-                    "phase \(phase): \(origin) seq \(sequence >> 20):\(sequence & 0xFFFFF) frames \(count.frames) solicited \(count.solicited) by hops \(hops)")
+                    "\(name): origin \(origin)…, sequence \(sequence >> 20) << 20 + \(sequence & 0xFFFFF): \(count.frames) frames, "
+                        + "\(count.solicited) with the solicited flag; by hops \(hops)")
             }
         }
         report.virtualTime = clock.elapsed

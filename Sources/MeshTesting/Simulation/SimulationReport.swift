@@ -72,8 +72,8 @@ public struct SimulationReport: Sendable {
     public var topicDiagnostics: [String] = []
     /// Why messages were not delivered (the first few), empty when all were.
     public var undelivered: [String] = []
-    /// The announced sequences with the most frames, per phase (1 steady, 2 partition,
-    /// 3 churn): a line each.
+    /// The announced sequences first sent in each phase (steady, partition, churn) that
+    /// took the most ANNOUNCE frames: a line each, five per phase.
     public var busiestSequences: [String] = []
 
     /// Delivered / sent, in percent.

@@ -90,17 +90,18 @@ public final class WireTally: Sendable {
     private let counts = Mutex(
         Snapshot(packets: Array(repeating: 0, count: Kind.allCases.count), bytes: Array(repeating: 0, count: Kind.allCases.count), dropped: 0))
     private let activityCount = Atomic<Int>(0)
-    /// Per (origin, sequence) announced: the phase in which it first crossed a link.
+    /// Per (origin, sequence) announced: the current phase, and what crossed the links of each.
     private let census = Mutex((phase: 0, firstSent: [AnnouncedSequence: SequenceCount]()))
 
     /// What crossed the links of one announced sequence.
     public struct SequenceCount: Sendable {
         /// The phase in which it first crossed a link.
         public var phase: Int
-        /// Frames, and of them with the solicited flag.
+        /// ANNOUNCE frames of it that crossed a link.
         public var frames = 0
+        /// Of ``frames``, those with the solicited flag.
         public var solicited = 0
-        /// Frames by hop count (index: hops, capped at 15).
+        /// ``frames`` by hop count (index: hops; 15 counts 15 and more).
         public var byHops = Array(repeating: 0, count: 16)
     }
 

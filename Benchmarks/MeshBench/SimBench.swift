@@ -10,7 +10,8 @@ enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
                              [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
-                             [--no-solicited] [--new-sequence-on-restart] [--quiet]
+                             [--no-solicited] [--new-sequence-on-restart] [--full-summaries]
+                             [--ask-everyone] [--forget-routes-on-restart] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -55,6 +56,18 @@ enum SimBench {
                         a restarted node announces a new sequence (no announcement state
                         kept across its restart, as a router without an AnnounceStateStore),
                         for same-build comparisons; else it repeats the one the mesh holds
+          --full-summaries
+                        the periodic route summaries carry a hash per bucket, as before
+                        digests (routing.digestSummaries off), for same-build comparisons;
+                        else they are one hash of the whole table
+          --ask-everyone
+                        every ask of a route request goes to every neighbour, as before
+                        (routing.focusedAsks off), for same-build comparisons; else to one
+                        neighbour that advertises the target, where one does
+          --forget-routes-on-restart
+                        a restarted router starts with an empty route table (none kept
+                        across its restart, as a router without a RouteTableStore), for
+                        same-build comparisons; else with the routes it had, dormant
           --quiet       no progress lines
         """
 
@@ -79,6 +92,9 @@ enum SimBench {
         var refresh: Int?
         var summary: Int?
         var solicited = true
+        var digests = true
+        var focusedAsks = true
+        var keepRouteTable = true
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -128,6 +144,12 @@ enum SimBench {
                 verbose = false
             case "--no-solicited":
                 solicited = false
+            case "--full-summaries":
+                digests = false
+            case "--ask-everyone":
+                focusedAsks = false
+            case "--forget-routes-on-restart":
+                keepRouteTable = false
             case "--new-sequence-on-restart":
                 keepAnnounceState = false
             case "--flood":
@@ -166,7 +188,10 @@ enum SimBench {
             }
             if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
             configuration.router.routing.solicitedAnswers = solicited
+            configuration.router.routing.digestSummaries = digests
+            configuration.router.routing.focusedAsks = focusedAsks
             configuration.keepAnnounceState = keepAnnounceState
+            configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }

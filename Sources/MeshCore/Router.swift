@@ -73,6 +73,10 @@ public final class Router: Service, Sendable {
     ///     across restarts, so that a restart does not cost a new sequence crossing the
     ///     whole mesh (docs/PROTOCOL.md §A.5, "Restarting"); nil keeps nothing (a
     ///     restarted node announces a new sequence, newer by ``RoutingConfiguration/firstSequence``).
+    ///   - savedRoutes: keeps the route table across restarts (saved every 5 minutes and
+    ///     at the stop), so that a restarted node starts with the routes it had, dormant
+    ///     until their neighbours link again, instead of every neighbour sending it every
+    ///     route it knows; nil keeps nothing.
     ///   - random: draws the flood re-broadcast delays; nil for the system's generator.
     ///   - logger: where the router logs.
     public init(
@@ -80,8 +84,8 @@ public final class Router: Service, Sendable {
         sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil, sink: (any MessageSink)? = nil,
         queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), battery: (any BatteryGauge)? = nil,
         topics: TopicConfiguration = .init(), topicStore: (any TopicStore)? = nil, topicAdmission: (any TopicRelayAdmission)? = nil,
-        floodSeen: (any FloodSeenStore)? = nil, announceState: (any AnnounceStateStore)? = nil, random: (any MeshRandom)? = nil,
-        logger: Logger
+        floodSeen: (any FloodSeenStore)? = nil, announceState: (any AnnounceStateStore)? = nil,
+        savedRoutes: (any RouteTableStore)? = nil, random: (any MeshRandom)? = nil, logger: Logger
     ) {
         localPeerID = security.localPeerID
         incoming = BoundedChannel(capacity: configuration.inboxCapacity)
@@ -109,7 +113,8 @@ public final class Router: Service, Sendable {
             clock: clock, stats: counters, bus: bus, logger: logger)
         let announcer = Announcer(
             localPeerID: localPeerID, configuration: configuration.routing, signer: receipts, routes: routeTable, links: table,
-            relay: relay, clock: clock, stats: counters, bus: bus, logger: logger, stateStore: announceState)
+            relay: relay, clock: clock, stats: counters, bus: bus, logger: logger, stateStore: announceState,
+            tableStore: savedRoutes)
         self.announcer = announcer
         let inbound = InboundPipeline(
             localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, delivery: delivery,
@@ -142,6 +147,7 @@ public final class Router: Service, Sendable {
         let gossip = self.gossip
         await gossip.load()
         await announcer.resume()
+        await announcer.restoreTable()
         await links.onLinkUp { peer in
             delivery.scheduler.schedule(.drain(peer))
             // Floods that found no neighbour go out now that there is one.
@@ -164,12 +170,14 @@ public final class Router: Service, Sendable {
             group.addTask { await announcer.runRequests() }
             group.addTask { await announcer.runSummaries() }
             group.addTask { await announcer.runStateSaves() }
+            group.addTask { await announcer.runTableSaves() }
             group.addTask { await gossip.run() }
             try await links.run()
             delivery.scheduler.finish()
             group.cancelAll()
             try await group.waitForAll()
         }
+        await announcer.saveTableAtStop()
     }
 
     /// Closes every link, stops every transport and makes ``run()`` return.

@@ -115,7 +115,8 @@ public final class Node: Sendable {
             security: identity.security, configuration: routerConfiguration, sealer: identity.sealer,
             receipts: identity.receipts, sink: contactFilter, queue: store.outbox, battery: PowerSupplyGauge(),
             topics: configuration.topics.topicConfiguration, topicStore: store.topics,
-            floodSeen: store.floodSeen, announceState: store.announceState, logger: logger)
+            floodSeen: store.floodSeen, announceState: store.announceState,
+            savedRoutes: store.routeTable, logger: logger)
         let reports = AddressLedgerService.Reports()
         self.routedTransports = transports.map {
             (transport: LedgerTransport(inner: $0.transport, reports: reports) as any Transport, priority: $0.priority)

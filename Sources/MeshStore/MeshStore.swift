@@ -47,6 +47,8 @@ public final class MeshStore: Sendable {
     public let floodSeen: FloodSeenLog
     /// The sequences of this node's own route announcements, kept across restarts.
     public let announceState: AnnounceStateLog
+    /// The route table, kept across restarts.
+    public let routeTable: RouteTableLog
     /// The messages that were being sent when the store was last closed (or the node
     /// killed), queued again by this open.
     public let requeuedAtOpen: [MessageID]
@@ -121,6 +123,7 @@ public final class MeshStore: Sendable {
         topics = StoreTopics(database: database)
         floodSeen = FloodSeenLog(database: database)
         announceState = AnnounceStateLog(database: database)
+        routeTable = RouteTableLog(database: database)
         if !requeuedAtOpen.isEmpty {
             logger.notice("store \(path): \(requeuedAtOpen.count) messages were being sent when the node stopped; queued again")
         }

@@ -23,6 +23,7 @@ enum StoreMigrations {
         "v8-inbox-payload-files: large received payloads in files beside the store",
         "v9-relayed-ttl: the TTL a relayed message goes on with, in its history (relay loop rule across restarts)",
         "v10-announce-state: the sequences of this node's own route announcements (a restart repeats the one the mesh holds)",
+        "v11-route-table: the route table, kept across restarts (a restarted node starts with the routes it had)",
     ]
 
     /// The schema version this build writes.
@@ -70,6 +71,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[9]) { db in
             try db.execute(sql: schemaV10AnnounceState)
             try db.execute(sql: "PRAGMA user_version = 10")
+        }
+        migrator.registerMigration(identifiers[10]) { db in
+            try db.execute(sql: schemaV11RouteTable)
+            try db.execute(sql: "PRAGMA user_version = 11")
         }
         return migrator
     }
@@ -242,6 +247,28 @@ enum StoreMigrations {
             unsolicited INTEGER NOT NULL,
             latest INTEGER NOT NULL
         );
+        """
+
+    /// The route table (docs/PROTOCOL.md §A.5, "Restarting"), replaced as a whole at
+    /// every save: a row per advertisement, its origin's entry repeated on each
+    /// (sequences as their i64 bit patterns; ages in milliseconds at `savedAt`, a time
+    /// in milliseconds since 1970).
+    private static let schemaV11RouteTable = """
+        CREATE TABLE routeTable (
+            origin TEXT NOT NULL,
+            neighbour TEXT NOT NULL,
+            hops INTEGER NOT NULL,
+            sequence INTEGER NOT NULL,
+            signature BLOB NOT NULL,
+            transport TEXT NOT NULL,
+            ageMs INTEGER NOT NULL,
+            highest INTEGER NOT NULL,
+            entryAgeMs INTEGER NOT NULL,
+            summarised INTEGER,
+            feasibilityDistance INTEGER NOT NULL,
+            savedAt INTEGER NOT NULL,
+            PRIMARY KEY (origin, neighbour)
+        ) WITHOUT ROWID;
         """
 
     private static let schemaV6Flood = """

@@ -32,8 +32,9 @@ import TransportLoopback
             let pongs = Mutex<Set<UInt64>>([])
         }
 
-        init(address: String, network: LoopbackNetwork) async throws {
-            peer = .random()
+        /// A raw neighbour at `address`, as `peer`, linked to R.
+        init(address: String, network: LoopbackNetwork, peer: PeerID = .random()) async throws {
+            self.peer = peer
             signer = TestReceiptSigner(peer: peer)
             let transport = LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(discovery: false))
             running = try await RunningTransport.start(transport, localPeerID: peer)

@@ -237,10 +237,11 @@ import TransportLoopback
         try await routerWith(["X", "Y", "Z"], clock: clock)
     }
 
-    /// R linked to a raw neighbour at each of `addresses`, once all links are up.
-    static func routerWith(_ addresses: [String], clock: ManualClock) async throws -> Setup {
+    /// R (configured with `routing`) linked to a raw neighbour at each of `addresses`,
+    /// once all links are up.
+    static func routerWith(_ addresses: [String], clock: ManualClock, routing: RoutingConfiguration = .init()) async throws -> Setup {
         let network = LoopbackNetwork()
-        let (router, r, run) = try await Self.router(network: network, clock: clock)
+        let (router, r, run) = try await Self.router(network: network, clock: clock, routing: routing)
         var neighbours: [Neighbour] = []
         for address in addresses { neighbours.append(try await Neighbour(address: address, network: network)) }
         try await AnnounceRelayingTests.waitUntil("R is linked to \(addresses.joined(separator: ", "))") {
@@ -250,10 +251,10 @@ import TransportLoopback
     }
 
     /// A router R (peer `r`) on the loopback network, running, with the default
-    /// configuration (but for `routing`) and `announceState`.
+    /// configuration (but for `routing`), `announceState` and `savedRoutes`.
     static func router(
         network: LoopbackNetwork, clock: ManualClock, routing: RoutingConfiguration = .init(), r: PeerID = .random(),
-        announceState: (any AnnounceStateStore)? = nil
+        announceState: (any AnnounceStateStore)? = nil, savedRoutes: (any RouteTableStore)? = nil
     ) async throws -> (Router, PeerID, Task<Void, any Error>) {
         var logger = Logger(label: "r")
         logger.logLevel = .warning
@@ -261,7 +262,7 @@ import TransportLoopback
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing),
             sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, announceState: announceState,
-            logger: logger)
+            savedRoutes: savedRoutes, logger: logger)
         await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
         let run = Task { try await router.run() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }

@@ -69,7 +69,8 @@ package struct AnnounceBudget: Sendable {
 /// The announcements waiting to go out on one link, at most one per origin (a newer
 /// or shorter one replaces the one waiting), the route requests, at most one per
 /// target (the one asking for the newer sequence wins), and at most one route summary
-/// and one route listing (the latest replaces the one waiting); they leave as the
+/// and one route listing (the latest replaces the one waiting, but a digest never a
+/// full summary); they leave as the
 /// link's budget allows: requests, the summary, the listing, then announcements. A
 /// summary or listing costs a token per 140 bytes.
 package struct AnnounceQueue: Sendable {
@@ -90,8 +91,10 @@ package struct AnnounceQueue: Sendable {
 
     package var isEmpty: Bool { pending.isEmpty && requests.isEmpty && summary == nil && listing == nil }
 
-    /// Queues a route summary, replacing one waiting.
+    /// Queues a route summary, replacing one waiting unless that one has more buckets
+    /// (a digest does not replace the full summary a neighbour's digest asked for).
     mutating func add(_ summary: RouteSummaryFrame) {
+        if let waiting = self.summary, waiting.bucketBits > summary.bucketBits { return }
         self.summary = summary
     }
 

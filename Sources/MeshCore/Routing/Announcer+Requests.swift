@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Route requests (docs/PROTOCOL.md §A.5, "Route requests"): a node with messages for a
-/// destination it has no usable route to asks its neighbours; a neighbour with a route
+/// destination it has no usable route to asks a neighbour that advertises it (or,
+/// where none does, every neighbour); a neighbour with a route
 /// new enough sends it back, one that has none forwards the request toward the
 /// destination, and the destination announces itself with a new sequence. This ends
 /// Babel's *starvation*: after a link goes, feasibility may leave a node without any
@@ -21,13 +22,16 @@ extension Announcer {
         guard isActive else { return }
         while !Task.isCancelled {
             let now = clock.now
-            for target in requests.withLock({ $0.takeDue(now: now) }) { ask(target, now: now) }
+            for due in requests.withLock({ $0.takeDue(now: now) }) { ask(due.target, number: due.ask, now: now) }
             let next = requests.withLock { $0.nextDue } ?? now + .seconds(3600)
             guard await requestWaker.sleep(until: next, on: clock) else { return }
         }
     }
 
-    private func ask(_ target: PeerID, now: ContinuousClock.Instant) {
+    /// Asks for a route to `target` (the `number`-th ask): of one neighbour, where live
+    /// neighbours advertise the target (the best-ranked at the first ask, the next at
+    /// the next, round the ranking), else of every neighbour.
+    private func ask(_ target: PeerID, number: Int, now: ContinuousClock.Instant) {
         guard relay.isEnabled, routes.nextHop(for: target, now: now) == nil else {
             requests.withLock { $0.satisfied(target) }
             return
@@ -35,13 +39,15 @@ extension Announcer {
         let request = RouteRequestFrame(
             target: target, sequence: routes.highestSequence(of: target, now: now).map { $0 &+ 1 } ?? 0,
             hopLimit: configuration.maxHops)
-        var asked = false
-        for peer in links.peers {
-            guard let session = links.sessions(to: peer).first(where: { !$0.isClosed }) else { continue }
-            session.queueRouteRequest(request)
-            asked = true
+        let live = { (peer: PeerID) in self.links.sessions(to: peer).first(where: { !$0.isClosed }) }
+        let ranked = configuration.focusedAsks ? routes.requestCandidates(for: target, now: now).compactMap(live) : []
+        let asking = ranked.isEmpty ? links.peers.compactMap(live) : [ranked[(number - 1) % ranked.count]]
+        for session in asking { session.queueRouteRequest(request) }
+        guard !asking.isEmpty else { return }
+        stats.update { stats in
+            stats.routeRequests["asked", default: 0] += 1
+            if !ranked.isEmpty { stats.routeRequests["askedOne", default: 0] += 1 }
         }
-        if asked { stats.update { $0.routeRequests["asked", default: 0] += 1 } }
     }
 
     /// Takes a route request that arrived on `session`.

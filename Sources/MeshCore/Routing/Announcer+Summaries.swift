@@ -21,7 +21,7 @@ extension Announcer {
             let now = clock.now
             let due = summaryTimers.withLock { $0.takeDue(now: now, interval: summaryWait) }
             if relay.isEnabled, !due.isEmpty {
-                let summary = summary(now: now)
+                let summary = summary(now: now, digest: configuration.digestSummaries)
                 for peer in due { queue(.routeSummary(summary), to: peer) }
             }
             let next = summaryTimers.withLock { $0.nextDue } ?? now + .seconds(3600)
@@ -81,9 +81,11 @@ extension Announcer {
         return pairs
     }
 
-    private func summary(now: ContinuousClock.Instant) -> RouteSummaryFrame {
+    /// This node's summary: a hash per bucket, or with `digest` one hash of the whole
+    /// table (a summary of one bucket, 9 bytes however large the table).
+    private func summary(now: ContinuousClock.Instant, digest: Bool = false) -> RouteSummaryFrame {
         let pairs = summaryPairs(now: now)
-        return RouteSummaryFrame(bucketBits: RouteSummaryFrame.bucketBits(for: pairs.count), pairs: pairs)
+        return RouteSummaryFrame(bucketBits: digest ? 0 : RouteSummaryFrame.bucketBits(for: pairs.count), pairs: pairs)
     }
 
     private func queue(_ frame: Frame, to peer: PeerID) {
@@ -92,13 +94,23 @@ extension Announcer {
 
     /// Takes a neighbour's summary: where a bucket differs from this node's, a listing
     /// of this node's pairs in the differing buckets goes back (whole buckets, at most
-    /// ``RouteListingFrame/maxPairs`` pairs).
+    /// ``RouteListingFrame/maxPairs`` pairs). A digest (one bucket) that differs from a
+    /// table this node would summarise in several is answered with this node's full
+    /// summary instead of a listing of the whole table: the neighbour lists the
+    /// buckets that differ, and gets what it lacks.
     func accept(_ summary: RouteSummaryFrame, from session: LinkSession) {
         guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + summary.bodySize) else { return count("rateLimited") }
         guard isActive, relay.isEnabled else { return count("dropped") }
         let bits = summary.bucketBits
         let held = summaryPairs(now: clock.now)
         let ours = RouteSummaryFrame(bucketBits: bits, pairs: held)
+        let ownBits = RouteSummaryFrame.bucketBits(for: held.count)
+        if configuration.digestSummaries, bits == 0, ownBits > 0 {
+            guard ours.hashes != summary.hashes else { return count("matched") }
+            session.queueRouteSync(.routeSummary(RouteSummaryFrame(bucketBits: ownBits, pairs: held)))
+            tablesDiffer(from: session.remote)
+            return count("expanded")
+        }
         var buckets = [[RouteListingFrame.Pair]](repeating: [], count: summary.hashes.count)
         for pair in held {
             buckets[RouteSummaryFrame.bucket(of: pair.origin, bits: bits)].append(

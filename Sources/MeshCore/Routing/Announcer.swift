@@ -42,15 +42,18 @@ final class Announcer: Sendable {
     let summaryWaker = TickWaker()
     /// Keeps the own announcements' sequences across restarts (nil: not kept).
     let stateStore: (any AnnounceStateStore)?
+    /// Keeps the route table across restarts (nil: not kept; Announcer+TableSaves).
+    let tableStore: (any RouteTableStore)?
     /// The states ``runStateSaves()`` writes, newest only.
     private let stateSaves: (stream: AsyncStream<AnnounceState>, continuation: AsyncStream<AnnounceState>.Continuation)
 
     init(
         localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
         links: LinkTable, relay: RelaySwitch, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger,
-        stateStore: (any AnnounceStateStore)? = nil
+        stateStore: (any AnnounceStateStore)? = nil, tableStore: (any RouteTableStore)? = nil
     ) {
         self.stateStore = stateStore
+        self.tableStore = tableStore
         stateSaves = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.localPeerID = localPeerID
         self.configuration = configuration

@@ -47,12 +47,13 @@ struct RouteRequests: Sendable {
         wanted[target] = nil
     }
 
-    /// The destinations due to be asked about now; each is rescheduled
-    /// (``wait(after:)``) or, after ``attempts`` asks, forgotten.
-    mutating func takeDue(now: ContinuousClock.Instant) -> [PeerID] {
-        var due: [PeerID] = []
+    /// The destinations due to be asked about now, each with the number of this ask
+    /// (1 for the first); each is rescheduled (``wait(after:)``) or, after
+    /// ``attempts`` asks, forgotten.
+    mutating func takeDue(now: ContinuousClock.Instant) -> [(target: PeerID, ask: Int)] {
+        var due: [(target: PeerID, ask: Int)] = []
         for (target, entry) in wanted where entry.next <= now {
-            due.append(target)
+            due.append((target, entry.asked + 1))
             if entry.asked + 1 >= Self.attempts {
                 wanted[target] = nil
             } else {

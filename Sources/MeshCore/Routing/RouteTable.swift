@@ -217,6 +217,20 @@ package final class RouteTable: Sendable {
         }
     }
 
+    /// The live neighbours that advertise `target` (not aged out, feasible or not),
+    /// best first: newest sequence, then fewest hops, then lowest peer ID. A node
+    /// without a usable route asks them for a newer one, one at a time.
+    func requestCandidates(for target: PeerID, now: ContinuousClock.Instant) -> [PeerID] {
+        entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
+            guard let entry = entries[target] else { return [] }
+            return entry.routes.values
+                .filter { now - $0.updatedAt < maxAge && isLinked($0.nextHop) }
+                .sorted { ($0.sequence, $1.hops, $1.nextHop) > ($1.sequence, $0.hops, $0.nextHop) }
+                .map(\.nextHop)
+        }
+    }
+
     /// Whether `neighbour` has already told this node about `origin` at `sequence`
     /// (or newer) with at most `hops` hops — then it is at least as close to the
     /// origin as an announcement of `hops` hops sent to it would make it, and sending
@@ -273,6 +287,52 @@ package final class RouteTable: Sendable {
                 entry.routes = entry.routes.filter { now - $0.value.updatedAt < maxAge }
                 entries[origin] = entry.routes.isEmpty && now - entry.seenAt >= maxAge ? nil : entry
             }
+        }
+    }
+
+    /// Every entry with at least one advertisement younger than the maximum age, to
+    /// keep across a restart (``RouteTableStore``).
+    func saved(now: ContinuousClock.Instant) -> [SavedRouteEntry] {
+        entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: entries.count)
+            return entries.compactMap { origin, entry in
+                let advertisements = entry.routes.values.filter { now - $0.updatedAt < maxAge }.map {
+                    SavedRouteEntry.Advertisement(
+                        neighbour: $0.nextHop, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
+                        transport: $0.transport, age: now - $0.updatedAt)
+                }
+                guard !advertisements.isEmpty else { return nil }
+                return SavedRouteEntry(
+                    origin: origin, highest: entry.highest, age: now - entry.seenAt, summarised: entry.summarised,
+                    feasibilityDistance: entry.feasible, advertisements: advertisements)
+            }
+        }
+    }
+
+    /// Takes back the entries a restarted node kept (``RouteTableStore``), before any
+    /// link is up: each advertisement dormant until a link to its neighbour comes back,
+    /// then used under the usual rules (highest sequence, feasibility distance, age).
+    /// Entries about this node, advertisements through it, those already aged out and
+    /// origins the table already holds are left out; at most the table's capacity.
+    /// - Returns: how many entries were taken.
+    @discardableResult
+    func restore(_ saved: [SavedRouteEntry], now: ContinuousClock.Instant) -> Int {
+        entries.withLock { entries in
+            let maxAge = routing.routeMaxAge(origins: max(entries.count, saved.count))
+            var taken = 0
+            for item in saved where item.origin != localPeerID && entries[item.origin] == nil && entries.count < maxEntries {
+                let routes = item.advertisements.filter { $0.neighbour != localPeerID && $0.age < maxAge }.map {
+                    Route(
+                        nextHop: $0.neighbour, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
+                        updatedAt: now - $0.age, transport: $0.transport)
+                }
+                guard !routes.isEmpty, item.age < maxAge else { continue }
+                entries[item.origin] = Entry(
+                    highest: item.highest, seenAt: now - item.age, summarised: item.summarised,
+                    feasible: item.feasibilityDistance, routes: Dictionary(routes.map { ($0.nextHop, $0) }) { a, _ in a })
+                taken += 1
+            }
+            return taken
         }
     }
 

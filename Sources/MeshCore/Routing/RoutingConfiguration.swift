@@ -38,6 +38,18 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// (docs/PROTOCOL.md §A.5, "Route requests"). false neither sets nor honours it,
     /// and every answer crosses the whole mesh as before (for same-build measurements).
     public var solicitedAnswers: Bool
+    /// Whether the periodic route summaries are *digests*, one hash of the whole table,
+    /// answered with a full summary only where they differ (not a config key; the
+    /// default, true; docs/PROTOCOL.md §A.5, "Route summaries"). false sends every
+    /// summary with a hash per bucket and answers every differing one with a listing,
+    /// as before (for same-build measurements).
+    public var digestSummaries: Bool
+    /// Whether a route request is asked of one neighbour at a time, the one whose
+    /// advertisement of the target ranks first (then the next at each later ask), where
+    /// any live neighbour advertises it (not a config key; the default, true;
+    /// docs/PROTOCOL.md §A.5, "Route requests"). false asks every neighbour each time,
+    /// as before (for same-build measurements).
+    public var focusedAsks: Bool
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -47,9 +59,12 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     public init(
         announceInterval: Duration = .seconds(600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
-        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true
+        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
+        digestSummaries: Bool = true, focusedAsks: Bool = true
     ) {
         self.solicitedAnswers = solicitedAnswers
+        self.digestSummaries = digestSummaries
+        self.focusedAsks = focusedAsks
         self.summaryInterval = summaryInterval
         self.announceInterval = announceInterval
         self.announceJitter = announceJitter
@@ -137,6 +152,8 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         try container.check(summary >= 0, .summaryIntervalMs, "must be 0 (no summaries) or more, got \(summary)")
         summaryInterval = .milliseconds(summary)
         solicitedAnswers = defaults.solicitedAnswers
+        digestSummaries = defaults.digestSummaries
+        focusedAsks = defaults.focusedAsks
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -357,7 +357,8 @@ public final class MeshSimulation: Sendable {
             security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: restarted,
             sealer: SimulationSealer(peer: node.peerID), receipts: SimulationSigner(peer: node.peerID), sink: node.sink,
             queue: node.queue, clock: clock, topics: configuration.topics,
-            announceState: configuration.keepAnnounceState ? node.announceState : nil, logger: logger)
+            announceState: configuration.keepAnnounceState ? node.announceState : nil,
+            savedRoutes: configuration.keepRouteTable ? node.savedRoutes : nil, logger: logger)
         let loopback = LoopbackTransport(
             name: "lo", address: Self.address(node.index), network: network,
             configuration: .init(discovery: false, bitrate: configuration.linkBitrate))

@@ -54,6 +54,12 @@ public struct SimulationConfiguration: Sendable {
     /// restarted router then repeats the sequence the mesh holds instead of announcing
     /// a new one (docs/PROTOCOL.md §A.5, "Restarting").
     public var keepAnnounceState = true
+    /// Whether routers keep their route table across restarts (an
+    /// ``InMemoryRouteTableStore`` per node, as the node's store keeps it): a restarted
+    /// router then starts with the routes it had, dormant until their neighbours link,
+    /// instead of an empty table its neighbours refill (docs/PROTOCOL.md §A.5,
+    /// "Restarting").
+    public var keepRouteTable = true
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50

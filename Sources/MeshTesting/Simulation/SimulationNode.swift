@@ -15,11 +15,14 @@ final class SimulationNode: Sendable {
     let retiredStats = Mutex(RouterStats())
     /// What the node's store would keep of its announcements across a restart.
     let announceState = InMemoryAnnounceStateStore()
+    /// What the node's store would keep of its route table across a restart.
+    let savedRoutes: InMemoryRouteTableStore
 
     init(index: Int, peerID: PeerID, clock: SimulationClock, deliveries: Deliveries) {
         self.index = index
         self.peerID = peerID
         queue = InMemoryOutboundQueue(clock: clock)
+        savedRoutes = InMemoryRouteTableStore(clock: clock)
         sink = SimulationSink(index: index, deliveries: deliveries)
     }
 

@@ -1,0 +1,36 @@
+import Logging
+
+/// The route table kept across restarts (docs/PROTOCOL.md §A.5, "Restarting"): taken
+/// back before any link comes up, saved every ``tableSaveInterval`` and when the
+/// router stops. A node killed without a stop loses at most the changes of one
+/// interval, which the summaries of its first links repair.
+extension Announcer {
+    /// How often the table is saved while the router runs.
+    static let tableSaveInterval: Duration = .seconds(300)
+
+    /// Takes back the table the store kept (before any link is up).
+    func restoreTable() async {
+        guard isActive, let tableStore else { return }
+        let saved = await tableStore.load()
+        guard !saved.isEmpty else { return }
+        let taken = routes.restore(saved, now: clock.now)
+        logger.debug("route table: \(taken) of \(saved.count) saved entries taken back, dormant until their neighbours link")
+    }
+
+    /// Saves the table every ``tableSaveInterval`` until the task is cancelled.
+    func runTableSaves() async {
+        guard isActive, let tableStore else { return }
+        while !Task.isCancelled {
+            do { try await clock.sleep(for: Self.tableSaveInterval) } catch { return }
+            await tableStore.save(routes.saved(now: clock.now))
+        }
+    }
+
+    /// Saves the table once more as the router stops. It runs in a task of its own: the
+    /// router's may be cancelled, and a store may refuse work in a cancelled task.
+    func saveTableAtStop() async {
+        guard isActive, let tableStore else { return }
+        let entries = routes.saved(now: clock.now)
+        await Task { await tableStore.save(entries) }.value
+    }
+}

@@ -30,7 +30,8 @@ extension Announcer {
 
     /// Asks for a route to `target` (the `number`-th ask): of one neighbour, where live
     /// neighbours advertise the target (the best-ranked at the first ask, the next at
-    /// the next, round the ranking), else of every neighbour.
+    /// the next, round the ranking), but every ``RouteRequests/everyoneEvery``-th ask
+    /// and wherever none advertises it, of every neighbour.
     private func ask(_ target: PeerID, number: Int, now: ContinuousClock.Instant) {
         guard relay.isEnabled, routes.nextHop(for: target, now: now) == nil else {
             requests.withLock { $0.satisfied(target) }
@@ -40,8 +41,9 @@ extension Announcer {
             target: target, sequence: routes.highestSequence(of: target, now: now).map { $0 &+ 1 } ?? 0,
             hopLimit: configuration.maxHops)
         let live = { (peer: PeerID) in self.links.sessions(to: peer).first(where: { !$0.isClosed }) }
-        let ranked = configuration.focusedAsks ? routes.requestCandidates(for: target, now: now).compactMap(live) : []
-        let asking = ranked.isEmpty ? links.peers.compactMap(live) : [ranked[(number - 1) % ranked.count]]
+        let focused = configuration.focusedAsks && number % RouteRequests.everyoneEvery != 0
+        let ranked = focused ? routes.requestCandidates(for: target, now: now).compactMap(live) : []
+        let asking = ranked.isEmpty ? links.peers.compactMap(live) : [ranked[(number - 1 - (number - 1) / RouteRequests.everyoneEvery) % ranked.count]]
         for session in asking { session.queueRouteRequest(request) }
         guard !asking.isEmpty else { return }
         stats.update { stats in

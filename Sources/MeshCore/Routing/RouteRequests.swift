@@ -16,6 +16,11 @@ struct RouteRequests: Sendable {
     /// take several asks when requests cross many lossy hops, and with long refresh
     /// intervals nothing else repairs a route that was never learnt.
     static let attempts = 16
+    /// Every this many asks, one goes to every neighbour even where some advertise the
+    /// target (the others go to one neighbour at a time): an answer that the ranked
+    /// neighbours cannot give (a dead end, a lost frame, a stale advertisement) is still
+    /// sought the wide way.
+    static let everyoneEvery = 3
 
     /// The wait after the `asked`-th ask (1-based).
     static func wait(after asked: Int) -> Duration {

@@ -45,8 +45,9 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// as before (for same-build measurements).
     public var digestSummaries: Bool
     /// Whether a route request is asked of one neighbour at a time, the one whose
-    /// advertisement of the target ranks first (then the next at each later ask), where
-    /// any live neighbour advertises it (not a config key; the default, true;
+    /// advertisement of the target ranks first (then the next at each later ask, every
+    /// third ask of every neighbour), where any live neighbour advertises it (not a
+    /// config key; the default, true;
     /// docs/PROTOCOL.md §A.5, "Route requests"). false asks every neighbour each time,
     /// as before (for same-build measurements).
     public var focusedAsks: Bool

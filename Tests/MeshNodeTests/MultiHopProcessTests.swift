@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshStore
 import MeshTesting
 import Testing
 
@@ -39,6 +40,22 @@ struct MultiHopProcessTests {
             let status = try await line.client(relay).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
             #expect(status.stats.messagesRelayed >= 1 && status.inboxCount == 0, "relay \(relay): \(status.stats.messagesRelayed) relayed")
         }
+    }
+
+    @Test("B stopped with SIGTERM keeps its route table in its store (D through C, as it routed), and routes to D again when started")
+    func aStoppedRelayKeepsItsRouteTable() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        var line = try await NodeLine(count: 4)
+        defer { line.stopAll() }
+        try await line.waitForRoute(from: 1, to: 3)
+        try await line.stop(1)
+        let store = try MeshStore(path: line.directories[1] + "/store.sqlite")
+        let saved = await store.routeTable.load()
+        try store.close()
+        let toD = try #require(saved.first { $0.origin == line.ids[3] }, "\(saved.map(\.origin))")
+        #expect(toD.advertisements.map(\.neighbour) == [line.ids[2]] && toD.advertisements.first?.hops == 2, "\(toD)")
+        try await line.start(1)
+        try await line.waitForRoute(from: 1, to: 3)
     }
 
     @Test("relaying off at C: a new A→E message waits in A's outbox; once C relays again it is delivered, once")
@@ -199,11 +216,16 @@ struct NodeLine {
 
     /// SIGTERMs node `index` and starts it again with `extra` arguments.
     mutating func restart(_ index: Int, extra: [String]) async throws {
+        try await stop(index)
+        processes[index] = try startScmesh(arguments(index, extra: extra), home: home)
+        try await waitUntilAnswering(index)
+    }
+
+    /// SIGTERMs node `index` and waits until it has exited (a graceful stop).
+    func stop(_ index: Int) async throws {
         let process = processes[index]
         kill(process.processIdentifier, SIGTERM)
         try await eventually("node \(index) exits after SIGTERM", attempts: 1500) { !process.isRunning }
-        processes[index] = try startScmesh(arguments(index, extra: extra), home: home)
-        try await waitUntilAnswering(index)
     }
 
     /// Kills node `index` with SIGKILL (no shutdown of any kind) and reaps it.

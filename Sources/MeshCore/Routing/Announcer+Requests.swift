@@ -41,9 +41,14 @@ extension Announcer {
             target: target, sequence: routes.highestSequence(of: target, now: now).map { $0 &+ 1 } ?? 0,
             hopLimit: configuration.maxHops)
         let live = { (peer: PeerID) in self.links.sessions(to: peer).first(where: { !$0.isClosed }) }
-        let focused = configuration.focusedAsks && number % RouteRequests.everyoneEvery != 0
-        let ranked = focused ? routes.requestCandidates(for: target, now: now).compactMap(live) : []
-        let asking = ranked.isEmpty ? links.peers.compactMap(live) : [ranked[(number - 1 - (number - 1) / RouteRequests.everyoneEvery) % ranked.count]]
+        let position = configuration.focusedAsks ? RouteRequests.rankPosition(ofAsk: number) : nil
+        let ranked = position == nil ? [] : routes.requestCandidates(for: target, now: now).compactMap(live)
+        let asking: [LinkSession]
+        if let position, !ranked.isEmpty {
+            asking = [ranked[position % ranked.count]]
+        } else {
+            asking = links.peers.compactMap(live)
+        }
         for session in asking { session.queueRouteRequest(request) }
         guard !asking.isEmpty else { return }
         stats.update { stats in

@@ -22,6 +22,14 @@ struct RouteRequests: Sendable {
     /// sought the wide way.
     static let everyoneEvery = 3
 
+    /// Where in the ranking of the neighbours that advertise the target the `ask`-th
+    /// ask (1-based) goes: 0, 1, then every neighbour (nil), then 2, 3, nil, … (taken
+    /// modulo the ranking's length by the caller).
+    static func rankPosition(ofAsk ask: Int) -> Int? {
+        guard ask % everyoneEvery != 0 else { return nil }
+        return ask - 1 - (ask - 1) / everyoneEvery
+    }
+
     /// The wait after the `asked`-th ask (1-based).
     static func wait(after asked: Int) -> Duration {
         asked >= 7 ? longestWait : min(longestWait, retry * (1 << (asked - 1)))

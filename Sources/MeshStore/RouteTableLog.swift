@@ -17,22 +17,24 @@ public struct RouteTableLog: RouteTableStore {
         do {
             let now = Self.milliseconds(Date())
             return try await database.read("read the route table") { db in
-                var entries: [PeerID: SavedRouteEntry] = [:]
+                // Per origin: its entry as saved, and how long ago it was saved.
+                var entries: [PeerID: (entry: SavedRouteEntry, down: Duration)] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT * FROM routeTable") {
                     let origin = try PeerID.stored(row["origin"])
-                    let down = Duration.milliseconds(max(0, now - (row["savedAt"] as Int64)))
                     let advertisement = SavedRouteEntry.Advertisement(
                         neighbour: try PeerID.stored(row["neighbour"]), hops: UInt8(clamping: row["hops"] as Int64),
                         sequence: UInt64(bitPattern: row["sequence"]), signature: [UInt8](row["signature"] as Data),
-                        transport: row["transport"], age: .milliseconds(row["ageMs"] as Int64) + down)
+                        transport: row["transport"], age: .milliseconds(row["ageMs"] as Int64))
                     let summarised: Int64? = row["summarised"]
-                    entries[origin, default: SavedRouteEntry(
-                        origin: origin, highest: UInt64(bitPattern: row["highest"]), age: .milliseconds(row["entryAgeMs"] as Int64) + down,
-                        summarised: summarised.map { UInt64(bitPattern: $0) },
-                        feasibilityDistance: UInt8(clamping: row["feasibilityDistance"] as Int64), advertisements: [])
-                    ].advertisements.append(advertisement)
+                    entries[origin, default: (
+                        SavedRouteEntry(
+                            origin: origin, highest: UInt64(bitPattern: row["highest"]), age: .milliseconds(row["entryAgeMs"] as Int64),
+                            summarised: summarised.map { UInt64(bitPattern: $0) },
+                            feasibilityDistance: UInt8(clamping: row["feasibilityDistance"] as Int64), advertisements: []),
+                        .milliseconds(max(0, now - (row["savedAt"] as Int64)))
+                    )].entry.advertisements.append(advertisement)
                 }
-                return Array(entries.values)
+                return entries.values.map { $0.entry.aged(by: $0.down) }
             }
         } catch {
             database.logger.error("\(error); this node starts with an empty route table")

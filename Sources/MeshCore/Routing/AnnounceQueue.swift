@@ -70,9 +70,8 @@ package struct AnnounceBudget: Sendable {
 /// or shorter one replaces the one waiting), the route requests, at most one per
 /// target (the one asking for the newer sequence wins), and at most one route summary
 /// and one route listing (the latest replaces the one waiting, but a digest never a
-/// full summary); they leave as the
-/// link's budget allows: requests, the summary, the listing, then announcements. A
-/// summary or listing costs a token per 140 bytes.
+/// full summary); they leave as the link's budget allows: requests, the summary, the
+/// listing, then announcements. A summary or listing costs a token per 140 bytes.
 package struct AnnounceQueue: Sendable {
     private var pending: [PeerID: AnnounceFrame] = [:]
     private var order = Deque<PeerID>()

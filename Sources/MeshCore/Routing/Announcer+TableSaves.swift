@@ -19,17 +19,24 @@ extension Announcer {
 
     /// Saves the table every ``tableSaveInterval`` until the task is cancelled.
     func runTableSaves() async {
-        guard isActive, let tableStore else { return }
+        guard isActive, tableStore != nil else { return }
         while !Task.isCancelled {
             do { try await clock.sleep(for: Self.tableSaveInterval) } catch { return }
-            await tableStore.save(routes.saved(now: clock.now))
+            await saveTable()
         }
     }
 
-    /// Saves the table once more as the router stops. It runs in a task of its own: the
-    /// router's may be cancelled, and a store may refuse work in a cancelled task.
+    /// Saves the table once more as the router stops.
     func saveTableAtStop() async {
-        guard isActive, let tableStore else { return }
+        guard isActive, tableStore != nil else { return }
+        await saveTable()
+    }
+
+    /// Writes the table's current entries to the store. It runs in a task of its own:
+    /// the caller's may be cancelled (the router stopping), and a store may refuse work
+    /// in a cancelled task.
+    private func saveTable() async {
+        guard let tableStore else { return }
         let entries = routes.saved(now: clock.now)
         await Task { await tableStore.save(entries) }.value
     }

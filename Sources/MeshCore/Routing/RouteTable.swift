@@ -47,8 +47,12 @@ package final class RouteTable: Sendable {
         /// Now the route in use; `changed` when the next hop differs from the usable
         /// route before (or there was none); `refresh` when only the sequence is newer
         /// (the same next hop and hop count as the route before); `gained` when there
-        /// was no usable route before.
-        case accepted(changed: Bool, refresh: Bool = false, gained: Bool = false)
+        /// was no usable route before; `raisedFrom`, the entry's highest sequence
+        /// before, when the announcement raised it (a new sequence of a known origin);
+        /// `detourFrom`, the hops of the route in use before, when the announcement
+        /// raised the sequence with more hops than that (it came by a longer way; the
+        /// copy from the shorter way is probably on its way).
+        case accepted(changed: Bool, refresh: Bool = false, gained: Bool = false, raisedFrom: UInt64? = nil, detourFrom: UInt8? = nil)
     }
 
     private let localPeerID: PeerID
@@ -133,6 +137,7 @@ package final class RouteTable: Sendable {
             }
             // Taken out of the table while it changes, so its routes are not copied.
             var updated = entries.removeValue(forKey: announce.origin) ?? Entry(highest: announce.sequence, seenAt: now)
+            let raisedFrom = known && announce.sequence > updated.highest ? updated.highest : nil
             if announce.sequence != updated.highest || !known {
                 // Newer (or, past the maximum age, a restarted origin's lower sequence).
                 if announce.sequence < updated.highest { updated.summarised = nil }
@@ -151,9 +156,10 @@ package final class RouteTable: Sendable {
             if let current, current.nextHop == neighbour, current.sequence == chosen.sequence, current.hops == chosen.hops {
                 return .ignored
             }
-            guard let current else { return .accepted(changed: true, gained: true) }
-            guard current.nextHop == neighbour else { return .accepted(changed: true) }
-            return .accepted(changed: false, refresh: current.hops == chosen.hops)
+            guard let current else { return .accepted(changed: true, gained: true, raisedFrom: raisedFrom) }
+            let detourFrom = raisedFrom != nil && chosen.hops > current.hops ? current.hops : nil
+            guard current.nextHop == neighbour else { return .accepted(changed: true, raisedFrom: raisedFrom, detourFrom: detourFrom) }
+            return .accepted(changed: false, refresh: current.hops == chosen.hops, raisedFrom: raisedFrom, detourFrom: detourFrom)
         }
     }
 
@@ -239,6 +245,19 @@ package final class RouteTable: Sendable {
         entries.withLock { entries in
             guard let held = entries[origin]?.routes[neighbour] else { return false }
             return held.sequence > sequence || (held.sequence == sequence && held.hops <= hops)
+        }
+    }
+
+    /// Whether `neighbour` advertised `origin` to this node at `previous` (a sequence
+    /// older than the one about to be passed on) or newer, with at most `hops` hops.
+    /// Then, at that sequence, its route was no longer than `hops` − 1 and did not go
+    /// through this node (it advertised it here; an announcement of `hops` hops from
+    /// here is beyond its feasibility distance at that sequence), so it has a route of
+    /// its own and gets the new sequence along it.
+    package func neighbour(_ neighbour: PeerID, advertised origin: PeerID, since previous: UInt64, within hops: UInt8) -> Bool {
+        entries.withLock { entries in
+            guard let held = entries[origin]?.routes[neighbour] else { return false }
+            return held.sequence >= previous && held.hops <= hops
         }
     }
 

@@ -33,6 +33,9 @@ extension MeshSimulation {
                     // Where the holder would send it now: its route at the end of the run.
                     let route = await node.router?.routes().first { $0.destination == destination }
                     text += route.map { " [route: \(names[$0.nextHop.short] ?? "?"), \($0.hops) hops, sequence \($0.sequence ?? 0)]" } ?? " [no route]"
+                    if route == nil, let router = node.router {
+                        text += " {\(router.routeDiagnosis(for: destination) { names[$0.short] ?? "?" })}"
+                    }
                 }
                 holders.append(text)
             }
@@ -43,7 +46,13 @@ extension MeshSimulation {
                 let receiptID = DeliveryReceipt.receiptMessageID(for: message.id, signer: SimulationSigner(peer: nodes[message.to].peerID))
                 var receiptHolders: [String] = []
                 for node in nodes {
-                    if let held = await node.queue.record(receiptID) { receiptHolders.append(describe(node, held)) }
+                    guard let held = await node.queue.record(receiptID) else { continue }
+                    var text = describe(node, held)
+                    let origin = nodes[message.from].peerID
+                    if held.status == .queued, let router = node.router, await !router.routes().contains(where: { $0.destination == origin }) {
+                        text += " {\(router.routeDiagnosis(for: origin) { names[$0.short] ?? "?" })}"
+                    }
+                    receiptHolders.append(text)
                 }
                 receiptTrail = "; receipt \(receiptID.hex) [\(receiptHolders.joined(separator: ", "))]"
             }

@@ -199,8 +199,7 @@ link=Sources/TransportDemo/DemoLink.swift
 replace_once $transport '            // TODO: accept in a child task until cancelled; wrap each connection in a
             // DemoLink, `track` it (close it when that fails) and report it:
             //   group.addTask { for await connection in ... { context.report(.inboundLink(link)) } }
-' '            let connections = DemoMedium.shared.listen(configuration.listen)
-            group.addTask {
+' '            group.addTask {
                 for await connection in connections {
                     let link = DemoLink(remoteAddress: "inbound", mtu: self.configuration.mtu, connection: connection) {
                         [weak self] in self?.forget($0)
@@ -209,6 +208,12 @@ replace_once $transport '            // TODO: accept in a child task until cance
                 }
             }
 '
+# The listener opens before `.listening` is reported (the template's first TODO): the
+# conformance harness dials side B as soon as it is reported.
+replace_once $transport '        // TODO: open the medium at `configuration.listen` (nothing when it is empty: a
+        // dial-only node). When the medium is missing here:' \
+  '        let connections = DemoMedium.shared.listen(configuration.listen)
+        // (A process-local medium is never missing.)'
 replace_once $transport '            // TODO: close the listener, so the accept loop ends.' \
   '            DemoMedium.shared.close(configuration.listen)'
 replace_once $transport '        throw MeshError(.dialFailed, "TODO: implement dial in Sources/TransportDemo/DemoTransport.swift")' \

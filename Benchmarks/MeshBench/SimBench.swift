@@ -11,7 +11,7 @@ enum SimBench {
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
                              [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
                              [--no-solicited] [--new-sequence-on-restart] [--full-summaries]
-                             [--ask-everyone] [--forget-routes-on-restart] [--no-skip] [--no-hold] [--quiet]
+                             [--ask-everyone] [--forget-routes-on-restart] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -68,13 +68,6 @@ enum SimBench {
                         a restarted router starts with an empty route table (none kept
                         across its restart, as a router without a RouteTableStore), for
                         same-build comparisons; else with the routes it had, dormant
-          --no-skip     a new sequence goes to every neighbour but the suppressed ones, as
-                        before (routing.skipIndependentNeighbours off), for same-build
-                        comparisons; else not to a neighbour that advertised the previous
-                        sequence at no more hops than it would be offered
-          --no-hold     a new sequence that came by a longer way than the route it
-                        replaces is passed on at once, as before (routing.newSequenceHold
-                        0), for same-build comparisons; else held 1 s for a shorter copy
           --quiet       no progress lines
         """
 
@@ -101,8 +94,6 @@ enum SimBench {
         var solicited = true
         var digests = true
         var focusedAsks = true
-        var skipIndependent = true
-        var hold = true
         var keepRouteTable = true
         var index = 0
         func value(_ flag: String) throws -> String {
@@ -159,10 +150,6 @@ enum SimBench {
                 focusedAsks = false
             case "--forget-routes-on-restart":
                 keepRouteTable = false
-            case "--no-skip":
-                skipIndependent = false
-            case "--no-hold":
-                hold = false
             case "--new-sequence-on-restart":
                 keepAnnounceState = false
             case "--flood":
@@ -203,8 +190,6 @@ enum SimBench {
             configuration.router.routing.solicitedAnswers = solicited
             configuration.router.routing.digestSummaries = digests
             configuration.router.routing.focusedAsks = focusedAsks
-            configuration.router.routing.skipIndependentNeighbours = skipIndependent
-            if !hold { configuration.router.routing.newSequenceHold = .zero }
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {
@@ -289,7 +274,7 @@ enum SimBench {
         print(
             "routers: ack timeouts \(stats.ackTimeouts), delivery retries \(stats.deliveryRetries), duplicates dropped \(stats.duplicatesDropped), "
                 + "relayed \(stats.messagesRelayed), announcements sent \(stats.announcesSent) accepted \(stats.announcesAccepted) ignored \(stats.announcesIgnored) "
-                + "suppressed \(stats.announcesSuppressed) skipped \(stats.announcesSkipped) "
+                + "suppressed \(stats.announcesSuppressed) "
                 + "rejected [\(rejected)], route requests [\(counts(stats.routeRequests))], summaries [\(counts(stats.routeSummaries))], relay refused [\(refused)]")
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
         for line in report.undelivered { print("undelivered: \(line)") }

@@ -48,7 +48,7 @@ import Testing
         // B repeating the same sequence changes nothing; a new sequence of O does.
         #expect(table.consider(Self.announce(o, 5, hops: 3), from: b, transport: "lo", now: Self.now) == .ignored)
         #expect(table.nextHop(for: o, now: Self.now) == nil)
-        #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true, raisedFrom: 5))
+        #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true))
         #expect(table.nextHop(for: o, now: Self.now) == b)
     }
 
@@ -73,7 +73,7 @@ import Testing
         // A newer sequence from elsewhere while A was away outranks its dormant route.
         live.remove(a)
         _ = table.neighbourLost(a, now: Self.now)
-        #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true, raisedFrom: 5))
+        #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true))
         live.add(a)
         #expect(table.neighbourBack(a, now: Self.now).isEmpty)
         #expect(table.nextHop(for: o, now: Self.now) == b)
@@ -175,37 +175,4 @@ import Testing
         #expect(queue.take(now: later, known: { _ in true }, dropped: &none).count == 1)
         #expect(none == 0)
     }
-
-    /// A new sequence that came by a detour is held back: it leaves when its hold ends,
-    /// unless a copy of at most `enough` hops replaces it first (which leaves at once);
-    /// a better copy of more hops replaces it and waits out the same hold. Other
-    /// origins' announcements are not held up behind it.
-    @Test func aHeldBackAnnouncementWaitsForItsHoldOrAShortEnoughCopy() {
-        let now = ContinuousClock.now
-        let (o, p, q) = (PeerID.random(), PeerID.random(), PeerID.random())
-        func origins(_ frames: [Frame]) -> [[UInt64]] {
-            frames.compactMap { if case .announce(let a) = $0 { [UInt64(a.hops), a.sequence] } else { nil } }
-        }
-        var queue = AnnounceQueue(budget: AnnounceBudget(rate: 10, burst: 10, now: now))
-        let hold = HoldBack(until: now + .seconds(1), enough: 3)
-        queue.add(RouteTableTests.announce(o, 7, hops: 6), unlessKnown: true, hold: hold)
-        queue.add(RouteTableTests.announce(p, 7, hops: 2))
-        #expect(queue.nextDue(now: now) == now)
-        #expect(origins(queue.take(now: now)) == [[2, 7]], "P goes; O is held")
-        #expect(queue.nextDue(now: now) == now + .seconds(1))
-        // A shorter copy of O, still longer than 3 hops: it replaces the held one and waits.
-        queue.add(RouteTableTests.announce(o, 7, hops: 5), unlessKnown: true)
-        #expect(queue.take(now: now + .milliseconds(500)).isEmpty)
-        #expect(origins(queue.take(now: now + .seconds(1))) == [[5, 7]])
-        #expect(queue.isEmpty)
-
-        // Held again, then a copy of 3 hops (enough): that one goes at once, alone.
-        queue.add(RouteTableTests.announce(q, 8, hops: 6), unlessKnown: true, hold: HoldBack(until: now + .seconds(3), enough: 3))
-        #expect(queue.take(now: now + .seconds(2)).isEmpty)
-        queue.add(RouteTableTests.announce(q, 8, hops: 3), unlessKnown: true)
-        #expect(origins(queue.take(now: now + .seconds(2))) == [[3, 8]])
-        #expect(queue.isEmpty)
-        #expect(queue.nextDue(now: now + .seconds(2)) == nil)
-    }
 }
-

@@ -84,11 +84,6 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Re-announcements not queued for a neighbour because it had already told this
     /// node of the same sequence at least as short (docs/PROTOCOL.md §A.5).
     public var announcesSuppressed = 0
-    /// New sequences not queued for a neighbour because it had advertised the origin's
-    /// previous sequence to this node at no more hops than it would be offered: it
-    /// has a route of its own, which cannot lead through this node, and gets the new
-    /// sequence along it (docs/PROTOCOL.md §A.5, "Re-announcing").
-    public var announcesSkipped = 0
     /// Announcements rejected, by reason: `rateLimited` (over the neighbour's share of
     /// the link, dropped unread), `aboutSelf`, `hopLimit`, `badSignature`, `stale`
     /// (an older sequence than one already accepted), `tableFull`, `noVerifier`.

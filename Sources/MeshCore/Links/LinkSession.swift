@@ -270,11 +270,10 @@ final class LinkSession: Sendable {
     /// Queues an announcement for this link. `unlessKnown` for news passed on: dropped
     /// when its turn comes if the remote has announced the same origin as new and at
     /// most one hop further on this link meanwhile (it is as close already).
-    /// With `hold`, it waits that long first (``AnnounceQueue/add(_:unlessKnown:hold:)``).
-    func queueAnnounce(_ frame: AnnounceFrame, unlessKnown: Bool = false, hold: HoldBack? = nil) {
+    func queueAnnounce(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }
-            state.announces.add(frame, unlessKnown: unlessKnown, hold: hold)
+            state.announces.add(frame, unlessKnown: unlessKnown)
             return false
         }
         if !closed { controlSignal.yield() }

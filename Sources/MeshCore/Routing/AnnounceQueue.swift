@@ -80,9 +80,6 @@ package struct AnnounceQueue: Sendable {
     private var unlessKnown: Set<PeerID> = []
     private var requests: [PeerID: RouteRequestFrame] = [:]
     private var requestOrder = Deque<PeerID>()
-    /// Announcements held back (``HoldBack``), by origin, with whether they are passed-on
-    /// news (`unlessKnown`); each joins the others when its hold ends.
-    private var held: [PeerID: (frame: AnnounceFrame, hold: HoldBack, unlessKnown: Bool)] = [:]
     private var summary: RouteSummaryFrame?
     private var listing: RouteListingFrame?
     var budget: AnnounceBudget
@@ -91,7 +88,7 @@ package struct AnnounceQueue: Sendable {
         self.budget = budget
     }
 
-    package var isEmpty: Bool { pending.isEmpty && held.isEmpty && requests.isEmpty && summary == nil && listing == nil }
+    package var isEmpty: Bool { pending.isEmpty && requests.isEmpty && summary == nil && listing == nil }
 
     /// Queues a route summary, replacing one waiting unless that one has more buckets
     /// (a digest does not replace the full summary a neighbour's digest asked for).
@@ -105,14 +102,10 @@ package struct AnnounceQueue: Sendable {
         self.listing = listing
     }
 
-    /// When the budget lets the next waiting frame out, or a held-back announcement's
-    /// hold ends, whichever is sooner; nil when none waits.
-    package func nextDue(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        let release = held.values.map(\.hold.until).min()
-        guard !pending.isEmpty || !requests.isEmpty || summary != nil || listing != nil else { return release }
-        let due = budget.nextTokens(nextFrame.map(cost) ?? 1, now: now)
-        guard let release else { return due }
-        return due.map { min($0, release) } ?? release
+    /// When the budget lets the next waiting frame out; nil when none waits.
+    func nextDue(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        guard !isEmpty else { return nil }
+        return budget.nextTokens(nextFrame.map(cost) ?? 1, now: now)
     }
 
     /// The frame that leaves next when the budget allows: a request, the summary, the
@@ -137,29 +130,7 @@ package struct AnnounceQueue: Sendable {
     /// dropped when it is its turn if the remote has told this node of the same origin
     /// as new and at most one hop further meanwhile (``take(now:known:)``); an answer
     /// (to a request or a listing) always goes.
-    ///
-    /// With `hold`, a new announcement of the origin waits until `hold.until` before it
-    /// joins the others (unless one of the origin's waits already: it is replaced as
-    /// above, and goes in its turn); a better one queued meanwhile replaces it and
-    /// waits as long, unless it has at most `hold.enough` hops or a newer sequence,
-    /// when the hold ends (and that one's own `hold`, if any, applies).
-    package mutating func add(_ frame: AnnounceFrame, unlessKnown: Bool = false, hold: HoldBack? = nil) {
-        if let waiting = held[frame.origin] {
-            let better = frame.sequence > waiting.frame.sequence || (frame.sequence == waiting.frame.sequence && frame.hops < waiting.frame.hops)
-            guard better else {
-                if !unlessKnown { held[frame.origin]?.unlessKnown = false }
-                return
-            }
-            if frame.sequence == waiting.frame.sequence, frame.hops > waiting.hold.enough {
-                held[frame.origin] = (frame, waiting.hold, unlessKnown)
-                return
-            }
-            held[frame.origin] = nil
-        }
-        if let hold, pending[frame.origin] == nil {
-            held[frame.origin] = (frame, hold, unlessKnown)
-            return
-        }
+    package mutating func add(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
         if let waiting = pending[frame.origin] {
             let better = frame.sequence > waiting.sequence || (frame.sequence == waiting.sequence && frame.hops < waiting.hops)
             if better {
@@ -194,10 +165,6 @@ package struct AnnounceQueue: Sendable {
     /// using the budget; `dropped` counts those.
     package mutating func take(now: ContinuousClock.Instant, known: (AnnounceFrame) -> Bool = { _ in false }, dropped: inout Int) -> [Frame] {
         var out: [Frame] = []
-        for (origin, waiting) in held where waiting.hold.until <= now {
-            held[origin] = nil
-            add(waiting.frame, unlessKnown: waiting.unlessKnown)
-        }
         while !requestOrder.isEmpty, budget.take(now: now), let target = requestOrder.popFirst() {
             if let request = requests.removeValue(forKey: target) { out.append(.routeRequest(request)) }
         }
@@ -227,23 +194,5 @@ package struct AnnounceQueue: Sendable {
     package mutating func take(now: ContinuousClock.Instant) -> [Frame] {
         var dropped = 0
         return take(now: now, dropped: &dropped)
-    }
-}
-
-/// How long a queued announcement is held back (``AnnounceQueue/add(_:unlessKnown:hold:)``):
-/// a new sequence that came by a longer way than the route it replaces waits for the
-/// copy from the shorter way, which is then the one passed on (docs/PROTOCOL.md §A.5,
-/// "Re-announcing").
-package struct HoldBack: Sendable, Hashable {
-    /// When it joins the other waiting announcements.
-    package var until: ContinuousClock.Instant
-    /// A better announcement of the same sequence with at most this many hops ends the
-    /// hold at once.
-    package var enough: UInt8
-
-    /// A hold until `until`, ended early by a copy of at most `enough` hops.
-    package init(until: ContinuousClock.Instant, enough: UInt8) {
-        self.until = until
-        self.enough = enough
     }
 }

@@ -259,7 +259,7 @@ final class Announcer: Sendable {
         case .ignored:
             session.heard(frame)
             stats.update { $0.announcesIgnored += 1 }
-        case .accepted(let changed, let refresh, let gained, let raisedFrom, let detourFrom):
+        case .accepted(let changed, let refresh, let gained):
             session.heard(frame)
             stats.update { $0.announcesAccepted += 1 }
             // A refresh (the same route at a newer sequence) is not news for the summary
@@ -277,12 +277,6 @@ final class Announcer: Sendable {
                 // copy of it often comes from another neighbour than the old route's).
                 let asked = Set(requests.withLock { $0.requesters.take(frame.origin, sequence: frame.sequence, now: clock.now) })
                 let everyone = !frame.solicited || gained
-                // A new sequence that came by a longer way than the route it replaces
-                // waits a moment for the copy from the shorter way (passed on instead,
-                // once, rather than this one and then each shorter copy in turn).
-                let hold = configuration.newSequenceHold > .zero ? detourFrom.map {
-                    HoldBack(until: clock.now + configuration.newSequenceHold, enough: $0 &+ 1)
-                } : nil
                 var returned = 0
                 var withheld = 0
                 for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {
@@ -301,15 +295,7 @@ final class Announcer: Sendable {
                         stats.update { $0.announcesSuppressed += 1 }
                         continue
                     }
-                    // A neighbour that routed to the origin, at its previous sequence,
-                    // no farther than `onward` would put it has a path of its own
-                    // (not through here), along which the new sequence reaches it.
-                    if configuration.skipIndependentNeighbours, let raisedFrom,
-                       routes.neighbour(other.remote, advertised: frame.origin, since: raisedFrom, within: onward.hops) {
-                        stats.update { $0.announcesSkipped += 1 }
-                        continue
-                    }
-                    other.queueAnnounce(onward, unlessKnown: true, hold: hold)
+                    other.queueAnnounce(onward, unlessKnown: true)
                 }
                 if returned + withheld > 0 {
                     stats.update { stats in

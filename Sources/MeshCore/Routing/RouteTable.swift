@@ -47,12 +47,8 @@ package final class RouteTable: Sendable {
         /// Now the route in use; `changed` when the next hop differs from the usable
         /// route before (or there was none); `refresh` when only the sequence is newer
         /// (the same next hop and hop count as the route before); `gained` when there
-        /// was no usable route before; `raisedFrom`, the entry's highest sequence
-        /// before, when the announcement raised it (a new sequence of a known origin);
-        /// `detourFrom`, the hops of the route in use before, when the announcement
-        /// raised the sequence with more hops than that (it came by a longer way; the
-        /// copy from the shorter way is probably on its way).
-        case accepted(changed: Bool, refresh: Bool = false, gained: Bool = false, raisedFrom: UInt64? = nil, detourFrom: UInt8? = nil)
+        /// was no usable route before.
+        case accepted(changed: Bool, refresh: Bool = false, gained: Bool = false)
     }
 
     private let localPeerID: PeerID
@@ -137,7 +133,6 @@ package final class RouteTable: Sendable {
             }
             // Taken out of the table while it changes, so its routes are not copied.
             var updated = entries.removeValue(forKey: announce.origin) ?? Entry(highest: announce.sequence, seenAt: now)
-            let raisedFrom = known && announce.sequence > updated.highest ? updated.highest : nil
             if announce.sequence != updated.highest || !known {
                 // Newer (or, past the maximum age, a restarted origin's lower sequence).
                 if announce.sequence < updated.highest { updated.summarised = nil }
@@ -156,10 +151,9 @@ package final class RouteTable: Sendable {
             if let current, current.nextHop == neighbour, current.sequence == chosen.sequence, current.hops == chosen.hops {
                 return .ignored
             }
-            guard let current else { return .accepted(changed: true, gained: true, raisedFrom: raisedFrom) }
-            let detourFrom = raisedFrom != nil && chosen.hops > current.hops ? current.hops : nil
-            guard current.nextHop == neighbour else { return .accepted(changed: true, raisedFrom: raisedFrom, detourFrom: detourFrom) }
-            return .accepted(changed: false, refresh: current.hops == chosen.hops, raisedFrom: raisedFrom, detourFrom: detourFrom)
+            guard let current else { return .accepted(changed: true, gained: true) }
+            guard current.nextHop == neighbour else { return .accepted(changed: true) }
+            return .accepted(changed: false, refresh: current.hops == chosen.hops)
         }
     }
 
@@ -248,19 +242,6 @@ package final class RouteTable: Sendable {
         }
     }
 
-    /// Whether `neighbour` advertised `origin` to this node at `previous` (a sequence
-    /// older than the one about to be passed on) or newer, with at most `hops` hops.
-    /// Then, at that sequence, its route was no longer than `hops` − 1 and did not go
-    /// through this node (it advertised it here; an announcement of `hops` hops from
-    /// here is beyond its feasibility distance at that sequence), so it has a route of
-    /// its own and gets the new sequence along it.
-    package func neighbour(_ neighbour: PeerID, advertised origin: PeerID, since previous: UInt64, within hops: UInt8) -> Bool {
-        entries.withLock { entries in
-            guard let held = entries[origin]?.routes[neighbour] else { return false }
-            return held.sequence >= previous && held.hops <= hops
-        }
-    }
-
     /// `neighbour`'s last link went down: the routes through it are no longer used.
     /// They stay in the table, *dormant*, until they age out: when a link to the same
     /// neighbour comes back before that (a flap under loss, a healed partition, a
@@ -306,22 +287,6 @@ package final class RouteTable: Sendable {
                 entry.routes = entry.routes.filter { now - $0.value.updatedAt < maxAge }
                 entries[origin] = entry.routes.isEmpty && now - entry.seenAt >= maxAge ? nil : entry
             }
-        }
-    }
-
-    /// `origin`'s entry as it is, aged-out advertisements included (nil when there is
-    /// none), for diagnostics: ages are from `now`.
-    func entry(for origin: PeerID, now: ContinuousClock.Instant) -> SavedRouteEntry? {
-        entries.withLock { entries in
-            guard let entry = entries[origin] else { return nil }
-            return SavedRouteEntry(
-                origin: origin, highest: entry.highest, age: now - entry.seenAt, summarised: entry.summarised,
-                feasibilityDistance: entry.feasible,
-                advertisements: entry.routes.values.map {
-                    SavedRouteEntry.Advertisement(
-                        neighbour: $0.nextHop, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
-                        transport: $0.transport, age: now - $0.updatedAt)
-                })
         }
     }
 

@@ -51,19 +51,6 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// docs/PROTOCOL.md §A.5, "Route requests"). false asks every neighbour each time,
     /// as before (for same-build measurements).
     public var focusedAsks: Bool
-    /// Whether a new sequence of an origin is left out for a neighbour that advertised
-    /// the origin's previous sequence to this node at no more hops than it would be
-    /// offered (not a config key; the default, true; docs/PROTOCOL.md §A.5,
-    /// "Re-announcing"): that neighbour has a route of its own and gets the new
-    /// sequence along it. false passes it to every neighbour but the suppressed ones,
-    /// as before (for same-build measurements).
-    public var skipIndependentNeighbours: Bool
-    /// How long a new sequence of an origin that came by a longer way than the route it
-    /// replaces is held back before it is passed on (not a config key; 1 s by default;
-    /// docs/PROTOCOL.md §A.5, "Re-announcing"): the copy from the shorter way, arriving
-    /// meanwhile, goes instead. Zero passes every copy on at once, as before (for
-    /// same-build measurements).
-    public var newSequenceHold: Duration
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -74,11 +61,8 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         announceInterval: Duration = .seconds(600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
-        digestSummaries: Bool = true, focusedAsks: Bool = true, skipIndependentNeighbours: Bool = true,
-        newSequenceHold: Duration = .seconds(1)
+        digestSummaries: Bool = true, focusedAsks: Bool = true
     ) {
-        self.newSequenceHold = newSequenceHold
-        self.skipIndependentNeighbours = skipIndependentNeighbours
         self.solicitedAnswers = solicitedAnswers
         self.digestSummaries = digestSummaries
         self.focusedAsks = focusedAsks
@@ -171,8 +155,6 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         solicitedAnswers = defaults.solicitedAnswers
         digestSummaries = defaults.digestSummaries
         focusedAsks = defaults.focusedAsks
-        skipIndependentNeighbours = defaults.skipIndependentNeighbours
-        newSequenceHold = defaults.newSequenceHold
     }
 
     public func encode(to encoder: any Encoder) throws {

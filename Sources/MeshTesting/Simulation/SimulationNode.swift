@@ -110,7 +110,6 @@ extension RouterStats {
         announcesAccepted += other.announcesAccepted
         announcesIgnored += other.announcesIgnored
         announcesSuppressed += other.announcesSuppressed
-        announcesSkipped += other.announcesSkipped
         relayAccepted += other.relayAccepted
         messagesRelayed += other.messagesRelayed
         receiptsAccepted += other.receiptsAccepted

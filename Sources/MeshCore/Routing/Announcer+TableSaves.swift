@@ -28,7 +28,7 @@ extension Announcer {
 
     /// Saves the table once more as the router stops.
     func saveTableAtStop() async {
-        guard isActive, tableStore != nil else { return }
+        guard isActive else { return }
         await saveTable()
     }
 

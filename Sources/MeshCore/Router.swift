@@ -323,6 +323,12 @@ public final class Router: Service, Sendable {
         await links.transportStatus
     }
 
+    /// What this router holds about `target`'s routes and its asks for one, in one line
+    /// (the simulator explains held messages with it); `name` names peers.
+    package func routeDiagnosis(for target: PeerID, name: @Sendable (PeerID) -> String) -> String {
+        announcer.routeDiagnosis(for: target, name: name)
+    }
+
     /// Every destination this node can reach now: direct links (1 hop) and routes
     /// learned from announcements (next hop, hops, age, transport), by destination.
     public func routes() async -> [RouteSnapshot] {

@@ -100,6 +100,23 @@ extension Announcer {
         count(toward == nil ? "flooded" : "forwarded")
     }
 
+    /// What this node holds about `target`, for explaining a message held for want of a
+    /// route (the simulator's report): its entry (highest and summarised sequence,
+    /// feasibility distance, age), each neighbour's advertisement (sequence, hops, age,
+    /// whether its link is up) and whether it is still asking.
+    func routeDiagnosis(for target: PeerID, name: (PeerID) -> String) -> String {
+        let now = clock.now
+        var text = "asking: " + (requests.withLock { $0.asking(target) }.map { "\($0.asked) asks, next in \($0.next - now)" } ?? "no")
+        guard let entry = routes.entry(for: target, now: now) else { return text + "; no entry" }
+        text += "; highest \(entry.highest & 0xFFFFF) (summarised \(entry.summarised.map { "\($0 & 0xFFFFF)" } ?? "-"))"
+        text += ", fd \(entry.feasibilityDistance), age \(entry.age); adverts"
+        for ad in entry.advertisements.sorted(by: { $0.hops < $1.hops }) {
+            let live = links.sessions(to: ad.neighbour).contains { !$0.isClosed }
+            text += " \(name(ad.neighbour)):\(ad.sequence & 0xFFFFF)/\(ad.hops) \(Int(PriorityEscalationPolicy.seconds(ad.age))) s\(live ? "" : " down")"
+        }
+        return text
+    }
+
     private func count(_ what: String) {
         stats.update { $0.routeRequests[what, default: 0] += 1 }
     }

@@ -76,6 +76,12 @@ struct RouteRequests: Sendable {
         return due
     }
 
+    /// How many times `target` was asked about, and when the next ask is due; nil when
+    /// no route to it is wanted (never, or the asks ran out).
+    func asking(_ target: PeerID) -> (asked: Int, next: ContinuousClock.Instant)? {
+        wanted[target].map { ($0.asked, $0.next) }
+    }
+
     /// When the next ask is due; nil when no route is wanted.
     var nextDue: ContinuousClock.Instant? { wanted.values.map(\.next).min() }
 

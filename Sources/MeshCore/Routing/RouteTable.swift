@@ -290,6 +290,22 @@ package final class RouteTable: Sendable {
         }
     }
 
+    /// `origin`'s entry as it is, aged-out advertisements included (nil when there is
+    /// none), for diagnostics: ages are from `now`.
+    func entry(for origin: PeerID, now: ContinuousClock.Instant) -> SavedRouteEntry? {
+        entries.withLock { entries in
+            guard let entry = entries[origin] else { return nil }
+            return SavedRouteEntry(
+                origin: origin, highest: entry.highest, age: now - entry.seenAt, summarised: entry.summarised,
+                feasibilityDistance: entry.feasible,
+                advertisements: entry.routes.values.map {
+                    SavedRouteEntry.Advertisement(
+                        neighbour: $0.nextHop, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
+                        transport: $0.transport, age: now - $0.updatedAt)
+                })
+        }
+    }
+
     /// Every entry with at least one advertisement younger than the maximum age, to
     /// keep across a restart (``RouteTableStore``).
     func saved(now: ContinuousClock.Instant) -> [SavedRouteEntry] {

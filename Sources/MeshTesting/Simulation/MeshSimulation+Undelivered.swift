@@ -33,8 +33,17 @@ extension MeshSimulation {
                     // Where the holder would send it now: its route at the end of the run.
                     let route = await node.router?.routes().first { $0.destination == destination }
                     text += route.map { " [route: \(names[$0.nextHop.short] ?? "?"), \($0.hops) hops, sequence \($0.sequence ?? 0)]" } ?? " [no route]"
+                    if route == nil, let router = node.router {
+                        text += " {\(router.routeDiagnosis(for: destination) { names[$0.short] ?? "?" })}"
+                    }
                 }
                 holders.append(text)
+            }
+            var atOrigin = record?.reason.map { " (\($0))" } ?? ""
+            if record?.status == .queued, let router = nodes[message.from].router,
+               await !router.routes().contains(where: { $0.destination == destination }) {
+                atOrigin += " {\(router.routeDiagnosis(for: destination) { names[$0.short] ?? "?" })}"
+                atOrigin += "; along a shortest path: \(await pathState(from: message.from, to: message.to, names: names))"
             }
             let arrived = deliveries.copies[message.id] != nil
             var receiptTrail = ""
@@ -43,16 +52,47 @@ extension MeshSimulation {
                 let receiptID = DeliveryReceipt.receiptMessageID(for: message.id, signer: SimulationSigner(peer: nodes[message.to].peerID))
                 var receiptHolders: [String] = []
                 for node in nodes {
-                    if let held = await node.queue.record(receiptID) { receiptHolders.append(describe(node, held)) }
+                    guard let held = await node.queue.record(receiptID) else { continue }
+                    var text = describe(node, held)
+                    let origin = nodes[message.from].peerID
+                    if held.status == .queued, let router = node.router, await !router.routes().contains(where: { $0.destination == origin }) {
+                        text += " {\(router.routeDiagnosis(for: origin) { names[$0.short] ?? "?" })}"
+                        text += "; along a shortest path: \(await pathState(from: node.index, to: message.from, names: names))"
+                    }
+                    receiptHolders.append(text)
                 }
                 receiptTrail = "; receipt \(receiptID.hex) [\(receiptHolders.joined(separator: ", "))]"
             }
             lines.append(
                 "n\(message.from)\(role(message.from)) → n\(message.to)\(role(message.to)) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
-                    + "\(record?.reason.map { " (\($0))" } ?? ""), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)")
+                    + "\(atOrigin), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)")
         }
         if !lines.isEmpty { lines.append(await linksDown()) }
         return lines
+    }
+
+    /// What each node on a shortest path of the graph from `from` to `to` holds about
+    /// `to` at the end of the run: its route (next hop, hops, sequence) or, where it has
+    /// none, its entry and asks (``Router/routeDiagnosis(for:name:)``).
+    func pathState(from: Int, to: Int, names: [String: String]) async -> String {
+        let distance = graph.hops(from: to)
+        let target = nodes[to].peerID
+        var steps: [String] = []
+        var at = from
+        while at != to, steps.count < 64 {
+            guard let router = nodes[at].router else {
+                steps.append("n\(at): down")
+                break
+            }
+            if let route = await router.routes().first(where: { $0.destination == target }) {
+                steps.append("n\(at): \(names[route.nextHop.short] ?? "?")/\(route.hops)@\((route.sequence ?? 0) & 0xFFFFF)")
+            } else {
+                steps.append("n\(at): {\(router.routeDiagnosis(for: target) { names[$0.short] ?? "?" })}")
+            }
+            guard let next = graph.neighbours[at].filter({ distance[$0] == distance[at] - 1 }).min() else { break }
+            at = next
+        }
+        return steps.joined(separator: " → ")
     }
 
     /// The graph's links that are not up at the end of the run (a message held for want

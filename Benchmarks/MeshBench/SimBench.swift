@@ -11,7 +11,8 @@ enum SimBench {
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood]
                              [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
                              [--no-solicited] [--new-sequence-on-restart] [--full-summaries]
-                             [--ask-everyone] [--forget-routes-on-restart] [--quiet]
+                             [--ask-everyone] [--forget-routes-on-restart] [--first-answer-only]
+                             [--no-shortcuts] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -68,6 +69,15 @@ enum SimBench {
                         a restarted router starts with an empty route table (none kept
                         across its restart, as a router without a RouteTableStore), for
                         same-build comparisons; else with the routes it had, dormant
+          --first-answer-only
+                        a relay passes a route request's answer back to each requester once,
+                        the first copy it takes, as before (routing.shorterAnswers off), for
+                        same-build comparisons; else a later copy of the same sequence by a
+                        shorter way too
+          --no-shortcuts
+                        a node ignores a neighbour's announcement of the sequence it routes by
+                        at more hops than its own route + 1, as before (routing.shortcuts
+                        off), for same-build comparisons; else it sends the neighbour its route
           --quiet       no progress lines
         """
 
@@ -95,6 +105,8 @@ enum SimBench {
         var digests = true
         var focusedAsks = true
         var keepRouteTable = true
+        var shorterAnswers = true
+        var shortcuts = true
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -150,6 +162,10 @@ enum SimBench {
                 focusedAsks = false
             case "--forget-routes-on-restart":
                 keepRouteTable = false
+            case "--first-answer-only":
+                shorterAnswers = false
+            case "--no-shortcuts":
+                shortcuts = false
             case "--new-sequence-on-restart":
                 keepAnnounceState = false
             case "--flood":
@@ -190,6 +206,8 @@ enum SimBench {
             configuration.router.routing.solicitedAnswers = solicited
             configuration.router.routing.digestSummaries = digests
             configuration.router.routing.focusedAsks = focusedAsks
+            configuration.router.routing.shorterAnswers = shorterAnswers
+            configuration.router.routing.shortcuts = shortcuts
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {
@@ -274,7 +292,7 @@ enum SimBench {
         print(
             "routers: ack timeouts \(stats.ackTimeouts), delivery retries \(stats.deliveryRetries), duplicates dropped \(stats.duplicatesDropped), "
                 + "relayed \(stats.messagesRelayed), announcements sent \(stats.announcesSent) accepted \(stats.announcesAccepted) ignored \(stats.announcesIgnored) "
-                + "suppressed \(stats.announcesSuppressed) "
+                + "suppressed \(stats.announcesSuppressed) shortcuts \(stats.shortcutsOffered) "
                 + "rejected [\(rejected)], route requests [\(counts(stats.routeRequests))], summaries [\(counts(stats.routeSummaries))], relay refused [\(refused)]")
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
         for line in report.undelivered { print("undelivered: \(line)") }

@@ -59,6 +59,7 @@ final class MetricsExporter: Sendable {
         count("scmesh_announces_accepted_total", [], stats.announcesAccepted)
         count("scmesh_announces_ignored_total", [], stats.announcesIgnored)
         count("scmesh_announces_suppressed_total", [], stats.announcesSuppressed)
+        count("scmesh_shortcuts_offered_total", [], stats.shortcutsOffered)
         for (outcome, value) in stats.routeRequests { count("scmesh_route_requests_total", [("outcome", outcome)], value) }
         for (outcome, value) in stats.routeSummaries { count("scmesh_route_summaries_total", [("outcome", outcome)], value) }
         count("scmesh_frames_refused_total", [], stats.framesRefused)

@@ -47,20 +47,32 @@ import TransportLoopback
     }
 
     /// A pending requester is answered by a sequence at least the one it asked for,
-    /// once; expired entries answer nothing; a full table records nothing new until
-    /// entries expire.
+    /// and again only by a copy of that sequence with fewer hops (not with
+    /// `shorterCopies` off, nor by another sequence); expired entries answer nothing; a
+    /// full table records nothing new until entries expire.
     @Test func pendingRequestersAreAnsweredOnceExpireAndAreBounded() {
         var pending = PendingRequesters()
         let (t, n, m) = (PeerID.random(), PeerID.random(), PeerID.random())
         let start = ContinuousClock.Instant.now
         pending.record(t, from: n, sequence: 11, now: start)
         pending.record(t, from: m, sequence: 13, now: start)
-        let early = pending.take(t, sequence: 10, now: start)
-        let first = pending.take(t, sequence: 12, now: start)
-        let again = pending.take(t, sequence: 12, now: start)
-        #expect(early.isEmpty && first == [n] && again.isEmpty)
-        #expect(pending.count == 1)
-        let late = pending.take(t, sequence: 13, now: start + PendingRequesters.lifetime)
+        let early = pending.take(t, sequence: 10, hops: 3, now: start)
+        let first = pending.take(t, sequence: 12, hops: 5, now: start)
+        let again = pending.take(t, sequence: 12, hops: 5, now: start)
+        let longer = pending.take(t, sequence: 12, hops: 6, now: start)
+        #expect(early.isEmpty && first == [n] && again.isEmpty && longer.isEmpty)
+        let notWanted = pending.take(t, sequence: 12, hops: 3, shorterCopies: false, now: start)
+        let shorter = pending.take(t, sequence: 12, hops: 3, now: start)
+        let shorterStill = pending.take(t, sequence: 12, hops: 2, now: start + .seconds(1))
+        #expect(notWanted.isEmpty && shorter == [n] && shorterStill == [n])
+        // A newer sequence is not a shorter copy: it goes by the ordinary rules.
+        #expect(pending.take(t, sequence: 13, hops: 1, now: start) == [m])
+        #expect(pending.count == 2)
+        // Asking again for a newer one makes n wait for it.
+        pending.record(t, from: n, sequence: 14, now: start)
+        #expect(pending.take(t, sequence: 13, hops: 1, now: start).isEmpty)
+        #expect(pending.take(t, sequence: 14, hops: 4, now: start) == [n])
+        let late = pending.take(t, sequence: 14, hops: 1, now: start + PendingRequesters.lifetime)
         #expect(late.isEmpty && pending.count == 0)
 
         for _ in 0..<PendingRequesters.capacity { pending.record(.random(), from: n, sequence: 1, now: start) }
@@ -183,6 +195,43 @@ import TransportLoopback
         let stats = await router.stats()
         #expect(stats.routeRequests["returned"] == 3)
         #expect(stats.routeRequests["withheld"] == 3)
+    }
+
+    /// R has raw neighbours X, Y and Z and a route to O through Z at sequence 10. X asks
+    /// for 11; R forwards the request to Z. The answer comes back first by a detour (Z,
+    /// 5 hops: R passes it to X at 6), then by a shorter way (Y, 2 hops): R passes that
+    /// copy to X too, at 3, and a copy longer again to nobody. With `shorterAnswers`
+    /// off, X keeps the first copy's 6 hops.
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func aShorterCopyOfTheAnswerFollowsTheFirst(shorterAnswers: Bool) async throws {
+        let star = try await RouteRequestTests.routerWith(
+            ["X", "Y", "Z"], clock: ManualClock(), routing: RoutingConfiguration(shorterAnswers: shorterAnswers))
+        let (router, x, y, z) = (star.router, star.x, star.y, star.z)
+        defer { Task { await star.stop() } }
+        let o = PeerID.random()
+        func heard(_ n: Neighbour) -> [[UInt64]] {
+            n.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } }
+        }
+        try await z.send(.announce(Self.announce(o, 10, hops: 2, solicited: false)))
+        try await AnnounceRelayingTests.waitUntil("R has a route to O through Z") {
+            await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.sequence == 10 }
+        }
+        try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
+        try await AnnounceRelayingTests.waitUntil("R forwarded X's request to Z") { !z.seen.requests.withLock { $0.isEmpty } }
+        try await z.send(.announce(Self.announce(o, 11, hops: 5, solicited: true)))
+        try await x.sync(10)
+        #expect(heard(x) == [[10, 3], [11, 6]])
+        try await y.send(.announce(Self.announce(o, 11, hops: 2, solicited: true)))
+        try await AnnounceRelayingTests.waitUntil("R's route to O moved to Y") {
+            await router.routes().contains { $0.destination == o && $0.nextHop == y.peer && $0.hops == 2 }
+        }
+        try await z.send(.announce(Self.announce(o, 11, hops: 4, solicited: true)))
+        try await y.sync(15)
+        try await z.sync(16)
+        try await x.sync(20)
+        #expect(heard(x) == (shorterAnswers ? [[10, 3], [11, 6], [11, 3]] : [[10, 3], [11, 6]]))
+        #expect(!heard(z).contains { $0[0] == 11 }, "Z did not ask")
+        #expect(await router.stats().routeRequests["returned"] == (shorterAnswers ? 2 : 1))
     }
 
     /// R is the target of X's request: its new sequence goes out flagged, and so does

@@ -84,6 +84,10 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Re-announcements not queued for a neighbour because it had already told this
     /// node of the same sequence at least as short (docs/PROTOCOL.md §A.5).
     public var announcesSuppressed = 0
+    /// Shortcuts: this node's route sent to a neighbour whose announcement of the same
+    /// sequence showed it more than one hop farther from the origin than this node
+    /// (docs/PROTOCOL.md §A.5, "Shortcuts").
+    public var shortcutsOffered = 0
     /// Announcements rejected, by reason: `rateLimited` (over the neighbour's share of
     /// the link, dropped unread), `aboutSelf`, `hopLimit`, `badSignature`, `stale`
     /// (an older sequence than one already accepted), `tableFull`, `noVerifier`.

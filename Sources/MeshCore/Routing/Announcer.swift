@@ -259,6 +259,7 @@ final class Announcer: Sendable {
         case .ignored:
             session.heard(frame)
             stats.update { $0.announcesIgnored += 1 }
+            offerShortcut(to: session, against: frame)
         case .accepted(let changed, let refresh, let gained):
             session.heard(frame)
             stats.update { $0.announcesAccepted += 1 }
@@ -275,7 +276,11 @@ final class Announcer: Sendable {
                 // until the origin's next periodic announcement (moving the route is
                 // what the new sequence does at most nodes it reaches, as the first
                 // copy of it often comes from another neighbour than the old route's).
-                let asked = Set(requests.withLock { $0.requesters.take(frame.origin, sequence: frame.sequence, now: clock.now) })
+                let asked = Set(requests.withLock {
+                    $0.requesters.take(
+                        frame.origin, sequence: frame.sequence, hops: onward.hops,
+                        shorterCopies: configuration.shorterAnswers, now: clock.now)
+                })
                 let everyone = !frame.solicited || gained
                 var returned = 0
                 var withheld = 0
@@ -306,6 +311,24 @@ final class Announcer: Sendable {
             }
             if changed { learned(frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops") }
         }
+    }
+
+    /// The neighbour on `session` announced `frame`, which this node does not use: where
+    /// this node's route in use is of the same sequence, does not go through that
+    /// neighbour and, one hop further, would be shorter than the neighbour's own route,
+    /// the neighbour is sent that route (docs/PROTOCOL.md §A.5, "Shortcuts"). Its table
+    /// matches this node's in route summaries (they list sequences, not hops), so a
+    /// shorter copy lost on the way would otherwise be missed until the origin's next
+    /// sequence, and every node behind that neighbour with it.
+    private func offerShortcut(to session: LinkSession, against frame: AnnounceFrame) {
+        // `frame.hops` counts from this node: the neighbour's own route is one hop
+        // less, and this node's route sent to it (`ours`) one hop more.
+        guard configuration.shortcuts, relay.isEnabled, frame.hops > 3 else { return }
+        guard let ours = routes.answer(
+            for: frame.origin, atLeast: frame.sequence, to: session.remote, maxHops: configuration.maxHops, now: clock.now),
+              ours.sequence == frame.sequence, ours.hops < frame.hops - 1 else { return }
+        session.queueAnnounce(ours)
+        stats.update { $0.shortcutsOffered += 1 }
     }
 
     /// `destination` got a route in use, or its route moved to another neighbour: no

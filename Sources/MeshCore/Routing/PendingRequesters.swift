@@ -7,6 +7,13 @@
 /// a request that finds the table full of live entries is not recorded, which costs
 /// only time (N asks again, and this node, which has taken the new sequence by then,
 /// answers from its table).
+///
+/// A neighbour answered stays recorded, with the sequence and hops it was given, for
+/// the rest of its entry's lifetime: a copy of the same sequence by a shorter way,
+/// arriving later, is passed to it too (docs/PROTOCOL.md §A.5, "Solicited
+/// announcements", rule 1), so that the first copy to come back, often by a detour
+/// (the request went every way), does not fix the hop count of the route the asker
+/// and everyone behind it get.
 package struct PendingRequesters: Sendable {
     /// How long an entry waits for its answer: as long as the longest wait between a
     /// requester's asks, after which a new request records it again.
@@ -19,6 +26,9 @@ package struct PendingRequesters: Sendable {
         var sequence: UInt64
         /// When the entry is forgotten.
         var until: ContinuousClock.Instant
+        /// The hops of the copy it was given (nil while it waits): a copy of `sequence`
+        /// with fewer hops goes to it too.
+        var given: UInt8?
     }
 
     private var waiting: [PeerID: [PeerID: Waiting]] = [:]
@@ -36,6 +46,7 @@ package struct PendingRequesters: Sendable {
     package mutating func record(_ target: PeerID, from neighbour: PeerID, sequence: UInt64, now: ContinuousClock.Instant) -> Bool {
         let until = now + Self.lifetime
         if var held = waiting[target]?[neighbour] {
+            if held.given != nil, sequence > held.sequence { held.given = nil }
             held.sequence = max(held.sequence, sequence)
             held.until = until
             waiting[target]![neighbour] = held
@@ -48,16 +59,32 @@ package struct PendingRequesters: Sendable {
         return true
     }
 
-    /// The neighbours that an announcement of `origin` at `sequence` answers (their
-    /// entries have not expired and asked for `sequence` or older); their entries are
-    /// removed, and so are the expired ones of `origin`.
-    package mutating func take(_ origin: PeerID, sequence: UInt64, now: ContinuousClock.Instant) -> [PeerID] {
+    /// The neighbours that an announcement of `origin` at `sequence`, `hops` hops as
+    /// passed on, answers: those whose entries have not expired and that asked for
+    /// `sequence` or older and were not given it yet, or were given a copy of exactly
+    /// `sequence` with more hops than `hops` (`shorterCopies`). Each is marked as given
+    /// `sequence` at `hops`; expired entries of `origin` are removed.
+    package mutating func take(
+        _ origin: PeerID, sequence: UInt64, hops: UInt8, shorterCopies: Bool = true, now: ContinuousClock.Instant
+    ) -> [PeerID] {
         guard var entries = waiting.removeValue(forKey: origin) else { return [] }
         var answered: [PeerID] = []
-        for (neighbour, entry) in entries where entry.until <= now || entry.sequence <= sequence {
-            if entry.until > now { answered.append(neighbour) }
-            entries[neighbour] = nil
-            count -= 1
+        for (neighbour, entry) in entries {
+            guard entry.until > now else {
+                entries[neighbour] = nil
+                count -= 1
+                continue
+            }
+            let owed: Bool
+            if let given = entry.given {
+                owed = shorterCopies && sequence == entry.sequence && hops < given
+            } else {
+                owed = entry.sequence <= sequence
+            }
+            guard owed else { continue }
+            answered.append(neighbour)
+            entries[neighbour]!.sequence = sequence
+            entries[neighbour]!.given = hops
         }
         if !entries.isEmpty { waiting[origin] = entries }
         return answered

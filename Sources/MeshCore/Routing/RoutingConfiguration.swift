@@ -51,6 +51,17 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// docs/PROTOCOL.md §A.5, "Route requests"). false asks every neighbour each time,
     /// as before (for same-build measurements).
     public var focusedAsks: Bool
+    /// Whether a relay that passed a route request's answer back to a requester passes
+    /// it a later copy of the same sequence that came by a shorter way too (not a config
+    /// key; the default, true; docs/PROTOCOL.md §A.5, "Solicited announcements", rule
+    /// 1). false answers each requester once, with the first copy, as before (for
+    /// same-build measurements).
+    public var shorterAnswers: Bool
+    /// Whether a node that hears a neighbour announce an origin at the sequence of its
+    /// own route with more hops than that route plus one sends the neighbour its route
+    /// (not a config key; the default, true; docs/PROTOCOL.md §A.5, "Shortcuts"). false
+    /// ignores such an announcement, as before (for same-build measurements).
+    public var shortcuts: Bool
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -61,8 +72,10 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         announceInterval: Duration = .seconds(600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
-        digestSummaries: Bool = true, focusedAsks: Bool = true
+        digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true
     ) {
+        self.shortcuts = shortcuts
+        self.shorterAnswers = shorterAnswers
         self.solicitedAnswers = solicitedAnswers
         self.digestSummaries = digestSummaries
         self.focusedAsks = focusedAsks
@@ -155,6 +168,8 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         solicitedAnswers = defaults.solicitedAnswers
         digestSummaries = defaults.digestSummaries
         focusedAsks = defaults.focusedAsks
+        shorterAnswers = defaults.shorterAnswers
+        shortcuts = defaults.shortcuts
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -43,7 +43,7 @@ extension MeshSimulation {
             if record?.status == .queued, let router = nodes[message.from].router,
                await !router.routes().contains(where: { $0.destination == destination }) {
                 atOrigin += " {\(router.routeDiagnosis(for: destination) { names[$0.short] ?? "?" })}"
-                atOrigin += "; along a shortest path: \(await pathState(from: message.from, to: message.to, names: names))"
+                atOrigin += "; along a shortest path: \(await pathState(from: message.from, to: message.to, names: names, role: role))"
             }
             let arrived = deliveries.copies[message.id] != nil
             var receiptTrail = ""
@@ -57,7 +57,7 @@ extension MeshSimulation {
                     let origin = nodes[message.from].peerID
                     if held.status == .queued, let router = node.router, await !router.routes().contains(where: { $0.destination == origin }) {
                         text += " {\(router.routeDiagnosis(for: origin) { names[$0.short] ?? "?" })}"
-                        text += "; along a shortest path: \(await pathState(from: node.index, to: message.from, names: names))"
+                        text += "; along a shortest path: \(await pathState(from: node.index, to: message.from, names: names, role: role))"
                     }
                     receiptHolders.append(text)
                 }
@@ -74,7 +74,7 @@ extension MeshSimulation {
     /// What each node on a shortest path of the graph from `from` to `to` holds about
     /// `to` at the end of the run: its route (next hop, hops, sequence) or, where it has
     /// none, its entry and asks (``Router/routeDiagnosis(for:name:)``).
-    func pathState(from: Int, to: Int, names: [String: String]) async -> String {
+    func pathState(from: Int, to: Int, names: [String: String], role: (Int) -> String = { _ in "" }) async -> String {
         let distance = graph.hops(from: to)
         let target = nodes[to].peerID
         var steps: [String] = []
@@ -85,9 +85,12 @@ extension MeshSimulation {
                 break
             }
             if let route = await router.routes().first(where: { $0.destination == target }) {
-                steps.append("n\(at): \(names[route.nextHop.short] ?? "?")/\(route.hops)@\((route.sequence ?? 0) & 0xFFFFF)")
+                var step = "n\(at)\(role(at)): \(names[route.nextHop.short] ?? "?")/\(route.hops)@\((route.sequence ?? 0) & 0xFFFFF)"
+                // A route two or more hops longer than the graph's distance: what else it holds.
+                if route.hops >= distance[at] + 2 { step += " {\(router.routeDiagnosis(for: target) { names[$0.short] ?? "?" })}" }
+                steps.append(step)
             } else {
-                steps.append("n\(at): {\(router.routeDiagnosis(for: target) { names[$0.short] ?? "?" })}")
+                steps.append("n\(at)\(role(at)): {\(router.routeDiagnosis(for: target) { names[$0.short] ?? "?" })}")
             }
             guard let next = graph.neighbours[at].filter({ distance[$0] == distance[at] - 1 }).min() else { break }
             at = next

@@ -110,6 +110,7 @@ extension RouterStats {
         announcesAccepted += other.announcesAccepted
         announcesIgnored += other.announcesIgnored
         announcesSuppressed += other.announcesSuppressed
+        shortcutsOffered += other.shortcutsOffered
         relayAccepted += other.relayAccepted
         messagesRelayed += other.messagesRelayed
         receiptsAccepted += other.receiptsAccepted

@@ -12,7 +12,7 @@ enum SimBench {
                              [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
                              [--no-solicited] [--new-sequence-on-restart] [--full-summaries]
                              [--ask-everyone] [--forget-routes-on-restart] [--first-answer-only]
-                             [--no-shortcuts] [--quiet]
+                             [--no-shortcuts] [--no-flood-hold] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -78,6 +78,10 @@ enum SimBench {
                         a node ignores a neighbour's announcement of the sequence it routes by
                         at more hops than its own route + 1, as before (routing.shortcuts
                         off), for same-build comparisons; else it sends the neighbour its route
+          --no-flood-hold
+                        a node floods a route request for the same target and sequence every
+                        2 s, as before (routing.floodHold off), for same-build comparisons;
+                        else at most every 16 s
           --quiet       no progress lines
         """
 
@@ -107,6 +111,7 @@ enum SimBench {
         var keepRouteTable = true
         var shorterAnswers = true
         var shortcuts = true
+        var floodHold = true
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -166,6 +171,8 @@ enum SimBench {
                 shorterAnswers = false
             case "--no-shortcuts":
                 shortcuts = false
+            case "--no-flood-hold":
+                floodHold = false
             case "--new-sequence-on-restart":
                 keepAnnounceState = false
             case "--flood":
@@ -208,6 +215,7 @@ enum SimBench {
             configuration.router.routing.focusedAsks = focusedAsks
             configuration.router.routing.shorterAnswers = shorterAnswers
             configuration.router.routing.shortcuts = shortcuts
+            configuration.router.routing.floodHold = floodHold
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {

@@ -93,7 +93,9 @@ extension Announcer {
             if configuration.solicitedAnswers {
                 requests.requesters.record(request.target, from: session.remote, sequence: request.sequence, now: now)
             }
-            return requests.mayForward(request.target, sequence: request.sequence, now: now)
+            return requests.mayForward(
+                request.target, sequence: request.sequence, flooding: toward == nil,
+                floodHold: configuration.floodHold ? RouteRequests.floodHold : .zero, now: now)
         }
         guard forward else { return count("dropped") }
         for link in onward { link.queueRouteRequest(request.forwarded()) }

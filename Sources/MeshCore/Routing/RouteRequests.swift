@@ -41,7 +41,9 @@ struct RouteRequests: Sendable {
     }
 
     private var wanted: [PeerID: Wanted] = [:]
-    private var forwarded: [PeerID: (sequence: UInt64, at: ContinuousClock.Instant)] = [:]
+    /// Per target, the newest request forwarded: its sequence, when, and when one at
+    /// that sequence was last flooded.
+    private var forwarded: [PeerID: (sequence: UInt64, at: ContinuousClock.Instant, flooded: ContinuousClock.Instant?)] = [:]
     private var reannouncedAt: ContinuousClock.Instant?
     /// The neighbours whose requests this node forwarded, waiting for the target's
     /// solicited announcement.
@@ -85,13 +87,33 @@ struct RouteRequests: Sendable {
     /// When the next ask is due; nil when no route is wanted.
     var nextDue: ContinuousClock.Instant? { wanted.values.map(\.next).min() }
 
-    /// Whether a request for `target` at `sequence` should be forwarded: not when one
-    /// for the same target, at that sequence or newer, was forwarded within
-    /// ``retry``. Records it when it should.
-    mutating func mayForward(_ target: PeerID, sequence: UInt64, now: ContinuousClock.Instant) -> Bool {
-        if let last = forwarded[target], last.sequence >= sequence, now - last.at < Self.retry { return false }
-        forwarded[target] = (sequence, now)
-        if forwarded.count > 4096 { forwarded = forwarded.filter { now - $0.value.at < Self.retry } }
+    /// How long a node that flooded a request (sent it to every neighbour but the asker,
+    /// knowing no way toward the target) floods none for the same target at that
+    /// sequence or older. Every flood of a request crosses most links of the mesh within
+    /// its hop limit, and the copies after the first are dropped as repeats; where the
+    /// target is cut off or down, the askers' later asks (2, 4, 8 s … apart) would flood
+    /// it again and again, and nothing can answer.
+    static let floodHold: Duration = .seconds(16)
+
+    /// Whether a request for `target` at `sequence` should be forwarded (`flooding`: to
+    /// every neighbour but the asker): not when one for the same target, at that
+    /// sequence or newer, was forwarded within ``retry``, nor, when `flooding`, flooded
+    /// within ``floodHold`` (`floodHold` zero: within ``retry``). Records it when it
+    /// should.
+    mutating func mayForward(
+        _ target: PeerID, sequence: UInt64, flooding: Bool = false, floodHold: Duration = Self.floodHold,
+        now: ContinuousClock.Instant
+    ) -> Bool {
+        if let last = forwarded[target], last.sequence >= sequence {
+            if now - last.at < Self.retry { return false }
+            if flooding, let flooded = last.flooded, now - flooded < floodHold { return false }
+        }
+        let flooded = flooding ? now : forwarded[target].flatMap { $0.sequence >= sequence ? $0.flooded : nil }
+        forwarded[target] = (sequence, now, flooded)
+        if forwarded.count > 4096 {
+            let keep = max(Self.retry, floodHold)
+            forwarded = forwarded.filter { now - $0.value.at < keep || $0.value.flooded.map { now - $0 < keep } == true }
+        }
         return true
     }
 

@@ -62,6 +62,11 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// (not a config key; the default, true; docs/PROTOCOL.md §A.5, "Shortcuts"). false
     /// ignores such an announcement, as before (for same-build measurements).
     public var shortcuts: Bool
+    /// Whether a node that flooded a route request floods none for the same target
+    /// and sequence for 16 s (not a config key; the default, true; docs/PROTOCOL.md
+    /// §A.5, "Route requests", rule 4). false floods one every 2 s, as before (for
+    /// same-build measurements).
+    public var floodHold: Bool
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -72,8 +77,10 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         announceInterval: Duration = .seconds(600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
-        digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true
+        digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true,
+        floodHold: Bool = true
     ) {
+        self.floodHold = floodHold
         self.shortcuts = shortcuts
         self.shorterAnswers = shorterAnswers
         self.solicitedAnswers = solicitedAnswers
@@ -170,6 +177,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         focusedAsks = defaults.focusedAsks
         shorterAnswers = defaults.shorterAnswers
         shortcuts = defaults.shortcuts
+        floodHold = defaults.floodHold
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -322,7 +322,9 @@ final class Announcer: Sendable {
     /// sequence, and every node behind that neighbour with it.
     private func offerShortcut(to session: LinkSession, against frame: AnnounceFrame) {
         // `frame.hops` counts from this node: the neighbour's own route is one hop
-        // less, and this node's route sent to it (`ours`) one hop more.
+        // less, and this node's route sent to it (`ours`) one hop more. `ours` has at
+        // least 2 hops, so below 4 there is nothing to offer: most ignored
+        // announcements leave here, without taking the table's lock.
         guard configuration.shortcuts, relay.isEnabled, frame.hops > 3 else { return }
         guard let ours = routes.answer(
             for: frame.origin, atLeast: frame.sequence, to: session.remote, maxHops: configuration.maxHops, now: clock.now),

@@ -69,22 +69,17 @@ package struct PendingRequesters: Sendable {
     ) -> [PeerID] {
         guard var entries = waiting.removeValue(forKey: origin) else { return [] }
         var answered: [PeerID] = []
-        for (neighbour, entry) in entries {
+        for (neighbour, var entry) in entries {
             guard entry.until > now else {
                 entries[neighbour] = nil
                 count -= 1
                 continue
             }
-            let owed: Bool
-            if let given = entry.given {
-                owed = shorterCopies && sequence == entry.sequence && hops < given
-            } else {
-                owed = entry.sequence <= sequence
-            }
+            let owed = entry.given.map { shorterCopies && sequence == entry.sequence && hops < $0 } ?? (entry.sequence <= sequence)
             guard owed else { continue }
             answered.append(neighbour)
-            entries[neighbour]!.sequence = sequence
-            entries[neighbour]!.given = hops
+            (entry.sequence, entry.given) = (sequence, hops)
+            entries[neighbour] = entry
         }
         if !entries.isEmpty { waiting[origin] = entries }
         return answered

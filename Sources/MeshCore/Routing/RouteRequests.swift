@@ -104,16 +104,16 @@ struct RouteRequests: Sendable {
         _ target: PeerID, sequence: UInt64, flooding: Bool = false, floodHold: Duration = Self.floodHold,
         now: ContinuousClock.Instant
     ) -> Bool {
-        if let last = forwarded[target], last.sequence >= sequence {
+        // Only a request at this sequence or newer holds this one back.
+        let last = forwarded[target].flatMap { $0.sequence >= sequence ? $0 : nil }
+        if let last {
             if now - last.at < Self.retry { return false }
             if flooding, let flooded = last.flooded, now - flooded < floodHold { return false }
         }
-        let flooded = flooding ? now : forwarded[target].flatMap { $0.sequence >= sequence ? $0.flooded : nil }
-        forwarded[target] = (sequence, now, flooded)
-        if forwarded.count > 4096 {
-            let keep = max(Self.retry, floodHold)
-            forwarded = forwarded.filter { now - $0.value.at < keep || $0.value.flooded.map { now - $0 < keep } == true }
-        }
+        forwarded[target] = (sequence, now, flooding ? now : last?.flooded)
+        // A flood is never later than the entry's last forward, so this keeps every
+        // entry that can still hold a request back.
+        if forwarded.count > 4096 { forwarded = forwarded.filter { now - $0.value.at < max(Self.retry, floodHold) } }
         return true
     }
 

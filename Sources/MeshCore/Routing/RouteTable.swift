@@ -294,15 +294,7 @@ package final class RouteTable: Sendable {
     /// none), for diagnostics: ages are from `now`.
     func entry(for origin: PeerID, now: ContinuousClock.Instant) -> SavedRouteEntry? {
         entries.withLock { entries in
-            guard let entry = entries[origin] else { return nil }
-            return SavedRouteEntry(
-                origin: origin, highest: entry.highest, age: now - entry.seenAt, summarised: entry.summarised,
-                feasibilityDistance: entry.feasible,
-                advertisements: entry.routes.values.map {
-                    SavedRouteEntry.Advertisement(
-                        neighbour: $0.nextHop, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
-                        transport: $0.transport, age: now - $0.updatedAt)
-                })
+            entries[origin].map { Self.saved(origin, $0, now: now) }
         }
     }
 
@@ -312,17 +304,25 @@ package final class RouteTable: Sendable {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             return entries.compactMap { origin, entry in
-                let advertisements = entry.routes.values.filter { now - $0.updatedAt < maxAge }.map {
-                    SavedRouteEntry.Advertisement(
-                        neighbour: $0.nextHop, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
-                        transport: $0.transport, age: now - $0.updatedAt)
-                }
-                guard !advertisements.isEmpty else { return nil }
-                return SavedRouteEntry(
-                    origin: origin, highest: entry.highest, age: now - entry.seenAt, summarised: entry.summarised,
-                    feasibilityDistance: entry.feasible, advertisements: advertisements)
+                let saved = Self.saved(origin, entry, now: now) { now - $0.updatedAt < maxAge }
+                return saved.advertisements.isEmpty ? nil : saved
             }
         }
+    }
+
+    /// `entry` as kept or shown, with the advertisements `include` lets through; ages
+    /// are from `now`.
+    private static func saved(
+        _ origin: PeerID, _ entry: Entry, now: ContinuousClock.Instant, include: (Route) -> Bool = { _ in true }
+    ) -> SavedRouteEntry {
+        SavedRouteEntry(
+            origin: origin, highest: entry.highest, age: now - entry.seenAt, summarised: entry.summarised,
+            feasibilityDistance: entry.feasible,
+            advertisements: entry.routes.values.filter(include).map {
+                SavedRouteEntry.Advertisement(
+                    neighbour: $0.nextHop, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
+                    transport: $0.transport, age: now - $0.updatedAt)
+            })
     }
 
     /// Takes back the entries a restarted node kept (``RouteTableStore``), before any

@@ -33,17 +33,13 @@ extension MeshSimulation {
                     // Where the holder would send it now: its route at the end of the run.
                     let route = await node.router?.routes().first { $0.destination == destination }
                     text += route.map { " [route: \(names[$0.nextHop.short] ?? "?"), \($0.hops) hops, sequence \($0.sequence ?? 0)]" } ?? " [no route]"
-                    if route == nil, let router = node.router {
-                        text += " {\(router.routeDiagnosis(for: destination) { names[$0.short] ?? "?" })}"
-                    }
+                    if route == nil, let router = node.router { text += Self.diagnosis(router, destination, names) }
                 }
                 holders.append(text)
             }
             var atOrigin = record?.reason.map { " (\($0))" } ?? ""
-            if record?.status == .queued, let router = nodes[message.from].router,
-               await !router.routes().contains(where: { $0.destination == destination }) {
-                atOrigin += " {\(router.routeDiagnosis(for: destination) { names[$0.short] ?? "?" })}"
-                atOrigin += "; along a shortest path: \(await pathState(from: message.from, to: message.to, names: names, role: role))"
+            if record?.status == .queued {
+                atOrigin += await withoutRoute(at: message.from, to: message.to, names: names, role: role)
             }
             let arrived = deliveries.copies[message.id] != nil
             var receiptTrail = ""
@@ -54,10 +50,8 @@ extension MeshSimulation {
                 for node in nodes {
                     guard let held = await node.queue.record(receiptID) else { continue }
                     var text = describe(node, held)
-                    let origin = nodes[message.from].peerID
-                    if held.status == .queued, let router = node.router, await !router.routes().contains(where: { $0.destination == origin }) {
-                        text += " {\(router.routeDiagnosis(for: origin) { names[$0.short] ?? "?" })}"
-                        text += "; along a shortest path: \(await pathState(from: node.index, to: message.from, names: names, role: role))"
+                    if held.status == .queued {
+                        text += await withoutRoute(at: node.index, to: message.from, names: names, role: role)
                     }
                     receiptHolders.append(text)
                 }
@@ -69,6 +63,21 @@ extension MeshSimulation {
         }
         if !lines.isEmpty { lines.append(await linksDown()) }
         return lines
+    }
+
+    /// `router`'s entry and asks for `target` (``Router/routeDiagnosis(for:name:)``), in
+    /// braces after a space, peers by node name.
+    static func diagnosis(_ router: Router, _ target: PeerID, _ names: [String: String]) -> String {
+        " {\(router.routeDiagnosis(for: target) { names[$0.short] ?? "?" })}"
+    }
+
+    /// Where node `at` holds something for `to` and has no route to it (nothing when it
+    /// has one, or is down): its entry and asks, and what the nodes along a shortest
+    /// path of the graph hold (``pathState(from:to:names:role:)``).
+    func withoutRoute(at: Int, to: Int, names: [String: String], role: (Int) -> String) async -> String {
+        let target = nodes[to].peerID
+        guard let router = nodes[at].router, await !router.routes().contains(where: { $0.destination == target }) else { return "" }
+        return Self.diagnosis(router, target, names) + "; along a shortest path: \(await pathState(from: at, to: to, names: names, role: role))"
     }
 
     /// What each node on a shortest path of the graph from `from` to `to` holds about
@@ -87,10 +96,10 @@ extension MeshSimulation {
             if let route = await router.routes().first(where: { $0.destination == target }) {
                 var step = "n\(at)\(role(at)): \(names[route.nextHop.short] ?? "?")/\(route.hops)@\((route.sequence ?? 0) & 0xFFFFF)"
                 // A route two or more hops longer than the graph's distance: what else it holds.
-                if route.hops >= distance[at] + 2 { step += " {\(router.routeDiagnosis(for: target) { names[$0.short] ?? "?" })}" }
+                if route.hops >= distance[at] + 2 { step += Self.diagnosis(router, target, names) }
                 steps.append(step)
             } else {
-                steps.append("n\(at)\(role(at)): {\(router.routeDiagnosis(for: target) { names[$0.short] ?? "?" })}")
+                steps.append("n\(at)\(role(at)):\(Self.diagnosis(router, target, names))")
             }
             guard let next = graph.neighbours[at].filter({ distance[$0] == distance[at] - 1 }).min() else { break }
             at = next

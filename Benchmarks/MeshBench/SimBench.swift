@@ -12,7 +12,7 @@ enum SimBench {
                              [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
                              [--no-solicited] [--new-sequence-on-restart] [--full-summaries]
                              [--ask-everyone] [--forget-routes-on-restart] [--first-answer-only]
-                             [--no-shortcuts] [--no-flood-hold] [--quiet]
+                             [--no-shortcuts] [--no-flood-hold] [--always-ask] [--at-known-mark] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -37,7 +37,9 @@ enum SimBench {
                         default 6)
           --no-ihave-to-mesh
                         IHAVE only outside the mesh (gossipsub's rule), else to mesh peers too
-          --converge S  the longest wait for routes to converge, virtual seconds (default 600)
+          --converge S  the longest wait for routes to converge (99.5 % known, then settled:
+                        their number and Σ hops each moved ≤ 0.1 % in 10 s), virtual seconds
+                        (default 600)
           --settle S    the longest wait for undelivered messages after the steady
                         phase and at the end, virtual seconds (default 300); the scenario
                         is the same, a run that keeps
@@ -82,6 +84,13 @@ enum SimBench {
                         a node floods a route request for the same target and sequence every
                         2 s, as before (routing.floodHold off), for same-build comparisons;
                         else at most every 16 s
+          --always-ask  a node asks for a route from every flood copy that finds none, and
+                        goes on asking whatever became of the message, as before
+                        (routing.asksFollowMessages off), for same-build comparisons; else
+                        only while a message for the destination waits in its queue
+          --at-known-mark
+                        the steady phase starts once 99.5 % of the routes are known, as before,
+                        without waiting for them to settle
           --quiet       no progress lines
         """
 
@@ -112,6 +121,8 @@ enum SimBench {
         var shorterAnswers = true
         var shortcuts = true
         var floodHold = true
+        var asksFollowMessages = true
+        var waitForSettledRoutes = true
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -173,6 +184,10 @@ enum SimBench {
                 shortcuts = false
             case "--no-flood-hold":
                 floodHold = false
+            case "--always-ask":
+                asksFollowMessages = false
+            case "--at-known-mark":
+                waitForSettledRoutes = false
             case "--new-sequence-on-restart":
                 keepAnnounceState = false
             case "--flood":
@@ -216,6 +231,8 @@ enum SimBench {
             configuration.router.routing.shorterAnswers = shorterAnswers
             configuration.router.routing.shortcuts = shortcuts
             configuration.router.routing.floodHold = floodHold
+            configuration.router.routing.asksFollowMessages = asksFollowMessages
+            configuration.waitForSettledRoutes = waitForSettledRoutes
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {
@@ -260,7 +277,8 @@ enum SimBench {
                 + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
-                + "stretch \(fmt(report.routeStretch)) x the shortest paths")
+                + "stretch \(fmt(report.routeStretch)) x the shortest paths; settled after \(report.settled): \(report.settledKnown) known, "
+                + "stretch \(fmt(report.settledStretch))")
         print(
             "traffic: \(report.sent) messages between random pairs (a sample of the \(n * (n - 1)) pairs; messenger mix of payload sizes, "
                 + "\(report.payloadBytes) bytes in all, mean \(report.sent == 0 ? 0 : report.payloadBytes / report.sent) B), "
@@ -281,9 +299,11 @@ enum SimBench {
         let control = fmt(report.controlPercent)
         let steadyControl = fmt(report.steadyControlPercent)
         let runningControl = fmt(report.runningControlPercent)
+        let sinceKnownControl = fmt(report.sinceKnownControlPercent)
         print(
             "\(n) nodes: control \(control) % (announcement bytes / all bytes on links, whole run; "
-                + "after convergence (steady, partition, churn) \(runningControl) %; steady phase \(steadyControl) %; "
+                + "after convergence (routes settled; steady, partition, churn) \(runningControl) %; from the 99.5 % mark \(sinceKnownControl) %; "
+                + "steady phase \(steadyControl) %; "
                 + "announcements \(fmt(announcePerLink)) bit/s per link direction = \(fmt(capacityShare)) % of the \(configuration.linkBitrate / 1000) kbit/s links)")
         print(
             "\(n) nodes: memory \(fmt(Double(rssConverged - rssBefore) / Double(n) / 1024)) KiB per node once routes converged, "
@@ -309,7 +329,7 @@ enum SimBench {
 
     /// Each phase's routing share, split by routing frame.
     static func phases(_ report: SimulationReport) -> [String] {
-        [("whole run", report.wire), ("after convergence", report.runningWire), ("steady", report.steadyWire),
+        [("whole run", report.wire), ("from the 99.5 % mark", report.sinceKnownWire), ("after convergence", report.runningWire), ("steady", report.steadyWire),
                 ("partition", report.partitionWire), ("churn", report.churnWire)].map { name, wire in
             let total = max(1, wire.totalBytes)
             let split = WireTally.RoutingFrame.allCases.map { "\($0) \(fmt(Double(wire.routing($0)) * 100 / Double(total)))" }

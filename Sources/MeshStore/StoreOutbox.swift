@@ -187,6 +187,27 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
+    /// Whether a queued (claimed or not), unexpired message for `destination` is in the
+    /// outbox.
+    public func holdsUnsent(for destination: PeerID) async -> Bool {
+        let now = database.nowMillis
+        do {
+            return try await database.read("look for messages to \(destination.hex)") { db in
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM outbox JOIN history ON history.id = outbox.historyID
+                        WHERE outbox.destination = ? AND history.status = 'queued'
+                        AND (history.expiresAt IS NULL OR history.expiresAt > ?))
+                        """,
+                    arguments: [destination.hex, now]) ?? false
+            }
+        } catch {
+            database.logger.error("\(error)")
+            return true  // asking on costs a request; not asking could leave a message waiting
+        }
+    }
+
     /// Records that a message moved on and releases its claim. Sent or final: its payload
     /// leaves the outbox (the history keeps the entry). A message already delivered,
     /// failed or expired does not change any more. The status, transport and reason

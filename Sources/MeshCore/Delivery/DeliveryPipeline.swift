@@ -141,6 +141,12 @@ final class DeliveryPipeline: Sendable {
         routes.nextHop(for: peer, now: clock.now) != nil
     }
 
+    /// Whether a message or receipt for `peer` is still this node's to send (queued or
+    /// being sent, unexpired): the router asks for a route only while one is.
+    func isWaiting(for peer: PeerID) async -> Bool {
+        await queue.holdsUnsent(for: peer)
+    }
+
     /// Whether a message with no route may go out by flooding now: flooding is on and
     /// some neighbour is up.
     var mayFlood: Bool {
@@ -218,8 +224,13 @@ final class DeliveryPipeline: Sendable {
         var message = message
         let peer = message.destination
         let nextHop = routes.nextHop(for: peer, now: clock.now)
-        if nextHop == nil { routeWanted(peer) }
-        if let step = await floodStep(for: message, hop: nextHop) {
+        // A flood copy re-broadcast without custody wants no route here: it leaves this
+        // node, and asking would cost a request in every node the flood crosses
+        // (docs/PROTOCOL.md §A.5, "Route requests", *Asking*). transmitFlood asks when it
+        // keeps custody.
+        let step = await floodStep(for: message, hop: nextHop)
+        if nextHop == nil, step != .relay || !configuration.routing.asksFollowMessages { routeWanted(peer) }
+        if let step {
             try await transmitFlood(message, step)
             return
         }

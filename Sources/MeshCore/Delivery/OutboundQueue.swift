@@ -52,16 +52,25 @@ public protocol OutboundQueue: Sendable {
     /// large payload before reading it. A queue without bounds (the in-memory one) has
     /// room for anything; that is the default.
     func checkRoom(for destination: PeerID, bytes: Int) async throws
+    /// Whether a message for `destination` is still this node's to send: queued
+    /// (claimed or not) and unexpired. The router asks for a route to a destination
+    /// only while this holds (docs/PROTOCOL.md §A.5, "Route requests", *Asking*). The
+    /// default answers true (the router then asks as long as its schedule allows).
+    func holdsUnsent(for destination: PeerID) async -> Bool
 }
 
 extension OutboundQueue {
     /// A queue without bounds: always room.
     public func checkRoom(for destination: PeerID, bytes: Int) async throws {}
+
+    /// Without a way to tell: true.
+    public func holdsUnsent(for destination: PeerID) async -> Bool { true }
 }
 
 /// The in-memory outbound queue: every unfinished message with its payload, and the
 /// records of the last finished ones (payloads released). A message whose expiry
-/// passes is marked ``MessageStatus/expired`` when it would next be claimed or listed.
+/// passes is marked ``MessageStatus/expired`` when it would next be claimed, listed or
+/// looked for (``holdsUnsent(for:)``).
 public final class InMemoryOutboundQueue: OutboundQueue {
     private struct State {
         var records: [MessageID: OutboundRecord] = [:]
@@ -143,6 +152,21 @@ public final class InMemoryOutboundQueue: OutboundQueue {
                 }
             }
             return ids
+        }
+    }
+
+    public func holdsUnsent(for destination: PeerID) async -> Bool {
+        let now = clock.now
+        return state.withLock { state in
+            var holds = false
+            for (id, entry) in state.messages where entry.message.destination == destination && state.records[id]?.status == .queued {
+                if let expiresAt = entry.expiresAt, expiresAt <= now, !state.claimed.contains(id) {
+                    Self.finish(&state, id, status: .expired, reason: "its expiry passed before it could be delivered", limit: historyLimit)
+                } else {
+                    holds = true
+                }
+            }
+            return holds
         }
     }
 

@@ -22,7 +22,16 @@ extension Announcer {
         guard isActive else { return }
         while !Task.isCancelled {
             let now = clock.now
-            for due in requests.withLock({ $0.takeDue(now: now) }) { ask(due.target, number: due.ask, now: now) }
+            for due in requests.withLock({ $0.takeDue(now: now) }) {
+                // Nothing waits for it any more (delivered, expired, handed on): stop
+                // asking; the next message for it starts again.
+                if configuration.asksFollowMessages, await !stillWaiting(due.target) {
+                    requests.withLock { $0.satisfied(due.target) }
+                    count("unwanted")
+                    continue
+                }
+                ask(due.target, number: due.ask, now: clock.now)
+            }
             let next = requests.withLock { $0.nextDue } ?? now + .seconds(3600)
             guard await requestWaker.sleep(until: next, on: clock) else { return }
         }

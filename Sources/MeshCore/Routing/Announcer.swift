@@ -36,6 +36,10 @@ final class Announcer: Sendable {
     let requests = Mutex(RouteRequests())
     /// Wakes ``runRequests()`` when a route becomes wanted.
     let requestWaker = TickWaker()
+    /// Whether a message or receipt still waits for a destination (set by the router);
+    /// with ``RoutingConfiguration/asksFollowMessages`` an ask falls due only while one
+    /// does.
+    let stillWaiting = PeerCheck()
     /// When each neighbour gets its next route summary (Announcer+Summaries).
     let summaryTimers = Mutex(SummaryTimers())
     /// Wakes ``runSummaries()`` when a summary falls due sooner than it sleeps.

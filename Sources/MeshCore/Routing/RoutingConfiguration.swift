@@ -67,6 +67,14 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// §A.5, "Route requests", rule 4). false floods one every 2 s, as before (for
     /// same-build measurements).
     public var floodHold: Bool
+    /// Whether a node asks for a route only while a message or receipt waits for it in
+    /// this node's outbound queue (not a config key; the default, true;
+    /// docs/PROTOCOL.md §A.5, "Route requests", *Asking*): a flood copy re-broadcast
+    /// without custody asks nothing, and asking stops once nothing waits (delivered,
+    /// expired, handed on). false asks from every flood copy that found no route and
+    /// goes on asking whatever became of the message, as before (for same-build
+    /// measurements).
+    public var asksFollowMessages: Bool
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -78,8 +86,9 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
         digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true,
-        floodHold: Bool = true
+        floodHold: Bool = true, asksFollowMessages: Bool = true
     ) {
+        self.asksFollowMessages = asksFollowMessages
         self.floodHold = floodHold
         self.shortcuts = shortcuts
         self.shorterAnswers = shorterAnswers
@@ -178,6 +187,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         shorterAnswers = defaults.shorterAnswers
         shortcuts = defaults.shortcuts
         floodHold = defaults.floodHold
+        asksFollowMessages = defaults.asksFollowMessages
     }
 
     public func encode(to encoder: any Encoder) throws {

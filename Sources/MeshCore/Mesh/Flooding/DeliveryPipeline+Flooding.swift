@@ -65,6 +65,9 @@ extension DeliveryPipeline {
         // started: never released without being handed on.
         var step = step == .relay && flood.takeCustody(id) ? .start : step
         let peer = message.destination
+        // Kept here until a route appears: ask for one (a copy only passed on asks
+        // nothing, see transmit).
+        if step == .start, configuration.routing.asksFollowMessages, !hasRoute(to: peer) { routeWanted(peer) }
         let emergency = message.flags & DataFrame.emergencyFlag != 0
         if step == .relay, !emergency, flood.shouldSuppress(id) {
             if flood.beginRelease(id) {

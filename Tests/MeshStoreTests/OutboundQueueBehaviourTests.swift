@@ -63,6 +63,27 @@ struct OutboundQueueBehaviourTests {
         }
     }
 
+    /// What the router's "does anything still wait for this destination?" reads
+    /// (docs/PROTOCOL.md §A.5, "Route requests", *Asking*): queued, claimed or not;
+    /// not once sent, relayed or final.
+    @Test(arguments: QueueBackend.allCases)
+    func holdsUnsentWhileQueuedClaimedOrNot(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let (bob, carol) = (PeerID.random(), PeerID.random())
+            let first = outbound(to: bob)
+            let second = outbound(to: bob)
+            try await queue.enqueue(first)
+            try await queue.enqueue(second)
+            #expect(await queue.holdsUnsent(for: bob))
+            #expect(await !queue.holdsUnsent(for: carol))
+            _ = await queue.claim(first.id)
+            await queue.update(second.id, to: .delivered, transport: "lo", reason: nil)
+            #expect(await queue.holdsUnsent(for: bob), "claimed: being sent, still this node's")
+            await queue.update(first.id, to: .sent, transport: "lo", reason: nil)
+            #expect(await !queue.holdsUnsent(for: bob))
+        }
+    }
+
     @Test(arguments: QueueBackend.allCases)
     func waitingIsOldestFirstPerDestination(backend: QueueBackend) async throws {
         try await backend.run { queue throws in

@@ -18,6 +18,11 @@ import Testing
         #expect(report.nodes == 20)
         #expect(report.churned == 2)
         #expect(report.routesKnown * 1000 >= report.routesPossible * 995)
+        // The steady phase waited for the routes to settle, after the 99.5 % mark, and
+        // what the links carried since that mark includes what they carried since.
+        #expect(report.settled >= report.convergence && report.settled > .zero)
+        #expect(report.settledKnown * 1000 >= report.routesPossible * 995)
+        #expect(report.sinceKnownWire.totalBytes >= report.runningWire.totalBytes)
         #expect(report.sent == 40)
         #expect(report.delivered == report.sent, "undelivered: \(report.undelivered)")
         #expect(report.arrived == report.sent)

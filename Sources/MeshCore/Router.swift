@@ -160,7 +160,7 @@ public final class Router: Service, Sendable {
         announcer.onRouteLearned { destination in delivery.scheduler.schedule(.drain(destination)) }
         // A message that waits for a route it lacks makes the node ask for one.
         delivery.routeWanted.set { destination in announcer.requestRoute(to: destination) }
-        announcer.stillWaiting.set { destination in await delivery.isWaiting(for: destination) }
+        announcer.stillWaiting.set { destination in await delivery.queue.holdsUnsent(for: destination) }
         defer {
             incoming.finish()
             bus.finish()

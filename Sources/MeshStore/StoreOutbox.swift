@@ -164,6 +164,14 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
+    /// The outbox rows still this node's to send to one destination (argument 1, hex)
+    /// and unexpired at a time (argument 2, ms): queued, claimed or not.
+    private static let unsentTo = """
+        FROM outbox JOIN history ON history.id = outbox.historyID
+        WHERE outbox.destination = ? AND history.status = 'queued'
+        AND (history.expiresAt IS NULL OR history.expiresAt > ?)
+        """
+
     /// The queued, unclaimed, unexpired messages for `destination`: emergencies first,
     /// then oldest first.
     public func waiting(for destination: PeerID) async -> [MessageID] {
@@ -173,9 +181,7 @@ public struct StoreOutbox: OutboundQueue {
                 try String.fetchAll(
                     db,
                     sql: """
-                        SELECT outbox.messageID FROM outbox JOIN history ON history.id = outbox.historyID
-                        WHERE outbox.destination = ? AND outbox.claimed = 0 AND history.status = 'queued'
-                        AND (history.expiresAt IS NULL OR history.expiresAt > ?)
+                        SELECT outbox.messageID \(Self.unsentTo) AND outbox.claimed = 0
                         ORDER BY (outbox.flags & \(DataFrame.emergencyFlag)) DESC, outbox.number
                         """,
                     arguments: [destination.hex, now]
@@ -196,9 +202,7 @@ public struct StoreOutbox: OutboundQueue {
                 try Bool.fetchOne(
                     db,
                     sql: """
-                        SELECT EXISTS (SELECT 1 FROM outbox JOIN history ON history.id = outbox.historyID
-                        WHERE outbox.destination = ? AND history.status = 'queued'
-                        AND (history.expiresAt IS NULL OR history.expiresAt > ?))
+                        SELECT EXISTS (SELECT 1 \(Self.unsentTo))
                         """,
                     arguments: [destination.hex, now]) ?? false
             }

@@ -9,11 +9,6 @@ import TransportLoopback
 /// message expired, and a flood copy that is only passed on asks nothing. With
 /// `asksFollowMessages` off, as before: asking goes on, and every flood copy asks.
 @Suite struct AskFollowsMessagesTests {
-    /// Always the same draw: the flood delay is `maxDelay × 0.5`.
-    struct HalfRandom: MeshRandom {
-        func unit() -> Double { 0.5 }
-    }
-
     /// R's message for O (no route anywhere) expires after 5 s: R asks at 0 and 2 s;
     /// the ask due at 6 s finds nothing waiting, and R stops (off: it asks on).
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
@@ -59,7 +54,7 @@ import TransportLoopback
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)), keepaliveInterval: .seconds(600),
                 routing: RoutingConfiguration(asksFollowMessages: follow),
                 flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))),
-            clock: clock, random: HalfRandom())
+            clock: clock, random: FloodCustodyTests.HalfRandom())
         defer { run.cancel() }
         let (x, y, o, t) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)

@@ -141,12 +141,6 @@ final class DeliveryPipeline: Sendable {
         routes.nextHop(for: peer, now: clock.now) != nil
     }
 
-    /// Whether a message or receipt for `peer` is still this node's to send (queued or
-    /// being sent, unexpired): the router asks for a route only while one is.
-    func isWaiting(for peer: PeerID) async -> Bool {
-        await queue.holdsUnsent(for: peer)
-    }
-
     /// Whether a message with no route may go out by flooding now: flooding is on and
     /// some neighbour is up.
     var mayFlood: Bool {
@@ -224,12 +218,12 @@ final class DeliveryPipeline: Sendable {
         var message = message
         let peer = message.destination
         let nextHop = routes.nextHop(for: peer, now: clock.now)
-        // A flood copy re-broadcast without custody wants no route here: it leaves this
-        // node, and asking would cost a request in every node the flood crosses
-        // (docs/PROTOCOL.md §A.5, "Route requests", *Asking*). transmitFlood asks when it
-        // keeps custody.
+        // A flood asks for a route in transmitFlood, and only where it keeps custody: a
+        // copy re-broadcast without custody leaves this node, and asking would cost a
+        // request in every node the flood crosses (docs/PROTOCOL.md §A.5, "Route
+        // requests", *Asking*).
         let step = await floodStep(for: message, hop: nextHop)
-        if nextHop == nil, step != .relay || !configuration.routing.asksFollowMessages { routeWanted(peer) }
+        if nextHop == nil, step == nil || !configuration.routing.asksFollowMessages { routeWanted(peer) }
         if let step {
             try await transmitFlood(message, step)
             return

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// A settable asynchronous yes-or-no question about a peer: the announcer's "does a
-/// message still wait for this destination?" (set to the delivery pipeline's
-/// ``DeliveryPipeline/isWaiting(for:)``). Unset, the answer is yes. The closure sits in
+/// message still wait for this destination?" (set to the outbound queue's
+/// ``OutboundQueue/holdsUnsent(for:)``). Unset, the answer is yes. The closure sits in
 /// a struct for the reason ``PeerCallback`` gives.
 final class PeerCheck: Sendable {
     private struct Handler: Sendable {

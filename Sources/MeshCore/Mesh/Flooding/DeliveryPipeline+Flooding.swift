@@ -66,7 +66,7 @@ extension DeliveryPipeline {
         var step = step == .relay && flood.takeCustody(id) ? .start : step
         let peer = message.destination
         // Kept here until a route appears: ask for one (a copy only passed on asks
-        // nothing, see transmit).
+        // nothing; without asksFollowMessages, transmit asked already).
         if step == .start, configuration.routing.asksFollowMessages, !hasRoute(to: peer) { routeWanted(peer) }
         let emergency = message.flags & DataFrame.emergencyFlag != 0
         if step == .relay, !emergency, flood.shouldSuppress(id) {

@@ -12,7 +12,8 @@ enum SimBench {
                              [--converge S] [--settle S] [--ttl N] [--refresh S] [--summary S]
                              [--no-solicited] [--new-sequence-on-restart] [--full-summaries]
                              [--ask-everyone] [--forget-routes-on-restart] [--first-answer-only]
-                             [--no-shortcuts] [--no-flood-hold] [--always-ask] [--at-known-mark] [--quiet]
+                             [--no-shortcuts] [--no-flood-hold] [--always-ask] [--any-route-requests]
+                             [--at-known-mark] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -88,6 +89,13 @@ enum SimBench {
                         goes on asking whatever became of the message, as before
                         (routing.asksFollowMessages off), for same-build comparisons; else
                         only while a message for the destination waits in its queue
+          --any-route-requests
+                        a route request is answered with any route and goes on along any
+                        route to its target, as before (routing.requestsWithinHopLimit off),
+                        for same-build comparisons; else answered only with a route that
+                        reaches the asker within max_hops, and sent along a route only when
+                        it is shorter than the request's remaining hop limit (flooded
+                        otherwise)
           --at-known-mark
                         the steady phase starts once 99.5 % of the routes are known, as before,
                         without waiting for them to settle
@@ -123,6 +131,7 @@ enum SimBench {
         var floodHold = true
         var asksFollowMessages = true
         var waitForSettledRoutes = true
+        var requestsWithinHopLimit = true
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -186,6 +195,8 @@ enum SimBench {
                 floodHold = false
             case "--always-ask":
                 asksFollowMessages = false
+            case "--any-route-requests":
+                requestsWithinHopLimit = false
             case "--at-known-mark":
                 waitForSettledRoutes = false
             case "--new-sequence-on-restart":
@@ -233,6 +244,7 @@ enum SimBench {
             configuration.router.routing.floodHold = floodHold
             configuration.router.routing.asksFollowMessages = asksFollowMessages
             configuration.waitForSettledRoutes = waitForSettledRoutes
+            configuration.router.routing.requestsWithinHopLimit = requestsWithinHopLimit
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {

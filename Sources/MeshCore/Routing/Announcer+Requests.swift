@@ -82,7 +82,13 @@ extension Announcer {
             originate(solicited: configuration.solicitedAnswers)
             return count("reannounced")
         }
-        if let answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: configuration.maxHops, now: now) {
+        // An answer of more hops than the request's hop limit would reach the asker
+        // beyond `max_hops` (it travelled `max_hops` − hop limit hops to get here), and
+        // the asker would drop it: the request goes on instead, to a node nearer the
+        // target (rules 3 and 4).
+        let within = configuration.requestsWithinHopLimit
+        let reach = within ? min(configuration.maxHops, request.hopLimit) : configuration.maxHops
+        if let answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: reach, now: now) {
             session.queueAnnounce(answer)
             return count("answered")
         }
@@ -91,7 +97,7 @@ extension Announcer {
         // where every route this node knows goes back through the asker (a dead end
         // after a link went), only a wider search reaches a node that can ask the
         // target for a new sequence.
-        let toward = routes.requestHop(for: request.target, except: session.remote, now: now)
+        let toward = routes.requestHop(for: request.target, except: session.remote, below: within ? request.hopLimit : .max, now: now)
             .flatMap { hop in links.sessions(to: hop).first(where: { !$0.isClosed }) }
         let onward = toward.map { [$0] } ?? links.peers.filter { $0 != session.remote }
             .compactMap { peer in links.sessions(to: peer).first(where: { !$0.isClosed }) }

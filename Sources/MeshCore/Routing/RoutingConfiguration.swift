@@ -75,6 +75,14 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// goes on asking whatever became of the message, as before (for same-build
     /// measurements).
     public var asksFollowMessages: Bool
+    /// Whether a route request is answered only with a route that reaches the asker
+    /// within `max_hops`, and goes on toward a next hop only along a route shorter than
+    /// its remaining hop limit, flooded otherwise (not a config key; the default, true;
+    /// docs/PROTOCOL.md §A.5, "Route requests", rules 3 and 4): a route stretched toward
+    /// `max_hops` can neither answer a far asker nor carry its request to the target.
+    /// false answers with any route and forwards along any route, as before (for
+    /// same-build measurements).
+    public var requestsWithinHopLimit: Bool
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -86,8 +94,9 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
         digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true,
-        floodHold: Bool = true, asksFollowMessages: Bool = true
+        floodHold: Bool = true, asksFollowMessages: Bool = true, requestsWithinHopLimit: Bool = true
     ) {
+        self.requestsWithinHopLimit = requestsWithinHopLimit
         self.asksFollowMessages = asksFollowMessages
         self.floodHold = floodHold
         self.shortcuts = shortcuts
@@ -188,6 +197,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         shortcuts = defaults.shortcuts
         floodHold = defaults.floodHold
         asksFollowMessages = defaults.asksFollowMessages
+        requestsWithinHopLimit = defaults.requestsWithinHopLimit
     }
 
     public func encode(to encoder: any Encoder) throws {

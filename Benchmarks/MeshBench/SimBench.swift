@@ -13,6 +13,7 @@ enum SimBench {
                              [--no-solicited] [--new-sequence-on-restart] [--full-summaries]
                              [--ask-everyone] [--forget-routes-on-restart] [--first-answer-only]
                              [--no-shortcuts] [--no-flood-hold] [--always-ask] [--any-route-requests]
+                             [--answers-spread] [--full-link-up-summaries]
                              [--at-known-mark] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
@@ -96,6 +97,15 @@ enum SimBench {
                         reaches the asker within max_hops, and sent along a route only when
                         it is shorter than the request's remaining hop limit (flooded
                         otherwise)
+          --answers-spread
+                        a relay's answer to a route request carries the solicited flag only
+                        when its sequence is above the relay's summarised one, as before
+                        (routing.answersToRequesters off), for same-build comparisons; else
+                        always, so the answer goes back toward the requesters only
+          --full-link-up-summaries
+                        the summary sent when a link comes up has a hash per bucket, as before
+                        (routing.linkUpDigests off), for same-build comparisons; else it is a
+                        digest, like the periodic ones
           --at-known-mark
                         the steady phase starts once 99.5 % of the routes are known, as before,
                         without waiting for them to settle
@@ -132,6 +142,8 @@ enum SimBench {
         var asksFollowMessages = true
         var waitForSettledRoutes = true
         var requestsWithinHopLimit = true
+        var answersToRequesters = true
+        var linkUpDigests = true
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -197,6 +209,10 @@ enum SimBench {
                 asksFollowMessages = false
             case "--any-route-requests":
                 requestsWithinHopLimit = false
+            case "--answers-spread":
+                answersToRequesters = false
+            case "--full-link-up-summaries":
+                linkUpDigests = false
             case "--at-known-mark":
                 waitForSettledRoutes = false
             case "--new-sequence-on-restart":
@@ -245,6 +261,8 @@ enum SimBench {
             configuration.router.routing.asksFollowMessages = asksFollowMessages
             configuration.waitForSettledRoutes = waitForSettledRoutes
             configuration.router.routing.requestsWithinHopLimit = requestsWithinHopLimit
+            configuration.router.routing.answersToRequesters = answersToRequesters
+            configuration.router.routing.linkUpDigests = linkUpDigests
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {

@@ -45,7 +45,8 @@ import Testing
     /// R routes to O through Z in 5 hops (sequence 10). A request from X for any
     /// sequence with hop limit 5 has come `max_hops` − 4 hops: R's route, one hop
     /// further (6), would reach the asker beyond `max_hops`, so R does not answer but
-    /// floods the request (off: answers). With hop limit 6, R answers either way.
+    /// floods the request, asking for sequence 11 (off: answers). With hop limit 6, R
+    /// answers either way.
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func aRequestIsAnsweredOnlyWithARouteThatReachesTheAsker(within: Bool) async throws {
         let clock = ManualClock()
@@ -65,7 +66,9 @@ import Testing
         for (n, nonce) in [(x, UInt64(10)), (y, 20), (z, 30)] { try await n.sync(nonce) }
         let far = x.seen.announces.withLock { $0.filter { $0.origin == o }.dropFirst(before).map(\.hops) }
         #expect(far == (within ? [] : [6]))
-        let flooded = RouteRequestFrame(target: o, sequence: 0, hopLimit: 4)
+        // R holds sequence 10 and cannot answer: what goes on asks for 11, which only O
+        // can give (an answer of 10 would stop at every node that holds it).
+        let flooded = RouteRequestFrame(target: o, sequence: 11, hopLimit: 4)
         #expect(y.seen.requests.withLock { $0 } == (within ? [flooded] : []))
         #expect(z.seen.requests.withLock { $0 } == (within ? [flooded] : []))
 

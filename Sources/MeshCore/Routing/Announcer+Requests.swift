@@ -88,11 +88,21 @@ extension Announcer {
         // target (rules 3 and 4).
         let within = configuration.requestsWithinHopLimit
         let reach = within ? min(configuration.maxHops, request.hopLimit) : configuration.maxHops
-        if let answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: reach, now: now) {
+        if var answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: reach, now: now) {
+            if configuration.answersToRequesters { answer.solicited = true }
             session.queueAnnounce(answer)
             return count("answered")
         }
         guard request.hopLimit > 1 else { return count("dropped") }
+        // This node holds the sequence asked for, or a newer one, and still could not
+        // answer (its route is too long for the asker, or goes through it): an answer
+        // of an older sequence would stop at this node and at every node that took the
+        // newer one, so what goes on asks for a sequence above it (rule 4), which only
+        // the target can give, and gives along the request's own path.
+        var onwardRequest = request.forwarded()
+        if within, let held = routes.highestSequence(of: request.target, now: now), held >= request.sequence {
+            onwardRequest.sequence = held &+ 1
+        }
         // Toward the target where this node knows a way; else to every other neighbour:
         // where every route this node knows goes back through the asker (a dead end
         // after a link went), only a wider search reaches a node that can ask the
@@ -109,11 +119,11 @@ extension Announcer {
                 requests.requesters.record(request.target, from: session.remote, sequence: request.sequence, now: now)
             }
             return requests.mayForward(
-                request.target, sequence: request.sequence, flooding: toward == nil,
+                request.target, sequence: onwardRequest.sequence, flooding: toward == nil,
                 floodHold: configuration.floodHold ? RouteRequests.floodHold : .zero, now: now)
         }
         guard forward else { return count("dropped") }
-        for link in onward { link.queueRouteRequest(request.forwarded()) }
+        for link in onward { link.queueRouteRequest(onwardRequest) }
         count(toward == nil ? "flooded" : "forwarded")
     }
 

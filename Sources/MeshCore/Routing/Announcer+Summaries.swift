@@ -66,9 +66,11 @@ extension Announcer {
         summaryWaker.wake(before: due)  // a no-op when the loop plans to wake sooner
     }
 
-    /// Sends `peer` this node's summary (a link to it came up).
+    /// Sends `peer` this node's summary (a link to it came up): a digest, like the
+    /// periodic ones, unless ``RoutingConfiguration/linkUpDigests`` is off.
     func sendSummary(to peer: PeerID, now: ContinuousClock.Instant) {
-        queue(.routeSummary(summary(now: now)), to: peer)
+        let digest = configuration.digestSummaries && configuration.linkUpDigests
+        queue(.routeSummary(summary(now: now, digest: digest)), to: peer)
     }
 
     /// The (origin, sequence) pairs this node holds, its own included: per origin the

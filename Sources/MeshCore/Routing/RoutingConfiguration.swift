@@ -80,9 +80,26 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// its remaining hop limit, flooded otherwise (not a config key; the default, true;
     /// docs/PROTOCOL.md §A.5, "Route requests", rules 3 and 4): a route stretched toward
     /// `max_hops` can neither answer a far asker nor carry its request to the target.
-    /// false answers with any route and forwards along any route, as before (for
-    /// same-build measurements).
+    /// A node that holds the requested sequence or newer but cannot answer asks onward
+    /// for one above it (only the target's new sequence then answers). false answers
+    /// with any route and forwards the request unchanged along any route, as before
+    /// (for same-build measurements).
     public var requestsWithinHopLimit: Bool
+    /// Whether a relay's answer to a route request from a route it holds always carries
+    /// the solicited flag (not a config key; the default, true; docs/PROTOCOL.md §A.5,
+    /// "Route requests", rule 3), so it goes back toward the requesters, and on to
+    /// every neighbour only where it gives a relay a route it lacked. false sets the
+    /// flag only when the route's sequence is above the relay's summarised one, as
+    /// before: a shorter copy of a sequence the mesh holds then spreads from every relay
+    /// it shortens a route at (for same-build measurements).
+    public var answersToRequesters: Bool
+    /// Whether the summary a node sends when a link comes up is a digest, as the
+    /// periodic ones are (not a config key; the default, true; docs/PROTOCOL.md §A.5,
+    /// "Route summaries"): a neighbour whose table matches (a link back after a
+    /// restart or a partition) answers nothing, one whose table differs answers with its
+    /// full summary. false sends a hash per bucket at link-up, as before (2 KB from
+    /// 1,024 origins on; for same-build measurements).
+    public var linkUpDigests: Bool
 
     /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
     /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
@@ -94,8 +111,11 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
         digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true,
-        floodHold: Bool = true, asksFollowMessages: Bool = true, requestsWithinHopLimit: Bool = true
+        floodHold: Bool = true, asksFollowMessages: Bool = true, requestsWithinHopLimit: Bool = true,
+        answersToRequesters: Bool = true, linkUpDigests: Bool = true
     ) {
+        self.linkUpDigests = linkUpDigests
+        self.answersToRequesters = answersToRequesters
         self.requestsWithinHopLimit = requestsWithinHopLimit
         self.asksFollowMessages = asksFollowMessages
         self.floodHold = floodHold
@@ -198,6 +218,8 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         floodHold = defaults.floodHold
         asksFollowMessages = defaults.asksFollowMessages
         requestsWithinHopLimit = defaults.requestsWithinHopLimit
+        answersToRequesters = defaults.answersToRequesters
+        linkUpDigests = defaults.linkUpDigests
     }
 
     public func encode(to encoder: any Encoder) throws {

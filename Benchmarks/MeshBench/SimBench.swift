@@ -49,7 +49,7 @@ enum SimBench {
                         second costs many real ones)
           --ttl N       the TTL a direct message starts with (default_ttl), when above
                         3 × (the graph's diameter + 4), what the run raises it to otherwise
-          --refresh S   routing.announce_interval_ms in virtual seconds (default 600; the
+          --refresh S   routing.announce_interval_ms in virtual seconds (default 3600; the
                         route maximum age is 10/3 of it, as by default)
           --summary S   routing.summary_interval_ms in virtual seconds (default 60; 0: no
                         route summaries)

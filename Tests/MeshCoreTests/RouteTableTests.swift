@@ -129,13 +129,13 @@ import Testing
     }
 
     @Test func refreshAndRouteAgeStretchWithTheTable() {
-        let routing = RoutingConfiguration()  // 600 s, 2000 s, 10 a second
-        #expect(routing.refreshInterval(origins: 10) == .seconds(600))
-        #expect(routing.refreshInterval(origins: 3000) == .seconds(600))
-        #expect(routing.refreshInterval(origins: 10_000) == .seconds(2000))
-        #expect(routing.routeMaxAge(origins: 1000) == .seconds(2000))
-        let stretched = routing.routeMaxAge(origins: 10_000)
-        #expect(stretched > .seconds(6666) && stretched < .seconds(6667))
+        let routing = RoutingConfiguration()  // 3600 s, 12,000 s, 10 a second
+        #expect(routing.refreshInterval(origins: 10) == .seconds(3600))
+        #expect(routing.refreshInterval(origins: 18_000) == .seconds(3600))
+        #expect(routing.refreshInterval(origins: 20_000) == .seconds(4000))
+        #expect(routing.routeMaxAge(origins: 1000) == .seconds(12_000))
+        let stretched = routing.routeMaxAge(origins: 20_000)
+        #expect(stretched > .seconds(13_333) && stretched < .seconds(13_334))
         let short = RoutingConfiguration(announceInterval: .seconds(60), routeMaxAge: .seconds(200))
         #expect(short.refreshInterval(origins: 300) == .seconds(60))
         #expect(short.refreshInterval(origins: 1000) == .seconds(200))

@@ -185,7 +185,7 @@ struct ConfigTests {
     func routingKeys() throws {
         let shipped = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
         #expect(shipped.routerConfiguration.routing == RoutingConfiguration())
-        #expect(NodeConfiguration.defaultFileContents().contains("routing:\n  announce_interval_ms: 600000"))
+        #expect(NodeConfiguration.defaultFileContents().contains("routing:\n  announce_interval_ms: 3600000"))
         let yaml = "routing: {announce_interval_ms: 1000, max_hops: 4, route_max_age_ms: 4000, control_share: 0.5}\n"
         let config = try NodeConfiguration.load(yaml: yaml, source: "f", overrides: ["routing.announce_burst=3"], registry: .builtIn)
         var expected = RoutingConfiguration()

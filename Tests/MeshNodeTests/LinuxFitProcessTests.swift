@@ -38,7 +38,7 @@ struct LinuxFitProcessTests {
         let result = try await runProcess(copy, ["config", "check"])
         #expect(result.status == 0, "\(result.standardError)")
         let checked = String(decoding: result.output, as: UTF8.self)
-        #expect(checked.contains("announce_interval_ms: 600000"), "\(checked.prefix(400))")
+        #expect(checked.contains("announce_interval_ms: 3600000"), "\(checked.prefix(400))")
     }
 
     @Test("Config/scmesh.service passes systemd-analyze verify, runs `scmesh run` as a DynamicUser with its StateDirectory as data dir")

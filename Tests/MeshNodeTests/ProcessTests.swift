@@ -145,8 +145,8 @@ struct ProcessTests {
             "config", "check", good, "--set", "escalation.max_attempts=7", "--set", "routing.max_hops=5", home: directory.path)
         #expect(valid.status == 0, "\(valid.standardError)")
         #expect(valid.standardOutput.contains("max_attempts: 7"))
-        #expect(valid.standardOutput.contains("routing:\n  announce_interval_ms: 600000\n"), "\(valid.standardOutput)")
-        #expect(valid.standardOutput.contains("  max_hops: 5\n  route_max_age_ms: 2000000\n"), "\(valid.standardOutput)")
+        #expect(valid.standardOutput.contains("routing:\n  announce_interval_ms: 3600000\n"), "\(valid.standardOutput)")
+        #expect(valid.standardOutput.contains("  max_hops: 5\n  route_max_age_ms: 12000000\n"), "\(valid.standardOutput)")
         #expect(valid.standardOutput.contains("relay:\n  enabled: true"))
 
         let bad = directory.file("bad.yaml")

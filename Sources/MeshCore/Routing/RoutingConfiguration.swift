@@ -101,14 +101,16 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// 1,024 origins on; for same-build measurements).
     public var linkUpDigests: Bool
 
-    /// Defaults: every 600 s ± 25 %, 7 hops, routes kept 2000 s, 10 announcements per
-    /// second and link (burst 32), at most 2 % of a link's bitrate, a route summary to
-    /// each neighbour every 60 s ± 25 %. (Until 2026-11-25 every 60 s, routes kept
-    /// 200 s; in the simulator the longer interval delivers as much, as directly, for
-    /// half the announcement bytes: Benchmarks/README.md.)
+    /// Defaults: every 3600 s ± 25 %, 7 hops, routes kept 12,000 s, 10 announcements
+    /// per second and link (burst 32), at most 2 % of a link's bitrate, a route summary
+    /// to each neighbour every 60 s ± 25 %. (Until 2026-11-25 every 60 s, routes kept
+    /// 200 s; until 2026-11-28 every 600 s, routes kept 2000 s. Each refresh crosses
+    /// every link of the mesh once per origin; route summaries, route requests and
+    /// link-up announcements do what it did between two, and in the simulator the
+    /// longer interval delivers as much for a fraction of the bytes: Benchmarks/README.md.)
     public init(
-        announceInterval: Duration = .seconds(600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
-        routeMaxAge: Duration = .seconds(2000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
+        announceInterval: Duration = .seconds(3600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
+        routeMaxAge: Duration = .seconds(12_000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
         digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true,
         floodHold: Bool = true, asksFollowMessages: Bool = true, requestsWithinHopLimit: Bool = true,
@@ -155,8 +157,8 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// How often a node that holds routes to `origins` other nodes announces itself:
     /// ``announceInterval``, stretched when the network is so large that every
     /// origin's refresh crossing every link would use more than ``refreshShare`` of
-    /// ``announcesPerSecond`` (at 10 a second and the default 600 s: from 3000 origins
-    /// on; 10,000 origins → 2000 s). Every node of a mesh sees about the same number of origins, so they
+    /// ``announcesPerSecond`` (at 10 a second and the default 3600 s: from 18,000
+    /// origins on; 20,000 origins → 4000 s). Every node of a mesh sees about the same number of origins, so they
     /// stretch alike.
     package func refreshInterval(origins: Int) -> Duration {
         let floor = Double(origins) / (announcesPerSecond * Self.refreshShare)

@@ -46,12 +46,12 @@ import Testing
     /// sequence with hop limit 5 has come `max_hops` − 4 hops: R's route, one hop
     /// further (6), would reach the asker beyond `max_hops`, so R does not answer but
     /// floods the request, asking for sequence 11 (off: answers). With hop limit 6, R
-    /// answers either way.
+    /// answers either way (with `answersToRequesters`, with the solicited flag).
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func aRequestIsAnsweredOnlyWithARouteThatReachesTheAsker(within: Bool) async throws {
         let clock = ManualClock()
-        let star = try await RouteRequestTests.routerWith(
-            ["X", "Y", "Z"], clock: clock, routing: RoutingConfiguration(requestsWithinHopLimit: within))
+        let routing = RoutingConfiguration(requestsWithinHopLimit: within, answersToRequesters: within)
+        let star = try await RouteRequestTests.routerWith(["X", "Y", "Z"], clock: clock, routing: routing)
         let (router, x, y, z) = (star.router, star.x, star.y, star.z)
         defer { Task { await star.stop() } }
         let o = PeerID.random()
@@ -77,6 +77,11 @@ import Testing
         for (n, nonce) in [(x, UInt64(40)), (y, 50), (z, 60)] { try await n.sync(nonce) }
         let near = x.seen.announces.withLock { $0.filter { $0.origin == o }.dropFirst(before).map(\.hops) }
         #expect(near == (within ? [6] : [6, 6]))
+        // With answersToRequesters the answer carries the solicited flag, so relays pass
+        // it back toward their requesters only; off, it has none (sequence 10 is R's
+        // summarised one).
+        let answer = x.seen.announces.withLock { $0.last { $0.origin == o } }
+        #expect(answer?.solicited == within)
         let stats = await router.stats()
         #expect(stats.routeRequests["answered", default: 0] == (within ? 1 : 2))
         #expect(stats.routeRequests["flooded", default: 0] == (within ? 1 : 0))

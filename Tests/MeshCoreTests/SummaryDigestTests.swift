@@ -69,4 +69,38 @@ import TransportLoopback
             #expect(await router.stats().routeSummaries["expanded"] == nil)
         }
     }
+
+    /// R knows six origins through Z (seven pairs with itself: two buckets). A new
+    /// neighbour W gets a digest when its link comes up, not the full summary; W's
+    /// matching digest is left unanswered, a differing one gets the full summary. With
+    /// `linkUpDigests` off W gets the full summary at once, as before.
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func theLinkUpSummaryIsADigest(digest: Bool) async throws {
+        let clock = ManualClock()
+        let routing = RoutingConfiguration(linkUpDigests: digest)
+        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock, routing: routing)
+        defer { Task { await setup.stop() } }
+        let (router, r, z) = (setup.router, setup.r, setup.z)
+        let origins = (0..<6).map { _ in PeerID.random() }
+        for origin in origins {
+            try await z.send(AnnounceTests.announce(origin, 10, hops: 2, signer: TestReceiptSigner(peer: origin)))
+        }
+        try await AnnounceRelayingTests.waitUntil("R has routes to the six") { await router.routes().count == 8 }
+
+        let w = try await AnnounceRelayingTests.Neighbour(address: "W", network: setup.network)
+        defer { Task { await w.stop() } }
+        try await AnnounceRelayingTests.waitUntil("R is linked to W") { await router.peers().count == 3 }
+        try await w.sync(10)
+        let own = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
+        let pairs = [(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }
+        #expect(RouteSummaryFrame.bucketBits(for: pairs.count) == 1)
+        #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: digest ? 0 : 1, pairs: pairs)])
+
+        try await w.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
+        try await w.sync(20)
+        #expect(w.seen.summaries.withLock(\.count) == 1 && w.seen.listings.withLock(\.count) == 0)
+        try await w.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs.dropLast())))
+        try await w.sync(30)
+        #expect(w.seen.summaries.withLock(\.last) == RouteSummaryFrame(bucketBits: 1, pairs: pairs))
+    }
 }

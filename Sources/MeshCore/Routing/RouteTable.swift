@@ -201,21 +201,15 @@ package final class RouteTable: Sendable {
     /// The neighbour to forward a route request for `target` to, other than
     /// `neighbour` (who sent it): the target itself when linked; else the next hop of
     /// the route in use; else the live neighbour whose advertisement is newest (then
-    /// shortest), feasible or not — a request cannot make a loop, it only asks.
-    ///
-    /// Only routes of fewer than `hopLimit` hops count: along a longer one the
-    /// request's hop limit runs out before the target (docs/PROTOCOL.md §A.5, "Route
-    /// requests", rule 4).
-    func requestHop(
-        for target: PeerID, except neighbour: PeerID, below hopLimit: UInt8 = .max, now: ContinuousClock.Instant
-    ) -> PeerID? {
+    /// shortest), feasible or not — a request cannot make a loop, it only asks. Only
+    /// routes of fewer than `hopLimit` hops count (rule 4: along a longer one the
+    /// request dies before the target).
+    func requestHop(for target: PeerID, except neighbour: PeerID, below hopLimit: UInt8 = .max, now: ContinuousClock.Instant) -> PeerID? {
         if target != neighbour, isLinked(target) { return target }
         return entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             guard let entry = entries[target] else { return nil }
-            if let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour, route.hops < hopLimit {
-                return route.nextHop
-            }
+            if let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour, route.hops < hopLimit { return route.nextHop }
             var chosen: Route?
             for route in entry.routes.values where route.nextHop != neighbour && now - route.updatedAt < maxAge && route.hops < hopLimit {
                 if let best = chosen, (best.sequence, UInt8.max - best.hops) >= (route.sequence, UInt8.max - route.hops) { continue }

@@ -16,15 +16,9 @@ import Testing
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func aRequestGoesAlongARouteOnlyWhenItsHopLimitReachesTheEnd(within: Bool) async throws {
         let clock = ManualClock()
-        let star = try await RouteRequestTests.routerWith(
-            ["X", "Y", "Z"], clock: clock, routing: RoutingConfiguration(requestsWithinHopLimit: within))
+        let (star, o) = try await Self.routingToOThroughZ(clock: clock, routing: RoutingConfiguration(requestsWithinHopLimit: within))
         let (router, x, y, z) = (star.router, star.x, star.y, star.z)
         defer { Task { await star.stop() } }
-        let o = PeerID.random()
-        try await z.send(AnnounceTests.announce(o, 10, hops: 5, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R routes to O through Z in 5 hops") {
-            await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.hops == 5 }
-        }
 
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 5)))
         for (n, nonce) in [(x, UInt64(10)), (y, 20), (z, 30)] { try await n.sync(nonce) }
@@ -51,14 +45,9 @@ import Testing
     func aRequestIsAnsweredOnlyWithARouteThatReachesTheAsker(within: Bool) async throws {
         let clock = ManualClock()
         let routing = RoutingConfiguration(requestsWithinHopLimit: within, answersToRequesters: within)
-        let star = try await RouteRequestTests.routerWith(["X", "Y", "Z"], clock: clock, routing: routing)
+        let (star, o) = try await Self.routingToOThroughZ(clock: clock, routing: routing)
         let (router, x, y, z) = (star.router, star.x, star.y, star.z)
         defer { Task { await star.stop() } }
-        let o = PeerID.random()
-        try await z.send(AnnounceTests.announce(o, 10, hops: 5, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R routes to O through Z in 5 hops") {
-            await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.hops == 5 }
-        }
         for (n, nonce) in [(x, UInt64(1)), (y, 2), (z, 3)] { try await n.sync(nonce) }
         let before = x.seen.announces.withLock { $0.filter { $0.origin == o }.count }
 
@@ -85,5 +74,17 @@ import Testing
         let stats = await router.stats()
         #expect(stats.routeRequests["answered", default: 0] == (within ? 1 : 2))
         #expect(stats.routeRequests["flooded", default: 0] == (within ? 1 : 0))
+    }
+
+    /// R (configured with `routing`) linked to X, Y and Z, with a route to a new origin
+    /// O through Z in 5 hops at sequence 10.
+    static func routingToOThroughZ(clock: ManualClock, routing: RoutingConfiguration) async throws -> (RouteRequestTests.Setup, PeerID) {
+        let star = try await RouteRequestTests.routerWith(["X", "Y", "Z"], clock: clock, routing: routing)
+        let (router, z, o) = (star.router, star.z, PeerID.random())
+        try await z.send(AnnounceTests.announce(o, 10, hops: 5, signer: TestReceiptSigner(peer: o)))
+        try await AnnounceRelayingTests.waitUntil("R routes to O through Z in 5 hops") {
+            await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.hops == 5 }
+        }
+        return (star, o)
     }
 }

@@ -132,18 +132,17 @@ enum SimBench {
         var ttl: UInt8?
         var refresh: Int?
         var summary: Int?
-        var solicited = true
-        var digests = true
-        var focusedAsks = true
         var keepRouteTable = true
-        var shorterAnswers = true
-        var shortcuts = true
-        var floodHold = true
-        var asksFollowMessages = true
         var waitForSettledRoutes = true
-        var requestsWithinHopLimit = true
-        var answersToRequesters = true
-        var linkUpDigests = true
+        // Each turns one routing rule off (the rule as before it), for same-build
+        // comparisons; the usage text above says what each does.
+        let routingRuleSwitches: [String: WritableKeyPath<RoutingConfiguration, Bool>] = [
+            "--no-solicited": \.solicitedAnswers, "--full-summaries": \.digestSummaries, "--ask-everyone": \.focusedAsks,
+            "--first-answer-only": \.shorterAnswers, "--no-shortcuts": \.shortcuts, "--no-flood-hold": \.floodHold,
+            "--always-ask": \.asksFollowMessages, "--any-route-requests": \.requestsWithinHopLimit,
+            "--answers-spread": \.answersToRequesters, "--full-link-up-summaries": \.linkUpDigests,
+        ]
+        var rulesOff: [WritableKeyPath<RoutingConfiguration, Bool>] = []
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -152,6 +151,11 @@ enum SimBench {
         }
         while index < arguments.count {
             let flag = arguments[index]
+            if let rule = routingRuleSwitches[flag] {
+                rulesOff.append(rule)
+                index += 1
+                continue
+            }
             switch flag {
             case "--nodes":
                 let text = try value(flag)
@@ -191,28 +195,8 @@ enum SimBench {
                 summary = number
             case "--quiet":
                 verbose = false
-            case "--no-solicited":
-                solicited = false
-            case "--full-summaries":
-                digests = false
-            case "--ask-everyone":
-                focusedAsks = false
             case "--forget-routes-on-restart":
                 keepRouteTable = false
-            case "--first-answer-only":
-                shorterAnswers = false
-            case "--no-shortcuts":
-                shortcuts = false
-            case "--no-flood-hold":
-                floodHold = false
-            case "--always-ask":
-                asksFollowMessages = false
-            case "--any-route-requests":
-                requestsWithinHopLimit = false
-            case "--answers-spread":
-                answersToRequesters = false
-            case "--full-link-up-summaries":
-                linkUpDigests = false
             case "--at-known-mark":
                 waitForSettledRoutes = false
             case "--new-sequence-on-restart":
@@ -247,22 +231,13 @@ enum SimBench {
             var configuration = SimulationConfiguration(nodes: count, seed: seed, loss: loss, messages: sample)
             configuration.router.flood.enabled = flood
             if let refresh {
-                // Routes live as many refreshes as by default (2000 s / 600 s).
+                // Routes live as many refreshes as by default (12,000 s / 3600 s).
                 configuration.router.routing.announceInterval = .seconds(refresh)
                 configuration.router.routing.routeMaxAge = .seconds(refresh * 10 / 3)
             }
             if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
-            configuration.router.routing.solicitedAnswers = solicited
-            configuration.router.routing.digestSummaries = digests
-            configuration.router.routing.focusedAsks = focusedAsks
-            configuration.router.routing.shorterAnswers = shorterAnswers
-            configuration.router.routing.shortcuts = shortcuts
-            configuration.router.routing.floodHold = floodHold
-            configuration.router.routing.asksFollowMessages = asksFollowMessages
+            for rule in rulesOff { configuration.router.routing[keyPath: rule] = false }
             configuration.waitForSettledRoutes = waitForSettledRoutes
-            configuration.router.routing.requestsWithinHopLimit = requestsWithinHopLimit
-            configuration.router.routing.answersToRequesters = answersToRequesters
-            configuration.router.routing.linkUpDigests = linkUpDigests
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
             if topicsLegacy {

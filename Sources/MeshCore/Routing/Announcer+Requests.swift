@@ -82,10 +82,10 @@ extension Announcer {
             originate(solicited: configuration.solicitedAnswers)
             return count("reannounced")
         }
-        // An answer of more hops than the request's hop limit would reach the asker
-        // beyond `max_hops` (it travelled `max_hops` − hop limit hops to get here), and
-        // the asker would drop it: the request goes on instead, to a node nearer the
-        // target (rules 3 and 4).
+        // The request crossed `max_hops` − hop limit + 1 links to get here: a route of as
+        // many hops as the hop limit or more would reach the asker beyond `max_hops`,
+        // and the asker would drop it; the request goes on instead, to a node nearer
+        // the target (rules 3 and 4).
         let within = configuration.requestsWithinHopLimit
         let reach = within ? min(configuration.maxHops, request.hopLimit) : configuration.maxHops
         if var answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: reach, now: now) {

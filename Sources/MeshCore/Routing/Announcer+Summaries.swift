@@ -85,7 +85,7 @@ extension Announcer {
 
     /// This node's summary: a hash per bucket, or with `digest` one hash of the whole
     /// table (a summary of one bucket, 9 bytes however large the table).
-    private func summary(now: ContinuousClock.Instant, digest: Bool = false) -> RouteSummaryFrame {
+    private func summary(now: ContinuousClock.Instant, digest: Bool) -> RouteSummaryFrame {
         let pairs = summaryPairs(now: now)
         return RouteSummaryFrame(bucketBits: digest ? 0 : RouteSummaryFrame.bucketBits(for: pairs.count), pairs: pairs)
     }

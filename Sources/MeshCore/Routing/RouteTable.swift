@@ -204,7 +204,7 @@ package final class RouteTable: Sendable {
     /// shortest), feasible or not — a request cannot make a loop, it only asks. Only
     /// routes of fewer than `hopLimit` hops count (rule 4: along a longer one the
     /// request dies before the target).
-    func requestHop(for target: PeerID, except neighbour: PeerID, below hopLimit: UInt8 = .max, now: ContinuousClock.Instant) -> PeerID? {
+    func requestHop(for target: PeerID, except neighbour: PeerID, below hopLimit: UInt8, now: ContinuousClock.Instant) -> PeerID? {
         if target != neighbour, isLinked(target) { return target }
         return entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)

@@ -188,9 +188,12 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         case summaryIntervalMs = "summary_interval_ms"
     }
 
+    /// Decodes the config keys; everything else (the switches above that are not config
+    /// keys, ``firstSequence``) keeps its default.
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self, section: "routing")
-        let defaults = Self()
+        self.init()
+        let defaults = self
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let interval = try container.decode(Int.self, forKey: .announceIntervalMs, default: defaults.announceInterval.wholeMilliseconds)
         try container.check(interval >= 1, .announceIntervalMs, "must be at least 1, got \(interval)")
@@ -212,16 +215,6 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         let summary = try container.decode(Int.self, forKey: .summaryIntervalMs, default: defaults.summaryInterval.wholeMilliseconds)
         try container.check(summary >= 0, .summaryIntervalMs, "must be 0 (no summaries) or more, got \(summary)")
         summaryInterval = .milliseconds(summary)
-        solicitedAnswers = defaults.solicitedAnswers
-        digestSummaries = defaults.digestSummaries
-        focusedAsks = defaults.focusedAsks
-        shorterAnswers = defaults.shorterAnswers
-        shortcuts = defaults.shortcuts
-        floodHold = defaults.floodHold
-        asksFollowMessages = defaults.asksFollowMessages
-        requestsWithinHopLimit = defaults.requestsWithinHopLimit
-        answersToRequesters = defaults.answersToRequesters
-        linkUpDigests = defaults.linkUpDigests
     }
 
     public func encode(to encoder: any Encoder) throws {

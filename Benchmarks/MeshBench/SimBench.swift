@@ -106,6 +106,10 @@ enum SimBench {
                         the summary sent when a link comes up has a hash per bucket, as before
                         (routing.linkUpDigests off), for same-build comparisons; else it is a
                         digest, like the periodic ones
+          --no-hop-counts
+                        a neighbour whose route summary matches gets no hop counts, as before
+                        (routing.hopCounts off), for same-build comparisons; else it gets
+                        them once per link, and answers with its shorter routes
           --at-known-mark
                         the steady phase starts once 99.5 % of the routes are known, as before,
                         without waiting for them to settle
@@ -141,6 +145,7 @@ enum SimBench {
             "--first-answer-only": \.shorterAnswers, "--no-shortcuts": \.shortcuts, "--no-flood-hold": \.floodHold,
             "--always-ask": \.asksFollowMessages, "--any-route-requests": \.requestsWithinHopLimit,
             "--answers-spread": \.answersToRequesters, "--full-link-up-summaries": \.linkUpDigests,
+            "--no-hop-counts": \.hopCounts,
         ]
         var rulesOff: [WritableKeyPath<RoutingConfiguration, Bool>] = []
         var index = 0
@@ -283,7 +288,8 @@ enum SimBench {
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths; settled after \(report.settled): \(report.settledKnown) known, "
-                + "stretch \(fmt(report.settledStretch))")
+                + "stretch \(fmt(report.settledStretch)), \(report.settledStretched) routes longer than the shortest path, "
+                + "\(report.settledShortcuts) of them 2+ hops longer than a neighbour's of the same sequence")
         print(
             "traffic: \(report.sent) messages between random pairs (a sample of the \(n * (n - 1)) pairs; messenger mix of payload sizes, "
                 + "\(report.payloadBytes) bytes in all, mean \(report.sent == 0 ? 0 : report.payloadBytes / report.sent) B), "

@@ -23,12 +23,14 @@ import TransportLoopback
         let seen = Seen()
         let drain: Task<Void, Never>
 
-        /// What R sent: announcements, route requests, summaries, listings and PONG nonces.
+        /// What R sent: announcements, route requests, summaries, listings, hop counts and
+        /// PONG nonces.
         final class Seen: Sendable {
             let announces = Mutex<[AnnounceFrame]>([])
             let requests = Mutex<[RouteRequestFrame]>([])
             let summaries = Mutex<[RouteSummaryFrame]>([])
             let listings = Mutex<[RouteListingFrame]>([])
+            let hops = Mutex<[RouteHopsFrame]>([])
             let pongs = Mutex<Set<UInt64>>([])
         }
 
@@ -50,6 +52,7 @@ import TransportLoopback
                     case .routeRequest(let frame): seen.requests.withLock { $0.append(frame) }
                     case .routeSummary(let frame): seen.summaries.withLock { $0.append(frame) }
                     case .routeListing(let frame): seen.listings.withLock { $0.append(frame) }
+                    case .routeHops(let frame): seen.hops.withLock { $0.append(frame) }
                     case .pong(let nonce): _ = seen.pongs.withLock { $0.insert(nonce) }
                     default: break
                     }

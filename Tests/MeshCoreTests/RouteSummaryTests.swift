@@ -55,6 +55,18 @@ import TransportLoopback
         for bad in [Array(bytes.dropLast()), bytes + [0], Frame.routeListing(outside).encoded(), [1, 0x0B, 0, 0, 0, 0x40, 0, 0], tooMany] {
             #expect(throws: MeshError.self) { try Frame.decode(bad) }
         }
+
+        // ROUTE HOPS: digest, count, one byte per pair.
+        let hops = RouteHopsFrame(digest: 0x0102_0304_0506_0708, hops: [0, 3, 255])
+        let hopBytes = Frame.routeHops(hops).encoded()
+        #expect(hopBytes == [1, 0x0C, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 3, 0, 3, 255])
+        #expect(try Frame.decode(hopBytes) == .routeHops(hops))
+        let none = RouteHopsFrame(digest: 0, hops: [])
+        #expect(try Frame.decode(Frame.routeHops(none).encoded()) == .routeHops(none))
+        let overLimit = [1, 0x0C, 0, 0] + [UInt8](repeating: 0, count: 8) + [0xEA, 0x61] + [UInt8](repeating: 1, count: 60_001)
+        for bad in [Array(hopBytes.dropLast()), hopBytes + [0], Array(hopBytes.prefix(13)), overLimit] {
+            #expect(throws: MeshError.self) { try Frame.decode(bad) }
+        }
     }
 
     /// The summary timers back off like Trickle's: each summary sent doubles the

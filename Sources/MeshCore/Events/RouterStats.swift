@@ -106,8 +106,12 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// `sent` (written to a link), `matched` (a neighbour's summary showed nothing
     /// missing on either side), `listed` (it differed: a listing of the differing
     /// buckets went back), `repaired` (announcements sent because a neighbour's
-    /// listing lacked them), `dropped` (relaying off), `rateLimited` (over the
-    /// neighbour's share).
+    /// listing lacked them), `expanded` (a differing digest got the full summary back),
+    /// `hopsSent` (hop counts sent to a neighbour whose summary matched, once per
+    /// neighbour), `hopsCompared` and `hopsStale` (a neighbour's hop counts compared
+    /// with this node's table, or ignored as of another table), `hopShortcuts` (routes
+    /// sent because a neighbour's hop counts showed them shorter), `dropped` (relaying
+    /// off), `rateLimited` (over the neighbour's share).
     public var routeSummaries: [String: Int] = [:]
     /// Messages for other nodes this node took custody of (queued to relay them).
     public var relayAccepted = 0

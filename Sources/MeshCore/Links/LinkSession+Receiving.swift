@@ -127,7 +127,7 @@ extension LinkSession {
                     }
                 case .ack(let ack):
                     try handleAck(ack)
-                case .announce, .routeRequest, .routeSummary, .routeListing:
+                case .announce, .routeRequest, .routeSummary, .routeListing, .routeHops:
                     announce(frame, self)
                 case .addresses(let record):
                     addresses(record, self)

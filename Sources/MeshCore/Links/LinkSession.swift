@@ -308,14 +308,15 @@ final class LinkSession: Sendable {
         if !closed { controlSignal.yield() }
     }
 
-    /// Queues a route summary or listing for this link (replacing one of the same kind
-    /// waiting); it goes out as the link's announcement budget allows.
+    /// Queues a route summary, listing or hops frame for this link (replacing one of the
+    /// same kind waiting); it goes out as the link's announcement budget allows.
     func queueRouteSync(_ frame: Frame) {
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }
             switch frame {
             case .routeSummary(let summary): state.announces.add(summary)
             case .routeListing(let listing): state.announces.add(listing)
+            case .routeHops(let hops): state.announces.add(hops)
             default: break
             }
             return false

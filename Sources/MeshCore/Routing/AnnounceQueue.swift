@@ -68,10 +68,11 @@ package struct AnnounceBudget: Sendable {
 
 /// The announcements waiting to go out on one link, at most one per origin (a newer
 /// or shorter one replaces the one waiting), the route requests, at most one per
-/// target (the one asking for the newer sequence wins), and at most one route summary
-/// and one route listing (the latest replaces the one waiting, but a digest never a
-/// full summary); they leave as the link's budget allows: requests, the summary, the
-/// listing, then announcements. A summary or listing costs a token per 140 bytes.
+/// target (the one asking for the newer sequence wins), and at most one route summary,
+/// one route listing and one route hops frame (the latest replaces the one waiting, but
+/// a digest never a full summary); they leave as the link's budget allows: requests,
+/// the summary, the listing, the hops, then announcements. A summary, listing or hops
+/// frame costs a token per 140 bytes.
 package struct AnnounceQueue: Sendable {
     private var pending: [PeerID: AnnounceFrame] = [:]
     private var order = Deque<PeerID>()
@@ -82,13 +83,14 @@ package struct AnnounceQueue: Sendable {
     private var requestOrder = Deque<PeerID>()
     private var summary: RouteSummaryFrame?
     private var listing: RouteListingFrame?
+    private var hops: RouteHopsFrame?
     var budget: AnnounceBudget
 
     package init(budget: AnnounceBudget) {
         self.budget = budget
     }
 
-    package var isEmpty: Bool { pending.isEmpty && requests.isEmpty && summary == nil && listing == nil }
+    package var isEmpty: Bool { pending.isEmpty && requests.isEmpty && summary == nil && listing == nil && hops == nil }
 
     /// Queues a route summary, replacing one waiting unless that one has more buckets
     /// (a digest does not replace the full summary a neighbour's digest asked for).
@@ -102,6 +104,11 @@ package struct AnnounceQueue: Sendable {
         self.listing = listing
     }
 
+    /// Queues a route hops frame, replacing one waiting.
+    mutating func add(_ hops: RouteHopsFrame) {
+        self.hops = hops
+    }
+
     /// When the budget lets the next waiting frame out; nil when none waits.
     func nextDue(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         guard !isEmpty else { return nil }
@@ -109,18 +116,20 @@ package struct AnnounceQueue: Sendable {
     }
 
     /// The frame that leaves next when the budget allows: a request, the summary, the
-    /// listing, then an announcement (nil when only announcements or requests wait:
-    /// they cost one token each).
+    /// listing, the hops, then an announcement (nil when only announcements or requests
+    /// wait: they cost one token each).
     private var nextFrame: Frame? {
         guard requests.isEmpty else { return nil }
-        return summary.map(Frame.routeSummary) ?? listing.map(Frame.routeListing)
+        return summary.map(Frame.routeSummary) ?? listing.map(Frame.routeListing) ?? hops.map(Frame.routeHops)
     }
 
-    /// The tokens `frame` costs: a summary or listing one per 140 bytes, anything else 1.
+    /// The tokens `frame` costs: a summary, listing or hops frame one per 140 bytes,
+    /// anything else 1.
     private func cost(_ frame: Frame) -> Int {
         switch frame {
         case .routeSummary(let summary): budget.cost(bytes: Frame.headerSize + summary.bodySize)
         case .routeListing(let listing): budget.cost(bytes: Frame.headerSize + listing.bodySize)
+        case .routeHops(let hops): budget.cost(bytes: Frame.headerSize + hops.bodySize)
         default: 1
         }
     }
@@ -159,10 +168,10 @@ package struct AnnounceQueue: Sendable {
         requestOrder.append(request.target)
     }
 
-    /// The frames the budget lets out now: route requests, then announcements, oldest
-    /// first. Passed-on news the remote turns out to know already (`known`: it told
-    /// this node of that origin as new, at most one hop further) is dropped without
-    /// using the budget; `dropped` counts those.
+    /// The frames the budget lets out now: route requests, the summary, the listing,
+    /// the hops, then announcements, oldest first. Passed-on news the remote turns out
+    /// to know already (`known`: it told this node of that origin as new, at most one
+    /// hop further) is dropped without using the budget; `dropped` counts those.
     package mutating func take(now: ContinuousClock.Instant, known: (AnnounceFrame) -> Bool = { _ in false }, dropped: inout Int) -> [Frame] {
         var out: [Frame] = []
         while !requestOrder.isEmpty, budget.take(now: now), let target = requestOrder.popFirst() {
@@ -172,7 +181,11 @@ package struct AnnounceQueue: Sendable {
         while let frame = nextFrame {
             guard budget.take(cost(frame), now: now) else { return out }
             out.append(frame)
-            if case .routeSummary = frame { summary = nil } else { listing = nil }
+            switch frame {
+            case .routeSummary: summary = nil
+            case .routeListing: listing = nil
+            default: hops = nil
+            }
         }
         while let origin = order.first {
             if let frame = pending[origin], unlessKnown.contains(origin), known(frame) {

@@ -94,9 +94,10 @@ extension Announcer {
         links.sessions(to: peer).first(where: { !$0.isClosed })?.queueRouteSync(frame)
     }
 
-    /// Takes a neighbour's summary: where a bucket differs from this node's, a listing
-    /// of this node's pairs in the differing buckets goes back (whole buckets, at most
-    /// ``RouteListingFrame/maxPairs`` pairs). A digest (one bucket) that differs from a
+    /// Takes a neighbour's summary: where it matches this node's table, this node's hop
+    /// counts go back, once per neighbour (``matched(from:)``); where a bucket differs,
+    /// a listing of this node's pairs in the differing buckets goes back (whole
+    /// buckets, at most ``RouteListingFrame/maxPairs`` pairs). A digest (one bucket) that differs from a
     /// table this node would summarise in several is answered with this node's full
     /// summary instead of a listing of the whole table: the neighbour lists the
     /// buckets that differ, and gets what it lacks.
@@ -106,9 +107,9 @@ extension Announcer {
         let bits = summary.bucketBits
         let held = summaryPairs(now: clock.now)
         let ours = RouteSummaryFrame(bucketBits: bits, pairs: held)
+        guard ours.hashes != summary.hashes else { return matched(from: session) }
         let ownBits = RouteSummaryFrame.bucketBits(for: held.count)
         if configuration.digestSummaries, bits == 0, ownBits > 0 {
-            guard ours.hashes != summary.hashes else { return count("matched") }
             session.queueRouteSync(.routeSummary(RouteSummaryFrame(bucketBits: ownBits, pairs: held)))
             tablesDiffer(from: session.remote)
             return count("expanded")

@@ -237,6 +237,7 @@ final class Announcer: Sendable {
         case .routeRequest(let request): accept(request, from: session)
         case .routeSummary(let summary): accept(summary, from: session)
         case .routeListing(let listing): accept(listing, from: session)
+        case .routeHops(let hops): accept(hops, from: session)
         default: break
         }
     }

@@ -23,7 +23,7 @@ package final class RouteTable: Sendable {
         var transport: String
     }
 
-    private struct Entry {
+    struct Entry {
         /// The highest sequence accepted from the origin, and when.
         var highest: UInt64
         var seenAt: ContinuousClock.Instant
@@ -53,10 +53,11 @@ package final class RouteTable: Sendable {
 
     private let localPeerID: PeerID
     private let links: LinkTable?
-    private let isLinked: @Sendable (PeerID) -> Bool
-    private let routing: RoutingConfiguration
+    let isLinked: @Sendable (PeerID) -> Bool
+    let routing: RoutingConfiguration
     private let maxEntries: Int
-    private let entries = Mutex<[PeerID: Entry]>([:])
+    /// Origin → entry (the extensions in other files read it under its lock).
+    let entries = Mutex<[PeerID: Entry]>([:])
 
     /// The router's table: a neighbour is live while `links` holds a session to it.
     convenience init(localPeerID: PeerID, links: LinkTable, routing: RoutingConfiguration, maxEntries: Int = 65_536) {
@@ -94,7 +95,7 @@ package final class RouteTable: Sendable {
     /// more hops than the feasibility distance), the one with the fewest hops; ties go
     /// to the neighbour with the lowest peer ID, so the choice is stable.
     /// `alsoLive` counts as linked (a neighbour whose last link just went).
-    private func best(_ entry: Entry?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
+    func best(_ entry: Entry?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
         guard let entry else { return nil }
         // One pass, no copies; a route that would not beat the best so far is not
         // checked for liveness (next hops are the keys, so there are no ties).
@@ -170,18 +171,6 @@ package final class RouteTable: Sendable {
         entries.withLock { entries in
             guard let entry = entries[origin], now - entry.seenAt < routing.routeMaxAge(origins: entries.count) else { return nil }
             return entry.highest
-        }
-    }
-
-    /// Every origin's highest sequence held from an announcement without the solicited
-    /// flag, else its highest (entries younger than the maximum age): what a route
-    /// summary hashes (docs/PROTOCOL.md §A.5, "Route summaries").
-    func highestSequences(now: ContinuousClock.Instant) -> [(origin: PeerID, sequence: UInt64)] {
-        entries.withLock { entries in
-            let maxAge = routing.routeMaxAge(origins: entries.count)
-            return entries.compactMap { origin, entry in
-                now - entry.seenAt < maxAge ? (origin, entry.summarised ?? entry.highest) : nil
-            }
         }
     }
 

@@ -100,6 +100,14 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// full summary. false sends a hash per bucket at link-up, as before (2 KB from
     /// 1,024 origins on; for same-build measurements).
     public var linkUpDigests: Bool
+    /// Whether a node sends a neighbour whose route summary matched its table the hop
+    /// counts of its routes, once per neighbour, and answers such a frame with its routes
+    /// that are shorter (not a config key; the default, true; docs/PROTOCOL.md §A.5,
+    /// "Route summaries", *Hop counts*): summaries compare sequences only, so a route
+    /// stretched by a lost copy, or learned before a shorter link came up, stays
+    /// stretched until its origin's next sequence. false sends none, as before (for
+    /// same-build measurements).
+    public var hopCounts: Bool
 
     /// Defaults: every 3600 s ± 25 %, 7 hops, routes kept 12,000 s, 10 announcements
     /// per second and link (burst 32), at most 2 % of a link's bitrate, a route summary
@@ -114,8 +122,9 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
         digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true,
         floodHold: Bool = true, asksFollowMessages: Bool = true, requestsWithinHopLimit: Bool = true,
-        answersToRequesters: Bool = true, linkUpDigests: Bool = true
+        answersToRequesters: Bool = true, linkUpDigests: Bool = true, hopCounts: Bool = true
     ) {
+        self.hopCounts = hopCounts
         self.linkUpDigests = linkUpDigests
         self.answersToRequesters = answersToRequesters
         self.requestsWithinHopLimit = requestsWithinHopLimit

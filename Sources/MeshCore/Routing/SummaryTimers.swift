@@ -17,6 +17,10 @@ package struct SummaryTimers: Sendable {
     }
 
     private var timers: [PeerID: Timer] = [:]
+    /// The neighbours this node sent its hop counts to since it started.
+    private var hopsShared: Set<PeerID> = []
+    /// The most neighbours ``hopsShared`` remembers (then it starts afresh).
+    static let maxHopsShared = 65_536
 
     /// No neighbour yet.
     package init() {}
@@ -58,6 +62,18 @@ package struct SummaryTimers: Sendable {
     /// the doubling starts again.
     package mutating func differAll(due: ContinuousClock.Instant) {
         for peer in timers.keys { differ(peer, due: due) }
+    }
+
+    /// Whether this node may send `peer` its hop counts now (docs/PROTOCOL.md §A.5,
+    /// "Route summaries", *Hop counts*): once per neighbour while this node runs (a
+    /// new neighbour, or the first link after this node started), so true the first
+    /// time `peer` is linked and asks, false after that and while it is not linked. A
+    /// link that comes back (a flap, a healed partition, a restarted neighbour) brings
+    /// back routes already compared.
+    package mutating func shareHops(with peer: PeerID) -> Bool {
+        guard timers[peer] != nil else { return false }
+        if hopsShared.count >= Self.maxHopsShared { hopsShared.removeAll() }
+        return hopsShared.insert(peer).inserted
     }
 
     /// The earliest summary due; nil with no neighbour.

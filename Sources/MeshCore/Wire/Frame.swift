@@ -28,6 +28,9 @@ package enum Frame: Sendable, Hashable {
     case routeSummary(RouteSummaryFrame)
     /// The pairs of the buckets a summary showed different (not acknowledged).
     case routeListing(RouteListingFrame)
+    /// The hop counts of the sender's routes, to a neighbour whose summary matched (not
+    /// acknowledged).
+    case routeHops(RouteHopsFrame)
 
     /// The protocol version this code speaks.
     package static let version: UInt8 = 1
@@ -53,6 +56,7 @@ package enum Frame: Sendable, Hashable {
         case routeRequest = 0x09
         case routeSummary = 0x0A
         case routeListing = 0x0B
+        case routeHops = 0x0C
     }
 
     static let headerSize = 4
@@ -118,6 +122,10 @@ package enum Frame: Sendable, Hashable {
             writer = ByteWriter(capacity: Self.headerSize + listing.bodySize)
             writer.writeHeader(.routeListing, flags: 0)
             listing.write(to: &writer)
+        case .routeHops(let hops):
+            writer = ByteWriter(capacity: Self.headerSize + hops.bodySize)
+            writer.writeHeader(.routeHops, flags: 0)
+            hops.write(to: &writer)
         }
         return writer.bytes
     }
@@ -212,6 +220,8 @@ package enum Frame: Sendable, Hashable {
             frame = .routeSummary(try RouteSummaryFrame.read(from: &reader))
         case .routeListing:
             frame = .routeListing(try RouteListingFrame.read(from: &reader))
+        case .routeHops:
+            frame = .routeHops(try RouteHopsFrame.read(from: &reader))
         }
         return frame
     }

@@ -235,6 +235,7 @@ public final class MeshSimulation: Sendable {
             var known = 0
             var routeHops = 0
             var shortest = 0
+            var tables: [[Int: RouteSnapshot]] = Array(repeating: [:], count: nodes.count)
             for node in nodes {
                 guard let router = node.router else { continue }
                 for route in await router.routes() {
@@ -242,6 +243,7 @@ public final class MeshSimulation: Sendable {
                     known += 1
                     routeHops += route.hops
                     shortest += hops[node.index][target]
+                    tables[node.index][target] = route
                 }
             }
             let stretch = shortest == 0 ? .nan : Double(routeHops) / Double(shortest)
@@ -257,12 +259,35 @@ public final class MeshSimulation: Sendable {
                 let settled = last.map { abs(known - $0.known) * 1000 <= possible && abs(routeHops - $0.hops) * 1000 <= $0.hops } ?? false
                 if settled || limit || !configuration.waitForSettledRoutes {
                     (report.settledKnown, report.settledStretch, report.settled) = (known, stretch, elapsed)
+                    (report.settledStretched, report.settledShortcuts) = Self.stretched(tables, hops: hops, graph: graph, index: index)
                     return knownWire
                 }
             }
             last = (known, routeHops)
             try? await clock.sleep(for: .seconds(10))
         }
+    }
+
+    /// Routes longer than the shortest path, and of those the ones a neighbour could
+    /// shorten by two hops or more: it holds a route of the same sequence that does
+    /// not go through the node (the node lost that neighbour's shorter announcement,
+    /// or took it too late for its feasibility distance).
+    static func stretched(
+        _ tables: [[Int: RouteSnapshot]], hops: [[Int]], graph: SimulationGraph, index: [PeerID: Int]
+    ) -> (stretched: Int, shortcuts: Int) {
+        var stretched = 0
+        var shortcuts = 0
+        for (node, table) in tables.enumerated() {
+            for (target, route) in table where route.hops > hops[node][target] {
+                stretched += 1
+                let shorter = graph.neighbours[node].contains { other in
+                    guard let theirs = tables[other][target], index[theirs.nextHop] != node else { return false }
+                    return theirs.sequence == route.sequence && theirs.hops + 1 < route.hops
+                }
+                if shorter { shortcuts += 1 }
+            }
+        }
+        return (stretched, shortcuts)
     }
 
     // MARK: Disturbances

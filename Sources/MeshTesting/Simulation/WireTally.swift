@@ -18,6 +18,8 @@ public final class WireTally: Sendable {
         case summary
         /// ROUTE LISTING.
         case listing
+        /// ROUTE HOPS.
+        case hops
     }
 
     /// What one packet carried.
@@ -49,7 +51,7 @@ public final class WireTally: Sendable {
         /// Packets dropped by the simulated loss.
         public var dropped: Int
         /// Bytes of the ``Kind/announce`` packets by routing frame: announcements,
-        /// route requests, route summaries, route listings (``RoutingFrame`` raw value).
+        /// route requests, route summaries, route listings, route hops (``RoutingFrame`` raw value).
         public var routingBytes: [Int] = Array(repeating: 0, count: RoutingFrame.allCases.count)
         /// ANNOUNCE frames whose (origin, sequence) first crossed a link in the current
         /// phase (``WireTally/beginPhase()``): news of a sequence new in the phase.
@@ -211,6 +213,7 @@ public final class WireTally: Sendable {
         case .frame(.routeRequest, _): .request
         case .frame(.routeSummary, _): .summary
         case .frame(.routeListing, _): .listing
+        case .frame(.routeHops, _): .hops
         case .frame: nil
         }
     }
@@ -220,7 +223,8 @@ public final class WireTally: Sendable {
         switch Header(packet) {
         case .continuation: previous
         case .invalid: .other
-        case .frame(.announce, _), .frame(.routeRequest, _), .frame(.routeSummary, _), .frame(.routeListing, _): .announce
+        case .frame(.announce, _), .frame(.routeRequest, _), .frame(.routeSummary, _), .frame(.routeListing, _), .frame(.routeHops, _):
+            .announce
         case .frame(.topicMessage, _): .topicMessage
         case .frame(.topicControl, _): .topicControl
         case .frame(.data, let flags): flags & DataFrame.receiptFlag != 0 ? .receipt : .message

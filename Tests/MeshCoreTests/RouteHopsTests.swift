@@ -1,0 +1,82 @@
+import MeshCore
+import MeshTesting
+import Synchronization
+import Testing
+
+/// Hop counts (docs/PROTOCOL.md §A.5, "Route summaries", *Hop counts*): a neighbour
+/// whose summary matches gets the hops of every route, once per link, one byte per
+/// origin in ascending order; a node that gets them sends back each of its routes that,
+/// one hop further, is shorter than the neighbour's. Summaries compare sequences only,
+/// so without this a route stretched at the sequence the mesh holds stays so until its
+/// origin's next sequence.
+@Suite struct RouteHopsTests {
+    /// Z announces six origins to R at 2 hops. X's matching digest gets R's hop counts
+    /// (0 for R, 2 for each origin, in ascending order of origin); the next matching
+    /// digest gets none. X's hop counts, claiming 5 hops to the first origin, 3 to the
+    /// second (what R's route gives: nothing to offer) and none to the third, get R's
+    /// 3-hop routes to the first and third; hop counts of a table that lacks an origin
+    /// get nothing. With `hopCounts` off, neither.
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func aMatchingSummaryGetsHopCountsAndHopCountsGetShorterRoutes(on: Bool) async throws {
+        let clock = ManualClock()
+        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock, routing: RoutingConfiguration(hopCounts: on))
+        defer { Task { await setup.stop() } }
+        let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
+        let origins = (0..<6).map { _ in PeerID.random() }.sorted()
+        for origin in origins {
+            try await z.send(AnnounceTests.announce(origin, 10, hops: 2, signer: TestReceiptSigner(peer: origin)))
+        }
+        try await AnnounceRelayingTests.waitUntil("R has routes to the six") { await router.routes().count == 8 }
+        try await x.sync(10)
+        let own = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
+        let pairs = ([(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }).sorted { $0.origin < $1.origin }
+        let digest = RouteSummaryFrame(bucketBits: 0, pairs: pairs).hashes[0]
+
+        try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
+        try await x.sync(20)
+        try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
+        try await x.sync(30)
+        let expected = RouteHopsFrame(digest: digest, hops: pairs.map { $0.origin == r ? 0 : 2 })
+        #expect(x.seen.hops.withLock { $0 } == (on ? [expected] : []))
+        #expect(await router.stats().routeSummaries["matched"] == 2)
+
+        let announced = x.seen.announces.withLock(\.count)
+        var theirs = pairs.map { $0.origin == r ? UInt8(1) : 3 }
+        for (origin, hops) in [(origins[0], UInt8(5)), (origins[2], RouteHopsFrame.noRoute)] {
+            theirs[try #require(pairs.firstIndex { $0.origin == origin })] = hops
+        }
+        try await x.send(.routeHops(RouteHopsFrame(digest: digest, hops: theirs)))
+        try await x.sync(40)
+        let offered = x.seen.announces.withLock { Array($0.dropFirst(announced)) }
+        #expect(offered.map(\.origin).sorted() == (on ? [origins[0], origins[2]].sorted() : []))
+        #expect(offered.allSatisfy { $0.hops == 3 && $0.sequence == 10 })
+
+        // Hop counts of another table (one origin less): nothing.
+        let fewer = Array(pairs.filter { $0.origin != origins[5] })
+        let stale = RouteHopsFrame(digest: RouteSummaryFrame(bucketBits: 0, pairs: fewer).hashes[0], hops: fewer.map { _ in 9 })
+        try await x.send(.routeHops(stale))
+        try await x.sync(50)
+        #expect(x.seen.announces.withLock(\.count) == announced + offered.count)
+        let stats = await router.stats().routeSummaries
+        #expect(stats["hopShortcuts"] == (on ? 2 : nil))
+        #expect(stats["hopsStale"] == (on ? 1 : nil))
+    }
+
+    /// Once per neighbour while the node runs: not before its link is up, not again on
+    /// the same link, nor on a link that comes back (its routes were compared).
+    @Test func hopCountsGoToEachNeighbourOnce() {
+        var timers = SummaryTimers()
+        let (a, b) = (PeerID.random(), PeerID.random())
+        var answers: [Bool] = []
+        answers.append(timers.shareHops(with: a))  // not linked
+        timers.linked(a, due: .now)
+        answers.append(timers.shareHops(with: a))
+        answers.append(timers.shareHops(with: a))
+        timers.lost(a)
+        timers.linked(a, due: .now)
+        answers.append(timers.shareHops(with: a))  // a link back
+        timers.linked(b, due: .now)
+        answers.append(timers.shareHops(with: b))
+        #expect(answers == [false, true, false, false, true])
+    }
+}

@@ -109,7 +109,7 @@ enum SimBench {
           --no-hop-counts
                         a neighbour whose route summary matches gets no hop counts, as before
                         (routing.hopCounts off), for same-build comparisons; else it gets
-                        them once per link, and answers with its shorter routes
+                        them once per neighbour, and answers with its shorter routes
           --at-known-mark
                         the steady phase starts once 99.5 % of the routes are known, as before,
                         without waiting for them to settle

@@ -235,7 +235,6 @@ public final class MeshSimulation: Sendable {
             var known = 0
             var routeHops = 0
             var shortest = 0
-            var tables: [[Int: RouteSnapshot]] = Array(repeating: [:], count: nodes.count)
             for node in nodes {
                 guard let router = node.router else { continue }
                 for route in await router.routes() {
@@ -243,7 +242,6 @@ public final class MeshSimulation: Sendable {
                     known += 1
                     routeHops += route.hops
                     shortest += hops[node.index][target]
-                    tables[node.index][target] = route
                 }
             }
             let stretch = shortest == 0 ? .nan : Double(routeHops) / Double(shortest)
@@ -259,7 +257,7 @@ public final class MeshSimulation: Sendable {
                 let settled = last.map { abs(known - $0.known) * 1000 <= possible && abs(routeHops - $0.hops) * 1000 <= $0.hops } ?? false
                 if settled || limit || !configuration.waitForSettledRoutes {
                     (report.settledKnown, report.settledStretch, report.settled) = (known, stretch, elapsed)
-                    (report.settledStretched, report.settledShortcuts) = Self.stretched(tables, hops: hops, graph: graph, index: index)
+                    (report.settledStretched, report.settledShortcuts) = await stretchedRoutes(hops: hops, index: index)
                     return knownWire
                 }
             }
@@ -268,13 +266,19 @@ public final class MeshSimulation: Sendable {
         }
     }
 
-    /// Routes longer than the shortest path, and of those the ones a neighbour could
-    /// shorten by two hops or more: it holds a route of the same sequence that does
-    /// not go through the node (the node lost that neighbour's shorter announcement,
-    /// or took it too late for its feasibility distance).
-    static func stretched(
-        _ tables: [[Int: RouteSnapshot]], hops: [[Int]], graph: SimulationGraph, index: [PeerID: Int]
-    ) -> (stretched: Int, shortcuts: Int) {
+    /// Routes longer than the shortest path, and of those the ones for which a
+    /// neighbour holds a route of the same sequence at least two hops shorter, not
+    /// through the node (through that neighbour the route would be shorter: the node
+    /// lost its shorter announcement, or took it too late for its feasibility
+    /// distance).
+    private func stretchedRoutes(hops: [[Int]], index: [PeerID: Int]) async -> (stretched: Int, shortcuts: Int) {
+        var tables: [[Int: RouteSnapshot]] = Array(repeating: [:], count: nodes.count)
+        for node in nodes {
+            guard let router = node.router else { continue }
+            for route in await router.routes() {
+                if let target = index[route.destination], target != node.index { tables[node.index][target] = route }
+            }
+        }
         var stretched = 0
         var shortcuts = 0
         for (node, table) in tables.enumerated() {

@@ -26,8 +26,8 @@ public struct SimulationReport: Sendable {
     public var settled: Duration = .zero
     /// Routes known, and their stretch (as ``routeStretch``), once settled.
     public var settledKnown = 0, settledStretch = 0.0
-    /// Routes longer than the shortest path once settled, and of those the ones a
-    /// neighbour could shorten by two hops or more with a route of the same sequence
+    /// Routes longer than the shortest path once settled, and of those the ones for
+    /// which a neighbour holds a route of the same sequence at least two hops shorter
     /// (one that does not go through the node).
     public var settledStretched = 0, settledShortcuts = 0
     /// Messages sent, and those whose signed receipt made them delivered at the origin.

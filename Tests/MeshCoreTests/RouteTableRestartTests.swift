@@ -12,9 +12,10 @@ import TransportLoopback
 
     /// R routes to O through Z (2 hops, sequence 10) and stops. Restarted with its
     /// table kept, R routes to O through Z again as soon as Z links, with nothing sent
-    /// of O since, and lists O in the summary a new neighbour W gets; its routes age on
-    /// the clock while it is down, so after longer than the route maximum age it has
-    /// none. Without a store the restarted R knows nothing of O.
+    /// of O since, and lists O in the summary a new neighbour W gets; it sends its hop
+    /// counts to W but not to Z; its routes age on the clock while it is down, so after
+    /// longer than the route maximum age it has none. Without a store the restarted R
+    /// knows nothing of O, and Z is a new neighbour like W.
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func aRestartedRouterUsesTheRoutesItHadOnceTheirNeighboursLink(kept: Bool) async throws {
         let clock = ManualClock()
@@ -43,14 +44,21 @@ import TransportLoopback
         try await w.sync(20)
         let route = await second.routes().first { $0.destination == o }
         let listed = w.seen.summaries.withLock { $0.first }
+        let own = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
+        let pairs: [(origin: PeerID, sequence: UInt64)] = (kept ? [(o, UInt64(10))] : []) + [(r, own.sequence)]
         if kept {
             #expect(route?.nextHop == zPeer && route?.hops == 2 && route?.sequence == 10)
-            let own = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
-            let pairs: [(origin: PeerID, sequence: UInt64)] = [(o, 10), (r, own.sequence)]
             #expect(listed == RouteSummaryFrame(bucketBits: 0, pairs: pairs))
         } else {
             #expect(route == nil)
         }
+        // Hop counts: none to Z, whose routes the kept table holds (compared before the
+        // restart); W, new, gets them. Without the table Z is new too.
+        for neighbour in [again, w] { try await neighbour.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs))) }
+        try await again.sync(40)
+        try await w.sync(50)
+        #expect(again.seen.hops.withLock(\.count) == (kept ? 0 : 1))
+        #expect(w.seen.hops.withLock(\.count) == 1)
         await second.shutdown()
         _ = await secondRun.result
         for neighbour in [again, w] { await neighbour.stop() }

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 /// The route table kept across restarts (docs/PROTOCOL.md §A.5, "Restarting"): taken
 /// back before any link comes up, saved every ``tableSaveInterval`` and when the
@@ -15,6 +16,13 @@ extension Announcer {
         guard !saved.isEmpty else { return }
         let taken = routes.restore(saved, now: clock.now)
         logger.debug("route table: \(taken) of \(saved.count) saved entries taken back, dormant until their neighbours link")
+        // The neighbours of the saved table compared routes with this node before it
+        // stopped: no hop counts to them (docs/PROTOCOL.md §A.5, "Route summaries",
+        // *Hop counts*).
+        let neighbours = Set(saved.lazy.flatMap { $0.advertisements.map(\.neighbour) })
+        summaryTimers.withLock { timers in
+            for neighbour in neighbours { timers.hopsNotNeeded(by: neighbour) }
+        }
     }
 
     /// Saves the table every ``tableSaveInterval`` until the task is cancelled.

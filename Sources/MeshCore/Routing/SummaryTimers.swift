@@ -65,15 +65,20 @@ package struct SummaryTimers: Sendable {
     }
 
     /// Whether this node may send `peer` its hop counts now (docs/PROTOCOL.md §A.5,
-    /// "Route summaries", *Hop counts*): once per neighbour while this node runs (a
-    /// new neighbour, or the first link after this node started), so true the first
-    /// time `peer` is linked and asks, false after that and while it is not linked. A
-    /// link that comes back (a flap, a healed partition, a restarted neighbour) brings
-    /// back routes already compared.
+    /// "Route summaries", *Hop counts*): once per neighbour while this node runs, so
+    /// true the first time `peer` is linked and asks, false after that, while it is not
+    /// linked, and after ``hopsNotNeeded(by:)``.
     package mutating func shareHops(with peer: PeerID) -> Bool {
         guard timers[peer] != nil else { return false }
         if hopsShared.count >= Self.maxHopsShared { hopsShared.removeAll() }
         return hopsShared.insert(peer).inserted
+    }
+
+    /// `peer` gets no hop counts while this node runs: it is a neighbour of the route
+    /// table this node kept across a restart, whose routes the two compared before.
+    package mutating func hopsNotNeeded(by peer: PeerID) {
+        if hopsShared.count >= Self.maxHopsShared { hopsShared.removeAll() }
+        hopsShared.insert(peer)
     }
 
     /// The earliest summary due; nil with no neighbour.

@@ -51,19 +51,31 @@ import Testing
         #expect(offered.map(\.origin).sorted() == (on ? [origins[0], origins[2]].sorted() : []))
         #expect(offered.allSatisfy { $0.hops == 3 && $0.sequence == 10 })
 
-        // Hop counts of another table (one origin less): nothing.
-        let fewer = Array(pairs.filter { $0.origin != origins[5] })
-        let stale = RouteHopsFrame(digest: RouteSummaryFrame(bucketBits: 0, pairs: fewer).hashes[0], hops: fewer.map { _ in 9 })
-        try await x.send(.routeHops(stale))
+        // The same hop counts again on this link: nothing (a neighbour repeating them
+        // cannot have R send its routes again and again).
+        try await x.send(.routeHops(RouteHopsFrame(digest: digest, hops: theirs)))
         try await x.sync(50)
         #expect(x.seen.announces.withLock(\.count) == announced + offered.count)
+        // On another link (Y), hop counts of another table (one origin less): nothing.
+        let y = try await AnnounceRelayingTests.Neighbour(address: "Y", network: setup.network)
+        defer { Task { await y.stop() } }
+        try await AnnounceRelayingTests.waitUntil("R is linked to Y") { await router.peers().count == 3 }
+        let fewer = Array(pairs.filter { $0.origin != origins[5] })
+        let stale = RouteHopsFrame(digest: RouteSummaryFrame(bucketBits: 0, pairs: fewer).hashes[0], hops: fewer.map { _ in 9 })
+        try await y.sync(60)
+        let toY = y.seen.announces.withLock(\.count)
+        try await y.send(.routeHops(stale))
+        try await y.sync(70)
+        #expect(y.seen.announces.withLock(\.count) == toY)
         let stats = await router.stats().routeSummaries
         #expect(stats["hopShortcuts"] == (on ? 2 : nil))
+        #expect(stats["hopsRepeated"] == (on ? 1 : nil))
         #expect(stats["hopsStale"] == (on ? 1 : nil))
     }
 
     /// Once per neighbour while the node runs: not before its link is up, not again on
-    /// the same link, nor on a link that comes back (its routes were compared).
+    /// the same link, nor on a link that comes back (its routes were compared). A
+    /// neighbour's are taken once per link.
     @Test func hopCountsGoToEachNeighbourOnce() {
         var timers = SummaryTimers()
         let (a, b) = (PeerID.random(), PeerID.random())
@@ -78,5 +90,11 @@ import Testing
         timers.linked(b, due: .now)
         answers.append(timers.shareHops(with: b))
         #expect(answers == [false, true, false, false, true])
+        var taken = [timers.takeHops(from: a), timers.takeHops(from: a)]
+        timers.lost(a)
+        taken.append(timers.takeHops(from: a))
+        timers.linked(a, due: .now)
+        taken.append(timers.takeHops(from: a))
+        #expect(taken == [true, false, false, true])
     }
 }

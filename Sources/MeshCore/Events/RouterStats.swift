@@ -108,8 +108,9 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// buckets went back), `repaired` (announcements sent because a neighbour's
     /// listing lacked them), `expanded` (a differing digest got the full summary back),
     /// `hopsSent` (hop counts sent to a neighbour whose summary matched, once per
-    /// neighbour), `hopsCompared` and `hopsStale` (a neighbour's hop counts compared
-    /// with this node's table, or ignored as of another table), `hopShortcuts` (routes
+    /// neighbour), `hopsCompared`, `hopsStale` and `hopsRepeated` (a neighbour's hop
+    /// counts compared with this node's table, or ignored as of another table or as a
+    /// repeat on the same link), `hopShortcuts` (routes
     /// sent because a neighbour's hop counts showed them shorter), `dropped` (relaying
     /// off), `rateLimited` (over the neighbour's share).
     public var routeSummaries: [String: Int] = [:]

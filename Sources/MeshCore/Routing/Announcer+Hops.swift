@@ -24,11 +24,13 @@ extension Announcer {
     /// that one hop further is shorter than the neighbour's gets that route sent
     /// (``RouteTable/answer(for:atLeast:to:maxHops:now:)``), counted `hopShortcuts`.
     /// Hop counts of another table (it changed since the summary) are ignored, and so
-    /// is every frame with ``RoutingConfiguration/hopCounts`` off.
+    /// are those after the first on a link (``SummaryTimers/takeHops(from:)``,
+    /// `hopsRepeated`) and every frame with ``RoutingConfiguration/hopCounts`` off.
     func accept(_ frame: RouteHopsFrame, from session: LinkSession) {
         guard configuration.hopCounts else { return }
         guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + frame.bodySize) else { return count("rateLimited") }
         guard isActive, relay.isEnabled else { return count("dropped") }
+        guard summaryTimers.withLock({ $0.takeHops(from: session.remote) }) else { return count("hopsRepeated") }
         let now = clock.now
         let held = sortedRoutes(now: now)
         guard held.count == frame.hops.count, Self.digest(of: held) == frame.digest else { return count("hopsStale") }
@@ -54,11 +56,14 @@ extension Announcer {
         return RouteHopsFrame(digest: Self.digest(of: held), hops: held.map { $0.hops ?? RouteHopsFrame.noRoute })
     }
 
+    /// One pair of a summary, with the hops of the route in use to its origin.
+    private typealias HopPair = (origin: PeerID, sequence: UInt64, hops: UInt8?)
+
     /// The pairs a summary of this node hashes (``summaryPairs(now:)``), in ascending
     /// order of origin, each with the hops of its route in use: 0 for this node itself,
-    /// nil where there is no usable route, ``RouteHopsFrame/noRoute`` at most.
-    private func sortedRoutes(now: ContinuousClock.Instant) -> [(origin: PeerID, sequence: UInt64, hops: UInt8?)] {
-        var held: [(origin: PeerID, sequence: UInt64, hops: UInt8?)] = routes.summarisedRoutes(now: now).map {
+    /// nil where there is no usable route, at most ``RouteHopsFrame/noRoute`` − 1.
+    private func sortedRoutes(now: ContinuousClock.Instant) -> [HopPair] {
+        var held: [HopPair] = routes.summarisedRoutes(now: now).map {
             ($0.origin, $0.sequence, $0.hops.map { min($0, RouteHopsFrame.noRoute - 1) })
         }
         if let own = summarisedOwnSequence { held.append((localPeerID, own, 0)) }
@@ -66,7 +71,7 @@ extension Announcer {
     }
 
     /// What a summary of 0 bucket bits of `pairs` carries.
-    private static func digest(of pairs: [(origin: PeerID, sequence: UInt64, hops: UInt8?)]) -> UInt64 {
+    private static func digest(of pairs: [HopPair]) -> UInt64 {
         RouteSummaryFrame(bucketBits: 0, pairs: pairs.lazy.map { ($0.origin, $0.sequence) }).hashes[0]
     }
 

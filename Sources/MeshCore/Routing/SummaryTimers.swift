@@ -14,6 +14,8 @@ package struct SummaryTimers: Sendable {
     private struct Timer {
         var doublings = 0
         var due: ContinuousClock.Instant
+        /// Whether the neighbour's hop counts were taken on this link.
+        var hopsTaken = false
     }
 
     private var timers: [PeerID: Timer] = [:]
@@ -72,6 +74,16 @@ package struct SummaryTimers: Sendable {
         guard timers[peer] != nil else { return false }
         if hopsShared.count >= Self.maxHopsShared { hopsShared.removeAll() }
         return hopsShared.insert(peer).inserted
+    }
+
+    /// Whether this node takes `peer`'s hop counts now: once per link (an honest
+    /// neighbour sends them once per run), so that a neighbour repeating them cannot
+    /// have this node send its routes again and again; false while it is not linked.
+    package mutating func takeHops(from peer: PeerID) -> Bool {
+        guard var timer = timers[peer], !timer.hopsTaken else { return false }
+        timer.hopsTaken = true
+        timers[peer] = timer
+        return true
     }
 
     /// `peer` gets no hop counts while this node runs: it is a neighbour of the route

@@ -184,7 +184,8 @@ package struct AnnounceQueue: Sendable {
             switch frame {
             case .routeSummary: summary = nil
             case .routeListing: listing = nil
-            default: hops = nil
+            case .routeHops: hops = nil
+            default: break  // nextFrame gives nothing else
             }
         }
         while let origin = order.first {

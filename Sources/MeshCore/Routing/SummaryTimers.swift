@@ -72,8 +72,7 @@ package struct SummaryTimers: Sendable {
     /// linked, and after ``hopsNotNeeded(by:)``.
     package mutating func shareHops(with peer: PeerID) -> Bool {
         guard timers[peer] != nil else { return false }
-        if hopsShared.count >= Self.maxHopsShared { hopsShared.removeAll() }
-        return hopsShared.insert(peer).inserted
+        return rememberHopsShared(with: peer)
     }
 
     /// Whether this node takes `peer`'s hop counts now: once per link (an honest
@@ -89,8 +88,15 @@ package struct SummaryTimers: Sendable {
     /// `peer` gets no hop counts while this node runs: it is a neighbour of the route
     /// table this node kept across a restart, whose routes the two compared before.
     package mutating func hopsNotNeeded(by peer: PeerID) {
+        rememberHopsShared(with: peer)
+    }
+
+    /// Records `peer` in ``hopsShared`` (starting afresh when it is full); false when
+    /// it was there already.
+    @discardableResult
+    private mutating func rememberHopsShared(with peer: PeerID) -> Bool {
         if hopsShared.count >= Self.maxHopsShared { hopsShared.removeAll() }
-        hopsShared.insert(peer)
+        return hopsShared.insert(peer).inserted
     }
 
     /// The earliest summary due; nil with no neighbour.

@@ -265,17 +265,17 @@ public struct StoreOutbox: OutboundQueue {
     }
 
     /// Replaces the bytes and flags of a message still in the outbox (queued or
-    /// claimed), in one transaction with its history entry; a `payload` trace event
-    /// records it. The digest, ID and status stay.
+    /// claimed), and its TTL when `ttl` is not nil, in one transaction with its
+    /// history entry; a `payload` trace event records it. The digest, ID and status stay.
     /// - Throws: ``MeshError`` `.unknownMessage` when it left the outbox, `.storeFailed`
     ///   when the file cannot be written.
-    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws(MeshError) {
+    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16, ttl: UInt8?) async throws(MeshError) {
         let now = database.nowMillis
         let files = database.payloadFiles
         let newFile = payload.count >= database.configuration.outboxFileThreshold ? try await files.write(payload, for: id) : nil
         let oldFile: String?
         do {
-            oldFile = try await replace(id, with: payload, file: newFile, flags: flags, now: now)
+            oldFile = try await replace(id, with: payload, file: newFile, flags: flags, ttl: ttl, now: now)
         } catch {
             if let newFile { files.remove([newFile]) }
             throw error
@@ -283,9 +283,11 @@ public struct StoreOutbox: OutboundQueue {
         if let oldFile { files.remove([oldFile]) }
     }
 
-    /// The transaction of ``replacePayload(_:with:flags:)``; returns the file the old
-    /// payload was in.
-    private func replace(_ id: MessageID, with payload: [UInt8], file: String?, flags: UInt16, now: Int64) async throws(MeshError) -> String? {
+    /// The transaction of ``replacePayload(_:with:flags:ttl:)``; returns the file the
+    /// old payload was in.
+    private func replace(
+        _ id: MessageID, with payload: [UInt8], file: String?, flags: UInt16, ttl: UInt8?, now: Int64
+    ) async throws(MeshError) -> String? {
         try await database.write("replace the payload of message \(id.hex)") { db -> String? in
             guard let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE messageID = ?", arguments: [id.hex]) else {
                 throw MeshError(.unknownMessage, "message \(id.hex) is not in the outbox any more; its payload was not replaced")
@@ -295,6 +297,12 @@ public struct StoreOutbox: OutboundQueue {
                 arguments: [file == nil ? Data(payload) : Data(), file, Int(flags), payload.count, row.number])
             try db.execute(
                 sql: "UPDATE history SET flags = ?, bytes = ? WHERE id = ?", arguments: [Int(flags), payload.count, row.historyID])
+            if let ttl {
+                // A relayed message's history keeps the TTL it goes on with (the relay
+                // loop rule across restarts); this node's own keeps none.
+                try db.execute(sql: "UPDATE outbox SET ttl = ? WHERE number = ?", arguments: [Int(ttl), row.number])
+                try db.execute(sql: "UPDATE history SET ttl = ? WHERE id = ? AND ttl IS NOT NULL", arguments: [Int(ttl), row.historyID])
+            }
             try MessageHistory.record(
                 db, historyID: row.historyID, at: now, kind: .status, status: .queued,
                 reason: "sealed end to end (\(payload.count) bytes) to go through a relay")

@@ -9,7 +9,9 @@ import TransportLoopback
 /// manual clock, so it waits until R learns a route or the test advances the clock). R must hand it on as an
 /// ordinary copy (the next hop then applies the custody rules of §A.6), never as a
 /// flood copy that a next hop holding the flood already would acknowledge as a
-/// duplicate — that let the last custody go in the simulator and lost messages.
+/// duplicate — that let the last custody go in the simulator and lost messages — and
+/// with the TTL the custody came with: with what the flood left of its own, the copy
+/// ran out of TTL on a long route in the simulator, and was refused for ever.
 @Suite struct FloodCustodyTests {
     /// Always the same draw: the flood delay is `maxDelay × 0.5`.
     struct HalfRandom: MeshRandom {
@@ -50,13 +52,14 @@ import TransportLoopback
         // 1. Custody comes while R holds a flood copy and has no route to Z; then Y
         // announces Z and R sends the copy along that route.
         let first = MessageID.random()
-        try await peerX.send(RelayRulesTests.data(1, first, origin: o, destination: z, flags: Self.flood))
+        try await peerX.send(RelayRulesTests.data(1, first, origin: o, destination: z, ttl: 3, flags: Self.flood))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
-        try await peerX.send(RelayRulesTests.data(2, first, origin: o, destination: z, flags: DataFrame.sealedFlag))
+        try await peerX.send(RelayRulesTests.data(2, first, origin: o, destination: z, ttl: 30, flags: DataFrame.sealedFlag))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 2)  // a duplicate of the copy R holds
         try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: TestReceiptSigner(peer: z)))
         let handed = try await Self.nextData(first, &peerY)
         #expect(handed.flags & DataFrame.floodFlag == 0, "R holds X's custody: it hands the copy on as an ordinary one")
+        #expect(handed.ttl == 29, "with the TTL the custody came with, not what the flood left (2)")
         try await peerY.send(.ack(AckFrame(cumulative: handed.sequence)))
         try await eventually("R relayed it to Y") { await router.status(of: first)?.status == .relayed }
 
@@ -64,12 +67,12 @@ import TransportLoopback
         // it yet): once Y acknowledges it, R does not let it go but sends it again, as an
         // ordinary copy.
         let second = MessageID.random()
-        try await peerX.send(RelayRulesTests.data(3, second, origin: o, destination: z, flags: Self.flood))
+        try await peerX.send(RelayRulesTests.data(3, second, origin: o, destination: z, ttl: 3, flags: Self.flood))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 3)
         clock.advance(by: .seconds(6))
         let asFlood = try await Self.nextData(second, &peerY)
         #expect(asFlood.flags & DataFrame.floodFlag != 0)
-        try await peerX.send(RelayRulesTests.data(4, second, origin: o, destination: z, flags: DataFrame.sealedFlag))
+        try await peerX.send(RelayRulesTests.data(4, second, origin: o, destination: z, ttl: 30, flags: DataFrame.sealedFlag))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 4)
         try await peerY.send(.ack(AckFrame(cumulative: asFlood.sequence)))
         try await eventually("R keeps it queued") { await router.status(of: second)?.status == .queued }
@@ -85,6 +88,7 @@ import TransportLoopback
         let again = try await Self.nextData(second, &peerY)
         retry.cancel()
         #expect(again.flags & DataFrame.floodFlag == 0)
+        #expect(asFlood.ttl == 2 && again.ttl == 29, "the flood copy had what the flood left; the ordinary one has the custody's TTL")
         #expect(again.payload == asFlood.payload)
         try await peerY.send(.ack(AckFrame(cumulative: again.sequence)))
         try await eventually("R relayed it to Y") { await router.status(of: second)?.status == .relayed }

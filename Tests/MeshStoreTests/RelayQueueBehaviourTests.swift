@@ -67,4 +67,28 @@ struct RelayQueueBehaviourTests {
             await #expect(throws: MeshError.self) { try await queue.replacePayload(.random(), with: [0], flags: 1) }
         }
     }
+
+    /// A relayed flood copy that took a hop's custody goes on with the TTL that custody
+    /// came with (docs/PROTOCOL.md §A.9): the replacement sets it in the message and its
+    /// record; a replacement without a TTL keeps it.
+    @Test(arguments: QueueBackend.allCases)
+    func replacingThePayloadCanRaiseARelayedMessagesTTL(backend: QueueBackend) async throws {
+        try await backend.run { queue throws in
+            let flood = DataFrame.sealedFlag | DataFrame.floodFlag
+            let message = OutboundMessage(
+                id: .random(), destination: .random(), payload: [1, 2], flags: flood, origin: .random(), ttl: 2, previousHop: .random())
+            try await queue.enqueue(message)
+            try await queue.replacePayload(message.id, with: [1, 2], flags: flood | DataFrame.floodStartedLocalFlag, ttl: 29)
+            #expect(await queue.record(message.id)?.ttl == 29)
+            #expect(try #require(await queue.claim(message.id)).ttl == 29)
+            await queue.update(message.id, to: .queued, transport: nil, reason: "retry")
+            try await queue.replacePayload(message.id, with: [3], flags: flood)
+            #expect(try #require(await queue.claim(message.id)).ttl == 29)
+            // This node's own message keeps no TTL in its record.
+            let own = OutboundMessage(id: .random(), destination: .random(), payload: [1], flags: 1, contentDigest: [7])
+            try await queue.enqueue(own)
+            try await queue.replacePayload(own.id, with: [2], flags: 1, ttl: 9)
+            #expect(await queue.record(own.id)?.ttl == nil)
+        }
+    }
 }

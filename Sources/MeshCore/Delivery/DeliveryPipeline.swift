@@ -289,8 +289,19 @@ final class DeliveryPipeline: Sendable {
     private func keepFloodCopy(_ message: OutboundMessage) async throws -> OutboundMessage {
         var kept = message
         kept.flags |= DataFrame.floodStartedLocalFlag
-        try await queue.replacePayload(message.id, with: message.payload, flags: kept.flags)
+        kept.ttl = custodyTTL(of: message)
+        try await queue.replacePayload(message.id, with: message.payload, flags: kept.flags, ttl: kept.ttl)
         return kept
+    }
+
+    /// The TTL a relayed flood copy goes on with by route once it carries a hop's
+    /// custody: what that custody came with (the ordinary copy's TTL − 1), where that
+    /// is more than the flood left it (docs/PROTOCOL.md §A.9). A flood's TTL counts
+    /// flood hops; sent on as an ordinary copy with what is left of it, the copy could
+    /// run out of TTL on its route, and every next hop would refuse it for ever.
+    func custodyTTL(of message: OutboundMessage) -> UInt8? {
+        guard let custody = flood.takeCustodyTTL(message.id) else { return message.ttl }
+        return max(custody, message.ttl ?? 0)
     }
 
     /// Seals an unsealed message of this node's once, so a relay may carry it (relays

@@ -42,11 +42,13 @@ public protocol OutboundQueue: Sendable {
     /// The record of a message, while the queue remembers it.
     func record(_ id: MessageID) async -> OutboundRecord?
     /// Replaces the bytes and flags of a message that is queued or claimed (the
-    /// sender sealed it once to hand it to a relay). Its digest, ID and status do not
+    /// sender sealed it once to hand it to a relay), and its TTL when `ttl` is not nil
+    /// (a relay's flood copy that took a hop's custody goes on with the TTL the
+    /// ordinary copy brought, docs/PROTOCOL.md §A.9). Its digest, ID and status do not
     /// change.
     /// - Throws: `.unknownMessage` when it is no longer queued or claimed, or the
     ///   queue's storage error; the message then goes out as it was, or not at all.
-    func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws
+    func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16, ttl: UInt8?) async throws
     /// Throws what ``enqueue(_:)`` would throw for lack of room (`.storeFull`) if a
     /// message of `bytes` bytes to `destination` were queued now: lets a caller refuse a
     /// large payload before reading it. A queue without bounds (the in-memory one) has
@@ -60,6 +62,12 @@ public protocol OutboundQueue: Sendable {
 }
 
 extension OutboundQueue {
+    /// Replaces the bytes and flags of a message that is queued or claimed, keeping its
+    /// TTL: ``replacePayload(_:with:flags:ttl:)`` with no new TTL.
+    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws {
+        try await replacePayload(id, with: payload, flags: flags, ttl: nil)
+    }
+
     /// A queue without bounds: always room.
     public func checkRoom(for destination: PeerID, bytes: Int) async throws {}
 
@@ -205,7 +213,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         state.withLock { $0.records[id] }
     }
 
-    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws {
+    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16, ttl: UInt8?) async throws {
         try state.withLock { state in
             guard state.messages[id] != nil, state.records[id]?.status == .queued else {
                 throw MeshError(.unknownMessage, "message \(id.hex) is not waiting in the outbox any more; its payload was not replaced")
@@ -214,6 +222,10 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             state.messages[id]?.message.flags = flags
             state.records[id]?.bytes = payload.count
             state.records[id]?.flags = flags
+            if let ttl {
+                state.messages[id]?.message.ttl = ttl
+                if state.records[id]?.previousHop != nil { state.records[id]?.ttl = ttl }
+            }
         }
     }
 

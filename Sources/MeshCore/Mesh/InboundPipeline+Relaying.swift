@@ -38,7 +38,7 @@ extension InboundPipeline {
             // carries this hop's custody and will not be released unsent.
             if record.status.isFinal {
                 known = nil
-            } else if record.flags & DataFrame.floodStartedLocalFlag == 0, !delivery.flood.noteCustody(frame.messageID) {
+            } else if record.flags & DataFrame.floodStartedLocalFlag == 0, !delivery.flood.noteCustody(frame.messageID, ttl: frame.ttl - 1) {
                 // The flood copy is being let go this moment: refused, so its sender
                 // keeps custody and offers it again, when this node takes it back.
                 return refuseRelay("floodReleasing", frame, session, "its flood copy here is being released")

@@ -30,6 +30,7 @@ extension MeshSimulation {
                 guard let held = await node.queue.record(message.id) else { continue }
                 var text = describe(node, held)
                 if held.status == .queued {
+                    text += " TTL \(held.ttl.map { "\($0)" } ?? "-")\(held.flags & DataFrame.floodFlag != 0 ? " flood copy" : "")"
                     // Where the holder would send it now: its route at the end of the run.
                     let route = await node.router?.routes().first { $0.destination == destination }
                     text += route.map { " [route: \(names[$0.nextHop.short] ?? "?"), \($0.hops) hops, sequence \($0.sequence ?? 0)]" } ?? " [no route]"

@@ -107,6 +107,14 @@ public final class WireTally: Sendable {
         public var byHops = Array(repeating: 0, count: 16)
     }
 
+    /// ROUTE REQUEST frames that crossed a link, per phase, by target (32 bytes).
+    private let requestCensus = Mutex([Int: [[UInt8]: Int]]())
+
+    /// ROUTE REQUEST frames that crossed a link in `phase`, by target peer ID bytes.
+    public func requestsByTarget(phase: Int) -> [[UInt8]: Int] {
+        requestCensus.withLock { $0[phase] ?? [:] }
+    }
+
     private struct AnnouncedSequence: Hashable {
         var origin: [UInt8]
         var sequence: UInt64
@@ -156,6 +164,11 @@ public final class WireTally: Sendable {
                 census.firstSent[key] = count
                 return (first, count.phase == census.phase)
             }
+        }
+        if routing == .request, packet.first == 0xC0, packet.count >= 37, packet[2] == Frame.Kind.routeRequest.rawValue {
+            let target = Array(packet[5..<37])
+            let phase = self.census.withLock { $0.phase }
+            requestCensus.withLock { $0[phase, default: [:]][target, default: 0] += 1 }
         }
         counts.withLock { counts in
             if let census {

@@ -134,7 +134,8 @@ extension DeliveryPipeline {
             // Its own copies coming back are duplicates from now on.
             _ = try? await flood.seen.insert(id)
             do {
-                try await queue.replacePayload(id, with: out.payload, flags: out.flags | DataFrame.floodStartedLocalFlag)
+                try await queue.replacePayload(
+                    id, with: out.payload, flags: out.flags | DataFrame.floodStartedLocalFlag, ttl: message.isRelayed ? custodyTTL(of: message) : nil)
             } catch {
                 logger.debug("flooded message \(id.hex) could not be marked as flooded: \(error)")
             }

@@ -30,6 +30,9 @@ final class FloodControl: Sendable {
         /// message was acknowledged as a duplicate of them): never released without
         /// being handed on.
         var custody = Set<MessageID>()
+        /// The TTL each hop's custody came with (the ordinary copy's TTL − 1), until
+        /// the flood copy carrying it is kept (``takeCustodyTTL(_:)``).
+        var custodyTTLs: [MessageID: UInt8] = [:]
         /// Flood copies being released (handed on by the flood rules, without custody):
         /// a custody offer for one of them now is refused, and made again once the
         /// release is recorded.
@@ -144,16 +147,27 @@ final class FloodControl: Sendable {
         }
     }
 
-    /// Notes that this node's flood copy of `id` now carries a hop's custody.
+    /// Notes that this node's flood copy of `id` now carries a hop's custody, which
+    /// came with an ordinary copy that goes on with `ttl` (its TTL − 1).
     /// - Returns: false when that copy is being released right now (its flood relay
     ///   let go of it; ``beginRelease(_:)``), or too many are tracked: the offered copy
     ///   is then refused, so its sender keeps it and offers it again.
-    func noteCustody(_ id: MessageID) -> Bool {
+    func noteCustody(_ id: MessageID, ttl: UInt8) -> Bool {
         state.withLock { state in
-            guard !state.releasing.contains(id), state.custody.count < Self.maxTracked * 16 else { return false }
+            guard !state.releasing.contains(id), state.custody.count < Self.maxTracked * 16,
+                  state.custodyTTLs.count < Self.maxTracked * 16 else { return false }
             state.custody.insert(id)
+            state.custodyTTLs[id] = max(ttl, state.custodyTTLs[id] ?? 0)
             return true
         }
+    }
+
+    /// Takes the TTL that a hop's custody of `id` came with (nil when none came, or it
+    /// was taken already): the flood copy now kept goes on by route as an ordinary copy
+    /// with at least this TTL, not with what is left of the flood's (docs/PROTOCOL.md
+    /// §A.9, "An ordinary copy meeting a flood copy").
+    func takeCustodyTTL(_ id: MessageID) -> UInt8? {
+        state.withLock { $0.custodyTTLs.removeValue(forKey: id) }
     }
 
     /// Takes the custody note of `id`: true when its flood copy carries a hop's custody

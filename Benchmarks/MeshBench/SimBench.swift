@@ -40,8 +40,8 @@ enum SimBench {
           --no-ihave-to-mesh
                         IHAVE only outside the mesh (gossipsub's rule), else to mesh peers too
           --converge S  the longest wait for routes to converge (99.5 % known, then settled:
-                        their number and Σ hops each moved ≤ 0.1 % in 10 s), virtual seconds
-                        (default 600)
+                        in two looks in a row, 10 s apart, ≤ 0.1 % of the routes appeared,
+                        went, or changed next hop or hops), virtual seconds (default 600)
           --settle S    the longest wait for undelivered messages after the steady
                         phase and at the end, virtual seconds (default 300); the scenario
                         is the same, a run that keeps
@@ -289,7 +289,8 @@ enum SimBench {
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths; settled after \(report.settled): \(report.settledKnown) known, "
                 + "stretch \(fmt(report.settledStretch)), \(report.settledStretched) routes longer than the shortest path, "
-                + "\(report.settledShortcuts) of them 2+ hops longer than a neighbour's of the same sequence")
+                + "\(report.settledShortcuts) of them 2+ hops longer than a neighbour's of the same sequence; "
+                + "\(report.settledChanges) routes changed in the 10 s before; quiet mark (Σ hops within 0.1 % in 10 s, the settled mark until 2026-11-28) after \(report.quiet ?? report.settled)")
         print(
             "traffic: \(report.sent) messages between random pairs (a sample of the \(n * (n - 1)) pairs; messenger mix of payload sizes, "
                 + "\(report.payloadBytes) bytes in all, mean \(report.sent == 0 ? 0 : report.payloadBytes / report.sent) B), "
@@ -313,7 +314,8 @@ enum SimBench {
         let sinceKnownControl = fmt(report.sinceKnownControlPercent)
         print(
             "\(n) nodes: control \(control) % (announcement bytes / all bytes on links, whole run; "
-                + "after convergence (routes settled; steady, partition, churn) \(runningControl) %; from the 99.5 % mark \(sinceKnownControl) %; "
+                + "after convergence (routes settled; steady, partition, churn) \(runningControl) %; from the quiet mark \(fmt(report.sinceQuietControlPercent)) %; "
+                + "from the 99.5 % mark \(sinceKnownControl) %; "
                 + "steady phase \(steadyControl) %; "
                 + "announcements \(fmt(announcePerLink)) bit/s per link direction = \(fmt(capacityShare)) % of the \(configuration.linkBitrate / 1000) kbit/s links)")
         print(
@@ -340,7 +342,8 @@ enum SimBench {
 
     /// Each phase's routing share, split by routing frame.
     static func phases(_ report: SimulationReport) -> [String] {
-        [("whole run", report.wire), ("from the 99.5 % mark", report.sinceKnownWire), ("after convergence", report.runningWire), ("steady", report.steadyWire),
+        [("whole run", report.wire), ("from the 99.5 % mark", report.sinceKnownWire), ("from the quiet mark", report.sinceQuietWire),
+                ("after convergence", report.runningWire), ("steady", report.steadyWire),
                 ("partition", report.partitionWire), ("churn", report.churnWire)].map { name, wire in
             let total = max(1, wire.totalBytes)
             let split = WireTally.RoutingFrame.allCases.map { "\($0) \(fmt(Double(wire.routing($0)) * 100 / Double(total)))" }

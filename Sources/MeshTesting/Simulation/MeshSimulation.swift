@@ -169,6 +169,7 @@ public final class MeshSimulation: Sendable {
         }
         report.wire = tally.snapshot
         report.runningWire = report.wire.since(convergedWire)
+        report.sinceQuietWire = report.wire.since(report.quietWire ?? convergedWire)
         report.sinceKnownWire = report.wire.since(knownWire)
         report.churnWire = report.wire.since(churnStart)
         for (phase, name) in [(1, "steady"), (2, "partition"), (3, "churn")] {
@@ -232,10 +233,13 @@ public final class MeshSimulation: Sendable {
 
     /// Waits (virtual time) until the routers know 99.5 % of the routes between them
     /// (the *known* mark) and then, with ``SimulationConfiguration/waitForSettledRoutes``,
-    /// until their routes stop changing (the *settled* mark: between two looks 10 s
-    /// apart, the routes known and their Σ hops each moved by at most 0.1 %); records
-    /// both, with how close to the shortest paths the routes are. Returns the wire
-    /// tally at the known mark.
+    /// until their routes stop changing (the *settled* mark: in two looks in a row,
+    /// 10 s apart, at most 0.1 % of the possible routes appeared, went, or changed next
+    /// hop or hops); records both, with how close to the shortest paths the routes
+    /// are, and the *quiet* mark (the settled mark until 2026-11-28: between two looks
+    /// the routes known and their Σ hops each moved by at most 0.1 %, which a wave of
+    /// routes each shortened by a hop passes unseen). Returns the wire tally at the
+    /// known mark.
     func converge(hops: [[Int]], into report: inout SimulationReport) async -> WireTally.Snapshot {
         let index = Dictionary(uniqueKeysWithValues: nodes.map { ($0.peerID, $0.index) })
         let possible = nodes.count * (nodes.count - 1)
@@ -243,10 +247,14 @@ public final class MeshSimulation: Sendable {
         let started = clock.now
         var knownWire: WireTally.Snapshot?
         var last: (known: Int, hops: Int)?
+        // Each node's route to each target: next hop << 8 | hops, −1 for none.
+        var lastRoutes: [Int32]?
+        var calmLooks = 0
         while true {
             var known = 0
             var routeHops = 0
             var shortest = 0
+            var routes = [Int32](repeating: -1, count: nodes.count * nodes.count)
             for node in nodes {
                 guard let router = node.router else { continue }
                 for route in await router.routes() {
@@ -254,22 +262,31 @@ public final class MeshSimulation: Sendable {
                     known += 1
                     routeHops += route.hops
                     shortest += hops[node.index][target]
+                    routes[node.index * nodes.count + target] = Int32((index[route.nextHop] ?? nodes.count) << 8 | min(route.hops, 255))
                 }
             }
+            let changed = lastRoutes.map { zip($0, routes).reduce(0) { $0 + ($1.0 != $1.1 ? 1 : 0) } }
+            lastRoutes = routes
             let stretch = shortest == 0 ? .nan : Double(routeHops) / Double(shortest)
             let elapsed = clock.now - started
             let limit = elapsed >= configuration.convergenceLimit
-            progress("routes: \(known) of \(possible), Σ hops \(routeHops), after \(elapsed) (virtual)")
+            progress("routes: \(known) of \(possible), Σ hops \(routeHops), \(changed.map { "\($0)" } ?? "-") changed, after \(elapsed) (virtual)")
             // 99.5 %: with loss, a few routes age out and come back at any time.
             if knownWire == nil, known * 1000 >= possible * 995 || limit {
                 (report.routesKnown, report.routeStretch, report.convergence) = (known, stretch, elapsed)
                 knownWire = tally.snapshot
             }
+            calmLooks = changed.map { $0 * 1000 <= possible } == true ? calmLooks + 1 : 0
             if let knownWire {
-                let settled = last.map { abs(known - $0.known) * 1000 <= possible && abs(routeHops - $0.hops) * 1000 <= $0.hops } ?? false
-                if settled || limit || !configuration.waitForSettledRoutes {
+                let quiet = last.map { abs(known - $0.known) * 1000 <= possible && abs(routeHops - $0.hops) * 1000 <= $0.hops } ?? false
+                if quiet, report.quiet == nil { (report.quiet, report.quietWire) = (elapsed, tally.snapshot) }
+                if calmLooks >= 2 || limit || !configuration.waitForSettledRoutes {
                     (report.settledKnown, report.settledStretch, report.settled) = (known, stretch, elapsed)
-                    (report.settledStretched, report.settledShortcuts) = await stretchedRoutes(hops: hops, index: index)
+                    report.settledChanges = changed ?? 0
+                    if report.quiet == nil { (report.quiet, report.quietWire) = (elapsed, tally.snapshot) }
+                    let missing: String
+                    (report.settledStretched, report.settledShortcuts, missing) = await stretchedRoutes(hops: hops, index: index)
+                    report.busiestSequences.append(missing)
                     return knownWire
                 }
             }
@@ -283,7 +300,7 @@ public final class MeshSimulation: Sendable {
     /// through the node (through that neighbour the route would be shorter: the node
     /// lost its shorter announcement, or took it too late for its feasibility
     /// distance).
-    private func stretchedRoutes(hops: [[Int]], index: [PeerID: Int]) async -> (stretched: Int, shortcuts: Int) {
+    private func stretchedRoutes(hops: [[Int]], index: [PeerID: Int]) async -> (stretched: Int, shortcuts: Int, missing: String) {
         var tables: [[Int: RouteSnapshot]] = Array(repeating: [:], count: nodes.count)
         for node in nodes {
             guard let router = node.router else { continue }
@@ -303,7 +320,7 @@ public final class MeshSimulation: Sendable {
                 if shorter { shortcuts += 1 }
             }
         }
-        return (stretched, shortcuts)
+        return (stretched, shortcuts, missingRoutes(tables, index: index))
     }
 
     // MARK: Disturbances

@@ -19,11 +19,19 @@ public struct SimulationReport: Sendable {
     public var routesKnown = 0, routesPossible = 0
     /// Σ route hops / Σ shortest-path hops over the routes known at convergence.
     public var routeStretch = 0.0
-    /// Virtual time until the routes settled after the 99.5 % mark (their number and
-    /// Σ hops each moved by at most 0.1 % in 10 s; the same as ``convergence`` when
-    /// the run does not wait for that, or at the limit): where the steady phase
-    /// starts.
+    /// Virtual time until the routes settled after the 99.5 % mark (in two looks in a
+    /// row, 10 s apart, at most 0.1 % of the possible routes appeared, went, or
+    /// changed next hop or hops; the same as ``convergence`` when the run does not
+    /// wait for that, or at the limit): where the steady phase starts.
     public var settled: Duration = .zero
+    /// Routes that changed in the last 10 s before the settled mark.
+    public var settledChanges = 0
+    /// Virtual time of the *quiet* mark, the settled mark until 2026-11-28: the first
+    /// look after the 99.5 % mark at which the routes known and their Σ hops had each
+    /// moved by at most 0.1 % in 10 s (nil until reached).
+    public var quiet: Duration?
+    /// The wire tally at the quiet mark.
+    public var quietWire: WireTally.Snapshot?
     /// Routes known, and their stretch (as ``routeStretch``), once settled.
     public var settledKnown = 0, settledStretch = 0.0
     /// Routes longer than the shortest path once settled, and of those the ones for
@@ -51,6 +59,10 @@ public struct SimulationReport: Sendable {
     /// to the end of the run: the steady phase, the partition, the churn and the waits
     /// after them (the mesh running, without its one-time table building).
     public var runningWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
+    /// What was written on links from the quiet mark to the end of the run: as
+    /// ``runningWire`` with the routes' last improvements that the quiet mark missed
+    /// (the figure "after convergence" meant until 2026-11-28).
+    public var sinceQuietWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
     /// What was written on links from the 99.5 % mark to the end of the run: as
     /// ``runningWire`` with the wait for the routes to settle (the tail of the table
     /// building: routes improved, same sequences).
@@ -105,6 +117,9 @@ public struct SimulationReport: Sendable {
 
     /// Announcement bytes over all bytes once routes had converged, in percent.
     public var runningControlPercent: Double { Self.percent(runningWire.bytes(.announce), of: runningWire.totalBytes) }
+
+    /// Announcement bytes over all bytes from the quiet mark to the end, in percent.
+    public var sinceQuietControlPercent: Double { Self.percent(sinceQuietWire.bytes(.announce), of: sinceQuietWire.totalBytes) }
 
     /// Announcement bytes over all bytes from the 99.5 % mark to the end, in percent.
     public var sinceKnownControlPercent: Double { Self.percent(sinceKnownWire.bytes(.announce), of: sinceKnownWire.totalBytes) }

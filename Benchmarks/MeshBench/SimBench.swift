@@ -40,8 +40,9 @@ enum SimBench {
           --no-ihave-to-mesh
                         IHAVE only outside the mesh (gossipsub's rule), else to mesh peers too
           --converge S  the longest wait for routes to converge (99.5 % known, then settled:
-                        in two looks in a row, 10 s apart, ≤ 0.1 % of the routes appeared,
-                        went, or changed next hop or hops), virtual seconds (default 600)
+                        in every look, 10 s apart, over a route summary interval and 10 s
+                        more, ≤ 0.1 % of the routes appeared, went, or changed next hop or
+                        hops), virtual seconds (default 600)
           --settle S    the longest wait for undelivered messages after the steady
                         phase and at the end, virtual seconds (default 300); the scenario
                         is the same, a run that keeps
@@ -290,7 +291,7 @@ enum SimBench {
                 + "stretch \(fmt(report.routeStretch)) x the shortest paths; settled after \(report.settled): \(report.settledKnown) known, "
                 + "stretch \(fmt(report.settledStretch)), \(report.settledStretched) routes longer than the shortest path, "
                 + "\(report.settledShortcuts) of them 2+ hops longer than a neighbour's of the same sequence; "
-                + "\(report.settledChanges) routes changed in the 10 s before; quiet mark (Σ hops within 0.1 % in 10 s, the settled mark until 2026-11-28) after \(report.quiet ?? report.settled)")
+                + "\(report.settledChanges) routes changed in the last 10 s; quiet mark (Σ hops within 0.1 % in 10 s, the settled mark until 2026-11-28) after \(report.quiet ?? report.settled)")
         print(
             "traffic: \(report.sent) messages between random pairs (a sample of the \(n * (n - 1)) pairs; messenger mix of payload sizes, "
                 + "\(report.payloadBytes) bytes in all, mean \(report.sent == 0 ? 0 : report.payloadBytes / report.sent) B), "

@@ -1,11 +1,12 @@
 import MeshCore
+import Synchronization
 
 extension MeshSimulation {
     /// Explains the routes missing at the settled mark (a diagnostic line of the
     /// report): how many, to how many origins, and for the origins most often missing
     /// how many nodes lack one, how many of those have a neighbour whose route does
     /// not go through them, and the fewest hops such a route would have from them.
-    func missingRoutes(_ tables: [[Int: RouteSnapshot]], index: [PeerID: Int]) -> String {
+    func missingRoutes(_ tables: [[Int: RouteSnapshot]], index: [PeerID: Int]) async -> String {
         var lacking: [Int: [Int]] = [:]
         for node in nodes.indices where nodes[node].router != nil {
             for target in nodes.indices where target != node && tables[node][target] == nil {
@@ -14,6 +15,7 @@ extension MeshSimulation {
         }
         let total = lacking.values.reduce(0) { $0 + $1.count }
         var text = "settled mark: \(total) routes missing, to \(lacking.count) origins"
+        var details = 0
         for (target, without) in lacking.sorted(by: { $0.value.count > $1.value.count }).prefix(5) {
             var helped = 0
             var fewest = Int.max
@@ -29,7 +31,31 @@ extension MeshSimulation {
             }
             text += "; n\(target): \(without.count) lack it, \(helped) with a neighbour's route"
             if fewest != .max { text += " (fewest \(fewest) hops)" }
+            if details < 2, let node = without.first {
+                details += 1
+                let names = Dictionary(nodes.map { ($0.peerID.short, "n\($0.index)") }, uniquingKeysWith: { first, _ in first })
+                text += " [at n\(node):\(await withoutRoute(at: node, to: target, names: names) { _ in "" })]"
+            }
         }
         return text
+    }
+
+    /// The route request counters of every router, summed (retired routers' included):
+    /// taken at the phase marks to split them by phase.
+    func requestCounters() async -> [String: Int] {
+        var total: [String: Int] = [:]
+        for node in nodes {
+            if let router = node.router { total.merge(await router.stats().routeRequests, uniquingKeysWith: +) }
+            total.merge(node.retiredStats.withLock { $0.routeRequests }, uniquingKeysWith: +)
+        }
+        return total
+    }
+
+    /// `now − before`, counter by counter, as `name value` pairs in name order.
+    static func counterLine(_ now: [String: Int], since before: [String: Int]) -> String {
+        now.keys.sorted().compactMap { key in
+            let value = now[key, default: 0] - before[key, default: 0]
+            return value == 0 ? nil : "\(key) \(value)"
+        }.joined(separator: ", ")
     }
 }

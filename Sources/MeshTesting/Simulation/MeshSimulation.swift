@@ -104,6 +104,7 @@ public final class MeshSimulation: Sendable {
         progress("steady phase: \(steadyCount) messages")
         tally.beginPhase()
         let steadyStart = tally.snapshot
+        var requestMarks = [await requestCounters()]
         let steady = await sendRandom(steadyCount, hops: hops, from: nil)
         _ = await waitUntilDelivered(steady, limit: configuration.settleLimit)
         try? await clock.sleep(for: .seconds(10))  // trailing hop retries and acks
@@ -119,6 +120,7 @@ public final class MeshSimulation: Sendable {
         // Partition: a disc of nodes cut off from the rest, messages sent meanwhile.
         tally.beginPhase()
         let partitionStart = tally.snapshot
+        requestMarks.append(await requestCounters())
         let region = pickRegion()
         report.partitioned = region.count
         let cut = graph.edges.filter { region.contains($0.0) != region.contains($0.1) }
@@ -134,6 +136,7 @@ public final class MeshSimulation: Sendable {
         // they come back.
         tally.beginPhase()
         let churnStart = tally.snapshot
+        requestMarks.append(await requestCounters())
         report.partitionWire = churnStart.since(partitionStart)
         let churned = pickChurned()
         report.churned = churned.count
@@ -181,7 +184,9 @@ public final class MeshSimulation: Sendable {
             }
         }
         let partitionedIDs = Set(region.map { nodes[$0].peerID.bytes }), churnedIDs = Set(churned.map { nodes[$0].peerID.bytes })
+        requestMarks.append(await requestCounters())
         for (phase, name) in [(1, "steady"), (2, "partition"), (3, "churn")] {
+            report.busiestSequences.append("\(name) request counters: \(Self.counterLine(requestMarks[phase], since: requestMarks[phase - 1]))")
             let byTarget = tally.requestsByTarget(phase: phase)
             let cut = byTarget.filter { partitionedIDs.contains($0.key) }.values.reduce(0, +)
             let down = byTarget.filter { churnedIDs.contains($0.key) }.values.reduce(0, +)
@@ -233,9 +238,10 @@ public final class MeshSimulation: Sendable {
 
     /// Waits (virtual time) until the routers know 99.5 % of the routes between them
     /// (the *known* mark) and then, with ``SimulationConfiguration/waitForSettledRoutes``,
-    /// until their routes stop changing (the *settled* mark: in two looks in a row,
-    /// 10 s apart, at most 0.1 % of the possible routes appeared, went, or changed next
-    /// hop or hops); records both, with how close to the shortest paths the routes
+    /// until their routes stop changing (the *settled* mark: in every look, 10 s apart,
+    /// over one route summary interval and 10 s more (seven looks at the default
+    /// 60 s; at least two), at most 0.1 % of the possible routes appeared, went, or
+    /// changed next hop or hops); records both, with how close to the shortest paths the routes
     /// are, and the *quiet* mark (the settled mark until 2026-11-28: between two looks
     /// the routes known and their Σ hops each moved by at most 0.1 %, which a wave of
     /// routes each shortened by a hop passes unseen). Returns the wire tally at the
@@ -250,6 +256,10 @@ public final class MeshSimulation: Sendable {
         // Each node's route to each target: next hop << 8 | hops, −1 for none.
         var lastRoutes: [Int32]?
         var calmLooks = 0
+        // Repairs come in rounds, one route summary interval apart: the calm must span
+        // one, or a lull between two rounds passes for the end.
+        let summaryInterval = routerConfiguration.routing.summaryInterval
+        let calmNeeded = max(2, Int((summaryInterval / .seconds(10)).rounded(.up)) + 1)
         while true {
             var known = 0
             var routeHops = 0
@@ -280,7 +290,7 @@ public final class MeshSimulation: Sendable {
             if let knownWire {
                 let quiet = last.map { abs(known - $0.known) * 1000 <= possible && abs(routeHops - $0.hops) * 1000 <= $0.hops } ?? false
                 if quiet, report.quiet == nil { (report.quiet, report.quietWire) = (elapsed, tally.snapshot) }
-                if calmLooks >= 2 || limit || !configuration.waitForSettledRoutes {
+                if calmLooks >= calmNeeded || limit || !configuration.waitForSettledRoutes {
                     (report.settledKnown, report.settledStretch, report.settled) = (known, stretch, elapsed)
                     report.settledChanges = changed ?? 0
                     if report.quiet == nil { (report.quiet, report.quietWire) = (elapsed, tally.snapshot) }
@@ -320,7 +330,7 @@ public final class MeshSimulation: Sendable {
                 if shorter { shortcuts += 1 }
             }
         }
-        return (stretched, shortcuts, missingRoutes(tables, index: index))
+        return (stretched, shortcuts, await missingRoutes(tables, index: index))
     }
 
     // MARK: Disturbances

@@ -19,9 +19,9 @@ public struct SimulationReport: Sendable {
     public var routesKnown = 0, routesPossible = 0
     /// Σ route hops / Σ shortest-path hops over the routes known at convergence.
     public var routeStretch = 0.0
-    /// Virtual time until the routes settled after the 99.5 % mark (in two looks in a
-    /// row, 10 s apart, at most 0.1 % of the possible routes appeared, went, or
-    /// changed next hop or hops; the same as ``convergence`` when the run does not
+    /// Virtual time until the routes settled after the 99.5 % mark (in every look,
+    /// 10 s apart, over a route summary interval and 10 s more, at most 0.1 % of the
+    /// possible routes appeared, went, or changed next hop or hops; the same as ``convergence`` when the run does not
     /// wait for that, or at the limit): where the steady phase starts.
     public var settled: Duration = .zero
     /// Routes that changed in the last 10 s before the settled mark.

@@ -4,18 +4,20 @@ import Synchronization
 import Testing
 
 /// Hop counts (docs/PROTOCOL.md §A.5, "Route summaries", *Hop counts*): a neighbour
-/// whose summary matches gets the hops of every route, once per link, one byte per
+/// whose summary matches gets the hops of every route, twice per neighbour, one byte per
 /// origin in ascending order; a node that gets them sends back each of its routes that,
 /// one hop further, is shorter than the neighbour's. Summaries compare sequences only,
 /// so without this a route stretched at the sequence the mesh holds stays so until its
 /// origin's next sequence.
 @Suite struct RouteHopsTests {
     /// Z announces six origins to R at 2 hops. X's matching digest gets R's hop counts
-    /// (0 for R, 2 for each origin, in ascending order of origin); the next matching
-    /// digest gets none. X's hop counts, claiming 5 hops to the first origin, 3 to the
-    /// second (what R's route gives: nothing to offer) and none to the third, get R's
-    /// 3-hop routes to the first and third; hop counts of a table that lacks an origin
-    /// get nothing. With `hopCounts` off, neither.
+    /// (0 for R, 2 for each origin, in ascending order of origin); so does the next
+    /// matching digest, and the third gets none. X's hop counts, claiming 5 hops to the
+    /// first origin, 3 to the second (what R's route gives: nothing to offer) and none
+    /// to the third, get R's 3-hop routes to the first and third, twice (the second
+    /// time they come on the link; a lost offer is made again), and not a third time;
+    /// hop counts of a table that lacks an origin get nothing. With `hopCounts` off,
+    /// neither.
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func aMatchingSummaryGetsHopCountsAndHopCountsGetShorterRoutes(on: Bool) async throws {
         let clock = ManualClock()
@@ -36,9 +38,11 @@ import Testing
         try await x.sync(20)
         try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
         try await x.sync(30)
+        try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
+        try await x.sync(35)
         let expected = RouteHopsFrame(digest: digest, hops: pairs.map { $0.origin == r ? 0 : 2 })
-        #expect(x.seen.hops.withLock { $0 } == (on ? [expected] : []))
-        #expect(await router.stats().routeSummaries["matched"] == 2)
+        #expect(x.seen.hops.withLock { $0 } == (on ? [expected, expected] : []))
+        #expect(await router.stats().routeSummaries["matched"] == 3)
 
         let announced = x.seen.announces.withLock(\.count)
         var theirs = pairs.map { $0.origin == r ? UInt8(1) : 3 }
@@ -51,11 +55,15 @@ import Testing
         #expect(offered.map(\.origin).sorted() == (on ? [origins[0], origins[2]].sorted() : []))
         #expect(offered.allSatisfy { $0.hops == 3 && $0.sequence == 10 })
 
-        // The same hop counts again on this link: nothing (a neighbour repeating them
-        // cannot have R send its routes again and again).
+        // The same hop counts again on this link: the same offers once more (the first
+        // may have been lost), then nothing (a neighbour repeating them cannot have R
+        // send its routes again and again).
+        try await x.send(.routeHops(RouteHopsFrame(digest: digest, hops: theirs)))
+        try await x.sync(45)
+        #expect(x.seen.announces.withLock(\.count) == announced + 2 * offered.count)
         try await x.send(.routeHops(RouteHopsFrame(digest: digest, hops: theirs)))
         try await x.sync(50)
-        #expect(x.seen.announces.withLock(\.count) == announced + offered.count)
+        #expect(x.seen.announces.withLock(\.count) == announced + 2 * offered.count)
         // On another link (Y), hop counts of another table (one origin less): nothing.
         let y = try await AnnounceRelayingTests.Neighbour(address: "Y", network: setup.network)
         defer { Task { await y.stop() } }
@@ -68,15 +76,15 @@ import Testing
         try await y.sync(70)
         #expect(y.seen.announces.withLock(\.count) == toY)
         let stats = await router.stats().routeSummaries
-        #expect(stats["hopShortcuts"] == (on ? 2 : nil))
+        #expect(stats["hopShortcuts"] == (on ? 4 : nil))
         #expect(stats["hopsRepeated"] == (on ? 1 : nil))
         #expect(stats["hopsStale"] == (on ? 1 : nil))
     }
 
-    /// Once per neighbour while the node runs: not before its link is up, not again on
-    /// the same link, nor on a link that comes back (its routes were compared). A
-    /// neighbour's are taken once per link.
-    @Test func hopCountsGoToEachNeighbourOnce() {
+    /// Twice per neighbour while the node runs: not before its link is up, not a third
+    /// time on the same link, nor on a link that comes back (its routes were compared
+    /// twice). A neighbour's are taken twice per link.
+    @Test func hopCountsGoToEachNeighbourTwice() {
         var timers = SummaryTimers()
         let (a, b) = (PeerID.random(), PeerID.random())
         var answers: [Bool] = []
@@ -84,17 +92,24 @@ import Testing
         timers.linked(a, due: .now)
         answers.append(timers.shareHops(with: a))
         answers.append(timers.shareHops(with: a))
+        answers.append(timers.shareHops(with: a))
         timers.lost(a)
         timers.linked(a, due: .now)
         answers.append(timers.shareHops(with: a))  // a link back
         timers.linked(b, due: .now)
         answers.append(timers.shareHops(with: b))
-        #expect(answers == [false, true, false, false, true])
-        var taken = [timers.takeHops(from: a), timers.takeHops(from: a)]
+        #expect(answers == [false, true, true, false, false, true])
+        var taken = [timers.takeHops(from: a), timers.takeHops(from: a), timers.takeHops(from: a)]
         timers.lost(a)
         taken.append(timers.takeHops(from: a))
         timers.linked(a, due: .now)
         taken.append(timers.takeHops(from: a))
-        #expect(taken == [true, false, false, true])
+        #expect(taken == [true, true, false, false, true])
+        // A neighbour of a table kept across a restart gets none.
+        let c = PeerID.random()
+        timers.linked(c, due: .now)
+        timers.hopsNotNeeded(by: c)
+        let sharedWithC = timers.shareHops(with: c)
+        #expect(!sharedWithC)
     }
 }

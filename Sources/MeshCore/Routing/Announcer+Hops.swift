@@ -3,14 +3,14 @@ import Synchronization
 /// Route hops frames (docs/PROTOCOL.md §A.5, "Route summaries", *Hop counts*): route
 /// summaries compare sequences, not hop counts, so a route stretched at the sequence
 /// the mesh holds (its shorter copy lost on the way, or sent before a shorter link came
-/// up) looks the same as a short one to every summary. Once per neighbour, when a
+/// up) looks the same as a short one to every summary. Twice per neighbour, when a
 /// neighbour's summary matches this node's table, this node sends it the hops of each
 /// of its routes, one byte per origin in ascending order (the tables hold the same
 /// origins, so none needs naming); the neighbour sends back its route wherever that is
 /// shorter, and the route moves, and the nodes behind it learn it as any shorter route.
 extension Announcer {
     /// `session`'s neighbour sent a summary that matches this node's table: it gets this
-    /// node's hop counts, once per neighbour (``SummaryTimers/shareHops(with:)``).
+    /// node's hop counts, at the first two such summaries (``SummaryTimers/shareHops(with:)``).
     func matched(from session: LinkSession) {
         count("matched")
         guard configuration.hopCounts, summaryTimers.withLock({ $0.shareHops(with: session.remote) }) else { return }
@@ -24,7 +24,7 @@ extension Announcer {
     /// that one hop further is shorter than the neighbour's gets that route sent
     /// (``RouteTable/answer(for:atLeast:to:maxHops:now:)``), counted `hopShortcuts`.
     /// Hop counts of another table (it changed since the summary) are ignored, and so
-    /// are those after the first on a link (``SummaryTimers/takeHops(from:)``,
+    /// are those after the second on a link (``SummaryTimers/takeHops(from:)``,
     /// `hopsRepeated`) and every frame with ``RoutingConfiguration/hopCounts`` off.
     func accept(_ frame: RouteHopsFrame, from session: LinkSession) {
         guard configuration.hopCounts else { return }

@@ -14,15 +14,21 @@ package struct SummaryTimers: Sendable {
     private struct Timer {
         var doublings = 0
         var due: ContinuousClock.Instant
-        /// Whether the neighbour's hop counts were taken on this link.
-        var hopsTaken = false
+        /// How many times the neighbour's hop counts were taken on this link.
+        var hopsTaken = 0
     }
 
     private var timers: [PeerID: Timer] = [:]
-    /// The neighbours this node sent its hop counts to since it started.
-    private var hopsShared: Set<PeerID> = []
+    /// The neighbours this node sent its hop counts to since it started, and how
+    /// many times.
+    private var hopsShared: [PeerID: Int] = [:]
     /// The most neighbours ``hopsShared`` remembers (then it starts afresh).
     static let maxHopsShared = 65_536
+    /// How many times a neighbour gets this node's hop counts while it runs, and how
+    /// many a link takes: two, at two matching summaries (at least one summary
+    /// interval apart), so that a hop frame or an answer lost on the way, or a
+    /// neighbour's route that shortened after the first, is caught by the second.
+    package static let hopShares = 2
 
     /// No neighbour yet.
     package init() {}
@@ -67,20 +73,25 @@ package struct SummaryTimers: Sendable {
     }
 
     /// Whether this node may send `peer` its hop counts now (docs/PROTOCOL.md §A.5,
-    /// "Route summaries", *Hop counts*): once per neighbour while this node runs, so
-    /// true the first time `peer` is linked and asks, false after that, while it is not
-    /// linked, and after ``hopsNotNeeded(by:)``.
+    /// "Route summaries", *Hop counts*): ``hopShares`` times per neighbour while this
+    /// node runs, so true the first two times `peer` is linked and asks, false after
+    /// that, while it is not linked, and after ``hopsNotNeeded(by:)``.
     package mutating func shareHops(with peer: PeerID) -> Bool {
         guard timers[peer] != nil else { return false }
-        return rememberHopsShared(with: peer)
+        if hopsShared.count >= Self.maxHopsShared, hopsShared[peer] == nil { hopsShared.removeAll() }
+        let shared = hopsShared[peer, default: 0]
+        guard shared < Self.hopShares else { return false }
+        hopsShared[peer] = shared + 1
+        return true
     }
 
-    /// Whether this node takes `peer`'s hop counts now: once per link (an honest
-    /// neighbour sends them once per run), so that a neighbour repeating them cannot
-    /// have this node send its routes again and again; false while it is not linked.
+    /// Whether this node takes `peer`'s hop counts now: ``hopShares`` times per link (an
+    /// honest neighbour sends them that often per run), so that a neighbour repeating
+    /// them cannot have this node send its routes again and again; false while it is
+    /// not linked.
     package mutating func takeHops(from peer: PeerID) -> Bool {
-        guard var timer = timers[peer], !timer.hopsTaken else { return false }
-        timer.hopsTaken = true
+        guard var timer = timers[peer], timer.hopsTaken < Self.hopShares else { return false }
+        timer.hopsTaken += 1
         timers[peer] = timer
         return true
     }
@@ -88,15 +99,8 @@ package struct SummaryTimers: Sendable {
     /// `peer` gets no hop counts while this node runs: it is a neighbour of the route
     /// table this node kept across a restart, whose routes the two compared before.
     package mutating func hopsNotNeeded(by peer: PeerID) {
-        rememberHopsShared(with: peer)
-    }
-
-    /// Records `peer` in ``hopsShared`` (starting afresh when it is full); false when
-    /// it was there already.
-    @discardableResult
-    private mutating func rememberHopsShared(with peer: PeerID) -> Bool {
-        if hopsShared.count >= Self.maxHopsShared { hopsShared.removeAll() }
-        return hopsShared.insert(peer).inserted
+        if hopsShared.count >= Self.maxHopsShared, hopsShared[peer] == nil { hopsShared.removeAll() }
+        hopsShared[peer] = Self.hopShares
     }
 
     /// The earliest summary due; nil with no neighbour.

@@ -183,20 +183,8 @@ public final class MeshSimulation: Sendable {
                         + "\(count.solicited) with the solicited flag; by hops \(hops)")
             }
         }
-        let partitionedIDs = Set(region.map { nodes[$0].peerID.bytes }), churnedIDs = Set(churned.map { nodes[$0].peerID.bytes })
         requestMarks.append(await requestCounters())
-        for (phase, name) in [(1, "steady"), (2, "partition"), (3, "churn")] {
-            report.busiestSequences.append("\(name) request counters: \(Self.counterLine(requestMarks[phase], since: requestMarks[phase - 1]))")
-            let byTarget = tally.requestsByTarget(phase: phase)
-            let cut = byTarget.filter { partitionedIDs.contains($0.key) }.values.reduce(0, +)
-            let down = byTarget.filter { churnedIDs.contains($0.key) }.values.reduce(0, +)
-            let all = byTarget.values.reduce(0, +)
-            let top = byTarget.sorted { $0.value > $1.value }.prefix(5).map {
-                "\($0.key.prefix(4).map { String($0, radix: 16) }.joined())…\(partitionedIDs.contains($0.key) ? " (cut off)" : churnedIDs.contains($0.key) ? " (churned)" : ""): \($0.value)"
-            }
-            report.busiestSequences.append(
-                "\(name) requests: \(all) frames for \(byTarget.count) targets; for the partitioned nodes \(cut), for the churned \(down); busiest \(top.joined(separator: ", "))")
-        }
+        report.busiestSequences += requestLines(requestMarks, partitioned: region, churned: churned)
         report.virtualTime = clock.elapsed
         for node in nodes {
             if let router = node.router { report.stats.add(await router.stats()) }

@@ -154,9 +154,12 @@ final class FloodControl: Sendable {
     ///   is then refused, so its sender keeps it and offers it again.
     func noteCustody(_ id: MessageID, ttl: UInt8) -> Bool {
         state.withLock { state in
-            guard !state.releasing.contains(id), state.custody.count < Self.maxTracked * 16,
-                  state.custodyTTLs.count < Self.maxTracked * 16 else { return false }
+            guard !state.releasing.contains(id), state.custody.count < Self.maxTracked * 16 else { return false }
             state.custody.insert(id)
+            // Notes whose copy ended another way (expired, say) are never taken: when
+            // they fill the memory it starts afresh (a copy whose note went then keeps
+            // the flood's TTL, as before 2026-11-28) rather than refuse custody.
+            if state.custodyTTLs.count >= Self.maxTracked * 16 { state.custodyTTLs.removeAll() }
             state.custodyTTLs[id] = max(ttl, state.custodyTTLs[id] ?? 0)
             return true
         }

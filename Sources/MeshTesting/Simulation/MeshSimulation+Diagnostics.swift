@@ -1,6 +1,8 @@
 import MeshCore
 import Synchronization
 
+/// Diagnostic lines of the report: what the routes missing at the settled mark are
+/// missing, and where each phase's route requests went.
 extension MeshSimulation {
     /// Explains the routes missing at the settled mark (a diagnostic line of the
     /// report): how many, to how many origins, and for the origins most often missing
@@ -57,5 +59,28 @@ extension MeshSimulation {
             let value = now[key, default: 0] - before[key, default: 0]
             return value == 0 ? nil : "\(key) \(value)"
         }.joined(separator: ", ")
+    }
+
+    /// Per phase (steady, partition, churn): the route request counters (`marks` holds
+    /// them at each phase's start and at the end), and the ROUTE REQUEST frames by
+    /// target: how many for the partitioned nodes, how many for the churned, and the
+    /// busiest targets.
+    func requestLines(_ marks: [[String: Int]], partitioned: Set<Int>, churned: [Int]) -> [String] {
+        let cutIDs = Set(partitioned.map { nodes[$0].peerID.bytes }), downIDs = Set(churned.map { nodes[$0].peerID.bytes })
+        var lines: [String] = []
+        for (phase, name) in [(1, "steady"), (2, "partition"), (3, "churn")] where phase < marks.count {
+            lines.append("\(name) request counters: \(Self.counterLine(marks[phase], since: marks[phase - 1]))")
+            let byTarget = tally.requestsByTarget(phase: phase)
+            let cut = byTarget.filter { cutIDs.contains($0.key) }.values.reduce(0, +)
+            let down = byTarget.filter { downIDs.contains($0.key) }.values.reduce(0, +)
+            let top = byTarget.sorted { $0.value > $1.value }.prefix(5).map { target, frames in
+                let role = cutIDs.contains(target) ? " (cut off)" : downIDs.contains(target) ? " (churned)" : ""
+                return "\(target.prefix(4).map { String($0, radix: 16) }.joined())…\(role): \(frames)"
+            }
+            lines.append(
+                "\(name) requests: \(byTarget.values.reduce(0, +)) frames for \(byTarget.count) targets; for the partitioned nodes \(cut), "
+                    + "for the churned \(down); busiest \(top.joined(separator: ", "))")
+        }
+        return lines
     }
 }

@@ -186,7 +186,7 @@ struct ConfigTests {
         let shipped = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
         #expect(shipped.routerConfiguration.routing == RoutingConfiguration())
         #expect(NodeConfiguration.defaultFileContents().contains("routing:\n  announce_interval_ms: 3600000"))
-        let yaml = "routing: {announce_interval_ms: 1000, max_hops: 4, route_max_age_ms: 4000, control_share: 0.5}\n"
+        let yaml = "routing: {announce_interval_ms: 1000, max_hops: 4, route_max_age_ms: 4000, control_share: 0.5, hop_counts: false}\n"
         let config = try NodeConfiguration.load(yaml: yaml, source: "f", overrides: ["routing.announce_burst=3"], registry: .builtIn)
         var expected = RoutingConfiguration()
         expected.announceInterval = .seconds(1)
@@ -194,16 +194,19 @@ struct ConfigTests {
         expected.routeMaxAge = .seconds(4)
         expected.controlShare = 0.5
         expected.announceBurst = 3
+        expected.hopCounts = false
         #expect(config.routerConfiguration.routing == expected)
         let printed = try config.yaml()
         for line in ["routing:", "  announce_interval_ms: 1000", "  announce_jitter: 0.25", "  max_hops: 4", "  route_max_age_ms: 4000",
-                     "  announces_per_second: 10.0", "  announce_burst: 3", "  control_share: 0.5"] {
+                     "  announces_per_second: 10.0", "  announce_burst: 3", "  control_share: 0.5", "  hop_counts: false"] {
             #expect(printed.contains(line + "\n"), "\(line) in \(printed)")
         }
         let hops = try #require(loadError("routing:\n  max_hops: 0\n"))
         #expect(hops.contains("routing.max_hops: must be between 1 and 255, got 0"), "\(hops)")
         let unknown = try #require(loadError("routing:\n  max_hop: 3\n"))
         #expect(unknown.contains("unknown key routing.max_hop"), "\(unknown)")
+        let notBool = try #require(loadError("routing:\n  hop_counts: 2\n"))
+        #expect(notBool.contains("routing.hop_counts"), "\(notBool)")
     }
 
     @Test("missing relay.enabled counts as off, even when the rest of relay: is present")

@@ -101,12 +101,13 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// 1,024 origins on; for same-build measurements).
     public var linkUpDigests: Bool
     /// Whether a node sends a neighbour whose route summary matched its table the hop
-    /// counts of its routes, once per neighbour, and answers such a frame with its routes
-    /// that are shorter (not a config key; the default, true; docs/PROTOCOL.md §A.5,
-    /// "Route summaries", *Hop counts*): summaries compare sequences only, so a route
-    /// stretched by a lost copy, or learned before a shorter link came up, stays
-    /// stretched until its origin's next sequence. false sends none, as before (for
-    /// same-build measurements).
+    /// counts of its routes, at the first two such summaries, and answers such a frame
+    /// with its routes that are shorter (config key `hop_counts`, default true;
+    /// docs/PROTOCOL.md §A.5, "Route summaries", *Hop counts*): summaries compare
+    /// sequences only, so a route stretched by a lost copy, or learned before a shorter
+    /// link came up, stays stretched until its origin's next sequence. false sends none
+    /// and ignores a neighbour's (fewer routing bytes while a large mesh settles, routes
+    /// a few per cent longer).
     public var hopCounts: Bool
 
     /// Defaults: every 3600 s ± 25 %, 7 hops, routes kept 12,000 s, 10 announcements
@@ -195,6 +196,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         case announceBurst = "announce_burst"
         case controlShare = "control_share"
         case summaryIntervalMs = "summary_interval_ms"
+        case hopCounts = "hop_counts"
     }
 
     /// Decodes the config keys; everything else (the switches above that are not config
@@ -224,6 +226,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         let summary = try container.decode(Int.self, forKey: .summaryIntervalMs, default: defaults.summaryInterval.wholeMilliseconds)
         try container.check(summary >= 0, .summaryIntervalMs, "must be 0 (no summaries) or more, got \(summary)")
         summaryInterval = .milliseconds(summary)
+        hopCounts = try container.decode(Bool.self, forKey: .hopCounts, default: defaults.hopCounts)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -236,5 +239,6 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         try container.encode(announceBurst, forKey: .announceBurst)
         try container.encode(controlShare, forKey: .controlShare)
         try container.encode(summaryInterval.wholeMilliseconds, forKey: .summaryIntervalMs)
+        try container.encode(hopCounts, forKey: .hopCounts)
     }
 }

@@ -110,7 +110,8 @@ enum SimBench {
           --no-hop-counts
                         a neighbour whose route summary matches gets no hop counts, as before
                         (routing.hopCounts off), for same-build comparisons; else it gets
-                        them once per neighbour, and answers with its shorter routes
+                        them at its first two matching summaries, and answers with its
+                        shorter routes
           --at-known-mark
                         the steady phase starts once 99.5 % of the routes are known, as before,
                         without waiting for them to settle

@@ -95,7 +95,7 @@ extension Announcer {
     }
 
     /// Takes a neighbour's summary: where it matches this node's table, this node's hop
-    /// counts go back, once per neighbour (``matched(from:)``); where a bucket differs,
+    /// counts go back, twice per neighbour (``matched(from:)``); where a bucket differs,
     /// a listing of this node's pairs in the differing buckets goes back (whole
     /// buckets, at most ``RouteListingFrame/maxPairs`` pairs). A digest (one bucket) that differs from a
     /// table this node would summarise in several is answered with this node's full

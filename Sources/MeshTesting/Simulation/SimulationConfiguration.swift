@@ -29,8 +29,9 @@ public struct SimulationConfiguration: Sendable {
     /// The longest the run waits for routes to converge (virtual time).
     public var convergenceLimit: Duration
     /// Whether the steady phase waits, after 99.5 % of the routes are known, until the
-    /// routes stop changing (their number and Σ hops each move by at most 0.1 % in
-    /// 10 s, within ``convergenceLimit``): routes still improving are the table's
+    /// routes stop changing (in every look, 10 s apart, over a route summary interval
+    /// and 10 s more, at most 0.1 % of the possible routes appear, go, or change next hop
+    /// or hops; within ``convergenceLimit``): routes still improving are the table's
     /// building, not the running mesh's cost. false starts at the 99.5 % mark, as
     /// before 2026-11-27.
     public var waitForSettledRoutes = true

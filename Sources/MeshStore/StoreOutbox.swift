@@ -292,17 +292,16 @@ public struct StoreOutbox: OutboundQueue {
             guard let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE messageID = ?", arguments: [id.hex]) else {
                 throw MeshError(.unknownMessage, "message \(id.hex) is not in the outbox any more; its payload was not replaced")
             }
+            // A nil `ttl` keeps the stored one. A relayed message's history keeps the TTL
+            // it goes on with (the relay loop rule across restarts); this node's own keeps
+            // none (NULL stays NULL).
+            let newTTL = ttl.map(Int.init)
             try db.execute(
-                sql: "UPDATE outbox SET payload = ?, payloadFile = ?, flags = ?, bytes = ? WHERE number = ?",
-                arguments: [file == nil ? Data(payload) : Data(), file, Int(flags), payload.count, row.number])
+                sql: "UPDATE outbox SET payload = ?, payloadFile = ?, flags = ?, bytes = ?, ttl = COALESCE(?, ttl) WHERE number = ?",
+                arguments: [file == nil ? Data(payload) : Data(), file, Int(flags), payload.count, newTTL, row.number])
             try db.execute(
-                sql: "UPDATE history SET flags = ?, bytes = ? WHERE id = ?", arguments: [Int(flags), payload.count, row.historyID])
-            if let ttl {
-                // A relayed message's history keeps the TTL it goes on with (the relay
-                // loop rule across restarts); this node's own keeps none.
-                try db.execute(sql: "UPDATE outbox SET ttl = ? WHERE number = ?", arguments: [Int(ttl), row.number])
-                try db.execute(sql: "UPDATE history SET ttl = ? WHERE id = ? AND ttl IS NOT NULL", arguments: [Int(ttl), row.historyID])
-            }
+                sql: "UPDATE history SET flags = ?, bytes = ?, ttl = CASE WHEN ttl IS NULL THEN NULL ELSE COALESCE(?, ttl) END WHERE id = ?",
+                arguments: [Int(flags), payload.count, newTTL, row.historyID])
             try MessageHistory.record(
                 db, historyID: row.historyID, at: now, kind: .status, status: .queued,
                 reason: "sealed end to end (\(payload.count) bytes) to go through a relay")

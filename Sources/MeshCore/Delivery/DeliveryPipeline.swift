@@ -239,8 +239,8 @@ final class DeliveryPipeline: Sendable {
         // go as a flood copy while it carries no hop's custody here.
         var floodCopy = message.isRelayed && message.flags & DataFrame.floodFlag != 0
             && message.flags & DataFrame.floodStartedLocalFlag == 0
-        if floodCopy, flood.takeCustody(message.id) {
-            message = try await keepFloodCopy(message)
+        if floodCopy, let custody = flood.takeCustody(message.id) {
+            message = try await keepFloodCopy(message, custodyTTL: custody)
             floodCopy = false
         }
         if message.flags & DataFrame.floodStartedLocalFlag != 0 {
@@ -249,10 +249,10 @@ final class DeliveryPipeline: Sendable {
             message.flags &= ~DataFrame.floodFlag
         }
         let transport = try await transmitChunks(of: message, via: hop)
-        if floodCopy, !flood.beginRelease(message.id) {
+        if floodCopy, case .custody(let custody) = flood.beginRelease(message.id) {
             // Custody came with an ordinary copy while the next hop took this flood copy
             // (perhaps as a duplicate of a copy it let go): sent again, as an ordinary one.
-            _ = try await keepFloodCopy(message)
+            _ = try await keepFloodCopy(message, custodyTTL: custody)
             throw MeshError(.deliveryFailed, "a hop's custody of flood copy \(message.id.hex) came while it was sent on as a flood copy; it goes again as an ordinary message")
         }
         defer { if floodCopy { flood.endRelease(message.id) } }
@@ -286,22 +286,22 @@ final class DeliveryPipeline: Sendable {
 
     /// Marks a flood copy that carries a hop's custody as one this node floods no more:
     /// from now on it goes by route as an ordinary message, kept until handed on (§A.9).
-    private func keepFloodCopy(_ message: OutboundMessage) async throws -> OutboundMessage {
+    /// `custodyTTL` is the TTL that custody came with (``custodyTTL(_:of:)``).
+    private func keepFloodCopy(_ message: OutboundMessage, custodyTTL custody: UInt8) async throws -> OutboundMessage {
         var kept = message
         kept.flags |= DataFrame.floodStartedLocalFlag
-        kept.ttl = custodyTTL(of: message)
+        kept.ttl = Self.custodyTTL(custody, of: message)
         try await queue.replacePayload(message.id, with: message.payload, flags: kept.flags, ttl: kept.ttl)
         return kept
     }
 
     /// The TTL a relayed flood copy goes on with by route once it carries a hop's
-    /// custody: what that custody came with (the ordinary copy's TTL − 1), where that
-    /// is more than the flood left it (docs/PROTOCOL.md §A.9). A flood's TTL counts
-    /// flood hops; sent on as an ordinary copy with what is left of it, the copy could
-    /// run out of TTL on its route, and every next hop would refuse it for ever.
-    func custodyTTL(of message: OutboundMessage) -> UInt8? {
-        guard let custody = flood.takeCustodyTTL(message.id) else { return message.ttl }
-        return max(custody, message.ttl ?? 0)
+    /// custody: what that custody came with (`custody`, the ordinary copy's TTL − 1),
+    /// where that is more than the flood left it (docs/PROTOCOL.md §A.9). A flood's TTL
+    /// counts flood hops; sent on as an ordinary copy with what is left of it, the copy
+    /// could run out of TTL on its route, and every next hop would refuse it for ever.
+    static func custodyTTL(_ custody: UInt8, of message: OutboundMessage) -> UInt8 {
+        max(custody, message.ttl ?? 0)
     }
 
     /// Seals an unsealed message of this node's once, so a relay may carry it (relays

@@ -107,8 +107,8 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// missing on either side), `listed` (it differed: a listing of the differing
     /// buckets went back), `repaired` (announcements sent because a neighbour's
     /// listing lacked them), `expanded` (a differing digest got the full summary back),
-    /// `hopsSent` (hop counts sent to a neighbour whose summary matched, once per
-    /// neighbour), `hopsCompared`, `hopsStale` and `hopsRepeated` (a neighbour's hop
+    /// `hopsSent` (hop counts sent to a neighbour whose summary matched, at its first
+    /// two such summaries), `hopsCompared`, `hopsStale` and `hopsRepeated` (a neighbour's hop
     /// counts compared with this node's table, or ignored as of another table or as a
     /// repeat on the same link), `hopShortcuts` (routes
     /// sent because a neighbour's hop counts showed them shorter), `dropped` (relaying

@@ -78,10 +78,9 @@ package struct SummaryTimers: Sendable {
     /// that, while it is not linked, and after ``hopsNotNeeded(by:)``.
     package mutating func shareHops(with peer: PeerID) -> Bool {
         guard timers[peer] != nil else { return false }
-        if hopsShared.count >= Self.maxHopsShared, hopsShared[peer] == nil { hopsShared.removeAll() }
         let shared = hopsShared[peer, default: 0]
         guard shared < Self.hopShares else { return false }
-        hopsShared[peer] = shared + 1
+        setHopsShared(shared + 1, with: peer)
         return true
     }
 
@@ -99,8 +98,14 @@ package struct SummaryTimers: Sendable {
     /// `peer` gets no hop counts while this node runs: it is a neighbour of the route
     /// table this node kept across a restart, whose routes the two compared before.
     package mutating func hopsNotNeeded(by peer: PeerID) {
+        setHopsShared(Self.hopShares, with: peer)
+    }
+
+    /// Records that `peer` got this node's hop counts `times` times (``hopsShared``
+    /// starts afresh when it is full and `peer` is new to it).
+    private mutating func setHopsShared(_ times: Int, with peer: PeerID) {
         if hopsShared.count >= Self.maxHopsShared, hopsShared[peer] == nil { hopsShared.removeAll() }
-        hopsShared[peer] = Self.hopShares
+        hopsShared[peer] = times
     }
 
     /// The earliest summary due; nil with no neighbour.

@@ -4,6 +4,12 @@ import Synchronization
 /// Diagnostic lines of the report: what the routes missing at the settled mark are
 /// missing, and where each phase's route requests went.
 extension MeshSimulation {
+    /// Each node's name (`n` and its index) by its peer ID's short form, as the
+    /// diagnostic lines write it.
+    var nodeNames: [String: String] {
+        Dictionary(nodes.map { ($0.peerID.short, "n\($0.index)") }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// Explains the routes missing at the settled mark (a diagnostic line of the
     /// report): how many, to how many origins, and for the origins most often missing
     /// how many nodes lack one, how many of those have a neighbour whose route does
@@ -35,8 +41,7 @@ extension MeshSimulation {
             if fewest != .max { text += " (fewest \(fewest) hops)" }
             if details < 2, let node = without.first {
                 details += 1
-                let names = Dictionary(nodes.map { ($0.peerID.short, "n\($0.index)") }, uniquingKeysWith: { first, _ in first })
-                text += " [at n\(node):\(await withoutRoute(at: node, to: target, names: names) { _ in "" })]"
+                text += " [at n\(node):\(await withoutRoute(at: node, to: target, names: nodeNames) { _ in "" })]"
             }
         }
         return text

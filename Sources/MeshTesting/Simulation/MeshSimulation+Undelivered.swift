@@ -4,7 +4,7 @@ extension MeshSimulation {
     /// For each undelivered message (the first ten): its status at the origin and
     /// which nodes hold it queued.
     func explainUndelivered(_ messages: [Sent], partitioned: Set<Int>, churned: Set<Int>) async -> [String] {
-        let names = Dictionary(nodes.map { ($0.peerID.short, "n\($0.index)") }, uniquingKeysWith: { first, _ in first })
+        let names = nodeNames
         // "n8: relayed n3→(n12)": its status, the neighbour it came from, and where it
         // was handed (the record's reason names the next hop's peer ID).
         func describe(_ node: SimulationNode, _ record: OutboundRecord) -> String {

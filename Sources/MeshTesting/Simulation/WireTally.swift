@@ -92,8 +92,9 @@ public final class WireTally: Sendable {
     private let counts = Mutex(
         Snapshot(packets: Array(repeating: 0, count: Kind.allCases.count), bytes: Array(repeating: 0, count: Kind.allCases.count), dropped: 0))
     private let activityCount = Atomic<Int>(0)
-    /// Per (origin, sequence) announced: the current phase, and what crossed the links of each.
-    private let census = Mutex((phase: 0, firstSent: [AnnouncedSequence: SequenceCount]()))
+    /// The current phase; per (origin, sequence) announced, what crossed the links of
+    /// each; and the ROUTE REQUEST frames of each phase by target (32 bytes).
+    private let census = Mutex((phase: 0, firstSent: [AnnouncedSequence: SequenceCount](), requests: [Int: [[UInt8]: Int]]()))
 
     /// What crossed the links of one announced sequence.
     public struct SequenceCount: Sendable {
@@ -107,12 +108,9 @@ public final class WireTally: Sendable {
         public var byHops = Array(repeating: 0, count: 16)
     }
 
-    /// ROUTE REQUEST frames that crossed a link, per phase, by target (32 bytes).
-    private let requestCensus = Mutex([Int: [[UInt8]: Int]]())
-
     /// ROUTE REQUEST frames that crossed a link in `phase`, by target peer ID bytes.
     public func requestsByTarget(phase: Int) -> [[UInt8]: Int] {
-        requestCensus.withLock { $0[phase] ?? [:] }
+        census.withLock { $0.requests[phase] ?? [:] }
     }
 
     private struct AnnouncedSequence: Hashable {
@@ -167,8 +165,7 @@ public final class WireTally: Sendable {
         }
         if routing == .request, packet.first == 0xC0, packet.count >= 37, packet[2] == Frame.Kind.routeRequest.rawValue {
             let target = Array(packet[5..<37])
-            let phase = self.census.withLock { $0.phase }
-            requestCensus.withLock { $0[phase, default: [:]][target, default: 0] += 1 }
+            self.census.withLock { $0.requests[$0.phase, default: [:]][target, default: 0] += 1 }
         }
         counts.withLock { counts in
             if let census {

@@ -62,15 +62,21 @@ extension DeliveryPipeline {
     func transmitFlood(_ message: OutboundMessage, _ step: FloodStep) async throws {
         let id = message.id
         // A flood copy that also carries a hop's custody is kept like a flood this node
-        // started: never released without being handed on.
-        var step = step == .relay && flood.takeCustody(id) ? .start : step
+        // started: never released without being handed on. `custody` is the TTL that
+        // custody came with, once it has come.
+        var custody = step == .relay ? flood.takeCustody(id) : nil
+        var step = custody != nil ? .start : step
         let peer = message.destination
         // Kept here until a route appears: ask for one (a copy only passed on asks
         // nothing; without asksFollowMessages, transmit asked already).
         if step == .start, configuration.routing.asksFollowMessages, !hasRoute(to: peer) { routeWanted(peer) }
         let emergency = message.flags & DataFrame.emergencyFlag != 0
         if step == .relay, !emergency, flood.shouldSuppress(id) {
-            if flood.beginRelease(id) {
+            switch flood.beginRelease(id) {
+            case .custody(let ttl):
+                custody = ttl
+                step = .start  // custody came with an ordinary copy meanwhile
+            case .begun:
                 let count = flood.offered(id).count
                 stats.update { $0.flood.suppressed += 1 }
                 let reason = "re-broadcast suppressed: \(count) neighbours offered it already"
@@ -79,7 +85,6 @@ extension DeliveryPipeline {
                 bus.emit(.message(.messageFlooded, id: id, peer: peer, reason: reason))
                 return
             }
-            step = .start  // custody came with an ordinary copy meanwhile
         }
         var out = message
         if out.flags & DataFrame.sealedFlag == 0 { out = try await sealForRelay(out) }
@@ -92,7 +97,7 @@ extension DeliveryPipeline {
         if let origin = message.origin { skip.insert(origin) }
         let targets = table.peers.filter { !skip.contains($0) }
         guard !targets.isEmpty else {
-            if step == .relay, flood.beginRelease(id) {
+            if step == .relay, flood.beginRelease(id) == .begun {
                 let reason = "every neighbour offered it already"
                 stats.update { $0.flood.covered += 1 }
                 await update(message, to: .relayed, transport: nil, reason: reason)
@@ -120,7 +125,10 @@ extension DeliveryPipeline {
         // A hop's custody may have come with an ordinary copy while the neighbours took
         // this one (they may hold it only as a flood copy, or have let theirs go): then
         // it is kept like a flood this node started, never released.
-        if step == .relay, !flood.beginRelease(id) { step = .start }
+        if step == .relay, case .custody(let ttl) = flood.beginRelease(id) {
+            custody = ttl
+            step = .start
+        }
         switch step {
         case .relay:
             stats.update {
@@ -135,7 +143,7 @@ extension DeliveryPipeline {
             _ = try? await flood.seen.insert(id)
             do {
                 try await queue.replacePayload(
-                    id, with: out.payload, flags: out.flags | DataFrame.floodStartedLocalFlag, ttl: message.isRelayed ? custodyTTL(of: message) : nil)
+                    id, with: out.payload, flags: out.flags | DataFrame.floodStartedLocalFlag, ttl: custody.map { Self.custodyTTL($0, of: message) })
             } catch {
                 logger.debug("flooded message \(id.hex) could not be marked as flooded: \(error)")
             }

@@ -29,10 +29,8 @@ final class FloodControl: Sendable {
         /// Flood copies that also carry a hop's custody (an ordinary copy of the same
         /// message was acknowledged as a duplicate of them): never released without
         /// being handed on.
-        var custody = Set<MessageID>()
-        /// The TTL each hop's custody came with (the ordinary copy's TTL − 1), until
-        /// the flood copy carrying it is kept (``takeCustodyTTL(_:)``).
-        var custodyTTLs: [MessageID: UInt8] = [:]
+        /// Each with the TTL that custody came with (the ordinary copy's TTL − 1).
+        var custody: [MessageID: UInt8] = [:]
         /// Flood copies being released (handed on by the flood rules, without custody):
         /// a custody offer for one of them now is refused, and made again once the
         /// release is recorded.
@@ -148,46 +146,45 @@ final class FloodControl: Sendable {
     }
 
     /// Notes that this node's flood copy of `id` now carries a hop's custody, which
-    /// came with an ordinary copy that goes on with `ttl` (its TTL − 1).
+    /// came with an ordinary copy that goes on with `ttl` (its TTL − 1; the highest
+    /// when several came).
     /// - Returns: false when that copy is being released right now (its flood relay
     ///   let go of it; ``beginRelease(_:)``), or too many are tracked: the offered copy
     ///   is then refused, so its sender keeps it and offers it again.
     func noteCustody(_ id: MessageID, ttl: UInt8) -> Bool {
         state.withLock { state in
             guard !state.releasing.contains(id), state.custody.count < Self.maxTracked * 16 else { return false }
-            state.custody.insert(id)
-            // Notes whose copy ended another way (expired, say) are never taken: when
-            // they fill the memory it starts afresh (a copy whose note went then keeps
-            // the flood's TTL, as before 2026-11-28) rather than refuse custody.
-            if state.custodyTTLs.count >= Self.maxTracked * 16 { state.custodyTTLs.removeAll() }
-            state.custodyTTLs[id] = max(ttl, state.custodyTTLs[id] ?? 0)
+            state.custody[id] = max(ttl, state.custody[id] ?? 0)
             return true
         }
     }
 
-    /// Takes the TTL that a hop's custody of `id` came with (nil when none came, or it
-    /// was taken already): the flood copy now kept goes on by route as an ordinary copy
-    /// with at least this TTL, not with what is left of the flood's (docs/PROTOCOL.md
-    /// §A.9, "An ordinary copy meeting a flood copy").
-    func takeCustodyTTL(_ id: MessageID) -> UInt8? {
-        state.withLock { $0.custodyTTLs.removeValue(forKey: id) }
+    /// Takes the custody note of `id`: the TTL the custody came with when its flood
+    /// copy carries a hop's custody (it is now to be kept like a flood this node
+    /// started, and goes on by route with at least that TTL, not with what is left of
+    /// the flood's: docs/PROTOCOL.md §A.9), nil when it carries none.
+    func takeCustody(_ id: MessageID) -> UInt8? {
+        state.withLock { $0.custody.removeValue(forKey: id) }
     }
 
-    /// Takes the custody note of `id`: true when its flood copy carries a hop's custody
-    /// (and is now to be kept like a flood this node started).
-    func takeCustody(_ id: MessageID) -> Bool {
-        state.withLock { $0.custody.remove(id) != nil }
+    /// What ``beginRelease(_:)`` found.
+    enum Release: Equatable {
+        /// The release began: custody offers for the copy are refused until it ends.
+        case begun
+        /// The copy carries a hop's custody, which came with this TTL: it is kept like
+        /// a flood this node started, not released.
+        case custody(ttl: UInt8)
     }
 
-    /// Starts releasing this node's flood copy of `id` without keeping it: false when it
+    /// Starts releasing this node's flood copy of `id` without keeping it, unless it
     /// carries a hop's custody (then it is kept like a flood this node started). From
     /// now until ``endRelease(_:)`` custody offers for `id` are refused, so none is
     /// acknowledged into a copy that is let go.
-    func beginRelease(_ id: MessageID) -> Bool {
+    func beginRelease(_ id: MessageID) -> Release {
         state.withLock { state in
-            if state.custody.remove(id) != nil { return false }
+            if let ttl = state.custody.removeValue(forKey: id) { return .custody(ttl: ttl) }
             state.releasing.insert(id)
-            return true
+            return .begun
         }
     }
 

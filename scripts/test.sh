@@ -38,9 +38,11 @@ step "avahi start" scripts/avahi/start.sh
 cleanup_steps+=("scripts/avahi/stop.sh")
 # ---------------------------------------------------------------------------
 
-# A tripwire for the deadlock of stop 23: raw blocking socket calls in tests stay off
-# Swift's cooperative pool (the script says how and why).
+# A tripwire for a deadlock: raw blocking socket calls in tests stay off Swift's
+# cooperative pool (the script says how and why).
 python3 scripts/lint/blocking-calls-in-tests.py
+# Every relative link (and #anchor) in every Markdown file resolves.
+python3 scripts/lint/markdown-links.py
 
 # SwiftPM plans a build again whenever what it builds changes (`swift build`, then
 # `swift test`, which adds the tests), and passes a package's enabled traits as -D flags

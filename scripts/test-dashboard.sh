@@ -109,11 +109,10 @@ for p in problems:
 sys.exit(1 if problems else 0)
 PY
 # The screenshot is of the page exactly as that load rendered it: its DOM, scripts
-# removed, loaded from a file with no network and no virtual time. A screenshot of the
-# live page (--screenshot with --virtual-time-budget) hung until killed in about one
-# load in five (4 of 25 tries here; fresh-clone runs 14-16 lost 60-240 s to it), while
-# --dump-dom never did: the hang is in capturing a frame while virtual time waits on
-# the event stream. So the QR code decoded below is the very one the DOM check saw.
+# removed, loaded from a file with no network and no virtual time: a screenshot of the
+# live page (--screenshot with --virtual-time-budget) can hang capturing a frame while
+# virtual time waits on the event stream, where --dump-dom does not. So the QR code
+# decoded below is the very one the DOM check saw.
 python3 - "$WORK/dom.html" "$WORK/rendered.html" <<'PY'
 import re, sys
 dom = open(sys.argv[1]).read()

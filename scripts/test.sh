@@ -47,11 +47,9 @@ python3 scripts/lint/markdown-links.py
 # SwiftPM plans a build again whenever what it builds changes (`swift build`, then
 # `swift test`, which adds the tests), and passes a package's enabled traits as -D flags
 # in the order of a Set: random per process. This package has two (-DBLE -DMDNS, or
-# -DMDNS -DBLE), Hummingbird two, so a new plan compiled MeshCore, Hummingbird and all
-# above them again (fresh-clone runs 13-16: 480-510 build steps, 150-250 s, in `swift
-# test`'s build after `swift build`; the two plans' debug.yaml differ in that order
-# alone). A fixed hash seed fixes the order, and the one build below builds the tests
-# too, so `swift test` finds everything built.
+# -DMDNS -DBLE), Hummingbird two, so a new plan compiles MeshCore, Hummingbird and all
+# above them again. A fixed hash seed fixes the order, and the one build below builds
+# the tests too, so `swift test` finds everything built.
 export SWIFT_DETERMINISTIC_HASHING=1
 
 # The package first, with its tests: the scmesh guest binary below is this build's.
@@ -104,6 +102,8 @@ if [ $# -eq 0 ]; then
   # Adding a transport: the scaffolding plugin end to end, and the out-of-tree example.
   step "test-plugin.sh" scripts/test-plugin.sh
   step "test-example.sh" scripts/test-example.sh
+  # The README's tour, as pasted, against real nodes (the binary `swift build` made).
+  step "test-readme-tour.sh" env SCMESH="$PWD/.build/debug/scmesh" scripts/test-readme-tour.sh
   # BLE on a real kernel Bluetooth stack in a qemu VM: BLETransport + conformance suite,
   # then two whole scmesh nodes (Noise XX, messages both ways, larger than the MTU).
   # Debug builds (the benchmarks use release), and `swift build` above already built the
@@ -119,9 +119,8 @@ if [ $# -eq 0 ]; then
   # The HTTP API against two real node processes: the dashboard in headless Chromium
   # (DOM asserts, screenshot in .build/artefacts/dashboard.png) and a schemathesis
   # OpenAPI conformance run. Installs chromium and schemathesis when missing.
-  # SCMESH: the binary `swift build` made. The script's own `swift build --product scmesh`
-  # compiled much of the package again, and `swift test` then compiled it back (runs 13
-  # and 14: MeshCore, MeshNode, Hummingbird and more, both times).
+  # SCMESH: the binary `swift build` made, so the script builds nothing (a build of one
+  # product would compile much of the package again, and `swift test` then back).
   step "test-dashboard.sh" with_fuzz_build_paused env SCMESH="$PWD/.build/debug/scmesh" scripts/test-dashboard.sh
   # Coverage-guided fuzzing: every libFuzzer target briefly (a crash, leak or timeout
   # fails the run; scripts/fuzz.sh TARGET --seconds N for a long run). A debug build of
@@ -139,7 +138,7 @@ HEAVY="MemoryBoundTests|TCPHostilePeerTests"
 # blocking one while it waits for a server in the same process, on a 2-core machine)
 # never ends by itself: CI would wait out its 90 minutes and print nothing useful. Past
 # its limit the run is stopped, and the tests that had started but not finished are
-# named. The limits are many times a normal run (here: main run 75 s, heavy 2 s).
+# named. The limits are many times a normal run.
 guarded_swift_test() {
   local limit=$1
   shift

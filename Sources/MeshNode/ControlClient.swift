@@ -32,7 +32,7 @@ public struct ControlClient: Sendable {
     /// Asks for the inbox listing (`cmd: inbox`), without the payloads when
     /// `payloads` is false (`"payloads": false`). A node started before that field
     /// existed refuses it as an unknown request field; the listing is then asked for
-    /// again without the field, so it comes with the payloads (the old default) instead
+    /// again without the field, so it comes with the payloads (that node's default) instead
     /// of failing until that node restarts.
     /// - Returns: the reply (which may be `ok: false`).
     /// - Throws: as ``call(_:)``.

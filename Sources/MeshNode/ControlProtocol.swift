@@ -2,7 +2,7 @@ import Foundation
 import MeshCore
 
 /// One request on the control socket: a JSON object on one line. Every command and
-/// its fields are listed in the README ("`--json` output and the control socket").
+/// its fields are listed in docs/api.md ("Control socket").
 ///
 /// ```json
 /// {"cmd":"status"}

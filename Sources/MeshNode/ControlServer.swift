@@ -8,7 +8,7 @@ import Synchronization
 
 /// The node's local control API: a Unix domain socket in the data directory
 /// (`control.sock`, mode 0600) speaking JSON lines — one request object per line,
-/// one reply object per line (see ``ControlRequest`` and the README).
+/// one reply object per line (see ``ControlRequest`` and docs/api.md).
 ///
 /// A stale socket file left by a dead node is replaced; a live node on the same data
 /// directory is an error. The socket file is removed on shutdown.

@@ -3,7 +3,7 @@ import MeshCore
 
 /// A node's whole configuration, as read from `Config/node.yaml`, the environment
 /// and `--set` flags (see ``load(file:environment:overrides:registry:)`` and the
-/// README's config reference).
+/// config reference, docs/configuration.md).
 ///
 /// Values that are not set anywhere take the built-in defaults below. One of them is
 /// deliberately strict: `relay.enabled` missing counts as off (fail-safe, as in the

@@ -6,7 +6,7 @@ import Synchronization
 
 /// `/metrics`: the router's counters (``RouterStats``), the transports' and the
 /// node's own, as Prometheus text through swift-metrics and swift-prometheus. Names
-/// start with `scmesh_`; the README's "Metrics" section lists them.
+/// start with `scmesh_`; docs/api.md ("Metrics") lists them.
 ///
 /// The node keeps its counters as totals; on each scrape the exporter adds what
 /// changed since the last one to swift-metrics `Counter`s (made by a

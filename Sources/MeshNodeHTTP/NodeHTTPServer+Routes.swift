@@ -8,7 +8,7 @@ import MeshStore
 import NIOCore
 
 extension NodeHTTPServer {
-    /// Every route; the README's "HTTP API" table and `openapi.json` list them.
+    /// Every route; `openapi.json` lists them.
     func addRoutes(to router: Hummingbird.Router<BasicRequestContext>) {
         let api = router.group("api/v1")
         api.get("status") { request, _ in

@@ -7,7 +7,7 @@ import TransportLoopback
 /// A node asks for a route only while a message for the destination waits in its
 /// queue (docs/PROTOCOL.md §A.5, "Route requests", *Asking*): asking stops once the
 /// message expired, and a flood copy that is only passed on asks nothing. With
-/// `asksFollowMessages` off, as before: asking goes on, and every flood copy asks.
+/// `asksFollowMessages` off: asking goes on, and every flood copy asks.
 @Suite struct AskFollowsMessagesTests {
     /// R's message for O (no route anywhere) expires after 5 s: R asks at 0 and 2 s;
     /// the ask due at 6 s finds nothing waiting, and R stops (off: it asks on).

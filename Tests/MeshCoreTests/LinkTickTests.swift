@@ -62,7 +62,7 @@ import Testing
         let run = Self.start(session)
         defer { run.cancel() }
         await clock.waitForSleepers(atLeast: 1)
-        // A virtual minute of idleness in 50 ms steps (the old fixed tick): 1,200 steps.
+        // A virtual minute of idleness in 50 ms steps: 1,200 steps.
         await Self.advance(clock, by: .seconds(60), step: .milliseconds(50))
         let wakes = session.ticker.wakes.load(ordering: .relaxed)
         // It still looks now and then (at most `degradeAfter`, here 10 s, apart, so a

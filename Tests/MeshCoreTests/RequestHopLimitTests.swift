@@ -8,7 +8,7 @@ import Testing
 /// remaining hop limit (docs/PROTOCOL.md §A.5, "Route requests", rules 3 and 4); along
 /// a longer one it would die before the target, so it is flooded instead. Off
 /// (`requestsWithinHopLimit` false): answered with any route and forwarded along any
-/// route, as before.
+/// route.
 @Suite struct RequestHopLimitTests {
     /// R (neighbours X, Y, Z) routes to O through Z in 5 hops. A request from X with
     /// hop limit 5 cannot reach O that way: it goes to Y and Z (flooded; off: to Z

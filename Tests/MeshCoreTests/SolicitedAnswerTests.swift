@@ -157,7 +157,7 @@ import TransportLoopback
         try await y.sync(27)
         #expect(heard(y) == [[10, 3, 0], [11, 3, 1]])
 
-        // The periodic announcement goes everywhere as before.
+        // The periodic announcement goes to every neighbour, solicited or not.
         try await z.send(.announce(Self.announce(o, 12, hops: 2, solicited: false)))
         try await syncAll(30)
         #expect(heard(x).last == [12, 3, 0])

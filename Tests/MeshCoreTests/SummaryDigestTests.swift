@@ -5,18 +5,16 @@ import Testing
 import TransportLoopback
 
 /// Summary digests (docs/PROTOCOL.md §A.5, "Route summaries"): the periodic summary is
-/// one hash of the whole table (9 bytes, where a hash per bucket took 8 bytes a bucket:
-/// 520 bytes at 200 origins, 2 KB from 1,024 on); a digest that matches is left
-/// unanswered, one that differs is answered with the full summary, whose differing
-/// buckets the neighbour then lists. In the 200-node simulation the periodic summaries
-/// were most of the control bytes of a steady mesh.
+/// one hash of the whole table (9 bytes, against 8 bytes a bucket for a full summary);
+/// a digest that matches is left unanswered, one that differs is answered with the full
+/// summary, whose differing buckets the neighbour then lists.
 @Suite struct SummaryDigestTests {
     /// Z announces six origins to R (seven pairs with R itself: two buckets). The next
     /// summary X gets is a digest of them; X's matching digest is left unanswered; X's
     /// digest lacking one origin gets R's full summary back, not a listing, and R's next
     /// summary to X comes within one interval. With `digestSummaries` off the periodic
     /// summary has a hash per bucket, and the differing digest gets a listing of the
-    /// whole table, as before.
+    /// whole table.
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func periodicSummariesAreDigestsAndADifferingDigestGetsTheFullSummary(digests: Bool) async throws {
         let clock = ManualClock()
@@ -73,7 +71,7 @@ import TransportLoopback
     /// R knows six origins through Z (seven pairs with itself: two buckets). A new
     /// neighbour W gets a digest when its link comes up, not the full summary; W's
     /// matching digest is left unanswered, a differing one gets the full summary. With
-    /// `linkUpDigests` off W gets the full summary at once, as before.
+    /// `linkUpDigests` off W gets the full summary at once.
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func theLinkUpSummaryIsADigest(digest: Bool) async throws {
         let clock = ManualClock()

@@ -225,8 +225,7 @@ struct ForgingSigner: ReceiptSigner {
 }
 
 /// Topic gossip against flooding on one denser graph (30 nodes, average degree ≈ 10,
-/// everyone subscribed): the figures the benchmark asks for, measured with the
-/// real routers. Flooding (every node sends each new message to every neighbour but
+/// everyone subscribed), counted with the real routers. Flooding (every node sends each new message to every neighbour but
 /// the one it came from) is computed on the same graph in the same run.
 @Suite struct TopicEfficiencyTests {
     @Test(.timeLimit(.minutes(3))) func gossipDeliversEverythingWithFewerTransmissionsThanFlooding() async throws {

@@ -80,7 +80,7 @@ struct InboxSaveTests {
         #expect(listing.messages[3].text == nil && listing.messages[3].headBase64 == Data(shortBinary).base64EncodedString())
         #expect(bare.line.count < 10_000, "a listing without payloads stays small: \(bare.line.count) bytes")
 
-        // The default (scripts rely on it): payloads included, as before.
+        // The default (scripts rely on it): payloads included.
         let full = try await b.control.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
         #expect(full.messages[1].payloadBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init) == large)
         #expect(full.messages[2].text.map { Array($0.utf8) } == longText)

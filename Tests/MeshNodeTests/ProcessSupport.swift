@@ -13,8 +13,8 @@ func systemError(_ call: String) -> MeshError {
 /// Ports handed out by ``unusedLoopbackPort()``: below Linux's ephemeral range
 /// (32768–60999), so no outgoing connection of a test running in parallel can take one
 /// between the moment it is chosen and the moment a node listens on it (again, after a
-/// restart). A port from `bind(0)` is in that range: under a loaded full suite a client
-/// socket once took a node's port that way, and the node never listened (CI, stop 21).
+/// restart). A port from `bind(0)` is in that range, where under a loaded full suite a
+/// client socket can take a node's port before the node listens.
 /// `TransportTCPTests` hands out 20000–31999 in the same test process; these are
 /// 10000–19999.
 private let nextLoopbackPort = Atomic<Int>(Int.random(in: 0..<10_000))

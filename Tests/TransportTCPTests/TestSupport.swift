@@ -102,9 +102,8 @@ func eventually<T>(_ what: String, seconds: Double = hangGuardSeconds, _ check: 
 }
 
 /// How long ``within`` and ``eventually`` wait by default: a bound on a hang, not a
-/// speed limit. Generous, because the suite runs its tests in parallel on two cores: with
-/// builds beside it, one run here took 33 s for tests that take milliseconds, and a 10 s
-/// bound on a link's end of stream tripped.
+/// speed limit. Generous, because the suite runs its tests in parallel on two cores,
+/// often beside builds, where tests that take milliseconds can take tens of seconds.
 let hangGuardSeconds: Double = 60
 
 /// Runs `body` with a deadline so a broken contract fails the test instead of hanging it.

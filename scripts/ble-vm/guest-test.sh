@@ -47,8 +47,8 @@ sleep 0.3
 if [ "${SET:-links}" = nodes ]; then
 # Two routers with a node's stack (ble-vm-test node-echo / node-bench: Noise XX links,
 # sealed envelopes, signed receipts, hop acks) over L2CAP, their links' tasks on the
-# global pool (link_executor pool: before 2026-11-24's third session) or on the reactor
-# thread (reactor, the default now); beside them the C echo and the raw L2CAP link loop
+# global pool (link_executor pool) or on the reactor thread (reactor, the default);
+# beside them the C echo and the raw L2CAP link loop
 # on the reactor, each round in the same boot.
 # Also the raw GATT link (reactor) with one Write Request per packet (gatt_write_window
 # 1, the default) and with a window of 8 (7 Write Commands, then a Write Request).
@@ -81,7 +81,7 @@ for r in $(seq 1 $ROUNDS); do
 done
 else
 # Each Swift variant runs its link loops on another executor (ble-vm-test --executor):
-# main = the main actor (the benchmark until 2026-11-24: one more hop per packet),
+# main = the main actor (one more thread hop per packet),
 # pool = Swift's global pool (like a node's link tasks), reactor = BLETransport.linkExecutor.
 VARIANTS="main pool reactor"
 ROWS="L2CAP-main GATT-main L2CAP-pool GATT-pool L2CAP-reactor GATT-reactor"

@@ -4,7 +4,7 @@
 Every test target runs in one process, and Swift's cooperative pool has one thread per
 core. A test that blocks a pool thread in `read`/`write`/`recv`/`send`/`connect`/
 `accept` on a raw socket while a server in the same process must answer it can starve
-that server and deadlock the whole run (stop 23's CI hang). The rule: such calls are
+that server and deadlock the whole run (a CI run that hangs). The rule: such calls are
 made inside `onOwnThread { ... }` (MeshTesting), or live in helpers whose callers do.
 
 A tripwire, not a proof: every test file that makes a raw blocking socket call (no

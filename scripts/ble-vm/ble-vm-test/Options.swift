@@ -13,9 +13,9 @@ struct Options {
     var dataPath = "auto"
     var moveAfter = 5.0
     var seconds = 5.0
-    /// Where `bench` and `echo` run their link loops: `main` (the main actor, as the
-    /// benchmark did until 2026-11-24), `pool` (Swift's global pool, like a node's link
-    /// tasks) or `reactor` (BLETransport.linkExecutor: the reactor thread).
+    /// Where `bench` and `echo` run their link loops: `main` (the main actor: one more
+    /// thread hop per packet), `pool` (Swift's global pool, like a node's link tasks) or
+    /// `reactor` (BLETransport.linkExecutor: the reactor thread).
     var executor = "main"
     /// GATT links this side dials: TX writes that may be unanswered (gatt_write_window).
     var gattWindow = 1

@@ -195,13 +195,15 @@ public final class Router: Service, Sendable {
     /// with retries on a backoff, until it expires. Follow it with ``status(of:)``,
     /// ``waitForStatus(of:until:timeout:)`` or ``events()``.
     ///
-    /// Messages larger than ``Frame/chunkSize`` go as several chunks, in parallel,
+    /// Messages larger than `Frame.chunkSize` go as several chunks, in parallel,
     /// each escalating on its own: tried on the best live link first (by the routing
     /// policy) and on the next after an error or ack timeout. With a ``ReceiptSigner``
     /// the message becomes ``MessageStatus/sent`` when the next hop took it and
     /// ``MessageStatus/delivered`` when the destination's signed receipt arrives;
     /// without one, the destination's hop acknowledgement makes it delivered.
     /// - Parameters:
+    ///   - peer: the destination.
+    ///   - payload: the message's bytes.
     ///   - options: a message ID of the caller's (a retry with the same ID never makes
     ///     a duplicate) and the expiry.
     /// - Returns: the message's ID.

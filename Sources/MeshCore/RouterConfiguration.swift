@@ -210,7 +210,7 @@ extension RouterConfiguration {
     public static let defaultMaxMessageSize = 16 << 20
 
     /// The largest ``maxMessageSize`` the wire format allows: 65,535 chunks (the
-    /// chunk count is a 16-bit field) of ``Frame/chunkSize`` bytes.
+    /// chunk count is a 16-bit field) of `Frame.chunkSize` bytes.
     public static let largestMessageSize = Int(UInt16.max) * Frame.chunkSize
 
     enum CodingKeys: String, CodingKey, CaseIterable {

@@ -1,7 +1,7 @@
 /// The end-to-end proof that a message reached its destination: the destination's
 /// signature over the message ID, a digest of the bytes it received and the ID of the
 /// node that sent it. It travels back as the payload of a DATA message with
-/// ``DataFrame/receiptFlag`` set, from the destination to the message's origin.
+/// `DataFrame.receiptFlag` set, from the destination to the message's origin.
 ///
 /// Wire form (113 bytes): version `1` (u8), message ID (16), content digest (32),
 /// Ed25519 signature (64). The signature covers ``signedBytes(sender:)``:

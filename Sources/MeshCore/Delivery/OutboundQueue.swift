@@ -1,7 +1,7 @@
 import DequeModule
 import Synchronization
 
-/// Where the router keeps the messages this node sends, from ``Router/send(to:payload:)``
+/// Where the router keeps the messages this node sends, from ``Router/send(to:payload:options:)``
 /// until they are delivered, failed or expired. The delivery pipeline takes (claims)
 /// a message from the queue to send it and records every step, so that queued, sent
 /// and delivered are distinct states; messages left queued (e.g. loaded by a
@@ -36,6 +36,8 @@ public protocol OutboundQueue: Sendable {
     /// Records that a message moved on (and releases its claim). An update of a
     /// message already delivered, failed or expired is ignored: a final status is final.
     /// - Parameters:
+    ///   - id: the message.
+    ///   - status: where it is now.
     ///   - transport: the transport of the hop that took it, when sent or delivered.
     ///   - reason: why, when it failed or expired.
     func update(_ id: MessageID, to status: MessageStatus, transport: String?, reason: String?) async

@@ -71,7 +71,10 @@ public struct TransportContext: Sendable {
     private let sink: @Sendable (TransportEvent) -> Void
 
     /// Creates a context.
-    /// - Parameter report: receives every event; it must not block (the core buffers).
+    /// - Parameters:
+    ///   - localPeerID: this node's peer ID.
+    ///   - logger: the logger the transport uses.
+    ///   - report: receives every event; it must not block (the core buffers).
     public init(localPeerID: PeerID, logger: Logger, report: @escaping @Sendable (TransportEvent) -> Void) {
         self.localPeerID = localPeerID
         self.logger = logger

@@ -28,6 +28,9 @@ if (exec 3<>/dev/tcp/127.0.0.1/7522) 2>/dev/null; then
   fail "something already listens on 127.0.0.1:7522, the tour relay's port; stop it and run again"
 fi
 
+# The tour makes its own directory (/tmp/scmesh-tour.*) and removes it at its end; one
+# that a failed tour left is removed here (only those that appeared during this run).
+tour_dirs_before=$(ls -d /tmp/scmesh-tour.* 2>/dev/null || true)
 work=$(mktemp -d /tmp/scmesh-tour-test.XXXXXX)
 script="$work/tour.sh"
 log="$work/tour.log"
@@ -40,6 +43,11 @@ cleanup() {
     kill -KILL -- "-$tour_pid" 2>/dev/null || true
   fi
   rm -rf "$work"
+  local dir
+  for dir in /tmp/scmesh-tour.*; do
+    [ -d "$dir" ] || continue
+    grep -qxF -- "$dir" <<<"$tour_dirs_before" || rm -rf -- "$dir"
+  done
 }
 trap cleanup EXIT
 

@@ -8,7 +8,7 @@ import MeshCore
 ///
 /// Why: SQLite writes a blob twice with WAL (into the WAL at commit, into the database
 /// at the checkpoint, both synced with `synchronous = FULL`) and again when the row is
-/// deleted; a 10 MiB payload cost ≈ 0.5 s to queue. A file is written once.
+/// deleted, which makes queueing a large payload slow. A file is written once.
 ///
 /// Durability is the same as a row's: ``write(_:for:)`` syncs the file and the
 /// directory before the row that names it is committed, so once the enqueue returns

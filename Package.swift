@@ -174,10 +174,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The mesh simulator behind `MeshBench sim` and Tests/MeshSimulatorTests: a
+        // benchmark tool, in no library product.
+        .target(
+            name: "MeshSimulator",
+            dependencies: [
+                "MeshCore",
+                "TransportLoopback",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/MeshSimulator"
+        ),
         .executableTarget(
             name: "MeshBench",
             dependencies: [
                 "MeshCore",
+                "MeshSimulator",
                 "MeshTesting",
                 "TransportLoopback",
                 "MeshCrypto",
@@ -218,6 +230,7 @@ let package = Package(
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshCrypto", "MeshStore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "MeshNodeHTTPTests", dependencies: ["MeshNodeHTTP", "MeshNode", "MeshCore", "MeshTesting", "TransportLoopback", "TransportMDNS", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
+        .testTarget(name: "MeshSimulatorTests", dependencies: ["MeshSimulator", "MeshCore"]),
         .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 
         // MARK: Plugins

@@ -1,11 +1,11 @@
 import MeshCore
-import MeshTesting
+import MeshSimulator
 
 extension SimBench {
     /// Prints a `--topics-only` run: the graph, topic delivery and transmissions
-    /// against flooding on the same graph, the diagnostics and every missed pair
-    /// explained (the first 40).
-    static func printTopics(_ report: SimulationReport, _ configuration: SimulationConfiguration) {
+    /// against flooding on the same graph; with `verbose`, the diagnostics and every
+    /// missed pair explained (the first 40).
+    static func printTopics(_ report: SimulationReport, _ configuration: SimulationConfiguration, verbose: Bool) {
         let n = report.nodes
         print("== mesh simulation, topic phase only: \(n) nodes")
         print(
@@ -14,14 +14,15 @@ extension SimBench {
                 + "D \(configuration.topics.meshDegree) (low \(configuration.topics.meshDegreeLow), high \(configuration.topics.meshDegreeHigh)), "
                 + "D_lazy \(configuration.topics.gossipDegree), IHAVE to mesh peers \(configuration.topics.gossipToMesh ? "on" : "off"); "
                 + "route announcements \(configuration.routesAcrossMesh ? "across the graph" : "to direct neighbours only (max_hops 1)")")
-        printTopicFigures(report)
+        printTopicFigures(report, diagnostics: verbose)
+        guard verbose else { return }
         for line in report.topicMisses { print("missed: \(line)") }
         print("time: \(report.virtualTime) virtual in \(report.realTime) real; \(report.forcedAdvances) forced clock advances")
     }
 
     /// The topic phase's lines of a run: delivery, transmissions against flooding on
-    /// the same graph, and the diagnostics.
-    static func printTopicFigures(_ report: SimulationReport) {
+    /// the same graph, and with `diagnostics` the gossip's counters.
+    static func printTopicFigures(_ report: SimulationReport, diagnostics: Bool = true) {
         let n = report.nodes
         print(
             "\(n) nodes: topics delivery \(fmt(report.topicDeliveryPercent)) % (\(report.topicDelivered) of \(report.topicExpected) subscriber × message pairs; "
@@ -40,6 +41,7 @@ extension SimBench {
                     + "= \(fmt((gossip + control) / flooding)) x flooding by frames; by bytes (\(wire.bytes(.topicMessage)) B of messages + control) "
                     + "\(fmt(report.topicBytesOverFlooding)) x flooding's message bytes")
         }
+        guard diagnostics else { return }
         for line in report.topicDiagnostics { print(line) }
     }
 }

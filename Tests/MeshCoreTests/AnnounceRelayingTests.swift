@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TransportLoopback
 
-/// Which announcements a router passes on (docs/PROTOCOL.md §A.5, re-announcing),
+/// Which announcements a router passes on (docs/PROTOCOL.md §A.5, ANNOUNCE send rule 3),
 /// seen from two raw neighbours X and Z speaking the wire protocol by hand: an
 /// ignored announcement (a repeat) is not passed on, and an accepted one is not
 /// queued for a neighbour that already told the router of the same sequence at most

@@ -6,16 +6,14 @@ import TransportLoopback
 
 /// A node asks for a route only while a message for the destination waits in its
 /// queue (docs/PROTOCOL.md §A.5, "Route requests", *Asking*): asking stops once the
-/// message expired, and a flood copy that is only passed on asks nothing. With
-/// `asksFollowMessages` off: asking goes on, and every flood copy asks.
+/// message expired, and a flood copy that is only passed on asks nothing.
 @Suite struct AskFollowsMessagesTests {
     /// R's message for O (no route anywhere) expires after 5 s: R asks at 0 and 2 s;
-    /// the ask due at 6 s finds nothing waiting, and R stops (off: it asks on).
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
-    func askingStopsOnceNothingWaits(follow: Bool) async throws {
+    /// the ask due at 6 s finds nothing waiting, and R stops.
+    @Test(.timeLimit(.minutes(1)))
+    func askingStopsOnceNothingWaits() async throws {
         let clock = ManualClock()
-        let setup = try await RouteRequestTests.routerWith(
-            ["X", "Z"], clock: clock, routing: RoutingConfiguration(asksFollowMessages: follow))
+        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)
         defer { Task { await setup.stop() } }
         let (router, x) = (setup.router, setup.x)
         let o = PeerID.random()
@@ -25,34 +23,68 @@ import TransportLoopback
         try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") { x.seen.requests.withLock { $0.count } == 2 }
 
         clock.advance(by: .seconds(4))  // 6 s: the message expired at 5 s
-        if follow {
-            try await AnnounceRelayingTests.waitUntil("R found nothing waiting for O") {
-                await router.stats().routeRequests["unwanted"] == 1
-            }
-            #expect(router.routeDiagnosis(for: o, name: { _ in "" }).hasPrefix("asking: no"))
-        } else {
-            try await AnnounceRelayingTests.waitUntil("R asked a third time") { x.seen.requests.withLock { $0.count } == 3 }
+        try await AnnounceRelayingTests.waitUntil("R found nothing waiting for O") {
+            await router.stats().routeRequests["unwanted"] == 1
         }
+        #expect(router.routeDiagnosis(for: o, name: { _ in "" }).hasPrefix("asking: no"))
         clock.advance(by: .seconds(8))
         try await x.sync(10)
-        #expect(x.seen.requests.withLock { $0.count } == (follow ? 2 : 4))
-        // Looking for it marked it expired; off, nothing looked at it (it waits for a
-        // route, and nothing lists it before one appears).
-        #expect(await router.status(of: id)?.status == (follow ? .expired : .queued))
+        #expect(x.seen.requests.withLock { $0.count } == 2)
+        // Looking for it marked it expired.
+        #expect(await router.status(of: id)?.status == .expired)
+    }
+
+    /// R's message for O waits (no route anywhere): R asks 16 times at the short waits
+    /// (2, 4, … 64 s apart, ≈ 12 minutes), then every 300 s while the message waits,
+    /// rather than leaving it to O's next periodic announcement (up to an hour away);
+    /// the answer to a slow ask (X announces O) ends the asking.
+    @Test(.timeLimit(.minutes(1)))
+    func aWaitingMessageIsAskedForEveryFiveMinutesAfterTheFastAsks() async throws {
+        let clock = ManualClock()
+        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)
+        defer { Task { await setup.stop() } }
+        let (router, x) = (setup.router, setup.x)
+        let o = PeerID.random()
+        _ = try await router.send(to: o, payload: [1])
+        let asked = { x.seen.requests.withLock { $0.count } }
+        try await AnnounceRelayingTests.waitUntil("R asked X") { asked() == 1 }
+        let fastWaits = [2, 4, 8, 16, 32] + Array(repeating: 64, count: 10)
+        for (ask, wait) in zip(2...16, fastWaits) {
+            clock.advance(by: .seconds(wait))
+            try await AnnounceRelayingTests.waitUntil("ask \(ask)") { asked() == ask }
+        }
+
+        clock.advance(by: .seconds(299))
+        try await x.sync(10)
+        #expect(asked() == 16, "no ask within 300 s of the 16th")
+        clock.advance(by: .seconds(1))
+        try await AnnounceRelayingTests.waitUntil("the first slow ask") { asked() == 17 }
+        clock.advance(by: .seconds(300))
+        try await AnnounceRelayingTests.waitUntil("the second slow ask") { asked() == 18 }
+        #expect(router.routeDiagnosis(for: o, name: { _ in "" }).hasPrefix("asking: 18 asks, next in 300"))
+        #expect(x.seen.requests.withLock { $0.last?.target } == o)
+
+        try await x.send(AnnounceTests.announce(o, 11, hops: 1, signer: TestReceiptSigner(peer: o)))
+        try await AnnounceRelayingTests.waitUntil("R routes to O through X") {
+            await router.routes().contains { $0.destination == o && $0.nextHop == x.peer }
+        }
+        #expect(router.routeDiagnosis(for: o, name: { _ in "" }).hasPrefix("asking: no"))
+        clock.advance(by: .seconds(300))
+        try await x.sync(20)
+        #expect(asked() == 18)
     }
 
     /// X floods R a copy of a message for T, whom R has no route to. R passes it on to
     /// Y after its flood delay and lets it go (custody stayed with X): it asks nobody
-    /// for a route to T (off: it asks X and Y).
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
-    func aFloodCopyPassedOnAsksNothing(follow: Bool) async throws {
+    /// for a route to T.
+    @Test(.timeLimit(.minutes(1)))
+    func aFloodCopyPassedOnAsksNothing() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         let (router, run) = try await RelayRulesTests.relay(
             .random(), network: network, queue: InMemoryOutboundQueue(clock: clock),
             configuration: RouterConfiguration(
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)), keepaliveInterval: .seconds(600),
-                routing: RoutingConfiguration(asksFollowMessages: follow),
                 flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))),
             clock: clock, random: FloodCustodyTests.HalfRandom())
         defer { run.cancel() }
@@ -78,12 +110,7 @@ import TransportLoopback
         try await eventually("R passed it on") { await router.status(of: id)?.status == .relayed }
 
         let diagnosis = router.routeDiagnosis(for: t, name: { _ in "" })
-        if follow {
-            #expect(diagnosis.hasPrefix("asking: no"), "\(diagnosis)")
-            #expect(await router.stats().routeRequests["asked"] == nil)
-        } else {
-            #expect(!diagnosis.hasPrefix("asking: no"), "\(diagnosis)")
-            try await eventually("R asked for a route to T") { await router.stats().routeRequests["asked", default: 0] >= 1 }
-        }
+        #expect(diagnosis.hasPrefix("asking: no"), "\(diagnosis)")
+        #expect(await router.stats().routeRequests["asked"] == nil)
     }
 }

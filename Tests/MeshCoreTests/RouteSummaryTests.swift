@@ -181,10 +181,9 @@ import TransportLoopback
 
     /// Z refreshes O every 100 s (a newer sequence, the same 2 hops), as every origin
     /// does at its refresh interval: R's summaries to X still back off (after the
-    /// link-up one: 2, 4, 8 intervals later), as where nothing changes. Before, each
-    /// refresh counted as a new route and brought X's timer back to one interval, so
-    /// with many origins summaries never backed off (at 1000 nodes they were a quarter
-    /// of the steady phase's bytes). O's route moving (Z now 1 hop from it) still brings
+    /// link-up one: 2, 4, 8 intervals later), as where nothing changes: with many
+    /// origins a refresh arrives every few seconds, and counting each as news would keep
+    /// summaries at the shortest interval. O's route moving (Z now 1 hop from it) still brings
     /// the next summary within one interval.
     @Test(.timeLimit(.minutes(1))) func refreshesDoNotHoldSummariesAtTheShortestInterval() async throws {
         let clock = ManualClock()

@@ -47,8 +47,8 @@ import TransportLoopback
     }
 
     /// A pending requester is answered by a sequence at least the one it asked for,
-    /// and again only by a copy of that sequence with fewer hops (not with
-    /// `shorterCopies` off, nor by another sequence); expired entries answer nothing; a
+    /// and again only by a copy of that sequence with fewer hops (not by another
+    /// sequence); expired entries answer nothing; a
     /// full table records nothing new until entries expire.
     @Test func pendingRequestersAreAnsweredOnceExpireAndAreBounded() {
         var pending = PendingRequesters()
@@ -61,10 +61,9 @@ import TransportLoopback
         let again = pending.take(t, sequence: 12, hops: 5, now: start)
         let longer = pending.take(t, sequence: 12, hops: 6, now: start)
         #expect(early.isEmpty && first == [n] && again.isEmpty && longer.isEmpty)
-        let notWanted = pending.take(t, sequence: 12, hops: 3, shorterCopies: false, now: start)
         let shorter = pending.take(t, sequence: 12, hops: 3, now: start)
         let shorterStill = pending.take(t, sequence: 12, hops: 2, now: start + .seconds(1))
-        #expect(notWanted.isEmpty && shorter == [n] && shorterStill == [n])
+        #expect(shorter == [n] && shorterStill == [n])
         // A newer sequence is not a shorter copy: it goes by the ordinary rules.
         #expect(pending.take(t, sequence: 13, hops: 1, now: start) == [m])
         #expect(pending.count == 2)
@@ -157,7 +156,7 @@ import TransportLoopback
         try await y.sync(27)
         #expect(heard(y) == [[10, 3, 0], [11, 3, 1]])
 
-        // The periodic announcement goes to every neighbour, solicited or not.
+        // The periodic announcement goes everywhere.
         try await z.send(.announce(Self.announce(o, 12, hops: 2, solicited: false)))
         try await syncAll(30)
         #expect(heard(x).last == [12, 3, 0])
@@ -200,12 +199,10 @@ import TransportLoopback
     /// R has raw neighbours X, Y and Z and a route to O through Z at sequence 10. X asks
     /// for 11; R forwards the request to Z. The answer comes back first by a detour (Z,
     /// 5 hops: R passes it to X at 6), then by a shorter way (Y, 2 hops): R passes that
-    /// copy to X too, at 3, and a copy longer again to nobody. With `shorterAnswers`
-    /// off, X keeps the first copy's 6 hops.
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
-    func aShorterCopyOfTheAnswerFollowsTheFirst(shorterAnswers: Bool) async throws {
-        let star = try await RouteRequestTests.routerWith(
-            ["X", "Y", "Z"], clock: ManualClock(), routing: RoutingConfiguration(shorterAnswers: shorterAnswers))
+    /// copy to X too, at 3, and a copy longer again to nobody.
+    @Test(.timeLimit(.minutes(1)))
+    func aShorterCopyOfTheAnswerFollowsTheFirst() async throws {
+        let star = try await RouteRequestTests.routerWith(["X", "Y", "Z"], clock: ManualClock())
         let (router, x, y, z) = (star.router, star.x, star.y, star.z)
         defer { Task { await star.stop() } }
         let o = PeerID.random()
@@ -229,9 +226,9 @@ import TransportLoopback
         try await y.sync(15)
         try await z.sync(16)
         try await x.sync(20)
-        #expect(heard(x) == (shorterAnswers ? [[10, 3], [11, 6], [11, 3]] : [[10, 3], [11, 6]]))
+        #expect(heard(x) == [[10, 3], [11, 6], [11, 3]])
         #expect(!heard(z).contains { $0[0] == 11 }, "Z did not ask")
-        #expect(await router.stats().routeRequests["returned"] == (shorterAnswers ? 2 : 1))
+        #expect(await router.stats().routeRequests["returned"] == 2)
     }
 
     /// R is the target of X's request: its new sequence goes out flagged, and so does
@@ -345,27 +342,5 @@ import TransportLoopback
         #expect(await sequence(at: 0) == old)
         #expect(await mesh[4].stats().routeRequests["reannounced", default: 0] >= 1)
         #expect(await mesh[1].stats().routeRequests["withheld", default: 0] >= 1)
-    }
-
-    /// With `solicitedAnswers` off (the behaviour before the flag), a solicited
-    /// announcement that only refreshes R's route still goes to every neighbour.
-    @Test(.timeLimit(.minutes(1))) func withSolicitedAnswersOffTheFlagIsIgnored() async throws {
-        let network = LoopbackNetwork()
-        let (router, _, run) = try await RouteRequestTests.router(
-            network: network, clock: ManualClock(), routing: RoutingConfiguration(solicitedAnswers: false))
-        let x = try await Neighbour(address: "X", network: network)
-        let y = try await Neighbour(address: "Y", network: network)
-        defer {
-            run.cancel()
-            Task { for n in [x, y] { await n.stop() } }
-        }
-        try await AnnounceRelayingTests.waitUntil("R is linked to X and Y") { await router.peers().count == 2 }
-        let o = PeerID.random()
-        try await x.send(.announce(Self.announce(o, 10, hops: 2, solicited: false)))
-        try await x.send(.announce(Self.announce(o, 11, hops: 2, solicited: true)))
-        try await x.sync(10)
-        try await y.sync(20)
-        let toY = y.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, $0.solicited ? 1 : 0] } }
-        #expect(toY.last == [11, 0])
     }
 }

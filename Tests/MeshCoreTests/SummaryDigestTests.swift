@@ -4,23 +4,19 @@ import Synchronization
 import Testing
 import TransportLoopback
 
-/// Summary digests (docs/PROTOCOL.md §A.5, "Route summaries"): the periodic summary is
-/// one hash of the whole table (9 bytes, against 8 bytes a bucket for a full summary);
-/// a digest that matches is left unanswered, one that differs is answered with the full
-/// summary, whose differing buckets the neighbour then lists.
+/// Summary digests (docs/PROTOCOL.md §A.5): the periodic and link-up summary is one
+/// hash of the whole table (9 bytes however large the table); a digest that matches is
+/// left unanswered, one that differs is answered with the full summary, whose differing
+/// buckets the neighbour then lists.
 @Suite struct SummaryDigestTests {
     /// Z announces six origins to R (seven pairs with R itself: two buckets). The next
     /// summary X gets is a digest of them; X's matching digest is left unanswered; X's
     /// digest lacking one origin gets R's full summary back, not a listing, and R's next
-    /// summary to X comes within one interval. With `digestSummaries` off the periodic
-    /// summary has a hash per bucket, and the differing digest gets a listing of the
-    /// whole table.
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
-    func periodicSummariesAreDigestsAndADifferingDigestGetsTheFullSummary(digests: Bool) async throws {
+    /// summary to X comes within one interval.
+    @Test(.timeLimit(.minutes(1)))
+    func periodicSummariesAreDigestsAndADifferingDigestGetsTheFullSummary() async throws {
         let clock = ManualClock()
-        var routing = RoutingConfiguration()
-        routing.digestSummaries = digests
-        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock, routing: routing)
+        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)
         defer { Task { await setup.stop() } }
         let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
         let origins = (0..<6).map { _ in PeerID.random() }
@@ -39,8 +35,8 @@ import TransportLoopback
         try await AnnounceRelayingTests.waitUntil("X got a periodic summary") { x.seen.summaries.withLock(\.count) == linkUp + 1 }
         let lastSummary = x.seen.summaries.withLock(\.last)
         let periodic = try #require(lastSummary)
-        #expect(periodic == RouteSummaryFrame(bucketBits: digests ? 0 : 1, pairs: pairs))
-        #expect(Frame.routeSummary(periodic).encoded().count == (digests ? 13 : 21))
+        #expect(periodic == RouteSummaryFrame(bucketBits: 0, pairs: pairs))
+        #expect(Frame.routeSummary(periodic).encoded().count == 13)
 
         try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
         try await x.sync(20)
@@ -50,33 +46,24 @@ import TransportLoopback
 
         try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs.dropLast())))
         try await x.sync(30)
-        if digests {
-            let (answer, listings) = (x.seen.summaries.withLock(\.last), x.seen.listings.withLock(\.count))
-            #expect(answer == RouteSummaryFrame(bucketBits: 1, pairs: pairs))
-            #expect(listings == 0)
-            #expect(await router.stats().routeSummaries["expanded"] == 1)
-            // The tables differ: R's next summary to X within one interval.
-            clock.advance(by: .seconds(76))
-            try await AnnounceRelayingTests.waitUntil("X got the next summary within one interval") {
-                x.seen.summaries.withLock(\.count) == linkUp + 3
-            }
-        } else {
-            let first = x.seen.listings.withLock(\.first)
-            let listing = try #require(first)
-            #expect(listing.bucketBits == 0 && listing.pairs.count == pairs.count)
-            #expect(await router.stats().routeSummaries["expanded"] == nil)
+        let (answer, listings) = (x.seen.summaries.withLock(\.last), x.seen.listings.withLock(\.count))
+        #expect(answer == RouteSummaryFrame(bucketBits: 1, pairs: pairs))
+        #expect(listings == 0)
+        #expect(await router.stats().routeSummaries["expanded"] == 1)
+        // The tables differ: R's next summary to X within one interval.
+        clock.advance(by: .seconds(76))
+        try await AnnounceRelayingTests.waitUntil("X got the next summary within one interval") {
+            x.seen.summaries.withLock(\.count) == linkUp + 3
         }
     }
 
     /// R knows six origins through Z (seven pairs with itself: two buckets). A new
     /// neighbour W gets a digest when its link comes up, not the full summary; W's
-    /// matching digest is left unanswered, a differing one gets the full summary. With
-    /// `linkUpDigests` off W gets the full summary at once.
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
-    func theLinkUpSummaryIsADigest(digest: Bool) async throws {
+    /// matching digest is left unanswered, a differing one gets the full summary.
+    @Test(.timeLimit(.minutes(1)))
+    func theLinkUpSummaryIsADigest() async throws {
         let clock = ManualClock()
-        let routing = RoutingConfiguration(linkUpDigests: digest)
-        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock, routing: routing)
+        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)
         defer { Task { await setup.stop() } }
         let (router, r, z) = (setup.router, setup.r, setup.z)
         let origins = (0..<6).map { _ in PeerID.random() }
@@ -92,7 +79,7 @@ import TransportLoopback
         let own = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
         let pairs = [(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }
         #expect(RouteSummaryFrame.bucketBits(for: pairs.count) == 1)
-        #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: digest ? 0 : 1, pairs: pairs)])
+        #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: 0, pairs: pairs)])
 
         try await w.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
         try await w.sync(20)
@@ -100,8 +87,6 @@ import TransportLoopback
         try await w.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs.dropLast())))
         try await w.sync(30)
         #expect(w.seen.summaries.withLock(\.last) == RouteSummaryFrame(bucketBits: 1, pairs: pairs))
-        // Off, the link-up summary already had one bucket bit, so the line above holds
-        // without an answer: count it, so that the off case checks the answer too.
         #expect(w.seen.summaries.withLock(\.count) == 2)
     }
 }

@@ -223,7 +223,7 @@ final class DeliveryPipeline: Sendable {
         // request in every node the flood crosses (docs/PROTOCOL.md §A.5, "Route
         // requests", *Asking*).
         let step = await floodStep(for: message, hop: nextHop)
-        if nextHop == nil, step == nil || !configuration.routing.asksFollowMessages { routeWanted(peer) }
+        if nextHop == nil, step == nil { routeWanted(peer) }
         if let step {
             try await transmitFlood(message, step)
             return

@@ -86,7 +86,7 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var announcesSuppressed = 0
     /// Shortcuts: this node's route sent to a neighbour whose announcement of the same
     /// sequence showed it more than one hop farther from the origin than this node
-    /// (docs/PROTOCOL.md §A.5, "Shortcuts").
+    /// (docs/PROTOCOL.md §A.5, ANNOUNCE send rule 5).
     public var shortcutsOffered = 0
     /// Announcements rejected, by reason: `rateLimited` (over the neighbour's share of
     /// the link, dropped unread), `aboutSelf`, `hopLimit`, `badSignature`, `stale`

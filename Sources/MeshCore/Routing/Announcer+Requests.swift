@@ -25,7 +25,7 @@ extension Announcer {
             for due in requests.withLock({ $0.takeDue(now: now) }) {
                 // Nothing waits for it any more (delivered, expired, handed on): stop
                 // asking; the next message for it starts again.
-                if configuration.asksFollowMessages, await !stillWaiting(due.target) {
+                if await !stillWaiting(due.target) {
                     requests.withLock { $0.satisfied(due.target) }
                     count("unwanted")
                     continue
@@ -50,7 +50,7 @@ extension Announcer {
             target: target, sequence: routes.highestSequence(of: target, now: now).map { $0 &+ 1 } ?? 0,
             hopLimit: configuration.maxHops)
         let live = { (peer: PeerID) in self.links.sessions(to: peer).first(where: { !$0.isClosed }) }
-        let position = configuration.focusedAsks ? RouteRequests.rankPosition(ofAsk: number) : nil
+        let position = RouteRequests.rankPosition(ofAsk: number)
         let ranked = position == nil ? [] : routes.requestCandidates(for: target, now: now).compactMap(live)
         let asking: [LinkSession]
         if let position, !ranked.isEmpty {
@@ -79,17 +79,16 @@ extension Announcer {
             guard requests.withLock({ $0.mayReannounce(now: now) }) else { return count("dropped") }
             // Solicited: the relays that forwarded the request pass it back toward the
             // requesters, not to the whole mesh (docs/PROTOCOL.md §A.5).
-            originate(solicited: configuration.solicitedAnswers)
+            originate(solicited: true)
             return count("reannounced")
         }
         // The request crossed `max_hops` − hop limit + 1 links to get here: a route of as
         // many hops as the hop limit or more would reach the asker beyond `max_hops`,
         // and the asker would drop it; the request goes on instead, to a node nearer
         // the target (rules 3 and 4).
-        let within = configuration.requestsWithinHopLimit
-        let reach = within ? min(configuration.maxHops, request.hopLimit) : configuration.maxHops
+        let reach = min(configuration.maxHops, request.hopLimit)
         if var answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: reach, now: now) {
-            if configuration.answersToRequesters { answer.solicited = true }
+            answer.solicited = true
             session.queueAnnounce(answer)
             return count("answered")
         }
@@ -100,14 +99,14 @@ extension Announcer {
         // newer one, so what goes on asks for a sequence above it (rule 4), which only
         // the target can give, and gives along the request's own path.
         var onwardRequest = request.forwarded()
-        if within, let held = routes.highestSequence(of: request.target, now: now), held >= request.sequence {
+        if let held = routes.highestSequence(of: request.target, now: now), held >= request.sequence {
             onwardRequest.sequence = held &+ 1
         }
         // Toward the target where this node knows a way; else to every other neighbour:
         // where every route this node knows goes back through the asker (a dead end
         // after a link went), only a wider search reaches a node that can ask the
         // target for a new sequence.
-        let toward = routes.requestHop(for: request.target, except: session.remote, below: within ? request.hopLimit : .max, now: now)
+        let toward = routes.requestHop(for: request.target, except: session.remote, below: request.hopLimit, now: now)
             .flatMap { hop in links.sessions(to: hop).first(where: { !$0.isClosed }) }
         let onward = toward.map { [$0] } ?? links.peers.filter { $0 != session.remote }
             .compactMap { peer in links.sessions(to: peer).first(where: { !$0.isClosed }) }
@@ -115,12 +114,8 @@ extension Announcer {
         // Forwarded, or a repeat of a request forwarded already: either way the
         // target's answer is owed to this neighbour too.
         let forward = requests.withLock { requests in
-            if configuration.solicitedAnswers {
-                requests.requesters.record(request.target, from: session.remote, sequence: request.sequence, now: now)
-            }
-            return requests.mayForward(
-                request.target, sequence: onwardRequest.sequence, flooding: toward == nil,
-                floodHold: configuration.floodHold ? RouteRequests.floodHold : .zero, now: now)
+            requests.requesters.record(request.target, from: session.remote, sequence: request.sequence, now: now)
+            return requests.mayForward(request.target, sequence: onwardRequest.sequence, flooding: toward == nil, now: now)
         }
         guard forward else { return count("dropped") }
         for link in onward { link.queueRouteRequest(onwardRequest) }

@@ -2,10 +2,11 @@ import Synchronization
 
 /// Route summaries (docs/PROTOCOL.md §A.5, "Route summaries"): anti-entropy for
 /// announcements. When a link comes up, and then on a per-neighbour timer that backs
-/// off while nothing changes (``SummaryTimers``), a node sends each neighbour one hash
-/// per bucket of the (origin, highest sequence) pairs it holds. The
-/// neighbour answers the buckets that differ with a listing of its own pairs there,
-/// and the node sends the announcements the listing lacks or lists older. A lost
+/// off while nothing changes (``SummaryTimers``), a node sends each neighbour a digest:
+/// one hash of the (origin, highest sequence) pairs it holds. A neighbour whose table
+/// differs answers with its summary in buckets, the node lists its pairs in the
+/// buckets that differ, and the neighbour sends the announcements the listing lacks or
+/// lists older. A lost
 /// announcement is repaired within an interval instead of waiting for its origin's
 /// next refresh, and a link that comes up between nodes that know the same mesh costs
 /// one summary instead of the whole table.
@@ -21,7 +22,7 @@ extension Announcer {
             let now = clock.now
             let due = summaryTimers.withLock { $0.takeDue(now: now, interval: summaryWait) }
             if relay.isEnabled, !due.isEmpty {
-                let summary = summary(now: now, digest: configuration.digestSummaries)
+                let summary = digest(now: now)
                 for peer in due { queue(.routeSummary(summary), to: peer) }
             }
             let next = summaryTimers.withLock { $0.nextDue } ?? now + .seconds(3600)
@@ -66,11 +67,10 @@ extension Announcer {
         summaryWaker.wake(before: due)  // a no-op when the loop plans to wake sooner
     }
 
-    /// Sends `peer` this node's summary (a link to it came up): a digest, like the
-    /// periodic ones, unless ``RoutingConfiguration/linkUpDigests`` is off.
+    /// Sends `peer` this node's digest (a link to it came up), as the periodic
+    /// summaries do: a neighbour whose table matches answers nothing.
     func sendSummary(to peer: PeerID, now: ContinuousClock.Instant) {
-        let digest = configuration.digestSummaries && configuration.linkUpDigests
-        queue(.routeSummary(summary(now: now, digest: digest)), to: peer)
+        queue(.routeSummary(digest(now: now)), to: peer)
     }
 
     /// The (origin, sequence) pairs this node holds, its own included: per origin the
@@ -83,11 +83,10 @@ extension Announcer {
         return pairs
     }
 
-    /// This node's summary: a hash per bucket, or with `digest` one hash of the whole
-    /// table (a summary of one bucket, 9 bytes however large the table).
-    private func summary(now: ContinuousClock.Instant, digest: Bool) -> RouteSummaryFrame {
-        let pairs = summaryPairs(now: now)
-        return RouteSummaryFrame(bucketBits: digest ? 0 : RouteSummaryFrame.bucketBits(for: pairs.count), pairs: pairs)
+    /// This node's digest: one hash of the whole table (a summary of one bucket, 9 bytes
+    /// however large the table).
+    private func digest(now: ContinuousClock.Instant) -> RouteSummaryFrame {
+        RouteSummaryFrame(bucketBits: 0, pairs: summaryPairs(now: now))
     }
 
     private func queue(_ frame: Frame, to peer: PeerID) {
@@ -109,7 +108,7 @@ extension Announcer {
         let ours = RouteSummaryFrame(bucketBits: bits, pairs: held)
         guard ours.hashes != summary.hashes else { return matched(from: session) }
         let ownBits = RouteSummaryFrame.bucketBits(for: held.count)
-        if configuration.digestSummaries, bits == 0, ownBits > 0 {
+        if bits == 0, ownBits > 0 {
             session.queueRouteSync(.routeSummary(RouteSummaryFrame(bucketBits: ownBits, pairs: held)))
             tablesDiffer(from: session.remote)
             return count("expanded")

@@ -36,9 +36,8 @@ final class Announcer: Sendable {
     let requests = Mutex(RouteRequests())
     /// Wakes ``runRequests()`` when a route becomes wanted.
     let requestWaker = TickWaker()
-    /// Whether a message or receipt still waits for a destination (set by the router);
-    /// with ``RoutingConfiguration/asksFollowMessages`` an ask falls due only while one
-    /// does.
+    /// Whether a message or receipt still waits for a destination (set by the router):
+    /// an ask falls due only while one does.
     let stillWaiting = PeerCheck()
     /// When each neighbour gets its next route summary (Announcer+Summaries).
     let summaryTimers = Mutex(SummaryTimers())
@@ -213,7 +212,7 @@ final class Announcer: Sendable {
     }
 
     /// The last link to `peer` went down: routes through it go (docs/PROTOCOL.md §A.5,
-    /// "Losing routes"). This node does not announce itself anew: a node left without a
+    /// "Route selection"). This node does not announce itself anew: a node left without a
     /// feasible route to it asks for a new sequence when a message waits (route
     /// requests), instead of every lost link costing a network-wide announcement.
     func neighbourLost(_ peer: PeerID) {
@@ -243,10 +242,7 @@ final class Announcer: Sendable {
     }
 
     /// Takes an announcement that arrived on `session`.
-    func accept(_ received: AnnounceFrame, from session: LinkSession) {
-        var frame = received
-        // Not honoured: taken, and passed on, as an announcement without the flag.
-        if !configuration.solicitedAnswers { frame.solicited = false }
+    func accept(_ frame: AnnounceFrame, from session: LinkSession) {
         guard session.takeInboundAnnounceToken() else {
             return reject("rateLimited", frame, session, detail: "over its share of the link")
         }
@@ -283,8 +279,7 @@ final class Announcer: Sendable {
                 // copy of it often comes from another neighbour than the old route's).
                 let asked = Set(requests.withLock {
                     $0.requesters.take(
-                        frame.origin, sequence: frame.sequence, hops: onward.hops,
-                        shorterCopies: configuration.shorterAnswers, now: clock.now)
+                        frame.origin, sequence: frame.sequence, hops: onward.hops, now: clock.now)
                 })
                 let everyone = !frame.solicited || gained
                 var returned = 0
@@ -321,7 +316,7 @@ final class Announcer: Sendable {
     /// The neighbour on `session` announced `frame`, which this node does not use: where
     /// this node's route in use is of the same sequence, does not go through that
     /// neighbour and, one hop further, would be shorter than the neighbour's own route,
-    /// the neighbour is sent that route (docs/PROTOCOL.md §A.5, "Shortcuts"). Its table
+    /// the neighbour is sent that route (docs/PROTOCOL.md §A.5, ANNOUNCE send rule 5). Its table
     /// matches this node's in route summaries (they list sequences, not hops), so a
     /// shorter copy lost on the way would otherwise be missed until the origin's next
     /// sequence, and every node behind that neighbour with it.
@@ -330,7 +325,7 @@ final class Announcer: Sendable {
         // less, and this node's route sent to it (`ours`) one hop more. `ours` has at
         // least 2 hops, so below 4 there is nothing to offer: most ignored
         // announcements leave here, without taking the table's lock.
-        guard configuration.shortcuts, relay.isEnabled, frame.hops > 3 else { return }
+        guard relay.isEnabled, frame.hops > 3 else { return }
         guard let ours = routes.answer(
             for: frame.origin, atLeast: frame.sequence, to: session.remote, maxHops: configuration.maxHops, now: clock.now),
               ours.sequence == frame.sequence, ours.hops < frame.hops - 1 else { return }

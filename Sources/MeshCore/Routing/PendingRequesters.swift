@@ -62,11 +62,9 @@ package struct PendingRequesters: Sendable {
     /// The neighbours that an announcement of `origin` at `sequence`, `hops` hops as
     /// passed on, answers: those whose entries have not expired and that asked for
     /// `sequence` or older and were not given it yet, or were given a copy of exactly
-    /// `sequence` with more hops than `hops` (`shorterCopies`). Each is marked as given
-    /// `sequence` at `hops`; expired entries of `origin` are removed.
-    package mutating func take(
-        _ origin: PeerID, sequence: UInt64, hops: UInt8, shorterCopies: Bool = true, now: ContinuousClock.Instant
-    ) -> [PeerID] {
+    /// `sequence` with more hops than `hops`. Each is marked as given `sequence` at
+    /// `hops`; expired entries of `origin` are removed.
+    package mutating func take(_ origin: PeerID, sequence: UInt64, hops: UInt8, now: ContinuousClock.Instant) -> [PeerID] {
         guard var entries = waiting.removeValue(forKey: origin) else { return [] }
         var answered: [PeerID] = []
         for (neighbour, var entry) in entries {
@@ -75,7 +73,7 @@ package struct PendingRequesters: Sendable {
                 count -= 1
                 continue
             }
-            let owed = entry.given.map { shorterCopies && sequence == entry.sequence && hops < $0 } ?? (entry.sequence <= sequence)
+            let owed = entry.given.map { sequence == entry.sequence && hops < $0 } ?? (entry.sequence <= sequence)
             guard owed else { continue }
             answered.append(neighbour)
             (entry.sequence, entry.given) = (sequence, hops)

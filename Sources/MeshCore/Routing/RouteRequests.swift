@@ -11,11 +11,17 @@ struct RouteRequests: Sendable {
     static let retry: Duration = .seconds(2)
     /// The longest wait between two asks.
     static let longestWait: Duration = .seconds(64)
-    /// Asks per destination before the node gives up until something wants the route
-    /// again: 2, 4, … 64 s apart, then 64 s apart (≈ 12 minutes in all). An answer can
-    /// take several asks when requests cross many lossy hops, and with long refresh
+    /// Asks per destination at the short waits (2, 4, … 64 s apart, then 64 s apart:
+    /// ≈ 12 minutes in all) before the node slows to one every ``slowWait``. An answer
+    /// can take several asks when requests cross many lossy hops, and with long refresh
     /// intervals nothing else repairs a route that was never learnt.
     static let attempts = 16
+    /// The wait between two asks after ``attempts``, for as long as a message waits for
+    /// the route: it bounds the wait of a message whose destination the fast asks did
+    /// not bring within reach (every route its neighbours hold longer than `max_hops`
+    /// allows, say), where the destination's next periodic announcement may be an hour
+    /// away.
+    static let slowWait: Duration = .seconds(300)
     /// Every this many asks, one goes to every neighbour even where some advertise the
     /// target (the others go to one neighbour at a time): an answer that the ranked
     /// neighbours cannot give (a dead end, a lost frame, a stale advertisement) is still
@@ -32,7 +38,8 @@ struct RouteRequests: Sendable {
 
     /// The wait after the `asked`-th ask (1-based).
     static func wait(after asked: Int) -> Duration {
-        asked >= 7 ? longestWait : min(longestWait, retry * (1 << (asked - 1)))
+        if asked >= attempts { return slowWait }
+        return asked >= 7 ? longestWait : min(longestWait, retry * (1 << (asked - 1)))
     }
 
     private struct Wanted {
@@ -63,23 +70,19 @@ struct RouteRequests: Sendable {
     }
 
     /// The destinations due to be asked about now, each with the number of this ask
-    /// (1 for the first); each is rescheduled (``wait(after:)``) or, after
-    /// ``attempts`` asks, forgotten.
+    /// (1 for the first); each is rescheduled (``wait(after:)``). An entry goes when
+    /// its route appears or nothing waits for it any more (``satisfied(_:)``).
     mutating func takeDue(now: ContinuousClock.Instant) -> [(target: PeerID, ask: Int)] {
         var due: [(target: PeerID, ask: Int)] = []
         for (target, entry) in wanted where entry.next <= now {
             due.append((target, entry.asked + 1))
-            if entry.asked + 1 >= Self.attempts {
-                wanted[target] = nil
-            } else {
-                wanted[target] = Wanted(asked: entry.asked + 1, next: now + Self.wait(after: entry.asked + 1))
-            }
+            wanted[target] = Wanted(asked: entry.asked + 1, next: now + Self.wait(after: entry.asked + 1))
         }
         return due
     }
 
     /// How many times `target` was asked about, and when the next ask is due; nil when
-    /// no route to it is wanted (never, or the asks ran out).
+    /// no route to it is wanted.
     func asking(_ target: PeerID) -> (asked: Int, next: ContinuousClock.Instant)? {
         wanted[target].map { ($0.asked, $0.next) }
     }
@@ -98,22 +101,18 @@ struct RouteRequests: Sendable {
     /// Whether a request for `target` at `sequence` should be forwarded (`flooding`: to
     /// every neighbour but the asker): not when one for the same target, at that
     /// sequence or newer, was forwarded within ``retry``, nor, when `flooding`, flooded
-    /// within ``floodHold`` (`floodHold` zero: within ``retry``). Records it when it
-    /// should.
-    mutating func mayForward(
-        _ target: PeerID, sequence: UInt64, flooding: Bool = false, floodHold: Duration = Self.floodHold,
-        now: ContinuousClock.Instant
-    ) -> Bool {
+    /// within ``floodHold``. Records it when it should.
+    mutating func mayForward(_ target: PeerID, sequence: UInt64, flooding: Bool = false, now: ContinuousClock.Instant) -> Bool {
         // Only a request at this sequence or newer holds this one back.
         let last = forwarded[target].flatMap { $0.sequence >= sequence ? $0 : nil }
         if let last {
             if now - last.at < Self.retry { return false }
-            if flooding, let flooded = last.flooded, now - flooded < floodHold { return false }
+            if flooding, let flooded = last.flooded, now - flooded < Self.floodHold { return false }
         }
         forwarded[target] = (sequence, now, flooding ? now : last?.flooded)
         // A flood is never later than the entry's last forward, so this keeps every
         // entry that can still hold a request back.
-        if forwarded.count > 4096 { forwarded = forwarded.filter { now - $0.value.at < max(Self.retry, floodHold) } }
+        if forwarded.count > 4096 { forwarded = forwarded.filter { now - $0.value.at < Self.floodHold } }
         return true
     }
 

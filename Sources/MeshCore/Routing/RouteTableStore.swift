@@ -70,8 +70,7 @@ public struct SavedRouteEntry: Sendable, Hashable {
 /// Keeps a node's route table across restarts. With one, a restarted router starts with
 /// the routes it had, dormant until a link to their neighbour comes back (as after a
 /// link flap), instead of an empty table that every neighbour refills with every route
-/// it knows: in the 200-node simulation that refill was most of the announcement bytes
-/// of the churn phase. The node passes its store's (MeshStore's `RouteTableLog`); the
+/// it knows. The node passes its store's (MeshStore's `RouteTableLog`); the
 /// simulator keeps one per node in memory.
 public protocol RouteTableStore: Sendable {
     /// The entries saved last, each aged by the time since the save where the store

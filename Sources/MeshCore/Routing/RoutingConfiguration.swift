@@ -3,7 +3,7 @@
 /// Keys: `announce_interval_ms`, `announce_jitter` (0…1), `max_hops` (1…255),
 /// `route_max_age_ms`, `announces_per_second`, `announce_burst`, `control_share`
 /// (0…1, the share of a link's nominal bitrate announcements may use),
-/// `summary_interval_ms` (0: no route summaries). A missing key
+/// `summary_interval_ms` (0: no route summaries), `hop_counts`. A missing key
 /// takes its default; an unknown key, a wrong type or a value out of range is a
 /// `DecodingError` whose coding path ends with the key.
 public struct RoutingConfiguration: Sendable, Hashable, Codable {
@@ -32,110 +32,26 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// random start, which after a restart is older than the last run's half the time:
     /// then its routes are refused until the old ones age out (`route_max_age_ms`).
     public var firstSequence: UInt64?
-    /// Whether new sequences announced because a route request asked for one go back
-    /// toward the requesters only (not a config key; the default, true): the origin
-    /// sets the solicited flag, relays remember who asked and honour the flag
-    /// (docs/PROTOCOL.md §A.5, "Route requests"). false neither sets nor honours it,
-    /// and every answer crosses the whole mesh as before (for same-build measurements).
-    public var solicitedAnswers: Bool
-    /// Whether the periodic route summaries are *digests*, one hash of the whole table,
-    /// answered with a full summary only where they differ (not a config key; the
-    /// default, true; docs/PROTOCOL.md §A.5, "Route summaries"). false sends every
-    /// summary with a hash per bucket and answers every differing one with a listing,
-    /// as before (for same-build measurements).
-    public var digestSummaries: Bool
-    /// Whether a route request is asked of one neighbour at a time, the one whose
-    /// advertisement of the target ranks first (then the next at each later ask, every
-    /// third ask of every neighbour), where any live neighbour advertises it (not a
-    /// config key; the default, true;
-    /// docs/PROTOCOL.md §A.5, "Route requests"). false asks every neighbour each time,
-    /// as before (for same-build measurements).
-    public var focusedAsks: Bool
-    /// Whether a relay that passed a route request's answer back to a requester passes
-    /// it a later copy of the same sequence that came by a shorter way too (not a config
-    /// key; the default, true; docs/PROTOCOL.md §A.5, "Solicited announcements", rule
-    /// 1). false answers each requester once, with the first copy, as before (for
-    /// same-build measurements).
-    public var shorterAnswers: Bool
-    /// Whether a node that hears a neighbour announce an origin at the sequence of its
-    /// own route with more hops than that route plus one sends the neighbour its route
-    /// (not a config key; the default, true; docs/PROTOCOL.md §A.5, "Shortcuts"). false
-    /// ignores such an announcement, as before (for same-build measurements).
-    public var shortcuts: Bool
-    /// Whether a node that flooded a route request floods none for the same target
-    /// and sequence for 16 s (not a config key; the default, true; docs/PROTOCOL.md
-    /// §A.5, "Route requests", rule 4). false floods one every 2 s, as before (for
-    /// same-build measurements).
-    public var floodHold: Bool
-    /// Whether a node asks for a route only while a message or receipt waits for it in
-    /// this node's outbound queue (not a config key; the default, true;
-    /// docs/PROTOCOL.md §A.5, "Route requests", *Asking*): a flood copy re-broadcast
-    /// without custody asks nothing, and asking stops once nothing waits (delivered,
-    /// expired, handed on). false asks from every flood copy that found no route and
-    /// goes on asking whatever became of the message, as before (for same-build
-    /// measurements).
-    public var asksFollowMessages: Bool
-    /// Whether a route request is answered only with a route that reaches the asker
-    /// within `max_hops`, and goes on toward a next hop only along a route shorter than
-    /// its remaining hop limit, flooded otherwise (not a config key; the default, true;
-    /// docs/PROTOCOL.md §A.5, "Route requests", rules 3 and 4): a route stretched toward
-    /// `max_hops` can neither answer a far asker nor carry its request to the target.
-    /// A node that holds the requested sequence or newer but cannot answer asks onward
-    /// for one above it (only the target's new sequence then answers). false answers
-    /// with any route and forwards the request unchanged along any route, as before
-    /// (for same-build measurements).
-    public var requestsWithinHopLimit: Bool
-    /// Whether a relay's answer to a route request from a route it holds always carries
-    /// the solicited flag (not a config key; the default, true; docs/PROTOCOL.md §A.5,
-    /// "Route requests", rule 3), so it goes back toward the requesters, and on to
-    /// every neighbour only where it gives a relay a route it lacked. false sets the
-    /// flag only when the route's sequence is above the relay's summarised one, as
-    /// before: a shorter copy of a sequence the mesh holds then spreads from every relay
-    /// it shortens a route at (for same-build measurements).
-    public var answersToRequesters: Bool
-    /// Whether the summary a node sends when a link comes up is a digest, as the
-    /// periodic ones are (not a config key; the default, true; docs/PROTOCOL.md §A.5,
-    /// "Route summaries"): a neighbour whose table matches (a link back after a
-    /// restart or a partition) answers nothing, one whose table differs answers with its
-    /// full summary. false sends a hash per bucket at link-up, as before (2 KB from
-    /// 1,024 origins on; for same-build measurements).
-    public var linkUpDigests: Bool
     /// Whether a node sends a neighbour whose route summary matched its table the hop
     /// counts of its routes, at the first two such summaries, and answers such a frame
     /// with its routes that are shorter (config key `hop_counts`, default true;
-    /// docs/PROTOCOL.md §A.5, "Route summaries", *Hop counts*): summaries compare
-    /// sequences only, so a route stretched by a lost copy, or learned before a shorter
-    /// link came up, stays stretched until its origin's next sequence. false sends none
-    /// and ignores a neighbour's (fewer routing bytes while a large mesh settles, routes
-    /// a few per cent longer).
+    /// docs/PROTOCOL.md §A.5): summaries compare sequences only, so without them a
+    /// route stretched by a lost announcement stays stretched until its origin's next
+    /// sequence. false sends none and ignores a neighbour's: fewer routing bytes on
+    /// slow links while a large mesh settles, for routes a few per cent longer.
     public var hopCounts: Bool
 
     /// Defaults: every 3600 s ± 25 %, 7 hops, routes kept 12,000 s, 10 announcements
     /// per second and link (burst 32), at most 2 % of a link's bitrate, a route summary
-    /// to each neighbour every 60 s ± 25 %. (Until 2026-11-25 every 60 s, routes kept
-    /// 200 s; until 2026-11-28 every 600 s, routes kept 2000 s. Each refresh crosses
-    /// every link of the mesh once per origin; route summaries, route requests and
-    /// link-up announcements do what it did between two, and in the simulator the
-    /// longer interval delivers as much for a fraction of the bytes: Benchmarks/README.md.)
+    /// to each neighbour every 60 s ± 25 %, hop counts on. Route summaries, route
+    /// requests and link-up digests repair routes between two refreshes, so the
+    /// refresh can be rare.
     public init(
         announceInterval: Duration = .seconds(3600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
         routeMaxAge: Duration = .seconds(12_000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
-        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), solicitedAnswers: Bool = true,
-        digestSummaries: Bool = true, focusedAsks: Bool = true, shorterAnswers: Bool = true, shortcuts: Bool = true,
-        floodHold: Bool = true, asksFollowMessages: Bool = true, requestsWithinHopLimit: Bool = true,
-        answersToRequesters: Bool = true, linkUpDigests: Bool = true, hopCounts: Bool = true
+        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), hopCounts: Bool = true
     ) {
         self.hopCounts = hopCounts
-        self.linkUpDigests = linkUpDigests
-        self.answersToRequesters = answersToRequesters
-        self.requestsWithinHopLimit = requestsWithinHopLimit
-        self.asksFollowMessages = asksFollowMessages
-        self.floodHold = floodHold
-        self.shortcuts = shortcuts
-        self.shorterAnswers = shorterAnswers
-        self.solicitedAnswers = solicitedAnswers
-        self.digestSummaries = digestSummaries
-        self.focusedAsks = focusedAsks
         self.summaryInterval = summaryInterval
         self.announceInterval = announceInterval
         self.announceJitter = announceJitter
@@ -199,8 +115,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         case hopCounts = "hop_counts"
     }
 
-    /// Decodes the config keys; everything else (the switches above that are not config
-    /// keys, ``firstSequence``) keeps its default.
+    /// Decodes the config keys; ``firstSequence`` keeps its default.
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self, section: "routing")
         self.init()
@@ -229,6 +144,7 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         hopCounts = try container.decode(Bool.self, forKey: .hopCounts, default: defaults.hopCounts)
     }
 
+    /// Encodes the config keys (``firstSequence`` is not one).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(announceInterval.wholeMilliseconds, forKey: .announceIntervalMs)

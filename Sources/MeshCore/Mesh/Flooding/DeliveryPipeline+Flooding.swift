@@ -68,8 +68,8 @@ extension DeliveryPipeline {
         var step = custody != nil ? .start : step
         let peer = message.destination
         // Kept here until a route appears: ask for one (a copy only passed on asks
-        // nothing; without asksFollowMessages, transmit asked already).
-        if step == .start, configuration.routing.asksFollowMessages, !hasRoute(to: peer) { routeWanted(peer) }
+        // nothing).
+        if step == .start, !hasRoute(to: peer) { routeWanted(peer) }
         let emergency = message.flags & DataFrame.emergencyFlag != 0
         if step == .relay, !emergency, flood.shouldSuppress(id) {
             switch flood.beginRelease(id) {

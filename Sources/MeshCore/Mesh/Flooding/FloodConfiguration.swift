@@ -8,7 +8,7 @@
 /// ends with the key.
 public struct FloodConfiguration: Sendable, Hashable, Codable {
     /// Whether a message with no route to its destination is flooded (`enabled`).
-    /// Off, it waits for a route as before. Emergency messages are flooded either way.
+    /// Off, it waits in the queue for a route. Emergency messages are flooded either way.
     /// The library default is off; the node's `Config/node.yaml` turns it on.
     public var enabled: Bool
     /// The TTL a flood starts with (`ttl`, 1…255; 7 as in BitChat): a flooded message

@@ -4,23 +4,27 @@ import Synchronization
 /// Wraps a transport so that every packet its links write is counted in a
 /// ``WireTally`` and, with probability `loss` per frame (all its packets), dropped (seeded, so a run is
 /// reproducible up to task scheduling). The wrapped transport should have no loss of
-/// its own.
+/// its own. With a `lie`, the links rewrite the hop count of every ANNOUNCE frame they
+/// write, as a lying relay would.
 public struct TalliedTransport: Transport {
     let inner: any Transport
     let tally: WireTally
     let loss: Double
     let random: LinkRandom
+    let lie: SimulationConfiguration.HopLie?
 
     /// Wraps `inner`.
     /// - Parameters:
     ///   - tally: where packets are counted.
     ///   - loss: the probability (0…1) that a frame written (all its packets) is lost.
     ///   - seed: seeds the loss draws.
-    public init(_ inner: any Transport, tally: WireTally, loss: Double, seed: UInt64) {
+    ///   - lie: the hop counts this node's ANNOUNCE frames claim (nil: the true ones).
+    public init(_ inner: any Transport, tally: WireTally, loss: Double, seed: UInt64, lie: SimulationConfiguration.HopLie? = nil) {
         self.inner = inner
         self.tally = tally
         self.loss = loss
         self.random = LinkRandom(seed: seed)
+        self.lie = lie
     }
 
     public var name: String { inner.name }
@@ -71,6 +75,8 @@ final class TalliedLink: Link {
     let transport: TalliedTransport
     /// The kind of the segment being fragmented, for its later fragments.
     private let current = Mutex((kind: WireTally.Kind.other, routing: WireTally.RoutingFrame?.none, dropping: false))
+    /// ANNOUNCE frames rewritten so far (a flapping liar alternates on it).
+    private let lies = Atomic<Int>(0)
 
     init(inner: any Link, transport: TalliedTransport) {
         self.inner = inner
@@ -81,7 +87,8 @@ final class TalliedLink: Link {
     var mtu: Int { inner.mtu }
     var preferredTaskExecutor: (any TaskExecutor)? { inner.preferredTaskExecutor }
 
-    func send(_ frame: [UInt8]) async throws {
+    func send(_ packet: [UInt8]) async throws {
+        let frame = lie(packet)
         let starts = WireTally.startsFrame(frame)
         // Loss is drawn per frame: the fragments of a frame larger than the MTU share
         // its fate, as on a link whose lower layer retransmits lost fragments (BLE's
@@ -96,6 +103,24 @@ final class TalliedLink: Link {
         transport.tally.wrote(kind, routing: routing, count: frame.count, startsFrame: starts, dropped: dropped, packet: frame)
         if dropped { return }
         try await inner.send(frame)
+    }
+
+    /// `packet`, with the hop count rewritten when it is a whole ANNOUNCE frame and the
+    /// transport lies (the byte after the flag, frame header, origin and sequence).
+    private func lie(_ packet: [UInt8]) -> [UInt8] {
+        let hopsAt = 1 + 4 + 32 + 8
+        guard let lie = transport.lie, packet.count > hopsAt, packet[0] == 0xC0, packet[2] == Frame.Kind.announce.rawValue else {
+            return packet
+        }
+        var rewritten = packet
+        let shorter = switch lie {
+        case .shorter: true
+        case .longer: false
+        case .flapping: lies.add(1, ordering: .relaxed).newValue % 2 == 1
+        }
+        rewritten[hopsAt] = shorter ? 1 : packet[hopsAt] &+ 3
+        transport.tally.lied()
+        return rewritten
     }
 
     func receive() async throws -> [UInt8]? {

@@ -23,16 +23,17 @@ extension MeshSimulation {
     }
 
     /// Sends `count` messages between random pairs (sources drawn from `from`, all
-    /// nodes when nil).
+    /// nodes when nil); no liar is source or destination.
     func sendRandom(_ count: Int, hops: [[Int]], from sources: Set<Int>?) async -> [Sent] {
-        let sourceList = (sources.map { Array($0).sorted() }) ?? Array(0..<nodes.count)
+        let sourceList = (sources.map { Array($0).sorted() } ?? Array(0..<nodes.count)).filter { !liars.contains($0) }
+        let destinations = (0..<nodes.count).filter { !liars.contains($0) }
         var sent: [Sent] = []
         for number in 0..<count {
             let (from, to) = random.withLock { random -> (Int, Int) in
                 let from = sourceList[Int.random(in: 0..<sourceList.count, using: &random)]
-                var to = Int.random(in: 0..<(nodes.count - 1), using: &random)
-                if to >= from { to += 1 }
-                return (from, to)
+                var index = Int.random(in: 0..<(destinations.count - 1), using: &random)
+                if destinations[index] >= from { index += 1 }
+                return (from, destinations[index])
             }
             guard let router = nodes[from].router else { continue }
             let size = random.withLock { Self.messengerPayloadSize(using: &$0) }

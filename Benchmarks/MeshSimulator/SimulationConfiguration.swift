@@ -32,8 +32,7 @@ public struct SimulationConfiguration: Sendable {
     /// routes stop changing (in every look, 10 s apart, over a route summary interval
     /// and 10 s more, at most 0.1 % of the possible routes appear, go, or change next hop
     /// or hops; within ``convergenceLimit``): routes still improving are the table's
-    /// building, not the running mesh's cost. false starts at the 99.5 % mark, as
-    /// before 2026-11-27.
+    /// building, not the running mesh's cost. false starts at the 99.5 % mark.
     public var waitForSettledRoutes = true
     /// The longest the run waits for every message after the steady phase, and again
     /// at the end (virtual time).
@@ -67,6 +66,23 @@ public struct SimulationConfiguration: Sendable {
     /// instead of an empty table its neighbours refill (docs/PROTOCOL.md §A.5,
     /// "Restarting").
     public var keepRouteTable = true
+    /// Relays that lie about hop counts: the `liars` best-connected nodes rewrite the
+    /// hop count of every ANNOUNCE they send (``lie``). The hop count is not signed, so
+    /// their neighbours take the lie; the liars are neither source nor destination of
+    /// the run's messages, so the delivery figures are the rest of the mesh's.
+    public var liars = 0
+    /// What the ``liars`` claim.
+    public var lie = HopLie.shorter
+
+    /// A lying relay's hop counts.
+    public enum HopLie: Sendable, CaseIterable {
+        /// Every route 1 hop long: it draws its neighbours' traffic.
+        case shorter
+        /// Every route 3 hops longer than it is: its neighbours route around it.
+        case longer
+        /// Shorter and longer in turn, announcement by announcement.
+        case flapping
+    }
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50
@@ -106,6 +122,9 @@ public struct SimulationConfiguration: Sendable {
         }
         guard topicMessages >= 0, topicShare > 0, topicShare <= 1 else {
             throw MeshError(.invalidConfiguration, "topics: messages ≥ 0 and a share in (0, 1], got \(topicMessages) and \(topicShare)")
+        }
+        guard liars >= 0, liars <= nodes - 2 else {
+            throw MeshError(.invalidConfiguration, "liars: between 0 and nodes − 2, got \(liars)")
         }
         guard (0..<1).contains(partitionShare), (0..<1).contains(churnShare) else {
             throw MeshError(.invalidConfiguration, "partition and churn shares: must be in 0..<1, got \(partitionShare) and \(churnShare)")

@@ -1,8 +1,8 @@
 import MeshCore
-import MeshTesting
+import MeshSimulator
 import Testing
 
-/// The mesh simulator behind `MeshBench sim` (`MeshTesting/Simulation`), small enough
+/// The mesh simulator behind `MeshBench sim` (Benchmarks/MeshSimulator), small enough
 /// for CI: routers on a random geometric graph over lossy loopback links, on the
 /// virtual clock, with routers restarted with their queues, and a partition that heals.
 @Suite struct SimulationTests {
@@ -38,11 +38,10 @@ import Testing
     /// the convergence limit: a repair takes three frames, each lost 30 % of the time), so routes
     /// converge long before the next refresh (without summaries the run waits out its
     /// convergence limit short of 99.5 % of the routes), and every message is delivered.
-    /// (Virtual time: the limit is a hang guard, generous for a loaded machine.) The bar
-    /// is 99 % of the routes, not 99.5 %: a node can be left *starved* after a link
-    /// dropped under 30 % loss — it holds the origin's sequence but no route feasibility
-    /// lets it use, and summaries compare sequences, so only a route request, sent once a
-    /// message wants the route, repairs it. Without summaries the run stays far below.
+    /// The time limit is a hang guard. The bar is 99 % of the routes, not 99.5 %: a node
+    /// *starved* after a link dropped under 30 % loss holds the origin's sequence but no
+    /// route feasibility lets it use, and summaries compare sequences, so only a route
+    /// request, sent once a message wants the route, repairs it.
     @Test(.timeLimit(.minutes(5))) func routeSummariesRepairAnnouncementsLostOnTheWay() async throws {
         var configuration = SimulationConfiguration(
             nodes: 20, seed: 11, loss: 0.3, messages: 20, targetDegree: 5, partitionShare: 0, churnShare: 0,

@@ -26,7 +26,7 @@ public struct SimulationReport: Sendable {
     public var settled: Duration = .zero
     /// Routes that changed in the last 10 s before the settled mark.
     public var settledChanges = 0
-    /// Virtual time of the *quiet* mark, the settled mark until 2026-11-28: the first
+    /// Virtual time of the *quiet* mark, looser than the settled one: the first
     /// look after the 99.5 % mark at which the routes known and their Σ hops had each
     /// moved by at most 0.1 % in 10 s (nil until reached).
     public var quiet: Duration?
@@ -60,8 +60,7 @@ public struct SimulationReport: Sendable {
     /// after them (the mesh running, without its one-time table building).
     public var runningWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
     /// What was written on links from the quiet mark to the end of the run: as
-    /// ``runningWire`` with the routes' last improvements that the quiet mark missed
-    /// (the figure "after convergence" meant until 2026-11-28).
+    /// ``runningWire`` with the routes' last improvements that the quiet mark missed.
     public var sinceQuietWire = WireTally.Snapshot(packets: [0, 0, 0, 0], bytes: [0, 0, 0, 0], dropped: 0)
     /// What was written on links from the 99.5 % mark to the end of the run: as
     /// ``runningWire`` with the wait for the routes to settle (the tail of the table
@@ -79,6 +78,8 @@ public struct SimulationReport: Sendable {
     public var partitioned = 0, churned = 0
     /// The routers' counters, summed (restarted routers count from their restart).
     public var stats = RouterStats()
+    /// ANNOUNCE frames whose hop count a lying relay rewrote.
+    public var lies = 0
     /// Times the driver advanced time although the network was still busy (a busy
     /// spell longer than 2 s of real time).
     public var forcedAdvances = 0

@@ -34,6 +34,9 @@ public final class MeshSimulation: Sendable {
     public let routerConfiguration: RouterConfiguration
     /// The graph's diameter, in hops.
     public let diameter: Int
+    /// The nodes that lie about hop counts (``SimulationConfiguration/liars``): the
+    /// best-connected ones.
+    public let liars: Set<Int>
 
     /// Builds the graph and the nodes (nothing runs yet).
     /// - Parameter progress: told what the run is doing, phase by phase.
@@ -47,6 +50,7 @@ public final class MeshSimulation: Sendable {
         network = LoopbackNetwork(seed: configuration.seed)
         let graph = self.graph
         diameter = (0..<configuration.nodes).map { graph.hops(from: $0).max() ?? 0 }.max() ?? 0
+        liars = Set((0..<configuration.nodes).sorted { (graph.neighbours[$0].count, $1) > (graph.neighbours[$1].count, $0) }.prefix(configuration.liars))
         var router = configuration.router
         let reach = UInt8(min(255, diameter + 4))
         if !configuration.routesAcrossMesh {
@@ -192,6 +196,7 @@ public final class MeshSimulation: Sendable {
         }
         if configuration.topicMessages > 0 { await runTopics(into: &report) }
         report.forcedAdvances = forced.load(ordering: .relaxed)
+        report.lies = tally.lies
         progress("stopping")
         for node in nodes { await stop(node) }
         report.realTime = ContinuousClock.now - realStart
@@ -230,9 +235,9 @@ public final class MeshSimulation: Sendable {
     /// over one route summary interval and 10 s more (seven looks at the default
     /// 60 s; at least two), at most 0.1 % of the possible routes appeared, went, or
     /// changed next hop or hops); records both, with how close to the shortest paths the routes
-    /// are, and the *quiet* mark (the settled mark until 2026-11-28: between two looks
-    /// the routes known and their Σ hops each moved by at most 0.1 %, which a wave of
-    /// routes each shortened by a hop passes unseen). Returns the wire tally at the
+    /// are, and the *quiet* mark (between two looks the routes known and their Σ hops
+    /// each moved by at most 0.1 %, a looser mark that a wave of routes each shortened
+    /// by a hop passes unseen). Returns the wire tally at the
     /// known mark.
     func converge(hops: [[Int]], into report: inout SimulationReport) async -> WireTally.Snapshot {
         let index = Dictionary(uniqueKeysWithValues: nodes.map { ($0.peerID, $0.index) })
@@ -368,7 +373,8 @@ public final class MeshSimulation: Sendable {
             configuration: .init(discovery: false, bitrate: configuration.linkBitrate))
         let generation = node.generation.add(1, ordering: .relaxed).newValue
         let seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(node.index) << 16 &+ UInt64(generation)
-        await router.add(TalliedTransport(loopback, tally: tally, loss: configuration.loss, seed: seed), priority: 10)
+        let lie = liars.contains(node.index) ? configuration.lie : nil
+        await router.add(TalliedTransport(loopback, tally: tally, loss: configuration.loss, seed: seed, lie: lie), priority: 10)
         node.sink.generation.store(generation, ordering: .relaxed)
         let task = Task<Void, Never> { _ = try? await router.run() }
         node.running.withLock { $0 = (router, task) }

@@ -92,6 +92,7 @@ public final class WireTally: Sendable {
     private let counts = Mutex(
         Snapshot(packets: Array(repeating: 0, count: Kind.allCases.count), bytes: Array(repeating: 0, count: Kind.allCases.count), dropped: 0))
     private let activityCount = Atomic<Int>(0)
+    private let lieCount = Atomic<Int>(0)
     /// The current phase; per (origin, sequence) announced, what crossed the links of
     /// each; and the ROUTE REQUEST frames of each phase by target (32 bytes).
     private let census = Mutex((phase: 0, firstSent: [AnnouncedSequence: SequenceCount](), requests: [Int: [[UInt8]: Int]]()))
@@ -120,6 +121,14 @@ public final class WireTally: Sendable {
 
     /// An empty tally.
     public init() {}
+
+    /// ANNOUNCE frames whose hop count a lying relay rewrote
+    /// (``SimulationConfiguration/liars``).
+    public var lies: Int { lieCount.load(ordering: .relaxed) }
+
+    func lied() {
+        lieCount.add(1, ordering: .relaxed)
+    }
 
     /// Packets written or read so far, on every link.
     public var activity: Int { activityCount.load(ordering: .relaxed) }

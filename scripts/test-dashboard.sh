@@ -6,9 +6,14 @@
 #      QR code; a screenshot is kept as an artefact (ARTEFACTS_DIR, default
 #      .build/artefacts/dashboard.png), and zbarimg must read that QR code in it back
 #      as an invitation that `scmesh join` on the other node accepts;
-#   2. an OpenAPI conformance run of schemathesis (PyPI) against the running node,
+#   2. cross-site requests in a real browser (Playwright for Python driving the same
+#      chromium): logged in to the dashboard, the browser visits a page served on
+#      another 127.0.0.1 port that POSTs to the node with the session cookie (a
+#      text/plain send, a contact, a form); none of them may change anything, while the
+#      dashboard page itself still can;
+#   3. an OpenAPI conformance run of schemathesis (PyPI) against the running node,
 #      with a bounded number of examples per operation.
-# Installs chromium and schemathesis when missing. Usage: scripts/test-dashboard.sh
+# Installs chromium, playwright and schemathesis when missing. Usage: scripts/test-dashboard.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +25,8 @@ if ! python3 -m schemathesis.cli --version >/dev/null 2>&1 && ! command -v schem
   python3 -m pip install -q "schemathesis==4.32.5"
 fi
 SCHEMATHESIS=$(command -v schemathesis || echo "python3 -m schemathesis.cli")
+# Playwright drives Debian's chromium; it downloads no browser of its own.
+python3 -c "import playwright" >/dev/null 2>&1 || python3 -m pip install -q "playwright==1.65.2"
 
 # SCMESH=path uses an scmesh already built.
 if [ -z "${SCMESH:-}" ]; then
@@ -138,11 +145,75 @@ SCANNED=$(zbarimg --quiet --raw "$ARTEFACTS_DIR/dashboard.png" 2>/dev/null | hea
 grep -q "#login=" "$WORK/a.log" "$WORK/b.log" && fail "a login token reached a node's log"
 echo "test-dashboard: the dashboard shows peer ${PEER_B:0:8}… and message ${MESSAGE:0:8}… delivered; screenshot $ARTEFACTS_DIR/dashboard.png"
 
-# 2. OpenAPI conformance: schemathesis against the running node (a bounded number of
+# 2. Cross-site requests from another local port, in a real browser with a session.
+TOKEN=$(cat "$WORK/a/api.token")
+EVIL_DIR="$WORK/evil"
+mkdir -p "$EVIL_DIR"
+cat >"$EVIL_DIR/attack.html" <<HTML
+<!doctype html><title>attack</title>
+<iframe name="sink" style="display:none"></iframe>
+<form id="f" method="POST" enctype="text/plain" target="sink" action="http://$ADDRESS/api/v1/messages?to=$PEER_B">
+<input name="from a form" value="x"></form>
+<script>
+(async () => {
+  const node = "http://$ADDRESS";
+  const tries = [
+    fetch(node + "/api/v1/messages?to=$PEER_B", { method: "POST", mode: "no-cors", credentials: "include",
+      headers: { "Content-Type": "text/plain" }, body: "sent by another port" }),
+    fetch(node + "/api/v1/contacts", { method: "POST", mode: "no-cors", credentials: "include",
+      headers: { "Content-Type": "text/plain" }, body: JSON.stringify({ alias: "mallory", peer: "$PEER_B" }) }),
+  ];
+  for (const t of tries) { try { await t; } catch (e) {} }
+  document.getElementById("f").submit();
+  await new Promise(r => document.querySelector("iframe").onload = r);
+  document.title = "done";
+})();
+</script>
+HTML
+EVIL_PORT=$((20000 + RANDOM % 12000))
+python3 -m http.server --bind 127.0.0.1 --directory "$EVIL_DIR" "$EVIL_PORT" >"$WORK/evil.log" 2>&1 &
+PIDS+=($!)
+until_ok "the other port's server answers" curl -sf "http://127.0.0.1:$EVIL_PORT/attack.html"
+messages_to_b() {
+  curl -sf -H "Authorization: Bearer $TOKEN" "http://$ADDRESS/api/v1/messages?peer=$PEER_B&limit=100" |
+    python3 -c 'import json,sys; print(len(json.load(sys.stdin).get("messages", [])))'
+}
+BEFORE=$(messages_to_b)
+LOGIN_URL=$("$SCMESH" dashboard --data-dir "$WORK/a" --print-url)
+timeout 120 python3 - "$LOGIN_URL" "$PEER_B" "http://127.0.0.1:$EVIL_PORT/attack.html" "http://$ADDRESS" <<'PY' ||
+import sys
+from playwright.sync_api import sync_playwright
+login, peer, attack, node = sys.argv[1:5]
+with sync_playwright() as p:
+    browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+    page = browser.new_context().new_page()
+    page.goto(login.replace("/#", "/?stream_seconds=1#"))
+    page.wait_for_selector(f'tr.peer[data-peer="{peer}"]', timeout=30000)
+    cookies = page.context.cookies()
+    if not any(c["name"].startswith("scmesh_session_") for c in cookies):
+        sys.exit(f"no per-node session cookie after login: {cookies}")
+    page.goto(attack)
+    page.wait_for_function("document.title === 'done'", timeout=30000)
+    # The dashboard itself may still change a setting with the same cookie.
+    page.goto(node + "/?stream_seconds=1")
+    page.wait_for_selector(f'tr.peer[data-peer="{peer}"]', timeout=30000)
+    status = page.evaluate("""async () => (await fetch("/api/v1/settings", { method: "PATCH", credentials: "same-origin",
+        headers: { "Content-Type": "application/json" }, body: JSON.stringify({ relay_enabled: true }) })).status""")
+    if status != 200:
+        sys.exit(f"the dashboard's own PATCH /api/v1/settings answered {status}")
+    browser.close()
+PY
+  fail "the browser session (login, the other port's page, the dashboard's own request) did not run through"
+AFTER=$(messages_to_b)
+[ "$AFTER" = "$BEFORE" ] || fail "a page on another port sent a message with the dashboard's cookie ($BEFORE -> $AFTER messages to b)"
+curl -sf -H "Authorization: Bearer $TOKEN" "http://$ADDRESS/api/v1/contacts" | grep -q mallory &&
+  fail "a page on another port added a contact with the dashboard's cookie"
+echo "test-dashboard: a page on another 127.0.0.1 port could neither send nor add a contact with the session cookie"
+
+# 3. OpenAPI conformance: schemathesis against the running node (a bounded number of
 # examples; the event stream never ends, so it is left to the Swift tests). Every check
 # but positive_data_acceptance: schema-valid requests the node rightly refuses by
 # meaning (an alias that is no contact, "text" and "payload_base64" together) are 400.
-TOKEN=$(cat "$WORK/a/api.token")
 $SCHEMATHESIS run "http://$ADDRESS/api/v1/openapi.json" --header "Authorization: Bearer $TOKEN" \
   --exclude-path /api/v1/events --max-examples "${SCHEMATHESIS_EXAMPLES:-10}" --checks all \
   --exclude-checks positive_data_acceptance \

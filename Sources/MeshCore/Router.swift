@@ -368,7 +368,19 @@ public final class Router: Service, Sendable {
     }
 
     /// Asks the router to keep a link to `hint` (as if discovery had reported it).
-    public func connect(to hint: PeerHint) async {
-        await links.connect(to: hint)
+    /// - Parameter maxFailures: give up after this many failed dials in a row (for
+    ///   addresses someone else gave: an invitation, the address ledger); nil dials
+    ///   until the hint is lost.
+    public func connect(to hint: PeerHint, maxFailures: Int? = nil) async {
+        await links.connect(to: hint, maxFailures: maxFailures)
+    }
+
+    /// Failed dials in a row after which an address someone else gave (an invitation,
+    /// an address record, the address ledger) is dropped.
+    public static let requestedDialFailureLimit = 8
+
+    /// Stops dialling the hints that name `peer` (a removed contact).
+    public func forget(peer: PeerID) async {
+        await links.forget(peer: peer)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MeshCore
 
 /// Where a node keeps its state: identity, control socket, and later its store.
@@ -21,14 +22,26 @@ public enum DataDirectory {
         (dataDirectory as NSString).appendingPathComponent("control.sock")
     }
 
-    /// Creates the directory (and parents, mode 0700) when it does not exist.
-    /// - Throws: ``MeshError`` `.invalidConfiguration` when it cannot be created or is a file.
-    public static func prepare(_ path: String) throws {
+    /// Creates the directory (and parents, mode 0700) when it does not exist. One that
+    /// exists with access for group or others is set to 0700, with a warning: it holds
+    /// the identity key, the API token and the control socket.
+    /// - Throws: ``MeshError`` `.invalidConfiguration` when it cannot be created, is a
+    ///   file, or is open to others and cannot be set to 0700.
+    public static func prepare(_ path: String, logger: Logger? = nil) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
                 throw MeshError(.invalidConfiguration, "data directory \(path) is a file; pass another --data-dir")
             }
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return }
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            guard chmod(path, 0o700) == 0 else {
+                throw MeshError(
+                    .invalidConfiguration,
+                    "data directory \(path) has mode \(mode): group or others can read it, and it cannot be set to 0700 (\(String(cString: strerror(errno)).lowercased())); run chmod 700 \(path)")
+            }
+            logger?.warning("data directory \(path) had mode \(mode) (group or others could read it); set it to 0700")
             return
         }
         do {

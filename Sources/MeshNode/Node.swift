@@ -24,6 +24,8 @@ public func buildNode(
     config: NodeConfiguration, dataDirectory: String, logger: Logger = Logger(label: "scmesh"),
     registry: TransportRegistry = .current, identity: LocalIdentity? = nil
 ) throws -> Node {
+    // Before any file is created in it: a directory open to others is closed first.
+    try DataDirectory.prepare(dataDirectory, logger: logger)
     let identity = try identity ?? LocalIdentity.loadOrCreate(dataDirectory: dataDirectory)
     // A discovery mode chosen at run time outlives a restart.
     let config = try SavedDiscoveryMode.applied(to: config, dataDirectory: dataDirectory)

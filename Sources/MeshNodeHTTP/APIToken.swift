@@ -9,8 +9,9 @@ public enum APIToken {
         (dataDirectory as NSString).appendingPathComponent("api.token")
     }
 
-    /// Reads the token, creating the file (mode 0600) with a new random token when
-    /// there is none.
+    /// Reads the token, creating the file with a new random token when there is none.
+    /// The file is created with mode 0600 and `O_EXCL` in one step, so it is never
+    /// readable by others, not even for a moment, and never replaces what is there.
     /// - Throws: `.invalidConfiguration` when the file cannot be written or holds no token.
     public static func loadOrCreate(dataDirectory: String) throws -> String {
         let path = path(dataDirectory: dataDirectory)
@@ -20,11 +21,21 @@ public enum APIToken {
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()
-        try? FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        guard FileManager.default.createFile(
-            atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        else {
-            throw MeshError(.invalidConfiguration, "cannot write the HTTP API token to \(path); check the data dir's permissions")
+        try? FileManager.default.createDirectory(
+            atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            // Another process created it first: use that one.
+            if errno == EEXIST { return try load(dataDirectory: dataDirectory) }
+            let reason = String(cString: strerror(errno)).lowercased()
+            throw MeshError(.invalidConfiguration, "cannot write the HTTP API token to \(path) (\(reason)); check the data dir's permissions")
+        }
+        defer { close(descriptor) }
+        let bytes = Array((token + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(descriptor) == 0 else {
+            unlink(path)
+            throw MeshError(.invalidConfiguration, "cannot write the HTTP API token to \(path); check the data dir's permissions and free space")
         }
         return token
     }

@@ -33,10 +33,12 @@ struct LargeReadChannel<Base: ServerChildChannel>: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// Hummingbird's HTTP/1 server whose connections read up to `maximumRead` bytes at
-    /// a time (``LargeReadChannel``).
-    static func http1(maximumRead: Int) -> HTTPServerBuilder {
+    /// a time (``LargeReadChannel``) and close after `idleTimeout` without a request.
+    static func http1(maximumRead: Int, idleTimeout: Duration) -> HTTPServerBuilder {
         .init { responder in
-            LargeReadChannel(base: HTTP1Channel(responder: responder), maximumRead: maximumRead)
+            LargeReadChannel(
+                base: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: .milliseconds(Int64(idleTimeout / .milliseconds(1))))),
+                maximumRead: maximumRead)
         }
     }
 }

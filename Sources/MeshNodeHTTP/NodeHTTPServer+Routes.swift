@@ -169,7 +169,14 @@ extension NodeHTTPServer {
                     "this login link is unknown, used or expired; run `scmesh dashboard` for a new one")
             }
             var response = Response(status: .noContent)
-            response.setCookie(Cookie(name: AuthMiddleware<BasicRequestContext>.cookieName, value: session, path: "/", httpOnly: true, sameSite: .strict))
+            // Host-only (no Domain), Path=/, HttpOnly, SameSite=Strict, and gone from the
+            // browser when the session ends at the latest. Not `__Host-`/Secure: the
+            // node serves plain http, where browsers refuse Secure cookies.
+            let name = AuthMiddleware<BasicRequestContext>.cookieName(port: self.origin.port ?? 0)
+            response.setCookie(
+                Cookie(
+                    name: name, value: session, maxAge: Int(self.sessions.absoluteLifetime.components.seconds), path: "/", httpOnly: true,
+                    sameSite: .strict))
             return response
         }
         router.get("metrics") { request, _ in
@@ -290,6 +297,7 @@ extension NodeHTTPServer {
         _ request: Request, context: BasicRequestContext, allowed: [String], required: [String] = []
     ) async throws -> [String: Any] {
         var request = request
+        try requireJSON(request)
         let object = try parseObject(try await collect(&request, upTo: 1 << 20))
         if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw APIError.badRequest("unknown field \"\(unknown.prefix(80))\" (known fields: \(allowed.joined(separator: ", ")))")
@@ -298,6 +306,16 @@ extension NodeHTTPServer {
             throw APIError.badRequest("the body needs \"\(missing)\"")
         }
         return object
+    }
+
+    /// Throws a 415 unless the request says its body is `application/json`.
+    static func requireJSON(_ request: Request) throws {
+        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/json" else {
+            throw APIError(
+                .unsupportedMediaType, code: "unsupportedMediaType",
+                "this route takes a JSON body: send Content-Type: application/json (got \(type.map { "\"\($0.prefix(80))\"" } ?? "none"))")
+        }
     }
 
     /// A JSON `true` or `false` (not a number: Foundation bridges `0` and `1` to Bool).

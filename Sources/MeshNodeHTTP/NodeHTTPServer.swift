@@ -25,7 +25,7 @@ public final class NodeHTTPServer: Service, Sendable {
     let node: Node
     let token: String
     let events: EventLog
-    let sessions = DashboardSessions()
+    let sessions: DashboardSessions
     let metrics = MetricsExporter()
     let logger: Logger
     private let routerEvents: AsyncStream<RouterEvent>
@@ -35,13 +35,27 @@ public final class NodeHTTPServer: Service, Sendable {
     /// request body's backpressure watermarks let through). 1 MiB: fewer, larger reads
     /// make a large upload faster than 256 KiB does.
     static let maximumRead = 1 << 20
+    /// How long a connection may stay without a complete request head or a body part
+    /// (and, between requests, idle) before it is closed: a client that connects and
+    /// sends nothing, or a header a byte at a time, holds no connection for long. A
+    /// response being written (an event stream) is never cut.
+    let idleTimeout: Duration
 
     /// Reads or creates the token and starts recording router events (before the
     /// node runs, so the event stream has them from the first).
-    /// - Parameter eventCapacity: events kept for resuming the event stream.
+    /// - Parameters:
+    ///   - eventCapacity: events kept for resuming the event stream.
+    ///   - idleTimeout: how long a connection may wait without a request (or between
+    ///     the parts of one) before it is closed.
     /// - Throws: `.invalidConfiguration` when the token file cannot be written.
-    public init(node: Node, logger: Logger, eventCapacity: Int = 4096) async throws {
+    public convenience init(node: Node, logger: Logger, eventCapacity: Int = 4096, idleTimeout: Duration = .seconds(60)) async throws {
+        try await self.init(node: node, logger: logger, eventCapacity: eventCapacity, idleTimeout: idleTimeout, sessions: DashboardSessions())
+    }
+
+    init(node: Node, logger: Logger, eventCapacity: Int, idleTimeout: Duration, sessions: DashboardSessions) async throws {
         self.node = node
+        self.sessions = sessions
+        self.idleTimeout = idleTimeout
         self.token = try APIToken.loadOrCreate(dataDirectory: node.dataDirectory)
         self.events = EventLog(capacity: eventCapacity)
         var logger = logger
@@ -51,6 +65,12 @@ public final class NodeHTTPServer: Service, Sendable {
     }
 
     var commands: ControlHandler { node.commands }
+
+    /// The rule for where state-changing requests may come from.
+    var origin: RequestOrigin {
+        let host = node.configuration.http.hostAndPort.host
+        return RequestOrigin(endpoint: node.httpEndpoint, wildcard: ["0.0.0.0", "::", "[::]", ""].contains(host))
+    }
 
     /// Serves until graceful shutdown. A bind failure is logged and reported in
     /// `status` (`http_problem`); the method then waits for shutdown.
@@ -62,7 +82,7 @@ public final class NodeHTTPServer: Service, Sendable {
         }
         let router = Hummingbird.Router(context: BasicRequestContext.self)
         router.add(middleware: APIErrorMiddleware(routes: Self.routePatterns()))
-        router.add(middleware: AuthMiddleware(token: token, sessions: sessions))
+        router.add(middleware: AuthMiddleware(token: token, sessions: sessions, origin: origin))
         addRoutes(to: router)
         let endpoint = node.httpEndpoint
         let logger = self.logger
@@ -73,7 +93,7 @@ public final class NodeHTTPServer: Service, Sendable {
             router: router,
             // A 10 MiB upload arrived in 160-350 reads of at most 64 KiB (NIO's default),
             // each a hop from the event loop to the handler and a write of its own.
-            server: .http1(maximumRead: Self.maximumRead),
+            server: .http1(maximumRead: Self.maximumRead, idleTimeout: idleTimeout),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 let bound = Self.describe(channel.localAddress) ?? settings.listen

@@ -137,7 +137,10 @@ public struct Contacts: Sendable {
         }
     }
 
-    /// Checks an alias and returns it trimmed.
+    /// Checks an alias and returns it trimmed. An alias may be no peer ID and no
+    /// possible start of one (not all hex digits, which `send` would read as an ID
+    /// prefix), and holds no control, format (bidi, zero-width) or line-separator
+    /// characters, which could make it look like another name on a terminal.
     static func validate(alias: String) throws(MeshError) -> String {
         let trimmed = alias.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else {
@@ -148,6 +151,17 @@ public struct Contacts: Sendable {
         }
         guard PeerID(hex: trimmed) == nil else {
             throw MeshError(.invalidArgument, "alias \"\(trimmed)\" is a peer ID; choose a name that is not 64 hex characters")
+        }
+        guard !trimmed.allSatisfy(\.isHexDigit) else {
+            throw MeshError(
+                .invalidArgument,
+                "alias \"\(trimmed)\" is all hex digits, which reads as the start of a peer ID; choose a name with another letter")
+        }
+        let hidden: Set<Unicode.GeneralCategory> = [.control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse]
+        if let bad = trimmed.unicodeScalars.first(where: { hidden.contains($0.properties.generalCategory) }) {
+            throw MeshError(
+                .invalidArgument,
+                "an alias may not hold control, bidi or other invisible characters (found U+\(String(bad.value, radix: 16, uppercase: true))); choose a plain name")
         }
         return trimmed
     }

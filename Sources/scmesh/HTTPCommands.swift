@@ -101,16 +101,51 @@ struct DashboardCommand: AsyncParsableCommand {
             struct Login: Decodable { var token: String }
             let login = try NodeHTTPClient.controlReply(reply).decode(Login.self)
             let url = "http://\(client.address)/#login=\(login.token)"
-            if !printURL, let opener = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"].first(where: FileManager.default.isExecutableFile(atPath:)) {
+            if !printURL, let opener = Self.opener() {
+                // The URL holds the login token: it goes to the browser in a file only
+                // this user can read, never in an argument (which every user sees in /proc).
+                let page = try Self.writeLoginPage(url: url, dataDirectory: dataDirectory.path)
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: opener)
-                process.arguments = [url]
+                process.arguments = [URL(fileURLWithPath: page).absoluteString]
                 if (try? process.run()) != nil {
-                    print("opened \(url)")
+                    process.waitUntilExit()
+                    print("opened the dashboard at http://\(client.address)/ (the login link is in \(page), readable by you only)")
                     return
                 }
             }
             print(url)
         }
+    }
+
+    /// The browser opener: `$BROWSER` when it names an executable, else `xdg-open`.
+    static func opener() -> String? {
+        var candidates = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"]
+        if let browser = ProcessInfo.processInfo.environment["BROWSER"], browser.hasPrefix("/") { candidates.insert(browser, at: 0) }
+        return candidates.first(where: FileManager.default.isExecutableFile(atPath:))
+    }
+
+    /// Writes `DATA-DIR/dashboard-login.html` (mode 0600 from its creation, replacing
+    /// an older one), a page that sends the browser on to `url`; returns its path.
+    static func writeLoginPage(url: String, dataDirectory: String) throws -> String {
+        let path = (dataDirectory as NSString).appendingPathComponent("dashboard-login.html")
+        unlink(path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw MeshError(
+                .invalidConfiguration, "cannot write \(path): \(String(cString: strerror(errno)).lowercased()); use `scmesh dashboard --print-url`")
+        }
+        defer { close(descriptor) }
+        let page = """
+            <!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">\
+            <title>SCMesh login</title><script>location.replace(\(String(decoding: try JSONEncoder().encode(url), as: UTF8.self)))</script>\
+            <a href="\(url)">Open the dashboard</a>
+
+            """
+        let bytes = Array(page.utf8)
+        guard bytes.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw MeshError(.invalidConfiguration, "cannot write \(path); use `scmesh dashboard --print-url`")
+        }
+        return path
     }
 }

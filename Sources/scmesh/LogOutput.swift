@@ -42,7 +42,7 @@ enum LogOutput {
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
-                return handler
+                return EscapingLogHandler(base: handler)
             }
         case .journal:
             let sink = LineSink(descriptor: STDERR_FILENO)
@@ -105,8 +105,9 @@ struct LineLogHandler: LogHandler {
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let body = "\(label): \(fields.isEmpty ? "" : fields + " ")[\(event.source)] \(event.message)"
-        // One entry is one line: newlines in a message become "\n".
-        let flat = body.replacingOccurrences(of: "\n", with: "\\n")
+        // One entry is one line: newlines in a message become "\n", and what a peer
+        // wrote (terminal escapes, bidi overrides) is shown escaped, never acted on.
+        let flat = TerminalText.escaped(body, newlines: "\\n")
         if journal {
             sink.write("<\(Self.syslogPriority(event.level))>\(flat)")
         } else {
@@ -125,5 +126,34 @@ struct LineLogHandler: LogHandler {
         case .error: 3
         case .critical: 2
         }
+    }
+}
+
+/// Passes every entry on to `base` with its message and metadata escaped
+/// (``TerminalText``): a peer-supplied string in a log line can neither act on a
+/// terminal nor start a line of its own.
+struct EscapingLogHandler<Base: LogHandler>: LogHandler {
+    var base: Base
+
+    var logLevel: Logger.Level {
+        get { base.logLevel }
+        set { base.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { base.metadata }
+        set { base.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { base[metadataKey: key] }
+        set { base[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        event.message = Logger.Message(stringLiteral: TerminalText.escaped(event.message.description, newlines: "\\n"))
+        event.metadata = event.metadata?.mapValues { .string(TerminalText.escaped($0.description, newlines: "\\n")) }
+        base.log(event: event)
     }
 }

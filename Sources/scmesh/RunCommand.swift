@@ -24,6 +24,8 @@ struct RunCommand: AsyncParsableCommand {
     var overrides: [String] = []
 
     func run() async throws {
+        // Every file and socket the node creates is its user's alone from the start.
+        umask(0o077)
         try await reportingErrors {
             let environment = ProcessInfo.processInfo.environment
             let file = config ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }

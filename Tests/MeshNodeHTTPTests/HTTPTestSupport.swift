@@ -42,7 +42,8 @@ struct HTTPNode {
 
     /// Starts a node; on `directory` (a restart) when given, else on a new one.
     static func start(
-        network: String, overrides: [String] = [], eventCapacity: Int = 4096, directory: TemporaryDirectory? = nil, http: Bool = true
+        network: String, overrides: [String] = [], eventCapacity: Int = 4096, directory: TemporaryDirectory? = nil, http: Bool = true,
+        idleTimeout: Duration = .seconds(60)
     ) async throws -> HTTPNode {
         let directory = try directory ?? TemporaryDirectory()
         let yaml = """
@@ -62,7 +63,7 @@ struct HTTPNode {
             try await eventually("the node answers") { try await control.call(ControlRequest(cmd: "status")).ok }
             return HTTPNode(node: node, directory: directory, task: task, address: "", token: "")
         }
-        let server = try await NodeHTTPServer(node: node, logger: logger, eventCapacity: eventCapacity)
+        let server = try await NodeHTTPServer(node: node, logger: logger, eventCapacity: eventCapacity, idleTimeout: idleTimeout)
         let task = Task { try await node.run(handlingSignals: false, extraServices: [server]) }
         var address: String?
         try await eventually("the HTTP API listens") {

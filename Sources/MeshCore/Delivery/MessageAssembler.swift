@@ -5,6 +5,12 @@
 ///
 /// Memory is counted as it arrives (the bytes of the chunks held), not as declared: a
 /// first chunk announcing a 16 MiB message holds one chunk, not 16 MiB.
+///
+/// When the global budget (messages or bytes) is full, a neighbour holding less makes
+/// room by evicting from a neighbour holding more: the partial message of the largest
+/// holder that has gone longest without a new chunk goes first. So a few identities
+/// parking almost-complete messages cannot keep an honest peer's large message out;
+/// each neighbour can count on an equal share of the global budget.
 struct MessageAssembler {
     enum Outcome: Equatable {
         case complete([UInt8])
@@ -21,6 +27,7 @@ struct MessageAssembler {
         var remaining: Int
         var heldBytes: Int
         var startedAt: ContinuousClock.Instant
+        var lastChunkAt: ContinuousClock.Instant
     }
 
     private struct Share {
@@ -33,6 +40,8 @@ struct MessageAssembler {
     private var heldBytes = 0
     let limits: ReassemblyLimits
     private(set) var expired = 0
+    /// Partial messages dropped to make room for a neighbour holding less.
+    private(set) var evicted = 0
 
     init(limits: ReassemblyLimits) {
         self.limits = limits
@@ -55,7 +64,11 @@ struct MessageAssembler {
                 return .rejected("chunk \(frame.chunkIndex) of \(frame.messageID) disagrees with earlier chunks")
             }
             if partial.chunks[index] != nil { return .duplicateChunk }
-            if partial.remaining > 1, let refusal = refusal(adding: size, to: share, neighbour: neighbour) { return .rejected(refusal) }
+            if partial.remaining > 1 {
+                makeRoom(messages: 0, bytes: size, for: neighbour, keeping: frame.messageID)
+                share = shares[neighbour] ?? Share()
+                if let refusal = refusal(adding: size, to: share, neighbour: neighbour) { return .rejected(refusal) }
+            }
             partials[frame.messageID] = nil  // mutate without a copy
             partial.chunks[index] = frame.payload
             partial.remaining -= 1
@@ -68,9 +81,12 @@ struct MessageAssembler {
             }
             // Bytes count against the neighbour that holds the partial message.
             hold(size, in: &partial)
+            partial.lastChunkAt = now
             partials[frame.messageID] = partial
             return .incomplete
         }
+        makeRoom(messages: 1, bytes: size, for: neighbour, keeping: nil)
+        share = shares[neighbour] ?? Share()
         guard partials.count < limits.maxMessages else {
             return .rejected("\(partials.count) messages are already being reassembled (limit \(limits.maxMessages))")
         }
@@ -84,10 +100,31 @@ struct MessageAssembler {
         shares[neighbour] = share
         var partial = Partial(
             origin: frame.origin, neighbour: neighbour, length: length, chunks: chunks, remaining: Int(frame.chunkCount) - 1,
-            heldBytes: 0, startedAt: now)
+            heldBytes: 0, startedAt: now, lastChunkAt: now)
         hold(size, in: &partial)
         partials[frame.messageID] = partial
         return .incomplete
+    }
+
+    /// Evicts partial messages until `messages` more messages and `bytes` more bytes
+    /// fit the global limits. A victim belongs to a neighbour holding more (by the
+    /// measure that is short) than `neighbour` would after adding; of those, the
+    /// partial that has waited longest for a chunk goes first. Stops when none is left.
+    private mutating func makeRoom(messages: Int, bytes: Int, for neighbour: PeerID, keeping kept: MessageID?) {
+        while partials.count + messages > limits.maxMessages || heldBytes + bytes > limits.maxBytes {
+            let mine = shares[neighbour] ?? Share()
+            let byCount = partials.count + messages > limits.maxMessages
+            let larger = shares.filter { peer, share in
+                peer != neighbour && (byCount ? share.messages > mine.messages + messages : share.bytes > mine.bytes + bytes)
+            }
+            guard
+                let victim = partials.filter({ larger[$0.value.neighbour] != nil && $0.key != kept })
+                    .min(by: { $0.value.lastChunkAt < $1.value.lastChunkAt })
+            else { return }
+            partials[victim.key] = nil
+            release(victim.value)
+            evicted += 1
+        }
     }
 
     private func refusal(adding size: Int, to share: Share, neighbour: PeerID) -> String? {
@@ -128,7 +165,7 @@ struct MessageAssembler {
         }
         var partial = Partial(
             origin: frame.origin, neighbour: neighbour, length: buffer.count, chunks: chunks, remaining: 1, heldBytes: 0,
-            startedAt: now)
+            startedAt: now, lastChunkAt: now)
         shares[neighbour, default: Share()].messages += 1
         hold(buffer.count - frame.payload.count, in: &partial)
         partials[frame.messageID] = partial

@@ -60,13 +60,14 @@ extension LinkManager {
         var dialled: Set<String> = []
         for entry in record.entries {
             guard let local = transports[entry.transport], local.status.state == .running, local.priority < best,
-                  !sessions.contains(where: { $0.transport == entry.transport }), !dialled.contains(entry.transport)
+                  !sessions.contains(where: { $0.transport == entry.transport }), !dialled.contains(entry.transport),
+                  AddressFamily.admits(entry.address, listeningOn: local.status.addresses)
             else { continue }
             dialled.insert(entry.transport)
             stats.update { $0.upgradeDials += 1 }
             logger.info(
                 "\(record.peer) is also reachable over \(entry.transport) at \(entry.address), ranked above its current link: dialling it there")
-            connect(to: PeerHint(transport: entry.transport, address: entry.address, peerID: record.peer))
+            connect(to: PeerHint(transport: entry.transport, address: entry.address, peerID: record.peer), maxFailures: Router.requestedDialFailureLimit)
         }
     }
 }

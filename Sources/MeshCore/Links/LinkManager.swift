@@ -42,6 +42,10 @@ actor LinkManager {
     private var transportOrder: [String] = []
     private var hints: [HintKey: PeerHint] = [:]
     private var hintPeers: [HintKey: PeerID] = [:]
+    /// Hints dialled on request (an invitation, an address record, the ledger): each
+    /// is dropped after this many failed dials in a row, so an address given by
+    /// someone else is never dialled for ever.
+    private var dialFailureLimits: [HintKey: Int] = [:]
     private var dialing: Set<HintKey> = []
     /// Links in their handshake; inbound ones also in arrival order (for eviction).
     private var pendingLinks: [LinkID: any Link] = [:]
@@ -268,6 +272,7 @@ actor LinkManager {
             let key = HintKey(transport: name, address: hint.address)
             hints[key] = nil
             hintPeers[key] = nil
+            dialFailureLimits[key] = nil
             bus.emit(.peerLost(hint))
         case .inboundLink(let link):
             let id = LinkID.next()
@@ -289,6 +294,7 @@ actor LinkManager {
     private func dialLoop(_ key: HintKey) async {
         defer { dialing.remove(key) }
         var attempt = 0
+        var failures = 0
         if let known = hints[key]?.peerID, localPeerID > known {
             // Both ends discovered each other: let the lower peer ID dial first, so
             // that usually one link, not two, comes up.
@@ -314,12 +320,20 @@ actor LinkManager {
                 if let peer = await serve(link: link, id: id, role: .initiator, transport: key.transport, hint: hint) {
                     hintPeers[key] = peer
                     attempt = 0
+                    failures = 0
                 } else {
                     attempt += 1
+                    failures += 1
                 }
             } catch {
                 logger.debug("dial \(hint) failed: \(error)")
                 attempt += 1
+                failures += 1
+            }
+            if let limit = dialFailureLimits[key], failures >= limit, hints[key] == hint {
+                logger.info("giving up on \(hint) after \(failures) failed dials in a row")
+                handle(.peerLost(hint), transport: key.transport)
+                return
             }
             if !(await sleep(configuration.reconnect.jitteredDelay(attempt: max(0, attempt - 1)))) { return }
         }
@@ -334,8 +348,24 @@ actor LinkManager {
         }
     }
 
-    /// Asks the manager to keep a link to `hint` (as if discovery had reported it).
-    func connect(to hint: PeerHint) {
+    /// Asks the manager to keep a link to `hint` (as if discovery had reported it);
+    /// with `maxFailures`, it gives up after that many failed dials in a row.
+    func connect(to hint: PeerHint, maxFailures: Int? = nil) {
+        let key = HintKey(transport: hint.transport, address: hint.address)
+        if let maxFailures {
+            // A hint discovery reported stays unbounded.
+            if hints[key] == nil || dialFailureLimits[key] != nil { dialFailureLimits[key] = maxFailures }
+        } else {
+            dialFailureLimits[key] = nil
+        }
         handle(.peerDiscovered(hint), transport: hint.transport)
+    }
+
+    /// Stops dialling every hint given on request that names `peer` (it is no longer
+    /// wanted: a removed contact). Hints from discovery stay.
+    func forget(peer: PeerID) {
+        for (key, hint) in hints where dialFailureLimits[key] != nil && (hint.peerID == peer || hintPeers[key] == peer) {
+            handle(.peerLost(hint), transport: key.transport)
+        }
     }
 }

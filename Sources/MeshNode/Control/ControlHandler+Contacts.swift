@@ -39,6 +39,8 @@ extension ControlHandler {
             guard try await contacts.remove(peer: peer) else {
                 throw MeshError(.invalidArgument, "peer \(peer.hex) is not a contact; nothing to remove")
             }
+            // The addresses its invitation gave are dialled no more.
+            await router.forget(peer: peer)
             changed = "removed \(alias ?? peer.hex)"
         case "contacts_block", "contacts_unblock":
             let blocking = request.cmd == "contacts_block"

@@ -120,7 +120,14 @@ extension ControlHandler {
                 notDialled.append("\(address.transport) \(address.address): this node runs no TCP transport (transports.tcp)")
                 continue
             }
-            await router.connect(to: PeerHint(transport: local.name, address: address.address, peerID: peer))
+            let listening = await router.transportStatus().first { $0.name == local.name }?.addresses ?? []
+            guard AddressFamily.admits(address.address, listeningOn: listening) else {
+                notDialled.append(
+                    "\(address.transport) \(TextReport.escaped(address.address)): not an IP address of a family \(local.name) listens on (\(listening.joined(separator: ", ")))")
+                continue
+            }
+            await router.connect(
+                to: PeerHint(transport: local.name, address: address.address, peerID: peer), maxFailures: Router.requestedDialFailureLimit)
             dialling.append("\(local.name) \(address.address)")
         }
         return JoinReply(

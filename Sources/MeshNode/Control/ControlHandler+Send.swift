@@ -219,8 +219,8 @@ extension ControlHandler {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
-    /// A peer named in a request: a 64-hex-character peer ID, a contact's alias, or the
-    /// unique start (4+ hex characters) of a known peer's ID.
+    /// A peer named in a request: a 64-hex-character peer ID, the unique start (4+ hex
+    /// characters) of a known peer's ID, or a contact's alias, tried in that order.
     /// Returns the peer and its alias when it is a contact.
     /// - Throws: `.invalidArgument` naming what was given and what is accepted.
     func resolvePeer(_ text: String?, for command: String) async throws -> (PeerID, String?) {
@@ -230,11 +230,13 @@ extension ControlHandler {
         if let peer = PeerID(hex: text) {
             return (peer, try await store.contacts.contact(peer: peer)?.alias)
         }
-        if let contact = try await store.contacts.contact(alias: text) {
-            return (contact.peer, contact.alias)
-        }
+        // A peer ID prefix before an alias: an alias (from an invitation's name) could
+        // otherwise take over the prefix of a contact's ID.
         if let peer = try await resolvePeerPrefix(text, for: command) {
             return (peer, try await store.contacts.contact(peer: peer)?.alias)
+        }
+        if let contact = try await store.contacts.contact(alias: text) {
+            return (contact.peer, contact.alias)
         }
         if text.count == 64 || text.allSatisfy(\.isHexDigit) && text.count > 16 {
             throw MeshError(

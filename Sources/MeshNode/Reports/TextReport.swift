@@ -107,28 +107,7 @@ public enum TextReport {
     /// TextReport.escaped("\u{1B}[2J hi")  // "\\u{1B}[2J hi"
     /// ```
     public static func escaped(_ text: String, newlines: String? = nil) -> String {
-        guard text.unicodeScalars.contains(where: { $0 == "\n" || needsEscape($0) }) else { return text }
-        var result = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            if scalar == "\n", let newlines {
-                result.append(contentsOf: newlines.unicodeScalars)
-            } else if scalar == "\n" || needsEscape(scalar) {
-                result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
-            } else {
-                result.append(scalar)
-            }
-        }
-        return String(result)
-    }
-
-    /// C0 controls but tab, DEL, C1 controls, and the bidirectional marks and overrides.
-    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x09: false
-        case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
-        }
+        TerminalText.escaped(text, newlines: newlines)
     }
 
     static func duration(_ seconds: Double) -> String {

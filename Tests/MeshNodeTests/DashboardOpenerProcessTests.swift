@@ -1,0 +1,46 @@
+import Foundation
+import MeshCore
+import MeshNode
+import MeshTesting
+import Testing
+
+/// `scmesh dashboard` hands the login link to the browser opener without putting it in
+/// the opener's arguments, which every user on the machine can read in /proc.
+@Suite("dashboard opener")
+struct DashboardOpenerProcessTests {
+    @Test("the opener ($BROWSER) gets a private file's URL, not the login token; the file (mode 0600) leads to the login link")
+    func loginTokenNotInArguments() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let data = directory.file("n")
+        let node = try startScmesh(
+            ["run", "--data-dir", data] + tcpOnlyNodeArguments
+                + ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.listen=127.0.0.1:0"], home: directory.path)
+        defer { stopProcess(node) }
+        let client = ControlClient(dataDirectory: data)
+        try await eventually("the node serves HTTP", attempts: 1500) {
+            (try? await client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).httpAddress) != nil
+        }
+        // A stand-in browser that records its arguments and what the file it was given holds.
+        let recorded = directory.file("opener-arguments")
+        let opener = directory.file("opener")
+        try """
+            #!/bin/sh
+            printf '%s\\n' "$@" > '\(recorded)'
+            """.write(toFile: opener, atomically: true, encoding: .utf8)
+        chmod(opener, 0o700)
+        var environment = scmeshEnvironment(home: directory.path)
+        environment["BROWSER"] = opener
+        let result = try await runScmesh(["dashboard", "--data-dir", data], environment: environment)
+        #expect(result.status == 0, "\(result.standardError)")
+        let arguments = try String(contentsOfFile: recorded, encoding: .utf8)
+        #expect(!arguments.contains("login="), "the login token is in the opener's arguments: \(arguments)")
+        #expect(!result.standardOutput.contains("login="), "\(result.standardOutput)")
+        let page = try #require(URL(string: arguments.trimmingCharacters(in: .whitespacesAndNewlines))?.path)
+        var info = stat()
+        #expect(stat(page, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("/#login="), "\(html)")
+    }
+}

@@ -14,7 +14,7 @@ enum SimBench {
                              [--ask-everyone] [--forget-routes-on-restart] [--first-answer-only]
                              [--no-shortcuts] [--no-flood-hold] [--always-ask] [--any-route-requests]
                              [--answers-spread] [--full-link-up-summaries]
-                             [--at-known-mark] [--quiet]
+                             [--at-known-mark] [--mix LIST] [--quiet]
           --nodes N     one run of N nodes (default: a run of 200, then one of 1000)
           --seed S      seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L      loss per frame (all its packets) on every link, 0..<1 (default 0.1)
@@ -115,6 +115,9 @@ enum SimBench {
           --at-known-mark
                         the steady phase starts once 99.5 % of the routes are known, as before,
                         without waiting for them to settle
+          --mix LIST    the nodes' protocol features, round robin by node index, from a
+                        comma-separated list of full, minimal (no optional feature) and
+                        gateway (routing, route_sync and flooding only); e.g. full,minimal,gateway
           --quiet       no progress lines
         """
 
@@ -140,6 +143,7 @@ enum SimBench {
         var summary: Int?
         var keepRouteTable = true
         var waitForSettledRoutes = true
+        var mix: [Capabilities] = []
         // Each turns one routing rule off (the rule as before it), for same-build
         // comparisons; the usage text above says what each does.
         let routingRuleSwitches: [String: WritableKeyPath<RoutingConfiguration, Bool>] = [
@@ -200,6 +204,8 @@ enum SimBench {
                 let text = try value(flag)
                 guard let number = Int(text), number >= 0 else { throw MeshError(.invalidArgument, "--summary: whole virtual seconds ≥ 0, got \(text)") }
                 summary = number
+            case "--mix":
+                mix = try featureMix(try value(flag))
             case "--quiet":
                 verbose = false
             case "--forget-routes-on-restart":
@@ -247,6 +253,7 @@ enum SimBench {
             configuration.waitForSettledRoutes = waitForSettledRoutes
             configuration.keepAnnounceState = keepAnnounceState
             configuration.keepRouteTable = keepRouteTable
+            configuration.featureMix = mix
             if topicsLegacy {
                 configuration.topics = TopicConfiguration(gossipToMesh: false, iwantTimeout: .seconds(3), announceRepeats: 0, ttl: 16)
             }
@@ -286,6 +293,8 @@ enum SimBench {
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
                 + "\(report.bridges) links added to connect it; max_hops \(report.maxHops), message TTL \(report.messageTTL); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); flooding fallback \(configuration.router.flood.enabled ? "on" : "off"); "
+                + (configuration.featureMix.isEmpty ? "" : "features by node, round robin: \(configuration.featureMix.map { $0.names.isEmpty ? "minimal" : $0.names.joined(separator: "+") }.joined(separator: " / ")); ")
+                + "
                 + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "

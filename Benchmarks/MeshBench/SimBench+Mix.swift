@@ -12,4 +12,11 @@ extension SimBench {
             }
         }
     }
+
+    /// The `--mix` part of the graph line; empty without a mix.
+    static func mixDescription(_ mix: [Capabilities]) -> String {
+        guard !mix.isEmpty else { return "" }
+        let names = mix.map { $0.names.isEmpty ? "minimal" : $0 == .all ? "full" : $0.names.joined(separator: "+") }
+        return "features by node, round robin: \(names.joined(separator: " / ")); "
+    }
 }

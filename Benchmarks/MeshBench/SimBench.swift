@@ -293,8 +293,7 @@ enum SimBench {
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
                 + "\(report.bridges) links added to connect it; max_hops \(report.maxHops), message TTL \(report.messageTTL); loss \(fmt(configuration.loss * 100)) % per frame; seed \(configuration.seed); flooding fallback \(configuration.router.flood.enabled ? "on" : "off"); "
-                + (configuration.featureMix.isEmpty ? "" : "features by node, round robin: \(configuration.featureMix.map { $0.names.isEmpty ? "minimal" : $0.names.joined(separator: "+") }.joined(separator: " / ")); ")
-                + "
+                + mixDescription(configuration.featureMix)
                 + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)")
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "

@@ -122,9 +122,7 @@ extension LinkSession {
                 switch frame {
                 case .data(let arrived):
                     if let expiry = state.withLock({ $0.received.arrived(arrived.sequence, at: now) }) { ticker.wake(before: expiry) }
-                    // A receipt this link does not carry is acknowledged and dropped.
-                    let result: AcceptResult
-                    if let data = inbound(arrived) { result = await deliver(data, self) } else { result = .duplicate }
+                    let result = await deliver(inbound(arrived), self)
                     switch result {
                     case .accepted, .duplicate:
                         let owed = state.withLock { state in

@@ -268,13 +268,14 @@ final class LinkSession: Sendable {
     }
 
     /// A DATA frame as this link may carry it, or nil when it must not go out at all.
-    /// A receipt to a remote that did not announce receipts is withheld (the sender
-    /// counts it as acknowledged: the remote would take it for a message); the flood and
-    /// emergency flags are cleared for a remote without those features, so a flood copy
-    /// reaches it as an ordinary message it can deliver or relay.
+    /// A receipt for a remote that did not announce receipts is withheld (the sender
+    /// counts it as acknowledged: the remote would take it for a message; one it only
+    /// relays goes on unchanged); the flood and emergency flags are cleared for a remote
+    /// without those features, so a flood copy reaches it as an ordinary message it can
+    /// deliver or relay.
     func outbound(_ frame: DataFrame) -> DataFrame? {
         var frame = frame
-        if frame.flags & DataFrame.receiptFlag != 0 && !shared.contains(.receipts) {
+        if frame.flags & DataFrame.receiptFlag != 0 && frame.destination == remote && !shared.contains(.receipts) {
             stats.update { $0.framesWithheld["receipt", default: 0] += 1 }
             return nil
         }
@@ -286,21 +287,17 @@ final class LinkSession: Sendable {
         return frame
     }
 
-    /// An inbound DATA frame with the flags of features this link does not share
-    /// cleared, or nil for a receipt, which the link does not carry (it is acknowledged
-    /// and dropped). Each ignored flag is counted.
-    func inbound(_ frame: DataFrame) -> DataFrame? {
+    /// An inbound DATA frame with the flood and emergency flags cleared when this node
+    /// switched those features off (each cleared flag is counted), so it is handled as
+    /// an ordinary message. A receipt for a node with receipts off is ignored (and
+    /// counted) by the delivery pipeline, which then has no receipt signer.
+    func inbound(_ frame: DataFrame) -> DataFrame {
         var frame = frame
-        if frame.flags & DataFrame.receiptFlag != 0 && !shared.contains(.receipts) {
-            stats.update { $0.framesIgnored["receipt", default: 0] += 1 }
-            return nil
-        }
-        let flood = frame.flags & DataFrame.floodFlag != 0
-        let emergency = frame.flags & DataFrame.emergencyFlag != 0
-        if flood && !shared.contains(.flooding) {
+        let local = configuration.features.consistent
+        if frame.flags & DataFrame.floodFlag != 0 && !local.contains(.flooding) {
             stats.update { $0.framesIgnored["flood", default: 0] += 1 }
             frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag)
-        } else if emergency && !shared.contains(.emergency) {
+        } else if frame.flags & DataFrame.emergencyFlag != 0 && !local.contains(.emergency) {
             stats.update { $0.framesIgnored["emergency", default: 0] += 1 }
             frame.flags &= ~DataFrame.emergencyFlag
         }

@@ -362,6 +362,9 @@ public final class MeshSimulation: Sendable {
         var restarted = routerConfiguration
         let elapsed = UInt64(max(0, (clock.elapsed / .milliseconds(1)).rounded(.down)))
         restarted.routing.firstSequence = (elapsed + 1) << 20
+        if !configuration.featureMix.isEmpty {
+            restarted.features = configuration.featureMix[node.index % configuration.featureMix.count]
+        }
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: restarted,
             sealer: SimulationSealer(peer: node.peerID), receipts: SimulationSigner(peer: node.peerID), sink: node.sink,

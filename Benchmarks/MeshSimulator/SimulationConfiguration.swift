@@ -83,6 +83,10 @@ public struct SimulationConfiguration: Sendable {
         /// Shorter and longer in turn, announcement by announcement.
         case flapping
     }
+    /// The optional protocol features of each node: node *i* gets entry *i* mod the
+    /// count (``RouterConfiguration/features``); empty: every node has the router's.
+    /// A mixed mesh of minimal, full and partial nodes (docs/PROTOCOL.md §A.11).
+    public var featureMix: [Capabilities] = []
 
     /// Defaults: 200 nodes, 10 % loss, 600 messages, mean degree 7, 10 % of the nodes
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50

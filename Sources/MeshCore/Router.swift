@@ -24,6 +24,9 @@ import ServiceLifecycle
 public final class Router: Service, Sendable {
     /// This node's peer ID.
     public let localPeerID: PeerID
+    /// The optional protocol features this node speaks and announces (`features:`,
+    /// with their dependencies applied).
+    public let features: Capabilities
     /// Messages for this node, in arrival order, when the router was made without a
     /// sink of its own (otherwise it stays empty). One consumer; when it falls behind,
     /// links are slowed down rather than messages dropped.
@@ -88,6 +91,13 @@ public final class Router: Service, Sendable {
         savedRoutes: (any RouteTableStore)? = nil, random: (any MeshRandom)? = nil, logger: Logger
     ) {
         localPeerID = security.localPeerID
+        var configuration = configuration
+        configuration.features = configuration.features.consistent
+        features = configuration.features
+        // A feature switched off is off here too, not only on the wire.
+        if !configuration.features.contains(.flooding) { configuration.flood.enabled = false }
+        // Receipts off: none issued or checked (the signer still signs announcements).
+        let deliveryReceipts = configuration.features.contains(.receipts) ? receipts : nil
         incoming = BoundedChannel(capacity: configuration.inboxCapacity)
         let policy = policy ?? PriorityEscalationPolicy(configuration: configuration.escalation)
         let sink = sink ?? ChannelSink(channel: incoming)
@@ -103,7 +113,7 @@ public final class Router: Service, Sendable {
         // cannot grow faster than a fixed bound, whatever strangers send.
         let remoteLog = LogLimiter(logger: logger, clock: clock)
         let delivery = DeliveryPipeline(
-            localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer, receipts: receipts,
+            localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer, receipts: deliveryReceipts,
             queue: queue ?? InMemoryOutboundQueue(clock: clock), sink: sink, table: table, routes: routeTable, relay: relay,
             relayBudget: RelayBudget(limits: configuration.relayLimits, clock: clock, gauge: battery),
             paths: paths,
@@ -211,7 +221,8 @@ public final class Router: Service, Sendable {
     ///   (the ID is in use for another peer), or the queue's error (e.g. full).
     @discardableResult
     public func send(to peer: PeerID, payload: [UInt8], options: SendOptions = .init()) async throws -> MessageID {
-        try await delivery.submit(to: peer, payload: payload, options: options)
+        try checkFeatures(options)
+        return try await delivery.submit(to: peer, payload: payload, options: options)
     }
 
     /// Queues a payload that is already stored durably (hashed with
@@ -223,7 +234,8 @@ public final class Router: Service, Sendable {
     ///   read back (to seal it, for a queue that keeps its own copy) and cannot be.
     @discardableResult
     public func send(to peer: PeerID, stored: any StoredPayload, options: SendOptions = .init()) async throws -> MessageID {
-        try await delivery.submit(to: peer, stored: stored, options: options)
+        try checkFeatures(options)
+        return try await delivery.submit(to: peer, stored: stored, options: options)
     }
 
     /// Throws now what ``send(to:stored:options:)`` would throw for a payload of `bytes`
@@ -232,7 +244,16 @@ public final class Router: Service, Sendable {
     /// queued for another peer, or no room in the outbox. For a caller about to read a
     /// large upload; the send itself checks again (the outbox may fill meanwhile).
     public func checkSend(to peer: PeerID, bytes: Int, options: SendOptions = .init()) async throws {
+        try checkFeatures(options)
         try await delivery.check(to: peer, bytes: bytes, options: options)
+    }
+
+    /// Refuses an emergency send while `features.emergency` is off.
+    private func checkFeatures(_ options: SendOptions) throws {
+        if options.emergency && !features.contains(.emergency) {
+            throw MeshError(
+                .invalidArgument, "emergency messages are switched off on this node (features.emergency, or features.flooding, is false); send it without the emergency flag, or switch the feature on")
+        }
     }
 
     /// A digester for the content digest ``send(to:stored:options:)`` expects, from
@@ -317,7 +338,9 @@ public final class Router: Service, Sendable {
             let live = table.sessions(to: peer)
             let order = policy.rank(live.map(\.candidate), payloadSize: 0).map(\.linkID)
             let snapshots = order.compactMap { id in live.first { $0.id == id }?.snapshot }
-            return PeerSnapshot(peer: peer, links: snapshots, activeTransport: paths.activeTransport(to: peer))
+            return PeerSnapshot(
+                peer: peer, links: snapshots, activeTransport: paths.activeTransport(to: peer),
+                wireVersion: snapshots.first?.wireVersion ?? Int(Frame.version), capabilities: snapshots.first?.capabilities ?? [])
         }
     }
 

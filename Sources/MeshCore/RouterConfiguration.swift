@@ -112,6 +112,7 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
 /// | `inbox_capacity` | ``inboxCapacity`` |
 /// | `default_ttl` | ``defaultTTL`` |
 /// | `flood` | ``flood`` (``FloodConfiguration``) |
+/// | `features` | ``features`` (one boolean per ``Capabilities/named`` feature) |
 ///
 /// Durations are integers in milliseconds. A missing key takes the default of
 /// ``init(relayEnabled:escalation:reconnect:keepaliveInterval:linkWriteStallTimeout:handshakeTimeout:maxUnauthenticatedLinks:maxMessageSize:reassembly:dedupCapacity:windowPerLink:inboxCapacity:defaultTTL:sealing:routing:relayLimits:flood:)``
@@ -164,6 +165,12 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
     public var routing: RoutingConfiguration
     /// The flooding fallback and the emergency class (`flood:`).
     public var flood: FloodConfiguration
+    /// The optional protocol features this node speaks and announces in the handshake
+    /// (`features:`, all on by default). A feature switched off is neither sent nor
+    /// taken in on any link; messages still flow (docs/PROTOCOL.md §A.11). Dependencies
+    /// apply: ``Capabilities/routeSync`` needs ``Capabilities/routing``,
+    /// ``Capabilities/emergency`` needs ``Capabilities/flooding``.
+    public var features: Capabilities
 
     /// Defaults suitable for a node.
     public init(
@@ -183,7 +190,8 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         sealing: SealingPolicy = .relayedOnly,
         routing: RoutingConfiguration = .init(),
         relayLimits: RelayLimits = .init(),
-        flood: FloodConfiguration = .init()
+        flood: FloodConfiguration = .init(),
+        features: Capabilities = .all
     ) {
         self.relayEnabled = relayEnabled
         self.relayLimits = relayLimits
@@ -202,6 +210,7 @@ public struct RouterConfiguration: Sendable, Hashable, Codable {
         self.sealing = sealing
         self.routing = routing
         self.flood = flood
+        self.features = features
     }
 }
 
@@ -230,6 +239,41 @@ extension RouterConfiguration {
         case defaultTTL = "default_ttl"
         case routing
         case flood
+        case features
+    }
+
+    /// `features:` — one boolean per optional feature; a missing key is on.
+    private struct Features: Codable {
+        var set: Capabilities
+
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(_ set: Capabilities) { self.set = set }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            let known = Set(Capabilities.named.map(\.name))
+            for key in container.allKeys where !known.contains(key.stringValue) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container,
+                    debugDescription: "unknown feature \"\(key.stringValue)\"; the features are \(Capabilities.named.map(\.name).joined(separator: ", "))")
+            }
+            var set = Capabilities.all
+            for (name, feature) in Capabilities.named {
+                if try container.decode(Bool.self, forKey: Key(stringValue: name), default: true) == false { set.remove(feature) }
+            }
+            self.set = set
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            for (name, feature) in Capabilities.named { try container.encode(set.contains(feature), forKey: Key(stringValue: name)) }
+        }
     }
 
     /// `relay:` — the switch and the budgets.
@@ -320,6 +364,7 @@ extension RouterConfiguration {
         defaultTTL = UInt8(ttl)
         routing = try container.decode(RoutingConfiguration.self, forKey: .routing, default: defaults.routing)
         flood = try container.decode(FloodConfiguration.self, forKey: .flood, default: defaults.flood)
+        features = try container.decode(Features.self, forKey: .features, default: Features(defaults.features)).set
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -340,6 +385,7 @@ extension RouterConfiguration {
         try container.encode(Int(defaultTTL), forKey: .defaultTTL)
         try container.encode(routing, forKey: .routing)
         try container.encode(flood, forKey: .flood)
+        try container.encode(Features(features), forKey: .features)
     }
 }
 

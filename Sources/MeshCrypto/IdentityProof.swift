@@ -8,7 +8,7 @@ import MeshCore
 ///      0    32  Ed25519 identity public key (= the sender's peer ID)
 ///     32    64  Ed25519 signature over "SCMesh-noise-static-v1" || Noise static public key
 ///     96     1  protocol version (1)
-///     97     2  capabilities, big-endian (none defined: send 0, ignore unknown bits)
+///     97     2  capabilities, big-endian (`Capabilities`; unknown bits are ignored)
 ///     99     …  reserved for extensions: send nothing, ignore what arrives
 /// ```
 package struct IdentityProof: Sendable, Equatable {
@@ -58,9 +58,9 @@ package struct IdentityProof: Sendable, Equatable {
     /// returns the proven peer ID.
     /// - Throws: `.malformedIdentityProof` for another protocol version,
     ///   `.badSignature` when the signature does not bind `noiseStatic` to the key.
-    package func verify(noiseStatic: [UInt8]) throws -> PeerID {
+    package func verify(noiseStatic: [UInt8], address: String = "the remote end") throws -> PeerID {
         guard version == Frame.version else {
-            throw MeshError(.malformedIdentityProof, "the peer speaks SCMesh protocol version \(version), this node \(Frame.version); upgrade the older node")
+            throw MeshError(.malformedIdentityProof, Capabilities.versionMismatch(remote: version, at: address))
         }
         let peer = try PeerID(bytes: identityKey)
         guard Sodium.ed25519Verify(signature: signature, message: Self.context + noiseStatic, publicKey: identityKey) else {

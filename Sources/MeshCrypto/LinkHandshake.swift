@@ -22,6 +22,7 @@ public struct LinkHandshake: Sendable {
     private let context: HandshakeContext
     private var state: HandshakeState
     private var remote: PeerID?
+    private var remoteProof: IdentityProof?
     private var started = false
     private var failed = false
     /// The authenticated session, once the handshake completed.
@@ -77,10 +78,12 @@ public struct LinkHandshake: Sendable {
 
     private mutating func process(_ message: [UInt8]) throws -> [UInt8]? {
         let context = context
-        let proof = security.proof.encoded
+        var ownProof = security.proof
+        ownProof.capabilities = context.capabilities.rawValue
+        let proof = ownProof.encoded
         switch role {
         case .initiator:
-            remote = try Self.step(context, "read message 2") { try Self.readProof(message, into: &state, context: context) }
+            (remote, remoteProof) = try Self.step(context, "read message 2") { try Self.readProof(message, into: &state, context: context) }
             let message3 = try Self.step(context, "write message 3") { try state.writeMessage(payload: proof) }
             try finish()
             return message3
@@ -89,7 +92,7 @@ public struct LinkHandshake: Sendable {
                 try Self.step(context, "read message 1") { try Self.readFirst(message, into: &state) }
                 return try Self.step(context, "write message 2") { try state.writeMessage(payload: proof) }
             }
-            remote = try Self.step(context, "read message 3") { try Self.readProof(message, into: &state, context: context) }
+            (remote, remoteProof) = try Self.step(context, "read message 3") { try Self.readProof(message, into: &state, context: context) }
             try finish()
             return nil
         }
@@ -101,7 +104,11 @@ public struct LinkHandshake: Sendable {
         let cipher = role == .initiator
             ? NoiseSessionCipher(send: ciphers.initiatorToResponder, receive: ciphers.responderToInitiator, rekeyInterval: interval)
             : NoiseSessionCipher(send: ciphers.responderToInitiator, receive: ciphers.initiatorToResponder, rekeyInterval: interval)
-        if let remote { session = SecureSession(remotePeerID: remote, cipher: cipher) }
+        if let remote, let remoteProof {
+            session = SecureSession(
+                remotePeerID: remote, cipher: cipher, remoteVersion: remoteProof.version,
+                remoteCapabilities: Capabilities(rawValue: remoteProof.capabilities))
+        }
     }
 
     /// The handshake hash (channel binding), final once ``session`` is set.
@@ -116,17 +123,18 @@ public struct LinkHandshake: Sendable {
     }
 
     /// Reads XX message 2 (initiator) or 3 (responder): the remote's static key and
-    /// identity proof; returns the proven peer ID.
-    static func readProof(_ message: [UInt8], into state: inout HandshakeState, context: HandshakeContext) throws -> PeerID {
+    /// identity proof; returns the proven peer ID and the proof (its version and capabilities).
+    static func readProof(_ message: [UInt8], into state: inout HandshakeState, context: HandshakeContext) throws -> (PeerID, IdentityProof) {
         let payload = try state.readMessage(message)
         guard let remoteStatic = state.remoteStatic else {
             throw MeshError(.malformedHandshake, "the handshake ended without the remote's static key")
         }
-        let peer = try IdentityProof.parse(payload).verify(noiseStatic: remoteStatic)
+        let proof = try IdentityProof.parse(payload)
+        let peer = try proof.verify(noiseStatic: remoteStatic, address: context.remoteAddress)
         if let expected = context.expectedPeer, expected != peer {
             throw MeshError(.peerMismatch, "the peer at \(context.remoteAddress) proved identity \(peer.short), but \(expected.short) was expected there")
         }
-        return peer
+        return (peer, proof)
     }
 
     /// Runs one Noise step, turning its failure into `.handshakeFailed`.

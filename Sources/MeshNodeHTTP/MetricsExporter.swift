@@ -63,6 +63,8 @@ final class MetricsExporter: Sendable {
         for (outcome, value) in stats.routeRequests { count("scmesh_route_requests_total", [("outcome", outcome)], value) }
         for (outcome, value) in stats.routeSummaries { count("scmesh_route_summaries_total", [("outcome", outcome)], value) }
         count("scmesh_frames_refused_total", [], stats.framesRefused)
+        for (type, value) in stats.framesIgnored { count("scmesh_frames_ignored_total", [("type", type)], value) }
+        for (type, value) in stats.framesWithheld { count("scmesh_frames_withheld_total", [("type", type)], value) }
         count("scmesh_handshake_failures_total", [], stats.handshakeFailures)
         for (reason, value) in stats.handshakeFailuresByReason {
             count("scmesh_handshake_failures_by_reason_total", [("reason", reason)], value)
@@ -94,6 +96,12 @@ final class MetricsExporter: Sendable {
             for link in peer.links { inFlight[link.transport, default: 0] += link.inFlight }
         }
         for (transport, value) in inFlight { gauge("scmesh_link_frames_in_flight", [("transport", transport)], value) }
+        // Links by the wire version their remote speaks (this node's own always listed).
+        var byVersion: [Int: Int] = [Int(Frame.version): 0]
+        for peer in peers.peers {
+            for link in peer.links { byVersion[link.wireVersion, default: 0] += 1 }
+        }
+        for (version, value) in byVersion { gauge("scmesh_links", [("wire_version", String(version))], value) }
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)

@@ -72,7 +72,7 @@ import Testing
             Set(object.keys) == [
                 "relay", "escalation", "reconnect", "keepalive_interval_ms", "link_write_stall_timeout_ms", "handshake_timeout_ms", "sealing",
                 "max_unauthenticated_links", "max_message_size", "reassembly", "dedup_capacity", "window_per_link", "inbox_capacity", "default_ttl",
-                "routing", "flood",
+                "routing", "flood", "features",
             ])
         #expect(object["sealing"] as? String == "always")
         #expect(object["keepalive_interval_ms"] as? Int == 1500)

@@ -224,7 +224,9 @@ final class RouterPair: Sendable {
         let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
         let hostileID = PeerID.random()
         let running = try await RunningTransport.start(hostile, localPeerID: hostileID)
-        for garbage: [UInt8] in [[0xC0, 0x01, 0x7F, 0, 0], [0xC0, 0x09, 0x09], [0x77]] {
+        // A PING without its nonce (a known type, malformed: an unassigned type would be
+        // ignored, docs/PROTOCOL.md §A.11), a bad packet, a bad flag.
+        for garbage: [UInt8] in [[0xC0, 0x01, 0x03, 0, 0], [0xC0, 0x09, 0x09], [0x77]] {
             let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
             let hello: [UInt8] = Array("SCM0".utf8) + [Frame.version] + hostileID.bytes
             try await link.send([0xC0] + hello)

@@ -63,7 +63,8 @@ struct NoiseLinkSecurityTests {
         let proof = try independent.readMessage(reply)
         #expect(Array(proof[0..<32]) == bob.localPeerID.bytes)
         #expect(NodeIdentity.verify(signature: Array(proof[32..<96]), message: Array("SCMesh-noise-static-v1".utf8) + independent.remoteStatic!, signer: bob.localPeerID))
-        #expect(proof[96] == 1 && proof[97] == 0 && proof[98] == 0)
+        // Version 1; the context's capabilities (every feature: 0x007F), big-endian.
+        #expect(proof[96] == 1 && proof[97] == 0 && proof[98] == 0x7F)
         let myProof = independentIdentity.publicKey
             + independentIdentity.sign(Array("SCMesh-noise-static-v1".utf8) + independentStatic.publicKey) + [1, 0, 0]
         #expect(try node.receive(try independent.writeMessage(payload: myProof)) == nil)
@@ -148,7 +149,7 @@ struct NoiseLinkSecurityTests {
         let result = await handshakePair(initiator: honest, responder: future)
         let error = try #require(result.initiator.error as? MeshError)
         #expect(codes(error) == ["handshakeFailed", "malformedIdentityProof"])
-        #expect(error.message.contains("version 2"))
+        #expect(error.message.contains("version 2, this node version 1: upgrade this node"), "\(error.message)")
 
         // A Noise-valid message 2 whose payload is too short for a proof.
         var initiator = try LinkHandshake(security: honest, role: .initiator, context: testContext())
@@ -158,6 +159,38 @@ struct NoiseLinkSecurityTests {
         let shortError = #expect(throws: MeshError.self) { try initiator.receive(short) }
         #expect(codes(shortError) == ["handshakeFailed", "malformedIdentityProof"])
         #expect((try? initiator.receive(short)) == nil, "a failed handshake refuses more messages")
+    }
+
+    @Test("each side learns the other's version and capabilities, unknown bits included")
+    func capabilitiesCrossTheHandshake() async throws {
+        let (a, b) = StreamHandshakeChannel.pair()
+        let alice = NoiseLinkSecurity(identity: .generate())
+        let bob = NoiseLinkSecurity(identity: .generate())
+        let unknownBit = Capabilities(rawValue: 0x4000)
+        async let left = alice.handshake(
+            role: .initiator, channel: a, context: HandshakeContext(transportName: "test", remoteAddress: "b", capabilities: .none))
+        async let right = bob.handshake(
+            role: .responder, channel: b,
+            context: HandshakeContext(transportName: "test", remoteAddress: "a", capabilities: [.topics, .receipts, unknownBit]))
+        let (atAlice, atBob) = try await (left, right)
+        #expect(atAlice.remoteCapabilities == [.topics, .receipts, unknownBit])
+        #expect(atAlice.remoteCapabilities.names == ["topics", "receipts", "bit_0x4000"])
+        #expect(atBob.remoteCapabilities == .none)
+        #expect(atAlice.remoteVersion == 1 && atBob.remoteVersion == 1)
+    }
+
+    @Test("a peer of an older version is told to upgrade, in one line naming both versions")
+    func olderPeerIsToldToUpgrade() async throws {
+        let honest = NoiseLinkSecurity(identity: .generate())
+        let identity = NodeIdentity.generate()
+        let noiseStatic = X25519KeyPair.generate()
+        let old = NoiseLinkSecurity(
+            identity: identity, noiseStatic: noiseStatic, proof: IdentityProof(identity: identity, noiseStatic: noiseStatic.publicKey, version: 0))
+        let result = await handshakePair(initiator: old, responder: honest)
+        let error = try #require(result.responder.error as? MeshError)
+        #expect(codes(error) == ["handshakeFailed", "malformedIdentityProof"])
+        #expect(error.message.contains("speaks SCMesh wire protocol version 0, this node version 1: the peer should upgrade"), "\(error.message)")
+        #expect(!error.message.contains("\n"))
     }
 
     @Test("a channel that closes mid-handshake ends it with linkClosed")

@@ -209,6 +209,25 @@ struct ConfigTests {
         #expect(notBool.contains("routing.hop_counts"), "\(notBool)")
     }
 
+    @Test("features: every one on by default and in the shipped file; each can be switched off; bad values name the key")
+    func featureKeys() throws {
+        let shipped = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
+        #expect(shipped.routerConfiguration.features == .all)
+        #expect(NodeConfiguration.defaultFileContents().contains("features:\n  routing: true"))
+        let config = try NodeConfiguration.load(
+            yaml: "features: {topics: false, receipts: false}\n", source: "f", overrides: ["features.routing=false"], registry: .builtIn)
+        #expect(config.routerConfiguration.features == [.routeSync, .addresses, .flooding, .emergency])
+        #expect(config.routerConfiguration.features.consistent == [.addresses, .flooding, .emergency])
+        let printed = try config.yaml()
+        for line in ["features:", "  routing: false", "  topics: false", "  receipts: false", "  flooding: true"] {
+            #expect(printed.contains(line + "\n"), "\(line) in \(printed)")
+        }
+        let notBool = try #require(loadError("features:\n  topics: maybe\n"))
+        #expect(notBool.contains("features.topics"), "\(notBool)")
+        let unknown = try #require(loadError("features:\n  topic: false\n"))
+        #expect(unknown.contains("features.topic"), "\(unknown)")
+    }
+
     @Test("missing relay.enabled counts as off, even when the rest of relay: is present")
     func relayFailSafe() throws {
         #expect(try NodeConfiguration.load(yaml: "relay: {}", source: "f", registry: .builtIn).relay.enabled == false)

@@ -273,9 +273,10 @@ final class DeliveryPipeline: Sendable {
         }
         stats.countMessageSent()
         bus.emit(.message(.messageSent, id: message.id, peer: peer, transport: transport))
-        if receipts == nil && hop == peer {
-            // No receipts: the next hop is the destination itself, and its hop
-            // acknowledgement means its sink took custody, so the message is delivered.
+        if hop == peer && (receipts == nil || !table.sessions(to: peer).contains { $0.shared.contains(.receipts) }) {
+            // No receipts (here, or the destination did not announce them): the next hop
+            // is the destination itself, and its hop acknowledgement means its sink took
+            // custody, so the message is delivered.
             await update(message, to: .delivered, transport: transport, reason: nil)
             bus.emit(.message(.messageDelivered, id: message.id, peer: peer, transport: transport))
         } else {

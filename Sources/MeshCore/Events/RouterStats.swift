@@ -57,6 +57,15 @@ public struct RouterStats: Sendable, Hashable, Codable {
     public var sealedMessagesRejected: [String: Int] = [:]
     /// Inputs rejected as malformed (bad packets, frames, or failed decryption), by code.
     public var malformedInputs: [String: Int] = [:]
+    /// Inbound frames ignored, by type (docs/PROTOCOL.md §A.11): a type this release
+    /// does not know (`type_N`), or one of a feature that this node switched off or its
+    /// sender did not announce (`announce`, `topic_message`, ...; `receipt`, `flood`,
+    /// `emergency` for DATA flags cleared or a receipt dropped). Never a reason to close
+    /// the link.
+    public var framesIgnored: [String: Int] = [:]
+    /// Outbound frames not sent because the link's remote did not announce their
+    /// feature (or this node switched it off), by type; `receipt` for receipts withheld.
+    public var framesWithheld: [String: Int] = [:]
     /// Inbound data frames refused (relay off, not for us, reassembly limits, sink refused).
     public var framesRefused = 0
     /// Complete messages the message sink refused (not acknowledged; the sender retries).

@@ -20,6 +20,11 @@ public struct LinkSnapshot: Sendable, Hashable, Codable {
     public var framesReceived: Int
     /// Whether this node dialled the link.
     public var outbound: Bool
+    /// The wire protocol version the remote announced on this link.
+    public var wireVersion: Int
+    /// The optional features the remote announced on this link, by name
+    /// (``Capabilities/names``); empty for a peer of the minimal profile.
+    public var capabilities: [String]
 }
 
 /// One peer with its live links.
@@ -30,6 +35,11 @@ public struct PeerSnapshot: Sendable, Hashable, Codable {
     public var links: [LinkSnapshot]
     /// The transport of the last acknowledged send to it.
     public var activeTransport: String?
+    /// The wire protocol version of its best link.
+    public var wireVersion: Int
+    /// The optional features it announced on its best link, by name; empty for a peer
+    /// of the minimal profile.
+    public var capabilities: [String]
 }
 
 /// The state of a configured transport. Extensible: new states are not an API

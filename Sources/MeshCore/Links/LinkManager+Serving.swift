@@ -11,7 +11,8 @@ extension LinkManager {
             await link.close()
             return nil
         }
-        let context = HandshakeContext(transportName: name, remoteAddress: link.remoteAddress, expectedPeer: hint?.peerID)
+        let context = HandshakeContext(
+            transportName: name, remoteAddress: link.remoteAddress, expectedPeer: hint?.peerID, capabilities: configuration.features)
         let secure: SecureSession
         do {
             secure = try await handshake(link: link, id: id, role: role, context: context)
@@ -50,8 +51,8 @@ extension LinkManager {
         }
         let session = LinkSession(
             link: link, id: id, transport: name, priority: priority, capabilities: capabilities,
-            remote: secure.remotePeerID, role: role, cipher: secure.cipher, configuration: configuration, clock: clock,
-            stats: stats, logger: logger)
+            remote: secure.remotePeerID, role: role, cipher: secure.cipher, remoteVersion: secure.remoteVersion,
+            remoteCapabilities: secure.remoteCapabilities, configuration: configuration, clock: clock, stats: stats, logger: logger)
         guard await register(session) else { return secure.remotePeerID }
         let inbound = self.inbound
         let announcer = self.announcer
@@ -117,7 +118,9 @@ extension LinkManager {
             stats.linksOpened += 1
             stats.transports[session.transport, default: .init()].linksOpened += 1
         }
-        logger.info("link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress))")
+        let features = session.remoteCapabilities.names
+        logger.info(
+            "link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress)), wire version \(session.remoteVersion), features: \(features.isEmpty ? "none (minimal profile)" : features.joined(separator: ", "))")
         bus.emit(.linkUp(peer: peer, transport: session.transport, link: session.id))
         sendAddresses(on: session)
         linkCameUp(peer)

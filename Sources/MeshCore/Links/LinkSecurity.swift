@@ -1,3 +1,7 @@
+/// The wire protocol version this release speaks (docs/PROTOCOL.md §A.11): the version
+/// byte of the handshake's identity proof and the first byte of every router frame.
+public let wireProtocolVersion: UInt8 = 1
+
 /// Which side of a link handshake this node plays: the dialer initiates.
 public enum HandshakeRole: Sendable, Hashable {
     /// The side that dialled the link; it sends the first handshake message.
@@ -23,12 +27,15 @@ public struct HandshakeContext: Sendable {
     public var remoteAddress: String
     /// The peer the dialler expects, when discovery told it (an impostor check).
     public var expectedPeer: PeerID?
+    /// The optional features this node announces in the handshake (its `features:`).
+    public var capabilities: Capabilities
 
     /// Creates a context.
-    public init(transportName: String, remoteAddress: String, expectedPeer: PeerID? = nil) {
+    public init(transportName: String, remoteAddress: String, expectedPeer: PeerID? = nil, capabilities: Capabilities = .all) {
         self.transportName = transportName
         self.remoteAddress = remoteAddress
         self.expectedPeer = expectedPeer
+        self.capabilities = capabilities
     }
 }
 
@@ -53,11 +60,19 @@ public struct SecureSession: Sendable {
     public var remotePeerID: PeerID
     /// The cipher for the rest of the link's life.
     public var cipher: any SessionCipher
+    /// The wire protocol version the remote speaks.
+    public var remoteVersion: UInt8
+    /// The optional features the remote announced; the router sends it no frame of a
+    /// feature outside this set (docs/PROTOCOL.md §A.11).
+    public var remoteCapabilities: Capabilities
 
-    /// Creates a session.
-    public init(remotePeerID: PeerID, cipher: any SessionCipher) {
+    /// Creates a session. A link security that carries no capabilities leaves
+    /// `remoteCapabilities` at ``Capabilities/all``: both ends run the same code.
+    public init(remotePeerID: PeerID, cipher: any SessionCipher, remoteVersion: UInt8 = wireProtocolVersion, remoteCapabilities: Capabilities = .all) {
         self.remotePeerID = remotePeerID
         self.cipher = cipher
+        self.remoteVersion = remoteVersion
+        self.remoteCapabilities = remoteCapabilities
     }
 }
 
@@ -75,8 +90,9 @@ public protocol LinkSecurity: Sendable {
 }
 
 /// The placeholder link security: each side sends `"SCM0"`, the protocol version
-/// byte and its 32-byte peer ID, and frames travel in clear. It proves nothing and
-/// encrypts nothing; `MeshCrypto`'s Noise XX replaces it in a real node.
+/// byte, its 32-byte peer ID and its capabilities (u16, big-endian; a 37-byte hello
+/// without them counts as ``Capabilities/all``), and frames travel in clear. It proves
+/// nothing and encrypts nothing; `MeshCrypto`'s Noise XX replaces it in a real node.
 public struct PlaintextLinkSecurity: LinkSecurity {
     public let localPeerID: PeerID
 
@@ -88,7 +104,8 @@ public struct PlaintextLinkSecurity: LinkSecurity {
     static let magic: [UInt8] = Array("SCM0".utf8)
 
     public func handshake(role: HandshakeRole, channel: any HandshakeChannel, context: HandshakeContext) async throws -> SecureSession {
-        let hello = Self.magic + [Frame.version] + localPeerID.bytes
+        let features = context.capabilities.rawValue
+        let hello = Self.magic + [Frame.version] + localPeerID.bytes + [UInt8(features >> 8), UInt8(features & 0xFF)]
         let remote: [UInt8]
         switch role {
         case .initiator:
@@ -98,17 +115,18 @@ public struct PlaintextLinkSecurity: LinkSecurity {
             remote = try await channel.receive()
             try await channel.send(hello)
         }
-        guard remote.count == 37, Array(remote[0..<4]) == Self.magic else {
+        guard remote.count == 37 || remote.count == 39, Array(remote[0..<4]) == Self.magic else {
             throw MeshError(.handshakeFailed, "hello from \(context.remoteAddress) is not an SCMesh hello (\(remote.count) bytes)")
         }
         guard remote[4] == Frame.version else {
-            throw MeshError(.handshakeFailed, "peer at \(context.remoteAddress) speaks protocol version \(remote[4]), this node \(Frame.version)")
+            throw MeshError(.handshakeFailed, Capabilities.versionMismatch(remote: remote[4], at: context.remoteAddress))
         }
-        let peer = try PeerID(bytes: remote[5...])
+        let peer = try PeerID(bytes: remote[5..<37])
         if let expected = context.expectedPeer, expected != peer {
             throw MeshError(.handshakeFailed, "peer at \(context.remoteAddress) claims \(peer.short), expected \(expected.short)")
         }
-        return SecureSession(remotePeerID: peer, cipher: PlaintextCipher())
+        let capabilities = remote.count == 39 ? Capabilities(rawValue: UInt16(remote[37]) << 8 | UInt16(remote[38])) : .all
+        return SecureSession(remotePeerID: peer, cipher: PlaintextCipher(), remoteVersion: remote[4], remoteCapabilities: capabilities)
     }
 }
 

@@ -108,22 +108,31 @@ extension LinkSession {
                     await onMalformed(meshError)
                     return "rejected input: \(meshError.message)"
                 }
-                let frame = try Frame.decode(plain, maxMessageLength: configuration.maxMessageSize)
                 framesRead.add(1, ordering: .relaxed)
+                guard let frame = try Frame.decodeInbound(plain, maxMessageLength: configuration.maxMessageSize) else {
+                    // A type this release does not know: ignored, never a reason to close.
+                    stats.update { $0.framesIgnored[Frame.Kind.name(ofRaw: plain[1]), default: 0] += 1 }
+                    continue
+                }
+                guard shared.isSuperset(of: Capabilities.required(for: frame.kind)) else {
+                    // A feature one end did not announce (or this node switched off).
+                    stats.update { $0.framesIgnored[frame.kind.name, default: 0] += 1 }
+                    continue
+                }
                 switch frame {
-                case .data(let data):
-                    if let expiry = state.withLock({ $0.received.arrived(data.sequence, at: now) }) { ticker.wake(before: expiry) }
-                    let result = await deliver(data, self)
+                case .data(let arrived):
+                    if let expiry = state.withLock({ $0.received.arrived(arrived.sequence, at: now) }) { ticker.wake(before: expiry) }
+                    let result = await deliver(inbound(arrived), self)
                     switch result {
                     case .accepted, .duplicate:
                         let owed = state.withLock { state in
-                            let recorded = state.received.record(data.sequence)
-                            return state.received.retried(data) || recorded
+                            let recorded = state.received.record(arrived.sequence)
+                            return state.received.retried(arrived) || recorded
                         }
                         if owed { controlSignal.yield() }
                     case .refused:
                         let now = clock.now
-                        if let expiry = state.withLock({ $0.received.refuse(data, at: now) }) { ticker.wake(before: expiry) }
+                        if let expiry = state.withLock({ $0.received.refuse(arrived, at: now) }) { ticker.wake(before: expiry) }
                     }
                 case .ack(let ack):
                     try handleAck(ack)

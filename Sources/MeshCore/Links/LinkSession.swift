@@ -17,6 +17,13 @@ final class LinkSession: Sendable {
     let remote: PeerID
     let role: HandshakeRole
     let cipher: any SessionCipher
+    /// The wire version the remote announced in the handshake.
+    let remoteVersion: UInt8
+    /// The optional features the remote announced in the handshake.
+    let remoteCapabilities: Capabilities
+    /// The features both ends speak on this link: the only ones whose frames go out or
+    /// are taken in (docs/PROTOCOL.md §A.11).
+    let shared: Capabilities
     let configuration: RouterConfiguration
     let logger: Logger
     let clock: any MeshClock
@@ -96,8 +103,8 @@ final class LinkSession: Sendable {
 
     init(
         link: any Link, id: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
-        role: HandshakeRole, cipher: any SessionCipher, configuration: RouterConfiguration, clock: any MeshClock,
-        stats: StatsRecorder, logger: Logger
+        role: HandshakeRole, cipher: any SessionCipher, remoteVersion: UInt8 = Frame.version, remoteCapabilities: Capabilities = .all,
+        configuration: RouterConfiguration, clock: any MeshClock, stats: StatsRecorder, logger: Logger
     ) {
         self.link = link
         self.id = id
@@ -107,6 +114,9 @@ final class LinkSession: Sendable {
         self.remote = remote
         self.role = role
         self.cipher = cipher
+        self.remoteVersion = remoteVersion
+        self.remoteCapabilities = remoteCapabilities
+        self.shared = configuration.features.consistent.intersection(remoteCapabilities.consistent)
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
@@ -146,7 +156,7 @@ final class LinkSession: Sendable {
                 id: id.rawValue, transport: transport, priority: priority, address: link.remoteAddress,
                 rttMilliseconds: state.smoothedRTT.map { $0 * 1000 }, consecutiveFailures: state.consecutiveFailures,
                 inFlight: state.waiters.count, framesSent: framesWritten.load(ordering: .relaxed), framesReceived: framesRead.load(ordering: .relaxed),
-                outbound: role == .initiator)
+                outbound: role == .initiator, wireVersion: Int(remoteVersion), capabilities: remoteCapabilities.names)
         }
     }
 
@@ -161,9 +171,10 @@ final class LinkSession: Sendable {
     /// Sends one data frame and waits for its hop acknowledgement.
     /// - Throws: `.ackTimeout` or `.linkClosed`.
     func sendData(_ frame: DataFrame, timeout: Duration) async throws {
+        // A frame this link must not carry counts as acknowledged (``outbound(_:)``).
+        guard var frame = outbound(frame) else { return }
         try await window.acquire()
         defer { window.release() }
-        var frame = frame
         let sequence: UInt32 = try await writeLock.withLock {
             let sequence = try state.withLock { state throws(MeshError) -> UInt32 in
                 if let closed = state.closed { throw closed }
@@ -244,12 +255,62 @@ final class LinkSession: Sendable {
         }
     }
 
+    // MARK: Capabilities (the one place frames are matched to what the remote speaks)
+
+    /// Whether a frame of `kind` goes out on this link: its feature is one both ends
+    /// announced. A frame that does not is withheld and counted.
+    func carries(_ kind: Frame.Kind) -> Bool {
+        guard shared.isSuperset(of: Capabilities.required(for: kind)) else {
+            stats.update { $0.framesWithheld[kind.name, default: 0] += 1 }
+            return false
+        }
+        return true
+    }
+
+    /// A DATA frame as this link may carry it, or nil when it must not go out at all.
+    /// A receipt for a remote that did not announce receipts is withheld (the sender
+    /// counts it as acknowledged: the remote would take it for a message; one it only
+    /// relays goes on unchanged); the flood and emergency flags are cleared for a remote
+    /// without those features, so a flood copy reaches it as an ordinary message it can
+    /// deliver or relay.
+    func outbound(_ frame: DataFrame) -> DataFrame? {
+        var frame = frame
+        if frame.flags & DataFrame.receiptFlag != 0 && frame.destination == remote && !shared.contains(.receipts) {
+            stats.update { $0.framesWithheld["receipt", default: 0] += 1 }
+            return nil
+        }
+        if !shared.contains(.flooding) {
+            frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag)
+        } else if !shared.contains(.emergency) {
+            frame.flags &= ~DataFrame.emergencyFlag
+        }
+        return frame
+    }
+
+    /// An inbound DATA frame with the flood and emergency flags cleared when this node
+    /// switched those features off (each cleared flag is counted), so it is handled as
+    /// an ordinary message. A receipt for a node with receipts off is ignored (and
+    /// counted) by the delivery pipeline, which then has no receipt signer.
+    func inbound(_ frame: DataFrame) -> DataFrame {
+        var frame = frame
+        let local = configuration.features.consistent
+        if frame.flags & DataFrame.floodFlag != 0 && !local.contains(.flooding) {
+            stats.update { $0.framesIgnored["flood", default: 0] += 1 }
+            frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag)
+        } else if frame.flags & DataFrame.emergencyFlag != 0 && !local.contains(.emergency) {
+            stats.update { $0.framesIgnored["emergency", default: 0] += 1 }
+            frame.flags &= ~DataFrame.emergencyFlag
+        }
+        return frame
+    }
+
     // MARK: Announcements
 
     /// Queues a route announcement for this link; it goes out as the link's budget
     /// allows, replacing a waiting one of the same origin.
     /// Queues this node's address record for the remote (docs/PROTOCOL.md §A.7).
     func queueAddresses(_ record: AddressesFrame) {
+        guard carries(.addresses) else { return }
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }
             state.addressesOwed = record
@@ -271,6 +332,7 @@ final class LinkSession: Sendable {
     /// when its turn comes if the remote has announced the same origin as new and at
     /// most one hop further on this link meanwhile (it is as close already).
     func queueAnnounce(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
+        guard carries(.announce) else { return }
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }
             state.announces.add(frame, unlessKnown: unlessKnown)
@@ -300,6 +362,7 @@ final class LinkSession: Sendable {
     /// Queues a route request for this link; it goes out as the link's announcement
     /// budget allows, ahead of waiting announcements.
     func queueRouteRequest(_ request: RouteRequestFrame) {
+        guard carries(.routeRequest) else { return }
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }
             state.announces.add(request)
@@ -311,6 +374,7 @@ final class LinkSession: Sendable {
     /// Queues a route summary, listing or hops frame for this link (replacing one of the
     /// same kind waiting); it goes out as the link's announcement budget allows.
     func queueRouteSync(_ frame: Frame) {
+        guard carries(frame.kind) else { return }
         let closed = state.withLock { state -> Bool in
             guard state.closed == nil else { return true }
             switch frame {

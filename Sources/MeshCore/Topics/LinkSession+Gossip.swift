@@ -32,6 +32,7 @@ extension LinkSession {
     /// Queues a topic frame for this link; returns the number of older frames dropped
     /// (nothing is queued on a closed link).
     func queueGossip(_ frame: Frame, capacity: Int) -> Int {
+        guard carries(frame.kind) else { return 0 }
         let (closed, dropped) = state.withLock { state -> (Bool, Int) in
             guard state.closed == nil else { return (true, 0) }
             return (false, state.gossip.add(frame, capacity: capacity))

@@ -33,7 +33,7 @@ package enum Frame: Sendable, Hashable {
     case routeHops(RouteHopsFrame)
 
     /// The protocol version this code speaks.
-    package static let version: UInt8 = 1
+    package static let version: UInt8 = wireProtocolVersion
     /// The largest encoded frame.
     package static let maxEncodedSize = 65_000
     /// Bytes of every message chunk but the last.
@@ -128,6 +128,17 @@ package enum Frame: Sendable, Hashable {
             hops.write(to: &writer)
         }
         return writer.bytes
+    }
+
+    /// Decodes one inbound frame like ``decode(_:maxMessageLength:)``, except that a
+    /// frame of a type this release does not know, with a complete header of this
+    /// version, is nil: a receiver ignores it and counts it (docs/PROTOCOL.md §A.11).
+    /// Frames of the known types are decoded as strictly as ever.
+    package static func decodeInbound(_ bytes: [UInt8], maxMessageLength: Int = defaultMaxMessageLength) throws(MeshError) -> Frame? {
+        if bytes.count >= headerSize, bytes.count <= maxEncodedSize, bytes[0] == version, Kind(rawValue: bytes[1]) == nil {
+            return nil
+        }
+        return try decode(bytes, maxMessageLength: maxMessageLength)
     }
 
     /// Decodes one frame, rejecting every malformed input with a ``MeshError`` of code

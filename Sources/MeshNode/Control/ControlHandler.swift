@@ -91,7 +91,8 @@ package struct ControlHandler: Sendable {
             relayEnabled: router.relayEnabled, transports: await router.transportStatus(),
             peerCount: await router.peers().count, inboxCount: try await inbox.count,
             outboxCount: try await store.history.pendingTotals().messages, stats: await router.stats(),
-            transportCounters: transportCounters(), httpAddress: httpEndpoint.address, httpProblem: httpEndpoint.problem)
+            transportCounters: transportCounters(), httpAddress: httpEndpoint.address, httpProblem: httpEndpoint.problem,
+            wireVersion: Int(Frame.version), features: router.features.names)
     }
 
     /// `peers`: every peer with a live link, links best first.

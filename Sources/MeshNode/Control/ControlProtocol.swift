@@ -195,6 +195,11 @@ public struct StatusReply: Codable, Sendable, Hashable {
     public var httpAddress: String?
     /// Why the HTTP API does not listen although `http.enabled` is on (bind failed).
     public var httpProblem: String?
+    /// The wire protocol version this node speaks. Absent from replies of older nodes.
+    public var wireVersion: Int?
+    /// The optional protocol features this node speaks and announces (`features:`), by
+    /// name; empty when every one is off. Absent from replies of older nodes.
+    public var features: [String]?
 }
 
 /// The reply to `settings`: the settings a node changes at run time.

@@ -43,6 +43,20 @@ extension TextReport {
             "links       \(stats.linksOpened) opened, \(stats.linksClosed) closed, \(stats.handshakeFailures) failed handshakes",
             "escalation  \(stats.escalations) escalations, \(stats.deEscalations) returns, \(stats.retries) retries, \(stats.ackTimeouts) ack timeouts",
         ]
+        if let features = status.features {
+            let off = Capabilities.named.map(\.name).filter { !features.contains($0) }
+            let version = status.wireVersion.map { "wire version \($0) · " } ?? ""
+            let on = features.isEmpty ? "none (minimal profile)" : features.joined(separator: ", ")
+            lines.append("protocol    \(version)features \(on)" + (off.isEmpty ? "" : "; off: \(off.joined(separator: ", "))"))
+        }
+        if !stats.framesIgnored.isEmpty {
+            let list = stats.framesIgnored.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            lines.append("ignored     frames: \(list)")
+        }
+        if !stats.framesWithheld.isEmpty {
+            let list = stats.framesWithheld.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            lines.append("withheld    frames: \(list) (peers without the feature)")
+        }
         let router = routerRefusals(stats)
         if !router.isEmpty {
             let list = router.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")

@@ -21,20 +21,30 @@ public enum TextReport {
     /// `scmesh peers`.
     public static func peers(_ reply: PeersReply) -> String {
         guard !reply.peers.isEmpty else { return "no peers with a live link" }
-        var rows = [["PEER", "TRANSPORT", "PRIORITY", "ADDRESS", "RTT", "IN FLIGHT", ""]]
+        var rows = [["PEER", "WIRE", "FEATURES", "TRANSPORT", "PRIORITY", "ADDRESS", "RTT", "IN FLIGHT", ""]]
         for peer in reply.peers {
+            let wire = "v\(peer.wireVersion)"
+            let features = featureSummary(peer.capabilities)
             for (index, link) in peer.links.enumerated() {
                 rows.append([
-                    index == 0 ? peer.peer.hex : "",
+                    index == 0 ? peer.peer.hex : "", index == 0 ? wire : "", index == 0 ? features : "",
                     escaped(link.transport), String(link.priority), escaped(link.address),
                     link.rttMilliseconds.map { String(format: "%.1f ms", $0) } ?? "-",
                     String(link.inFlight),
                     link.transport == peer.activeTransport ? "active" : "",
                 ])
             }
-            if peer.links.isEmpty { rows.append([peer.peer.hex, "-", "-", "-", "-", "-", ""]) }
+            if peer.links.isEmpty { rows.append([peer.peer.hex, wire, features, "-", "-", "-", "-", "-", ""]) }
         }
         return table(rows)
+    }
+
+    /// A peer's announced features in a `scmesh peers` cell: `all`, `minimal` (none),
+    /// or the names, comma-separated.
+    static func featureSummary(_ names: [String]) -> String {
+        if names.isEmpty { return "minimal" }
+        if names == Capabilities.all.names { return "all" }
+        return names.map { escaped($0) }.joined(separator: ",")
     }
 
     /// `scmesh routes`: one row per destination, nearest first. The transport name

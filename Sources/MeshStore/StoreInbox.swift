@@ -63,7 +63,7 @@ public struct StoreInbox: MessageSink {
             try await queue.enqueueReceipt(receipt)
             return
         }
-        try await append(message, at: nil, receipt: receipt)
+        _ = try await append(message, at: nil, receipt: receipt)
     }
 
     /// Stores a message unless its ID is already known, then enforces the bounds.

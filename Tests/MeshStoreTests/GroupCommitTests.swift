@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import GRDB
 import MeshCore
 import MeshTesting
 import Testing

@@ -195,6 +195,10 @@ enum RouterBench {
         return Double(bulkCount * 65_536) / 1e6 / seconds
     }
 
+    /// Figure names the goal lines pick by.
+    static let fullStackSmallName = "full stack TCP 64 B messages, zero loss"
+    static let fullStackRTT50Name = "full stack TCP 64 B round trip p50"
+
     static func fullStackTCP(raw: [BenchFigure], links: [BenchFigure]) async throws -> [BenchFigure] {
         func baseline(_ name: String) -> (name: String, value: Double)? {
             (raw + links).first { $0.name == name }.map { (name: $0.name, value: $0.value) }
@@ -208,7 +212,7 @@ enum RouterBench {
         let smallSeconds = try await blast(p2, count: small, size: 64, window: 512)
         await p2.stop()
         figures.append(BenchFigure(
-            name: "full stack TCP 64 B messages, zero loss", value: Double(small) / smallSeconds, unit: "msgs/s",
+            name: fullStackSmallName, value: Double(small) / smallSeconds, unit: "msgs/s",
             baseline: baseline("TCPTransport link 64 B frames one way")))
         // Round trip: A sends, B echoes, A waits.
         let rounds = 2000
@@ -230,7 +234,7 @@ enum RouterBench {
         await p3.stop()
         echo.cancel()
         figures.append(BenchFigure(
-            name: "full stack TCP 64 B round trip p50", value: TCPBench.percentile(samples, 0.5), unit: "µs",
+            name: fullStackRTT50Name, value: TCPBench.percentile(samples, 0.5), unit: "µs",
             baseline: baseline(TCPBench.rawRTT50Name)))
         figures.append(BenchFigure(
             name: "full stack TCP 64 B round trip p99", value: TCPBench.percentile(samples, 0.99), unit: "µs",

@@ -29,6 +29,11 @@ enum StoreBench {
             try await inner.accept(message)
             if count.add(1, ordering: .relaxed).newValue == target { signal.yield() }
         }
+
+        func accept(_ message: InboundMessage, queueing receipt: OutboundMessage, in queue: any OutboundQueue) async throws {
+            try await inner.accept(message, queueing: receipt, in: queue)
+            if count.add(1, ordering: .relaxed).newValue == target { signal.yield() }
+        }
     }
 
     /// Queues `count` messages of `size` bytes from A to B, then waits until B's sink
@@ -93,6 +98,11 @@ enum StoreBench {
         return seconds
     }
 
+    /// The figure's name for messages of `size` bytes.
+    static func name(size: Int) -> String {
+        "queue-and-deliver \(size) B messages (receipt back), SQLite StoreOutbox + StoreInbox"
+    }
+
     /// Figures: 64 B and 4 KiB messages queued and delivered (receipt back), SQLite
     /// store against the in-memory queue and channel sink.
     static func run() async throws -> [BenchFigure] {
@@ -104,7 +114,7 @@ enum StoreBench {
             let durable = try await queueAndDeliver(durable: true, count: count, size: size)
             figures.append(
                 BenchFigure(
-                    name: "queue-and-deliver \(size) B messages (receipt back), SQLite StoreOutbox + StoreInbox",
+                    name: name(size: size),
                     value: Double(count) / durable, unit: "msgs/s",
                     baseline: ("InMemoryOutboundQueue + ChannelSink", Double(count) / memory)))
         }

@@ -27,6 +27,11 @@ func report(_ title: String, _ figures: [BenchFigure]) {
     for figure in figures { print(figure.line) }
 }
 
+func report(goals: [BenchGoal]) {
+    print("== ratios against their goals")
+    for goal in goals { print(goal.line) }
+}
+
 if which == "router" || which == "all" {
     report("router over LoopbackTransport", try await RouterBench.run())
 }
@@ -42,19 +47,28 @@ if which == "tcp" || which == "all" {
     report("full stack over TCP", fullStack)
     // The physical limit of an encrypted stream on these cores, measured now.
     let rawSeal = CryptoBench.rawSealRate(size: 65_000)
-    if let bulk = fullStack.first(where: { $0.name.hasPrefix("full stack TCP bulk") }) {
-        report("full stack over TCP against the cipher", [
-            BenchFigure(
-                name: "full stack TCP bulk against the raw AEAD seal rate", value: bulk.value, unit: "MB/s",
-                baseline: ("raw chacha20poly1305_ietf seal 65 KB frames, one core", rawSeal))
-        ])
+    let bulk = fullStack.first(where: { $0.name.hasPrefix("full stack TCP bulk") }).map { bulk in
+        BenchFigure(
+            name: "full stack TCP bulk against the raw AEAD seal rate", value: bulk.value, unit: "MB/s",
+            baseline: ("raw chacha20poly1305_ietf seal 65 KB frames, one core", rawSeal))
     }
+    if let bulk { report("full stack over TCP against the cipher", [bulk]) }
+    report(goals: [
+        .of(fullStack.first { $0.name == RouterBench.fullStackSmallName }, label: "full stack TCP 64 B acked / TCP link raw 64 B frames", goal: 0.2),
+        .of(bulk, label: "full stack TCP bulk / raw seal 65 KB one core", goal: 0.5),
+        .of(fullStack.first { $0.name == RouterBench.fullStackRTT50Name }, label: "full stack 64 B round trip p50 / raw TCP ping-pong p50", goal: 2, higherIsBetter: false),
+    ])
 }
 if which == "failover" || which == "all" {
     report("failover between two transports (default escalation settings)", try await FailoverBench.run())
 }
 if which == "store" || which == "all" {
-    report("store and forward: the cost of durability", try await StoreBench.run())
+    let figures = try await StoreBench.run()
+    report("store and forward: the cost of durability", figures)
+    report(goals: [
+        .of(figures.first { $0.name == StoreBench.name(size: 64) }, label: "durable queue-and-deliver 64 B / in-memory", goal: 0.5),
+        .of(figures.first { $0.name == StoreBench.name(size: 4_096) }, label: "durable queue-and-deliver 4 KiB / in-memory", goal: 0.5),
+    ])
 }
 if which == "cli" || which == "all" {
     report("scmesh from the shell (release nodes over TCP on loopback)", try await CLIBench.run())

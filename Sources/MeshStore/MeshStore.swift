@@ -111,7 +111,8 @@ public final class MeshStore: Sendable {
             throw storeError(error, path: path, doing: state == .ours ? "upgrade the store" : "create the store")
         }
         database = StoreDatabase(
-            pool: pool, path: path, configuration: configuration, clock: clock, logger: logger, closed: .init(), faults: .init())
+            pool: pool, path: path, configuration: configuration, clock: clock, logger: logger, closed: .init(), faults: .init(),
+            committer: GroupCommit(pool: pool))
         self.path = path
         self.configuration = configuration
         inbox = StoreInbox(database: database)

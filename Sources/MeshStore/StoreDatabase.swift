@@ -17,6 +17,8 @@ struct StoreDatabase: Sendable {
     let closed: ClosedFlag
     /// Crash points for tests; inert unless a test chooses one.
     let faults: StoreFaults
+    /// The one writer: concurrent writes share a transaction and its fsync.
+    let committer: GroupCommit
 
     final class ClosedFlag: Sendable {
         let value = Atomic<Bool>(false)
@@ -41,10 +43,11 @@ struct StoreDatabase: Sendable {
     /// The current time in the store's unit (milliseconds since 1970).
     var nowMillis: Int64 { Millis.from(clock()) }
 
-    /// Runs `updates` in one transaction: one commit point, durable (`synchronous =
-    /// FULL`) when this returns. Once submitted it runs to completion even if the
-    /// calling task is cancelled, so that a status update is never half-recorded and
-    /// never lost to a cancellation.
+    /// Runs `updates` atomically and durably: in a savepoint of the next group commit
+    /// (``GroupCommit``), which it shares with every write submitted meanwhile; durable
+    /// (`synchronous = FULL`) when this returns. Once submitted it runs to completion
+    /// even if the calling task is cancelled, so that a status update is never
+    /// half-recorded and never lost to a cancellation.
     /// - Throws: ``MeshError`` naming the store and `operation` (or the one `updates` threw).
     func write<T: Sendable>(
         _ operation: String, _ updates: @escaping @Sendable (Database) throws -> T
@@ -52,7 +55,13 @@ struct StoreDatabase: Sendable {
         try checkOpen(operation)
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                pool.asyncWrite(updates) { _, result in continuation.resume(with: result) }
+                committer.submit(
+                    GroupCommit.Job(
+                        perform: { db in
+                            let value = try updates(db)
+                            return { continuation.resume(returning: value) }
+                        },
+                        fail: { continuation.resume(throwing: $0) }))
             }
         } catch {
             throw storeError(error, path: path, doing: operation)

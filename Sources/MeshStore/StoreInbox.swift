@@ -51,6 +51,21 @@ public struct StoreInbox: MessageSink {
         try await append(message)
     }
 
+    /// Takes custody of a message and queues its delivery receipt in one transaction
+    /// (one commit) when `queue` is this store's outbox; in two steps otherwise.
+    /// - Throws: ``MeshError`` when the store cannot write them (neither is kept, the
+    ///   router does not acknowledge the hop), or what `queue` threw.
+    public func accept(_ message: InboundMessage, queueing receipt: OutboundMessage, in queue: any OutboundQueue) async throws {
+        guard let outbox = queue as? StoreOutbox, outbox.database.pool === database.pool,
+              receipt.payload.count < database.configuration.outboxFileThreshold
+        else {
+            try await append(message)
+            try await queue.enqueueReceipt(receipt)
+            return
+        }
+        _ = try await append(message, at: nil, receipt: receipt)
+    }
+
     /// Stores a message unless its ID is already known, then enforces the bounds.
     /// - Parameters:
     ///   - message: the message.
@@ -59,6 +74,12 @@ public struct StoreInbox: MessageSink {
     /// - Throws: ``MeshError`` when the store cannot write it.
     @discardableResult
     public func append(_ message: InboundMessage, at date: Date? = nil) async throws(MeshError) -> Entry? {
+        try await append(message, at: date, receipt: nil)
+    }
+
+    /// ``append(_:at:)``, queueing `receipt` in the outbox in the same transaction
+    /// (whether or not the message was a duplicate).
+    func append(_ message: InboundMessage, at date: Date?, receipt: OutboundMessage?) async throws(MeshError) -> Entry? {
         let configuration = database.configuration
         let receivedAt = date.map(Millis.from) ?? database.nowMillis
         let files = database.payloadFiles
@@ -66,7 +87,14 @@ public struct StoreInbox: MessageSink {
         if message.payload.count >= configuration.inboxFileThreshold {
             // A copy already stored (the sender's retry after a lost acknowledgement)
             // costs no file.
-            if try await isKnown(message.id) { return nil }
+            if try await isKnown(message.id) {
+                // Its receipt still goes back (unless it waits already).
+                let outbox = StoreOutbox(database: database)
+                if let receipt, await outbox.record(receipt.id).map({ $0.status.isFinal }) ?? true {
+                    try await outbox.enqueue(receipt)
+                }
+                return nil
+            }
             try files.prepare()
             payloadFile = try await files.write(message.payload, for: message.id, prefix: Self.filePrefix)
             // A crash here leaves the file and no row: no entry, no dedup record.
@@ -76,6 +104,9 @@ public struct StoreInbox: MessageSink {
         let (entry, removed): (Entry?, [String])
         do {
             (entry, removed) = try await database.write("store message \(message.id.hex) in the inbox") { db -> (Entry?, [String]) in
+                if let receipt {
+                    try StoreOutbox.insertReceipt(db, receipt, now: receivedAt, configuration: configuration)
+                }
                 guard try DedupLog.insert(db, message.id, at: receivedAt) else { return (nil, []) }
                 var row = InboxRow(
                     messageID: message.id.hex, sender: message.from.hex, transport: message.transport,

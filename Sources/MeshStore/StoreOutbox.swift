@@ -61,39 +61,56 @@ public struct StoreOutbox: OutboundQueue {
     func insert(_ message: OutboundMessage, bytes: Int, payloadFile: String?, now: Int64, expiresAt: Int64) async throws(MeshError) {
         let configuration = database.configuration
         try await database.write("enqueue message \(message.id.hex)") { db in
-            try Self.checkBounds(db, to: message.destination, id: message.id, bytes: bytes, configuration: configuration)
-            var history = HistoryRow(
-                messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
-                bytes: bytes, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
-                attempts: 0, flags: Int(message.flags),
-                contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex,
-                previousHop: message.previousHop?.hex, ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init))
-            if let old = try HistoryRow.outbound(db, message.id.hex) {
-                // A finished message sent again under the same ID, or this node's own
-                // sent message taken back after it came round a loop (it comes with the
-                // neighbour it came back from; its outbox row went when it was sent):
-                // the entry starts over, its trace goes on.
-                let status = MessageStatus(old.status)
-                guard status.isFinal || (status == .sent && message.previousHop != nil) else {
-                    throw MeshError(
-                        .invalidArgument,
-                        "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")
-                }
-                history.id = old.id
-                history.attempts = old.attempts
-                try history.update(db)
-            } else {
-                try history.insert(db)
-            }
-            guard let historyID = history.id else { return }
-            var row = OutboxRow(
-                historyID: historyID, messageID: message.id.hex, destination: message.destination.hex,
-                flags: Int(message.flags), bytes: bytes, claimed: false,
-                payload: payloadFile == nil ? Data(message.payload) : Data(), origin: message.origin?.hex,
-                ttl: message.ttl.map(Int.init), payloadFile: payloadFile)
-            try row.insert(db)
-            try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
+            try Self.insert(db, message, bytes: bytes, payloadFile: payloadFile, now: now, expiresAt: expiresAt, configuration: configuration)
         }
+    }
+
+    /// Queues a delivery receipt in the caller's transaction (the inbox's, which stores
+    /// the message it answers), unless the outbox holds it unfinished already: what
+    /// ``OutboundQueue/enqueueReceipt(_:)`` does in two steps.
+    static func insertReceipt(_ db: Database, _ receipt: OutboundMessage, now: Int64, configuration: StoreConfiguration) throws {
+        if let old = try HistoryRow.outbound(db, receipt.id.hex), !MessageStatus(old.status).isFinal { return }
+        let expiresAt = now + Millis.from(receipt.expiresAfter ?? configuration.defaultExpiry)
+        try insert(db, receipt, bytes: receipt.payload.count, payloadFile: nil, now: now, expiresAt: expiresAt, configuration: configuration)
+    }
+
+    /// The rows of ``insert(_:bytes:payloadFile:now:expiresAt:)``, in the caller's transaction.
+    static func insert(
+        _ db: Database, _ message: OutboundMessage, bytes: Int, payloadFile: String?, now: Int64, expiresAt: Int64,
+        configuration: StoreConfiguration
+    ) throws {
+        try Self.checkBounds(db, to: message.destination, id: message.id, bytes: bytes, configuration: configuration)
+        var history = HistoryRow(
+            messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
+            bytes: bytes, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
+            attempts: 0, flags: Int(message.flags),
+            contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex,
+            previousHop: message.previousHop?.hex, ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init))
+        if let old = try HistoryRow.outbound(db, message.id.hex) {
+            // A finished message sent again under the same ID, or this node's own
+            // sent message taken back after it came round a loop (it comes with the
+            // neighbour it came back from; its outbox row went when it was sent):
+            // the entry starts over, its trace goes on.
+            let status = MessageStatus(old.status)
+            guard status.isFinal || (status == .sent && message.previousHop != nil) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")
+            }
+            history.id = old.id
+            history.attempts = old.attempts
+            try history.update(db)
+        } else {
+            try history.insert(db)
+        }
+        guard let historyID = history.id else { return }
+        var row = OutboxRow(
+            historyID: historyID, messageID: message.id.hex, destination: message.destination.hex,
+            flags: Int(message.flags), bytes: bytes, claimed: false,
+            payload: payloadFile == nil ? Data(message.payload) : Data(), origin: message.origin?.hex,
+            ttl: message.ttl.map(Int.init), payloadFile: payloadFile)
+        try row.insert(db)
+        try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
     }
 
     /// Throws `.storeFull` naming the bound when a message of `size` bytes to
@@ -127,15 +144,24 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
+    /// What a claim took from the outbox: the message, and the file its payload is in
+    /// (read after the commit) when it has one.
+    private struct ClaimedRow: Sendable {
+        var message: OutboundMessage
+        var payloadFile: String?
+        var bytes: Int
+    }
+
     /// Takes a queued message for sending (atomically: nobody else can claim it until it
     /// is updated) and records the attempt. A message whose expiry passed is marked
-    /// expired instead.
+    /// expired instead. A payload kept in a file is read after the commit (a file that
+    /// cannot be read releases the claim, with the reason in the trace).
     /// - Returns: nil when it is not queued, already claimed, expired, or the store failed.
     public func claim(_ id: MessageID) async -> OutboundMessage? {
         let now = database.nowMillis
         let files = database.payloadFiles
         do {
-            let (message, removed) = try await database.write("claim message \(id.hex)") { db -> (OutboundMessage?, [String]) in
+            let (claimed, removed) = try await database.write("claim message \(id.hex)") { db -> (ClaimedRow?, [String]) in
                 guard var history = try HistoryRow.outbound(db, id.hex), history.status == MessageStatus.queued.name,
                       let historyID = history.id,
                       let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE historyID = ?", arguments: [historyID]),
@@ -144,19 +170,31 @@ public struct StoreOutbox: OutboundQueue {
                 if let expiresAt = history.expiresAt, expiresAt <= now {
                     return (nil, try Self.markExpired(db, &history, now: now))
                 }
-                let payload = try row.payloadFile.map { name throws(MeshError) in try files.read(name, bytes: row.bytes) } ?? Array(row.payload)
                 try db.execute(sql: "UPDATE outbox SET claimed = 1 WHERE number = ?", arguments: [row.number])
                 history.attempts += 1
                 try history.update(db, columns: ["attempts"])
                 try MessageHistory.record(db, historyID: historyID, at: now, kind: .attempt, status: .queued, attempt: history.attempts)
                 let message = OutboundMessage(
-                    id: id, destination: try PeerID.stored(row.destination), payload: payload,
+                    id: id, destination: try PeerID.stored(row.destination), payload: row.payloadFile == nil ? Array(row.payload) : [],
                     flags: UInt16(truncatingIfNeeded: row.flags), contentDigest: history.contentDigest.map(Array.init) ?? [],
                     origin: try row.origin.map(PeerID.stored), ttl: row.ttl.map { UInt8(clamping: $0) },
                     previousHop: try history.previousHop.map(PeerID.stored))
-                return (message, [])
+                return (ClaimedRow(message: message, payloadFile: row.payloadFile, bytes: row.bytes), [])
             }
             files.remove(removed)
+            guard let claimed else { return nil }
+            var message = claimed.message
+            if let file = claimed.payloadFile {
+                // A large payload is read after the commit, outside the writer: the claim
+                // keeps its file (only a sent or final status removes it).
+                do {
+                    message.payload = try files.read(file, bytes: claimed.bytes)
+                } catch {
+                    database.logger.error("\(error)")
+                    await update(id, to: .queued, transport: nil, reason: "its payload file could not be read: \(error.message)")
+                    return nil
+                }
+            }
             return message
         } catch {
             database.logger.error("\(error)")

@@ -20,6 +20,18 @@ enum QueueBackend: String, CaseIterable, CustomTestStringConvertible {
             try await withStore { store in try await body(store.outbox) }
         }
     }
+
+    /// Runs `body` with a message sink and the queue its receipts go to: the channel
+    /// sink and the in-memory queue, or the store's inbox and outbox.
+    func runWithSink(_ body: (any MessageSink, any OutboundQueue) async throws -> Void) async throws {
+        switch self {
+        case .inMemory:
+            let channel = BoundedChannel<InboundMessage>(capacity: 16)
+            try await body(ChannelSink(channel: channel), InMemoryOutboundQueue())
+        case .sqlite:
+            try await withStore { store in try await body(store.inbox, store.outbox) }
+        }
+    }
 }
 
 @Suite("OutboundQueue behaviour, in memory and SQLite")
@@ -176,6 +188,26 @@ struct OutboundQueueBehaviourTests {
             #expect(await queue.record(message.id)?.status == .queued)
             #expect(await queue.waiting(for: bob) == [message.id])
             #expect(await queue.claim(message.id)?.payload == message.payload)
+        }
+    }
+
+    @Test(arguments: QueueBackend.allCases)
+    func receiptQueuedWithTheMessageOnce(backend: QueueBackend) async throws {
+        try await backend.runWithSink { sink, queue throws in
+            let alice = PeerID.random()
+            let inbound = InboundMessage(id: .random(), from: alice, payload: [1, 2, 3], transport: "tcp")
+            let receipt = OutboundMessage(id: .random(), destination: alice, payload: [4, 5], flags: DataFrame.receiptFlag)
+            try await sink.accept(inbound, queueing: receipt, in: queue)
+            #expect(await queue.record(receipt.id)?.status == .queued)
+            #expect(await queue.waiting(for: alice) == [receipt.id])
+            // A second copy of the message (the sender's retry): the waiting receipt stays one.
+            try await sink.accept(inbound, queueing: receipt, in: queue)
+            #expect(await queue.waiting(for: alice) == [receipt.id])
+            // Once it was delivered, a later copy issues it again.
+            _ = await queue.claim(receipt.id)
+            await queue.update(receipt.id, to: .delivered, transport: "tcp", reason: nil)
+            try await sink.accept(inbound, queueing: receipt, in: queue)
+            #expect(await queue.record(receipt.id)?.status == .queued)
         }
     }
 }

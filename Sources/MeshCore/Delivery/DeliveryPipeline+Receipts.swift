@@ -1,19 +1,19 @@
 import Logging
 
 extension DeliveryPipeline {
-    /// Queues the signed receipt for a message this node just took custody of (or took
-    /// earlier: the receipt's ID is derived from the message's, so issuing it again
-    /// while it waits changes nothing). No-op without a ``ReceiptSigner``.
+    /// The signed receipt for a message this node is taking custody of, ready to
+    /// queue (the sink queues it with the message, ``MessageSink/accept(_:queueing:in:)``);
+    /// nil without a ``ReceiptSigner`` or for this node's own message. Its ID is
+    /// derived from the message's, so a second copy of the message makes the same one.
     /// - Parameters:
     ///   - id: the message's ID.
     ///   - sender: the message's origin, who gets the receipt.
     ///   - content: the message's plaintext (after opening, for a sealed message).
-    /// - Throws: when the queue cannot take the receipt; the caller then does not
-    ///   acknowledge the message, so the sender retries and the receipt is issued again.
-    func issueReceipt(for id: MessageID, from sender: PeerID, content: [UInt8]) async throws {
-        guard let receipts, sender != localPeerID else { return }
+    /// - Throws: when the receipt cannot be sealed; the caller then does not
+    ///   acknowledge the message, so the sender retries.
+    func makeReceipt(for id: MessageID, from sender: PeerID, content: [UInt8]) throws -> OutboundMessage? {
+        guard let receipts, sender != localPeerID else { return nil }
         let receiptID = DeliveryReceipt.receiptMessageID(for: id, signer: receipts)
-        if let existing = await queue.record(receiptID), !existing.status.isFinal { return }
         let receipt = DeliveryReceipt.sign(messageID: id, content: content, sender: sender, signer: receipts)
         var payload = receipt.encoded
         var flags = DataFrame.receiptFlag
@@ -22,8 +22,12 @@ extension DeliveryPipeline {
             payload = try sealer.seal(payload, to: sender)
             flags |= DataFrame.sealedFlag
         }
-        try await queue.enqueue(OutboundMessage(id: receiptID, destination: sender, payload: payload, flags: flags))
-        scheduler.schedule(.message(receiptID, sender))
+        return OutboundMessage(id: receiptID, destination: sender, payload: payload, flags: flags)
+    }
+
+    /// Starts sending a receipt the sink queued.
+    func receiptQueued(_ receipt: OutboundMessage) {
+        scheduler.schedule(.message(receipt.id, receipt.destination))
     }
 
     /// Takes a receipt that arrived from `origin`: when it is a valid receipt by the

@@ -147,8 +147,24 @@ final class InboundPipeline: Sendable {
         let message = InboundMessage(
             id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport,
             emergency: frame.flags & DataFrame.emergencyFlag != 0)
+        let receipt: OutboundMessage?
         do {
-            try await sink.accept(message)
+            receipt = try delivery.makeReceipt(for: frame.messageID, from: frame.origin, content: opened)
+        } catch {
+            stats.update { $0.sinkRefusals += 1 }
+            logger.debug("the receipt for \(frame.messageID) from \(frame.origin) could not be made: \(error)")
+            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            return reopen(frame, payload, from: session.remote, result: .refused)
+        }
+        do {
+            // The receipt is queued with the message (one commit in a durable store),
+            // before the hop is acknowledged: if the node dies first, the sender
+            // retries, the sink recognises the copy and the receipt is issued again.
+            if let receipt {
+                try await sink.accept(message, queueing: receipt, in: delivery.queue)
+            } else {
+                try await sink.accept(message)
+            }
         } catch let error as MeshError where error.code == .discarded {
             // Taken and thrown away on purpose: acknowledged (no retry), no receipt.
             stats.update { $0.sinkDiscards += 1 }
@@ -160,17 +176,7 @@ final class InboundPipeline: Sendable {
             state.withLock { _ = $0.handingOver.remove(frame.messageID) }
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
-        do {
-            // Queued before the hop is acknowledged: if the node dies first, the
-            // sender retries, the sink recognises the copy and the receipt is issued
-            // again.
-            try await delivery.issueReceipt(for: frame.messageID, from: frame.origin, content: opened)
-        } catch {
-            stats.update { $0.sinkRefusals += 1 }
-            logger.debug("the receipt for \(frame.messageID) from \(frame.origin) could not be queued: \(error)")
-            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
-            return reopen(frame, payload, from: session.remote, result: .refused)
-        }
+        if let receipt { delivery.receiptQueued(receipt) }
         finishHandOver(frame.messageID)
         stats.countMessageReceived()
         bus.emit(.message(.messageReceived, id: frame.messageID, peer: frame.origin, transport: session.transport))

@@ -65,6 +65,18 @@ public final class ContactFilter: MessageSink, Sendable {
         }
     }
 
+    /// Takes a message with its delivery receipt: stores both in one commit (see
+    /// `StoreInbox.accept(_:queueing:in:)`), or drops the message, and queues no
+    /// receipt, when the contact book says so.
+    /// - Throws: as ``accept(_:)``, or when the receipt cannot be queued.
+    public func accept(_ message: InboundMessage, queueing receipt: OutboundMessage, in queue: any OutboundQueue) async throws {
+        guard try await verdict(for: message.from) == .accept else {
+            try await accept(message)  // throws `discarded`, counted
+            return
+        }
+        try await inbox.accept(message, queueing: receipt, in: queue)
+    }
+
     /// What the filter would do with a message from `peer` now.
     /// - Throws: ``MeshError`` when the contact book cannot be read.
     public func verdict(for peer: PeerID) async throws(MeshError) -> Verdict {

@@ -66,7 +66,7 @@ public struct StoreInbox: MessageSink {
         if message.payload.count >= configuration.inboxFileThreshold {
             // A copy already stored (the sender's retry after a lost acknowledgement)
             // costs no file.
-            if try await isKnown(message.id) { return nil }
+            if try await isKnown(message.id, from: message.from) { return nil }
             try files.prepare()
             payloadFile = try await files.write(message.payload, for: message.id, prefix: Self.filePrefix)
             // A crash here leaves the file and no row: no entry, no dedup record.
@@ -76,7 +76,7 @@ public struct StoreInbox: MessageSink {
         let (entry, removed): (Entry?, [String])
         do {
             (entry, removed) = try await database.write("store message \(message.id.hex) in the inbox") { db -> (Entry?, [String]) in
-                guard try DedupLog.insert(db, message.id, at: receivedAt) else { return (nil, []) }
+                guard try DedupLog.insert(db, message.id, from: message.from, at: receivedAt) else { return (nil, []) }
                 var row = InboxRow(
                     messageID: message.id.hex, sender: message.from.hex, transport: message.transport,
                     receivedAt: receivedAt, bytes: message.payload.count, payload: file == nil ? Data(message.payload) : Data(),

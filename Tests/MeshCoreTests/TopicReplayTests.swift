@@ -48,7 +48,8 @@ import TransportLoopback
     }
 
     @Test(.timeLimit(.minutes(1))) func aReplayClaimingAnAgeNearItsLifetimeIsADuplicate() async throws {
-        var (graph, peer, running) = try await Self.graph()
+        let (graph, link, running) = try await Self.graph()
+        var peer = link
         defer { Task { await running.stop(); await graph.stop() } }
         let origin = graph[0].localPeerID
         let replayed = Self.message(from: origin, ageMillis: 3_600_000 - 1)
@@ -63,7 +64,8 @@ import TransportLoopback
     }
 
     @Test(.timeLimit(.minutes(1))) func forgeriesInAPublishersNameDoNotSpendItsShareOrPruneIt() async throws {
-        var (graph, peer, running) = try await Self.graph(burst: 1)
+        let (graph, link, running) = try await Self.graph(burst: 1)
+        var peer = link
         defer { Task { await running.stop(); await graph.stop() } }
         let origin = graph[0].localPeerID
         try await Self.send([.topicMessage(Self.message(from: origin, ageMillis: 0, signed: false))], on: &peer, nonce: 1)
@@ -78,7 +80,8 @@ import TransportLoopback
     }
 
     @Test(.timeLimit(.minutes(1))) func aSignedPublicationTimeBoundsAReplayWhateverAgeItClaims() async throws {
-        var (graph, peer, running) = try await Self.graph()
+        let (graph, link, running) = try await Self.graph()
+        var peer = link
         defer { Task { await running.stop(); await graph.stop() } }
         let origin = graph[0].localPeerID
         let now = try #require(graph.clock.wallClockMillis)

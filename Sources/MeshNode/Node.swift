@@ -115,7 +115,7 @@ public final class Node: Sendable {
         contactFilter = ContactFilter(inbox: store.inbox, contacts: store.contacts)
         router = Router(
             security: identity.security, configuration: routerConfiguration, sealer: identity.sealer,
-            receipts: identity.receipts, sink: contactFilter, queue: store.outbox, battery: PowerSupplyGauge(),
+            receipts: identity.receipts, sink: contactFilter, queue: store.outbox, clock: NodeClock(), battery: PowerSupplyGauge(),
             topics: configuration.topics.topicConfiguration, topicStore: store.topics,
             floodSeen: store.floodSeen, announceState: store.announceState,
             savedRoutes: store.routeTable, logger: logger)

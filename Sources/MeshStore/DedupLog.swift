@@ -2,31 +2,34 @@ import Foundation
 import GRDB
 import MeshCore
 
-/// The persisted record of received message IDs, with the time each was received.
+/// The persisted record of received message IDs, each with its origin and the time it
+/// was received.
 ///
-/// The inbox's exactly-once delivery rests on it: a message whose ID is here is a
-/// duplicate. An ID is kept at least ``StoreConfiguration/dedupRetention`` (by default
+/// The inbox's exactly-once delivery rests on it: a message whose (origin, ID) is here
+/// is a duplicate. IDs are chosen by their origin, so they are keyed on it: one
+/// origin's message never makes another origin's message with the same ID a duplicate. An ID is kept at least ``StoreConfiguration/dedupRetention`` (by default
 /// the longest expiry, 7 days, plus 1 day of clock skew), then ``prune(now:)`` (or
 /// ``MeshStore/maintain(now:)``) forgets it.
 public struct DedupLog: Sendable {
     let database: StoreDatabase
 
-    /// Whether `id` was received and not yet pruned.
+    /// Whether `id` from `origin` was received and not yet pruned.
     /// - Throws: ``MeshError`` when the store cannot be read.
-    public func contains(_ id: MessageID) async throws(MeshError) -> Bool {
+    public func contains(_ id: MessageID, from origin: PeerID) async throws(MeshError) -> Bool {
         try await database.read("look up message \(id.hex) in the dedup log") { db in
-            try DedupRow.exists(db, key: id.hex)
+            try Self.contains(db, id, from: origin)
         }
     }
 
-    /// Remembers `id` as received at `date` (nil: now).
-    /// - Returns: true when the ID is new, false when it was already known (unchanged).
+    /// Remembers `id` from `origin` as received at `date` (nil: now).
+    /// - Returns: true when the ID is new for that origin, false when it was already
+    ///   known (unchanged).
     /// - Throws: ``MeshError`` when the store cannot write.
     @discardableResult
-    public func insert(_ id: MessageID, at date: Date? = nil) async throws(MeshError) -> Bool {
+    public func insert(_ id: MessageID, from origin: PeerID, at date: Date? = nil) async throws(MeshError) -> Bool {
         let at = date.map(Millis.from) ?? database.nowMillis
         return try await database.write("remember message \(id.hex) in the dedup log") { db in
-            try Self.insert(db, id, at: at)
+            try Self.insert(db, id, from: origin, at: at)
         }
     }
 
@@ -49,8 +52,17 @@ public struct DedupLog: Sendable {
         }
     }
 
-    static func insert(_ db: Database, _ id: MessageID, at: Int64) throws -> Bool {
-        try DedupRow(messageID: id.hex, receivedAt: at).insert(db, onConflict: .ignore)
+    /// Rows kept from before IDs were keyed on their origin have origin '' and match
+    /// any origin until the retention forgets them.
+    static func contains(_ db: Database, _ id: MessageID, from origin: PeerID) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM dedup WHERE messageID = ? AND origin IN (?, ''))",
+            arguments: [id.hex, origin.hex]) ?? false
+    }
+
+    static func insert(_ db: Database, _ id: MessageID, from origin: PeerID, at: Int64) throws -> Bool {
+        guard try !contains(db, id, from: origin) else { return false }
+        try DedupRow(origin: origin.hex, messageID: id.hex, receivedAt: at).insert(db, onConflict: .ignore)
         return db.changesCount == 1
     }
 

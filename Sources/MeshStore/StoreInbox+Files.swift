@@ -7,11 +7,11 @@ extension StoreInbox {
     /// The start of the name of a received payload's file in the payload directory.
     static let filePrefix = "inbox-"
 
-    /// Whether the dedup log already holds `id` (read-only: the write transaction
-    /// checks again).
-    func isKnown(_ id: MessageID) async throws(MeshError) -> Bool {
+    /// Whether the dedup log already holds `id` from `origin` (read-only: the write
+    /// transaction checks again).
+    func isKnown(_ id: MessageID, from origin: PeerID) async throws(MeshError) -> Bool {
         try await database.read("look up message \(id.hex) in the dedup log") { db in
-            try DedupRow.exists(db, key: id.hex)
+            try DedupLog.contains(db, id, from: origin)
         }
     }
 

@@ -87,7 +87,7 @@ public struct StoreInbox: MessageSink {
         if message.payload.count >= configuration.inboxFileThreshold {
             // A copy already stored (the sender's retry after a lost acknowledgement)
             // costs no file.
-            if try await isKnown(message.id) {
+            if try await isKnown(message.id, from: message.from) {
                 // Its receipt still goes back (unless it waits already).
                 let outbox = StoreOutbox(database: database)
                 if let receipt, await outbox.record(receipt.id).map({ $0.status.isFinal }) ?? true {
@@ -107,7 +107,7 @@ public struct StoreInbox: MessageSink {
                 if let receipt {
                     try StoreOutbox.insertReceipt(db, receipt, now: receivedAt, configuration: configuration)
                 }
-                guard try DedupLog.insert(db, message.id, at: receivedAt) else { return (nil, []) }
+                guard try DedupLog.insert(db, message.id, from: message.from, at: receivedAt) else { return (nil, []) }
                 var row = InboxRow(
                     messageID: message.id.hex, sender: message.from.hex, transport: message.transport,
                     receivedAt: receivedAt, bytes: message.payload.count, payload: file == nil ? Data(message.payload) : Data(),

@@ -24,6 +24,7 @@ enum StoreMigrations {
         "v9-relayed-ttl: the TTL a relayed message goes on with, in its history (relay loop rule across restarts)",
         "v10-announce-state: the sequences of this node's own route announcements (a restart repeats the one the mesh holds)",
         "v11-route-table: the route table, kept across restarts (a restarted node starts with the routes it had)",
+        "v12-dedup-origin: received message IDs and inbox entries keyed on (origin, ID), so no origin can squat another's ID",
     ]
 
     /// The schema version this build writes.
@@ -75,6 +76,14 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[10]) { db in
             try db.execute(sql: schemaV11RouteTable)
             try db.execute(sql: "PRAGMA user_version = 11")
+        }
+        migrator.registerMigration(identifiers[11]) { db in
+            let inboxSequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'inbox'")
+            try db.execute(sql: schemaV12DedupOrigin)
+            if let inboxSequence {
+                try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'inbox'", arguments: [inboxSequence])
+            }
+            try db.execute(sql: "PRAGMA user_version = 12")
         }
         return migrator
     }
@@ -285,5 +294,54 @@ enum StoreMigrations {
     /// whose `payload` is then empty; NULL when the payload is in the row.
     private static let schemaV8InboxPayloadFiles = """
         ALTER TABLE inbox ADD COLUMN payloadFile TEXT;
+        """
+
+    /// Received message IDs are keyed on (origin, ID): a message ID is chosen by its
+    /// origin, so one origin's message must never make another's with the same ID a
+    /// duplicate. Rows kept from before have origin '' and still match any origin
+    /// until the retention forgets them. The inbox is rebuilt with the same key
+    /// (SQLite cannot drop a UNIQUE constraint), its triggers and index recreated; the
+    /// caller keeps its AUTOINCREMENT counter.
+    private static let schemaV12DedupOrigin = """
+        CREATE TABLE dedupByOrigin (
+            origin TEXT NOT NULL,
+            messageID TEXT NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            PRIMARY KEY (origin, messageID)
+        ) WITHOUT ROWID;
+        INSERT INTO dedupByOrigin (origin, messageID, receivedAt) SELECT '', messageID, receivedAt FROM dedup;
+        DROP TABLE dedup;
+        ALTER TABLE dedupByOrigin RENAME TO dedup;
+        CREATE INDEX dedup_receivedAt ON dedup(receivedAt);
+        CREATE INDEX dedup_messageID ON dedup(messageID);
+
+        DROP TRIGGER inbox_insert;
+        DROP TRIGGER inbox_delete;
+        CREATE TABLE inboxByOrigin (
+            sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+            messageID TEXT NOT NULL,
+            sender TEXT NOT NULL,
+            transport TEXT NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            payload BLOB NOT NULL,
+            topic TEXT,
+            emergency INTEGER NOT NULL DEFAULT 0,
+            payloadFile TEXT,
+            UNIQUE (sender, messageID)
+        );
+        INSERT INTO inboxByOrigin (sequence, messageID, sender, transport, receivedAt, bytes, payload, topic, emergency, payloadFile)
+            SELECT sequence, messageID, sender, transport, receivedAt, bytes, payload, topic, emergency, payloadFile FROM inbox;
+        DROP TABLE inbox;
+        ALTER TABLE inboxByOrigin RENAME TO inbox;
+        CREATE INDEX inbox_sender ON inbox(sender, sequence);
+        CREATE TRIGGER inbox_insert AFTER INSERT ON inbox BEGIN
+            INSERT INTO inboxShare(sender, messages, bytes) VALUES (NEW.sender, 1, NEW.bytes)
+                ON CONFLICT(sender) DO UPDATE SET messages = messages + 1, bytes = bytes + excluded.bytes;
+        END;
+        CREATE TRIGGER inbox_delete AFTER DELETE ON inbox BEGIN
+            UPDATE inboxShare SET messages = messages - 1, bytes = bytes - OLD.bytes WHERE sender = OLD.sender;
+            DELETE FROM inboxShare WHERE sender = OLD.sender AND messages <= 0;
+        END;
         """
 }

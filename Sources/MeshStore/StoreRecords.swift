@@ -31,6 +31,7 @@ struct InboxRow: Codable, FetchableRecord, MutablePersistableRecord {
 /// A row of `dedup`.
 struct DedupRow: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "dedup"
+    var origin: String
     var messageID: String
     var receivedAt: Int64
 }

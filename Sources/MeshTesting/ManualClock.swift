@@ -25,13 +25,25 @@ public final class ManualClock: MeshClock {
     }
 
     private let state: Mutex<State>
+    private let start: ContinuousClock.Instant
+    private let wallClockStart: UInt64?
 
     /// Creates a clock that starts at the real `now`.
-    public init(now: ContinuousClock.Instant = .now) {
+    /// - Parameter wallClockMillis: the wall clock at `now`, in milliseconds since
+    ///   1970 (UTC), which then moves with the clock; nil for a clock without one.
+    public init(now: ContinuousClock.Instant = .now, wallClockMillis: UInt64? = 1_800_000_000_000) {
         state = Mutex(State(now: now))
+        start = now
+        wallClockStart = wallClockMillis
     }
 
     public var now: ContinuousClock.Instant { state.withLock { $0.now } }
+
+    public var wallClockMillis: UInt64? {
+        guard let wallClockStart else { return nil }
+        let (seconds, attoseconds) = (now - start).components
+        return UInt64(Int64(wallClockStart) + seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
 
     public func sleep(until deadline: ContinuousClock.Instant) async throws {
         let id: UInt64 = state.withLock { state in

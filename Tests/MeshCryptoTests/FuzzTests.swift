@@ -102,12 +102,15 @@ struct FuzzTests {
         #expect(Set(refusedCodes.keys).isSuperset(of: ["malformedHandshake", "decryptFailed"]), "\(refusedCodes)")
     }
 
-    @Test("50,000 random/mutated envelopes: no crash, all refused but the originals")
+    @Test("50,000 random/mutated envelopes of both formats: no crash, all refused but the originals")
     func envelopeOpener() throws {
         var rng = SplitMix64(state: 0xE4_7E10_9E)
         let alice = NodeIdentity.generate()
         let bob = NodeIdentity.generate()
-        let originals = try [0, 1, 64, 300].map { try Envelope.seal(Sodium.randomBytes($0), to: bob.peerID, from: alice) }
+        let bound = SealBinding(messageID: .random(), flags: DataFrame.emergencyFlag)
+        let originals =
+            try [0, 1, 64, 300].map { try Envelope.seal(Sodium.randomBytes($0), to: bob.peerID, from: alice) }
+            + [0, 64].map { try Envelope.seal(Sodium.randomBytes($0), to: bob.peerID, from: alice, binding: bound, createdMillis: 1) }
         var refusedCodes: [String: Int] = [:]
         for index in 0..<Self.envelopeInputs {
             let original = originals[index % originals.count]

@@ -13,24 +13,43 @@ struct DedupLogTests {
             let clock = TestClock()
             let old = MessageID.random()
             let recent = MessageID.random()
+            let alice = PeerID.random()
             try await withReopened(path, clock: clock) { store throws in
-                #expect(try await store.dedup.insert(old))
-                #expect(try await store.dedup.insert(old) == false)
+                #expect(try await store.dedup.insert(old, from: alice))
+                #expect(try await store.dedup.insert(old, from: alice) == false)
                 clock.advance(by: 5 * 86_400)
-                #expect(try await store.dedup.insert(recent))
+                #expect(try await store.dedup.insert(recent, from: alice))
             }
             try await withReopened(path, clock: clock) { store throws in
-                #expect(try await store.dedup.contains(old))
-                #expect(try await store.dedup.contains(recent))
+                #expect(try await store.dedup.contains(old, from: alice))
+                #expect(try await store.dedup.contains(recent, from: alice))
                 // Default retention: 7 days of expiry + 1 day of clock skew.
                 clock.advance(by: 3 * 86_400 - 1)
                 #expect(try await store.dedup.prune() == 0)
                 clock.advance(by: 2)
                 #expect(try await store.dedup.prune() == 1)
-                #expect(try await store.dedup.contains(old) == false)
-                #expect(try await store.dedup.contains(recent))
+                #expect(try await store.dedup.contains(old, from: alice) == false)
+                #expect(try await store.dedup.contains(recent, from: alice))
                 #expect(try await store.dedup.count == 1)
             }
+        }
+    }
+
+    @Test("an ID is a duplicate only from the origin that used it")
+    func keyedOnOrigin() async throws {
+        try await withStore { store throws in
+            let (alice, mallory) = (PeerID.random(), PeerID.random())
+            let id = MessageID.random()
+            #expect(try await store.dedup.insert(id, from: mallory))
+            #expect(try await store.dedup.contains(id, from: alice) == false)
+            #expect(try await store.dedup.insert(id, from: alice))
+            #expect(try await store.dedup.insert(id, from: alice) == false)
+            // Both origins' messages with one ID land in the inbox, each once.
+            let other = MessageID.random()
+            try await store.inbox.accept(InboundMessage(id: other, from: mallory, payload: [3], transport: "lo"))
+            try await store.inbox.accept(InboundMessage(id: other, from: alice, payload: [4], transport: "lo"))
+            try await store.inbox.accept(InboundMessage(id: other, from: alice, payload: [4], transport: "lo"))
+            #expect(try await store.inbox.entries().map(\.message.payload) == [[3], [4]])
         }
     }
 
@@ -41,7 +60,7 @@ struct DedupLogTests {
         configuration.defaultExpiry = .seconds(30)
         configuration.dedupRetention = .seconds(60)
         try await withStore(configuration: configuration, clock: clock) { store throws in
-            try await store.dedup.insert(.random())
+            try await store.dedup.insert(.random(), from: .random())
             #expect(try await store.dedup.prune(now: clock.now + 61) == 1)
         }
     }

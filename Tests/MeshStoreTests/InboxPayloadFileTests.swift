@@ -100,7 +100,7 @@ struct InboxPayloadFileTests {
                 // As a killed process leaves it: the synced file, no row, no dedup record.
                 #expect(try Self.files(path).count == 1)
                 #expect(try await store.inbox.count == 0)
-                #expect(try await store.dedup.contains(big.id) == false)
+                #expect(try await store.dedup.contains(big.id, from: big.from) == false)
             }
             try await withReopened(path, configuration: Self.configuration()) { store throws in
                 #expect(try Self.files(path).isEmpty)
@@ -141,7 +141,7 @@ struct InboxPayloadFileTests {
                 let refused = Self.large(from: alice, seed: 13)
                 await #expect(throws: MeshError.self) { try await store.inbox.append(refused) }
                 #expect(try Self.files(path).isEmpty)
-                #expect(try await store.dedup.contains(refused.id) == false)
+                #expect(try await store.dedup.contains(refused.id, from: refused.from) == false)
             }
         }
     }

@@ -19,7 +19,7 @@ struct StoreInboxTests {
             #expect(entries.map(\.message) == [hello])
             #expect(try await store.inbox.count == 1)
             #expect(try await store.inbox.totalReceived == 1)
-            #expect(try await store.dedup.contains(hello.id))
+            #expect(try await store.dedup.contains(hello.id, from: alice))
             #expect(try await store.inbox.append(hello) == nil)
         }
     }

@@ -45,4 +45,36 @@ struct StoreMigrationTests {
             }
         }
     }
+
+    @Test("IDs received before the origin key still count as duplicates; the inbox keeps its entries and counter")
+    func dedupOriginMigration() async throws {
+        try await withTemporaryDirectory { directory throws in
+            let path = directory + "/store.sqlite"
+            let (alice, old) = (PeerID.random(), MessageID.random())
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try StoreMigrations.migrator.migrate(queue, upTo: StoreMigrations.identifiers[10])
+                try queue.write { db in
+                    try db.execute(sql: "INSERT INTO dedup (messageID, receivedAt) VALUES (?, 0)", arguments: [old.hex])
+                    for sequence in 1...3 {
+                        try db.execute(
+                            sql: """
+                                INSERT INTO inbox (messageID, sender, transport, receivedAt, bytes, payload)
+                                VALUES (?, ?, 'lo', 0, 1, ?)
+                                """,
+                            arguments: [MessageID.random().hex, alice.hex, Data([UInt8(sequence)])])
+                    }
+                    try db.execute(sql: "DELETE FROM inbox WHERE sequence = 3")
+                }
+                try queue.close()
+            }
+            try await withReopened(path) { store throws in
+                #expect(try await store.schemaVersion() == MeshStore.currentSchemaVersion)
+                #expect(try await store.dedup.contains(old, from: .random()))
+                #expect(try await store.inbox.count == 2)
+                let next = try #require(try await store.inbox.append(InboundMessage(id: .random(), from: alice, payload: [9], transport: "lo")))
+                #expect(next.sequence == 4)  // never reused
+            }
+        }
+    }
 }

@@ -19,7 +19,7 @@ extension DeliveryPipeline {
         var flags = DataFrame.receiptFlag
         if let sealer, configuration.sealing == .always || !hasLink(to: sender) {
             // Like any message: sealed when a relay may carry it.
-            payload = try sealer.seal(payload, to: sender)
+            payload = try sealer.seal(payload, to: sender, binding: SealBinding(messageID: receiptID, flags: flags))
             flags |= DataFrame.sealedFlag
         }
         return OutboundMessage(id: receiptID, destination: sender, payload: payload, flags: flags)
@@ -34,45 +34,49 @@ extension DeliveryPipeline {
     /// destination of a message this node sent, over the bytes that were sent, the
     /// message becomes ``MessageStatus/delivered``. Anything else is counted, by
     /// reason, and changes nothing.
-    func acceptReceipt(_ payload: [UInt8], from origin: PeerID, transport: String) async {
+    /// - Returns: whether the receipt is authentic (signed by `origin` for a message
+    ///   this node sent to it), whatever it changed; only then may its ID be
+    ///   remembered as seen.
+    @discardableResult
+    func acceptReceipt(_ payload: [UInt8], from origin: PeerID, transport: String) async -> Bool {
         guard let receipts else {
             countReceipt(ignored: "noSigner", origin: origin, transport: transport, detail: "this router checks no receipts")
-            return
+            return false
         }
         let receipt: DeliveryReceipt
         do {
             receipt = try DeliveryReceipt(decoding: payload)
         } catch {
             countReceipt(rejected: "malformed", origin: origin, transport: transport, detail: error.message)
-            return
+            return false
         }
         guard let record = await queue.record(receipt.messageID), record.flags & DataFrame.receiptFlag == 0, record.origin == nil else {
             countReceipt(ignored: "unknownMessage", origin: origin, transport: transport, detail: "no message \(receipt.messageID.hex) was sent from here")
-            return
+            return false
         }
         guard record.destination == origin else {
             countReceipt(
                 rejected: "notFromDestination", origin: origin, transport: transport,
                 detail: "receipt for message \(receipt.messageID.hex) to \(record.destination) came from \(origin)")
-            return
+            return false
         }
         guard receipts.verify(receipt.signature, of: receipt.signedBytes(sender: localPeerID), by: origin) else {
             countReceipt(
                 rejected: "badSignature", origin: origin, transport: transport,
                 detail: "receipt for message \(receipt.messageID.hex) is not signed by \(origin)")
-            return
+            return false
         }
         guard receipt.contentDigest == record.contentDigest else {
             countReceipt(
                 rejected: "digestMismatch", origin: origin, transport: transport,
                 detail: "receipt for message \(receipt.messageID.hex) is for other content than was sent")
-            return
+            return true
         }
         guard !record.status.isFinal else {
             countReceipt(
                 ignored: record.status == .delivered ? "alreadyDelivered" : "finished", origin: origin, transport: transport,
                 detail: "message \(receipt.messageID.hex) is \(record.status) already")
-            return
+            return true
         }
         // The receipt can overtake the hop acknowledgement's bookkeeping: then the
         // transport it came back on stands in for the one the message went out on.
@@ -80,6 +84,7 @@ extension DeliveryPipeline {
         waiters.notify(receipt.messageID)
         stats.update { $0.receiptsAccepted += 1 }
         bus.emit(.message(.messageDelivered, id: receipt.messageID, peer: origin, transport: record.transport ?? transport))
+        return true
     }
 
     private func countReceipt(rejected reason: String, origin: PeerID, transport: String, detail: String) {

@@ -78,7 +78,7 @@ final class DeliveryPipeline: Sendable {
         }
         if let sealer, peer != localPeerID, configuration.sealing == .always {
             flags |= DataFrame.sealedFlag
-            payload = try sealer.seal(payload, to: peer)
+            payload = try sealer.seal(payload, to: peer, binding: SealBinding(messageID: id, flags: flags))
             guard payload.count <= configuration.maxMessageSize else {
                 throw MeshError(.messageTooLarge, "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
             }
@@ -90,7 +90,7 @@ final class DeliveryPipeline: Sendable {
             // When it cannot be sealed (too large once sealed, a peer ID that is no
             // key) it is queued as it is: a direct link may still carry it, and a
             // relay attempt records why it cannot go that way.
-            if let sealed = try? sealer.seal(payload, to: peer), sealed.count <= configuration.maxMessageSize {
+            if let sealed = try? sealer.seal(payload, to: peer, binding: SealBinding(messageID: id, flags: flags)), sealed.count <= configuration.maxMessageSize {
                 flags |= DataFrame.sealedFlag
                 payload = sealed
             }
@@ -315,7 +315,7 @@ final class DeliveryPipeline: Sendable {
                 .noRoute,
                 "message \(message.id.hex) to \(peer) is not sealed and this node has no sealer, so only a direct link to \(peer) may carry it (relays refuse unsealed messages); it waits for one")
         }
-        let sealed = try sealer.seal(message.payload, to: peer)
+        let sealed = try sealer.seal(message.payload, to: peer, binding: SealBinding(messageID: message.id, flags: message.flags))
         guard sealed.count <= configuration.maxMessageSize else {
             throw MeshError(
                 .messageTooLarge,

@@ -75,7 +75,7 @@ final class InboundPipeline: Sendable {
     func gather(_ frame: DataFrame, from session: LinkSession, checkingDedup: Bool) -> Gathered {
         let now = clock.now
         let step: Step = state.withLock { state in
-            if checkingDedup, state.dedup.contains(frame.messageID) { return .answer(.duplicate) }
+            if checkingDedup, state.dedup.contains(frame.messageID, from: frame.origin) { return .answer(.duplicate) }
             func handOver(_ bytes: [UInt8]) -> Step {
                 state.handingOver.insert(frame.messageID).inserted ? .complete(bytes) : .busy(bytes)
             }
@@ -126,9 +126,11 @@ final class InboundPipeline: Sendable {
         let isReceipt = frame.flags & DataFrame.receiptFlag != 0
         if isReceipt && frame.flags & DataFrame.sealedFlag == 0 {
             // A receipt for a message of ours: its signature is its authentication, so
-            // it is checked by the delivery pipeline, never handed to the sink.
-            await delivery.acceptReceipt(payload, from: frame.origin, transport: session.transport)
-            finishHandOver(frame.messageID)
+            // it is checked by the delivery pipeline, never handed to the sink. Its ID
+            // is remembered only once that signature verified: else anyone linked to
+            // this node could squat the ID of a message or receipt still to come.
+            let authentic = await delivery.acceptReceipt(payload, from: frame.origin, transport: session.transport)
+            finishHandOver(frame, remembering: authentic)
             return .accepted
         }
         guard let opened = open(frame, payload, session: session) else {
@@ -140,8 +142,8 @@ final class InboundPipeline: Sendable {
         }
         if isReceipt {
             // A receipt sealed for the relays that carried it back.
-            await delivery.acceptReceipt(opened, from: frame.origin, transport: session.transport)
-            finishHandOver(frame.messageID)
+            let authentic = await delivery.acceptReceipt(opened, from: frame.origin, transport: session.transport)
+            finishHandOver(frame, remembering: authentic)
             return .accepted
         }
         let message = InboundMessage(
@@ -168,7 +170,7 @@ final class InboundPipeline: Sendable {
         } catch let error as MeshError where error.code == .discarded {
             // Taken and thrown away on purpose: acknowledged (no retry), no receipt.
             stats.update { $0.sinkDiscards += 1 }
-            finishHandOver(frame.messageID)
+            finishHandOver(frame)
             return .accepted
         } catch {
             stats.update { $0.sinkRefusals += 1 }
@@ -177,17 +179,18 @@ final class InboundPipeline: Sendable {
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
         if let receipt { delivery.receiptQueued(receipt) }
-        finishHandOver(frame.messageID)
+        finishHandOver(frame)
         stats.countMessageReceived()
         bus.emit(.message(.messageReceived, id: frame.messageID, peer: frame.origin, transport: session.transport))
         return .accepted
     }
 
-    /// Ends the hand-over of a message: later copies are duplicates.
-    private func finishHandOver(_ id: MessageID) {
+    /// Ends the hand-over of a message: later copies from the same origin are
+    /// duplicates, unless `remembering` is false (the message did not verify).
+    private func finishHandOver(_ frame: DataFrame, remembering: Bool = true) {
         state.withLock { state in
-            state.handingOver.remove(id)
-            state.dedup.insert(id)
+            state.handingOver.remove(frame.messageID)
+            if remembering { state.dedup.insert(frame.messageID, from: frame.origin) }
         }
     }
 
@@ -200,6 +203,31 @@ final class InboundPipeline: Sendable {
         let now = clock.now
         state.withLock { $0.assembler.reopen(frame, completed: payload, from: neighbour, now: now) }
         return result
+    }
+
+    /// Checks, as a relay, that a sealed message was sealed by its origin for this
+    /// frame's ID and flags, before any of the origin's budget is spent on it; a
+    /// failure is counted and reported like an envelope that does not open. True
+    /// without a sealer (nothing to check with).
+    func verifyRelayed(_ frame: DataFrame, _ payload: [UInt8], session: LinkSession) -> Bool {
+        guard let sealer else { return true }
+        do {
+            try sealer.verify(payload, from: frame.origin, binding: SealBinding(messageID: frame.messageID, flags: frame.flags))
+            return true
+        } catch {
+            rejectEnvelope(frame, error, session: session)
+            return false
+        }
+    }
+
+    private func rejectEnvelope(_ frame: DataFrame, _ error: any Error, session: LinkSession) {
+        let code = (error as? MeshError)?.code.name ?? "openFailed"
+        let reason = (error as? MeshError)?.message ?? "\(error)"
+        stats.update { $0.sealedMessagesRejected[code, default: 0] += 1 }
+        remoteLog.note("open_failed.\(code)", "dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)") {
+            "dropped \(LogLimiter.formatted($0)) more messages whose envelope did not open in the last \(LogLimiter.formatted($1)): \(code)"
+        }
+        bus.emit(.malformedInput(transport: session.transport, peer: frame.origin, reason: reason))
     }
 
     /// Opens a sealed payload, or checks that an unsealed one came from its origin.
@@ -227,15 +255,9 @@ final class InboundPipeline: Sendable {
             return nil
         }
         do {
-            return try sealer.open(payload, from: frame.origin)
+            return try sealer.open(payload, from: frame.origin, binding: SealBinding(messageID: frame.messageID, flags: frame.flags))
         } catch {
-            let code = (error as? MeshError)?.code.name ?? "openFailed"
-            let reason = (error as? MeshError)?.message ?? "\(error)"
-            stats.update { $0.sealedMessagesRejected[code, default: 0] += 1 }
-            remoteLog.note("open_failed.\(code)", "dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)") {
-                "dropped \(LogLimiter.formatted($0)) more messages whose envelope did not open in the last \(LogLimiter.formatted($1)): \(code)"
-            }
-            bus.emit(.malformedInput(transport: session.transport, peer: frame.origin, reason: reason))
+            rejectEnvelope(frame, error, session: session)
             return nil
         }
     }

@@ -10,9 +10,16 @@ public protocol MeshClock: Sendable {
     /// Suspends until `deadline`.
     /// - Throws: `CancellationError` when the task is cancelled first.
     func sleep(until deadline: ContinuousClock.Instant) async throws
+    /// The wall clock, in milliseconds since 1970 (UTC), or nil when this clock has
+    /// none: MeshCore reads no system time itself, so a node's clock supplies it.
+    /// Signed topic publication times (docs/PROTOCOL.md §A.7) need it.
+    var wallClockMillis: UInt64? { get }
 }
 
 extension MeshClock {
+    /// No wall clock unless the clock supplies one.
+    public var wallClockMillis: UInt64? { nil }
+
     /// Suspends for `duration`.
     /// - Throws: `CancellationError` when the task is cancelled first.
     public func sleep(for duration: Duration) async throws {

@@ -43,7 +43,7 @@ extension GossipRouter {
         }
         var frame = TopicMessageFrame(
             id: .random(), origin: localPeerID, ttl: configuration.ttl, ageMillis: 0, lifetimeSeconds: configuration.lifetimeSeconds,
-            topic: topic, payload: payload, signature: [])
+            topic: topic, payload: payload, signature: [], publishedMillis: clock.wallClockMillis)
         frame.signature = signer.sign(frame.signedBytes)
         let lifetime = Duration.seconds(Int64(frame.lifetimeSeconds))
         try await store.rememberTopicMessage(frame.id, for: lifetime)

@@ -7,6 +7,10 @@ extension GossipRouter {
     static let maxServesPerMessage = 3
     /// Origins whose share is tracked at once; beyond, the shares start afresh.
     static let maxOriginBuckets = 16_384
+    /// How far apart two nodes' wall clocks may be for a signed publication time
+    /// (10 minutes): a message is accepted until its lifetime plus this has passed
+    /// since publication, and not from further in the future than this.
+    static let maxClockSkewMillis = 600_000
 
     // MARK: Messages
 
@@ -17,38 +21,25 @@ extension GossipRouter {
         let now = clock.now
         guard relay.isEnabled else { return reject("relayOff", frame, peer) }
         enum Check {
-            case duplicate, ignored, flooding, overRate, fresh
+            case duplicate, ignored, fresh
         }
         let check = state.withLock { state -> Check in
             if isIgnored(peer, state, now: now) { return .ignored }
             // The sender holds it: no IHAVE of it to that neighbour.
             state.peers[peer]?.holds.insert(frame.id)
             if state.seen[frame.id].map({ $0 > now }) ?? false { return .duplicate }
-            // Each origin's share per topic: a relay never passes on more of one
-            // origin than the share, so only the flooder itself exceeds it at its
-            // neighbours.
-            let key = OriginTopic(origin: frame.origin, topic: frame.topic)
-            if state.originBuckets.count >= Self.maxOriginBuckets && state.originBuckets[key] == nil {
-                state.originBuckets.removeAll()
-            }
-            var bucket = state.originBuckets[key]
-                ?? AnnounceBudget(rate: configuration.peerRate, burst: configuration.peerBurst, now: now)
-            let allowed = bucket.take(now: now)
-            state.originBuckets[key] = bucket
-            if allowed { return .fresh }
-            return frame.origin == peer ? .flooding : .overRate
+            return .fresh
         }
         switch check {
         case .ignored: return reject("ignoredPeer", frame, peer)
         case .duplicate:
             stats.update { $0.topics.duplicates += 1 }
             return
-        case .overRate: return reject("originOverRate", frame, peer)
-        case .flooding:
-            reject("flooding", frame, peer)
-            return penalise(peer, reason: "flooding", detail: "published more than \(configuration.peerBurst) messages on \(frame.topic) at once")
         case .fresh: break
         }
+        // The signature first: a forgery in the origin's name must spend none of the
+        // origin's share, or the honest origin's own messages would be refused and
+        // its link penalised for a flood it did not make. Its sender is penalised.
         guard let signer else { return reject("noVerifier", frame, peer) }
         guard frame.verify(with: signer) else {
             reject("badSignature", frame, peer)
@@ -57,12 +48,48 @@ extension GossipRouter {
         guard frame.ttl >= 1 else { return reject("ttlExhausted", frame, peer) }
         let lifetimeMillis = UInt64(frame.lifetimeSeconds) * 1000
         guard UInt64(frame.ageMillis) < lifetimeMillis else { return reject("expired", frame, peer) }
+        // Each origin's share per topic, spent only on verified, unexpired messages: a
+        // relay never passes on more of one origin than the share, so only the flooder
+        // itself exceeds it at its neighbours.
+        enum Share {
+            case allowed, flooding, overRate
+        }
+        let share = state.withLock { state -> Share in
+            let key = OriginTopic(origin: frame.origin, topic: frame.topic)
+            if state.originBuckets.count >= Self.maxOriginBuckets && state.originBuckets[key] == nil {
+                state.originBuckets.removeAll()
+            }
+            var bucket = state.originBuckets[key]
+                ?? AnnounceBudget(rate: configuration.peerRate, burst: configuration.peerBurst, now: now)
+            let allowed = bucket.take(now: now)
+            state.originBuckets[key] = bucket
+            if allowed { return .allowed }
+            return frame.origin == peer ? .flooding : .overRate
+        }
+        switch share {
+        case .overRate: return reject("originOverRate", frame, peer)
+        case .flooding:
+            reject("flooding", frame, peer)
+            return penalise(peer, reason: "flooding", detail: "published more than \(configuration.peerBurst) messages on \(frame.topic) at once")
+        case .allowed: break
+        }
         guard frame.origin != localPeerID else {
             // Our own message back from a node that lost track of it (restart).
             stats.update { $0.topics.duplicates += 1 }
             return
         }
-        let remaining = Duration.milliseconds(Int64(lifetimeMillis - UInt64(frame.ageMillis)))
+        // The age is not signed: a copy claiming to be almost expired would otherwise
+        // be forgotten at once and accepted again when replayed. So the ID is kept for
+        // the message's whole signed lifetime, whatever age this copy claims, and for
+        // as long as its signed publication time (format 2) lets a copy be accepted.
+        var remaining = Duration.milliseconds(Int64(clamping: lifetimeMillis))
+        if let published = frame.publishedMillis, let wall = clock.wallClockMillis {
+            let skew = UInt64(Self.maxClockSkewMillis)
+            guard published <= wall &+ skew else { return reject("fromFuture", frame, peer) }
+            let acceptedUntil = published &+ lifetimeMillis &+ skew
+            guard wall < acceptedUntil else { return reject("expired", frame, peer) }
+            remaining = max(remaining, .milliseconds(Int64(clamping: acceptedUntil - wall)))
+        }
         let (isNew, subscribed, targets) = state.withLock { state -> (Bool, Bool, [PeerID]) in
             if state.seen[frame.id].map({ $0 > now }) ?? false { return (false, false, []) }
             markSeen(frame.id, until: now + remaining, &state)

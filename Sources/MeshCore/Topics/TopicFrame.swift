@@ -1,7 +1,8 @@
 /// A topic message (frame type 6): one signed publication on a topic, pushed along
 /// the topic mesh and served on request (IWANT). The origin signs the ID, its peer ID,
-/// the lifetime, the topic and the payload; relays change only the hop budget (`ttl`)
-/// and the age, which are not signed. Layout and rules in `docs/PROTOCOL.md` §A.7.
+/// the lifetime, the topic and the payload, and in format 2 (frame flag `0x0001`) its
+/// publication time; relays change only the hop budget (`ttl`) and the age, which are
+/// not signed. Layout and rules in `docs/PROTOCOL.md` §A.7.
 package struct TopicMessageFrame: Sendable, Hashable {
     /// The message's identity, chosen at random by its origin.
     package var id: MessageID
@@ -19,9 +20,16 @@ package struct TopicMessageFrame: Sendable, Hashable {
     package var payload: [UInt8]
     /// The origin's 64-byte signature over ``signedBytes``.
     package var signature: [UInt8]
+    /// When the origin published it, in milliseconds since 1970 (UTC), signed;
+    /// nil in format 1, which carries no publication time.
+    package var publishedMillis: UInt64?
 
-    /// Domain separation for the signed bytes (15 ASCII bytes).
+    /// Domain separation for the signed bytes of format 1 (15 ASCII bytes).
     package static let domain = Array("SCMesh topic v1".utf8)
+    /// Domain separation for the signed bytes of format 2, with the publication time.
+    package static let timedDomain = Array("SCMesh topic v2".utf8)
+    /// The frame flag of format 2: the publication time follows the lifetime.
+    package static let timedFlag: UInt16 = 0x0001
     /// Body bytes besides the topic and the payload.
     package static let fixedSize = 16 + 32 + 1 + 4 + 4 + 1 + 4 + 64
     /// The largest payload a topic message carries (one frame, never chunked).
@@ -30,7 +38,7 @@ package struct TopicMessageFrame: Sendable, Hashable {
     /// Creates a topic message frame.
     package init(
         id: MessageID, origin: PeerID, ttl: UInt8, ageMillis: UInt32, lifetimeSeconds: UInt32, topic: String, payload: [UInt8],
-        signature: [UInt8]
+        signature: [UInt8], publishedMillis: UInt64? = nil
     ) {
         self.id = id
         self.origin = origin
@@ -40,17 +48,22 @@ package struct TopicMessageFrame: Sendable, Hashable {
         self.topic = topic
         self.payload = payload
         self.signature = signature
+        self.publishedMillis = publishedMillis
     }
 
-    /// The bytes the origin signs: domain, ID, origin, lifetime (u32), topic length
-    /// (u8), topic, payload length (u32), payload.
+    /// The frame flags: ``timedFlag`` in format 2.
+    package var flags: UInt16 { publishedMillis == nil ? 0 : Self.timedFlag }
+
+    /// The bytes the origin signs: domain, ID, origin, (format 2: publication time,
+    /// u64), lifetime (u32), topic length (u8), topic, payload length (u32), payload.
     package var signedBytes: [UInt8] {
         let topicBytes = Array(topic.utf8)
-        var writer = ByteWriter(capacity: Self.domain.count + 58 + topicBytes.count + payload.count)
-        writer.write(contentsOf: Self.domain)
+        var writer = ByteWriter(capacity: Self.domain.count + 66 + topicBytes.count + payload.count)
+        writer.write(contentsOf: publishedMillis == nil ? Self.domain : Self.timedDomain)
         writer.write(id.high)
         writer.write(id.low)
         writer.write(contentsOf: origin.bytes)
+        if let publishedMillis { writer.write(publishedMillis) }
         writer.write(lifetimeSeconds)
         writer.write(UInt8(topicBytes.count))
         writer.write(contentsOf: topicBytes)
@@ -72,6 +85,7 @@ package struct TopicMessageFrame: Sendable, Hashable {
         writer.write(ttl)
         writer.write(ageMillis)
         writer.write(lifetimeSeconds)
+        if let publishedMillis { writer.write(publishedMillis) }
         writer.write(UInt8(topicBytes.count))
         writer.write(contentsOf: topicBytes)
         writer.write(UInt32(payload.count))
@@ -79,15 +93,17 @@ package struct TopicMessageFrame: Sendable, Hashable {
         writer.write(contentsOf: signature)
     }
 
-    var encodedSize: Int { Self.fixedSize + topic.utf8.count + payload.count }
+    var encodedSize: Int { Self.fixedSize + (publishedMillis == nil ? 0 : 8) + topic.utf8.count + payload.count }
 
-    static func read(from reader: inout ByteReader) throws(MeshError) -> TopicMessageFrame {
+    static func read(from reader: inout ByteReader, flags: UInt16 = 0) throws(MeshError) -> TopicMessageFrame {
         let high = try reader.readInteger(UInt64.self, field: "message id")
         let low = try reader.readInteger(UInt64.self, field: "message id")
         let origin = try PeerID(bytes: reader.readBytes(32, field: "origin"))
         let ttl = try reader.readInteger(UInt8.self, field: "ttl")
         let age = try reader.readInteger(UInt32.self, field: "age")
         let lifetime = try reader.readInteger(UInt32.self, field: "lifetime")
+        var published: UInt64?
+        if flags & timedFlag != 0 { published = try reader.readInteger(UInt64.self, field: "publication time") }
         let topic = try readTopic(from: &reader, context: "topic message", allowEmpty: false)
         let length = try reader.readInteger(UInt32.self, field: "payload length")
         guard Int(length) <= maxPayload else {
@@ -100,7 +116,7 @@ package struct TopicMessageFrame: Sendable, Hashable {
         }
         return TopicMessageFrame(
             id: MessageID(high: high, low: low), origin: origin, ttl: ttl, ageMillis: age, lifetimeSeconds: lifetime, topic: topic,
-            payload: payload, signature: signature)
+            payload: payload, signature: signature, publishedMillis: published)
     }
 }
 

@@ -104,7 +104,7 @@ package enum Frame: Sendable, Hashable {
             record.write(to: &writer)
         case .topicMessage(let message):
             writer = ByteWriter(capacity: Self.headerSize + message.encodedSize)
-            writer.writeHeader(.topicMessage, flags: 0)
+            writer.writeHeader(.topicMessage, flags: message.flags)
             message.write(to: &writer)
         case .topicControl(let control):
             writer = ByteWriter(capacity: Self.headerSize + control.encodedSize)
@@ -222,7 +222,7 @@ package enum Frame: Sendable, Hashable {
         case .addresses:
             frame = .addresses(try AddressesFrame.read(from: &reader))
         case .topicMessage:
-            frame = .topicMessage(try TopicMessageFrame.read(from: &reader))
+            frame = .topicMessage(try TopicMessageFrame.read(from: &reader, flags: flags))
         case .topicControl:
             frame = .topicControl(try TopicControlFrame.read(from: &reader))
         case .routeRequest:

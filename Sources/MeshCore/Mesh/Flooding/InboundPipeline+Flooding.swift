@@ -36,6 +36,11 @@ extension InboundPipeline {
         case .answer(let result): return result
         case .complete(let bytes): payload = bytes
         }
+        if isEmergency, !verifyRelayed(frame, payload, session: session) {
+            // Not the origin's emergency: acknowledged and dropped, no budget spent.
+            state.withLock { _ = $0.handingOver.remove(id) }
+            return .accepted
+        }
         if isEmergency, let reason = flood.admitEmergency(origin: frame.origin, neighbour: session.remote) {
             state.withLock { _ = $0.handingOver.remove(id) }
             stats.update { $0.flood.emergencyRateLimited[reason, default: 0] += 1 }

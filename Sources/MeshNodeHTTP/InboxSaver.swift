@@ -26,7 +26,7 @@ import NIOCore
 /// ```swift
 /// let saver = try InboxSaver(directory: "saved", dataDirectory: dataDirectory)
 /// let listing = try await ControlClient(dataDirectory: dataDirectory)
-///     .call(ControlRequest(cmd: "inbox", payloads: false)).decode(InboxReply.self)
+///     .call(.inbox(InboxRequest(payloads: false))).decode(InboxReply.self)
 /// for saved in try await saver.save(listing.messages) { print(saved.outcome) }
 /// ```
 public struct InboxSaver: Sendable {
@@ -182,7 +182,7 @@ public struct InboxSaver: Sendable {
     func fetchOverSocket(_ messages: [InboxReply.Message]) async throws -> [Saved] {
         guard let first = messages.map(\.seq).min() else { return [] }
         // No "payloads" field: its default, true, is what a node of any version answers.
-        let reply = try await ControlClient(dataDirectory: dataDirectory).call(ControlRequest(cmd: "inbox", after: first - 1))
+        let reply = try await ControlClient(dataDirectory: dataDirectory).call(.inbox(InboxRequest(after: first - 1)))
         let held = Dictionary(try reply.decode(InboxReply.self).messages.map { ($0.seq, $0) }, uniquingKeysWith: { a, _ in a })
         var saved: [Saved] = []
         for message in messages {

@@ -47,7 +47,7 @@ public struct NodeHTTPClient: Sendable {
         {
             return NodeHTTPClient(address: address, token: token)
         }
-        let status = try await ControlClient(dataDirectory: dataDirectory).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let status = try await ControlClient(dataDirectory: dataDirectory).call(.status).decode(StatusReply.self)
         guard let address = status.httpAddress, let token = try? APIToken.load(dataDirectory: dataDirectory) else { return nil }
         return NodeHTTPClient(address: address, token: token)
     }
@@ -284,7 +284,7 @@ public struct NodeHTTPClient: Sendable {
 
     /// `send` with a raw payload: `POST /api/v1/messages?to=…`. The reply is turned
     /// into the control socket's reply shape, so callers print it the same way.
-    public func send(_ request: ControlRequest, payload: ByteBuffer) async throws -> ControlReply {
+    public func send(_ request: SendRequest, payload: ByteBuffer) async throws -> ControlReply {
         try await send(request, body: .buffer(payload))
     }
 
@@ -292,12 +292,12 @@ public struct NodeHTTPClient: Sendable {
     /// (standard input redirected from a file): each chunk goes out as soon as it is
     /// read. `progress` gets the bytes sent so far.
     public func send(
-        _ request: ControlRequest, streaming descriptor: Int32, length: Int, progress: @escaping @Sendable (Int) -> Void = { _ in }
+        _ request: SendRequest, streaming descriptor: Int32, length: Int, progress: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws -> ControlReply {
         try await send(request, body: .stream(descriptor: descriptor, length: length, progress: progress))
     }
 
-    func send(_ request: ControlRequest, body: Body) async throws -> ControlReply {
+    func send(_ request: SendRequest, body: Body) async throws -> ControlReply {
         var query = [("to", request.peer ?? "")]
         if let id = request.id { query.append(("id", id)) }
         if let expires = request.expiresSeconds { query.append(("expires_seconds", String(expires))) }

@@ -26,7 +26,7 @@ extension NodeHTTPServer {
     func addInvitationAndTopicRoutes(to api: RouterGroup<BasicRequestContext>) {
         api.get("invitation") { request, _ in
             let query = try QueryParameters(request, known: ["expires_seconds"])
-            let invite = try await self.commands.invite(ControlRequest(cmd: "invite", expiresSeconds: try query.double("expires_seconds")))
+            let invite = try await self.commands.invite(expiresSeconds: try query.double("expires_seconds"))
             let code = try QRCode.encode(Array(invite.link.utf8), errorCorrection: .low)
             return try Self.json(InvitationReply(invite: invite, qrSVG: code.svg(title: "invitation to \(invite.name ?? invite.peer.short)")))
         }
@@ -37,33 +37,34 @@ extension NodeHTTPServer {
                 throw APIError.badRequest("\"\(key)\" must be a string")
             }
             return try Self.json(
-                await self.commands.join(
-                    ControlRequest(cmd: "join", alias: body["alias"] as? String, invitation: body["invitation"] as? String)))
+                await self.commands.join(JoinRequest(invitation: body["invitation"] as? String, alias: body["alias"] as? String)))
         }
         api.get("topics") { request, _ in
             _ = try QueryParameters(request, known: [])
             return try Self.json(await self.commands.topics())
         }
         api.post("topics/subscribe") { request, context in
-            try Self.json(await self.commands.subscribe(try await Self.topicRequest(request, context: context, cmd: "subscribe")))
+            let topic = try await Self.topicRequest(request, context: context, publishing: false).topic
+            return try Self.json(await self.commands.subscribe(topic: topic))
         }
         api.post("topics/unsubscribe") { request, context in
-            try Self.json(await self.commands.unsubscribe(try await Self.topicRequest(request, context: context, cmd: "unsubscribe")))
+            let topic = try await Self.topicRequest(request, context: context, publishing: false).topic
+            return try Self.json(await self.commands.unsubscribe(topic: topic))
         }
         api.post("topics/publish") { request, context in
-            try Self.json(await self.commands.publish(try await Self.topicRequest(request, context: context, cmd: "publish")))
+            try Self.json(await self.commands.publish(try await Self.topicRequest(request, context: context, publishing: true)))
         }
     }
 
-    /// A topic command's body: `{"topic": …}`, and for `publish` `text` or `payload_base64`.
-    static func topicRequest(_ request: Request, context: BasicRequestContext, cmd: String) async throws -> ControlRequest {
+    /// A topic command's body: `{"topic": …}`, and when `publishing` `text` or `payload_base64`.
+    static func topicRequest(_ request: Request, context: BasicRequestContext, publishing: Bool) async throws -> PublishRequest {
         _ = try QueryParameters(request, known: [])
-        let allowed = cmd == "publish" ? ["topic", "text", "payload_base64"] : ["topic"]
+        let allowed = publishing ? ["topic", "text", "payload_base64"] : ["topic"]
         let body = try await jsonObject(request, context: context, allowed: allowed, required: ["topic"])
         for key in body.keys where !(body[key] is String) {
             throw APIError.badRequest("\"\(key)\" must be a string")
         }
-        return ControlRequest(
-            cmd: cmd, text: body["text"] as? String, payloadBase64: body["payload_base64"] as? String, topic: body["topic"] as? String)
+        return PublishRequest(
+            topic: body["topic"] as? String, text: body["text"] as? String, payloadBase64: body["payload_base64"] as? String)
     }
 }

@@ -31,23 +31,23 @@ extension NodeHTTPServer {
         api.get("messages") { request, _ in
             let query = try QueryParameters(request, known: ["peer", "limit"])
             return try Self.json(
-                await self.commands.history(ControlRequest(cmd: "history", peer: query.string("peer"), limit: query.int("limit"))))
+                await self.commands.history(MessageQuery(peer: query.string("peer"), limit: query.int("limit"))))
         }
         api.get("messages/{id}") { request, context in
             _ = try QueryParameters(request, known: [])
             let id = try context.parameters.require("id")
-            return try Self.json(await self.commands.trace(ControlRequest(cmd: "trace", id: id)))
+            return try Self.json(await self.commands.trace(id: id))
         }
         api.get("outbox") { request, _ in
             let query = try QueryParameters(request, known: ["peer", "limit"])
             return try Self.json(
-                await self.commands.outbox(ControlRequest(cmd: "outbox", peer: query.string("peer"), limit: query.int("limit"))))
+                await self.commands.outbox(MessageQuery(peer: query.string("peer"), limit: query.int("limit"))))
         }
         api.get("inbox") { request, _ in
             let query = try QueryParameters(request, known: ["after", "limit", "payloads"])
             return try Self.json(
                 await self.commands.inbox(
-                    ControlRequest(cmd: "inbox", after: query.int("after"), limit: query.int("limit"), payloads: query.bool("payloads"))))
+                    InboxRequest(after: query.int("after"), limit: query.int("limit"), payloads: query.bool("payloads"))))
         }
         api.get("inbox/{seq}/payload") { request, context in
             _ = try QueryParameters(request, known: [])
@@ -69,7 +69,7 @@ extension NodeHTTPServer {
         }
         api.get("contacts") { request, _ in
             _ = try QueryParameters(request, known: [])
-            return try Self.json(await self.commands.contacts(ControlRequest(cmd: "contacts")))
+            return try Self.json(await self.commands.contacts(.list))
         }
         api.post("contacts") { request, context in
             _ = try QueryParameters(request, known: [])
@@ -79,34 +79,32 @@ extension NodeHTTPServer {
             }
             return try Self.json(
                 await self.commands.contacts(
-                    ControlRequest(
-                        cmd: "contacts_add", peer: body["peer"] as? String, alias: body["alias"] as? String,
-                        note: body["note"] as? String)))
+                    .add(alias: body["alias"] as? String, peer: body["peer"] as? String, note: body["note"] as? String)))
         }
         api.delete("contacts/{name}") { request, context in
             _ = try QueryParameters(request, known: [])
             return try Self.json(
-                await self.commands.contacts(ControlRequest(cmd: "contacts_remove", peer: try context.parameters.require("name"))))
+                await self.commands.contacts(.remove(try context.parameters.require("name"))))
         }
         api.put("contacts/{name}/blocked") { request, context in
             _ = try QueryParameters(request, known: [])
             return try Self.json(
-                await self.commands.contacts(ControlRequest(cmd: "contacts_block", peer: try context.parameters.require("name"))))
+                await self.commands.contacts(.block(peer: try context.parameters.require("name"))))
         }
         api.delete("contacts/{name}/blocked") { request, context in
             _ = try QueryParameters(request, known: [])
             return try Self.json(
-                await self.commands.contacts(ControlRequest(cmd: "contacts_unblock", peer: try context.parameters.require("name"))))
+                await self.commands.contacts(.unblock(peer: try context.parameters.require("name"))))
         }
         api.put("contacts-allow-only") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(request, context: context, allowed: ["on"], required: ["on"])
             guard let on = Self.strictBool(body["on"]) else { throw APIError.badRequest("\"on\" must be true or false") }
-            return try Self.json(await self.commands.contacts(ControlRequest(cmd: "contacts_allow_only", on: on)))
+            return try Self.json(await self.commands.contacts(.allowOnly(on)))
         }
         api.get("settings") { request, _ in
             _ = try QueryParameters(request, known: [])
-            return try Self.json(await self.commands.settings(ControlRequest(cmd: "settings")))
+            return try Self.json(await self.commands.settings(SettingsRequest()))
         }
         api.patch("settings") { request, context in
             _ = try QueryParameters(request, known: [])
@@ -116,7 +114,7 @@ extension NodeHTTPServer {
                     "relay_enabled", "relay_max_per_hour", "relay_neighbour_share", "relay_battery_floor_percent",
                     "discovery_mode",
                 ])
-            var change = ControlRequest(cmd: "settings")
+            var change = SettingsRequest()
             if body["relay_enabled"] != nil {
                 guard let enabled = Self.strictBool(body["relay_enabled"]) else {
                     throw APIError.badRequest("\"relay_enabled\" must be true or false")
@@ -145,7 +143,7 @@ extension NodeHTTPServer {
             }
             let reply = try await self.commands.settings(change)
             if let enabled = change.relayEnabled { self.logger.notice("relay switched \(enabled ? "on" : "off") through the HTTP API") }
-            if change.relayMaxPerHour != nil || change.relayNeighbourShare != nil || change.relayBatteryFloorPercent != nil {
+            if change.changesBudgets {
                 self.logger.notice("relay budgets changed through the HTTP API: \(reply.relayMaxPerHour) an hour, neighbour share \(reply.relayNeighbourShare), battery floor \(reply.relayBatteryFloorPercent) %")
             }
             if let mode = change.discoveryMode { self.logger.notice("discovery mode set to \(mode) through the HTTP API") }
@@ -200,14 +198,10 @@ extension NodeHTTPServer {
         if isJSON {
             _ = try QueryParameters(request, known: [])
             let body = try await Self.collect(&request, upTo: limit / 3 * 4 + 65_536)
-            var object = try Self.parseObject(body)
-            if let cmd = object["cmd"], cmd as? String != "send" {
-                throw APIError.badRequest("this route only sends; \"cmd\" must be \"send\" or absent")
-            }
-            object["cmd"] = "send"
-            let line = try JSONSerialization.data(withJSONObject: object)
-            switch ControlHandler.parse(Array(line)) {
-            case .success(let parsed): return try Self.json(await commands.send(parsed))
+            _ = try Self.parseObject(body)
+            switch ControlHandler.parse(body, implied: "send") {
+            case .success(.send(let parsed)): return try Self.json(await commands.send(parsed))
+            case .success: throw APIError.badRequest("this route only sends; \"cmd\" must be \"send\" or absent")
             case .failure(let message): throw APIError.badRequest(message)
             }
         }
@@ -215,8 +209,8 @@ extension NodeHTTPServer {
         guard let to = query.string("to") else {
             throw APIError.badRequest("a raw body needs ?to=<peer ID or alias> (or send Content-Type: application/json with \"peer\")")
         }
-        let send = ControlRequest(
-            cmd: "send", peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
+        let send = SendRequest(
+            peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
             wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
         // A large body with a declared length goes straight into the outbox's payload
         // file while it arrives (hashed while it syncs); the rest is collected. The peer

@@ -13,7 +13,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "status"), dataDirectory: dataDirectory.path, json: output.json, as: StatusReply.self,
+            .status, dataDirectory: dataDirectory.path, json: output.json, as: StatusReply.self,
             render: TextReport.status)
     }
 }
@@ -27,7 +27,7 @@ struct PeersCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "peers"), dataDirectory: dataDirectory.path, json: output.json, as: PeersReply.self,
+            .peers, dataDirectory: dataDirectory.path, json: output.json, as: PeersReply.self,
             render: TextReport.peers)
     }
 }
@@ -42,7 +42,7 @@ struct RoutesCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "routes"), dataDirectory: dataDirectory.path, json: output.json, as: RoutesReply.self,
+            .routes, dataDirectory: dataDirectory.path, json: output.json, as: RoutesReply.self,
             render: TextReport.routes)
     }
 }
@@ -83,8 +83,8 @@ struct SendCommand: AsyncParsableCommand {
     var text: String
 
     func run() async throws {
-        var request = ControlRequest(
-            cmd: "send", peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
+        var request = SendRequest(
+            peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
             timeoutSeconds: timeout)
         if emergency { request.emergency = true }
         // On a terminal, a large payload from standard input shows bytes and rate.
@@ -110,7 +110,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         var handover = TransferProgress()
         try await callNode(
-            request, dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self,
+            .send(request), dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self,
             render: { reply in
                 handover.finish(bytes, "the node stored")
                 return TextReport.sent(reply)

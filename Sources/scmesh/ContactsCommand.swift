@@ -17,9 +17,9 @@ struct ContactsCommand: AsyncParsableCommand {
         defaultSubcommand: List.self)
 
     /// Runs one contacts request and prints the book.
-    static func call(_ request: ControlRequest, dataDirectory: String, json: Bool) async throws {
+    static func call(_ request: ContactsRequest, dataDirectory: String, json: Bool) async throws {
         try await callNode(
-            request, dataDirectory: dataDirectory, json: json, as: ContactsReply.self, render: TextReport.contacts)
+            .contacts(request), dataDirectory: dataDirectory, json: json, as: ContactsReply.self, render: TextReport.contacts)
     }
 
     /// `scmesh contacts list`.
@@ -29,7 +29,7 @@ struct ContactsCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await ContactsCommand.call(ControlRequest(cmd: "contacts"), dataDirectory: dataDirectory.path, json: output.json)
+            try await ContactsCommand.call(.list, dataDirectory: dataDirectory.path, json: output.json)
         }
     }
 
@@ -44,7 +44,7 @@ struct ContactsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ContactsCommand.call(
-                ControlRequest(cmd: "contacts_add", peer: peer, alias: alias, note: note), dataDirectory: dataDirectory.path,
+                .add(alias: alias, peer: peer, note: note), dataDirectory: dataDirectory.path,
                 json: output.json)
         }
     }
@@ -58,7 +58,7 @@ struct ContactsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ContactsCommand.call(
-                ControlRequest(cmd: "contacts_remove", alias: alias), dataDirectory: dataDirectory.path, json: output.json)
+                .remove(alias), dataDirectory: dataDirectory.path, json: output.json)
         }
     }
 
@@ -73,7 +73,7 @@ struct ContactsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ContactsCommand.call(
-                ControlRequest(cmd: "contacts_block", peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+                .block(peer: peer), dataDirectory: dataDirectory.path, json: output.json)
         }
     }
 
@@ -86,7 +86,7 @@ struct ContactsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ContactsCommand.call(
-                ControlRequest(cmd: "contacts_unblock", peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+                .unblock(peer: peer), dataDirectory: dataDirectory.path, json: output.json)
         }
     }
 
@@ -106,7 +106,7 @@ struct ContactsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ContactsCommand.call(
-                ControlRequest(cmd: "contacts_allow_only", on: setting == "on"), dataDirectory: dataDirectory.path,
+                .allowOnly(setting == "on"), dataDirectory: dataDirectory.path,
                 json: output.json)
         }
     }

@@ -10,7 +10,7 @@ import Synchronization
 /// Sends a raw payload through the node's HTTP API (`POST /api/v1/messages`) and
 /// prints the reply as ``callNode(_:dataDirectory:json:as:render:)`` would. Returns
 /// false, having sent nothing, when the node serves no HTTP API.
-func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: String, json: Bool) async throws -> Bool {
+func sendRaw(_ request: SendRequest, payload: ByteBuffer, dataDirectory: String, json: Bool) async throws -> Bool {
     try await sendRaw(bytes: payload.readableBytes, dataDirectory: dataDirectory, json: json) { client in
         try await client.send(request, payload: payload)
     }
@@ -20,7 +20,7 @@ func sendRaw(_ request: ControlRequest, payload: ByteBuffer, dataDirectory: Stri
 /// the node's HTTP API while reading it (each chunk goes out as soon as it is read;
 /// the node writes it to the outbox as it arrives). On a terminal it shows bytes and
 /// rate. Returns false, having read and sent nothing, when the node serves no HTTP API.
-func sendStandardInput(_ request: ControlRequest, length: Int, dataDirectory: String, json: Bool) async throws -> Bool {
+func sendStandardInput(_ request: SendRequest, length: Int, dataDirectory: String, json: Bool) async throws -> Bool {
     let progress = SharedProgress()
     return try await sendRaw(bytes: length, dataDirectory: dataDirectory, json: json) { client in
         defer { progress.finish(length, "sent", suffix: "; the node is storing it") }

@@ -30,11 +30,11 @@ struct HistoryCommand: AsyncParsableCommand {
     func run() async throws {
         if let trace {
             try await callNode(
-                ControlRequest(cmd: "trace", id: trace), dataDirectory: dataDirectory.path, json: output.json,
+                .trace(id: trace), dataDirectory: dataDirectory.path, json: output.json,
                 as: TraceReply.self, render: TextReport.trace)
         } else {
             try await callNode(
-                ControlRequest(cmd: "history", peer: peer, limit: limit), dataDirectory: dataDirectory.path,
+                .history(MessageQuery(peer: peer, limit: limit)), dataDirectory: dataDirectory.path,
                 json: output.json, as: HistoryReply.self, render: TextReport.history)
         }
     }
@@ -57,7 +57,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "outbox", peer: peer, limit: limit), dataDirectory: dataDirectory.path, json: output.json,
+            .outbox(MessageQuery(peer: peer, limit: limit)), dataDirectory: dataDirectory.path, json: output.json,
             as: OutboxReply.self, render: TextReport.outbox)
     }
 }

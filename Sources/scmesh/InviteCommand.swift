@@ -25,7 +25,7 @@ struct InviteCommand: AsyncParsableCommand {
             let seconds = try DurationArgument.seconds(expires, option: "--expires")
             let colors = isatty(STDOUT_FILENO) == 1
             try await callNode(
-                ControlRequest(cmd: "invite", expiresSeconds: seconds), dataDirectory: dataDirectory.path, json: output.json,
+                .invite(expiresSeconds: seconds), dataDirectory: dataDirectory.path, json: output.json,
                 as: InviteReply.self, render: { TextReport.invite($0, colors: colors) })
         }
     }
@@ -52,7 +52,7 @@ struct JoinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "join", alias: alias, invitation: invitation), dataDirectory: dataDirectory.path,
+            .join(JoinRequest(invitation: invitation, alias: alias)), dataDirectory: dataDirectory.path,
             json: output.json, as: JoinReply.self, render: TextReport.joined)
     }
 }

@@ -55,14 +55,14 @@ func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async 
     }
 }
 
-/// Sends a request to the node and prints the reply: the raw JSON with `--json`,
+/// Sends a command to the node and prints the reply: the raw JSON with `--json`,
 /// else `render` of the decoded body. A refused request exits 1.
 func callNode<Reply: Decodable>(
-    _ request: ControlRequest, dataDirectory: String, json: Bool, as type: Reply.Type,
+    _ command: NodeCommand, dataDirectory: String, json: Bool, as type: Reply.Type,
     render: (Reply) -> String
 ) async throws {
     try await reportingErrors(json: json) {
-        let reply = try await ControlClient(dataDirectory: dataDirectory).call(request)
+        let reply = try await ControlClient(dataDirectory: dataDirectory).call(command)
         if json {
             print(reply.line)
             if !reply.ok { throw ExitCode.failure }

@@ -37,11 +37,11 @@ struct SettingsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let request = ControlRequest(
-            cmd: "settings", relayEnabled: relay.map { $0 == "on" }, relayMaxPerHour: relayMaxPerHour,
+        let request = SettingsRequest(
+            relayEnabled: relay.map { $0 == "on" }, relayMaxPerHour: relayMaxPerHour,
             relayNeighbourShare: relayNeighbourShare, relayBatteryFloorPercent: relayBatteryFloor,
             discoveryMode: discoveryMode)
         try await callNode(
-            request, dataDirectory: dataDirectory.path, json: output.json, as: SettingsReply.self, render: TextReport.settings)
+            .settings(request), dataDirectory: dataDirectory.path, json: output.json, as: SettingsReply.self, render: TextReport.settings)
     }
 }

@@ -16,7 +16,7 @@ struct SubscribeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "subscribe", topic: topic), dataDirectory: dataDirectory.path, json: output.json,
+            .subscribe(topic: topic), dataDirectory: dataDirectory.path, json: output.json,
             as: TopicsReply.self, render: TextReport.topics)
     }
 }
@@ -35,7 +35,7 @@ struct UnsubscribeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "unsubscribe", topic: topic), dataDirectory: dataDirectory.path, json: output.json,
+            .unsubscribe(topic: topic), dataDirectory: dataDirectory.path, json: output.json,
             as: TopicsReply.self, render: TextReport.topics)
     }
 }
@@ -50,7 +50,7 @@ struct TopicsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            ControlRequest(cmd: "topics"), dataDirectory: dataDirectory.path, json: output.json, as: TopicsReply.self,
+            .topics, dataDirectory: dataDirectory.path, json: output.json, as: TopicsReply.self,
             render: TextReport.topics)
     }
 }
@@ -70,13 +70,13 @@ struct PublishCommand: AsyncParsableCommand {
     var text: String
 
     func run() async throws {
-        var request = ControlRequest(cmd: "publish", topic: topic)
+        var request = PublishRequest(topic: topic)
         if text == "-" {
             request.payloadBase64 = FileHandle.standardInput.readDataToEndOfFile().base64EncodedString()
         } else {
             request.text = text
         }
         try await callNode(
-            request, dataDirectory: dataDirectory.path, json: output.json, as: PublishReply.self, render: TextReport.published)
+            .publish(request), dataDirectory: dataDirectory.path, json: output.json, as: PublishReply.self, render: TextReport.published)
     }
 }

@@ -94,7 +94,7 @@ struct EventStreamTests {
         let b = try await HTTPNode.start(network: network)
         defer { Task { try await a.stop(); try await b.stop() } }
         try await eventually("a has a link to b") {
-            try await a.control.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
+            try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
         }
         let before = try await sendDelivered(3, from: a, to: b, tag: "before")
         // First connection: from the start of the ring, until the first batch's last
@@ -131,7 +131,7 @@ struct EventStreamTests {
         let b = try await HTTPNode.start(network: network)
         defer { Task { try await a.stop(); try await b.stop() } }
         try await eventually("a has a link to b") {
-            try await a.control.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
+            try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
         }
         let sent = try await sendDelivered(3, from: a, to: b, tag: "ring")
         let events = try await readEvents(a, lastEventID: 1) { events in
@@ -153,7 +153,7 @@ struct MetricsTests {
         let b = try await HTTPNode.start(network: network)
         defer { Task { try await a.stop(); try await b.stop() } }
         try await eventually("a has a link to b") {
-            try await a.control.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
+            try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
         }
         let reply = try await a.call(.POST, "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true", body: Array(repeating: 7, count: 5000))
         #expect(reply.status == 200)
@@ -193,7 +193,7 @@ struct MetricsTests {
         let topics = try await a.call(.GET, "/api/v1/topics")
         #expect(topics.status == 200 && topics.text.contains("/scmesh/metrics-test/v1"))
         try await eventually("b is in a's mesh for the topic") {
-            let reply = try await a.control.call(ControlRequest(cmd: "topics")).decode(TopicsReply.self)
+            let reply = try await a.control.call(.topics).decode(TopicsReply.self)
             return reply.topics.first { $0.topic == "/scmesh/metrics-test/v1" }?.mesh.contains(b.node.peerID) == true
         }
         let publish = #"{"topic":"/scmesh/metrics-test/v1","text":"to the topic"}"#

@@ -117,7 +117,7 @@ struct HTTPAPITests {
         let transport = try #require(a.node.transports.compactMap { $0.transport as? MDNSTransport }.first)
         #expect(transport.discoveryMode == .paranoid)
         #expect(try SavedDiscoveryMode.load(dataDirectory: a.directory.path) == .paranoid)
-        let socket = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        let socket = try await a.control.call(.settings(SettingsRequest())).decode(SettingsReply.self)
         #expect(socket.discoveryMode == "paranoid")
 
         let bad = try await a.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":"hidden"}"#)
@@ -127,7 +127,7 @@ struct HTTPAPITests {
         // A refused change changes nothing, the relay switch in the same request included.
         let mixed = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_enabled":false,"discovery_mode":"off"}"#)
         #expect(mixed.status == 400)
-        let unchanged = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        let unchanged = try await a.control.call(.settings(SettingsRequest())).decode(SettingsReply.self)
         #expect(unchanged.discoveryMode == "paranoid" && unchanged.relayEnabled)
 
         // Restarted on the same data directory with the config still saying normal.
@@ -136,7 +136,7 @@ struct HTTPAPITests {
         #expect(try await restarted.call(.GET, "/api/v1/settings").object["discovery_mode"] as? String == "paranoid")
         let restartedTransport = try #require(restarted.node.transports.compactMap { $0.transport as? MDNSTransport }.first)
         #expect(restartedTransport.discoveryMode == .paranoid)
-        let socketAgain = try await restarted.control.call(ControlRequest(cmd: "settings", discoveryMode: "cautious"))
+        let socketAgain = try await restarted.control.call(.settings(SettingsRequest(discoveryMode: "cautious")))
         #expect(try socketAgain.decode(SettingsReply.self).discoveryMode == "cautious")
         #expect(restartedTransport.discoveryMode == .cautious)
         #expect(try SavedDiscoveryMode.load(dataDirectory: restarted.directory.path) == .cautious)
@@ -186,11 +186,11 @@ struct HTTPAPITests {
         let off = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_enabled":false}"#)
         #expect(off.status == 200 && off.object["relay_enabled"] as? Bool == false)
         #expect(try await a.call(.GET, "/api/v1/status").object["relay_enabled"] as? Bool == false)
-        let socket = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        let socket = try await a.control.call(.settings(SettingsRequest())).decode(SettingsReply.self)
         #expect(socket.relayEnabled == false)
         let refused = try await a.call(.POST, "/api/v1/messages?to=\(bob)", body: [1, 2, 3])
         #expect(refused.status == 409 && refused.errorCode == "relayDisabled", "\(refused.text)")
-        #expect(try await a.control.call(ControlRequest(cmd: "settings", relayEnabled: true)).decode(SettingsReply.self).relayEnabled)
+        #expect(try await a.control.call(.settings(SettingsRequest(relayEnabled: true))).decode(SettingsReply.self).relayEnabled)
         #expect(try await a.call(.GET, "/api/v1/settings").object["relay_enabled"] as? Bool == true)
 
         // The relay budgets, at run time: checked as a whole before anything changes.
@@ -203,9 +203,9 @@ struct HTTPAPITests {
         #expect(badShare.status == 400 && badShare.text.contains("relay_neighbour_share"), "\(badShare.text)")
         let notWhole = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_max_per_hour":1.5}"#)
         #expect(notWhole.status == 400 && notWhole.text.contains("relay_max_per_hour"), "\(notWhole.text)")
-        let kept = try await a.control.call(ControlRequest(cmd: "settings")).decode(SettingsReply.self)
+        let kept = try await a.control.call(.settings(SettingsRequest())).decode(SettingsReply.self)
         #expect(kept.relayMaxPerHour == 120 && kept.relayNeighbourShare == 0.5 && kept.relayBatteryFloorPercent == 10)
-        let viaSocket = try await a.control.call(ControlRequest(cmd: "settings", relayMaxPerHour: 0)).decode(SettingsReply.self)
+        let viaSocket = try await a.control.call(.settings(SettingsRequest(relayMaxPerHour: 0))).decode(SettingsReply.self)
         #expect(viaSocket.relayMaxPerHour == 0)
 
         // Bad input names what is wrong.

@@ -60,14 +60,14 @@ struct HTTPNode {
         let control = ControlClient(dataDirectory: directory.path)
         guard http else {
             let task = Task { try await node.run(handlingSignals: false, extraServices: []) }
-            try await eventually("the node answers") { try await control.call(ControlRequest(cmd: "status")).ok }
+            try await eventually("the node answers") { try await control.call(.status).ok }
             return HTTPNode(node: node, directory: directory, task: task, address: "", token: "")
         }
         let server = try await NodeHTTPServer(node: node, logger: logger, eventCapacity: eventCapacity, idleTimeout: idleTimeout)
         let task = Task { try await node.run(handlingSignals: false, extraServices: [server]) }
         var address: String?
         try await eventually("the HTTP API listens") {
-            address = try await control.call(ControlRequest(cmd: "status")).decode(StatusReply.self).httpAddress
+            address = try await control.call(.status).decode(StatusReply.self).httpAddress
             return address != nil
         }
         return HTTPNode(

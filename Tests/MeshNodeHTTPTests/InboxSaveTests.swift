@@ -29,7 +29,7 @@ struct InboxSaveTests {
         let a = try await HTTPNode.start(network: network)
         let b = try await HTTPNode.start(network: network, http: receiverHTTP)
         try await eventually("a has a link to b") {
-            try await a.control.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
+            try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
         }
         return (a, b)
     }
@@ -37,7 +37,7 @@ struct InboxSaveTests {
     /// Sends `payload` raw from `a` to `b` and waits for the receipt; returns its ID.
     static func send(_ payload: [UInt8], from a: HTTPNode, to b: HTTPNode) async throws -> MessageID {
         let reply = try await a.client.send(
-            ControlRequest(cmd: "send", peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30), payload: ByteBuffer(bytes: payload))
+            SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30), payload: ByteBuffer(bytes: payload))
         let sent = try reply.decode(SendReply.self)
         #expect(sent.status == .delivered, "\(reply.line)")
         return sent.messageID
@@ -67,7 +67,7 @@ struct InboxSaveTests {
         // The large ones are kept in files, not rows.
         #expect(try Self.files(b.directory.path + "/store.sqlite-payloads").count == 2)
 
-        let bare = try await b.control.call(ControlRequest(cmd: "inbox", payloads: false))
+        let bare = try await b.control.call(.inbox(InboxRequest(payloads: false)))
         #expect(bare.ok && !bare.line.contains("payload_base64"), "\(bare.line.prefix(300))")
         let listing = try bare.decode(InboxReply.self)
         #expect(listing.messages.map(\.bytes) == [9, large.count, longText.count, shortBinary.count])
@@ -81,7 +81,7 @@ struct InboxSaveTests {
         #expect(bare.line.count < 10_000, "a listing without payloads stays small: \(bare.line.count) bytes")
 
         // The default (scripts rely on it): payloads included.
-        let full = try await b.control.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let full = try await b.control.call(.inbox(InboxRequest())).decode(InboxReply.self)
         #expect(full.messages[1].payloadBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init) == large)
         #expect(full.messages[2].text.map { Array($0.utf8) } == longText)
         #expect(full.messages.allSatisfy { $0.headBase64 == nil })
@@ -124,7 +124,7 @@ struct InboxSaveTests {
         let small = Self.binary(100, seed: 9)
         let largeID = try await Self.send(large, from: a, to: b)
         let smallID = try await Self.send(small, from: a, to: b)
-        let listing = try await b.control.call(ControlRequest(cmd: "inbox", payloads: false)).decode(InboxReply.self)
+        let listing = try await b.control.call(.inbox(InboxRequest(payloads: false))).decode(InboxReply.self)
         #expect(listing.messages.map(\.id) == [largeID, smallID])
 
         let directory = b.directory.path + "/saved/inbox"
@@ -168,8 +168,8 @@ struct InboxSaveTests {
         let text = Array("a short one".utf8)
         let largeID = try await Self.send(large, from: a, to: b)
         let textID = try await Self.send(text, from: a, to: b)
-        #expect(try await b.control.call(ControlRequest(cmd: "status")).decode(StatusReply.self).httpAddress == nil)
-        let listing = try await b.control.call(ControlRequest(cmd: "inbox", payloads: false)).decode(InboxReply.self)
+        #expect(try await b.control.call(.status).decode(StatusReply.self).httpAddress == nil)
+        let listing = try await b.control.call(.inbox(InboxRequest(payloads: false))).decode(InboxReply.self)
         #expect(listing.messages.allSatisfy { $0.payloadBase64 == nil })
 
         let saver = try InboxSaver(directory: b.directory.path + "/saved", dataDirectory: b.directory.path)
@@ -190,7 +190,7 @@ struct InboxSaveTests {
         #expect(FileManager.default.contents(atPath: stale.path(of: largeID)).map(Array.init) == large)
 
         // A listing that carries the payloads is written from it.
-        let full = try await b.control.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let full = try await b.control.call(.inbox(InboxRequest())).decode(InboxReply.self)
         let fromListing = try InboxSaver(directory: b.directory.path + "/from-listing", dataDirectory: b.directory.path)
         #expect(try await fromListing.save(full.messages).map(\.outcome) == [.written(.listing), .written(.listing)])
         #expect(FileManager.default.contents(atPath: fromListing.path(of: largeID)).map(Array.init) == large)
@@ -202,7 +202,7 @@ struct InboxSaveTests {
         defer { Task { try await a.stop(); try await b.stop() } }
         let payload = Self.binary(300_000, seed: 5)
         let id = try await Self.send(payload, from: a, to: b)
-        let listing = try await b.control.call(ControlRequest(cmd: "inbox", payloads: false)).decode(InboxReply.self)
+        let listing = try await b.control.call(.inbox(InboxRequest(payloads: false))).decode(InboxReply.self)
         let saver = try InboxSaver(directory: b.directory.path + "/saved", dataDirectory: b.directory.path)
         // An HTTP API that promises the whole payload and sends 100,000 bytes of it.
         let head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Message-ID: \(id.hex)\r\nContent-Length: \(payload.count)\r\n\r\n"

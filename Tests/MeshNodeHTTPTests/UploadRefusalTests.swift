@@ -43,7 +43,7 @@ struct UploadRefusalTests {
         let descriptor = open(file, O_RDONLY)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
-        let reply = try await a.client.send(ControlRequest(cmd: "send", peer: "nosuchalias"), streaming: descriptor, length: size)
+        let reply = try await a.client.send(SendRequest(peer: "nosuchalias"), streaming: descriptor, length: size)
         #expect(!reply.ok)
         #expect(reply.code == "invalidArgument", "\(reply.line)")
         #expect(reply.error?.contains("nosuchalias") == true, "\(reply.line)")

@@ -32,7 +32,7 @@ struct UploadTests {
         defer { close(descriptor) }
         let client = try #require(try await NodeHTTPClient.forNode(dataDirectory: a.directory.path))
         let reply = try await client.send(
-            ControlRequest(cmd: "send", peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30), streaming: descriptor, length: payload.count)
+            SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30), streaming: descriptor, length: payload.count)
         // Delivered means b's signed receipt carried the digest a computed on the way in.
         let sent = try reply.decode(SendReply.self)
         #expect(sent.status == .delivered, "\(reply.line)")

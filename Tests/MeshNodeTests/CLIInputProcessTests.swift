@@ -32,11 +32,11 @@ struct CLIInputProcessTests {
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
         for client in [clientA, clientB] {
-            try await eventually("a node answers", attempts: 1500) { try await client.call(ControlRequest(cmd: "status")).ok }
+            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
         }
-        let idB = try await clientB.call(ControlRequest(cmd: "status")).decode(StatusReply.self).peerID
+        let idB = try await clientB.call(.status).decode(StatusReply.self).peerID
         try await eventually("A has a link to B", attempts: 1500) {
-            try await clientA.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == idB }
+            try await clientA.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == idB }
         }
 
         // Followers on B, text and JSON lines, writing to files.

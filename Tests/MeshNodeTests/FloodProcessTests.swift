@@ -19,7 +19,7 @@ struct FloodProcessTests {
         let sent = try await line.send(from: 0, to: 4, "flooded")
         #expect(sent.status == 0 && sent.standardOutput.hasPrefix("delivered message"), "\(sent.standardOutput)\(sent.standardError)")
         for relay in 1...3 {
-            let status = try await line.client(relay).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+            let status = try await line.client(relay).call(.status).decode(StatusReply.self)
             #expect(status.stats.flood.accepted >= 1 && status.inboxCount == 0, "relay \(relay): \(status.stats.flood)")
         }
 

@@ -77,12 +77,12 @@ struct HardeningTests {
         #expect(greedy.writeNonBlocking(requests) > 0)
         // Others are served meanwhile (the second of two connections).
         for _ in 0..<5 {
-            let reply = try await node.client.call(ControlRequest(cmd: "status"))
+            let reply = try await node.client.call(.status)
             #expect(reply.ok, "\(reply.line)")
         }
         // ...and the greedy client is dropped once a reply waited past the timeout.
         try await eventually("the node drops the client that does not read", attempts: 1_500) { greedy.isClosedByPeer }
-        #expect(try await node.client.call(ControlRequest(cmd: "status")).ok)
+        #expect(try await node.client.call(.status).ok)
         try await node.stop()
     }
 
@@ -93,7 +93,7 @@ struct HardeningTests {
         defer { node.directory.cleanUp() }
         let idle = try RawControlSocket(path: node.client.socketPath)
         try await eventually("the idle connection holds the only slot", attempts: 1_500) {
-            let reply = try await node.client.call(ControlRequest(cmd: "status"))
+            let reply = try await node.client.call(.status)
             return !reply.ok && reply.error?.contains("node.control_max_connections") == true
         }
         idle.close()
@@ -101,7 +101,7 @@ struct HardeningTests {
         // a moment after that client had its reply: poll.
         var status: StatusReply?
         try await eventually("the slot is free again", attempts: 1_500) {
-            status = try await node.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+            status = try await node.client.call(.status).decode(StatusReply.self)
             return true
         }
         #expect((status?.transportCounters?["control"]?["refused.control_max_connections"] ?? 0) >= 1)
@@ -116,12 +116,12 @@ struct HardeningTests {
         // 4 MB: far over the limit; the reply comes although the node stops reading.
         let payload = [UInt8](repeating: 0x41, count: 3_000_000)
         let reply = try await node.client.call(
-            ControlRequest(cmd: "send", peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString()))
+            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString())))
         #expect(reply.ok == false)
         #expect(reply.code == MeshError.Code.messageTooLarge.name, "\(reply.line)")
         #expect(reply.error?.contains("\(limit) bytes") == true, "\(reply.line)")
         #expect(reply.error?.contains("max_message_size = 100000") == true, "\(reply.line)")
-        let status = try await node.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let status = try await node.client.call(.status).decode(StatusReply.self)
         #expect(status.transportCounters?["control"]?["refused.request_too_large"] == 1)
         try await node.stop()
     }
@@ -133,7 +133,7 @@ struct HardeningTests {
         // 12 MB of base64 for an unknown peer: read whole, decoded, queued for later.
         let payload = [UInt8](repeating: 7, count: 9_000_000)
         let reply = try await node.client.call(
-            ControlRequest(cmd: "send", peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString()))
+            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString())))
         #expect(reply.ok, "\(reply.line.prefix(300))")
         #expect(try reply.decode(SendReply.self).bytes == payload.count)
         try await node.stop()

@@ -32,11 +32,11 @@ struct InviteProcessTests {
         let clientB = ControlClient(dataDirectory: b)
         for (client, what) in [(clientA, "the inviter"), (clientB, "the joiner")] {
             try await eventually("\(what) answers on its control socket", attempts: 1500) {
-                try await client.call(ControlRequest(cmd: "status")).ok
+                try await client.call(.status).ok
             }
         }
-        let idA = try await clientA.call(ControlRequest(cmd: "status")).decode(StatusReply.self).peerID
-        let boundA = try await clientA.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let idA = try await clientA.call(.status).decode(StatusReply.self).peerID
+        let boundA = try await clientA.call(.status).decode(StatusReply.self)
             .transports.first { $0.name == "tcp" }?.addresses ?? []
         #expect(boundA.count == 1 && boundA.first?.hasPrefix("127.0.0.1:") == true && boundA.first != "127.0.0.1:0", "\(boundA)")
 
@@ -68,11 +68,11 @@ struct InviteProcessTests {
         #expect(join.status == 0, "\(join.standardError)")
         #expect(join.standardOutput.contains("added contact alice = \(idA.hex)"), "\(join.standardOutput)")
         #expect(join.standardOutput.contains("dialling    tcp \(boundA[0])"), "\(join.standardOutput)")
-        let contacts = try await clientB.call(ControlRequest(cmd: "contacts")).decode(ContactsReply.self)
+        let contacts = try await clientB.call(.contacts(.list)).decode(ContactsReply.self)
         #expect(contacts.contacts.map(\.alias) == ["alice"])
         #expect(contacts.contacts.first?.peer == idA)
         try await eventually("B has a link to A", attempts: 1500) {
-            try await clientB.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == idA }
+            try await clientB.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == idA }
         }
 
         // 4. A message to the alias arrives at A, with the signed receipt.
@@ -102,7 +102,7 @@ struct InviteProcessTests {
         defer { stopProcess(nodeB) }
         for data in [a, b] {
             try await eventually("a node answers on its control socket", attempts: 1500) {
-                try await ControlClient(dataDirectory: data).call(ControlRequest(cmd: "status")).ok
+                try await ControlClient(dataDirectory: data).call(.status).ok
             }
         }
         let link = try jsonObject(try await runScmesh(["invite", "--data-dir", a, "--json"], home: home).standardOutput)["link"]
@@ -139,7 +139,7 @@ struct InviteProcessTests {
         #expect(other.standardError.contains("should start with \"scmesh:\""), "\(other.standardError)")
 
         // Nothing was added by any of them.
-        let contacts = try await ControlClient(dataDirectory: b).call(ControlRequest(cmd: "contacts")).decode(ContactsReply.self)
+        let contacts = try await ControlClient(dataDirectory: b).call(.contacts(.list)).decode(ContactsReply.self)
         #expect(contacts.contacts.isEmpty)
     }
 }

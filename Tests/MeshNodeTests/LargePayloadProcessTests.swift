@@ -33,7 +33,7 @@ struct LargePayloadProcessTests {
 
         var nodeA = try startScmesh(argumentsA, home: home)
         defer { stopProcess(nodeA) }
-        try await eventually("the sender answers", attempts: 1500) { try await clientA.call(ControlRequest(cmd: "status")).ok }
+        try await eventually("the sender answers", attempts: 1500) { try await clientA.call(.status).ok }
         // Not text: every byte value, in an order no run of the encoder could invent.
         let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) }
         let sent = try await runScmesh(
@@ -51,17 +51,17 @@ struct LargePayloadProcessTests {
         nodeA.waitUntilExit()
         #expect(nodeA.terminationReason == .uncaughtSignal)
         nodeA = try startScmesh(argumentsA, home: home)
-        try await eventually("the restarted sender answers", attempts: 1500) { try await clientA.call(ControlRequest(cmd: "status")).ok }
-        let outbox = try await clientA.call(ControlRequest(cmd: "outbox")).decode(OutboxReply.self)
+        try await eventually("the restarted sender answers", attempts: 1500) { try await clientA.call(.status).ok }
+        let outbox = try await clientA.call(.outbox(MessageQuery())).decode(OutboxReply.self)
         #expect(outbox.total == 1)
 
         // The receiver comes up: the payload arrives whole, and the sender's file goes.
         var nodeB = try startScmesh(argumentsB, home: home)
         defer { stopProcess(nodeB) }
         try await eventually("the receiver has the message", attempts: 3000) {
-            try await clientB.call(ControlRequest(cmd: "status")).decode(StatusReply.self).inboxCount == 1
+            try await clientB.call(.status).decode(StatusReply.self).inboxCount == 1
         }
-        let inbox = try await clientB.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let inbox = try await clientB.call(.inbox(InboxRequest())).decode(InboxReply.self)
         let received = try #require(inbox.messages.first)
         #expect(received.id.hex == messageID)
         // Compared as a Bool: a failure would otherwise print 3 MiB of both.
@@ -79,7 +79,7 @@ struct LargePayloadProcessTests {
         kill(nodeB.processIdentifier, SIGKILL)
         nodeB.waitUntilExit()
         nodeB = try startScmesh(argumentsB, home: home)
-        try await eventually("the restarted receiver answers", attempts: 1500) { try await clientB.call(ControlRequest(cmd: "status")).ok }
+        try await eventually("the restarted receiver answers", attempts: 1500) { try await clientB.call(.status).ok }
         #expect(try FileManager.default.contentsOfDirectory(atPath: b + "/store.sqlite-payloads") == receivedFiles)
         let saved = directory.file("saved")
         let save = try await runScmesh(["inbox", "--data-dir", b, "--save", saved], home: home)
@@ -114,7 +114,7 @@ struct LargePayloadProcessTests {
         let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)))
         let clientB = ControlClient(dataDirectory: b)
-        try await eventually("the receiver answers", attempts: 1500) { try await clientB.call(ControlRequest(cmd: "status")).ok }
+        try await eventually("the receiver answers", attempts: 1500) { try await clientB.call(.status).ok }
 
         // 1000 bytes the shell reads first (dd: one read of exactly that many), then
         // 2.5 MiB of every byte value in an order no encoder could invent.
@@ -129,9 +129,9 @@ struct LargePayloadProcessTests {
         #expect(reply["bytes"] as? Int == payload.count)
 
         try await eventually("the receiver has the message", attempts: 3000) {
-            try await clientB.call(ControlRequest(cmd: "status")).decode(StatusReply.self).inboxCount == 1
+            try await clientB.call(.status).decode(StatusReply.self).inboxCount == 1
         }
-        let inbox = try await clientB.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let inbox = try await clientB.call(.inbox(InboxRequest())).decode(InboxReply.self)
         let received = try #require(inbox.messages.first)
         #expect(received.id.hex == reply["message_id"] as? String)
         let bytes = received.payloadBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init) ?? []

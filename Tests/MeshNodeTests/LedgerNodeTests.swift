@@ -48,7 +48,7 @@ struct LedgerNodeTests {
             await alice.node.router.peers().contains { $0.peer == bobID }
         }
         let sent = try await alice.client.call(
-            ControlRequest(cmd: "send", peer: bobID.hex, text: "found you again", wait: true)
+            NodeCommand.send(SendRequest(peer: bobID.hex, text: "found you again", wait: true))
         ).decode(SendReply.self)
         #expect(sent.status == .delivered)
 
@@ -58,12 +58,12 @@ struct LedgerNodeTests {
             try await alice.node.store.ledger.addresses(for: bobID).first.map { $0.failures >= 1 } == true
         }
         // ...and a message for him waits; when he is back it is delivered.
-        let waiting = try await alice.client.call(ControlRequest(cmd: "send", peer: bobID.hex, text: "while you were away"))
+        let waiting = try await alice.client.call(.send(SendRequest(peer: bobID.hex, text: "while you were away")))
             .decode(SendReply.self)
         #expect(waiting.status == .queued)
         bob = try await RunningNode.start(yaml: Self.tcpYAML(listen: portBob), directory: bobDirectory)
         try await eventually("the queued message reaches bob", attempts: 1_500) {
-            try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages.compactMap(\.text)
+            try await bob.client.call(.inbox(InboxRequest())).decode(InboxReply.self).messages.compactMap(\.text)
                 == ["found you again", "while you were away"]
         }
         try await alice.stop()

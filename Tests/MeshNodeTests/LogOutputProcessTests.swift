@@ -25,7 +25,7 @@ struct LogOutputProcessTests {
         let log = (data as NSString).appendingPathComponent("node.log")
         // The control socket answers once the service group (with its signal handlers) runs.
         try await eventually("the node answers", attempts: 1500) {
-            try await ControlClient(dataDirectory: data).call(ControlRequest(cmd: "status")).ok
+            try await ControlClient(dataDirectory: data).call(.status).ok
         }
         try await eventually("the log file says the node started", attempts: 1500) {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("starting")

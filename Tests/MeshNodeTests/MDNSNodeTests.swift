@@ -61,7 +61,7 @@ struct MDNSNodeTests {
                 do {
                     // Send queues; waiting for the receipt keeps the stream one message at a time.
                     let reply = try await a.client.call(
-                        ControlRequest(cmd: "send", peer: b.peerID.hex, text: text, wait: true, timeoutSeconds: 60))
+                        NodeCommand.send(SendRequest(peer: b.peerID.hex, text: text, wait: true, timeoutSeconds: 60)))
                     if !reply.ok { failures.append("\(text): \(reply.line)") }
                 } catch {
                     failures.append("\(text): \(error)")
@@ -240,11 +240,11 @@ struct MDNSNodeTests {
             defer { b.stop() }
             let nodes = [a, b]
             let controlUp = try await waitFor("A's control socket answers", interval: .milliseconds(5), nodes: nodes) {
-                try await a.client.call(ControlRequest(cmd: "status")).ok ? ContinuousClock.now : nil
+                try await a.client.call(.status).ok ? ContinuousClock.now : nil
             }
             let sent = try await waitFor("A's first send to B is acknowledged", interval: .milliseconds(5), nodes: nodes) {
                 try await a.client.call(
-                    ControlRequest(cmd: "send", peer: b.peerID.hex, text: "first", wait: true, timeoutSeconds: 60)
+                    NodeCommand.send(SendRequest(peer: b.peerID.hex, text: "first", wait: true, timeoutSeconds: 60))
                 ).ok ? ContinuousClock.now : nil
             }
             let delivered = try await waitFor("B's inbox has the first message", interval: .milliseconds(5), nodes: nodes) {
@@ -379,15 +379,15 @@ struct NamespaceNode: Sendable {
     var client: ControlClient { ControlClient(dataDirectory: dataDirectory) }
 
     func peers() async throws -> [PeerSnapshot] {
-        try await client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers
+        try await client.call(.peers).decode(PeersReply.self).peers
     }
 
     func status() async throws -> StatusReply {
-        try await client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        try await client.call(.status).decode(StatusReply.self)
     }
 
     func inboxReply() async throws -> InboxReply {
-        try await client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        try await client.call(.inbox(InboxRequest())).decode(InboxReply.self)
     }
 
     func inbox() async throws -> [InboxReply.Message] { try await inboxReply().messages }

@@ -37,7 +37,7 @@ struct MultiHopProcessTests {
         try await line.expectDeliveredOnce(from: 0, to: 4, texts: ["over three relays"])
         // B, C and D each carried it (and the receipt back): relayed, never delivered to them.
         for relay in 1...3 {
-            let status = try await line.client(relay).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+            let status = try await line.client(relay).call(.status).decode(StatusReply.self)
             #expect(status.stats.messagesRelayed >= 1 && status.inboxCount == 0, "relay \(relay): \(status.stats.messagesRelayed) relayed")
         }
     }
@@ -68,7 +68,7 @@ struct MultiHopProcessTests {
         #expect(first.status == 0, "\(first.standardOutput)\(first.standardError)")
 
         try await line.restart(2, extra: ["--set", "relay.enabled=false"])
-        let statusC = try await line.client(2).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let statusC = try await line.client(2).call(.status).decode(StatusReply.self)
         #expect(statusC.relayEnabled == false)
         // C neither announces nor passes announcements on: A's route to E ages out.
         try await eventually("A's route to E ages out while C is off", attempts: 1500) {
@@ -107,30 +107,30 @@ struct RelayCustodyProcessTests {
         try await line.waitForRoute(from: 0, to: 2)
         line.kill9(2)
         try await eventually("B notices that C is gone", attempts: 1500) {
-            try await !line.client(1).call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers.contains { $0.peer == line.ids[2] }
+            try await !line.client(1).call(.peers).decode(PeersReply.self).peers.contains { $0.peer == line.ids[2] }
         }
 
         // 60 messages, queued on A through its control socket in one go.
         let texts = (0..<60).map { "custody \($0)" }
         for text in texts {
-            let reply = try await line.client(0).call(ControlRequest(cmd: "send", peer: line.ids[2].hex, text: text))
+            let reply = try await line.client(0).call(.send(SendRequest(peer: line.ids[2].hex, text: text)))
             #expect(reply.ok, "\(reply)")
         }
         // Kill B as soon as it holds some of them in custody, while A is still handing
         // the rest over (or has just finished).
         try await eventually("B takes custody of A's messages", attempts: 1500) {
-            try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self).stats.relayAccepted >= 10
+            try await line.client(1).call(.status).decode(StatusReply.self).stats.relayAccepted >= 10
         }
         // The sequence of B's announcements that A holds (B's store keeps it).
         let sequenceOfB = try #require(try await line.routes(of: 0).first { $0.destination == line.ids[1] }?.sequence)
         line.kill9(1)
         // Every message A handed over before the kill was acknowledged only once B had
         // it on disk; the rest stay in A's outbox. Nothing is delivered yet.
-        let statusA = try await line.client(0).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let statusA = try await line.client(0).call(.status).decode(StatusReply.self)
         #expect(statusA.outboxCount == texts.count, "A still waits for receipts of all \(texts.count): \(statusA.outboxCount)")
 
         try await line.start(1)
-        let statusB = try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let statusB = try await line.client(1).call(.status).decode(StatusReply.self)
         #expect((statusB.outboxCount ?? 0) >= 10, "B restarted with the messages it held in custody: \(statusB.outboxCount)")
         try await line.start(2)
         try await line.expectDeliveredOnce(from: 0, to: 2, texts: texts)
@@ -140,7 +140,7 @@ struct RelayCustodyProcessTests {
         #expect(afterRestart == sequenceOfB, "A holds B at \(String(describing: afterRestart)), \(sequenceOfB) before B's kill -9")
         // B forgets nothing it should still carry, and holds nothing once all is through.
         try await eventually("B's outbox drains", attempts: 1500) {
-            try await line.client(1).call(ControlRequest(cmd: "status")).decode(StatusReply.self).outboxCount == 0
+            try await line.client(1).call(.status).decode(StatusReply.self).outboxCount == 0
         }
     }
 }
@@ -186,12 +186,12 @@ struct NodeLine {
 
     func waitUntilAnswering(_ index: Int) async throws {
         try await eventually("node \(index) answers on its control socket", attempts: 1500) {
-            try await client(index).call(ControlRequest(cmd: "status")).ok
+            try await client(index).call(.status).ok
         }
     }
 
     func routes(of index: Int) async throws -> [RouteSnapshot] {
-        try await client(index).call(ControlRequest(cmd: "routes")).decode(RoutesReply.self).routes
+        try await client(index).call(.routes).decode(RoutesReply.self).routes
     }
 
     func waitForRoute(from source: Int, to destination: Int) async throws {
@@ -202,8 +202,8 @@ struct NodeLine {
         } catch {
             // What both ends say about their transports and links, to tell a node that
             // never listened from one whose announcements went missing.
-            let near = (try? await client(source).call(ControlRequest(cmd: "status")).line) ?? "no status"
-            let far = (try? await client(destination).call(ControlRequest(cmd: "status")).line) ?? "no status"
+            let near = (try? await client(source).call(.status).line) ?? "no status"
+            let far = (try? await client(destination).call(.status).line) ?? "no status"
             Issue.record("status of node \(source):\n\(near)\nstatus of node \(destination):\n\(far)")
             throw error
         }
@@ -246,11 +246,11 @@ struct NodeLine {
             Set(try await inboxTexts(dataDirectory: directories[destination], home: home)).isSuperset(of: texts)
         }
         try await eventually("node \(source)'s history shows them delivered", attempts: 3000) {
-            let history = try await client(source).call(ControlRequest(cmd: "history", peer: ids[destination].hex))
+            let history = try await client(source).call(.history(MessageQuery(peer: ids[destination].hex)))
                 .decode(HistoryReply.self)
             return history.outboundCounts == ["delivered": texts.count]
         }
-        let inbox = try await client(destination).call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let inbox = try await client(destination).call(.inbox(InboxRequest())).decode(InboxReply.self)
         #expect(inbox.messages.compactMap(\.text).sorted() == texts.sorted())
         #expect(inbox.messages.allSatisfy { $0.from == ids[source] })
         #expect(inbox.totalReceived == texts.count)

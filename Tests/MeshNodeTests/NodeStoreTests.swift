@@ -23,14 +23,14 @@ struct NodeStoreTests {
 
     /// Sends and returns the reply (a failure throws with the node's message).
     static func send(_ node: RunningNode, to peer: String, _ text: String, wait: Bool? = nil, id: String? = nil) async throws -> SendReply {
-        try await node.client.call(ControlRequest(cmd: "send", peer: peer, text: text, id: id, wait: wait)).decode(SendReply.self)
+        try await node.client.call(.send(SendRequest(peer: peer, text: text, id: id, wait: wait))).decode(SendReply.self)
     }
 
     static func inboxTexts(_ node: RunningNode) async throws -> [String] {
-        try await node.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages.compactMap(\.text)
+        try await node.client.call(.inbox(InboxRequest())).decode(InboxReply.self).messages.compactMap(\.text)
     }
 
-    static func contacts(_ node: RunningNode, _ request: ControlRequest) async throws -> ContactsReply {
+    static func contacts(_ node: RunningNode, _ request: NodeCommand) async throws -> ContactsReply {
         try await node.client.call(request).decode(ContactsReply.self)
     }
 
@@ -43,7 +43,7 @@ struct NodeStoreTests {
             alice.directory.cleanUp()
             bob.directory.cleanUp()
         }
-        let book = try await Self.contacts(alice, ControlRequest(cmd: "contacts_add", peer: bob.node.peerID.hex, alias: "bob", note: "met at the meetup"))
+        let book = try await Self.contacts(alice, .contacts(.add(alias: "bob", peer: bob.node.peerID.hex, note: "met at the meetup")))
         #expect(book.contacts.map(\.alias) == ["bob"])
         #expect(book.contacts.first?.note == "met at the meetup")
         #expect(book.changed?.contains("added bob") == true)
@@ -57,22 +57,22 @@ struct NodeStoreTests {
         #expect(sent.waitedSeconds != nil)
         #expect(try await Self.inboxTexts(bob) == ["hi by alias"])
 
-        let history = try await alice.client.call(ControlRequest(cmd: "history", peer: "BOB")).decode(HistoryReply.self)
+        let history = try await alice.client.call(.history(MessageQuery(peer: "BOB"))).decode(HistoryReply.self)
         #expect(history.messages.map(\.id) == [sent.messageID])
         #expect(history.messages.first?.alias == "bob")
         #expect(history.outboundCounts == ["delivered": 1])
 
-        let unknown = try await alice.client.call(ControlRequest(cmd: "send", peer: "carol", text: "x"))
+        let unknown = try await alice.client.call(.send(SendRequest(peer: "carol", text: "x")))
         #expect(unknown.code == MeshError.Code.invalidArgument.name)
         #expect(unknown.error?.contains("no contact has the alias \"carol\"") == true, "\(unknown.line)")
-        let taken = try await alice.client.call(ControlRequest(cmd: "contacts_add", peer: PeerID.random().hex, alias: "Bob"))
+        let taken = try await alice.client.call(.contacts(.add(alias: "Bob", peer: PeerID.random().hex, note: nil)))
         #expect(taken.error?.contains("already taken") == true, "\(taken.line)")
-        let hexAlias = try await alice.client.call(ControlRequest(cmd: "contacts_add", peer: PeerID.random().hex, alias: PeerID.random().hex))
+        let hexAlias = try await alice.client.call(.contacts(.add(alias: PeerID.random().hex, peer: PeerID.random().hex, note: nil)))
         #expect(hexAlias.error?.contains("is a peer ID") == true, "\(hexAlias.line)")
 
-        let removed = try await Self.contacts(alice, ControlRequest(cmd: "contacts_remove", alias: "bob"))
+        let removed = try await Self.contacts(alice, .contacts(.remove("bob")))
         #expect(removed.contacts.isEmpty)
-        #expect(try await alice.client.call(ControlRequest(cmd: "send", peer: "bob", text: "x")).ok == false)
+        #expect(try await alice.client.call(.send(SendRequest(peer: "bob", text: "x"))).ok == false)
         try await alice.stop()
         try await bob.stop()
     }
@@ -91,7 +91,7 @@ struct NodeStoreTests {
         try await eventually("alice has a link to bob") { !(await alice.node.router.peers().isEmpty) }
 
         // Block a stranger by peer ID: it becomes a placeholder contact.
-        let blocked = try await Self.contacts(bob, ControlRequest(cmd: "contacts_block", peer: aliceID))
+        let blocked = try await Self.contacts(bob, .contacts(.block(peer: aliceID)))
         #expect(blocked.contacts.map(\.alias) == ["blocked-\(alice.node.peerID.short)"])
         #expect(blocked.contacts.first?.blocked == true)
         // Accept and drop: the sender's message is acknowledged (sent: it does not
@@ -102,11 +102,11 @@ struct NodeStoreTests {
         try await eventually("bob dropped the message") { bob.node.contactFilter.counters == ["dropped.blocked": 1] }
         #expect(try await Self.inboxTexts(bob).isEmpty)
         #expect(await bob.node.router.stats().sinkDiscards == 1)
-        let status = try await bob.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let status = try await bob.client.call(.status).decode(StatusReply.self)
         #expect(status.transportCounters?["contacts"] == ["dropped.blocked": 1])
 
         // Unblocking a placeholder removes it; new messages arrive, the dropped one does not.
-        let unblocked = try await Self.contacts(bob, ControlRequest(cmd: "contacts_unblock", peer: aliceID))
+        let unblocked = try await Self.contacts(bob, .contacts(.unblock(peer: aliceID)))
         #expect(unblocked.contacts.isEmpty)
         _ = try await Self.send(alice, to: bobID, "after unblocking", wait: true)
         #expect(try await Self.inboxTexts(bob) == ["after unblocking"])
@@ -114,16 +114,16 @@ struct NodeStoreTests {
         #expect(await alice.node.router.status(of: dropped.messageID)?.status == .sent)
 
         // Allow-list mode: only contacts get through.
-        let allowOnly = try await Self.contacts(bob, ControlRequest(cmd: "contacts_allow_only", on: true))
+        let allowOnly = try await Self.contacts(bob, .contacts(.allowOnly(true)))
         #expect(allowOnly.allowOnly)
         _ = try await Self.send(alice, to: bobID, "not a contact")
         try await eventually("bob dropped the non-contact's message") { bob.node.contactFilter.counters["dropped.not_a_contact"] == 1 }
         #expect(try await Self.inboxTexts(bob) == ["after unblocking"])
-        _ = try await Self.contacts(bob, ControlRequest(cmd: "contacts_add", peer: aliceID, alias: "alice"))
+        _ = try await Self.contacts(bob, .contacts(.add(alias: "alice", peer: aliceID, note: nil)))
         _ = try await Self.send(alice, to: bobID, "a contact now", wait: true)
         #expect(try await Self.inboxTexts(bob) == ["after unblocking", "a contact now"])
         // Blocking a contact by alias.
-        _ = try await Self.contacts(bob, ControlRequest(cmd: "contacts_block", peer: "alice"))
+        _ = try await Self.contacts(bob, .contacts(.block(peer: "alice")))
         _ = try await Self.send(alice, to: bobID, "blocked contact")
         try await eventually("bob dropped the blocked contact's message") { bob.node.contactFilter.counters["dropped.blocked"] == 2 }
         #expect(try await Self.inboxTexts(bob) == ["after unblocking", "a contact now"])
@@ -150,11 +150,11 @@ struct NodeStoreTests {
         #expect(TextReport.sent(again).contains("delivered already"))
         #expect(try await Self.inboxTexts(bob) == ["once"])
 
-        let other = try await alice.client.call(ControlRequest(cmd: "send", peer: PeerID.random().hex, text: "x", id: id))
+        let other = try await alice.client.call(.send(SendRequest(peer: PeerID.random().hex, text: "x", id: id)))
         #expect(other.code == MeshError.Code.invalidArgument.name)
         #expect(other.messageID?.hex == id)
         #expect(other.error?.contains(id) == true)
-        let malformed = try await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: "x", id: "xyz"))
+        let malformed = try await alice.client.call(.send(SendRequest(peer: bob.node.peerID.hex, text: "x", id: "xyz")))
         #expect(malformed.error?.contains("32 hex characters") == true, "\(malformed.line)")
         try await alice.stop()
         try await bob.stop()
@@ -169,9 +169,9 @@ struct NodeStoreTests {
         // end to end (a relay may carry it), so it waits with the envelope's bytes. (A
         // random peer ID is a valid key only some of the time, and then the size varied.)
         let nobody = NodeIdentity.generate().peerID
-        _ = try await Self.contacts(node, ControlRequest(cmd: "contacts_add", peer: nobody.hex, alias: "nobody"))
+        _ = try await Self.contacts(node, .contacts(.add(alias: "nobody", peer: nobody.hex, note: nil)))
         let waiting = try await Self.send(node, to: "nobody", "waits")
-        let outbox = try await node.client.call(ControlRequest(cmd: "outbox")).decode(OutboxReply.self)
+        let outbox = try await node.client.call(.outbox(MessageQuery())).decode(OutboxReply.self)
         #expect(outbox.total == 1)
         let entry = try #require(outbox.messages.first)
         #expect(outbox.totalBytes == entry.bytes && entry.bytes > 5, "\(outbox.totalBytes) bytes waiting")
@@ -182,32 +182,32 @@ struct NodeStoreTests {
         #expect(entry.waitingFor?.contains("a link to the peer: none is up (never tried)") == true, "\(entry.waitingFor ?? "")")
         #expect(TextReport.outbox(outbox).contains("1 message on the way"))
 
-        let trace = try await node.client.call(ControlRequest(cmd: "trace", id: waiting.messageID.hex)).decode(TraceReply.self)
+        let trace = try await node.client.call(.trace(id: waiting.messageID.hex)).decode(TraceReply.self)
         #expect(trace.message.status == .queued)
         #expect(trace.trace.map(\.kind.name) == ["enqueued"])
         #expect(trace.peerConnected == false)
-        let unknown = try await node.client.call(ControlRequest(cmd: "trace", id: MessageID.random().hex))
+        let unknown = try await node.client.call(.trace(id: MessageID.random().hex))
         #expect(unknown.code == MeshError.Code.unknownMessage.name)
         #expect(unknown.messageID != nil)
 
         // Expiry: a short one of its own; the store's upkeep marks it expired.
         let short = try await node.client.call(
-            ControlRequest(cmd: "send", peer: nobody.hex, text: "short-lived", expiresSeconds: 0.2)
+            NodeCommand.send(SendRequest(peer: nobody.hex, text: "short-lived", expiresSeconds: 0.2))
         ).decode(SendReply.self)
         try await eventually("the short-lived message expires", attempts: 1_500) {
-            let trace = try await node.client.call(ControlRequest(cmd: "trace", id: short.messageID.hex)).decode(TraceReply.self)
+            let trace = try await node.client.call(.trace(id: short.messageID.hex)).decode(TraceReply.self)
             return trace.message.status == .expired
         }
-        let expired = try await node.client.call(ControlRequest(cmd: "trace", id: short.messageID.hex)).decode(TraceReply.self)
+        let expired = try await node.client.call(.trace(id: short.messageID.hex)).decode(TraceReply.self)
         #expect(expired.message.reason?.contains("expired after") == true)
         #expect(expired.trace.last?.kind.name == "expired")
         #expect(TextReport.trace(expired).contains("expired"))
-        let history = try await node.client.call(ControlRequest(cmd: "history")).decode(HistoryReply.self)
+        let history = try await node.client.call(.history(MessageQuery())).decode(HistoryReply.self)
         #expect(history.outboundCounts == ["queued": 1, "expired": 1])
         // Sending again under the expired message's ID queues it again.
         let requeued = try await Self.send(node, to: nobody.hex, "short-lived", id: short.messageID.hex)
         #expect(requeued.status == .queued)
-        #expect(try await node.client.call(ControlRequest(cmd: "outbox")).decode(OutboxReply.self).total == 2)
+        #expect(try await node.client.call(.outbox(MessageQuery())).decode(OutboxReply.self).total == 2)
         try await node.stop()
     }
 }

@@ -74,33 +74,33 @@ struct NodeTests {
             bob.directory.cleanUp()
         }
 
-        let status = try await alice.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let status = try await alice.client.call(.status).decode(StatusReply.self)
         #expect(status.peerID == alice.node.peerID)
         #expect(status.relayEnabled)
         #expect(status.dataDir == alice.directory.path)
         #expect(status.transports.map(\.name) == ["loopback", "lo2"])
 
         try await eventually("alice has two links to bob") {
-            let peers = try await alice.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self)
+            let peers = try await alice.client.call(.peers).decode(PeersReply.self)
             return peers.peers.first { $0.peer == bob.node.peerID }?.links.count == 2
         }
-        let peers = try await alice.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self)
+        let peers = try await alice.client.call(.peers).decode(PeersReply.self)
         let links = try #require(peers.peers.first { $0.peer == bob.node.peerID }?.links)
         #expect(links.map(\.transport) == ["loopback", "lo2"])  // best (lowest priority) first
 
-        let sent = try await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: "hello bob"))
+        let sent = try await alice.client.call(.send(SendRequest(peer: bob.node.peerID.hex, text: "hello bob")))
             .decode(SendReply.self)
         #expect(sent.peer == bob.node.peerID)
         #expect(sent.bytes == 9)
         let binary: [UInt8] = [0, 1, 2, 0xFF, 0xFE]
         _ = try await alice.client.call(
-            ControlRequest(cmd: "send", peer: bob.node.peerID.hex, payloadBase64: Data(binary).base64EncodedString())
+            NodeCommand.send(SendRequest(peer: bob.node.peerID.hex, payloadBase64: Data(binary).base64EncodedString()))
         ).decode(SendReply.self)
 
         try await eventually("bob's inbox has both messages") {
-            try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages.count == 2
+            try await bob.client.call(.inbox(InboxRequest())).decode(InboxReply.self).messages.count == 2
         }
-        let inbox = try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let inbox = try await bob.client.call(.inbox(InboxRequest())).decode(InboxReply.self)
         #expect(inbox.messages.map(\.seq) == [1, 2])
         #expect(inbox.messages[0].id == sent.messageID)
         #expect(inbox.messages[0].from == alice.node.peerID)
@@ -110,9 +110,9 @@ struct NodeTests {
         #expect(inbox.messages[1].text == nil)  // not UTF-8
         #expect(inbox.totalReceived == 2)
 
-        let newer = try await bob.client.call(ControlRequest(cmd: "inbox", after: 1)).decode(InboxReply.self)
+        let newer = try await bob.client.call(.inbox(InboxRequest(after: 1))).decode(InboxReply.self)
         #expect(newer.messages.map(\.seq) == [2])
-        let bobStatus = try await bob.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let bobStatus = try await bob.client.call(.status).decode(StatusReply.self)
         #expect(bobStatus.inboxCount == 2)
         #expect(bobStatus.stats.messagesReceived == 2)
         #expect(bobStatus.peerCount == 1)
@@ -133,20 +133,20 @@ struct NodeTests {
         }
         func send(_ text: String) async throws {
             // Send queues; wait for the receipt, so the message is in bob's inbox before he stops.
-            let reply = try await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: text, wait: true))
+            let reply = try await alice.client.call(.send(SendRequest(peer: bob.node.peerID.hex, text: text, wait: true)))
             #expect(try reply.decode(SendReply.self).status == .delivered, "\(reply.line)")
         }
         for text in ["one", "two", "three"] { try await send(text) }
         try await bob.stop()
         bob = try await RunningNode.start(yaml: yaml, registry: Self.twoLoopbacks, directory: bobDirectory)
-        let kept = try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+        let kept = try await bob.client.call(.inbox(InboxRequest())).decode(InboxReply.self)
         #expect(kept.messages.map(\.text) == ["one", "two", "three"])
         #expect(kept.messages.map(\.seq) == [1, 2, 3])
         try await send("four")
         try await eventually("the new message arrived") {
-            try await bob.client.call(ControlRequest(cmd: "inbox", after: 3)).decode(InboxReply.self).messages.count == 1
+            try await bob.client.call(.inbox(InboxRequest(after: 3))).decode(InboxReply.self).messages.count == 1
         }
-        let after = try await bob.client.call(ControlRequest(cmd: "inbox", after: 3)).decode(InboxReply.self)
+        let after = try await bob.client.call(.inbox(InboxRequest(after: 3))).decode(InboxReply.self)
         #expect(after.messages.map(\.seq) == [4])  // never restarts at 1
         #expect(after.messages.map(\.text) == ["four"])
         #expect(after.totalReceived == 4)
@@ -168,16 +168,16 @@ struct NodeTests {
         #expect(try LocalIdentity.loadOrCreate(dataDirectory: alice.directory.path).peerID == alice.node.peerID)
 
         try await eventually("alice has a link to bob") {
-            try await alice.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers
+            try await alice.client.call(.peers).decode(PeersReply.self).peers
                 .contains { $0.peer == bob.node.peerID }
         }
-        _ = try await alice.client.call(ControlRequest(cmd: "send", peer: bob.node.peerID.hex, text: "sealed hello"))
+        _ = try await alice.client.call(.send(SendRequest(peer: bob.node.peerID.hex, text: "sealed hello")))
             .decode(SendReply.self)
         try await eventually("bob received it") {
-            try await bob.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages
+            try await bob.client.call(.inbox(InboxRequest())).decode(InboxReply.self).messages
                 .contains { $0.text == "sealed hello" && $0.from == alice.node.peerID }
         }
-        let status = try await bob.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let status = try await bob.client.call(.status).decode(StatusReply.self)
         #expect(status.stats.handshakeFailures == 0)
         try await alice.stop()
         try await bob.stop()
@@ -211,10 +211,10 @@ struct NodeTests {
         let unknown = try ControlReply(line: try await node.client.exchange(Array(#"{"cmd":"fly"}"#.utf8)))
         #expect(unknown.error?.contains("status, peers, routes, send, inbox") == true)
         // A peer with no route: queued (store and forward), not refused.
-        let queued = try await node.client.call(ControlRequest(cmd: "send", peer: valid, text: "x")).decode(SendReply.self)
+        let queued = try await node.client.call(.send(SendRequest(peer: valid, text: "x"))).decode(SendReply.self)
         #expect(queued.status == .queued)
         #expect(queued.peer.hex == valid)
-        #expect(try await node.client.call(ControlRequest(cmd: "status")).ok)
+        #expect(try await node.client.call(.status).ok)
         try await node.stop()
     }
 
@@ -234,12 +234,12 @@ struct NodeTests {
             return error.code == .nodeAlreadyRunning
                 && error.message.contains("another node is running with data dir \(directory.path)")
         }
-        #expect(try await first.client.call(ControlRequest(cmd: "status")).ok)
+        #expect(try await first.client.call(.status).ok)
 
         try await first.stop()
         #expect(!FileManager.default.fileExists(atPath: DataDirectory.controlSocketPath(directory.path)))
         await #expect {
-            _ = try await first.client.call(ControlRequest(cmd: "status"))
+            _ = try await first.client.call(.status)
         } throws: { error in
             guard let error = error as? MeshError else { return false }
             return error.code == .nodeNotRunning

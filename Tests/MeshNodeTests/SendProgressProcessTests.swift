@@ -25,7 +25,7 @@ struct SendProgressProcessTests {
              "--set", "http.listen=127.0.0.1:0"], home: directory.path)
         defer { stopProcess(node) }
         let client = ControlClient(dataDirectory: data)
-        try await eventually("the node answers", attempts: 1500) { try await client.call(ControlRequest(cmd: "status")).ok }
+        try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
         // A peer that is not there: the message is queued, which is all this needs.
         let peer = String(repeating: "ab", count: 32)
         let payload = [UInt8](repeating: 0x5A, count: 3 << 20)
@@ -47,7 +47,7 @@ struct SendProgressProcessTests {
         #expect(transcript.contains("MiB/s); the node is storing it"), "\(transcript)")
         #expect(transcript.contains("the node stored 3.0 MiB in "), "\(transcript)")
         #expect(transcript.contains("queued message"), "\(transcript)")
-        let outbox = try await client.call(ControlRequest(cmd: "outbox")).decode(OutboxReply.self)
+        let outbox = try await client.call(.outbox(MessageQuery())).decode(OutboxReply.self)
         #expect(outbox.total == 2)
     }
 }

@@ -54,10 +54,10 @@ struct StatusTextTests {
         try process.run()
         defer { stopProcess(process) }
         let client = ControlClient(dataDirectory: data)
-        try await eventually("the node answers", attempts: 1500) { try await client.call(ControlRequest(cmd: "status")).ok }
+        try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
 
         // --json: the TCP transport's real address (port 0 in the config).
-        let json = try await client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+        let json = try await client.call(.status).decode(StatusReply.self)
         let tcp = try #require(json.transports.first { $0.name == "tcp" })
         let bound = try #require(tcp.addresses.first)
         #expect(bound.hasPrefix("0.0.0.0:") && bound != "0.0.0.0:0", "\(tcp.addresses)")

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshStore
 import MeshTesting
 import Testing
 
@@ -40,7 +41,7 @@ struct StoreForwardProcessTests {
         var queued: [MessageID] = []
         let padding = String(repeating: ".", count: 2_000)
         for index in 0..<Self.messageCount {
-            let reply = try await clientA.call(ControlRequest(cmd: "send", peer: idB.hex, text: "message \(index) \(padding)"))
+            let reply = try await clientA.call(.send(SendRequest(peer: idB.hex, text: "message \(index) \(padding)")))
             let sent = try reply.decode(SendReply.self)
             #expect(sent.status == .queued)
             queued.append(sent.messageID)
@@ -51,7 +52,7 @@ struct StoreForwardProcessTests {
         try kill9(nodeA)
         nodeA = try startScmesh(argumentsA, home: home)
         try await waitUntilAnswering(clientA, "the restarted sender")
-        let outbox = try await clientA.call(ControlRequest(cmd: "outbox")).decode(OutboxReply.self)
+        let outbox = try await clientA.call(.outbox(MessageQuery())).decode(OutboxReply.self)
         #expect(outbox.total == Self.messageCount)
         #expect(outbox.messages.allSatisfy { $0.status == .queued && $0.waitingFor?.contains("link") == true })
 
@@ -80,7 +81,7 @@ struct StoreForwardProcessTests {
             try await inboxCount(clientB) == Self.messageCount
         }
         try await eventually("the sender's history shows all 200 delivered", attempts: 6000) {
-            let history = try await clientA.call(ControlRequest(cmd: "history", limit: 1000)).decode(HistoryReply.self)
+            let history = try await clientA.call(.history(MessageQuery(limit: 1000))).decode(HistoryReply.self)
             return history.outboundCounts == ["delivered": Self.messageCount]
         }
         try await expectExactlyOnce(clientB, queued: queued, from: try await peerID(clientA), padding: padding)
@@ -98,7 +99,7 @@ struct StoreForwardProcessTests {
         nodeB = try startScmesh(argumentsB, home: home)
         try await waitUntilAnswering(clientB, "the receiver after another restart")
         try await expectExactlyOnce(clientB, queued: queued, from: try await peerID(clientA), padding: padding)
-        let later = try await clientA.call(ControlRequest(cmd: "send", peer: idB.hex, text: "after everything", wait: true))
+        let later = try await clientA.call(.send(SendRequest(peer: idB.hex, text: "after everything", wait: true)))
             .decode(SendReply.self)
         #expect(later.status == .delivered)
         let newer = try await runScmesh(["inbox", "--data-dir", b, "--json", "--after", "\(Self.messageCount)"], home: home)
@@ -122,22 +123,22 @@ private func kill9(_ process: Process) throws {
 
 private func waitUntilAnswering(_ client: ControlClient, _ what: String) async throws {
     try await eventually("\(what) answers on its control socket", attempts: 1500) {
-        try await client.call(ControlRequest(cmd: "status")).ok
+        try await client.call(.status).ok
     }
 }
 
 private func inboxCount(_ client: ControlClient) async throws -> Int {
-    try await client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).inboxCount
+    try await client.call(.status).decode(StatusReply.self).inboxCount
 }
 
 private func peerID(_ client: ControlClient) async throws -> PeerID {
-    try await client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).peerID
+    try await client.call(.status).decode(StatusReply.self).peerID
 }
 
 /// The receiver's inbox holds exactly the queued messages, each once, with sequence
 /// numbers 1...200 (none was stored twice and dropped).
 private func expectExactlyOnce(_ client: ControlClient, queued: [MessageID], from sender: PeerID, padding: String) async throws {
-    let inbox = try await client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self)
+    let inbox = try await client.call(.inbox(InboxRequest())).decode(InboxReply.self)
     #expect(inbox.messages.count == queued.count)
     #expect(Set(inbox.messages.map(\.id)) == Set(queued))
     #expect(inbox.messages.allSatisfy { $0.from == sender })

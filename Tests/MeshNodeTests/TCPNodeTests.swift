@@ -300,7 +300,7 @@ private func attackWhileServingGoodPeer(
     }
     let goodLink = try #require(try await peers(of: target).first?.links.first, sourceLocation: sourceLocation)
     // Counters from here on are the attack's doing.
-    let before = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).stats
+    let before = try await target.client.call(.status).decode(StatusReply.self).stats
 
     // The good peer and the target exchange messages, both ways, until told to stop.
     let stop = StopFlag()
@@ -320,7 +320,7 @@ private func attackWhileServingGoodPeer(
     }
 
     // The node is sane: one peer, on the same link as before, its transport running.
-    let status = try await target.client.call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+    let status = try await target.client.call(.status).decode(StatusReply.self)
     #expect(status.peerCount == 1, sourceLocation: sourceLocation)
     #expect(status.transports.map(\.name) == ["tcp"], sourceLocation: sourceLocation)
     #expect(status.transports.first?.state == .running, sourceLocation: sourceLocation)
@@ -345,7 +345,7 @@ private func attackWhileServingGoodPeer(
     try await eventually("a new peer links to the target", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
         try await peerIDs(of: late) == [target.node.peerID]
     }
-    let reply = try await late.client.call(ControlRequest(cmd: "send", peer: target.node.peerID.hex, text: "late"))
+    let reply = try await late.client.call(.send(SendRequest(peer: target.node.peerID.hex, text: "late")))
     #expect(reply.ok, "\(reply.line)", sourceLocation: sourceLocation)
     try await eventually("the late peer's message arrives", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
         try await inboxTexts(of: target).last == "late"
@@ -379,7 +379,7 @@ private func exchange(
         for (sender, receiver) in [(a, b), (b, a)] {
             let text = "\(sender.node.peerID.short) -> \(receiver.node.peerID.short) #\(round)"
             let reply = try await sender.client.call(
-                ControlRequest(cmd: "send", peer: receiver.node.peerID.hex, text: text, wait: true, timeoutSeconds: 30))
+                NodeCommand.send(SendRequest(peer: receiver.node.peerID.hex, text: text, wait: true, timeoutSeconds: 30)))
             #expect(reply.ok, "send #\(round) failed: \(reply.line)")
             guard reply.ok else { return (fromA, fromB) }
             if sender.node.peerID == a.node.peerID { fromA.append(text) } else { fromB.append(text) }
@@ -391,7 +391,7 @@ private func exchange(
 }
 
 private func peers(of node: RunningNode) async throws -> [PeerSnapshot] {
-    try await node.client.call(ControlRequest(cmd: "peers")).decode(PeersReply.self).peers
+    try await node.client.call(.peers).decode(PeersReply.self).peers
 }
 
 private func peerIDs(of node: RunningNode) async throws -> [PeerID] {
@@ -399,5 +399,5 @@ private func peerIDs(of node: RunningNode) async throws -> [PeerID] {
 }
 
 private func inboxTexts(of node: RunningNode) async throws -> [String] {
-    try await node.client.call(ControlRequest(cmd: "inbox")).decode(InboxReply.self).messages.compactMap(\.text)
+    try await node.client.call(.inbox(InboxRequest())).decode(InboxReply.self).messages.compactMap(\.text)
 }

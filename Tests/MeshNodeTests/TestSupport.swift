@@ -42,7 +42,7 @@ struct RunningNode {
         let task = Task { try await node.run(handlingSignals: false) }
         let running = RunningNode(node: node, directory: directory, task: task)
         try await eventually("the control socket answers") {
-            try await running.client.call(ControlRequest(cmd: "status")).ok
+            try await running.client.call(.status).ok
         }
         return running
     }

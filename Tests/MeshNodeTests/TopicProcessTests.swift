@@ -38,10 +38,10 @@ struct TopicProcessTests {
         for index in 0..<Self.count { processes.append(try startScmesh(arguments(index), home: home)) }
         func client(_ index: Int) -> ControlClient { ControlClient(dataDirectory: directories[index]) }
         func topics(_ index: Int) async throws -> [TopicSnapshot] {
-            try await client(index).call(ControlRequest(cmd: "topics")).decode(TopicsReply.self).topics
+            try await client(index).call(.topics).decode(TopicsReply.self).topics
         }
         for index in 0..<Self.count {
-            try await eventually("node \(index) answers", attempts: 1500) { try await client(index).call(ControlRequest(cmd: "status")).ok }
+            try await eventually("node \(index) answers", attempts: 1500) { try await client(index).call(.status).ok }
         }
         // The seed's default topics are subscribed out of the box.
         let defaults = try await topics(0).filter(\.subscribed).map(\.topic)
@@ -76,7 +76,7 @@ struct TopicProcessTests {
         // Let anything still in flight land before counting (the last subscriber got
         // everything, so every relay on the way passed on all 20).
         try await eventually("the relays passed on every message", attempts: 500) {
-            let status = try await client(4).call(ControlRequest(cmd: "status")).decode(StatusReply.self)
+            let status = try await client(4).call(.status).decode(StatusReply.self)
             return status.stats.topics.accepted >= texts.count
         }
         for index in 0..<Self.count {
@@ -99,7 +99,7 @@ struct TopicProcessTests {
         kill(last.processIdentifier, SIGTERM)
         try await eventually("node 5 exits after SIGTERM", attempts: 1500) { !last.isRunning }
         processes[5] = try startScmesh(arguments(5), home: home)
-        try await eventually("node 5 answers again", attempts: 1500) { try await client(5).call(ControlRequest(cmd: "status")).ok }
+        try await eventually("node 5 answers again", attempts: 1500) { try await client(5).call(.status).ok }
         #expect(try await topics(5).first { $0.topic == Self.topic }?.subscribed == true)
         let unsubscribed = try await runScmesh(["unsubscribe", "--data-dir", directories[5], "/scmesh/relay/v1", "--json"], home: home)
         #expect(unsubscribed.status == 0, "\(unsubscribed.standardError)")

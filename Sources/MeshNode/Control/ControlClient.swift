@@ -7,7 +7,7 @@ import NIOPosix
 /// `send` and `inbox` use).
 ///
 /// ```swift
-/// let reply = try await ControlClient(dataDirectory: dir).call(ControlRequest(cmd: "status"))
+/// let reply = try await ControlClient(dataDirectory: dir).call(.status)
 /// let status = try reply.decode(StatusReply.self)
 /// ```
 public struct ControlClient: Sendable {
@@ -24,6 +24,14 @@ public struct ControlClient: Sendable {
     /// Sends one request and returns the node's reply (which may be `ok: false`).
     /// - Throws: `.nodeNotRunning` when no node answers; `.controlRequestFailed` when
     ///   the reply is not a JSON object.
+    public func call(_ command: NodeCommand) async throws -> ControlReply {
+        try await call(command.wire)
+    }
+
+    /// Sends one request as it travels on the socket (for a client that speaks the
+    /// wire form itself) and returns the node's reply (which may be `ok: false`).
+    /// - Throws: `.nodeNotRunning` when no node answers; `.controlRequestFailed` when
+    ///   the reply is not a JSON object.
     public func call(_ request: ControlRequest) async throws -> ControlReply {
         let line = try Array(ControlJSON.encoder().encode(request))
         return try ControlReply(line: await exchange(line))
@@ -35,11 +43,12 @@ public struct ControlClient: Sendable {
     /// again without the field, so it comes with the payloads (that node's default) instead
     /// of failing until that node restarts.
     /// - Returns: the reply (which may be `ok: false`).
-    /// - Throws: as ``call(_:)``.
+    /// - Throws: `.nodeNotRunning` when no node answers; `.controlRequestFailed` when
+    ///   the reply is not a JSON object.
     public func inbox(after: Int? = nil, limit: Int? = nil, payloads: Bool = true) async throws -> ControlReply {
-        let reply = try await call(ControlRequest(cmd: "inbox", after: after, limit: limit, payloads: payloads ? nil : false))
+        let reply = try await call(.inbox(InboxRequest(after: after, limit: limit, payloads: payloads ? nil : false)))
         guard !payloads, !reply.ok, reply.error?.hasPrefix(#"unknown request field "payloads""#) == true else { return reply }
-        return try await call(ControlRequest(cmd: "inbox", after: after, limit: limit))
+        return try await call(.inbox(InboxRequest(after: after, limit: limit)))
     }
 
     /// Sends one raw line (a newline is appended) and returns the reply line.

@@ -6,33 +6,33 @@ extension ControlHandler {
     /// `contacts`, `contacts_add`, `contacts_remove`, `contacts_block`,
     /// `contacts_unblock`, `contacts_allow_only`: each replies with the whole contact
     /// book afterwards. Changes reach the inbound filter at once.
-    package func contacts(_ request: ControlRequest) async throws -> ContactsReply {
+    package func contacts(_ request: ContactsRequest) async throws -> ContactsReply {
         let contacts = store.contacts
         var changed: String?
-        switch request.cmd {
-        case "contacts":
+        switch request {
+        case .list:
             break
-        case "contacts_add":
-            guard let alias = request.alias else {
+        case .add(let alias, let peerText, let note):
+            guard let alias else {
                 throw MeshError(.invalidArgument, "contacts_add needs \"alias\" (the name to use) and \"peer\" (64 hex characters)")
             }
-            let prefixed = try await request.peer.asyncFlatMap { try await resolvePeerPrefix($0, for: "contacts_add") }
-            guard let text = request.peer, let peer = PeerID(hex: text) ?? prefixed else {
+            let prefixed = try await peerText.asyncFlatMap { try await resolvePeerPrefix($0, for: "contacts_add") }
+            guard let text = peerText, let peer = PeerID(hex: text) ?? prefixed else {
                 throw MeshError(
                     .invalidArgument,
-                    "contacts_add needs \"peer\": the peer ID, 64 hex characters (`scmesh identity` on that node prints it), got \"\((request.peer ?? "").prefix(80))\"")
+                    "contacts_add needs \"peer\": the peer ID, 64 hex characters (`scmesh identity` on that node prints it), got \"\((peerText ?? "").prefix(80))\"")
             }
             if var existing = try await contacts.contact(peer: peer), existing.alias.hasPrefix(Self.blockedAliasPrefix) {
                 // A peer blocked before it had a name keeps its blocked flag under the new alias.
                 existing.alias = alias
-                existing.note = request.note ?? existing.note
+                existing.note = note ?? existing.note
                 try await contacts.save(existing)
             } else {
-                try await contacts.add(peer: peer, alias: alias, note: request.note)
+                try await contacts.add(peer: peer, alias: alias, note: note)
             }
             changed = "added \(alias.trimmingCharacters(in: .whitespacesAndNewlines)) = \(peer.hex)"
-        case "contacts_remove":
-            guard let name = request.alias ?? request.peer else {
+        case .remove(let name):
+            guard let name else {
                 throw MeshError(.invalidArgument, "contacts_remove needs \"alias\" (or \"peer\") of the contact to remove")
             }
             let (peer, alias) = try await resolvePeer(name, for: "contacts_remove")
@@ -42,9 +42,9 @@ extension ControlHandler {
             // The addresses its invitation gave are dialled no more.
             await router.forget(peer: peer)
             changed = "removed \(alias ?? peer.hex)"
-        case "contacts_block", "contacts_unblock":
-            let blocking = request.cmd == "contacts_block"
-            let (peer, alias) = try await resolvePeer(request.peer, for: request.cmd)
+        case .block(let name), .unblock(let name):
+            let blocking = request == .block(peer: name)
+            let (peer, alias) = try await resolvePeer(name, for: request.name)
             if alias == nil {
                 guard blocking else { throw MeshError(.invalidArgument, "peer \(peer.hex) is not a contact, so it is not blocked") }
                 // Blocking a stranger: it becomes a contact under a placeholder alias
@@ -58,14 +58,12 @@ extension ControlHandler {
                 try await contacts.setBlocked(blocking, peer: peer)
             }
             changed = "\(blocking ? "blocked" : "unblocked") \(alias ?? Self.blockedAliasPrefix + peer.short) (\(peer.hex))"
-        case "contacts_allow_only":
-            guard let on = request.on else {
+        case .allowOnly(let on):
+            guard let on else {
                 throw MeshError(.invalidArgument, "contacts_allow_only needs \"on\": true (accept messages only from contacts) or false")
             }
             try await contacts.setAllowListOnly(on)
             changed = on ? "allow-list mode on: messages from peers that are not contacts are dropped" : "allow-list mode off"
-        default:
-            throw MeshError(.controlRequestFailed, "unknown contacts command \"\(request.cmd)\"")
         }
         if changed != nil { try await contactFilter.reload() }
         return ContactsReply(

@@ -5,7 +5,7 @@ import MeshStore
 extension ControlHandler {
     /// `history`: the newest messages sent and received (for one peer, or all), with
     /// their status, and the outbound counts by status.
-    package func history(_ request: ControlRequest) async throws -> HistoryReply {
+    package func history(_ request: MessageQuery) async throws -> HistoryReply {
         var peer: PeerID?
         if request.peer != nil { peer = try await resolvePeer(request.peer, for: "history").0 }
         let limit = try Self.limit(request.limit, default: 100)
@@ -18,8 +18,8 @@ extension ControlHandler {
     }
 
     /// `trace`: one message's history entry and trace ("why did my message not arrive").
-    package func trace(_ request: ControlRequest) async throws -> TraceReply {
-        guard let text = request.id else {
+    package func trace(id text: String?) async throws -> TraceReply {
+        guard let text else {
             throw MeshError(.invalidArgument, "trace needs \"id\": the message ID (32 hex characters) that send printed")
         }
         guard let id = MessageID(hex: text) else {
@@ -45,7 +45,7 @@ extension ControlHandler {
     }
 
     /// `outbox`: what is on its way, for whom, since when, and why it still waits.
-    package func outbox(_ request: ControlRequest) async throws -> OutboxReply {
+    package func outbox(_ request: MessageQuery) async throws -> OutboxReply {
         var peer: PeerID?
         if request.peer != nil { peer = try await resolvePeer(request.peer, for: "outbox").0 }
         let limit = try Self.limit(request.limit, default: 1_000)
@@ -56,9 +56,7 @@ extension ControlHandler {
         let connected = Set(await router.peers().filter { !$0.links.isEmpty }.map(\.peer))
             .union(await router.routes().map(\.destination))
         let messages = entries.map { entry in
-            var message = HistoryMessage(entry, alias: aliases[entry.peer])
-            message.waitingFor = Self.waitingFor(entry, connected: connected.contains(entry.peer))
-            return message
+            HistoryMessage(entry, alias: aliases[entry.peer], waitingFor: Self.waitingFor(entry, connected: connected.contains(entry.peer)))
         }
         return OutboxReply(messages: messages, total: totals.messages, totalBytes: totals.bytes)
     }

@@ -15,12 +15,12 @@ extension ControlHandler {
 
     /// `invite`: a signed invitation to this node (peer ID, `node.name`, the addresses
     /// its transports listen on, an expiry `expires_seconds` from now, default 24 h).
-    package func invite(_ request: ControlRequest) async throws -> InviteReply {
+    package func invite(expiresSeconds: Double? = nil) async throws -> InviteReply {
         guard let signer = inviter else {
             throw MeshError(
                 .controlRequestFailed, "this node's identity has no Ed25519 key to sign an invitation with (it was built with a test identity)")
         }
-        let seconds = request.expiresSeconds ?? Self.defaultInvitationSeconds
+        let seconds = expiresSeconds ?? Self.defaultInvitationSeconds
         guard seconds.isFinite, seconds >= 60, seconds <= Self.maximumInvitationSeconds else {
             throw MeshError(
                 .invalidArgument, "an invitation is valid for 60 s to 30 days (\"expires_seconds\" 60 to 2592000), got \(seconds)")
@@ -72,7 +72,7 @@ extension ControlHandler {
     /// `join`: checks an invitation (format, signature, expiry, not this node's own),
     /// adds its node as a contact (`alias`, else its name, else `peer-<8 hex>`), and
     /// dials its addresses through this node's TCP transport.
-    package func join(_ request: ControlRequest) async throws -> JoinReply {
+    package func join(_ request: JoinRequest) async throws -> JoinReply {
         guard let text = request.invitation, !text.isEmpty else {
             throw MeshError(.invalidArgument, "join needs \"invitation\": the scmesh:… link that `scmesh invite` printed")
         }

@@ -12,7 +12,7 @@ extension ControlHandler {
     ///
     /// - Parameter rawPayload: the payload as bytes (the HTTP API's raw body, the
     ///   socket's binary body), instead of the request's `text` or `payload_base64`.
-    package func send(_ request: ControlRequest, rawPayload: [UInt8]? = nil) async throws -> SendReply {
+    package func send(_ request: SendRequest, rawPayload: [UInt8]? = nil) async throws -> SendReply {
         let payload: [UInt8]
         switch (request.text, request.payloadBase64) {
         case (nil, nil) where rawPayload != nil: payload = rawPayload!
@@ -34,7 +34,7 @@ extension ControlHandler {
     /// payload directory while it arrived: ``receivePayload(_:declaredBytes:)``). The
     /// request must carry no `text` or `payload_base64`. Takes ownership of `stored`:
     /// it is queued, or removed when the send fails.
-    package func send(_ request: ControlRequest, stored: any StoredPayload) async throws -> SendReply {
+    package func send(_ request: SendRequest, stored: any StoredPayload) async throws -> SendReply {
         let checked: CheckedSend
         do {
             checked = try await checkSend(request)
@@ -80,7 +80,7 @@ extension ControlHandler {
     ///   besides the raw body included), as ``send(_:rawPayload:)`` would; the router's
     ///   refusal (`.storeFull`, `.rateLimited`, `.relayDisabled`, `.messageTooLarge`) as
     ///   a ``MessageFailure`` naming the message ID.
-    package func checkSend(_ request: ControlRequest, declaredBytes: Int? = nil) async throws -> CheckedSend {
+    package func checkSend(_ request: SendRequest, declaredBytes: Int? = nil) async throws -> CheckedSend {
         guard request.text == nil, request.payloadBase64 == nil else {
             throw MeshError(.invalidArgument, "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both")
         }
@@ -115,7 +115,7 @@ extension ControlHandler {
         }
     }
 
-    private func send(_ request: ControlRequest, payload: SendPayload) async throws -> SendReply {
+    private func send(_ request: SendRequest, payload: SendPayload) async throws -> SendReply {
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         let checked = CheckedSend(
@@ -178,7 +178,7 @@ extension ControlHandler {
     /// A send request's message ID (the caller's or a new one), expiry, whether it
     /// waits, and how long.
     /// - Throws: `.invalidArgument` naming the bad field.
-    static func sendParameters(_ request: ControlRequest) throws -> (MessageID, Duration?, Bool, Double) {
+    static func sendParameters(_ request: SendRequest) throws -> (MessageID, Duration?, Bool, Double) {
         let id: MessageID
         if let text = request.id {
             guard let parsed = MessageID(hex: text) else {

@@ -39,20 +39,20 @@ extension ControlHandler {
     }
 
     /// `subscribe` (`topic`): joins the topic's mesh; replies with every topic.
-    package func subscribe(_ request: ControlRequest) async throws -> TopicsReply {
-        try await router.subscribe(to: try topicName(request))
+    package func subscribe(topic: String?) async throws -> TopicsReply {
+        try await router.subscribe(to: try topicName(topic, for: "subscribe"))
         return await topics()
     }
 
     /// `unsubscribe` (`topic`): leaves the topic's mesh; replies with every topic.
-    package func unsubscribe(_ request: ControlRequest) async throws -> TopicsReply {
-        try await router.unsubscribe(from: try topicName(request))
+    package func unsubscribe(topic: String?) async throws -> TopicsReply {
+        try await router.unsubscribe(from: try topicName(topic, for: "unsubscribe"))
         return await topics()
     }
 
     /// `publish` (`topic`, and `text` or `payload_base64`): one message to the topic.
-    package func publish(_ request: ControlRequest) async throws -> PublishReply {
-        let topic = try topicName(request)
+    package func publish(_ request: PublishRequest) async throws -> PublishReply {
+        let topic = try topicName(request.topic, for: "publish")
         let payload: [UInt8]
         switch (request.text, request.payloadBase64) {
         case (let text?, nil): payload = Array(text.utf8)
@@ -69,9 +69,9 @@ extension ControlHandler {
         return PublishReply(messageID: id, topic: topic, bytes: payload.count, meshPeers: mesh)
     }
 
-    private func topicName(_ request: ControlRequest) throws(MeshError) -> String {
-        guard let topic = request.topic else {
-            throw MeshError(.invalidArgument, "\(request.cmd) needs \"topic\", e.g. {\"cmd\":\"\(request.cmd)\",\"topic\":\"/scmesh/global/v1\"}")
+    private func topicName(_ topic: String?, for command: String) throws(MeshError) -> String {
+        guard let topic else {
+            throw MeshError(.invalidArgument, "\(command) needs \"topic\", e.g. {\"cmd\":\"\(command)\",\"topic\":\"/scmesh/global/v1\"}")
         }
         try TopicName.validate(topic)
         return topic

@@ -7,8 +7,8 @@ import TransportMDNS
 /// Answers control requests for one node. Never throws: every problem becomes an
 /// `{"ok":false,...}` reply.
 ///
-/// The node's one typed command layer: every command is a function taking the typed
-/// ``ControlRequest`` and returning its typed reply (``StatusReply``, ``SendReply``, ...)
+/// The node's one typed command layer: every ``NodeCommand`` is a function taking its
+/// typed request (``SendRequest``, ``MessageQuery``, ...) and returning its typed reply (``StatusReply``, ``SendReply``, ...)
 /// or throwing a ``MeshError``. The control socket (``respond(to:)``, JSON lines) and
 /// the HTTP API (module `MeshNodeHTTP`) both call these functions.
 ///
@@ -43,42 +43,43 @@ package struct ControlHandler: Sendable {
 
     /// The reply line (without newline) to one request line.
     func respond(to line: [UInt8]) async -> [UInt8] {
-        let request: ControlRequest
+        let command: NodeCommand
         switch Self.parse(line) {
-        case .success(let parsed): request = parsed
+        case .success(let parsed): command = parsed
         case .failure(let message): return ControlJSON.failure(message, code: MeshError.Code.controlRequestFailed.name)
         }
         do {
-            switch request.cmd {
-            case "status": return try ControlJSON.success(await status())
-            case "peers": return try ControlJSON.success(await peers())
-            case "routes": return try ControlJSON.success(await routes())
-            case "send": return try ControlJSON.success(await send(request))
-            case "inbox": return try ControlJSON.success(await inbox(request))
-            case "history": return try ControlJSON.success(await history(request))
-            case "trace": return try ControlJSON.success(await trace(request))
-            case "outbox": return try ControlJSON.success(await outbox(request))
-            case "settings": return try ControlJSON.success(await settings(request))
-            case "invite": return try ControlJSON.success(await invite(request))
-            case "join": return try ControlJSON.success(await join(request))
-            case "contacts", "contacts_add", "contacts_remove", "contacts_block", "contacts_unblock", "contacts_allow_only":
-                return try ControlJSON.success(await contacts(request))
-            case "topics": return try ControlJSON.success(await topics())
-            case "subscribe": return try ControlJSON.success(await subscribe(request))
-            case "unsubscribe": return try ControlJSON.success(await unsubscribe(request))
-            case "publish": return try ControlJSON.success(await publish(request))
-            default:
-                return ControlJSON.failure(
-                    "unknown cmd \"\(request.cmd)\" (known: \(ControlRequest.commands.joined(separator: ", ")))",
-                    code: MeshError.Code.controlRequestFailed.name)
-            }
+            return try await reply(to: command)
         } catch let failure as MessageFailure {
             return ControlJSON.failure(failure.error.message, code: failure.error.code.name, messageID: failure.messageID)
         } catch let error as MeshError {
             return ControlJSON.failure(error.message, code: error.code.name)
         } catch {
             // Not a MeshError: an internal failure (encoding a reply); its text is not for clients.
-            return ControlJSON.failure("the node could not answer \"\(request.cmd)\"", code: MeshError.Code.controlRequestFailed.name)
+            return ControlJSON.failure("the node could not answer \"\(command.name)\"", code: MeshError.Code.controlRequestFailed.name)
+        }
+    }
+
+    /// Runs one command and encodes its reply as the socket's `{"ok":true,…}` line.
+    /// - Throws: the command's ``MeshError`` or ``MessageFailure``.
+    package func reply(to command: NodeCommand) async throws -> [UInt8] {
+        switch command {
+        case .status: try ControlJSON.success(await status())
+        case .peers: try ControlJSON.success(await peers())
+        case .routes: try ControlJSON.success(await routes())
+        case .send(let request): try ControlJSON.success(await send(request))
+        case .inbox(let request): try ControlJSON.success(await inbox(request))
+        case .history(let query): try ControlJSON.success(await history(query))
+        case .trace(let id): try ControlJSON.success(await trace(id: id))
+        case .outbox(let query): try ControlJSON.success(await outbox(query))
+        case .contacts(let request): try ControlJSON.success(await contacts(request))
+        case .topics: try ControlJSON.success(await topics())
+        case .subscribe(let topic): try ControlJSON.success(await subscribe(topic: topic))
+        case .unsubscribe(let topic): try ControlJSON.success(await unsubscribe(topic: topic))
+        case .publish(let request): try ControlJSON.success(await publish(request))
+        case .settings(let request): try ControlJSON.success(await settings(request))
+        case .invite(let expiresSeconds): try ControlJSON.success(await invite(expiresSeconds: expiresSeconds))
+        case .join(let request): try ControlJSON.success(await join(request))
         }
     }
 
@@ -108,7 +109,7 @@ package struct ControlHandler: Sendable {
     /// `inbox`: received messages with a sequence number above `after`, at most `limit`;
     /// with `payloads` false, without their payloads (a payload kept in a file is not
     /// read, but for its first ``InboxReply/headBytes`` bytes).
-    package func inbox(_ request: ControlRequest) async throws -> InboxReply {
+    package func inbox(_ request: InboxRequest) async throws -> InboxReply {
         if let after = request.after, after < 0 {
             throw MeshError(.invalidArgument, "\"after\" must be 0 or more, got \(after)")
         }
@@ -144,7 +145,7 @@ package struct ControlHandler: Sendable {
     /// transport switches to that mode at once (``MDNSTransport/setDiscoveryMode(_:)``)
     /// and the mode is saved in the data directory (``SavedDiscoveryMode``), so that it
     /// holds across restarts.
-    package func settings(_ request: ControlRequest) async throws -> SettingsReply {
+    package func settings(_ request: SettingsRequest) async throws -> SettingsReply {
         let mdns = transports.compactMap { $0 as? MDNSTransport }
         var discoveryMode: MDNSTransport.DiscoveryMode?
         if let word = request.discoveryMode {
@@ -227,18 +228,31 @@ package struct ControlHandler: Sendable {
 
     /// A request line, decoded or refused.
     package enum ParsedRequest: Sendable {
-        /// The request.
-        case success(ControlRequest)
+        /// The command.
+        case success(NodeCommand)
         /// Why it was refused, as the reply's `error` says.
         case failure(String)
     }
 
-    /// Decodes one request line (unknown fields refused).
-    package static func parse(_ line: [UInt8]) -> ParsedRequest {
+    /// Decodes one request line into its command (unknown fields and commands refused).
+    /// - Parameter implied: the command of a request without `cmd` (the HTTP API's
+    ///   send body); nil: `cmd` is required.
+    package static func parse(_ line: [UInt8], implied: String? = nil) -> ParsedRequest {
+        let decoder = ControlJSON.decoder()
+        if let implied { decoder.userInfo[ControlRequest.impliedCommand] = implied }
+        let request: ControlRequest
         do {
-            return .success(try ControlJSON.decoder().decode(ControlRequest.self, from: Data(line)))
+            request = try decoder.decode(ControlRequest.self, from: Data(line))
         } catch {
             return .failure(describeParseError(error))
+        }
+        if let implied, request.cmd != implied {
+            return .failure("this route only takes \"\(implied)\"; \"cmd\" must be \"\(implied)\" or absent")
+        }
+        do {
+            return .success(try NodeCommand(request))
+        } catch {
+            return .failure(error.message)
         }
     }
 

@@ -1,8 +1,10 @@
 import Foundation
 import MeshCore
 
-/// One request on the control socket: a JSON object on one line. Every command and
-/// its fields are listed in docs/api.md ("Control socket").
+/// One request on the control socket as it travels: a JSON object on one line. Every
+/// command and its fields are listed in docs/api.md ("Control socket"). The node turns
+/// it into a typed ``NodeCommand`` as it arrives (``NodeCommand/init(_:)``), and a
+/// client makes it from one (``NodeCommand/wire``).
 ///
 /// ```json
 /// {"cmd":"status"}
@@ -14,7 +16,7 @@ import MeshCore
 /// {"cmd":"contacts_add","alias":"bob","peer":"<64 hex>","note":"from the meetup"}
 /// ```
 public struct ControlRequest: Codable, Sendable, Hashable {
-    /// The command: one of ``commands``.
+    /// The command: one of ``NodeCommand/names``.
     public var cmd: String
     /// The peer: a 64-hex-character peer ID or a contact's alias (`send`, `history`,
     /// `outbox`, `contacts_add`, `contacts_remove`, `contacts_block`, `contacts_unblock`).
@@ -101,13 +103,6 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         self.payloads = payloads
     }
 
-    /// The commands a node answers.
-    public static let commands = [
-        "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
-        "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish", "settings",
-        "invite", "join",
-    ]
-
     /// The request fields, as they are spelled on the socket.
     public static let fields = CodingKeys.allCases.map { ControlHandler.snakeCase($0.rawValue) }
 
@@ -123,6 +118,10 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         case emergency, discoveryMode, payloads
     }
 
+    /// The decoder setting (a `String`) that names the command of a request without
+    /// `cmd`: the HTTP API's send body is a request whose command its route implies.
+    static let impliedCommand = CodingUserInfoKey(rawValue: "scmesh.impliedCommand")!
+
     /// A request field no command knows (a typo such as `"limt"`): rejected like an
     /// unknown config key rather than ignored.
     struct UnknownField: Error {
@@ -137,7 +136,11 @@ public struct ControlRequest: Codable, Sendable, Hashable {
             throw UnknownField(name: unknown.stringValue)
         }
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        cmd = try container.decode(String.self, forKey: .cmd)
+        if !container.contains(.cmd), let implied = decoder.userInfo[Self.impliedCommand] as? String {
+            cmd = implied
+        } else {
+            cmd = try container.decode(String.self, forKey: .cmd)
+        }
         peer = try container.decodeIfPresent(String.self, forKey: .peer)
         text = try container.decodeIfPresent(String.self, forKey: .text)
         payloadBase64 = try container.decodeIfPresent(String.self, forKey: .payloadBase64)

@@ -3,56 +3,48 @@ import MeshCore
 import MeshStore
 
 /// One message in a `history`, `trace` or `outbox` reply: what the store remembers of
-/// it (MeshStore's `HistoryEntry`), with the peer's alias.
+/// it (``HistoryEntry``, the one model of a message's history), with the peer's alias
+/// and, in `outbox`, why it waits. On the wire the entry's fields sit beside `alias`
+/// and `waiting_for` in one object; in Swift they read through (`message.status`).
+@dynamicMemberLookup
 public struct HistoryMessage: Codable, Sendable, Hashable {
-    /// The message ID.
-    public var id: MessageID
-    /// `outbound` (sent by this node) or `inbound` (received).
-    public var direction: MessageDirection
-    /// The destination of an outbound message, the sender of an inbound one.
-    public var peer: PeerID
+    /// The store's entry.
+    public var entry: HistoryEntry
     /// The peer's alias, when it is a contact.
     public var alias: String?
-    /// Payload bytes.
-    public var bytes: Int
-    /// `queued`, `sent`, `delivered`, `failed` or `expired` (outbound); `received`
-    /// (inbound). New statuses may be added.
-    public var status: MessageStatus
-    /// The transport of the last hop that took it (or brought it).
-    public var transport: String?
-    /// The last reason recorded: why an attempt failed, why it expired.
-    public var reason: String?
-    /// When it was queued (outbound) or received (inbound).
-    public var createdAt: Date
-    /// When the next hop first took it.
-    public var sentAt: Date?
-    /// When the destination's receipt arrived.
-    public var deliveredAt: Date?
-    /// When it failed or expired.
-    public var failedAt: Date?
-    /// When it expires if not delivered (outbound).
-    public var expiresAt: Date?
-    /// How many times it was taken for sending.
-    public var attempts: Int
     /// `outbox` only: why it is still waiting, in one line.
     public var waitingFor: String?
 
     /// The reply form of a history entry.
-    public init(_ entry: HistoryEntry, alias: String?) {
-        id = entry.id
-        direction = entry.direction
-        peer = entry.peer
+    public init(_ entry: HistoryEntry, alias: String?, waitingFor: String? = nil) {
+        self.entry = entry
         self.alias = alias
-        bytes = entry.bytes
-        status = entry.status
-        transport = entry.transport
-        reason = entry.reason
-        createdAt = entry.createdAt
-        sentAt = entry.sentAt
-        deliveredAt = entry.deliveredAt
-        failedAt = entry.failedAt
-        expiresAt = entry.expiresAt
-        attempts = entry.attempts
+        self.waitingFor = waitingFor
+    }
+
+    /// A field of the entry (`id`, `status`, `createdAt`, ...).
+    public subscript<Value>(dynamicMember field: KeyPath<HistoryEntry, Value>) -> Value {
+        entry[keyPath: field]
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case alias, waitingFor
+    }
+
+    /// Decodes the entry's fields and `alias`, `waiting_for` from one object.
+    public init(from decoder: any Decoder) throws {
+        entry = try HistoryEntry(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        alias = try container.decodeIfPresent(String.self, forKey: .alias)
+        waitingFor = try container.decodeIfPresent(String.self, forKey: .waitingFor)
+    }
+
+    /// Encodes the entry's fields and `alias`, `waiting_for` into one object.
+    public func encode(to encoder: any Encoder) throws {
+        try entry.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(alias, forKey: .alias)
+        try container.encodeIfPresent(waitingFor, forKey: .waitingFor)
     }
 }
 

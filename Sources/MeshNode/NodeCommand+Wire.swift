@@ -1,0 +1,114 @@
+import MeshCore
+
+extension NodeCommand {
+    /// The command a control-socket request names, with the request fields it reads
+    /// (fields another command reads are ignored).
+    /// - Throws: `.controlRequestFailed` naming the known commands when `cmd` is none of them.
+    public init(_ request: ControlRequest) throws(MeshError) {
+        switch request.cmd {
+        case "status": self = .status
+        case "peers": self = .peers
+        case "routes": self = .routes
+        case "send":
+            self = .send(
+                SendRequest(
+                    peer: request.peer, text: request.text, payloadBase64: request.payloadBase64, id: request.id,
+                    expiresSeconds: request.expiresSeconds, wait: request.wait, timeoutSeconds: request.timeoutSeconds,
+                    emergency: request.emergency))
+        case "inbox": self = .inbox(InboxRequest(after: request.after, limit: request.limit, payloads: request.payloads))
+        case "history": self = .history(MessageQuery(peer: request.peer, limit: request.limit))
+        case "trace": self = .trace(id: request.id)
+        case "outbox": self = .outbox(MessageQuery(peer: request.peer, limit: request.limit))
+        case "contacts": self = .contacts(.list)
+        case "contacts_add": self = .contacts(.add(alias: request.alias, peer: request.peer, note: request.note))
+        case "contacts_remove": self = .contacts(.remove(request.alias ?? request.peer))
+        case "contacts_block": self = .contacts(.block(peer: request.peer))
+        case "contacts_unblock": self = .contacts(.unblock(peer: request.peer))
+        case "contacts_allow_only": self = .contacts(.allowOnly(request.on))
+        case "topics": self = .topics
+        case "subscribe": self = .subscribe(topic: request.topic)
+        case "unsubscribe": self = .unsubscribe(topic: request.topic)
+        case "publish": self = .publish(PublishRequest(topic: request.topic, text: request.text, payloadBase64: request.payloadBase64))
+        case "settings":
+            self = .settings(
+                SettingsRequest(
+                    relayEnabled: request.relayEnabled, relayMaxPerHour: request.relayMaxPerHour,
+                    relayNeighbourShare: request.relayNeighbourShare, relayBatteryFloorPercent: request.relayBatteryFloorPercent,
+                    discoveryMode: request.discoveryMode))
+        case "invite": self = .invite(expiresSeconds: request.expiresSeconds)
+        case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
+        default:
+            throw MeshError(
+                .controlRequestFailed, "unknown cmd \"\(request.cmd)\" (known: \(Self.names.joined(separator: ", ")))")
+        }
+    }
+
+    /// The command as a control-socket request: the line ``ControlClient`` sends.
+    public var wire: ControlRequest {
+        var request = ControlRequest(cmd: name)
+        switch self {
+        case .status, .peers, .routes, .topics:
+            break
+        case .send(let send):
+            request.peer = send.peer
+            request.text = send.text
+            request.payloadBase64 = send.payloadBase64
+            request.id = send.id
+            request.expiresSeconds = send.expiresSeconds
+            request.wait = send.wait
+            request.timeoutSeconds = send.timeoutSeconds
+            request.emergency = send.emergency
+        case .inbox(let inbox):
+            request.after = inbox.after
+            request.limit = inbox.limit
+            request.payloads = inbox.payloads
+        case .history(let query), .outbox(let query):
+            request.peer = query.peer
+            request.limit = query.limit
+        case .trace(let id):
+            request.id = id
+        case .contacts(.list):
+            break
+        case .contacts(.add(let alias, let peer, let note)):
+            request.alias = alias
+            request.peer = peer
+            request.note = note
+        case .contacts(.remove(let name)):
+            request.alias = name
+        case .contacts(.block(let peer)), .contacts(.unblock(let peer)):
+            request.peer = peer
+        case .contacts(.allowOnly(let on)):
+            request.on = on
+        case .subscribe(let topic), .unsubscribe(let topic):
+            request.topic = topic
+        case .publish(let publish):
+            request.topic = publish.topic
+            request.text = publish.text
+            request.payloadBase64 = publish.payloadBase64
+        case .settings(let settings):
+            request.relayEnabled = settings.relayEnabled
+            request.relayMaxPerHour = settings.relayMaxPerHour
+            request.relayNeighbourShare = settings.relayNeighbourShare
+            request.relayBatteryFloorPercent = settings.relayBatteryFloorPercent
+            request.discoveryMode = settings.discoveryMode
+        case .invite(let expiresSeconds):
+            request.expiresSeconds = expiresSeconds
+        case .join(let join):
+            request.invitation = join.invitation
+            request.alias = join.alias
+        }
+        return request
+    }
+}
+
+extension NodeCommand: Codable {
+    /// Decodes a control-socket request (``ControlRequest``, unknown fields refused) into its command.
+    public init(from decoder: any Decoder) throws {
+        self = try NodeCommand(ControlRequest(from: decoder))
+    }
+
+    /// Encodes the command as its control-socket request (``wire``).
+    public func encode(to encoder: any Encoder) throws {
+        try wire.encode(to: encoder)
+    }
+}

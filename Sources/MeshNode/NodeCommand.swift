@@ -1,0 +1,237 @@
+import MeshCore
+
+/// One command a node answers, with its typed request: what the control socket, the
+/// HTTP API and the `scmesh` CLI share.
+///
+/// The control socket's JSON line (``ControlRequest``, `{"cmd":"send",…}`) becomes a
+/// command at the socket's edge (``init(_:)``) and a command becomes that line again
+/// in ``ControlClient`` (``wire``); the HTTP handlers build commands from paths, query
+/// strings and bodies and call ``ControlHandler``'s functions with their requests.
+///
+/// ```swift
+/// let reply = try await ControlClient(dataDirectory: dir).call(.history(MessageQuery(peer: "bob", limit: 20)))
+/// ```
+public enum NodeCommand: Sendable, Hashable {
+    /// `status`: identity, uptime, transports, counts and counters (``StatusReply``).
+    case status
+    /// `peers`: every peer with a live link (``PeersReply``).
+    case peers
+    /// `routes`: the route table (``RoutesReply``).
+    case routes
+    /// `send`: one message to a peer (``SendReply``).
+    case send(SendRequest)
+    /// `inbox`: received messages (``InboxReply``).
+    case inbox(InboxRequest)
+    /// `history`: messages sent and received, newest first (``HistoryReply``).
+    case history(MessageQuery)
+    /// `trace`: one message's history entry and trace (``TraceReply``); `id` is its
+    /// message ID in hex.
+    case trace(id: String?)
+    /// `outbox`: the messages on their way (``OutboxReply``).
+    case outbox(MessageQuery)
+    /// `contacts` and its changes (`contacts_add`, …): the contact book (``ContactsReply``).
+    case contacts(ContactsRequest)
+    /// `topics`: every topic the node knows (``TopicsReply``).
+    case topics
+    /// `subscribe`: joins a topic's mesh (``TopicsReply``).
+    case subscribe(topic: String?)
+    /// `unsubscribe`: leaves a topic's mesh (``TopicsReply``).
+    case unsubscribe(topic: String?)
+    /// `publish`: one message to a topic (``PublishReply``).
+    case publish(PublishRequest)
+    /// `settings`: the run-time settings, changed first as the request says (``SettingsReply``).
+    case settings(SettingsRequest)
+    /// `invite`: a signed invitation valid for `expiresSeconds` (default 24 h) (``InviteReply``).
+    case invite(expiresSeconds: Double?)
+    /// `join`: accepts another node's invitation (``JoinReply``).
+    case join(JoinRequest)
+
+    /// The command's word on the control socket (`"status"`, `"contacts_add"`, …).
+    public var name: String {
+        switch self {
+        case .status: "status"
+        case .peers: "peers"
+        case .routes: "routes"
+        case .send: "send"
+        case .inbox: "inbox"
+        case .history: "history"
+        case .trace: "trace"
+        case .outbox: "outbox"
+        case .contacts(let request): request.name
+        case .topics: "topics"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .publish: "publish"
+        case .settings: "settings"
+        case .invite: "invite"
+        case .join: "join"
+        }
+    }
+
+    /// Every command word the control socket knows.
+    public static let names = [
+        "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
+        "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish", "settings",
+        "invite", "join",
+    ]
+}
+
+/// The request of `send`: the destination, the payload (``text`` or
+/// ``payloadBase64``, or a raw body on the HTTP API) and how to send it.
+public struct SendRequest: Sendable, Hashable {
+    /// The destination: a 64-hex-character peer ID, its unique start, or a contact's alias.
+    public var peer: String?
+    /// The payload as UTF-8 text.
+    public var text: String?
+    /// The payload as base64 (instead of ``text``).
+    public var payloadBase64: String?
+    /// The message ID to use (32 hex characters), so that a retry is idempotent.
+    public var id: String?
+    /// How long the message may wait for delivery, in seconds (default
+    /// `store.default_expiry_seconds`).
+    public var expiresSeconds: Double?
+    /// Reply only once the destination's receipt arrived (or the timeout passed).
+    public var wait: Bool?
+    /// With ``wait``: how long to wait, in seconds (default 60).
+    public var timeoutSeconds: Double?
+    /// Send it as an emergency (flooded ahead of every queue, within `flood.emergency_per_hour`).
+    public var emergency: Bool?
+
+    /// Creates a request.
+    public init(
+        peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, id: String? = nil,
+        expiresSeconds: Double? = nil, wait: Bool? = nil, timeoutSeconds: Double? = nil, emergency: Bool? = nil
+    ) {
+        self.peer = peer
+        self.text = text
+        self.payloadBase64 = payloadBase64
+        self.id = id
+        self.expiresSeconds = expiresSeconds
+        self.wait = wait
+        self.timeoutSeconds = timeoutSeconds
+        self.emergency = emergency
+    }
+}
+
+/// The request of `inbox`: which received messages, and whether with their payloads.
+public struct InboxRequest: Sendable, Hashable {
+    /// Only messages with a sequence number above this.
+    public var after: Int?
+    /// At most this many.
+    public var limit: Int?
+    /// Whether the reply carries each payload (default true); see ``ControlRequest/payloads``.
+    public var payloads: Bool?
+
+    /// Creates a request.
+    public init(after: Int? = nil, limit: Int? = nil, payloads: Bool? = nil) {
+        self.after = after
+        self.limit = limit
+        self.payloads = payloads
+    }
+}
+
+/// The request of `history` and `outbox`: one peer's messages or everyone's, at most ``limit``.
+public struct MessageQuery: Sendable, Hashable {
+    /// The peer (ID, its unique start, or alias); nil for every peer.
+    public var peer: String?
+    /// At most this many (default 100 for `history`, 1000 for `outbox`).
+    public var limit: Int?
+
+    /// Creates a request.
+    public init(peer: String? = nil, limit: Int? = nil) {
+        self.peer = peer
+        self.limit = limit
+    }
+}
+
+/// The contacts commands: listing the book, or one change to it. Each replies with
+/// the whole book afterwards.
+public enum ContactsRequest: Sendable, Hashable {
+    /// `contacts`: the book as it is.
+    case list
+    /// `contacts_add`: names `peer` (a peer ID or its unique start) `alias`, with a free note.
+    case add(alias: String?, peer: String?, note: String?)
+    /// `contacts_remove`: removes the contact named (alias or peer).
+    case remove(String?)
+    /// `contacts_block`: drops the peer's messages (a stranger becomes a blocked contact).
+    case block(peer: String?)
+    /// `contacts_unblock`: accepts the peer's messages again.
+    case unblock(peer: String?)
+    /// `contacts_allow_only`: accept messages only from contacts (true) or from anyone.
+    case allowOnly(Bool?)
+
+    /// The command's word on the control socket.
+    public var name: String {
+        switch self {
+        case .list: "contacts"
+        case .add: "contacts_add"
+        case .remove: "contacts_remove"
+        case .block: "contacts_block"
+        case .unblock: "contacts_unblock"
+        case .allowOnly: "contacts_allow_only"
+        }
+    }
+}
+
+/// The request of `publish`: a topic and the payload (``text`` or ``payloadBase64``).
+public struct PublishRequest: Sendable, Hashable {
+    /// The topic, e.g. `/scmesh/global/v1`.
+    public var topic: String?
+    /// The payload as UTF-8 text.
+    public var text: String?
+    /// The payload as base64 (instead of ``text``).
+    public var payloadBase64: String?
+
+    /// Creates a request.
+    public init(topic: String? = nil, text: String? = nil, payloadBase64: String? = nil) {
+        self.topic = topic
+        self.text = text
+        self.payloadBase64 = payloadBase64
+    }
+}
+
+/// The request of `settings`: the changes to make first (none: only read them).
+/// Changes last until the node stops, but for ``discoveryMode``, which is saved.
+public struct SettingsRequest: Sendable, Hashable {
+    /// Switch relaying (= sending and receiving) on or off.
+    public var relayEnabled: Bool?
+    /// The relay's hourly budget (`relay.max_per_hour`; 0 = no limit).
+    public var relayMaxPerHour: Int?
+    /// One neighbour's share of it (`relay.neighbour_share`, 0 < share ≤ 1).
+    public var relayNeighbourShare: Double?
+    /// The battery floor in percent (`relay.battery_floor_percent`, 0…100).
+    public var relayBatteryFloorPercent: Int?
+    /// What the mDNS transports reveal: `normal`, `cautious` or `paranoid`.
+    public var discoveryMode: String?
+
+    /// Creates a request.
+    public init(
+        relayEnabled: Bool? = nil, relayMaxPerHour: Int? = nil, relayNeighbourShare: Double? = nil,
+        relayBatteryFloorPercent: Int? = nil, discoveryMode: String? = nil
+    ) {
+        self.relayEnabled = relayEnabled
+        self.relayMaxPerHour = relayMaxPerHour
+        self.relayNeighbourShare = relayNeighbourShare
+        self.relayBatteryFloorPercent = relayBatteryFloorPercent
+        self.discoveryMode = discoveryMode
+    }
+
+    /// Whether it changes any relay budget.
+    public var changesBudgets: Bool {
+        relayMaxPerHour != nil || relayNeighbourShare != nil || relayBatteryFloorPercent != nil
+    }
+}
+
+/// The request of `join`: another node's invitation and the alias to give that node.
+public struct JoinRequest: Sendable, Hashable {
+    /// The invitation link (`scmesh:…`) that `invite` made on the other node.
+    public var invitation: String?
+    /// The alias to give the inviting node (default: its name from the invitation).
+    public var alias: String?
+
+    /// Creates a request.
+    public init(invitation: String? = nil, alias: String? = nil) {
+        self.invitation = invitation
+        self.alias = alias
+    }
+}

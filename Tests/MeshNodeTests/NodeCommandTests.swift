@@ -1,0 +1,81 @@
+import Foundation
+import MeshCore
+import MeshNode
+import MeshStore
+import Testing
+
+/// The typed command layer against the control socket's JSON: every command word
+/// becomes a command and travels back as the same line; the history model keeps the
+/// reply's shape.
+@Suite("NodeCommand")
+struct NodeCommandTests {
+    static func decode(_ line: String) throws -> NodeCommand {
+        try ControlJSON.decoder().decode(NodeCommand.self, from: Data(line.utf8))
+    }
+
+    static func encode(_ value: some Encodable) throws -> String {
+        String(decoding: try ControlJSON.encoder().encode(value), as: UTF8.self)
+    }
+
+    @Test("every command word decodes to the command of that name and encodes back to it")
+    func everyWord() throws {
+        #expect(NodeCommand.names.count == 21)
+        for name in NodeCommand.names {
+            let command = try Self.decode(#"{"cmd":"\#(name)"}"#)
+            #expect(command.name == name)
+            #expect(try Self.encode(command) == #"{"cmd":"\#(name)"}"#)
+        }
+    }
+
+    @Test("each command's fields travel both ways unchanged", arguments: [
+        #"{"cmd":"send","emergency":true,"expires_seconds":30,"id":"00112233445566778899aabbccddeeff","payload_base64":"aGk=","peer":"bob","text":"hi","timeout_seconds":5,"wait":true}"#,
+        #"{"after":3,"cmd":"inbox","limit":10,"payloads":false}"#,
+        #"{"cmd":"history","limit":50,"peer":"bob"}"#,
+        #"{"cmd":"outbox","limit":5,"peer":"carol"}"#,
+        #"{"cmd":"trace","id":"00112233445566778899aabbccddeeff"}"#,
+        #"{"alias":"bob","cmd":"contacts_add","note":"met","peer":"abcd"}"#,
+        #"{"alias":"bob","cmd":"contacts_remove"}"#,
+        #"{"cmd":"contacts_block","peer":"abcd"}"#,
+        #"{"cmd":"contacts_unblock","peer":"abcd"}"#,
+        #"{"cmd":"contacts_allow_only","on":true}"#,
+        #"{"cmd":"subscribe","topic":"/t"}"#,
+        #"{"cmd":"unsubscribe","topic":"/t"}"#,
+        #"{"cmd":"publish","payload_base64":"aGk=","text":"hi","topic":"/t"}"#,
+        #"{"cmd":"settings","discovery_mode":"cautious","relay_battery_floor_percent":20,"relay_enabled":false,"relay_max_per_hour":100,"relay_neighbour_share":0.5}"#,
+        #"{"cmd":"invite","expires_seconds":600}"#,
+        #"{"alias":"alice","cmd":"join","invitation":"scmesh:x"}"#,
+    ])
+    func roundTrip(line: String) throws {
+        #expect(try Self.encode(Self.decode(line)) == line)
+    }
+
+    @Test("contacts_remove takes the contact by peer when the request names no alias")
+    func removeByPeer() throws {
+        #expect(try Self.decode(#"{"cmd":"contacts_remove","peer":"abcd"}"#) == .contacts(.remove("abcd")))
+    }
+
+    @Test("an unknown command word is refused naming the known ones")
+    func unknownWord() throws {
+        #expect {
+            try Self.decode(#"{"cmd":"statsu"}"#)
+        } throws: { error in
+            let message = (error as? MeshError)?.message ?? ""
+            return message.hasPrefix(#"unknown cmd "statsu" (known: status, peers, routes"#)
+        }
+    }
+
+    @Test("a history message is the store's entry with alias and waiting_for beside its fields")
+    func historyMessageShape() throws {
+        let line =
+            #"{"alias":"bob","attempts":2,"bytes":5,"created_at":"2026-01-02T03:04:05Z","delivered_at":"2026-01-02T03:04:07Z","direction":"outbound","expires_at":"2026-01-03T03:04:05Z","failed_at":"2026-01-02T03:04:08Z","id":"00112233445566778899aabbccddeeff","peer":"\#(String(repeating: "ab", count: 32))","reason":"no link","sent_at":"2026-01-02T03:04:06Z","status":"delivered","transport":"tcp","waiting_for":"a retry"}"#
+        let message = try ControlJSON.decoder().decode(HistoryMessage.self, from: Data(line.utf8))
+        #expect(message.alias == "bob")
+        #expect(message.status == .delivered)
+        #expect(message.attempts == 2)
+        #expect(try Self.encode(message) == line)
+        var bare = message
+        bare.alias = nil
+        bare.waitingFor = nil
+        #expect(try Self.encode(bare) == (try Self.encode(message.entry)))
+    }
+}

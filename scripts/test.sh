@@ -43,6 +43,9 @@ cleanup_steps+=("scripts/avahi/stop.sh")
 python3 scripts/lint/blocking-calls-in-tests.py
 # Every relative link (and #anchor) in every Markdown file resolves.
 python3 scripts/lint/markdown-links.py
+# The formatter's settings (.swift-format) hold for every Swift file; `swift format
+# --in-place --recursive --parallel Sources Tests Benchmarks Plugins Fuzz` applies them.
+step "swift format lint" swift format lint --strict --recursive --parallel Sources Tests Benchmarks Plugins Fuzz
 
 # SwiftPM plans a build again whenever what it builds changes (`swift build`, then
 # `swift test`, which adds the tests), and passes a package's enabled traits as -D flags

@@ -18,7 +18,8 @@ struct BenchFigure: Sendable {
     var line: String {
         var text = "\(name): \(Self.format(value)) \(unit)"
         if let baseline, let ratio {
-            text += "  | baseline \(baseline.name): \(Self.format(baseline.value)) \(unit)  | ratio \(Self.format(ratio))"
+            text +=
+                "  | baseline \(baseline.name): \(Self.format(baseline.value)) \(unit)  | ratio \(Self.format(ratio))"
         }
         return text
     }

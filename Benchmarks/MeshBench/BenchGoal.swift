@@ -19,6 +19,7 @@ struct BenchGoal {
     var line: String {
         guard let ratio else { return "goal \(label): not measured" }
         let met = higherIsBetter ? ratio >= goal : ratio <= goal
-        return "goal \(label): ratio \(BenchFigure.format(ratio)) (goal \(higherIsBetter ? "≥" : "≤") \(BenchFigure.format(goal)), \(met ? "met" : "not met"))"
+        return
+            "goal \(label): ratio \(BenchFigure.format(ratio)) (goal \(higherIsBetter ? "≥" : "≤") \(BenchFigure.format(goal)), \(met ? "met" : "not met"))"
     }
 }

@@ -51,22 +51,33 @@ enum CLIBench {
     /// default one, so both meet the same machine load.
     static func bulk(nodeSettings: [String] = [], otherClient: String? = nil) async throws -> [BenchFigure] {
         guard FileManager.default.isExecutableFile(atPath: scmesh) else {
-            throw MeshError(.invalidArgument, "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release")
+            throw MeshError(
+                .invalidArgument,
+                "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release"
+            )
         }
         let inProcess = try await RouterBench.fullStackBulk()
         let root = "/tmp/scmesh-bulk-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let pair = try await NodePair.start(root: root, port: 20_000 + Int(getpid() % 10_000), extra: ["--set", "http.listen=127.0.0.1:0"] + nodeSettings)
+        let pair = try await NodePair.start(
+            root: root,
+            port: 20_000 + Int(getpid() % 10_000),
+            extra: ["--set", "http.listen=127.0.0.1:0"] + nodeSettings
+        )
         defer { pair.stop() }
         let (a, peerB) = (pair.a, pair.peerB)
         let size = 10 * 1024 * 1024
         let file = root + "/payload"
-        _ = FileManager.default.createFile(atPath: file, contents: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        _ = FileManager.default.createFile(
+            atPath: file,
+            contents: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        )
         if let otherClient, !FileManager.default.isExecutableFile(atPath: otherClient) {
             throw MeshError(.invalidArgument, "--client \(otherClient): no executable there")
         }
         func send(_ extra: [String], client: String = scmesh) throws -> Double {
-            Double(size) / 1e6 / (try TimedRun.run(client, ["send", "--data-dir", a] + extra + [peerB, "-"], input: file))
+            Double(size) / 1e6
+                / (try TimedRun.run(client, ["send", "--data-dir", a] + extra + [peerB, "-"], input: file))
         }
         _ = try send(["--wait"])  // warm-up
         let rounds = 5
@@ -122,32 +133,71 @@ enum CLIBench {
             let name = URL(fileURLWithPath: otherClient).lastPathComponent
             otherFigures = [
                 BenchFigure(
-                    name: "--client \(otherClient): scmesh send - 10 MiB, returns once queued (median of 5, in turns with the default)",
-                    value: otherQueuedRounds.sorted()[rounds / 2], unit: "MB/s", baseline: baseline),
+                    name:
+                        "--client \(otherClient): scmesh send - 10 MiB, returns once queued (median of 5, in turns with the default)",
+                    value: otherQueuedRounds.sorted()[rounds / 2],
+                    unit: "MB/s",
+                    baseline: baseline
+                ),
                 BenchFigure(
-                    name: "--client \(name) against the default scmesh: returns once queued", value: otherQueuedRounds.sorted()[rounds / 2],
-                    unit: "MB/s", baseline: ("the default scmesh, same rounds", queued)),
+                    name: "--client \(name) against the default scmesh: returns once queued",
+                    value: otherQueuedRounds.sorted()[rounds / 2],
+                    unit: "MB/s",
+                    baseline: ("the default scmesh, same rounds", queued)
+                ),
                 BenchFigure(
-                    name: "--client \(otherClient): scmesh send - 10 MiB, one at a time (each after the previous was delivered), returns once queued (median of 5)",
-                    value: otherIsolatedRounds.sorted()[rounds / 2], unit: "MB/s", baseline: baseline),
+                    name:
+                        "--client \(otherClient): scmesh send - 10 MiB, one at a time (each after the previous was delivered), returns once queued (median of 5)",
+                    value: otherIsolatedRounds.sorted()[rounds / 2],
+                    unit: "MB/s",
+                    baseline: baseline
+                ),
                 BenchFigure(
-                    name: "--client \(name): process start, --version (median of 5)", value: otherStartRounds.sorted()[rounds / 2], unit: "ms",
-                    baseline: ("the default scmesh", starts)),
+                    name: "--client \(name): process start, --version (median of 5)",
+                    value: otherStartRounds.sorted()[rounds / 2],
+                    unit: "ms",
+                    baseline: ("the default scmesh", starts)
+                ),
             ]
         }
         return [
-            BenchFigure(name: "scmesh send - 10 MiB, returns once queued (median of 5)", value: queued, unit: "MB/s", baseline: baseline),
             BenchFigure(
-                name: "scmesh send - 10 MiB, one at a time (each after the previous was delivered), returns once queued (median of 5)",
-                value: isolated, unit: "MB/s", baseline: baseline),
-            BenchFigure(name: "scmesh send --wait - 10 MiB, returns on the receipt (median of 5)", value: delivered, unit: "MB/s", baseline: baseline),
+                name: "scmesh send - 10 MiB, returns once queued (median of 5)",
+                value: queued,
+                unit: "MB/s",
+                baseline: baseline
+            ),
             BenchFigure(
-                name: "the disk's floor: write + fsync 10 MiB to a new file and fsync its directory (median of 5)", value: durable,
-                unit: "MB/s", baseline: baseline),
+                name:
+                    "scmesh send - 10 MiB, one at a time (each after the previous was delivered), returns once queued (median of 5)",
+                value: isolated,
+                unit: "MB/s",
+                baseline: baseline
+            ),
             BenchFigure(
-                name: "scmesh send - 10 MiB, returns once queued, against the disk's floor", value: queued, unit: "MB/s",
-                baseline: ("durable 10 MiB file write", durable)),
-            BenchFigure(name: "process start: scmesh --version (median of 5)", value: starts, unit: "ms", baseline: nil),
+                name: "scmesh send --wait - 10 MiB, returns on the receipt (median of 5)",
+                value: delivered,
+                unit: "MB/s",
+                baseline: baseline
+            ),
+            BenchFigure(
+                name: "the disk's floor: write + fsync 10 MiB to a new file and fsync its directory (median of 5)",
+                value: durable,
+                unit: "MB/s",
+                baseline: baseline
+            ),
+            BenchFigure(
+                name: "scmesh send - 10 MiB, returns once queued, against the disk's floor",
+                value: queued,
+                unit: "MB/s",
+                baseline: ("durable 10 MiB file write", durable)
+            ),
+            BenchFigure(
+                name: "process start: scmesh --version (median of 5)",
+                value: starts,
+                unit: "ms",
+                baseline: nil
+            ),
         ] + otherFigures
     }
 
@@ -174,7 +224,10 @@ enum CLIBench {
 
     static func run() async throws -> [BenchFigure] {
         guard FileManager.default.isExecutableFile(atPath: scmesh) else {
-            throw MeshError(.invalidArgument, "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release")
+            throw MeshError(
+                .invalidArgument,
+                "no scmesh next to MeshBench (\(scmesh)); build it: swift build -c release"
+            )
         }
         let root = "/tmp/scmesh-bench-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -183,15 +236,25 @@ enum CLIBench {
         let (a, peerB) = (pair.a, pair.peerB)
         let count = 200
         let status = timed(count) { _ = try? TimedRun.run(scmesh, ["status", "--data-dir", a]) }
-        let send = try timed(count) { try TimedRun.run(scmesh, ["send", "--data-dir", a, peerB, "hello from the shell"]) }
-        let waited = try timed(count / 2) { try TimedRun.run(scmesh, ["send", "--data-dir", a, "--wait", peerB, "hello, with receipt"]) }
+        let send = try timed(count) {
+            try TimedRun.run(scmesh, ["send", "--data-dir", a, peerB, "hello from the shell"])
+        }
+        let waited = try timed(count / 2) {
+            try TimedRun.run(scmesh, ["send", "--data-dir", a, "--wait", peerB, "hello, with receipt"])
+        }
         return [
             BenchFigure(
-                name: "scmesh send from the shell (one process per message, returns once queued)", value: send,
-                unit: "msgs/s", baseline: ("scmesh status, one process per request", status)),
+                name: "scmesh send from the shell (one process per message, returns once queued)",
+                value: send,
+                unit: "msgs/s",
+                baseline: ("scmesh status, one process per request", status)
+            ),
             BenchFigure(
-                name: "scmesh send --wait from the shell (returns on the delivery receipt)", value: waited,
-                unit: "msgs/s", baseline: ("scmesh status, one process per request", status)),
+                name: "scmesh send --wait from the shell (returns on the delivery receipt)",
+                value: waited,
+                unit: "msgs/s",
+                baseline: ("scmesh status, one process per request", status)
+            ),
         ]
     }
 
@@ -205,14 +268,18 @@ enum CLIBench {
 
         static func start(root: String, port: Int, extra: [String] = []) async throws -> NodePair {
             let (a, b) = (root + "/a", root + "/b")
-            let only = [
-                "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
-                "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error",
-            ] + extra
+            let only =
+                [
+                    "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
+                    "--set", "transports.loopback.enabled=false", "--set", "node.log_level=error",
+                ] + extra
             let nodeA = try launch(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only)
             let nodeB = try launch(
-                ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
-                 "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only)
+                [
+                    "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(port + 1)",
+                    "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)",
+                ] + only
+            )
             var pair = NodePair(a: a, b: b, peerB: "", processes: [nodeA, nodeB])
             do {
                 pair.peerB = try output(["identity", "--data-dir", b])

@@ -69,12 +69,34 @@ enum CryptoBench {
 
         func encrypt() {
             var length: UInt64 = 0
-            _ = crypto_aead_chacha20poly1305_ietf_encrypt(ciphertext, &length, plaintext, UInt64(size), nil, 0, nil, nonce, key)
+            _ = crypto_aead_chacha20poly1305_ietf_encrypt(
+                ciphertext,
+                &length,
+                plaintext,
+                UInt64(size),
+                nil,
+                0,
+                nil,
+                nonce,
+                key
+            )
         }
 
         func decrypt() throws {
             var length: UInt64 = 0
-            guard crypto_aead_chacha20poly1305_ietf_decrypt(decrypted, &length, nil, ciphertext, UInt64(size + 16), nil, 0, nonce, key) == 0 else {
+            guard
+                crypto_aead_chacha20poly1305_ietf_decrypt(
+                    decrypted,
+                    &length,
+                    nil,
+                    ciphertext,
+                    UInt64(size + 16),
+                    nil,
+                    0,
+                    nonce,
+                    key
+                ) == 0
+            else {
                 throw MeshError(.decryptFailed, "baseline decryption failed")
             }
         }
@@ -121,8 +143,12 @@ enum CryptoBench {
             }
             scalar[0] &+= 1
         }
-        return BenchFigure(name: "XX handshakes (both sides)", value: 1 / ours, unit: "handshakes/s",
-                           baseline: ("raw libsodium primitives of one XX", 1 / raw))
+        return BenchFigure(
+            name: "XX handshakes (both sides)",
+            value: 1 / ours,
+            unit: "handshakes/s",
+            baseline: ("raw libsodium primitives of one XX", 1 / raw)
+        )
     }
 
     static func envelopes(size: Int) throws -> [BenchFigure] {
@@ -144,10 +170,18 @@ enum CryptoBench {
         }
         let label = size >= 1024 * 1024 ? "\(size >> 20) MiB" : "\(size >> 10) KiB"
         return [
-            BenchFigure(name: "envelope seal \(label)", value: megabytesPerSecond(bytes: size, seconds: seal), unit: "MB/s",
-                        baseline: ("raw chacha20poly1305_ietf encrypt", megabytesPerSecond(bytes: size, seconds: rawEncrypt))),
-            BenchFigure(name: "envelope open \(label)", value: megabytesPerSecond(bytes: size, seconds: open), unit: "MB/s",
-                        baseline: ("raw chacha20poly1305_ietf decrypt", megabytesPerSecond(bytes: size, seconds: rawDecrypt))),
+            BenchFigure(
+                name: "envelope seal \(label)",
+                value: megabytesPerSecond(bytes: size, seconds: seal),
+                unit: "MB/s",
+                baseline: ("raw chacha20poly1305_ietf encrypt", megabytesPerSecond(bytes: size, seconds: rawEncrypt))
+            ),
+            BenchFigure(
+                name: "envelope open \(label)",
+                value: megabytesPerSecond(bytes: size, seconds: open),
+                unit: "MB/s",
+                baseline: ("raw chacha20poly1305_ietf decrypt", megabytesPerSecond(bytes: size, seconds: rawDecrypt))
+            ),
         ]
     }
 
@@ -172,21 +206,33 @@ enum CryptoBench {
         // frames are dropped at once (as a link does after sending); the frames to
         // open are sealed just before the timed part, in batches of at most 64 KiB so
         // that they are as cache-warm as the baseline's single buffer.
-        var rawEncrypt = Double.infinity, rawDecrypt = Double.infinity
-        var seal = Double.infinity, open = Double.infinity
+        var rawEncrypt = Double.infinity
+        var rawDecrypt = Double.infinity
+        var seal = Double.infinity
+        var open = Double.infinity
         let batch = max(1, min(iterations, 65_536 / size))
         for _ in 0..<3 {
             rawEncrypt = min(rawEncrypt, secondsPerIteration(rounds: 1, iterations: iterations) { raw.encrypt() })
-            seal = min(seal, try secondsPerIteration(rounds: 1, iterations: iterations) {
-                guard try sealOnly.seal(frame).count == size + 16 else { throw MeshError(.cipherFailed, "bench seal") }
-            })
-            rawDecrypt = min(rawDecrypt, try secondsPerIteration(rounds: 1, iterations: iterations) { try raw.decrypt() })
+            seal = min(
+                seal,
+                try secondsPerIteration(rounds: 1, iterations: iterations) {
+                    guard try sealOnly.seal(frame).count == size + 16 else {
+                        throw MeshError(.cipherFailed, "bench seal")
+                    }
+                }
+            )
+            rawDecrypt = min(
+                rawDecrypt,
+                try secondsPerIteration(rounds: 1, iterations: iterations) { try raw.decrypt() }
+            )
             var total = Duration.zero
             for _ in 0..<(iterations / batch) {
                 let ciphertexts = try (0..<batch).map { _ in try sender.seal(frame) }
                 let start = ContinuousClock.now
                 for ciphertext in ciphertexts {
-                    guard try receiver.open(ciphertext).count == size else { throw MeshError(.decryptFailed, "bench open") }
+                    guard try receiver.open(ciphertext).count == size else {
+                        throw MeshError(.decryptFailed, "bench open")
+                    }
                 }
                 total += ContinuousClock.now - start
             }
@@ -195,10 +241,18 @@ enum CryptoBench {
         }
         let label = size >= 60_000 ? "\(size / 1000) KB" : "\(size >> 10) KiB"
         return [
-            BenchFigure(name: "link seal \(label) frames", value: megabytesPerSecond(bytes: size, seconds: seal), unit: "MB/s",
-                        baseline: ("raw chacha20poly1305_ietf encrypt", megabytesPerSecond(bytes: size, seconds: rawEncrypt))),
-            BenchFigure(name: "link open \(label) frames", value: megabytesPerSecond(bytes: size, seconds: open), unit: "MB/s",
-                        baseline: ("raw chacha20poly1305_ietf decrypt", megabytesPerSecond(bytes: size, seconds: rawDecrypt))),
+            BenchFigure(
+                name: "link seal \(label) frames",
+                value: megabytesPerSecond(bytes: size, seconds: seal),
+                unit: "MB/s",
+                baseline: ("raw chacha20poly1305_ietf encrypt", megabytesPerSecond(bytes: size, seconds: rawEncrypt))
+            ),
+            BenchFigure(
+                name: "link open \(label) frames",
+                value: megabytesPerSecond(bytes: size, seconds: open),
+                unit: "MB/s",
+                baseline: ("raw chacha20poly1305_ietf decrypt", megabytesPerSecond(bytes: size, seconds: rawDecrypt))
+            ),
         ]
     }
 }

@@ -28,11 +28,19 @@ enum FailoverBench {
 
     /// One run: `silent` silences the preferred transport's link (frames vanish, found
     /// by the ack timeout); otherwise it is partitioned (its links fail at once).
-    static func once(silent: Bool, interval: Duration = .milliseconds(1), total: Duration = .seconds(3)) async throws -> Outcome {
+    static func once(
+        silent: Bool,
+        interval: Duration = .milliseconds(1),
+        total: Duration = .seconds(3)
+    ) async throws -> Outcome {
         let network = LoopbackNetwork()
         let recorder = Recorder()
         let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), logger: RouterBench.quietLogger)
-        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), sink: recorder, logger: RouterBench.quietLogger)
+        let b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            sink: recorder,
+            logger: RouterBench.quietLogger
+        )
         for (name, priority) in [("preferred", 10), ("next", 20)] {
             await a.add(LoopbackTransport(name: name, address: "a", network: network), priority: priority)
             await b.add(LoopbackTransport(name: name, address: "b", network: network), priority: priority)
@@ -86,7 +94,10 @@ enum FailoverBench {
         return Outcome(
             gapMilliseconds: TCPBench.seconds(gap) * 1000,
             normalGapMilliseconds: before.isEmpty ? 0 : TCPBench.seconds(before[before.count * 99 / 100]) * 1000,
-            sent: sent, lost: sent - unique.count, duplicated: arrivals.count - unique.count)
+            sent: sent,
+            lost: sent - unique.count,
+            duplicated: arrivals.count - unique.count
+        )
     }
 
     static func run() async throws -> [BenchFigure] {
@@ -94,11 +105,28 @@ enum FailoverBench {
         for silent in [true, false] {
             let label = silent ? "silent link" : "link failed"
             let outcome = try await once(silent: silent)
-            figures.append(BenchFigure(
-                name: "failover \(label): longest gap in deliveries after the kill", value: outcome.gapMilliseconds, unit: "ms",
-                baseline: ("p99 gap between deliveries before the kill", outcome.normalGapMilliseconds)))
-            figures.append(BenchFigure(name: "failover \(label): messages lost of \(outcome.sent)", value: Double(outcome.lost), unit: "msgs"))
-            figures.append(BenchFigure(name: "failover \(label): messages duplicated of \(outcome.sent)", value: Double(outcome.duplicated), unit: "msgs"))
+            figures.append(
+                BenchFigure(
+                    name: "failover \(label): longest gap in deliveries after the kill",
+                    value: outcome.gapMilliseconds,
+                    unit: "ms",
+                    baseline: ("p99 gap between deliveries before the kill", outcome.normalGapMilliseconds)
+                )
+            )
+            figures.append(
+                BenchFigure(
+                    name: "failover \(label): messages lost of \(outcome.sent)",
+                    value: Double(outcome.lost),
+                    unit: "msgs"
+                )
+            )
+            figures.append(
+                BenchFigure(
+                    name: "failover \(label): messages duplicated of \(outcome.sent)",
+                    value: Double(outcome.duplicated),
+                    unit: "msgs"
+                )
+            )
         }
         return figures
     }

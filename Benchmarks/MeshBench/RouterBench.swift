@@ -29,21 +29,43 @@ enum RouterBench {
     }
 
     static func pair(
-        transports: (Router, Router) async throws -> Void, secure: Bool, expectMessages: Int
+        transports: (Router, Router) async throws -> Void,
+        secure: Bool,
+        expectMessages: Int
     ) async throws -> Pair {
         let a: Router
         let b: Router
         let configuration = RouterConfiguration(
             reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)),
-            windowPerLink: 512, inboxCapacity: 4096)
+            windowPerLink: 512,
+            inboxCapacity: 4096
+        )
         if secure {
             let ia = NodeIdentity.generate()
             let ib = NodeIdentity.generate()
-            a = Router(security: NoiseLinkSecurity(identity: ia), configuration: configuration, sealer: EnvelopeSealer(identity: ia), logger: quietLogger)
-            b = Router(security: NoiseLinkSecurity(identity: ib), configuration: configuration, sealer: EnvelopeSealer(identity: ib), logger: quietLogger)
+            a = Router(
+                security: NoiseLinkSecurity(identity: ia),
+                configuration: configuration,
+                sealer: EnvelopeSealer(identity: ia),
+                logger: quietLogger
+            )
+            b = Router(
+                security: NoiseLinkSecurity(identity: ib),
+                configuration: configuration,
+                sealer: EnvelopeSealer(identity: ib),
+                logger: quietLogger
+            )
         } else {
-            a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: quietLogger)
-            b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: quietLogger)
+            a = Router(
+                security: PlaintextLinkSecurity(localPeerID: .random()),
+                configuration: configuration,
+                logger: quietLogger
+            )
+            b = Router(
+                security: PlaintextLinkSecurity(localPeerID: .random()),
+                configuration: configuration,
+                logger: quietLogger
+            )
         }
         try await transports(a, b)
         let runs: [Task<Void, Never>] = [Task { try? await a.run() }, Task { try? await b.run() }]
@@ -117,9 +139,26 @@ enum RouterBench {
         let network = LoopbackNetwork()
         return try await pair(
             transports: { a, b in
-                await a.add(LoopbackTransport(address: "a", network: network, configuration: .init(mtu: mtu, bufferFrames: 256)), priority: 10)
-                await b.add(LoopbackTransport(address: "b", network: network, configuration: .init(mtu: mtu, bufferFrames: 256)), priority: 10)
-            }, secure: secure, expectMessages: expect)
+                await a.add(
+                    LoopbackTransport(
+                        address: "a",
+                        network: network,
+                        configuration: .init(mtu: mtu, bufferFrames: 256)
+                    ),
+                    priority: 10
+                )
+                await b.add(
+                    LoopbackTransport(
+                        address: "b",
+                        network: network,
+                        configuration: .init(mtu: mtu, bufferFrames: 256)
+                    ),
+                    priority: 10
+                )
+            },
+            secure: secure,
+            expectMessages: expect
+        )
     }
 
     /// Router figures over LoopbackTransport: 64 B msgs/s and 64 KiB MB/s on one link
@@ -132,9 +171,14 @@ enum RouterBench {
         let p1 = try await loopbackPair(mtu: 65_535, secure: false, expect: small)
         let routerSmall = try await blast(p1, count: small, size: 64, window: 256)
         await p1.stop()
-        figures.append(BenchFigure(
-            name: "router 64 B messages, loopback link", value: Double(small) / routerSmall, unit: "msgs/s",
-            baseline: ("raw loopback link frames", Double(small) / rawSmall)))
+        figures.append(
+            BenchFigure(
+                name: "router 64 B messages, loopback link",
+                value: Double(small) / routerSmall,
+                unit: "msgs/s",
+                baseline: ("raw loopback link frames", Double(small) / rawSmall)
+            )
+        )
         // Bulk, single link.
         let bulkCount = 800
         let bulkSize = 64_000
@@ -143,9 +187,14 @@ enum RouterBench {
         let routerBulk = try await blast(p2, count: bulkCount, size: bulkSize, window: 64)
         await p2.stop()
         let mb = Double(bulkCount * bulkSize) / 1e6
-        figures.append(BenchFigure(
-            name: "router 64 KB messages, loopback link", value: mb / routerBulk, unit: "MB/s",
-            baseline: ("raw loopback link", mb / rawBulk)))
+        figures.append(
+            BenchFigure(
+                name: "router 64 KB messages, loopback link",
+                value: mb / routerBulk,
+                unit: "MB/s",
+                baseline: ("raw loopback link", mb / rawBulk)
+            )
+        )
         // Fragmentation.
         for (mtu, count) in [(1024, 200), (23, 20)] {
             let rawFrag = try await rawLoopback(count: count, size: bulkSize + 105, mtu: mtu)
@@ -153,9 +202,14 @@ enum RouterBench {
             let seconds = try await blast(p, count: count, size: bulkSize, window: 16)
             await p.stop()
             let megabytes = Double(count * bulkSize) / 1e6
-            figures.append(BenchFigure(
-                name: "router 64 KB messages fragmented to MTU \(mtu)", value: megabytes / seconds, unit: "MB/s",
-                baseline: ("raw loopback packets at MTU \(mtu)", megabytes / rawFrag)))
+            figures.append(
+                BenchFigure(
+                    name: "router 64 KB messages fragmented to MTU \(mtu)",
+                    value: megabytes / seconds,
+                    unit: "MB/s",
+                    baseline: ("raw loopback packets at MTU \(mtu)", megabytes / rawFrag)
+                )
+            )
         }
         return figures
     }
@@ -167,7 +221,10 @@ enum RouterBench {
             transports: { a, b in
                 await a.add(client, priority: 30)
                 await b.add(server, priority: 30)
-            }, secure: true, expectMessages: expect)
+            },
+            secure: true,
+            expectMessages: expect
+        )
         // The server's port is known once it listens: point A at it.
         var address: String?
         for _ in 0..<1000 {
@@ -204,16 +261,26 @@ enum RouterBench {
             (raw + links).first { $0.name == name }.map { (name: $0.name, value: $0.value) }
         }
         var figures: [BenchFigure] = []
-        figures.append(BenchFigure(
-            name: "full stack TCP bulk 256 MiB (Noise+router, direct: no envelope)", value: try await fullStackBulk(),
-            unit: "MB/s", baseline: baseline(TCPBench.rawBulkName)))
+        figures.append(
+            BenchFigure(
+                name: "full stack TCP bulk 256 MiB (Noise+router, direct: no envelope)",
+                value: try await fullStackBulk(),
+                unit: "MB/s",
+                baseline: baseline(TCPBench.rawBulkName)
+            )
+        )
         let small = 100_000
         let (p2, _) = try await tcpPair(expect: small)
         let smallSeconds = try await blast(p2, count: small, size: 64, window: 512)
         await p2.stop()
-        figures.append(BenchFigure(
-            name: fullStackSmallName, value: Double(small) / smallSeconds, unit: "msgs/s",
-            baseline: baseline("TCPTransport link 64 B frames one way")))
+        figures.append(
+            BenchFigure(
+                name: fullStackSmallName,
+                value: Double(small) / smallSeconds,
+                unit: "msgs/s",
+                baseline: baseline("TCPTransport link 64 B frames one way")
+            )
+        )
         // Round trip: A sends, B echoes, A waits.
         let rounds = 2000
         let (p3, _) = try await tcpPair(expect: 0)
@@ -233,12 +300,22 @@ enum RouterBench {
         }
         await p3.stop()
         echo.cancel()
-        figures.append(BenchFigure(
-            name: fullStackRTT50Name, value: TCPBench.percentile(samples, 0.5), unit: "µs",
-            baseline: baseline(TCPBench.rawRTT50Name)))
-        figures.append(BenchFigure(
-            name: "full stack TCP 64 B round trip p99", value: TCPBench.percentile(samples, 0.99), unit: "µs",
-            baseline: baseline(TCPBench.rawRTT99Name)))
+        figures.append(
+            BenchFigure(
+                name: fullStackRTT50Name,
+                value: TCPBench.percentile(samples, 0.5),
+                unit: "µs",
+                baseline: baseline(TCPBench.rawRTT50Name)
+            )
+        )
+        figures.append(
+            BenchFigure(
+                name: "full stack TCP 64 B round trip p99",
+                value: TCPBench.percentile(samples, 0.99),
+                unit: "µs",
+                baseline: baseline(TCPBench.rawRTT99Name)
+            )
+        )
         // Link set-up: TCP connect + Noise XX, measured with the link handshake alone.
         var setups: [Double] = []
         let server = TCPTransport(configuration: .init(listen: ["127.0.0.1:0"]))
@@ -250,7 +327,11 @@ enum RouterBench {
         let accepter = Task {
             for await event in runningServer.events {
                 guard case .inboundLink(let link) = event else { continue }
-                _ = try? await serverSecurity.handshake(role: .responder, channel: BenchChannel(link: link), context: .init(transportName: "tcp", remoteAddress: ""))
+                _ = try? await serverSecurity.handshake(
+                    role: .responder,
+                    channel: BenchChannel(link: link),
+                    context: .init(transportName: "tcp", remoteAddress: "")
+                )
                 await link.close()
             }
         }
@@ -258,14 +339,24 @@ enum RouterBench {
         for round in 0..<220 {
             let start = ContinuousClock.now
             let link = try await client.dial(hint)
-            _ = try await clientSecurity.handshake(role: .initiator, channel: BenchChannel(link: link), context: .init(transportName: "tcp", remoteAddress: hint.address))
+            _ = try await clientSecurity.handshake(
+                role: .initiator,
+                channel: BenchChannel(link: link),
+                context: .init(transportName: "tcp", remoteAddress: hint.address)
+            )
             if round >= 20 { setups.append(TCPBench.microseconds(ContinuousClock.now - start) / 1000) }
             await link.close()
         }
         await runningClient.stop()
         await runningServer.stop()
         accepter.cancel()
-        figures.append(BenchFigure(name: "link set-up (TCP connect + Noise XX) median", value: TCPBench.percentile(setups, 0.5), unit: "ms"))
+        figures.append(
+            BenchFigure(
+                name: "link set-up (TCP connect + Noise XX) median",
+                value: TCPBench.percentile(setups, 0.5),
+                unit: "ms"
+            )
+        )
         return figures
     }
 }

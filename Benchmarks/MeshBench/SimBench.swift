@@ -61,11 +61,15 @@ enum SimBench {
             switch flag {
             case "--nodes":
                 let text = try value(flag)
-                guard let count = Int(text), count >= 2 else { throw MeshError(.invalidArgument, "--nodes: a number ≥ 2, got \(text)") }
+                guard let count = Int(text), count >= 2 else {
+                    throw MeshError(.invalidArgument, "--nodes: a number ≥ 2, got \(text)")
+                }
                 nodes = [count]
             case "--seed":
                 let text = try value(flag)
-                guard let number = UInt64(text) else { throw MeshError(.invalidArgument, "--seed: a whole number, got \(text)") }
+                guard let number = UInt64(text) else {
+                    throw MeshError(.invalidArgument, "--seed: a whole number, got \(text)")
+                }
                 seed = number
             case "--loss":
                 let text = try value(flag)
@@ -75,7 +79,9 @@ enum SimBench {
                 loss = number
             case "--messages":
                 let text = try value(flag)
-                guard let number = Int(text), number >= 1 else { throw MeshError(.invalidArgument, "--messages: a number ≥ 1, got \(text)") }
+                guard let number = Int(text), number >= 1 else {
+                    throw MeshError(.invalidArgument, "--messages: a number ≥ 1, got \(text)")
+                }
                 messages = number
             case "--converge": converge = .seconds(try seconds(flag, atLeast: 1))
             case "--settle": settle = .seconds(try seconds(flag, atLeast: 1))
@@ -128,26 +134,36 @@ enum SimBench {
         let label = "\(n) nodes:"
         print(
             "== sim \(n) nodes, seed \(configuration.seed), loss \(fmt(configuration.loss * 100)) %, flooding \(configuration.router.flood.enabled ? "on" : "off"), "
-                + "\(report.edges) links, diameter \(report.diameter), max_hops \(report.maxHops)")
+                + "\(report.edges) links, diameter \(report.diameter), max_hops \(report.maxHops)"
+        )
         print(
             "\(label) delivery \(fmt(report.deliveryPercent)) % (\(report.delivered) of \(report.sent) with a signed receipt; "
-                + "held \(report.held), lost \(report.lost), duplicates \(report.duplicates + report.duplicatesAfterRestart))")
-        let optimal = report.steadyDelivered == 0 ? 0 : Double(report.steadyOptimalHops) / Double(report.steadyDelivered)
-        let perMessage = report.steadyDelivered == 0 ? 0 : Double(report.steadyMessagePackets) / Double(report.steadyDelivered)
+                + "held \(report.held), lost \(report.lost), duplicates \(report.duplicates + report.duplicatesAfterRestart))"
+        )
+        let optimal =
+            report.steadyDelivered == 0 ? 0 : Double(report.steadyOptimalHops) / Double(report.steadyDelivered)
+        let perMessage =
+            report.steadyDelivered == 0 ? 0 : Double(report.steadyMessagePackets) / Double(report.steadyDelivered)
         print(
             "\(label) \(fmt(report.timesOptimal)) x optimal (steady phase: \(fmt(perMessage)) DATA frames per delivered message "
-                + "| shortest path \(fmt(optimal)) hops; loss alone 1/(1−loss) = \(fmt(1 / (1 - configuration.loss))) x)")
+                + "| shortest path \(fmt(optimal)) hops; loss alone 1/(1−loss) = \(fmt(1 / (1 - configuration.loss))) x)"
+        )
         print(
             "\(label) control after convergence \(fmt(report.runningControlPercent)) % "
-                + "(whole run \(fmt(report.controlPercent)) %; routing bytes / all bytes on links)")
+                + "(whole run \(fmt(report.controlPercent)) %; routing bytes / all bytes on links)"
+        )
         print(
             "\(label) routes settled after \(report.settled) virtual (\(report.settledKnown) of \(report.routesPossible) known, "
-                + "stretch \(fmt(report.settledStretch)) x the shortest paths)")
+                + "stretch \(fmt(report.settledStretch)) x the shortest paths)"
+        )
         print(
             "\(label) memory \(fmt(Double(rssConverged - rssBefore) / Double(n) / 1024)) KiB per node once routes settled, "
-                + "\(fmt(Double(rssAfter - rssBefore) / Double(n) / 1024)) KiB at the end (RSS delta / nodes)")
+                + "\(fmt(Double(rssAfter - rssBefore) / Double(n) / 1024)) KiB at the end (RSS delta / nodes)"
+        )
         if report.topicPublished > 0 {
-            print("\(label) topics delivery \(fmt(report.topicDeliveryPercent)) % (\(report.topicDelivered) of \(report.topicExpected) subscriber × message pairs)")
+            print(
+                "\(label) topics delivery \(fmt(report.topicDeliveryPercent)) % (\(report.topicDelivered) of \(report.topicExpected) subscriber × message pairs)"
+            )
         }
         print("\(label) time \(report.virtualTime) virtual in \(report.realTime) real")
         guard verbose else { return }
@@ -161,28 +177,34 @@ enum SimBench {
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
                 + "\(report.bridges) links added to connect it; max_hops \(report.maxHops), message TTL \(report.messageTTL); "
                 + mixDescription(configuration.featureMix)
-                + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)")
+                + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)"
+        )
         print(
             "routes: \(report.routesKnown) of \(report.routesPossible) known after \(report.convergence) (virtual), "
                 + "stretch \(fmt(report.routeStretch)); settled after \(report.settled): "
                 + "\(report.settledStretched) routes longer than the shortest path, "
                 + "\(report.settledShortcuts) of them 2+ hops longer than a neighbour's of the same sequence; "
-                + "\(report.settledChanges) routes changed in the last 10 s; quiet mark after \(report.quiet ?? report.settled)")
+                + "\(report.settledChanges) routes changed in the last 10 s; quiet mark after \(report.quiet ?? report.settled)"
+        )
         print(
             "traffic: \(report.sent) messages between random pairs (\(report.payloadBytes) payload bytes), "
                 + "\(report.partitioned) nodes partitioned for \(configuration.partitionDuration), "
-                + "\(report.churned) restarted after \(configuration.churnDowntime) down; receipts \(report.steadyReceiptPackets) packets in the steady phase")
+                + "\(report.churned) restarted after \(configuration.churnDowntime) down; receipts \(report.steadyReceiptPackets) packets in the steady phase"
+        )
         let virtualSeconds = Double(report.virtualTime.components.seconds)
         let announceBits = Double(report.wire.bytes(WireTally.Kind.announce) * 8)
         let announcePerLink: Double = announceBits / Double(max(1, 2 * report.edges)) / max(1, virtualSeconds)
         print(
             "control: from the quiet mark \(fmt(report.sinceQuietControlPercent)) %, from the 99.5 % mark \(fmt(report.sinceKnownControlPercent)) %, "
                 + "steady phase \(fmt(report.steadyControlPercent)) %; announcements \(fmt(announcePerLink)) bit/s per link direction "
-                + "(\(configuration.linkBitrate / 1000) kbit/s links)")
+                + "(\(configuration.linkBitrate / 1000) kbit/s links)"
+        )
         if report.topicPublished > 0 { printTopicFigures(report) }
         let wire = report.wire
         var parts: [String] = []
-        for kind in WireTally.Kind.allCases { parts.append("\(kind) \(wire.bytes(kind)) B / \(wire.packets(kind)) pkts") }
+        for kind in WireTally.Kind.allCases {
+            parts.append("\(kind) \(wire.bytes(kind)) B / \(wire.packets(kind)) pkts")
+        }
         print("wire: \(wire.totalBytes) bytes; \(parts.joined(separator: ", ")); dropped \(wire.dropped) pkts")
         print("control by phase (routing frame bytes / all bytes): \(phases(report).joined(separator: "; "))")
         let stats = report.stats
@@ -191,7 +213,8 @@ enum SimBench {
                 + "relayed \(stats.messagesRelayed), announcements sent \(stats.announcesSent) accepted \(stats.announcesAccepted) ignored \(stats.announcesIgnored) "
                 + "suppressed \(stats.announcesSuppressed) shortcuts \(stats.shortcutsOffered) "
                 + "rejected [\(counts(stats.announcesRejected))], route requests [\(counts(stats.routeRequests))], summaries [\(counts(stats.routeSummaries))], "
-                + "relay refused [\(counts(stats.relayRefused))]")
+                + "relay refused [\(counts(stats.relayRefused))]"
+        )
         print("time: \(report.forcedAdvances) forced clock advances")
         for line in report.undelivered { print("undelivered: \(line)") }
         for line in report.busiestSequences { print("busiest sequences, \(line)") }
@@ -199,16 +222,23 @@ enum SimBench {
 
     /// Each phase's routing share, split by routing frame.
     static func phases(_ report: SimulationReport) -> [String] {
-        [("whole run", report.wire), ("from the 99.5 % mark", report.sinceKnownWire), ("from the quiet mark", report.sinceQuietWire),
-                ("after convergence", report.runningWire), ("steady", report.steadyWire),
-                ("partition", report.partitionWire), ("churn", report.churnWire)].map { name, wire in
+        [
+            ("whole run", report.wire), ("from the 99.5 % mark", report.sinceKnownWire),
+            ("from the quiet mark", report.sinceQuietWire),
+            ("after convergence", report.runningWire), ("steady", report.steadyWire),
+            ("partition", report.partitionWire), ("churn", report.churnWire),
+        ].map { name, wire in
             let total = max(1, wire.totalBytes)
-            let split = WireTally.RoutingFrame.allCases.map { "\($0) \(fmt(Double(wire.routing($0)) * 100 / Double(total)))" }
-            let line = "\(name) \(fmt(Double(wire.bytes(.announce)) * 100 / Double(total))) % [\(split.joined(separator: ", "))] of \(wire.totalBytes) B"
+            let split = WireTally.RoutingFrame.allCases.map {
+                "\($0) \(fmt(Double(wire.routing($0)) * 100 / Double(total)))"
+            }
+            let line =
+                "\(name) \(fmt(Double(wire.bytes(.announce)) * 100 / Double(total))) % [\(split.joined(separator: ", "))] of \(wire.totalBytes) B"
             // The census counts "new" against the phase a sequence first crossed a link
             // in: meaningful for one phase, not for spans of several.
             guard ["steady", "partition", "churn"].contains(name) else { return line }
-            return line + "; ANNOUNCE frames of sequences new in the phase \(wire.announcesOfNewSequences) (\(wire.sequencesFirstSent) sequences), "
+            return line
+                + "; ANNOUNCE frames of sequences new in the phase \(wire.announcesOfNewSequences) (\(wire.sequencesFirstSent) sequences), "
                 + "of older sequences \(wire.announcesOfOldSequences), with the solicited flag \(wire.solicitedAnnounces)"
         }
     }
@@ -220,7 +250,9 @@ enum SimBench {
     static func fmt(_ value: Double) -> String { BenchFigure.format(value) }
 
     static func elapsed(since start: ContinuousClock.Instant) -> String {
-        let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
+        let seconds =
+            Double((ContinuousClock.now - start).components.attoseconds) / 1e18
+            + Double((ContinuousClock.now - start).components.seconds)
         return String(format: "%.1fs", seconds)
     }
 

@@ -30,7 +30,11 @@ enum StoreBench {
             if count.add(1, ordering: .relaxed).newValue == target { signal.yield() }
         }
 
-        func accept(_ message: InboundMessage, queueing receipt: OutboundMessage, in queue: any OutboundQueue) async throws {
+        func accept(
+            _ message: InboundMessage,
+            queueing receipt: OutboundMessage,
+            in queue: any OutboundQueue
+        ) async throws {
             try await inner.accept(message, queueing: receipt, in: queue)
             if count.add(1, ordering: .relaxed).newValue == target { signal.yield() }
         }
@@ -39,15 +43,19 @@ enum StoreBench {
     /// Queues `count` messages of `size` bytes from A to B, then waits until B's sink
     /// took them all and A saw every receipt. Returns seconds from the first send.
     static func queueAndDeliver(durable: Bool, count: Int, size: Int) async throws -> Double {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storebench-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storebench-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = StoreConfiguration()
         configuration.outboxMaxMessages = count * 2
         configuration.outboxMaxMessagesPerPeer = count * 2
-        let stores = durable
-            ? try [MeshStore(path: directory + "/a.sqlite", configuration: configuration),
-                   MeshStore(path: directory + "/b.sqlite", configuration: configuration)]
+        let stores =
+            durable
+            ? try [
+                MeshStore(path: directory + "/a.sqlite", configuration: configuration),
+                MeshStore(path: directory + "/b.sqlite", configuration: configuration),
+            ]
             : []
         defer { for store in stores { try? store.close() } }
 
@@ -62,16 +70,30 @@ enum StoreBench {
         let ia = NodeIdentity.generate()
         let ib = NodeIdentity.generate()
         let a = Router(
-            security: NoiseLinkSecurity(identity: ia), configuration: routerConfiguration,
-            receipts: IdentityReceiptSigner(identity: ia), sink: durable ? stores[0].inbox : nil,
-            queue: durable ? stores[0].outbox : nil, logger: RouterBench.quietLogger)
+            security: NoiseLinkSecurity(identity: ia),
+            configuration: routerConfiguration,
+            receipts: IdentityReceiptSigner(identity: ia),
+            sink: durable ? stores[0].inbox : nil,
+            queue: durable ? stores[0].outbox : nil,
+            logger: RouterBench.quietLogger
+        )
         let b = Router(
-            security: NoiseLinkSecurity(identity: ib), configuration: routerConfiguration,
-            receipts: IdentityReceiptSigner(identity: ib), sink: sinkB, queue: durable ? stores[1].outbox : nil,
-            logger: RouterBench.quietLogger)
+            security: NoiseLinkSecurity(identity: ib),
+            configuration: routerConfiguration,
+            receipts: IdentityReceiptSigner(identity: ib),
+            sink: sinkB,
+            queue: durable ? stores[1].outbox : nil,
+            logger: RouterBench.quietLogger
+        )
         let network = LoopbackNetwork()
-        await a.add(LoopbackTransport(address: "a", network: network, configuration: .init(mtu: 65_535, bufferFrames: 256)), priority: 10)
-        await b.add(LoopbackTransport(address: "b", network: network, configuration: .init(mtu: 65_535, bufferFrames: 256)), priority: 10)
+        await a.add(
+            LoopbackTransport(address: "a", network: network, configuration: .init(mtu: 65_535, bufferFrames: 256)),
+            priority: 10
+        )
+        await b.add(
+            LoopbackTransport(address: "b", network: network, configuration: .init(mtu: 65_535, bufferFrames: 256)),
+            priority: 10
+        )
         let runs = [Task { try? await a.run() }, Task { try? await b.run() }]
         for _ in 0..<3000 {
             if await a.peers().contains(where: { $0.peer == b.localPeerID }) { break }
@@ -115,8 +137,11 @@ enum StoreBench {
             figures.append(
                 BenchFigure(
                     name: name(size: size),
-                    value: Double(count) / durable, unit: "msgs/s",
-                    baseline: ("InMemoryOutboundQueue + ChannelSink", Double(count) / memory)))
+                    value: Double(count) / durable,
+                    unit: "msgs/s",
+                    baseline: ("InMemoryOutboundQueue + ChannelSink", Double(count) / memory)
+                )
+            )
         }
         return figures
     }

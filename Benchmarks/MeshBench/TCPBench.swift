@@ -52,7 +52,10 @@ enum TCPBench {
         }
         var logger = Logger(label: "bench.tcp")
         logger.logLevel = .warning
-        let server = try await RunningTransport.start(TCPTransport(configuration: .init(listen: ["127.0.0.1:0"])), logger: logger)
+        let server = try await RunningTransport.start(
+            TCPTransport(configuration: .init(listen: ["127.0.0.1:0"])),
+            logger: logger
+        )
         let client: RunningTransport
         do {
             client = try await RunningTransport.start(TCPTransport(configuration: .init(listen: [])), logger: logger)

@@ -22,7 +22,7 @@ enum TimedRun {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let start = ContinuousClock.now
         let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
@@ -34,7 +34,10 @@ enum TimedRun {
         let seconds = TCPBench.seconds(ContinuousClock.now - start)
         // Exited normally with status 0: the low 7 bits (the signal) and the exit code are 0.
         guard status == 0 else {
-            throw MeshError(.invalidArgument, "\(path) \(arguments.joined(separator: " ")) ended with wait status \(status)")
+            throw MeshError(
+                .invalidArgument,
+                "\(path) \(arguments.joined(separator: " ")) ended with wait status \(status)"
+            )
         }
         return seconds
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
 // run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]
 // (`sim` is not part of `all`: it takes minutes; `MeshBench sim --help` lists its flags.
@@ -10,7 +12,6 @@ guard ["router", "crypto", "tcp", "failover", "store", "cli", "clibulk", "sim", 
     print("usage: MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]")
     exit(2)
 }
-import Foundation
 
 if which == "sim" {
     do {
@@ -49,14 +50,26 @@ if which == "tcp" || which == "all" {
     let rawSeal = CryptoBench.rawSealRate(size: 65_000)
     let bulk = fullStack.first(where: { $0.name.hasPrefix("full stack TCP bulk") }).map { bulk in
         BenchFigure(
-            name: "full stack TCP bulk against the raw AEAD seal rate", value: bulk.value, unit: "MB/s",
-            baseline: ("raw chacha20poly1305_ietf seal 65 KB frames, one core", rawSeal))
+            name: "full stack TCP bulk against the raw AEAD seal rate",
+            value: bulk.value,
+            unit: "MB/s",
+            baseline: ("raw chacha20poly1305_ietf seal 65 KB frames, one core", rawSeal)
+        )
     }
     if let bulk { report("full stack over TCP against the cipher", [bulk]) }
     report(goals: [
-        .of(fullStack.first { $0.name == RouterBench.fullStackSmallName }, label: "full stack TCP 64 B acked / TCP link raw 64 B frames", goal: 0.2),
+        .of(
+            fullStack.first { $0.name == RouterBench.fullStackSmallName },
+            label: "full stack TCP 64 B acked / TCP link raw 64 B frames",
+            goal: 0.2
+        ),
         .of(bulk, label: "full stack TCP bulk / raw seal 65 KB one core", goal: 0.5),
-        .of(fullStack.first { $0.name == RouterBench.fullStackRTT50Name }, label: "full stack 64 B round trip p50 / raw TCP ping-pong p50", goal: 2, higherIsBetter: false),
+        .of(
+            fullStack.first { $0.name == RouterBench.fullStackRTT50Name },
+            label: "full stack 64 B round trip p50 / raw TCP ping-pong p50",
+            goal: 2,
+            higherIsBetter: false
+        ),
     ])
 }
 if which == "failover" || which == "all" {
@@ -66,8 +79,16 @@ if which == "store" || which == "all" {
     let figures = try await StoreBench.run()
     report("store and forward: the cost of durability", figures)
     report(goals: [
-        .of(figures.first { $0.name == StoreBench.name(size: 64) }, label: "durable queue-and-deliver 64 B / in-memory", goal: 0.5),
-        .of(figures.first { $0.name == StoreBench.name(size: 4_096) }, label: "durable queue-and-deliver 4 KiB / in-memory", goal: 0.5),
+        .of(
+            figures.first { $0.name == StoreBench.name(size: 64) },
+            label: "durable queue-and-deliver 64 B / in-memory",
+            goal: 0.5
+        ),
+        .of(
+            figures.first { $0.name == StoreBench.name(size: 4_096) },
+            label: "durable queue-and-deliver 4 KiB / in-memory",
+            goal: 0.5
+        ),
     ])
 }
 if which == "cli" || which == "all" {
@@ -77,7 +98,9 @@ if which == "clibulk" || which == "all" {
     // Pairs: `--set KEY=VALUE` (both nodes) and `--client PATH` (a second scmesh binary
     // whose sends are timed beside the default one's, e.g. a --static-swift-stdlib build).
     let arguments = which == "clibulk" ? Array(CommandLine.arguments.dropFirst(2)) : []
-    guard arguments.count % 2 == 0, stride(from: 0, to: arguments.count, by: 2).allSatisfy({ ["--set", "--client"].contains(arguments[$0]) }) else {
+    guard arguments.count % 2 == 0,
+        stride(from: 0, to: arguments.count, by: 2).allSatisfy({ ["--set", "--client"].contains(arguments[$0]) })
+    else {
         print("usage: MeshBench clibulk [--set KEY=VALUE ...] [--client PATH]")
         exit(2)
     }
@@ -87,5 +110,6 @@ if which == "clibulk" || which == "all" {
     let title = "scmesh send - of 10 MiB over the HTTP API (release nodes over TCP on loopback)"
     report(
         settings.isEmpty ? title : title + ", nodes with " + settings.joined(separator: " "),
-        try await CLIBench.bulk(nodeSettings: settings, otherClient: client))
+        try await CLIBench.bulk(nodeSettings: settings, otherClient: client)
+    )
 }

@@ -71,7 +71,8 @@ extension MeshSimulation {
     /// target: how many for the partitioned nodes, how many for the churned, and the
     /// busiest targets.
     func requestLines(_ marks: [[String: Int]], partitioned: Set<Int>, churned: [Int]) -> [String] {
-        let cutIDs = Set(partitioned.map { nodes[$0].peerID.bytes }), downIDs = Set(churned.map { nodes[$0].peerID.bytes })
+        let cutIDs = Set(partitioned.map { nodes[$0].peerID.bytes })
+        let downIDs = Set(churned.map { nodes[$0].peerID.bytes })
         var lines: [String] = []
         for (phase, name) in [(1, "steady"), (2, "partition"), (3, "churn")] where phase < marks.count {
             lines.append("\(name) request counters: \(Self.counterLine(marks[phase], since: marks[phase - 1]))")
@@ -84,7 +85,8 @@ extension MeshSimulation {
             }
             lines.append(
                 "\(name) requests: \(byTarget.values.reduce(0, +)) frames for \(byTarget.count) targets; for the partitioned nodes \(cut), "
-                    + "for the churned \(down); busiest \(top.joined(separator: ", "))")
+                    + "for the churned \(down); busiest \(top.joined(separator: ", "))"
+            )
         }
         return lines
     }

@@ -37,10 +37,13 @@ extension MeshSimulation {
     func runTopics(into report: inout SimulationReport) async {
         let topic = "/scmesh/sim/bench/v1"
         let want = max(2, Int((Double(nodes.count) * configuration.topicShare).rounded()))
-        let subscribers = random.withLock { random in Set(Array(0..<nodes.count).shuffled(using: &random).prefix(want)) }
+        let subscribers = random.withLock { random in Set(Array(0..<nodes.count).shuffled(using: &random).prefix(want))
+        }
         progress("topics: \(subscribers.count) nodes subscribe to \(topic)")
         for index in subscribers.sorted() {
-            do { try await nodes[index].router?.subscribe(to: topic) } catch { progress("n\(index) could not subscribe: \(error)") }
+            do { try await nodes[index].router?.subscribe(to: topic) } catch {
+                progress("n\(index) could not subscribe: \(error)")
+            }
         }
         try? await clock.sleep(for: .seconds(20))  // subscriptions spread, meshes graft
         var before = 0
@@ -65,7 +68,14 @@ extension MeshSimulation {
             let standing = await nodes[from].router?.topics().first { $0.topic == topic }
             do {
                 if let id = try await nodes[from].router?.publish(payload, to: topic) {
-                    published.append(Publication(id: id, from: from, mesh: standing?.mesh.count ?? 0, peers: standing?.peers.count ?? 0))
+                    published.append(
+                        Publication(
+                            id: id,
+                            from: from,
+                            mesh: standing?.mesh.count ?? 0,
+                            peers: standing?.peers.count ?? 0
+                        )
+                    )
                 }
             } catch {
                 progress("publish from n\(from) refused: \(error)")
@@ -117,30 +127,39 @@ extension MeshSimulation {
                         + "mesh \(message.mesh) of \(message.peers) announcing neighbours) missed by n\(subscriber): "
                         + "\(hops[subscriber]) hops from the publisher, nearest subscriber holding it \(nearestHolder.map { "\($0) hops" } ?? "none"); "
                         + "n\(subscriber) at the end: mesh \(standing?.mesh.count ?? 0) of \(standing?.peers.count ?? 0) announcing, "
-                        + "\(graph.neighbours[subscriber].count) neighbours, \(standing?.cached ?? 0) messages cached")
+                        + "\(graph.neighbours[subscriber].count) neighbours, \(standing?.cached ?? 0) messages cached"
+                )
             }
             missesPerMessage.append(missed)
         }
         let diff = statsAfter.since(statsBefore)
         let relays = standings.indices.filter { !subscribers.contains($0) && standings[$0]?.relaying == true }.count
         let meshSizes = standings.compactMap { $0?.mesh.count }
-        let cachedShort = standings.indices.filter { (standings[$0]?.relaying ?? false) && (standings[$0]?.cached ?? 0) < published.count }.count
+        let cachedShort = standings.indices.filter {
+            (standings[$0]?.relaying ?? false) && (standings[$0]?.cached ?? 0) < published.count
+        }.count
         var diagnostics: [String] = []
         diagnostics.append(
             "topic misses by hops from the publisher (missed/pairs): "
-                + pairsByHops.keys.sorted().map { "\($0): \(missedByHops[$0] ?? 0)/\(pairsByHops[$0] ?? 0)" }.joined(separator: ", "))
+                + pairsByHops.keys.sorted().map { "\($0): \(missedByHops[$0] ?? 0)/\(pairsByHops[$0] ?? 0)" }.joined(
+                    separator: ", "
+                )
+        )
         diagnostics.append(
             "topic misses per message: \(missesPerMessage.map(String.init).joined(separator: " ")); "
-                + "\(missedFromSubscriber) of \(expected - got) missed pairs had a subscribed publisher")
+                + "\(missedFromSubscriber) of \(expected - got) missed pairs had a subscribed publisher"
+        )
         diagnostics.append(
             "topic nodes taking part: \(subscribers.count) subscribed + \(relays) relaying of \(nodes.count); mesh sizes min \(meshSizes.min() ?? 0) "
                 + "mean \(meshSizes.isEmpty ? 0 : Double(meshSizes.reduce(0, +)) / Double(meshSizes.count)) max \(meshSizes.max() ?? 0); "
-                + "\(cachedShort) taking part hold fewer than \(published.count) messages at the end")
+                + "\(cachedShort) taking part hold fewer than \(published.count) messages at the end"
+        )
         diagnostics.append(
             "topic counters in the phase: accepted \(diff.accepted), duplicates \(diff.duplicates), transmissions \(diff.transmissions), "
                 + "IHAVE sent \(diff.ihavesSent), IWANT IDs asked \(diff.iwantRequested), served \(diff.iwantServed), "
                 + "grafts \(diff.graftsSent)/\(diff.graftsReceived), prunes \(diff.prunesSent)/\(diff.prunesReceived), "
-                + "relay refused \(diff.relayRefused), outbox dropped \(diff.outboxDropped), rejected [\(diff.rejected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))]")
+                + "relay refused \(diff.relayRefused), outbox dropped \(diff.outboxDropped), rejected [\(diff.rejected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))]"
+        )
         report.topicSubscribers = subscribers.count
         report.topicPublished = published.count
         report.topicExpected = expected

@@ -12,7 +12,9 @@ extension MeshSimulation {
             if let from = record.previousHop { text += " \(names[from.short] ?? "?")→" }
             if let reason = record.reason {
                 // Peer IDs in the reason (8 hex digits) by node name.
-                let words = reason.split(separator: " ", omittingEmptySubsequences: false).map { names[String($0)] ?? String($0) }
+                let words = reason.split(separator: " ", omittingEmptySubsequences: false).map {
+                    names[String($0)] ?? String($0)
+                }
                 text += "(\(words.joined(separator: " ").replacing("handed to ", with: "")))"
             }
             return text
@@ -30,10 +32,14 @@ extension MeshSimulation {
                 guard let held = await node.queue.record(message.id) else { continue }
                 var text = describe(node, held)
                 if held.status == .queued {
-                    text += " TTL \(held.ttl.map { "\($0)" } ?? "-")\(held.flags & DataFrame.floodFlag != 0 ? " flood copy" : "")"
+                    text +=
+                        " TTL \(held.ttl.map { "\($0)" } ?? "-")\(held.flags & DataFrame.floodFlag != 0 ? " flood copy" : "")"
                     // Where the holder would send it now: its route at the end of the run.
                     let route = await node.router?.routes().first { $0.destination == destination }
-                    text += route.map { " [route: \(names[$0.nextHop.short] ?? "?"), \($0.hops) hops, sequence \($0.sequence ?? 0)]" } ?? " [no route]"
+                    text +=
+                        route.map {
+                            " [route: \(names[$0.nextHop.short] ?? "?"), \($0.hops) hops, sequence \($0.sequence ?? 0)]"
+                        } ?? " [no route]"
                     if route == nil, let router = node.router { text += Self.diagnosis(router, destination, names) }
                 }
                 holders.append(text)
@@ -46,7 +52,10 @@ extension MeshSimulation {
             var receiptTrail = ""
             if arrived {
                 // The receipt is a message of its own (a derived ID) from the sink back.
-                let receiptID = DeliveryReceipt.receiptMessageID(for: message.id, signer: SimulationSigner(peer: nodes[message.to].peerID))
+                let receiptID = DeliveryReceipt.receiptMessageID(
+                    for: message.id,
+                    signer: SimulationSigner(peer: nodes[message.to].peerID)
+                )
                 var receiptHolders: [String] = []
                 for node in nodes {
                     guard let held = await node.queue.record(receiptID) else { continue }
@@ -60,7 +69,8 @@ extension MeshSimulation {
             }
             lines.append(
                 "n\(message.from)\(role(message.from)) → n\(message.to)\(role(message.to)) (\(message.hops) hops) \(message.id.hex): at origin \(record.map { "\($0.status)" } ?? "no record")"
-                    + "\(atOrigin), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)")
+                    + "\(atOrigin), arrived \(arrived), relays [\(holders.joined(separator: ", "))]\(receiptTrail)"
+            )
         }
         if !lines.isEmpty { lines.append(await linksDown()) }
         return lines
@@ -77,8 +87,11 @@ extension MeshSimulation {
     /// path of the graph hold (``pathState(from:to:names:role:)``).
     func withoutRoute(at: Int, to: Int, names: [String: String], role: (Int) -> String) async -> String {
         let target = nodes[to].peerID
-        guard let router = nodes[at].router, await !router.routes().contains(where: { $0.destination == target }) else { return "" }
-        return Self.diagnosis(router, target, names) + "; along a shortest path: \(await pathState(from: at, to: to, names: names, role: role))"
+        guard let router = nodes[at].router, await !router.routes().contains(where: { $0.destination == target }) else {
+            return ""
+        }
+        return Self.diagnosis(router, target, names)
+            + "; along a shortest path: \(await pathState(from: at, to: to, names: names, role: role))"
     }
 
     /// What each node on a shortest path of the graph from `from` to `to` holds about
@@ -95,7 +108,8 @@ extension MeshSimulation {
                 break
             }
             if let route = await router.routes().first(where: { $0.destination == target }) {
-                var step = "n\(at)\(role(at)): \(names[route.nextHop.short] ?? "?")/\(route.hops)@\((route.sequence ?? 0) & 0xFFFFF)"
+                var step =
+                    "n\(at)\(role(at)): \(names[route.nextHop.short] ?? "?")/\(route.hops)@\((route.sequence ?? 0) & 0xFFFFF)"
                 // A route two or more hops longer than the graph's distance: what else it holds.
                 if route.hops >= distance[at] + 2 { step += Self.diagnosis(router, target, names) }
                 steps.append(step)
@@ -117,6 +131,7 @@ extension MeshSimulation {
         }
         let down = graph.edges.filter { a, b in linked[a]?.contains(nodes[b].peerID) != true }
         let names = down.prefix(20).map { "n\($0.0)–n\($0.1)" }.joined(separator: ", ")
-        return "links down at the end: \(down.count) of \(graph.edges.count) graph links\(down.isEmpty ? "" : ": " + names)\(down.count > 20 ? ", …" : "")"
+        return
+            "links down at the end: \(down.count) of \(graph.edges.count) graph links\(down.isEmpty ? "" : ": " + names)\(down.count > 20 ? ", …" : "")"
     }
 }

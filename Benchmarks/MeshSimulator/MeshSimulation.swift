@@ -40,7 +40,10 @@ public final class MeshSimulation: Sendable {
 
     /// Builds the graph and the nodes (nothing runs yet).
     /// - Parameter progress: told what the run is doing, phase by phase.
-    public init(configuration: SimulationConfiguration, progress: @escaping @Sendable (String) -> Void = { _ in }) throws(MeshError) {
+    public init(
+        configuration: SimulationConfiguration,
+        progress: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(MeshError) {
         try configuration.validate()
         self.configuration = configuration
         self.progress = progress
@@ -50,7 +53,10 @@ public final class MeshSimulation: Sendable {
         network = LoopbackNetwork(seed: configuration.seed)
         let graph = self.graph
         diameter = (0..<configuration.nodes).map { graph.hops(from: $0).max() ?? 0 }.max() ?? 0
-        liars = Set((0..<configuration.nodes).sorted { (graph.neighbours[$0].count, $1) > (graph.neighbours[$1].count, $0) }.prefix(configuration.liars))
+        liars = Set(
+            (0..<configuration.nodes).sorted { (graph.neighbours[$0].count, $1) > (graph.neighbours[$1].count, $0) }
+                .prefix(configuration.liars)
+        )
         var router = configuration.router
         let reach = UInt8(min(255, diameter + 4))
         if !configuration.routesAcrossMesh {
@@ -181,10 +187,12 @@ public final class MeshSimulation: Sendable {
         report.churnWire = report.wire.since(churnStart)
         for (phase, name) in [(1, "steady"), (2, "partition"), (3, "churn")] {
             for (origin, sequence, count) in tally.busiestSequences(phase: phase, count: 5) {
-                let hops = count.byHops.enumerated().filter { $0.element > 0 }.map { "\($0.offset):\($0.element)" }.joined(separator: " ")
+                let hops = count.byHops.enumerated().filter { $0.element > 0 }.map { "\($0.offset):\($0.element)" }
+                    .joined(separator: " ")
                 report.busiestSequences.append(
                     "\(name): origin \(origin)…, sequence \(sequence >> 20) << 20 + \(sequence & 0xFFFFF): \(count.frames) frames, "
-                        + "\(count.solicited) with the solicited flag; by hops \(hops)")
+                        + "\(count.solicited) with the solicited flag; by hops \(hops)"
+                )
             }
         }
         requestMarks.append(await requestCounters())
@@ -265,7 +273,9 @@ public final class MeshSimulation: Sendable {
                     known += 1
                     routeHops += route.hops
                     shortest += hops[node.index][target]
-                    routes[node.index * nodes.count + target] = Int32((index[route.nextHop] ?? nodes.count) << 8 | min(route.hops, 255))
+                    routes[node.index * nodes.count + target] = Int32(
+                        (index[route.nextHop] ?? nodes.count) << 8 | min(route.hops, 255)
+                    )
                 }
             }
             let changed = lastRoutes.map { zip($0, routes).reduce(0) { $0 + ($1.0 != $1.1 ? 1 : 0) } }
@@ -273,7 +283,9 @@ public final class MeshSimulation: Sendable {
             let stretch = shortest == 0 ? .nan : Double(routeHops) / Double(shortest)
             let elapsed = clock.now - started
             let limit = elapsed >= configuration.convergenceLimit
-            progress("routes: \(known) of \(possible), Σ hops \(routeHops), \(changed.map { "\($0)" } ?? "-") changed, after \(elapsed) (virtual)")
+            progress(
+                "routes: \(known) of \(possible), Σ hops \(routeHops), \(changed.map { "\($0)" } ?? "-") changed, after \(elapsed) (virtual)"
+            )
             // 99.5 %: with loss, a few routes age out and come back at any time.
             if knownWire == nil, known * 1000 >= possible * 995 || limit {
                 (report.routesKnown, report.routeStretch, report.convergence) = (known, stretch, elapsed)
@@ -281,14 +293,19 @@ public final class MeshSimulation: Sendable {
             }
             calmLooks = changed.map { $0 * 1000 <= possible } == true ? calmLooks + 1 : 0
             if let knownWire {
-                let quiet = last.map { abs(known - $0.known) * 1000 <= possible && abs(routeHops - $0.hops) * 1000 <= $0.hops } ?? false
+                let quiet =
+                    last.map { abs(known - $0.known) * 1000 <= possible && abs(routeHops - $0.hops) * 1000 <= $0.hops }
+                    ?? false
                 if quiet, report.quiet == nil { (report.quiet, report.quietWire) = (elapsed, tally.snapshot) }
                 if calmLooks >= calmNeeded || limit || !configuration.waitForSettledRoutes {
                     (report.settledKnown, report.settledStretch, report.settled) = (known, stretch, elapsed)
                     report.settledChanges = changed ?? 0
                     if report.quiet == nil { (report.quiet, report.quietWire) = (elapsed, tally.snapshot) }
                     let missing: String
-                    (report.settledStretched, report.settledShortcuts, missing) = await stretchedRoutes(hops: hops, index: index)
+                    (report.settledStretched, report.settledShortcuts, missing) = await stretchedRoutes(
+                        hops: hops,
+                        index: index
+                    )
                     report.busiestSequences.append(missing)
                     return knownWire
                 }
@@ -303,7 +320,10 @@ public final class MeshSimulation: Sendable {
     /// through the node (through that neighbour the route would be shorter: the node
     /// lost its shorter announcement, or took it too late for its feasibility
     /// distance).
-    private func stretchedRoutes(hops: [[Int]], index: [PeerID: Int]) async -> (stretched: Int, shortcuts: Int, missing: String) {
+    private func stretchedRoutes(
+        hops: [[Int]],
+        index: [PeerID: Int]
+    ) async -> (stretched: Int, shortcuts: Int, missing: String) {
         var tables: [[Int: RouteSnapshot]] = Array(repeating: [:], count: nodes.count)
         for node in nodes {
             guard let router = node.router else { continue }
@@ -336,7 +356,8 @@ public final class MeshSimulation: Sendable {
         let center = random.withLock { Int.random(in: 0..<nodes.count, using: &$0) }
         let (cx, cy) = graph.positions[center]
         let byDistance = nodes.indices.sorted {
-            let a = graph.positions[$0], b = graph.positions[$1]
+            let a = graph.positions[$0]
+            let b = graph.positions[$1]
             return (a.x - cx) * (a.x - cx) + (a.y - cy) * (a.y - cy) < (b.x - cx) * (b.x - cx) + (b.y - cy) * (b.y - cy)
         }
         return Set(byDistance.prefix(want))
@@ -346,7 +367,8 @@ public final class MeshSimulation: Sendable {
     func pickChurned() -> [Int] {
         guard configuration.churnShare > 0 else { return [] }
         let want = max(1, Int((Double(nodes.count) * configuration.churnShare).rounded()))
-        return random.withLock { random in Array(Array(0..<nodes.count).shuffled(using: &random).prefix(want)).sorted() }
+        return random.withLock { random in Array(Array(0..<nodes.count).shuffled(using: &random).prefix(want)).sorted()
+        }
     }
 
     // MARK: Nodes
@@ -366,18 +388,31 @@ public final class MeshSimulation: Sendable {
             restarted.features = configuration.featureMix[node.index % configuration.featureMix.count]
         }
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: node.peerID), configuration: restarted,
-            sealer: SimulationSealer(peer: node.peerID), receipts: SimulationSigner(peer: node.peerID), sink: node.sink,
-            queue: node.queue, clock: clock, topics: configuration.topics,
+            security: PlaintextLinkSecurity(localPeerID: node.peerID),
+            configuration: restarted,
+            sealer: SimulationSealer(peer: node.peerID),
+            receipts: SimulationSigner(peer: node.peerID),
+            sink: node.sink,
+            queue: node.queue,
+            clock: clock,
+            topics: configuration.topics,
             announceState: configuration.keepAnnounceState ? node.announceState : nil,
-            savedRoutes: configuration.keepRouteTable ? node.savedRoutes : nil, logger: logger)
+            savedRoutes: configuration.keepRouteTable ? node.savedRoutes : nil,
+            logger: logger
+        )
         let loopback = LoopbackTransport(
-            name: "lo", address: Self.address(node.index), network: network,
-            configuration: .init(discovery: false, bitrate: configuration.linkBitrate))
+            name: "lo",
+            address: Self.address(node.index),
+            network: network,
+            configuration: .init(discovery: false, bitrate: configuration.linkBitrate)
+        )
         let generation = node.generation.add(1, ordering: .relaxed).newValue
         let seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(node.index) << 16 &+ UInt64(generation)
         let lie = liars.contains(node.index) ? configuration.lie : nil
-        await router.add(TalliedTransport(loopback, tally: tally, loss: configuration.loss, seed: seed, lie: lie), priority: 10)
+        await router.add(
+            TalliedTransport(loopback, tally: tally, loss: configuration.loss, seed: seed, lie: lie),
+            priority: 10
+        )
         node.sink.generation.store(generation, ordering: .relaxed)
         let task = Task<Void, Never> { _ = try? await router.run() }
         node.running.withLock { $0 = (router, task) }
@@ -388,7 +423,12 @@ public final class MeshSimulation: Sendable {
 
     /// Stops `node`'s router and waits for it; its queue and sink stay.
     func stop(_ node: SimulationNode) async {
-        guard let (router, task) = node.running.withLock({ running in defer { running = nil }; return running }) else { return }
+        guard
+            let (router, task) = node.running.withLock({ running in
+                defer { running = nil }
+                return running
+            })
+        else { return }
         let stats = await router.stats()
         node.retiredStats.withLock { $0.add(stats) }
         await router.shutdown()

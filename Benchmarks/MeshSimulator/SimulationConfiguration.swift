@@ -92,11 +92,22 @@ public struct SimulationConfiguration: Sendable {
     /// partitioned for 60 s, 2 % down for 45 s, 1 Mbit/s links, a topic phase of 50
     /// messages to 10 % of the nodes, default router settings (``MeshSimulation`` raises `max_hops` and the TTL to span the graph).
     public init(
-        nodes: Int = 200, seed: UInt64 = 1, loss: Double = 0.1, messages: Int = 600, targetDegree: Double = 7,
-        partitionShare: Double = 0.1, partitionDuration: Duration = .seconds(60), churnShare: Double = 0.02,
-        churnDowntime: Duration = .seconds(45), linkBitrate: Int = 1_000_000, convergenceLimit: Duration = .seconds(600),
-        settleLimit: Duration = .seconds(300), quantum: Duration = .milliseconds(50), topicMessages: Int = 50,
-        topicShare: Double = 0.1, router: RouterConfiguration = .init()
+        nodes: Int = 200,
+        seed: UInt64 = 1,
+        loss: Double = 0.1,
+        messages: Int = 600,
+        targetDegree: Double = 7,
+        partitionShare: Double = 0.1,
+        partitionDuration: Duration = .seconds(60),
+        churnShare: Double = 0.02,
+        churnDowntime: Duration = .seconds(45),
+        linkBitrate: Int = 1_000_000,
+        convergenceLimit: Duration = .seconds(600),
+        settleLimit: Duration = .seconds(300),
+        quantum: Duration = .milliseconds(50),
+        topicMessages: Int = 50,
+        topicShare: Double = 0.1,
+        router: RouterConfiguration = .init()
     ) {
         self.topicMessages = topicMessages
         self.topicShare = topicShare
@@ -119,19 +130,27 @@ public struct SimulationConfiguration: Sendable {
     /// Checks every value, naming the bad one.
     public func validate() throws(MeshError) {
         guard nodes >= 2 else { throw MeshError(.invalidConfiguration, "nodes: at least 2, got \(nodes)") }
-        guard (0..<1).contains(loss) else { throw MeshError(.invalidConfiguration, "loss: must be in 0..<1, got \(loss)") }
+        guard (0..<1).contains(loss) else {
+            throw MeshError(.invalidConfiguration, "loss: must be in 0..<1, got \(loss)")
+        }
         guard messages >= 1 else { throw MeshError(.invalidConfiguration, "messages: at least 1, got \(messages)") }
         guard targetDegree >= 1, targetDegree < Double(nodes) else {
             throw MeshError(.invalidConfiguration, "target degree: between 1 and nodes − 1, got \(targetDegree)")
         }
         guard topicMessages >= 0, topicShare > 0, topicShare <= 1 else {
-            throw MeshError(.invalidConfiguration, "topics: messages ≥ 0 and a share in (0, 1], got \(topicMessages) and \(topicShare)")
+            throw MeshError(
+                .invalidConfiguration,
+                "topics: messages ≥ 0 and a share in (0, 1], got \(topicMessages) and \(topicShare)"
+            )
         }
         guard liars >= 0, liars <= nodes - 2 else {
             throw MeshError(.invalidConfiguration, "liars: between 0 and nodes − 2, got \(liars)")
         }
         guard (0..<1).contains(partitionShare), (0..<1).contains(churnShare) else {
-            throw MeshError(.invalidConfiguration, "partition and churn shares: must be in 0..<1, got \(partitionShare) and \(churnShare)")
+            throw MeshError(
+                .invalidConfiguration,
+                "partition and churn shares: must be in 0..<1, got \(partitionShare) and \(churnShare)"
+            )
         }
     }
 }

@@ -52,7 +52,10 @@ public struct SimulationGraph: Sendable {
         let cells = max(1, Int(1 / radius))
         var grid: [Int: [Int]] = [:]
         func cell(_ node: Int) -> (Int, Int) {
-            (min(cells - 1, Int(positions[node].x * Double(cells))), min(cells - 1, Int(positions[node].y * Double(cells))))
+            (
+                min(cells - 1, Int(positions[node].x * Double(cells))),
+                min(cells - 1, Int(positions[node].y * Double(cells)))
+            )
         }
         for node in 0..<count {
             let (cx, cy) = cell(node)

@@ -120,10 +120,14 @@ public struct SimulationReport: Sendable {
     public var runningControlPercent: Double { Self.percent(runningWire.bytes(.announce), of: runningWire.totalBytes) }
 
     /// Announcement bytes over all bytes from the quiet mark to the end, in percent.
-    public var sinceQuietControlPercent: Double { Self.percent(sinceQuietWire.bytes(.announce), of: sinceQuietWire.totalBytes) }
+    public var sinceQuietControlPercent: Double {
+        Self.percent(sinceQuietWire.bytes(.announce), of: sinceQuietWire.totalBytes)
+    }
 
     /// Announcement bytes over all bytes from the 99.5 % mark to the end, in percent.
-    public var sinceKnownControlPercent: Double { Self.percent(sinceKnownWire.bytes(.announce), of: sinceKnownWire.totalBytes) }
+    public var sinceKnownControlPercent: Double {
+        Self.percent(sinceKnownWire.bytes(.announce), of: sinceKnownWire.totalBytes)
+    }
 
     /// Announcement bytes over all bytes in the steady phase, in percent.
     public var steadyControlPercent: Double { Self.percent(steadyWire.bytes(.announce), of: steadyWire.totalBytes) }
@@ -133,7 +137,8 @@ public struct SimulationReport: Sendable {
 
     /// Topic frames written per subscriber per message.
     public var topicTransmissionsPerSubscriber: Double {
-        topicPublished == 0 || topicSubscribers == 0 ? .nan : Double(topicTransmissions) / Double(topicPublished * topicSubscribers)
+        topicPublished == 0 || topicSubscribers == 0
+            ? .nan : Double(topicTransmissions) / Double(topicPublished * topicSubscribers)
     }
 
     /// What flooding costs on the same graph: every node sends each message once to

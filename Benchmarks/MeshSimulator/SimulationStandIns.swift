@@ -24,8 +24,12 @@ public struct SimulationSealer: MessageSealer {
         guard sealed.count >= overhead, Array(sealed.prefix(4)) == Self.magic else {
             throw MeshError(.malformedFrame, "not a simulation envelope (\(sealed.count) bytes)")
         }
-        guard Array(sealed[4..<36]) == peer.bytes else { throw MeshError(.invalidArgument, "sealed for another recipient") }
-        guard Array(sealed[36..<68]) == origin.bytes else { throw MeshError(.invalidArgument, "sealed by another sender") }
+        guard Array(sealed[4..<36]) == peer.bytes else {
+            throw MeshError(.invalidArgument, "sealed for another recipient")
+        }
+        guard Array(sealed[36..<68]) == origin.bytes else {
+            throw MeshError(.invalidArgument, "sealed by another sender")
+        }
         return Array(sealed[68...])
     }
 }

@@ -19,7 +19,13 @@ public struct TalliedTransport: Transport {
     ///   - loss: the probability (0…1) that a frame written (all its packets) is lost.
     ///   - seed: seeds the loss draws.
     ///   - lie: the hop counts this node's ANNOUNCE frames claim (nil: the true ones).
-    public init(_ inner: any Transport, tally: WireTally, loss: Double, seed: UInt64, lie: SimulationConfiguration.HopLie? = nil) {
+    public init(
+        _ inner: any Transport,
+        tally: WireTally,
+        loss: Double,
+        seed: UInt64,
+        lie: SimulationConfiguration.HopLie? = nil
+    ) {
         self.inner = inner
         self.tally = tally
         self.loss = loss
@@ -100,7 +106,14 @@ final class TalliedLink: Link {
             if starts { current.dropping = transport.drop() }
             return (current.kind, current.routing, current.dropping)
         }
-        transport.tally.wrote(kind, routing: routing, count: frame.count, startsFrame: starts, dropped: dropped, packet: frame)
+        transport.tally.wrote(
+            kind,
+            routing: routing,
+            count: frame.count,
+            startsFrame: starts,
+            dropped: dropped,
+            packet: frame
+        )
         if dropped { return }
         try await inner.send(frame)
     }
@@ -109,15 +122,18 @@ final class TalliedLink: Link {
     /// transport lies (the byte after the flag, frame header, origin and sequence).
     private func lie(_ packet: [UInt8]) -> [UInt8] {
         let hopsAt = 1 + 4 + 32 + 8
-        guard let lie = transport.lie, packet.count > hopsAt, packet[0] == 0xC0, packet[2] == Frame.Kind.announce.rawValue else {
+        guard let lie = transport.lie, packet.count > hopsAt, packet[0] == 0xC0,
+            packet[2] == Frame.Kind.announce.rawValue
+        else {
             return packet
         }
         var rewritten = packet
-        let shorter = switch lie {
-        case .shorter: true
-        case .longer: false
-        case .flapping: lies.add(1, ordering: .relaxed).newValue % 2 == 1
-        }
+        let shorter =
+            switch lie {
+            case .shorter: true
+            case .longer: false
+            case .flapping: lies.add(1, ordering: .relaxed).newValue % 2 == 1
+            }
         rewritten[hopsAt] = shorter ? 1 : packet[hopsAt] &+ 3
         transport.tally.lied()
         return rewritten

@@ -79,23 +79,33 @@ public final class WireTally: Sendable {
         /// The counts since `earlier`.
         public func since(_ earlier: Snapshot) -> Snapshot {
             Snapshot(
-                packets: zip(packets, earlier.packets).map { $0 - $1 }, bytes: zip(bytes, earlier.bytes).map { $0 - $1 },
-                frames: zip(frames, earlier.frames).map { $0 - $1 }, dropped: dropped - earlier.dropped,
+                packets: zip(packets, earlier.packets).map { $0 - $1 },
+                bytes: zip(bytes, earlier.bytes).map { $0 - $1 },
+                frames: zip(frames, earlier.frames).map { $0 - $1 },
+                dropped: dropped - earlier.dropped,
                 routingBytes: zip(routingBytes, earlier.routingBytes).map { $0 - $1 },
                 announcesOfNewSequences: announcesOfNewSequences - earlier.announcesOfNewSequences,
                 announcesOfOldSequences: announcesOfOldSequences - earlier.announcesOfOldSequences,
                 sequencesFirstSent: sequencesFirstSent - earlier.sequencesFirstSent,
-                solicitedAnnounces: solicitedAnnounces - earlier.solicitedAnnounces)
+                solicitedAnnounces: solicitedAnnounces - earlier.solicitedAnnounces
+            )
         }
     }
 
     private let counts = Mutex(
-        Snapshot(packets: Array(repeating: 0, count: Kind.allCases.count), bytes: Array(repeating: 0, count: Kind.allCases.count), dropped: 0))
+        Snapshot(
+            packets: Array(repeating: 0, count: Kind.allCases.count),
+            bytes: Array(repeating: 0, count: Kind.allCases.count),
+            dropped: 0
+        )
+    )
     private let activityCount = Atomic<Int>(0)
     private let lieCount = Atomic<Int>(0)
     /// The current phase; per (origin, sequence) announced, what crossed the links of
     /// each; and the ROUTE REQUEST frames of each phase by target (32 bytes).
-    private let census = Mutex((phase: 0, firstSent: [AnnouncedSequence: SequenceCount](), requests: [Int: [[UInt8]: Int]]()))
+    private let census = Mutex(
+        (phase: 0, firstSent: [AnnouncedSequence: SequenceCount](), requests: [Int: [[UInt8]: Int]]())
+    )
 
     /// What crossed the links of one announced sequence.
     public struct SequenceCount: Sendable {
@@ -146,7 +156,9 @@ public final class WireTally: Sendable {
     /// hex), sequence, and counts.
     public func busiestSequences(phase: Int, count: Int) -> [(origin: String, sequence: UInt64, SequenceCount)] {
         census.withLock { census in
-            census.firstSent.filter { $0.value.phase == phase }.sorted { $0.value.frames > $1.value.frames }.prefix(count).map {
+            census.firstSent.filter { $0.value.phase == phase }.sorted { $0.value.frames > $1.value.frames }.prefix(
+                count
+            ).map {
                 ($0.key.origin.prefix(4).map { String($0, radix: 16) }.joined(), $0.key.sequence, $0.value)
             }
         }
@@ -154,12 +166,24 @@ public final class WireTally: Sendable {
 
     /// Counts a packet written to a link; `packet` (a whole frame) is looked into for
     /// the announcement census.
-    func wrote(_ kind: Kind, routing: RoutingFrame? = nil, count: Int, startsFrame: Bool, dropped: Bool, packet: [UInt8] = []) {
+    func wrote(
+        _ kind: Kind,
+        routing: RoutingFrame? = nil,
+        count: Int,
+        startsFrame: Bool,
+        dropped: Bool,
+        packet: [UInt8] = []
+    ) {
         // (first sent, new in this phase), nil for any other packet.
         var census: (first: Bool, new: Bool)?
         var solicited = false
-        if routing == .announce, packet.first == 0xC0, packet.count >= 1 + 4 + AnnounceFrame.bodySize, packet[2] == Frame.Kind.announce.rawValue {
-            let key = AnnouncedSequence(origin: Array(packet[5..<37]), sequence: packet[37..<45].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        if routing == .announce, packet.first == 0xC0, packet.count >= 1 + 4 + AnnounceFrame.bodySize,
+            packet[2] == Frame.Kind.announce.rawValue
+        {
+            let key = AnnouncedSequence(
+                origin: Array(packet[5..<37]),
+                sequence: packet[37..<45].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            )
             solicited = packet[4] & UInt8(AnnounceFrame.solicitedFlag) != 0
             let hops = Int(min(packet[45], 15))
             census = self.census.withLock { census in
@@ -172,7 +196,8 @@ public final class WireTally: Sendable {
                 return (first, count.phase == census.phase)
             }
         }
-        if routing == .request, packet.first == 0xC0, packet.count >= 37, packet[2] == Frame.Kind.routeRequest.rawValue {
+        if routing == .request, packet.first == 0xC0, packet.count >= 37, packet[2] == Frame.Kind.routeRequest.rawValue
+        {
             let target = Array(packet[5..<37])
             self.census.withLock { $0.requests[$0.phase, default: [:]][target, default: 0] += 1 }
         }
@@ -213,12 +238,21 @@ public final class WireTally: Sendable {
             switch packet.first {
             case 0xC0: frameStart = 1
             case 0x80: frameStart = 3
-            case nil: self = .invalid; return
-            default: self = .continuation; return
+            case nil:
+                self = .invalid
+                return
+            default:
+                self = .continuation
+                return
             }
-            guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else { self = .invalid; return }
+            guard packet.count >= frameStart + 4, packet[frameStart] == Frame.version else {
+                self = .invalid
+                return
+            }
             self = .frame(
-                Frame.Kind(rawValue: packet[frameStart + 1]), flags: UInt16(packet[frameStart + 2]) << 8 | UInt16(packet[frameStart + 3]))
+                Frame.Kind(rawValue: packet[frameStart + 1]),
+                flags: UInt16(packet[frameStart + 2]) << 8 | UInt16(packet[frameStart + 3])
+            )
         }
     }
 
@@ -242,7 +276,8 @@ public final class WireTally: Sendable {
         switch Header(packet) {
         case .continuation: previous
         case .invalid: .other
-        case .frame(.announce, _), .frame(.routeRequest, _), .frame(.routeSummary, _), .frame(.routeListing, _), .frame(.routeHops, _):
+        case .frame(.announce, _), .frame(.routeRequest, _), .frame(.routeSummary, _), .frame(.routeListing, _),
+            .frame(.routeHops, _):
             .announce
         case .frame(.topicMessage, _): .topicMessage
         case .frame(.topicControl, _): .topicControl

@@ -60,7 +60,9 @@ private func files(at path: String) -> [String] {
     defer { closedir(directory) }
     var result: [String] = []
     while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) {
+            String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
         if name != ".", name != ".." { result.append(path + "/" + name) }
     }
     return result.sorted()

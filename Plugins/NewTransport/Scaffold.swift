@@ -40,16 +40,22 @@ struct Scaffold {
     static func refuseExisting(_ name: TransportName, root: URL, manifest: String, files: [String]) throws {
         let fileManager = FileManager.default
         for directory in ["Sources", "Tests"] {
-            let existing = (try? fileManager.contentsOfDirectory(atPath: root.appendingPathComponent(directory).path)) ?? []
+            let existing =
+                (try? fileManager.contentsOfDirectory(atPath: root.appendingPathComponent(directory).path)) ?? []
             for entry in existing
             where entry.lowercased() == name.module.lowercased() || entry.lowercased() == name.testModule.lowercased() {
-                throw Refusal("transport \(name.type) exists: \(directory)/\(entry) is already there; pick another name")
+                throw Refusal(
+                    "transport \(name.type) exists: \(directory)/\(entry) is already there; pick another name"
+                )
             }
         }
         if manifest.contains("\"\(name.module)\"") {
-            throw Refusal("transport \(name.type) exists: Package.swift already names \"\(name.module)\"; pick another name")
+            throw Refusal(
+                "transport \(name.type) exists: Package.swift already names \"\(name.module)\"; pick another name"
+            )
         }
-        let defaultConfig = (try? String(contentsOf: root.appendingPathComponent("Config/node.yaml"), encoding: .utf8)) ?? ""
+        let defaultConfig =
+            (try? String(contentsOf: root.appendingPathComponent("Config/node.yaml"), encoding: .utf8)) ?? ""
         if defaultConfig.split(separator: "\n").contains(where: { $0 == "  \(name.key):" }) {
             throw Refusal("a transport named '\(name.key)' exists in Config/node.yaml; pick another name")
         }
@@ -68,10 +74,13 @@ struct Scaffold {
                 throw Refusal(
                     matches.isEmpty
                         ? "Package.swift has no '\(marker)' line; add it as the last line inside \(marker == productsMarker ? "products: [" : "targets: [") and run again"
-                        : "Package.swift has \(matches.count) '\(marker)' lines; keep exactly one")
+                        : "Package.swift has \(matches.count) '\(marker)' lines; keep exactly one"
+                )
             }
             let indent = String(lines[index].prefix { $0 == " " || $0 == "\t" })
-            let block = entry.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : indent + $0 }
+            let block = entry.split(separator: "\n", omittingEmptySubsequences: false).map {
+                $0.isEmpty ? "" : indent + $0
+            }
             lines.insert(contentsOf: block, at: index)
         }
         return lines.joined(separator: "\n")

@@ -28,7 +28,8 @@ struct Templates {
                 dependencies: ["MeshCore", .product(name: "Logging", package: "swift-log")]
             ),
             .testTarget(name: "__Module__Tests", dependencies: ["__Module__", "MeshCore", "MeshTesting"]),
-            """#)
+            """#
+        )
     }
 
     var transport: String {
@@ -139,7 +140,8 @@ struct Templates {
                 }
             }
 
-            """#)
+            """#
+        )
     }
 
     var link: String {
@@ -214,7 +216,8 @@ struct Templates {
                 }
             }
 
-            """#)
+            """#
+        )
     }
 
     var configuration: String {
@@ -303,7 +306,8 @@ struct Templates {
                 }
             }
 
-            """#)
+            """#
+        )
     }
 
     var conformanceTests: String {
@@ -350,7 +354,8 @@ struct Templates {
                 }
             }
 
-            """#)
+            """#
+        )
     }
 
     var exampleConfig: String {
@@ -373,6 +378,7 @@ struct Templates {
                 mtu: 1024         # largest frame per link; the core fragments larger messages
                 bitrate: 1000000  # nominal bit/s; a slow medium ranks last for large payloads
 
-            """#)
+            """#
+        )
     }
 }

@@ -16,10 +16,15 @@ struct TransportName {
     /// - Throws: ``Refusal`` when there is not exactly one argument or it is not an
     ///   UpperCamelCase Swift identifier of ASCII letters and digits.
     init(arguments: [String]) throws {
-        let usage = "usage: swift package --allow-writing-to-package-directory new-transport <Name> (UpperCamelCase, e.g. LoRa)"
+        let usage =
+            "usage: swift package --allow-writing-to-package-directory new-transport <Name> (UpperCamelCase, e.g. LoRa)"
         let words = arguments.filter { !$0.hasPrefix("--") }
         guard words.count == 1, let name = words.first, arguments.count == 1 else {
-            throw Refusal(arguments.isEmpty ? usage : "expected exactly one transport name, got \(arguments.map { "'\($0)'" }.joined(separator: " ")); \(usage)")
+            throw Refusal(
+                arguments.isEmpty
+                    ? usage
+                    : "expected exactly one transport name, got \(arguments.map { "'\($0)'" }.joined(separator: " ")); \(usage)"
+            )
         }
         let isASCIILetter: (Character) -> Bool = { $0.isASCII && $0.isLetter }
         let isASCIIDigit: (Character) -> Bool = { $0.isASCII && $0.isNumber }
@@ -27,7 +32,8 @@ struct TransportName {
             name.allSatisfy({ isASCIILetter($0) || isASCIIDigit($0) })
         else {
             throw Refusal(
-                "'\(name)' is not a valid transport name: use UpperCamelCase ASCII letters and digits starting with a capital letter (e.g. LoRa, WiFiDirect, Serial2)")
+                "'\(name)' is not a valid transport name: use UpperCamelCase ASCII letters and digits starting with a capital letter (e.g. LoRa, WiFiDirect, Serial2)"
+            )
         }
         guard !Self.reserved.contains(name) else {
             throw Refusal("'\(name)' is reserved in Swift; pick another transport name")

@@ -83,12 +83,23 @@ public final class Router: Service, Sendable {
     ///   - random: draws the flood re-broadcast delays; nil for the system's generator.
     ///   - logger: where the router logs.
     public init(
-        security: any LinkSecurity, configuration: RouterConfiguration = .init(), policy: (any RoutingPolicy)? = nil,
-        sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil, sink: (any MessageSink)? = nil,
-        queue: (any OutboundQueue)? = nil, clock: any MeshClock = SystemClock(), battery: (any BatteryGauge)? = nil,
-        topics: TopicConfiguration = .init(), topicStore: (any TopicStore)? = nil, topicAdmission: (any TopicRelayAdmission)? = nil,
-        floodSeen: (any FloodSeenStore)? = nil, announceState: (any AnnounceStateStore)? = nil,
-        savedRoutes: (any RouteTableStore)? = nil, random: (any MeshRandom)? = nil, logger: Logger
+        security: any LinkSecurity,
+        configuration: RouterConfiguration = .init(),
+        policy: (any RoutingPolicy)? = nil,
+        sealer: (any MessageSealer)? = nil,
+        receipts: (any ReceiptSigner)? = nil,
+        sink: (any MessageSink)? = nil,
+        queue: (any OutboundQueue)? = nil,
+        clock: any MeshClock = SystemClock(),
+        battery: (any BatteryGauge)? = nil,
+        topics: TopicConfiguration = .init(),
+        topicStore: (any TopicStore)? = nil,
+        topicAdmission: (any TopicRelayAdmission)? = nil,
+        floodSeen: (any FloodSeenStore)? = nil,
+        announceState: (any AnnounceStateStore)? = nil,
+        savedRoutes: (any RouteTableStore)? = nil,
+        random: (any MeshRandom)? = nil,
+        logger: Logger
     ) {
         localPeerID = security.localPeerID
         var configuration = configuration
@@ -113,30 +124,85 @@ public final class Router: Service, Sendable {
         // cannot grow faster than a fixed bound, whatever strangers send.
         let remoteLog = LogLimiter(logger: logger, clock: clock)
         let delivery = DeliveryPipeline(
-            localPeerID: localPeerID, configuration: configuration, policy: policy, sealer: sealer, receipts: deliveryReceipts,
-            queue: queue ?? InMemoryOutboundQueue(clock: clock), sink: sink, table: table, routes: routeTable, relay: relay,
+            localPeerID: localPeerID,
+            configuration: configuration,
+            policy: policy,
+            sealer: sealer,
+            receipts: deliveryReceipts,
+            queue: queue ?? InMemoryOutboundQueue(clock: clock),
+            sink: sink,
+            table: table,
+            routes: routeTable,
+            relay: relay,
             relayBudget: RelayBudget(limits: configuration.relayLimits, clock: clock, gauge: battery),
             paths: paths,
             flood: FloodControl(
-                configuration: configuration.flood, seen: floodSeen ?? InMemoryFloodSeenStore(capacity: configuration.dedupCapacity),
-                random: random ?? SystemMeshRandom(), clock: clock),
-            clock: clock, stats: counters, bus: bus, logger: logger)
+                configuration: configuration.flood,
+                seen: floodSeen ?? InMemoryFloodSeenStore(capacity: configuration.dedupCapacity),
+                random: random ?? SystemMeshRandom(),
+                clock: clock
+            ),
+            clock: clock,
+            stats: counters,
+            bus: bus,
+            logger: logger
+        )
         let announcer = Announcer(
-            localPeerID: localPeerID, configuration: configuration.routing, signer: receipts, routes: routeTable, links: table,
-            relay: relay, clock: clock, stats: counters, bus: bus, logger: logger, stateStore: announceState,
-            tableStore: savedRoutes)
+            localPeerID: localPeerID,
+            configuration: configuration.routing,
+            signer: receipts,
+            routes: routeTable,
+            links: table,
+            relay: relay,
+            clock: clock,
+            stats: counters,
+            bus: bus,
+            logger: logger,
+            stateStore: announceState,
+            tableStore: savedRoutes
+        )
         self.announcer = announcer
         let inbound = InboundPipeline(
-            localPeerID: localPeerID, configuration: configuration, sealer: sealer, sink: sink, delivery: delivery,
-            clock: clock, stats: counters, bus: bus, logger: logger, remoteLog: remoteLog)
+            localPeerID: localPeerID,
+            configuration: configuration,
+            sealer: sealer,
+            sink: sink,
+            delivery: delivery,
+            clock: clock,
+            stats: counters,
+            bus: bus,
+            logger: logger,
+            remoteLog: remoteLog
+        )
         let gossip = GossipRouter(
-            localPeerID: localPeerID, configuration: topics, signer: receipts, store: topicStore ?? InMemoryTopicStore(),
-            admission: topicAdmission ?? BudgetedTopicAdmission(budget: delivery.relayBudget, stats: counters), sink: sink, links: table, relay: relay, clock: clock,
-            stats: counters, bus: bus, logger: logger, remoteLog: remoteLog)
+            localPeerID: localPeerID,
+            configuration: topics,
+            signer: receipts,
+            store: topicStore ?? InMemoryTopicStore(),
+            admission: topicAdmission ?? BudgetedTopicAdmission(budget: delivery.relayBudget, stats: counters),
+            sink: sink,
+            links: table,
+            relay: relay,
+            clock: clock,
+            stats: counters,
+            bus: bus,
+            logger: logger,
+            remoteLog: remoteLog
+        )
         self.gossip = gossip
         links = LinkManager(
-            security: security, configuration: configuration, clock: clock, table: table, inbound: inbound,
-            announcer: announcer, gossip: gossip, bus: bus, stats: counters, logger: logger, remoteLog: remoteLog)
+            security: security,
+            configuration: configuration,
+            clock: clock,
+            table: table,
+            inbound: inbound,
+            announcer: announcer,
+            gossip: gossip,
+            bus: bus,
+            stats: counters,
+            logger: logger,
+            remoteLog: remoteLog
+        )
         self.delivery = delivery
         self.clock = clock
     }
@@ -233,7 +299,11 @@ public final class Router: Service, Sendable {
     /// - Throws: what ``send(to:payload:options:)`` throws, or when the payload must be
     ///   read back (to seal it, for a queue that keeps its own copy) and cannot be.
     @discardableResult
-    public func send(to peer: PeerID, stored: any StoredPayload, options: SendOptions = .init()) async throws -> MessageID {
+    public func send(
+        to peer: PeerID,
+        stored: any StoredPayload,
+        options: SendOptions = .init()
+    ) async throws -> MessageID {
         try checkFeatures(options)
         return try await delivery.submit(to: peer, stored: stored, options: options)
     }
@@ -252,7 +322,9 @@ public final class Router: Service, Sendable {
     private func checkFeatures(_ options: SendOptions) throws {
         if options.emergency && !features.contains(.emergency) {
             throw MeshError(
-                .invalidArgument, "emergency messages are switched off on this node (features.emergency, or features.flooding, is false); send it without the emergency flag, or switch the feature on")
+                .invalidArgument,
+                "emergency messages are switched off on this node (features.emergency, or features.flooding, is false); send it without the emergency flag, or switch the feature on"
+            )
         }
     }
 
@@ -272,13 +344,19 @@ public final class Router: Service, Sendable {
     ///   (the message stays queued) or `CancellationError` when the wait ends first.
     @discardableResult
     public func send(
-        to peer: PeerID, payload: [UInt8], options: SendOptions = .init(), waitUntil target: MessageStatus,
+        to peer: PeerID,
+        payload: [UInt8],
+        options: SendOptions = .init(),
+        waitUntil target: MessageStatus,
         timeout: Duration? = nil
     ) async throws -> MessageID {
         let id = try await send(to: peer, payload: payload, options: options)
         let record = try await waitForStatus(of: id, until: target, timeout: timeout)
         if record.status == .failed || record.status == .expired {
-            throw MeshError(.deliveryFailed, "message \(id.hex) to \(peer) \(record.status): \(record.reason ?? "no reason recorded")")
+            throw MeshError(
+                .deliveryFailed,
+                "message \(id.hex) to \(peer) \(record.status): \(record.reason ?? "no reason recorded")"
+            )
         }
         return id
     }
@@ -297,13 +375,20 @@ public final class Router: Service, Sendable {
     /// - Returns: the message's record when it got there.
     /// - Throws: ``MeshError`` `.unknownMessage`, `.timedOut` (the message is still on
     ///   its way: it stays queued), or `CancellationError`.
-    public func waitForStatus(of message: MessageID, until target: MessageStatus, timeout: Duration? = nil) async throws -> OutboundRecord {
+    public func waitForStatus(
+        of message: MessageID,
+        until target: MessageStatus,
+        timeout: Duration? = nil
+    ) async throws -> OutboundRecord {
         let deadline = timeout.map { clock.now + $0 }
         while true {
             let token = delivery.waiters.register(message)
             guard let record = await delivery.queue.record(message) else {
                 delivery.waiters.remove(token)
-                throw MeshError(.unknownMessage, "no message \(message.hex) was sent from this node (or its record was forgotten)")
+                throw MeshError(
+                    .unknownMessage,
+                    "no message \(message.hex) was sent from this node (or its record was forgotten)"
+                )
             }
             if record.hasReached(target) {
                 delivery.waiters.remove(token)
@@ -315,7 +400,8 @@ public final class Router: Service, Sendable {
                 let why = record.reason.map { "; last attempt: \($0)" } ?? ""
                 throw MeshError(
                     .timedOut,
-                    "message \(message.hex) is still \(record.status) after \(timeout.map { "\($0)" } ?? "")\(why); it stays queued and goes out when a route appears")
+                    "message \(message.hex) is still \(record.status) after \(timeout.map { "\($0)" } ?? "")\(why); it stays queued and goes out when a route appears"
+                )
             }
             await delivery.waiters.wait(token, until: deadline, clock: clock)
         }
@@ -339,8 +425,12 @@ public final class Router: Service, Sendable {
             let order = policy.rank(live.map(\.candidate), payloadSize: 0).map(\.linkID)
             let snapshots = order.compactMap { id in live.first { $0.id == id }?.snapshot }
             return PeerSnapshot(
-                peer: peer, links: snapshots, activeTransport: paths.activeTransport(to: peer),
-                wireVersion: snapshots.first?.wireVersion ?? Int(Frame.version), capabilities: snapshots.first?.capabilities ?? [])
+                peer: peer,
+                links: snapshots,
+                activeTransport: paths.activeTransport(to: peer),
+                wireVersion: snapshots.first?.wireVersion ?? Int(Frame.version),
+                capabilities: snapshots.first?.capabilities ?? []
+            )
         }
     }
 

@@ -29,11 +29,19 @@ public struct ReconnectConfiguration: Sendable, Hashable, Codable {
         try decoder.rejectUnknownKeys(CodingKeys.self, section: "reconnect")
         let defaults = Self()
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let initialMs = try container.decode(Int.self, forKey: .initialDelayMs, default: defaults.initialDelay.wholeMilliseconds)
+        let initialMs = try container.decode(
+            Int.self,
+            forKey: .initialDelayMs,
+            default: defaults.initialDelay.wholeMilliseconds
+        )
         let maxMs = try container.decode(Int.self, forKey: .maxDelayMs, default: defaults.maxDelay.wholeMilliseconds)
         jitter = try container.decode(Double.self, forKey: .jitter, default: defaults.jitter)
         try container.check(initialMs >= 1, .initialDelayMs, "must be at least 1, got \(initialMs)")
-        try container.check(maxMs >= initialMs, .maxDelayMs, "must not be below initial_delay_ms (\(initialMs)), got \(maxMs)")
+        try container.check(
+            maxMs >= initialMs,
+            .maxDelayMs,
+            "must not be below initial_delay_ms (\(initialMs)), got \(maxMs)"
+        )
         try container.check((0...1).contains(jitter), .jitter, "must be between 0 and 1, got \(jitter)")
         initialDelay = .milliseconds(initialMs)
         maxDelay = .milliseconds(maxMs)
@@ -82,7 +90,9 @@ public enum SealingPolicy: String, Sendable, Hashable, Codable {
         let text = try container.decode(String.self)
         guard let policy = Self(rawValue: text) else {
             throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "expected relayed_only or always, got \"\(text)\"")
+                in: container,
+                debugDescription: "expected relayed_only or always, got \"\(text)\""
+            )
         }
         self = policy
     }
@@ -260,19 +270,26 @@ extension RouterConfiguration {
             let known = Set(Capabilities.named.map(\.name))
             for key in container.allKeys where !known.contains(key.stringValue) {
                 throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container,
-                    debugDescription: "unknown feature \"\(key.stringValue)\"; the features are \(Capabilities.named.map(\.name).joined(separator: ", "))")
+                    forKey: key,
+                    in: container,
+                    debugDescription:
+                        "unknown feature \"\(key.stringValue)\"; the features are \(Capabilities.named.map(\.name).joined(separator: ", "))"
+                )
             }
             var set = Capabilities.all
             for (name, feature) in Capabilities.named {
-                if try container.decode(Bool.self, forKey: Key(stringValue: name), default: true) == false { set.remove(feature) }
+                if try container.decode(Bool.self, forKey: Key(stringValue: name), default: true) == false {
+                    set.remove(feature)
+                }
             }
             self.set = set
         }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: Key.self)
-            for (name, feature) in Capabilities.named { try container.encode(set.contains(feature), forKey: Key(stringValue: name)) }
+            for (name, feature) in Capabilities.named {
+                try container.encode(set.contains(feature), forKey: Key(stringValue: name))
+            }
         }
     }
 
@@ -300,15 +317,31 @@ extension RouterConfiguration {
             enabled = try container.decode(Bool.self, forKey: .enabled, default: defaults.relayEnabled)
             var limits = defaults.relayLimits
             limits.maxPerHour = try container.decode(Int.self, forKey: .maxPerHour, default: limits.maxPerHour)
-            try container.check(limits.maxPerHour >= 0, .maxPerHour, "must be 0 (no limit) or more, got \(limits.maxPerHour)")
-            limits.neighbourShare = try container.decode(Double.self, forKey: .neighbourShare, default: limits.neighbourShare)
             try container.check(
-                limits.neighbourShare > 0 && limits.neighbourShare <= 1, .neighbourShare,
-                "must be above 0 and at most 1, got \(limits.neighbourShare)")
-            limits.batteryFloorPercent = try container.decode(Int.self, forKey: .batteryFloorPercent, default: limits.batteryFloorPercent)
+                limits.maxPerHour >= 0,
+                .maxPerHour,
+                "must be 0 (no limit) or more, got \(limits.maxPerHour)"
+            )
+            limits.neighbourShare = try container.decode(
+                Double.self,
+                forKey: .neighbourShare,
+                default: limits.neighbourShare
+            )
             try container.check(
-                (0...100).contains(limits.batteryFloorPercent), .batteryFloorPercent,
-                "must be between 0 (never) and 100, got \(limits.batteryFloorPercent)")
+                limits.neighbourShare > 0 && limits.neighbourShare <= 1,
+                .neighbourShare,
+                "must be above 0 and at most 1, got \(limits.neighbourShare)"
+            )
+            limits.batteryFloorPercent = try container.decode(
+                Int.self,
+                forKey: .batteryFloorPercent,
+                default: limits.batteryFloorPercent
+            )
+            try container.check(
+                (0...100).contains(limits.batteryFloorPercent),
+                .batteryFloorPercent,
+                "must be between 0 (never) and 100, got \(limits.batteryFloorPercent)"
+            )
             self.limits = limits
         }
 
@@ -326,32 +359,56 @@ extension RouterConfiguration {
         let defaults = Self()
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let relay = try container.decode(
-            Relay.self, forKey: .relay, default: Relay(enabled: defaults.relayEnabled, limits: defaults.relayLimits))
+            Relay.self,
+            forKey: .relay,
+            default: Relay(enabled: defaults.relayEnabled, limits: defaults.relayLimits)
+        )
         relayEnabled = relay.enabled
         relayLimits = relay.limits
-        escalation = try container.decode(EscalationConfiguration.self, forKey: .escalation, default: defaults.escalation)
+        escalation = try container.decode(
+            EscalationConfiguration.self,
+            forKey: .escalation,
+            default: defaults.escalation
+        )
         reconnect = try container.decode(ReconnectConfiguration.self, forKey: .reconnect, default: defaults.reconnect)
         let keepaliveMs = try container.decode(
-            Int.self, forKey: .keepaliveIntervalMs, default: defaults.keepaliveInterval.wholeMilliseconds)
+            Int.self,
+            forKey: .keepaliveIntervalMs,
+            default: defaults.keepaliveInterval.wholeMilliseconds
+        )
         try container.check(keepaliveMs >= 1, .keepaliveIntervalMs, "must be at least 1, got \(keepaliveMs)")
         keepaliveInterval = .milliseconds(keepaliveMs)
         let stallMs = try container.decode(
-            Int.self, forKey: .linkWriteStallTimeoutMs, default: defaults.linkWriteStallTimeout.wholeMilliseconds)
+            Int.self,
+            forKey: .linkWriteStallTimeoutMs,
+            default: defaults.linkWriteStallTimeout.wholeMilliseconds
+        )
         try container.check(stallMs >= 1, .linkWriteStallTimeoutMs, "must be at least 1, got \(stallMs)")
         linkWriteStallTimeout = .milliseconds(stallMs)
         let handshakeMs = try container.decode(
-            Int.self, forKey: .handshakeTimeoutMs, default: defaults.handshakeTimeout.wholeMilliseconds)
+            Int.self,
+            forKey: .handshakeTimeoutMs,
+            default: defaults.handshakeTimeout.wholeMilliseconds
+        )
         try container.check(handshakeMs >= 1, .handshakeTimeoutMs, "must be at least 1, got \(handshakeMs)")
         handshakeTimeout = .milliseconds(handshakeMs)
         maxUnauthenticatedLinks = try container.decode(
-            Int.self, forKey: .maxUnauthenticatedLinks, default: defaults.maxUnauthenticatedLinks)
+            Int.self,
+            forKey: .maxUnauthenticatedLinks,
+            default: defaults.maxUnauthenticatedLinks
+        )
         try container.check(
-            maxUnauthenticatedLinks >= 1, .maxUnauthenticatedLinks, "must be at least 1, got \(maxUnauthenticatedLinks)")
+            maxUnauthenticatedLinks >= 1,
+            .maxUnauthenticatedLinks,
+            "must be at least 1, got \(maxUnauthenticatedLinks)"
+        )
         sealing = try container.decode(SealingPolicy.self, forKey: .sealing, default: defaults.sealing)
         maxMessageSize = try container.decode(Int.self, forKey: .maxMessageSize, default: defaults.maxMessageSize)
         try container.check(
-            (1...Self.largestMessageSize).contains(maxMessageSize), .maxMessageSize,
-            "must be between 1 and \(Self.largestMessageSize), got \(maxMessageSize)")
+            (1...Self.largestMessageSize).contains(maxMessageSize),
+            .maxMessageSize,
+            "must be between 1 and \(Self.largestMessageSize), got \(maxMessageSize)"
+        )
         reassembly = try container.decode(ReassemblyLimits.self, forKey: .reassembly, default: defaults.reassembly)
         dedupCapacity = try container.decode(Int.self, forKey: .dedupCapacity, default: defaults.dedupCapacity)
         try container.check(dedupCapacity >= 1, .dedupCapacity, "must be at least 1, got \(dedupCapacity)")

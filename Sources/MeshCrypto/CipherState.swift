@@ -44,7 +44,10 @@ public struct CipherState: Sendable {
     mutating func encrypt(ad: [UInt8], plaintext: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
         guard let key else { return Array(plaintext) }
         guard nonce < Self.maxNonce else {
-            throw MeshError(.cipherFailed, "the Noise nonce counter is exhausted (2^64 - 1 messages): start a new session")
+            throw MeshError(
+                .cipherFailed,
+                "the Noise nonce counter is exhausted (2^64 - 1 messages): start a new session"
+            )
         }
         let ciphertext = Sodium.chachaPolyEncrypt(key: key, counter: nonce, ad: ad, plaintext: plaintext)
         nonce += 1
@@ -63,10 +66,16 @@ public struct CipherState: Sendable {
     mutating func decrypt(ad: [UInt8], ciphertext: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
         guard let key else { return Array(ciphertext) }
         guard nonce < Self.maxNonce else {
-            throw MeshError(.cipherFailed, "the Noise nonce counter is exhausted (2^64 - 1 messages): start a new session")
+            throw MeshError(
+                .cipherFailed,
+                "the Noise nonce counter is exhausted (2^64 - 1 messages): start a new session"
+            )
         }
         guard let plaintext = Sodium.chachaPolyDecrypt(key: key, counter: nonce, ad: ad, ciphertext: ciphertext) else {
-            throw MeshError(.decryptFailed, "a \(ciphertext.count)-byte Noise message did not authenticate under nonce \(nonce)")
+            throw MeshError(
+                .decryptFailed,
+                "a \(ciphertext.count)-byte Noise message did not authenticate under nonce \(nonce)"
+            )
         }
         nonce += 1
         return plaintext

@@ -59,10 +59,17 @@ public enum Envelope {
     /// - Throws: ``MeshCore/MeshError`` `.invalidArgument` when `recipient` is not a
     ///   valid Ed25519 public key (so no envelope can be sealed to it).
     public static func seal(
-        _ payload: [UInt8], to recipient: PeerID, from sender: NodeIdentity, binding: SealBinding? = nil, createdMillis: UInt64 = 0
+        _ payload: [UInt8],
+        to recipient: PeerID,
+        from sender: NodeIdentity,
+        binding: SealBinding? = nil,
+        createdMillis: UInt64 = 0
     ) throws -> [UInt8] {
         guard let recipientX25519 = Sodium.ed25519PublicKeyToX25519(recipient.bytes) else {
-            throw MeshError(.invalidArgument, "peer ID \(recipient.short) is not a valid Ed25519 public key, so nothing can be sealed to it; check where the ID came from")
+            throw MeshError(
+                .invalidArgument,
+                "peer ID \(recipient.short) is not a valid Ed25519 public key, so nothing can be sealed to it; check where the ID came from"
+            )
         }
         let ephemeral = X25519KeyPair.generate()
         let shared = try ephemeral.sharedSecret(with: recipientX25519)
@@ -100,17 +107,31 @@ public enum Envelope {
     ///   `.wrongRecipient` (addressed to another peer), `.badSignature` (tampered in
     ///   transit or forged), `.decryptFailed` (correctly signed, but the ciphertext does
     ///   not decrypt for this identity: the sender sealed it wrongly).
-    public static func open(_ envelope: [UInt8], as identity: NodeIdentity) throws -> (sender: PeerID, payload: [UInt8]) {
+    public static func open(_ envelope: [UInt8], as identity: NodeIdentity) throws -> (sender: PeerID, payload: [UInt8])
+    {
         let parsed = try Parsed(envelope)
         guard parsed.recipient == identity.peerID else {
-            throw MeshError(.wrongRecipient, "envelope from \(parsed.sender.short) is addressed to \(parsed.recipient.short), not to this node (\(identity.peerID.short)); relay it instead of opening it")
+            throw MeshError(
+                .wrongRecipient,
+                "envelope from \(parsed.sender.short) is addressed to \(parsed.recipient.short), not to this node (\(identity.peerID.short)); relay it instead of opening it"
+            )
         }
         try parsed.checkSignature()
         let ownKey = identity.x25519KeyPair
-        let undecryptable = MeshError(.decryptFailed, "envelope from \(parsed.sender.short) is correctly signed but does not decrypt for this node: the sender sealed it to a different key or corrupted it before signing")
+        let undecryptable = MeshError(
+            .decryptFailed,
+            "envelope from \(parsed.sender.short) is correctly signed but does not decrypt for this node: the sender sealed it to a different key or corrupted it before signing"
+        )
         guard let shared = try? ownKey.sharedSecret(with: parsed.ephemeral) else { throw undecryptable }
         let key = deriveKey(shared: shared, ephemeral: parsed.ephemeral, recipientX25519: ownKey.publicKey)
-        guard let payload = Sodium.xchachaPolyDecrypt(key: key, nonce: parsed.nonce, ad: Array(envelope[0..<parsed.headerLength]), ciphertext: parsed.ciphertext) else {
+        guard
+            let payload = Sodium.xchachaPolyDecrypt(
+                key: key,
+                nonce: parsed.nonce,
+                ad: Array(envelope[0..<parsed.headerLength]),
+                ciphertext: parsed.ciphertext
+            )
+        else {
             throw undecryptable
         }
         return (parsed.sender, payload)
@@ -163,15 +184,22 @@ public enum Envelope {
         init(_ bytes: [UInt8]) throws {
             guard let format = bytes.first, format == Envelope.version || format == Envelope.boundVersion else {
                 guard bytes.count >= Envelope.overhead else {
-                    throw MeshError(.envelopeTruncated, "an envelope has at least \(Envelope.overhead) bytes; this one has \(bytes.count): it was cut short in transit")
+                    throw MeshError(
+                        .envelopeTruncated,
+                        "an envelope has at least \(Envelope.overhead) bytes; this one has \(bytes.count): it was cut short in transit"
+                    )
                 }
                 throw MeshError(
                     .envelopeMalformed,
-                    "envelope format \(bytes[0]) is unknown (this node reads formats \(Envelope.version) and \(Envelope.boundVersion)); the sender runs a different protocol version")
+                    "envelope format \(bytes[0]) is unknown (this node reads formats \(Envelope.version) and \(Envelope.boundVersion)); the sender runs a different protocol version"
+                )
             }
             let minimum = format == Envelope.version ? Envelope.overhead : Envelope.boundOverhead
             guard bytes.count >= minimum else {
-                throw MeshError(.envelopeTruncated, "a format-\(format) envelope has at least \(minimum) bytes; this one has \(bytes.count): it was cut short in transit")
+                throw MeshError(
+                    .envelopeTruncated,
+                    "a format-\(format) envelope has at least \(minimum) bytes; this one has \(bytes.count): it was cut short in transit"
+                )
             }
             self.bytes = bytes
             self.format = format
@@ -188,7 +216,10 @@ public enum Envelope {
                 let (high, low) = (integer(base, 8), integer(base + 8, 8))
                 let flags = UInt16(integer(base + 16, 2))
                 guard flags & ~SealBinding.boundFlags == 0 else {
-                    throw MeshError(.envelopeMalformed, "envelope binds flags 0x\(String(flags, radix: 16)), of which only 0x\(String(SealBinding.boundFlags, radix: 16)) may be bound; it was not made by an SCMesh sender")
+                    throw MeshError(
+                        .envelopeMalformed,
+                        "envelope binds flags 0x\(String(flags, radix: 16)), of which only 0x\(String(SealBinding.boundFlags, radix: 16)) may be bound; it was not made by an SCMesh sender"
+                    )
                 }
                 binding = SealBinding(messageID: MessageID(high: high, low: low), flags: flags)
                 createdMillis = integer(base + 18, 8)
@@ -203,7 +234,10 @@ public enum Envelope {
         func checkSignature() throws {
             let signed = Envelope.signedMessage(bytes[0..<(bytes.count - 64)], format: format)
             guard Sodium.ed25519Verify(signature: signature, message: signed, publicKey: sender.bytes) else {
-                throw MeshError(.badSignature, "envelope claiming to come from \(sender.short) does not carry that peer's valid signature: it was tampered with in transit or forged; drop it")
+                throw MeshError(
+                    .badSignature,
+                    "envelope claiming to come from \(sender.short) does not carry that peer's valid signature: it was tampered with in transit or forged; drop it"
+                )
             }
         }
     }

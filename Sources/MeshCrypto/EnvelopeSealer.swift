@@ -47,7 +47,9 @@ public struct EnvelopeSealer: MessageSealer {
     ///   - maxSkew: how far ahead of this node's clock a creation time may be.
     ///   - now: the wall clock in milliseconds since 1970 (tests inject one).
     public init(
-        identity: NodeIdentity, maxAge: Duration = .seconds(8 * 86_400), maxSkew: Duration = .seconds(86_400),
+        identity: NodeIdentity,
+        maxAge: Duration = .seconds(8 * 86_400),
+        maxSkew: Duration = .seconds(86_400),
         now: @escaping @Sendable () -> UInt64 = EnvelopeSealer.wallClockMillis
     ) {
         self.identity = identity
@@ -94,7 +96,10 @@ public struct EnvelopeSealer: MessageSealer {
 
     private static func check(_ sender: PeerID, is origin: PeerID) throws {
         guard sender == origin else {
-            throw MeshError(.senderMismatch, "message from \(origin.short) carries an envelope signed by \(sender.short); dropped")
+            throw MeshError(
+                .senderMismatch,
+                "message from \(origin.short) carries an envelope signed by \(sender.short); dropped"
+            )
         }
     }
 
@@ -105,14 +110,16 @@ public struct EnvelopeSealer: MessageSealer {
         guard bound.admits(frame) else {
             throw MeshError(
                 .bindingMismatch,
-                "envelope from \(origin.short) was sealed for message \(bound.messageID.hex) with flags 0x\(String(bound.flags, radix: 16)) but arrived as \(frame.messageID.hex) with flags 0x\(String(frame.flags, radix: 16)): a relay replayed or altered it; dropped")
+                "envelope from \(origin.short) was sealed for message \(bound.messageID.hex) with flags 0x\(String(bound.flags, radix: 16)) but arrived as \(frame.messageID.hex) with flags 0x\(String(frame.flags, radix: 16)): a relay replayed or altered it; dropped"
+            )
         }
         let now = now()
         let (age, skew) = (Self.millis(maxAge), Self.millis(maxSkew))
         guard created <= now &+ skew, now < age || created >= now - age else {
             throw MeshError(
                 .envelopeStale,
-                "envelope from \(origin.short) for message \(bound.messageID.hex) was created at \(created) ms, outside \(maxAge) before to \(maxSkew) after this node's clock (\(now) ms): a replay, or a clock far off; dropped")
+                "envelope from \(origin.short) for message \(bound.messageID.hex) was created at \(created) ms, outside \(maxAge) before to \(maxSkew) after this node's clock (\(now) ms): a replay, or a clock far off; dropped"
+            )
         }
     }
 

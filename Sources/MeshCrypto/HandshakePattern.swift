@@ -30,7 +30,8 @@ public struct HandshakePattern: Sendable, Hashable, CustomStringConvertible {
     public let messages: [[Token]]
 
     /// Creates a pattern from its parts.
-    public init(name: String, initiatorPreMessage: [Token] = [], responderPreMessage: [Token] = [], messages: [[Token]]) {
+    public init(name: String, initiatorPreMessage: [Token] = [], responderPreMessage: [Token] = [], messages: [[Token]])
+    {
         self.name = name
         self.initiatorPreMessage = initiatorPreMessage
         self.responderPreMessage = responderPreMessage
@@ -56,7 +57,12 @@ public struct HandshakePattern: Sendable, Hashable, CustomStringConvertible {
     /// N: one-way, anonymous sender to a known recipient.
     public static let n = HandshakePattern(name: "N", responderPreMessage: [.s], messages: [[.e, .es]])
     /// K: one-way, both static keys known beforehand.
-    public static let k = HandshakePattern(name: "K", initiatorPreMessage: [.s], responderPreMessage: [.s], messages: [[.e, .es, .ss]])
+    public static let k = HandshakePattern(
+        name: "K",
+        initiatorPreMessage: [.s],
+        responderPreMessage: [.s],
+        messages: [[.e, .es, .ss]]
+    )
     /// NK: anonymous initiator, known responder.
     public static let nk = HandshakePattern(name: "NK", responderPreMessage: [.s], messages: [[.e, .es], [.e, .ee]])
     /// NX: anonymous initiator, responder's static transmitted.
@@ -64,22 +70,41 @@ public struct HandshakePattern: Sendable, Hashable, CustomStringConvertible {
     /// XN: initiator's static transmitted, anonymous responder.
     public static let xn = HandshakePattern(name: "XN", messages: [[.e], [.e, .ee], [.s, .se]])
     /// XK: initiator's static transmitted, responder known.
-    public static let xk = HandshakePattern(name: "XK", responderPreMessage: [.s], messages: [[.e, .es], [.e, .ee], [.s, .se]])
+    public static let xk = HandshakePattern(
+        name: "XK",
+        responderPreMessage: [.s],
+        messages: [[.e, .es], [.e, .ee], [.s, .se]]
+    )
     /// KN: initiator known, anonymous responder.
     public static let kn = HandshakePattern(name: "KN", initiatorPreMessage: [.s], messages: [[.e], [.e, .ee, .se]])
     /// KK: both static keys known beforehand.
-    public static let kk = HandshakePattern(name: "KK", initiatorPreMessage: [.s], responderPreMessage: [.s], messages: [[.e, .es, .ss], [.e, .ee, .se]])
+    public static let kk = HandshakePattern(
+        name: "KK",
+        initiatorPreMessage: [.s],
+        responderPreMessage: [.s],
+        messages: [[.e, .es, .ss], [.e, .ee, .se]]
+    )
     /// KX: initiator known, responder's static transmitted.
-    public static let kx = HandshakePattern(name: "KX", initiatorPreMessage: [.s], messages: [[.e], [.e, .ee, .se, .s, .es]])
+    public static let kx = HandshakePattern(
+        name: "KX",
+        initiatorPreMessage: [.s],
+        messages: [[.e], [.e, .ee, .se, .s, .es]]
+    )
     /// IN: initiator's static sent immediately, anonymous responder.
     public static let `in` = HandshakePattern(name: "IN", messages: [[.e, .s], [.e, .ee, .se]])
     /// IK: initiator's static sent immediately to a known responder.
-    public static let ik = HandshakePattern(name: "IK", responderPreMessage: [.s], messages: [[.e, .es, .s, .ss], [.e, .ee, .se]])
+    public static let ik = HandshakePattern(
+        name: "IK",
+        responderPreMessage: [.s],
+        messages: [[.e, .es, .s, .ss], [.e, .ee, .se]]
+    )
     /// IX: initiator's static sent immediately, responder's transmitted.
     public static let ix = HandshakePattern(name: "IX", messages: [[.e, .s], [.e, .ee, .se, .s, .es]])
 
     /// The fundamental patterns this table holds.
-    public static let fundamental: [HandshakePattern] = [.n, .k, .x, .nn, .nk, .nx, .xn, .xk, .xx, .kn, .kk, .kx, .in, .ik, .ix]
+    public static let fundamental: [HandshakePattern] = [
+        .n, .k, .x, .nn, .nk, .nx, .xn, .xk, .xx, .kn, .kk, .kx, .in, .ik, .ix,
+    ]
 
     /// Parses a pattern name with optional `pskN` modifiers joined by `+`
     /// (`"XX"`, `"XXpsk3"`, `"NNpsk0+psk2"`); nil for an unknown pattern or modifier.
@@ -91,7 +116,7 @@ public struct HandshakePattern: Sendable, Hashable, CustomStringConvertible {
         if !modifierText.isEmpty {
             for modifier in modifierText.split(separator: "+", omittingEmptySubsequences: false) {
                 guard modifier.hasPrefix("psk"), let position = Int(modifier.dropFirst(3)),
-                      position >= 0, position <= messages.count
+                    position >= 0, position <= messages.count
                 else { return nil }
                 if position == 0 {
                     messages[0].insert(.psk, at: 0)
@@ -100,6 +125,11 @@ public struct HandshakePattern: Sendable, Hashable, CustomStringConvertible {
                 }
             }
         }
-        self.init(name: name, initiatorPreMessage: base.initiatorPreMessage, responderPreMessage: base.responderPreMessage, messages: messages)
+        self.init(
+            name: name,
+            initiatorPreMessage: base.initiatorPreMessage,
+            responderPreMessage: base.responderPreMessage,
+            messages: messages
+        )
     }
 }

@@ -71,9 +71,13 @@ public struct HandshakeState: Sendable {
         }
         let pskCount = pattern.messages.reduce(0) { $0 + $1.filter { $0 == .psk }.count }
         guard preSharedKeys.count == pskCount, preSharedKeys.allSatisfy({ $0.count == 32 }) else {
-            throw MeshError(.invalidArgument, "\(noiseProtocol) needs \(pskCount) pre-shared keys of 32 bytes, got \(preSharedKeys.map(\.count))")
+            throw MeshError(
+                .invalidArgument,
+                "\(noiseProtocol) needs \(pskCount) pre-shared keys of 32 bytes, got \(preSharedKeys.map(\.count))"
+            )
         }
-        let (mine, theirs) = role == .initiator
+        let (mine, theirs) =
+            role == .initiator
             ? (pattern.initiatorPreMessage, pattern.responderPreMessage)
             : (pattern.responderPreMessage, pattern.initiatorPreMessage)
         let localSends = pattern.messages.enumerated().contains { index, tokens in
@@ -125,7 +129,10 @@ public struct HandshakeState: Sendable {
     public mutating func writeMessage(payload: [UInt8] = []) throws -> [UInt8] {
         try checkUsable()
         guard isWriteTurn else {
-            throw MeshError(.malformedHandshake, "\(noiseProtocol): it is not the \(role)'s turn to write message \(messageIndex + 1)")
+            throw MeshError(
+                .malformedHandshake,
+                "\(noiseProtocol): it is not the \(role)'s turn to write message \(messageIndex + 1)"
+            )
         }
         do {
             var message: [UInt8] = []
@@ -147,7 +154,10 @@ public struct HandshakeState: Sendable {
             }
             message += try symmetric.encryptAndHash(payload)
             guard message.count <= Self.maxMessageLength else {
-                throw MeshError(.invalidArgument, "a Noise message is at most \(Self.maxMessageLength) bytes; this one would be \(message.count) (payload \(payload.count))")
+                throw MeshError(
+                    .invalidArgument,
+                    "a Noise message is at most \(Self.maxMessageLength) bytes; this one would be \(message.count) (payload \(payload.count))"
+                )
             }
             messageIndex += 1
             return message
@@ -166,16 +176,25 @@ public struct HandshakeState: Sendable {
     public mutating func readMessage(_ message: [UInt8]) throws -> [UInt8] {
         try checkUsable()
         guard !isFinished, !isWriteTurn else {
-            throw MeshError(.malformedHandshake, "\(noiseProtocol): the \(role) did not expect to read message \(messageIndex + 1)")
+            throw MeshError(
+                .malformedHandshake,
+                "\(noiseProtocol): the \(role) did not expect to read message \(messageIndex + 1)"
+            )
         }
         do {
             guard message.count <= Self.maxMessageLength else {
-                throw MeshError(.malformedHandshake, "handshake message \(messageIndex + 1) has \(message.count) bytes; Noise allows at most \(Self.maxMessageLength)")
+                throw MeshError(
+                    .malformedHandshake,
+                    "handshake message \(messageIndex + 1) has \(message.count) bytes; Noise allows at most \(Self.maxMessageLength)"
+                )
             }
             var offset = 0
             func take(_ count: Int, _ what: String) throws -> [UInt8] {
                 guard message.count - offset >= count else {
-                    throw MeshError(.malformedHandshake, "handshake message \(messageIndex + 1) is truncated: \(message.count) bytes end inside \(what) (needs \(count) more at offset \(offset))")
+                    throw MeshError(
+                        .malformedHandshake,
+                        "handshake message \(messageIndex + 1) is truncated: \(message.count) bytes end inside \(what) (needs \(count) more at offset \(offset))"
+                    )
                 }
                 defer { offset += count }
                 return Array(message[offset..<(offset + count)])
@@ -199,7 +218,10 @@ public struct HandshakeState: Sendable {
             }
             let rest = Array(message[offset...])
             if symmetric.cipher.hasKey && rest.count < Sodium.aeadTagLength {
-                throw MeshError(.malformedHandshake, "handshake message \(messageIndex + 1) is truncated: \(rest.count) bytes left for an encrypted payload that needs at least a 16-byte tag")
+                throw MeshError(
+                    .malformedHandshake,
+                    "handshake message \(messageIndex + 1) is truncated: \(rest.count) bytes left for an encrypted payload that needs at least a 16-byte tag"
+                )
             }
             let payload = try symmetric.decryptAndHash(rest)
             messageIndex += 1
@@ -217,7 +239,10 @@ public struct HandshakeState: Sendable {
     public mutating func split() throws -> (initiatorToResponder: CipherState, responderToInitiator: CipherState) {
         try checkUsable()
         guard isFinished, !didSplit else {
-            throw MeshError(.malformedHandshake, "\(noiseProtocol): Split is only possible once, after the last handshake message")
+            throw MeshError(
+                .malformedHandshake,
+                "\(noiseProtocol): Split is only possible once, after the last handshake message"
+            )
         }
         didSplit = true
         let (first, second) = symmetric.split()
@@ -242,7 +267,10 @@ public struct HandshakeState: Sendable {
         default: return
         }
         guard let local, let remote else {
-            throw MeshError(.malformedHandshake, "\(noiseProtocol): token \(token.rawValue) needs a key this side does not have")
+            throw MeshError(
+                .malformedHandshake,
+                "\(noiseProtocol): token \(token.rawValue) needs a key this side does not have"
+            )
         }
         let shared = try local.sharedSecret(with: remote)
         var bytes = shared.bytes

@@ -27,7 +27,10 @@ struct IdentityFile {
         if try store(identity) { return identity }
         // Lost a race with another process creating the identity: use theirs.
         guard let existing = try load() else {
-            throw MeshError(.identityFileIO, "identity file \(path) vanished while it was being created; start the node again")
+            throw MeshError(
+                .identityFileIO,
+                "identity file \(path) vanished while it was being created; start the node again"
+            )
         }
         return existing
     }
@@ -39,7 +42,10 @@ struct IdentityFile {
             let code = errno
             if code == ENOENT { return nil }
             if code == ELOOP {
-                throw MeshError(.identityFileInsecure, "identity file \(path) is a symbolic link; replace it with the real file (mode 0600)")
+                throw MeshError(
+                    .identityFileInsecure,
+                    "identity file \(path) is a symbolic link; replace it with the real file (mode 0600)"
+                )
             }
             throw ioError("cannot open identity file \(path)", code)
         }
@@ -47,11 +53,17 @@ struct IdentityFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw ioError("cannot stat identity file \(path)", errno) }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw MeshError(.identityFileCorrupt, "identity file \(path) is not a regular file; move it away (a new identity is then created) or restore the right file")
+            throw MeshError(
+                .identityFileCorrupt,
+                "identity file \(path) is not a regular file; move it away (a new identity is then created) or restore the right file"
+            )
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw MeshError(.identityFileInsecure, "identity file \(path) has mode \(String(mode, radix: 8)) and is accessible to group or others, so its secret key may have leaked; run `chmod 600 \(path)` (and consider a new identity if others could read it)")
+            throw MeshError(
+                .identityFileInsecure,
+                "identity file \(path) has mode \(String(mode, radix: 8)) and is accessible to group or others, so its secret key may have leaked; run `chmod 600 \(path)` (and consider a new identity if others could read it)"
+            )
         }
         var bytes = [UInt8](repeating: 0, count: 4096)
         defer { Sodium.wipe(&bytes) }
@@ -73,16 +85,25 @@ struct IdentityFile {
         defer { Sodium.wipe(&contents) }
         let repair = "restore it from a backup, or move it away to start as a new peer (a new peer ID)"
         guard contents.count == Self.length, Array(contents[0..<4]) == Self.magic else {
-            throw MeshError(.identityFileCorrupt, "identity file \(path) is corrupt (\(contents.count) bytes, expected \(Self.length) starting with \"SCID\"); \(repair)")
+            throw MeshError(
+                .identityFileCorrupt,
+                "identity file \(path) is corrupt (\(contents.count) bytes, expected \(Self.length) starting with \"SCID\"); \(repair)"
+            )
         }
         guard contents[4] == Self.version else {
-            throw MeshError(.identityFileCorrupt, "identity file \(path) has version \(contents[4]); this build reads version \(Self.version); \(repair)")
+            throw MeshError(
+                .identityFileCorrupt,
+                "identity file \(path) has version \(contents[4]); this build reads version \(Self.version); \(repair)"
+            )
         }
         var seed = Array(contents[5..<37])
         defer { Sodium.wipe(&seed) }
         let identity = try NodeIdentity(seed: seed)
         guard identity.publicKey == Array(contents[37..<69]) else {
-            throw MeshError(.identityFileCorrupt, "identity file \(path) is corrupt: its public key does not match its secret key; \(repair)")
+            throw MeshError(
+                .identityFileCorrupt,
+                "identity file \(path) is corrupt: its public key does not match its secret key; \(repair)"
+            )
         }
         return identity
     }
@@ -139,6 +160,9 @@ struct IdentityFile {
 
     private func ioError(_ what: String, _ code: Int32) -> MeshError {
         let reason = String(cString: strerror(code))
-        return MeshError(.identityFileIO, "\(what): \(reason) (errno \(code)); check the data directory's path and permissions")
+        return MeshError(
+            .identityFileIO,
+            "\(what): \(reason) (errno \(code)); check the data directory's path and permissions"
+        )
     }
 }

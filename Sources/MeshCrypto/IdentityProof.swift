@@ -45,13 +45,17 @@ package struct IdentityProof: Sendable, Equatable {
     /// - Throws: `.malformedIdentityProof` when it is shorter than the fixed part.
     package static func parse(_ payload: [UInt8]) throws -> IdentityProof {
         guard payload.count >= length else {
-            throw MeshError(.malformedIdentityProof, "the handshake payload has \(payload.count) bytes; an SCMesh identity proof needs at least \(length)")
+            throw MeshError(
+                .malformedIdentityProof,
+                "the handshake payload has \(payload.count) bytes; an SCMesh identity proof needs at least \(length)"
+            )
         }
         return IdentityProof(
             identityKey: Array(payload[0..<32]),
             signature: Array(payload[32..<96]),
             version: payload[96],
-            capabilities: UInt16(payload[97]) << 8 | UInt16(payload[98]))
+            capabilities: UInt16(payload[97]) << 8 | UInt16(payload[98])
+        )
     }
 
     /// Checks the proof against the Noise static key the handshake authenticated and
@@ -63,8 +67,12 @@ package struct IdentityProof: Sendable, Equatable {
             throw MeshError(.malformedIdentityProof, Capabilities.versionMismatch(remote: version, at: address))
         }
         let peer = try PeerID(bytes: identityKey)
-        guard Sodium.ed25519Verify(signature: signature, message: Self.context + noiseStatic, publicKey: identityKey) else {
-            throw MeshError(.badSignature, "the identity proof of \(peer.short) does not sign this handshake's Noise static key: an impostor or a corrupted handshake")
+        guard Sodium.ed25519Verify(signature: signature, message: Self.context + noiseStatic, publicKey: identityKey)
+        else {
+            throw MeshError(
+                .badSignature,
+                "the identity proof of \(peer.short) does not sign this handshake's Noise static key: an impostor or a corrupted handshake"
+            )
         }
         return peer
     }

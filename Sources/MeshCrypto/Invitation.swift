@@ -60,10 +60,18 @@ public struct Invitation: Sendable, Hashable {
     /// - Throws: `MeshError` `.invalidArgument` when the name or an address breaks the
     ///   format's limits (too long, not ASCII, too many addresses).
     public static func signed(
-        by identity: NodeIdentity, name: String?, addresses: [Address], expiresAt: UInt32
+        by identity: NodeIdentity,
+        name: String?,
+        addresses: [Address],
+        expiresAt: UInt32
     ) throws(MeshError) -> Invitation {
         var invitation = Invitation(
-            peerID: identity.peerID, name: name, addresses: addresses, expiresAt: expiresAt, signature: [])
+            peerID: identity.peerID,
+            name: name,
+            addresses: addresses,
+            expiresAt: expiresAt,
+            signature: []
+        )
         let fields = try invitation.encodedFields()
         invitation.signature = identity.sign(signatureContext + fields)
         return invitation
@@ -92,23 +100,37 @@ public struct Invitation: Sendable, Hashable {
     func encodedFields() throws(MeshError) -> [UInt8] {
         var bytes: [UInt8] = [Self.version]
         bytes += peerID.bytes
-        bytes += [UInt8(expiresAt >> 24 & 0xFF), UInt8(expiresAt >> 16 & 0xFF), UInt8(expiresAt >> 8 & 0xFF), UInt8(expiresAt & 0xFF)]
+        bytes += [
+            UInt8(expiresAt >> 24 & 0xFF), UInt8(expiresAt >> 16 & 0xFF), UInt8(expiresAt >> 8 & 0xFF),
+            UInt8(expiresAt & 0xFF),
+        ]
         let nameBytes = Array((name ?? "").utf8)
         guard nameBytes.count <= Self.maximumNameBytes else {
-            throw MeshError(.invalidArgument, "an invitation's name has at most \(Self.maximumNameBytes) UTF-8 bytes, got \(nameBytes.count)")
+            throw MeshError(
+                .invalidArgument,
+                "an invitation's name has at most \(Self.maximumNameBytes) UTF-8 bytes, got \(nameBytes.count)"
+            )
         }
         bytes.append(UInt8(nameBytes.count))
         bytes += nameBytes
         guard addresses.count <= Self.maximumAddresses else {
-            throw MeshError(.invalidArgument, "an invitation has at most \(Self.maximumAddresses) addresses, got \(addresses.count)")
+            throw MeshError(
+                .invalidArgument,
+                "an invitation has at most \(Self.maximumAddresses) addresses, got \(addresses.count)"
+            )
         }
         bytes.append(UInt8(addresses.count))
         for entry in addresses {
-            for (field, text, limit) in [("transport", entry.transport, Self.maximumTransportBytes), ("address", entry.address, Self.maximumAddressBytes)] {
+            for (field, text, limit) in [
+                ("transport", entry.transport, Self.maximumTransportBytes),
+                ("address", entry.address, Self.maximumAddressBytes),
+            ] {
                 let utf8 = Array(text.utf8)
                 guard !utf8.isEmpty, utf8.count <= limit, utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
                     throw MeshError(
-                        .invalidArgument, "an invitation's \(field) is 1 to \(limit) printable ASCII characters, got \"\(text.prefix(80))\"")
+                        .invalidArgument,
+                        "an invitation's \(field) is 1 to \(limit) printable ASCII characters, got \"\(text.prefix(80))\""
+                    )
                 }
                 bytes.append(UInt8(utf8.count))
                 bytes += utf8
@@ -126,12 +148,15 @@ public struct Invitation: Sendable, Hashable {
         while let last = text.last, last.isWhitespace { text.removeLast() }
         guard text.hasPrefix(Self.linkPrefix) else {
             throw MeshError(
-                .invitationMalformed, "not an invitation: it should start with \"\(Self.linkPrefix)\" (what `scmesh invite` prints)")
+                .invitationMalformed,
+                "not an invitation: it should start with \"\(Self.linkPrefix)\" (what `scmesh invite` prints)"
+            )
         }
         guard let bytes = Base64URL.decode(text.dropFirst(Self.linkPrefix.count)) else {
             throw MeshError(
                 .invitationMalformed,
-                "the invitation is not valid base64url after \"\(Self.linkPrefix)\"; was it cut or changed while copying?")
+                "the invitation is not valid base64url after \"\(Self.linkPrefix)\"; was it cut or changed while copying?"
+            )
         }
         try self.init(encoded: bytes)
     }
@@ -143,7 +168,9 @@ public struct Invitation: Sendable, Hashable {
         let version = try reader.byte("version")
         guard version == Self.version else {
             throw MeshError(
-                .invitationMalformed, "the invitation has format version \(version); this node reads version \(Self.version)")
+                .invitationMalformed,
+                "the invitation has format version \(version); this node reads version \(Self.version)"
+            )
         }
         guard let peer = try? PeerID(bytes: reader.take(32, "peer ID")) else {
             throw MeshError(.invitationMalformed, "the invitation is truncated in its peer ID")
@@ -151,7 +178,10 @@ public struct Invitation: Sendable, Hashable {
         let expiry = try reader.take(4, "expiry").reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         let nameLength = Int(try reader.byte("name length"))
         guard nameLength <= Self.maximumNameBytes else {
-            throw MeshError(.invitationMalformed, "the invitation's name is \(nameLength) bytes, more than \(Self.maximumNameBytes)")
+            throw MeshError(
+                .invitationMalformed,
+                "the invitation's name is \(nameLength) bytes, more than \(Self.maximumNameBytes)"
+            )
         }
         let nameBytes = try reader.take(nameLength, "name")
         guard let name = String(validating: nameBytes, as: UTF8.self) else {
@@ -159,7 +189,10 @@ public struct Invitation: Sendable, Hashable {
         }
         let count = Int(try reader.byte("address count"))
         guard count <= Self.maximumAddresses else {
-            throw MeshError(.invitationMalformed, "the invitation lists \(count) addresses, more than \(Self.maximumAddresses)")
+            throw MeshError(
+                .invitationMalformed,
+                "the invitation lists \(count) addresses, more than \(Self.maximumAddresses)"
+            )
         }
         var addresses: [Address] = []
         for index in 0..<count {
@@ -169,9 +202,18 @@ public struct Invitation: Sendable, Hashable {
         }
         let signature = try reader.take(64, "signature")
         guard reader.isAtEnd else {
-            throw MeshError(.invitationMalformed, "the invitation has \(bytes.count - reader.offset) bytes after its signature")
+            throw MeshError(
+                .invitationMalformed,
+                "the invitation has \(bytes.count - reader.offset) bytes after its signature"
+            )
         }
-        self.init(peerID: peer, name: name.isEmpty ? nil : name, addresses: addresses, expiresAt: expiry, signature: signature)
+        self.init(
+            peerID: peer,
+            name: name.isEmpty ? nil : name,
+            addresses: addresses,
+            expiresAt: expiry,
+            signature: signature
+        )
     }
 
     /// Checks the signature, then the expiry.
@@ -183,12 +225,14 @@ public struct Invitation: Sendable, Hashable {
         guard NodeIdentity.verify(signature: signature, message: Self.signatureContext + fields, signer: peerID) else {
             throw MeshError(
                 .badSignature,
-                "the invitation's signature does not verify: it was changed after \(peerID.short) signed it; ask for a new one")
+                "the invitation's signature does not verify: it was changed after \(peerID.short) signed it; ask for a new one"
+            )
         }
         guard now <= Int64(expiresAt) else {
             throw MeshError(
                 .invitationExpired,
-                "the invitation from \(name ?? peerID.short) expired \(Self.ago(now - Int64(expiresAt))) ago; ask for a new one (`scmesh invite` on that node)")
+                "the invitation from \(name ?? peerID.short) expired \(Self.ago(now - Int64(expiresAt))) ago; ask for a new one (`scmesh invite` on that node)"
+            )
         }
     }
 
@@ -223,7 +267,10 @@ public struct Invitation: Sendable, Hashable {
             let length = Int(try byte("\(field) length"))
             let text = try take(length, field)
             guard length > 0, length <= limit, text.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                throw MeshError(.invitationMalformed, "the invitation's \(field) is not 1 to \(limit) printable ASCII characters")
+                throw MeshError(
+                    .invitationMalformed,
+                    "the invitation's \(field) is not 1 to \(limit) printable ASCII characters"
+                )
             }
             return String(decoding: text, as: UTF8.self)
         }

@@ -36,7 +36,12 @@ public struct LinkHandshake: Sendable {
         self.context = context
         let noiseStatic = security.noiseStatic
         state = try Self.step(context, "set up") {
-            try HandshakeState(protocol: NoiseLinkSecurity.noiseProtocol, role: role, prologue: NoiseLinkSecurity.prologue, localStatic: noiseStatic)
+            try HandshakeState(
+                protocol: NoiseLinkSecurity.noiseProtocol,
+                role: role,
+                prologue: NoiseLinkSecurity.prologue,
+                localStatic: noiseStatic
+            )
         }
     }
 
@@ -44,7 +49,11 @@ public struct LinkHandshake: Sendable {
     /// - Throws: ``MeshCore/MeshError`` `.handshakeFailed` when called twice.
     public mutating func start() throws -> [UInt8]? {
         guard !started else {
-            throw MeshError(.handshakeFailed, "the link handshake with \(context.remoteAddress) was already started", cause: MeshError(.malformedHandshake, "start() called twice"))
+            throw MeshError(
+                .handshakeFailed,
+                "the link handshake with \(context.remoteAddress) was already started",
+                cause: MeshError(.malformedHandshake, "start() called twice")
+            )
         }
         started = true
         guard role == .initiator else { return nil }
@@ -58,15 +67,27 @@ public struct LinkHandshake: Sendable {
     public mutating func receive(_ message: [UInt8]) throws -> [UInt8]? {
         if !started {
             guard role == .responder else {
-                throw MeshError(.handshakeFailed, "the initiator must call start() and send message 1 before receiving", cause: MeshError(.malformedHandshake, "receive before start"))
+                throw MeshError(
+                    .handshakeFailed,
+                    "the initiator must call start() and send message 1 before receiving",
+                    cause: MeshError(.malformedHandshake, "receive before start")
+                )
             }
             started = true
         }
         guard !failed else {
-            throw MeshError(.handshakeFailed, "the link handshake with \(context.remoteAddress) failed earlier; close the link", cause: MeshError(.malformedHandshake, "message after a failure"))
+            throw MeshError(
+                .handshakeFailed,
+                "the link handshake with \(context.remoteAddress) failed earlier; close the link",
+                cause: MeshError(.malformedHandshake, "message after a failure")
+            )
         }
         guard session == nil else {
-            throw MeshError(.handshakeFailed, "the link handshake with \(context.remoteAddress) is complete; an extra message arrived", cause: MeshError(.malformedHandshake, "message after the handshake completed"))
+            throw MeshError(
+                .handshakeFailed,
+                "the link handshake with \(context.remoteAddress) is complete; an extra message arrived",
+                cause: MeshError(.malformedHandshake, "message after the handshake completed")
+            )
         }
         do {
             return try process(message)
@@ -83,7 +104,9 @@ public struct LinkHandshake: Sendable {
         let proof = ownProof.encoded
         switch role {
         case .initiator:
-            (remote, remoteProof) = try Self.step(context, "read message 2") { try Self.readProof(message, into: &state, context: context) }
+            (remote, remoteProof) = try Self.step(context, "read message 2") {
+                try Self.readProof(message, into: &state, context: context)
+            }
             let message3 = try Self.step(context, "write message 3") { try state.writeMessage(payload: proof) }
             try finish()
             return message3
@@ -92,7 +115,9 @@ public struct LinkHandshake: Sendable {
                 try Self.step(context, "read message 1") { try Self.readFirst(message, into: &state) }
                 return try Self.step(context, "write message 2") { try state.writeMessage(payload: proof) }
             }
-            (remote, remoteProof) = try Self.step(context, "read message 3") { try Self.readProof(message, into: &state, context: context) }
+            (remote, remoteProof) = try Self.step(context, "read message 3") {
+                try Self.readProof(message, into: &state, context: context)
+            }
             try finish()
             return nil
         }
@@ -101,13 +126,25 @@ public struct LinkHandshake: Sendable {
     private mutating func finish() throws {
         let ciphers = try Self.step(context, "split") { try state.split() }
         let interval = security.configuration.rekeyInterval
-        let cipher = role == .initiator
-            ? NoiseSessionCipher(send: ciphers.initiatorToResponder, receive: ciphers.responderToInitiator, rekeyInterval: interval)
-            : NoiseSessionCipher(send: ciphers.responderToInitiator, receive: ciphers.initiatorToResponder, rekeyInterval: interval)
+        let cipher =
+            role == .initiator
+            ? NoiseSessionCipher(
+                send: ciphers.initiatorToResponder,
+                receive: ciphers.responderToInitiator,
+                rekeyInterval: interval
+            )
+            : NoiseSessionCipher(
+                send: ciphers.responderToInitiator,
+                receive: ciphers.initiatorToResponder,
+                rekeyInterval: interval
+            )
         if let remote, let remoteProof {
             session = SecureSession(
-                remotePeerID: remote, cipher: cipher, remoteVersion: remoteProof.version,
-                remoteCapabilities: Capabilities(rawValue: remoteProof.capabilities))
+                remotePeerID: remote,
+                cipher: cipher,
+                remoteVersion: remoteProof.version,
+                remoteCapabilities: Capabilities(rawValue: remoteProof.capabilities)
+            )
         }
     }
 
@@ -117,14 +154,21 @@ public struct LinkHandshake: Sendable {
     /// Reads XX message 1 as the responder: exactly the 32-byte ephemeral key, empty payload.
     static func readFirst(_ message: [UInt8], into state: inout HandshakeState) throws {
         guard message.count == HandshakeState.dhLength else {
-            throw MeshError(.malformedHandshake, "handshake message 1 has \(message.count) bytes; SCMesh's XX message 1 is exactly the 32-byte ephemeral key (empty payload)")
+            throw MeshError(
+                .malformedHandshake,
+                "handshake message 1 has \(message.count) bytes; SCMesh's XX message 1 is exactly the 32-byte ephemeral key (empty payload)"
+            )
         }
         _ = try state.readMessage(message)
     }
 
     /// Reads XX message 2 (initiator) or 3 (responder): the remote's static key and
     /// identity proof; returns the proven peer ID and the proof (its version and capabilities).
-    static func readProof(_ message: [UInt8], into state: inout HandshakeState, context: HandshakeContext) throws -> (PeerID, IdentityProof) {
+    static func readProof(
+        _ message: [UInt8],
+        into state: inout HandshakeState,
+        context: HandshakeContext
+    ) throws -> (PeerID, IdentityProof) {
         let payload = try state.readMessage(message)
         guard let remoteStatic = state.remoteStatic else {
             throw MeshError(.malformedHandshake, "the handshake ended without the remote's static key")
@@ -132,7 +176,10 @@ public struct LinkHandshake: Sendable {
         let proof = try IdentityProof.parse(payload)
         let peer = try proof.verify(noiseStatic: remoteStatic, address: context.remoteAddress)
         if let expected = context.expectedPeer, expected != peer {
-            throw MeshError(.peerMismatch, "the peer at \(context.remoteAddress) proved identity \(peer.short), but \(expected.short) was expected there")
+            throw MeshError(
+                .peerMismatch,
+                "the peer at \(context.remoteAddress) proved identity \(peer.short), but \(expected.short) was expected there"
+            )
         }
         return (peer, proof)
     }
@@ -142,7 +189,11 @@ public struct LinkHandshake: Sendable {
         do {
             return try body()
         } catch let error as MeshError {
-            throw MeshError(.handshakeFailed, "Noise XX handshake with \(context.remoteAddress) over \(context.transportName) failed to \(what): \(error.message)", cause: error)
+            throw MeshError(
+                .handshakeFailed,
+                "Noise XX handshake with \(context.remoteAddress) over \(context.transportName) failed to \(what): \(error.message)",
+                cause: error
+            )
         }
     }
 }

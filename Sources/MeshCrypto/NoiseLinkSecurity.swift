@@ -46,7 +46,12 @@ public struct NoiseLinkSecurity: LinkSecurity {
 
     /// Creates the link security with a given Noise static key and proof (tests use
     /// this to build impostors).
-    init(identity: NodeIdentity, configuration: Configuration = Configuration(), noiseStatic: X25519KeyPair, proof: IdentityProof? = nil) {
+    init(
+        identity: NodeIdentity,
+        configuration: Configuration = Configuration(),
+        noiseStatic: X25519KeyPair,
+        proof: IdentityProof? = nil
+    ) {
         self.identity = identity
         self.configuration = configuration
         self.noiseStatic = noiseStatic
@@ -65,7 +70,11 @@ public struct NoiseLinkSecurity: LinkSecurity {
     ///   `.malformedIdentityProof`, `.badSignature`, `.peerMismatch`). Errors of the
     ///   channel itself (such as `.linkClosed`) pass through unchanged. Timeouts are the
     ///   caller's.
-    public func handshake(role: HandshakeRole, channel: any HandshakeChannel, context: HandshakeContext) async throws -> SecureSession {
+    public func handshake(
+        role: HandshakeRole,
+        channel: any HandshakeChannel,
+        context: HandshakeContext
+    ) async throws -> SecureSession {
         var handshake = try LinkHandshake(security: self, role: role, context: context)
         if let first = try handshake.start() {
             try await channel.send(first)

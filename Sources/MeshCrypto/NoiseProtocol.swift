@@ -17,8 +17,8 @@ public struct NoiseProtocol: Sendable, Hashable, CustomStringConvertible {
     public init?(name: String) {
         let parts = name.split(separator: "_", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0] == "Noise", parts[2] == "25519", parts[3] == "ChaChaPoly",
-              let pattern = HandshakePattern(name: String(parts[1])),
-              let hash = NoiseHash(name: String(parts[4]))
+            let pattern = HandshakePattern(name: String(parts[1])),
+            let hash = NoiseHash(name: String(parts[4]))
         else { return nil }
         self.init(pattern: pattern, hash: hash)
     }

@@ -59,13 +59,18 @@ public final class NoiseSessionCipher: SessionCipher {
     public func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
         try checkUsable()
         guard plaintext.count <= Self.maxPlaintextLength else {
-            throw MeshError(.frameTooLarge, "a link frame is at most \(Self.maxPlaintextLength) bytes before encryption; got \(plaintext.count): fragment it first")
+            throw MeshError(
+                .frameTooLarge,
+                "a link frame is at most \(Self.maxPlaintextLength) bytes before encryption; got \(plaintext.count): fragment it first"
+            )
         }
         let interval = rekeyInterval
         return try sending.withLock { direction throws(MeshError) -> [UInt8] in
             let ciphertext: [UInt8]
             do {
-                ciphertext = try plaintext.withUnsafeBufferPointer { try direction.cipher.encrypt(ad: [], plaintext: $0) }
+                ciphertext = try plaintext.withUnsafeBufferPointer {
+                    try direction.cipher.encrypt(ad: [], plaintext: $0)
+                }
             } catch {
                 throw poison(error as? MeshError ?? MeshError(.cipherFailed, "sealing failed", cause: error))
             }
@@ -84,7 +89,12 @@ public final class NoiseSessionCipher: SessionCipher {
     public func open(_ ciphertext: [UInt8]) throws -> [UInt8] {
         try checkUsable()
         guard ciphertext.count <= HandshakeState.maxMessageLength else {
-            throw poison(MeshError(.frameTooLarge, "an inbound link message has \(ciphertext.count) bytes; Noise allows at most \(HandshakeState.maxMessageLength): closing the link"))
+            throw poison(
+                MeshError(
+                    .frameTooLarge,
+                    "an inbound link message has \(ciphertext.count) bytes; Noise allows at most \(HandshakeState.maxMessageLength): closing the link"
+                )
+            )
         }
         let interval = rekeyInterval
         return try receiving.withLock { direction throws(MeshError) -> [UInt8] in
@@ -107,7 +117,10 @@ public final class NoiseSessionCipher: SessionCipher {
 
     private func checkUsable() throws(MeshError) {
         if failed.load(ordering: .acquiring) {
-            throw MeshError(.cipherFailed, "this link's cipher failed earlier (forged, replayed or reordered message) and refuses further use; close the link and reconnect")
+            throw MeshError(
+                .cipherFailed,
+                "this link's cipher failed earlier (forged, replayed or reordered message) and refuses further use; close the link and reconnect"
+            )
         }
     }
 
@@ -120,7 +133,10 @@ public final class NoiseSessionCipher: SessionCipher {
     private func classify(_ ciphertext: [UInt8], direction: Direction) -> MeshError {
         let expected = direction.cipher.nonce
         guard ciphertext.count >= Sodium.aeadTagLength else {
-            return MeshError(.decryptFailed, "an inbound link message has \(ciphertext.count) bytes, less than the 16-byte tag: corrupted or forged; closing the link")
+            return MeshError(
+                .decryptFailed,
+                "an inbound link message has \(ciphertext.count) bytes, less than the 16-byte tag: corrupted or forged; closing the link"
+            )
         }
         guard let key = direction.cipher.key else {
             return MeshError(.cipherFailed, "the link cipher has no key; close the link")
@@ -132,7 +148,10 @@ public final class NoiseSessionCipher: SessionCipher {
             while candidate > earliest {
                 candidate -= 1
                 if Sodium.chachaPolyAuthenticates(key: key, counter: candidate, ad: [], ciphertext: buffer) {
-                    return MeshError(.replay, "an inbound link message is a replay of message \(candidate) (expected \(expected)); closing the link")
+                    return MeshError(
+                        .replay,
+                        "an inbound link message is a replay of message \(candidate) (expected \(expected)); closing the link"
+                    )
                 }
             }
             let (nextRekey, pastEnd) = (expected / rekeyInterval + 1).multipliedReportingOverflow(by: rekeyInterval)
@@ -142,10 +161,16 @@ public final class NoiseSessionCipher: SessionCipher {
             while candidate < latest {
                 candidate += 1
                 if Sodium.chachaPolyAuthenticates(key: key, counter: candidate, ad: [], ciphertext: buffer) {
-                    return MeshError(.reordered, "an inbound link message is message \(candidate) but \(expected) was expected: messages were reordered or lost; closing the link")
+                    return MeshError(
+                        .reordered,
+                        "an inbound link message is message \(candidate) but \(expected) was expected: messages were reordered or lost; closing the link"
+                    )
                 }
             }
-            return MeshError(.decryptFailed, "an inbound link message (\(ciphertext.count) bytes) did not authenticate as message \(expected) nor as any of the \(window) before or after it: tampered, corrupted, or replayed/reordered from further away (Noise transport messages carry no explicit nonce, so that cannot be told apart); closing the link")
+            return MeshError(
+                .decryptFailed,
+                "an inbound link message (\(ciphertext.count) bytes) did not authenticate as message \(expected) nor as any of the \(window) before or after it: tampered, corrupted, or replayed/reordered from further away (Noise transport messages carry no explicit nonce, so that cannot be told apart); closing the link"
+            )
         }
     }
 }

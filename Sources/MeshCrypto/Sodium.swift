@@ -101,7 +101,11 @@ package enum Sodium {
             guard let base = bytes.baseAddress, bytes.count > 0 else { return }
             switch kind {
             case .sha256:
-                _ = crypto_hash_sha256_update(state.assumingMemoryBound(to: crypto_hash_sha256_state.self), base, UInt64(bytes.count))
+                _ = crypto_hash_sha256_update(
+                    state.assumingMemoryBound(to: crypto_hash_sha256_state.self),
+                    base,
+                    UInt64(bytes.count)
+                )
             case .blake2b512, .blake2b256:
                 _ = crypto_generichash_update(OpaquePointer(state), base, UInt64(bytes.count))
             }
@@ -154,7 +158,11 @@ package enum Sodium {
 
     /// Whether `signature` is a valid Ed25519 signature of `message` by `publicKey`.
     /// Wrong lengths are simply invalid.
-    package static func ed25519Verify(signature: some Collection<UInt8>, message: [UInt8], publicKey: some Collection<UInt8>) -> Bool {
+    package static func ed25519Verify(
+        signature: some Collection<UInt8>,
+        message: [UInt8],
+        publicKey: some Collection<UInt8>
+    ) -> Bool {
         ensureReady()
         guard signature.count == 64, publicKey.count == 32 else { return false }
         let signature = Array(signature)
@@ -227,7 +235,12 @@ package enum Sodium {
 
     /// ChaCha20-Poly1305-IETF encryption under the Noise nonce for `counter`:
     /// ciphertext || 16-byte tag.
-    package static func chachaPolyEncrypt(key: SecretBytes, counter: UInt64, ad: [UInt8], plaintext: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    package static func chachaPolyEncrypt(
+        key: SecretBytes,
+        counter: UInt64,
+        ad: [UInt8],
+        plaintext: UnsafeBufferPointer<UInt8>
+    ) -> [UInt8] {
         ensureReady()
         let outputLength = plaintext.count + aeadTagLength
         return [UInt8](unsafeUninitializedCapacity: outputLength) { buffer, initialized in
@@ -235,8 +248,16 @@ package enum Sodium {
             withNoiseNonce(counter) { nonce in
                 key.withUnsafePointer { k in
                     _ = crypto_aead_chacha20poly1305_ietf_encrypt(
-                        buffer.baseAddress!, &written, plaintext.baseAddress, UInt64(plaintext.count),
-                        ad, UInt64(ad.count), nil, nonce, k)
+                        buffer.baseAddress!,
+                        &written,
+                        plaintext.baseAddress,
+                        UInt64(plaintext.count),
+                        ad,
+                        UInt64(ad.count),
+                        nil,
+                        nonce,
+                        k
+                    )
                 }
             }
             initialized = Int(written)
@@ -245,17 +266,33 @@ package enum Sodium {
 
     /// ChaCha20-Poly1305-IETF decryption under the Noise nonce for `counter`; nil when
     /// the tag does not verify or the ciphertext is shorter than a tag.
-    package static func chachaPolyDecrypt(key: SecretBytes, counter: UInt64, ad: [UInt8], ciphertext: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func chachaPolyDecrypt(
+        key: SecretBytes,
+        counter: UInt64,
+        ad: [UInt8],
+        ciphertext: UnsafeBufferPointer<UInt8>
+    ) -> [UInt8]? {
         ensureReady()
         guard ciphertext.count >= aeadTagLength, let input = ciphertext.baseAddress else { return nil }
         var ok = false
-        let plaintext = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count - aeadTagLength, 1)) { buffer, initialized in
+        let plaintext = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count - aeadTagLength, 1)) {
+            buffer,
+            initialized in
             var written: UInt64 = 0
             withNoiseNonce(counter) { nonce in
                 key.withUnsafePointer { k in
-                    ok = crypto_aead_chacha20poly1305_ietf_decrypt(
-                        buffer.baseAddress!, &written, nil, input, UInt64(ciphertext.count),
-                        ad, UInt64(ad.count), nonce, k) == 0
+                    ok =
+                        crypto_aead_chacha20poly1305_ietf_decrypt(
+                            buffer.baseAddress!,
+                            &written,
+                            nil,
+                            input,
+                            UInt64(ciphertext.count),
+                            ad,
+                            UInt64(ad.count),
+                            nonce,
+                            k
+                        ) == 0
                 }
             }
             initialized = ok ? Int(written) : 0
@@ -266,8 +303,15 @@ package enum Sodium {
     /// Whether the ciphertext authenticates under the Noise nonce for `counter`
     /// (decrypts into a scratch buffer and wipes it). Used only on the failure path,
     /// to tell a replay or a reorder from tampering.
-    package static func chachaPolyAuthenticates(key: SecretBytes, counter: UInt64, ad: [UInt8], ciphertext: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard var plaintext = chachaPolyDecrypt(key: key, counter: counter, ad: ad, ciphertext: ciphertext) else { return false }
+    package static func chachaPolyAuthenticates(
+        key: SecretBytes,
+        counter: UInt64,
+        ad: [UInt8],
+        ciphertext: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        guard var plaintext = chachaPolyDecrypt(key: key, counter: counter, ad: ad, ciphertext: ciphertext) else {
+            return false
+        }
         wipe(&plaintext)
         return true
     }
@@ -275,7 +319,8 @@ package enum Sodium {
     // MARK: XChaCha20-Poly1305 (IETF, 192-bit nonce)
 
     /// XChaCha20-Poly1305-IETF encryption: ciphertext || 16-byte tag.
-    package static func xchachaPolyEncrypt(key: SecretBytes, nonce: [UInt8], ad: [UInt8], plaintext: [UInt8]) -> [UInt8] {
+    package static func xchachaPolyEncrypt(key: SecretBytes, nonce: [UInt8], ad: [UInt8], plaintext: [UInt8]) -> [UInt8]
+    {
         ensureReady()
         precondition(nonce.count == 24, "an XChaCha20 nonce has 24 bytes")
         let outputLength = plaintext.count + aeadTagLength
@@ -283,25 +328,49 @@ package enum Sodium {
             var written: UInt64 = 0
             key.withUnsafePointer { k in
                 _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                    buffer.baseAddress!, &written, plaintext, UInt64(plaintext.count),
-                    ad, UInt64(ad.count), nil, nonce, k)
+                    buffer.baseAddress!,
+                    &written,
+                    plaintext,
+                    UInt64(plaintext.count),
+                    ad,
+                    UInt64(ad.count),
+                    nil,
+                    nonce,
+                    k
+                )
             }
             initialized = Int(written)
         }
     }
 
     /// XChaCha20-Poly1305-IETF decryption; nil when the tag does not verify.
-    package static func xchachaPolyDecrypt(key: SecretBytes, nonce: [UInt8], ad: [UInt8], ciphertext: ArraySlice<UInt8>) -> [UInt8]? {
+    package static func xchachaPolyDecrypt(
+        key: SecretBytes,
+        nonce: [UInt8],
+        ad: [UInt8],
+        ciphertext: ArraySlice<UInt8>
+    ) -> [UInt8]? {
         ensureReady()
         guard nonce.count == 24, ciphertext.count >= aeadTagLength else { return nil }
         var ok = false
-        let plaintext = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count - aeadTagLength, 1)) { buffer, initialized in
+        let plaintext = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count - aeadTagLength, 1)) {
+            buffer,
+            initialized in
             var written: UInt64 = 0
             ciphertext.withUnsafeBufferPointer { c in
                 key.withUnsafePointer { k in
-                    ok = crypto_aead_xchacha20poly1305_ietf_decrypt(
-                        buffer.baseAddress!, &written, nil, c.baseAddress!, UInt64(c.count),
-                        ad, UInt64(ad.count), nonce, k) == 0
+                    ok =
+                        crypto_aead_xchacha20poly1305_ietf_decrypt(
+                            buffer.baseAddress!,
+                            &written,
+                            nil,
+                            c.baseAddress!,
+                            UInt64(c.count),
+                            ad,
+                            UInt64(ad.count),
+                            nonce,
+                            k
+                        ) == 0
                 }
             }
             initialized = ok ? Int(written) : 0
@@ -359,6 +428,7 @@ package final class SecretBytes: @unchecked Sendable {
 
     /// The first `prefix` bytes as new secret bytes.
     package func prefix(_ length: Int) -> SecretBytes {
-        SecretBytes(count: Swift.min(length, count)) { out in out.update(from: pointer, count: Swift.min(length, count)) }
+        SecretBytes(count: Swift.min(length, count)) { out in out.update(from: pointer, count: Swift.min(length, count))
+        }
     }
 }

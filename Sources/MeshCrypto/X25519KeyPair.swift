@@ -30,7 +30,10 @@ public struct X25519KeyPair: Sendable {
     ///   point (the result would be all zeros) or not 32 bytes.
     func sharedSecret(with remotePublicKey: [UInt8]) throws -> SecretBytes {
         guard let shared = Sodium.x25519(privateKey: privateKey, publicKey: remotePublicKey) else {
-            throw MeshError(.invalidKey, "X25519 with the remote's public key gave no usable secret (low-order point): the remote is misbehaving; close the link")
+            throw MeshError(
+                .invalidKey,
+                "X25519 with the remote's public key gave no usable secret (low-order point): the remote is misbehaving; close the link"
+            )
         }
         return shared
     }

@@ -39,16 +39,24 @@ public enum DataDirectory {
             guard chmod(path, 0o700) == 0 else {
                 throw MeshError(
                     .invalidConfiguration,
-                    "data directory \(path) has mode \(mode): group or others can read it, and it cannot be set to 0700 (\(String(cString: strerror(errno)).lowercased())); run chmod 700 \(path)")
+                    "data directory \(path) has mode \(mode): group or others can read it, and it cannot be set to 0700 (\(String(cString: strerror(errno)).lowercased())); run chmod 700 \(path)"
+                )
             }
             logger?.warning("data directory \(path) had mode \(mode) (group or others could read it); set it to 0700")
             return
         }
         do {
             try FileManager.default.createDirectory(
-                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: path,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
-            throw MeshError(.invalidConfiguration, "cannot create data directory \(path): \(error.localizedDescription)", cause: error)
+            throw MeshError(
+                .invalidConfiguration,
+                "cannot create data directory \(path): \(error.localizedDescription)",
+                cause: error
+            )
         }
     }
 }
@@ -87,9 +95,13 @@ public final class DataDirectoryLock: Sendable {
             if code == EWOULDBLOCK {
                 throw MeshError(
                     .nodeAlreadyRunning,
-                    "another node is running with data dir \(dataDirectory) (it holds \(path)); stop it, or pass another --data-dir")
+                    "another node is running with data dir \(dataDirectory) (it holds \(path)); stop it, or pass another --data-dir"
+                )
             }
-            throw MeshError(.invalidConfiguration, "cannot lock \(path): \(String(cString: strerror(code)).lowercased())")
+            throw MeshError(
+                .invalidConfiguration,
+                "cannot lock \(path): \(String(cString: strerror(code)).lowercased())"
+            )
         }
         // The holder's PID, for whoever wonders who holds it.
         let pid = Array("\(getpid())\n".utf8)

@@ -26,8 +26,12 @@ public struct LocalIdentity: Sendable {
 
     /// Creates an identity from its parts.
     public init(
-        peerID: PeerID, security: any LinkSecurity, sealer: (any MessageSealer)? = nil, receipts: (any ReceiptSigner)? = nil,
-        publicKeyHex: String? = nil, signingIdentity: NodeIdentity? = nil
+        peerID: PeerID,
+        security: any LinkSecurity,
+        sealer: (any MessageSealer)? = nil,
+        receipts: (any ReceiptSigner)? = nil,
+        publicKeyHex: String? = nil,
+        signingIdentity: NodeIdentity? = nil
     ) {
         self.signingIdentity = signingIdentity
         self.peerID = peerID
@@ -49,8 +53,12 @@ public struct LocalIdentity: Sendable {
         try DataDirectory.prepare(dataDirectory)
         let identity = try NodeIdentity.loadOrCreate(directory: dataDirectory)
         return LocalIdentity(
-            peerID: identity.peerID, security: NoiseLinkSecurity(identity: identity),
-            sealer: EnvelopeSealer(identity: identity), receipts: IdentityReceiptSigner(identity: identity),
-            publicKeyHex: identity.publicKeyHex, signingIdentity: identity)
+            peerID: identity.peerID,
+            security: NoiseLinkSecurity(identity: identity),
+            sealer: EnvelopeSealer(identity: identity),
+            receipts: IdentityReceiptSigner(identity: identity),
+            publicKeyHex: identity.publicKeyHex,
+            signingIdentity: identity
+        )
     }
 }

@@ -21,8 +21,11 @@ import UnixSignals
 /// - Throws: ``MeshError`` when the data directory, identity or store is unusable, a
 ///   transport's factory fails, or the config enables a transport the registry lacks.
 public func buildNode(
-    config: NodeConfiguration, dataDirectory: String, logger: Logger = Logger(label: "scmesh"),
-    registry: TransportRegistry = .current, identity: LocalIdentity? = nil
+    config: NodeConfiguration,
+    dataDirectory: String,
+    logger: Logger = Logger(label: "scmesh"),
+    registry: TransportRegistry = .current,
+    identity: LocalIdentity? = nil
 ) throws -> Node {
     // Before any file is created in it: a directory open to others is closed first.
     try DataDirectory.prepare(dataDirectory, logger: logger)
@@ -34,12 +37,17 @@ public func buildNode(
         guard let factory = registry.factory(named: name) else {
             throw MeshError(
                 .invalidConfiguration,
-                "transports.\(name): no transport of that name is registered (registered: \(registry.names.joined(separator: ", ")))")
+                "transports.\(name): no transport of that name is registered (registered: \(registry.names.joined(separator: ", ")))"
+            )
         }
         var transportLogger = logger
         transportLogger[metadataKey: "transport"] = "\(name)"
         let context = TransportBuildContext(
-            name: name, identity: identity, dataDirectory: dataDirectory, logger: transportLogger)
+            name: name,
+            identity: identity,
+            dataDirectory: dataDirectory,
+            logger: transportLogger
+        )
         do {
             transports.append((try factory.makeTransport(settings.configuration, context: context), settings.priority))
         } catch let error as MeshError {
@@ -47,11 +55,18 @@ public func buildNode(
         }
     }
     let store = try MeshStore(
-        path: config.store.filePath(dataDirectory: dataDirectory), configuration: config.store.storeConfiguration,
-        logger: logger)
+        path: config.store.filePath(dataDirectory: dataDirectory),
+        configuration: config.store.storeConfiguration,
+        logger: logger
+    )
     return Node(
-        configuration: config, dataDirectory: dataDirectory, identity: identity, store: store, transports: transports,
-        logger: logger)
+        configuration: config,
+        dataDirectory: dataDirectory,
+        identity: identity,
+        store: store,
+        transports: transports,
+        logger: logger
+    )
 }
 
 /// A running SCMesh node: the router with its transports, the store (inbox, outbox,
@@ -99,8 +114,12 @@ public final class Node: Sendable {
     }
 
     init(
-        configuration: NodeConfiguration, dataDirectory: String, identity: LocalIdentity, store: MeshStore,
-        transports: [(transport: any Transport, priority: Int)], logger: Logger
+        configuration: NodeConfiguration,
+        dataDirectory: String,
+        identity: LocalIdentity,
+        store: MeshStore,
+        transports: [(transport: any Transport, priority: Int)],
+        logger: Logger
     ) {
         self.configuration = configuration
         self.dataDirectory = dataDirectory
@@ -114,27 +133,52 @@ public final class Node: Sendable {
         routerConfiguration.routing.firstSequence = Self.firstAnnounceSequence(now: Date())
         contactFilter = ContactFilter(inbox: store.inbox, contacts: store.contacts)
         router = Router(
-            security: identity.security, configuration: routerConfiguration, sealer: identity.sealer,
-            receipts: identity.receipts, sink: contactFilter, queue: store.outbox, clock: NodeClock(), battery: PowerSupplyGauge(),
-            topics: configuration.topics.topicConfiguration, topicStore: store.topics,
-            floodSeen: store.floodSeen, announceState: store.announceState,
-            savedRoutes: store.routeTable, logger: logger)
+            security: identity.security,
+            configuration: routerConfiguration,
+            sealer: identity.sealer,
+            receipts: identity.receipts,
+            sink: contactFilter,
+            queue: store.outbox,
+            clock: NodeClock(),
+            battery: PowerSupplyGauge(),
+            topics: configuration.topics.topicConfiguration,
+            topicStore: store.topics,
+            floodSeen: store.floodSeen,
+            announceState: store.announceState,
+            savedRoutes: store.routeTable,
+            logger: logger
+        )
         let reports = AddressLedgerService.Reports()
         self.routedTransports = transports.map {
             (transport: LedgerTransport(inner: $0.transport, reports: reports) as any Transport, priority: $0.priority)
         }
         ledgerService = AddressLedgerService(
-            router: router, ledger: store.ledger,
+            router: router,
+            ledger: store.ledger,
             redialTransports: Set(transports.map(\.transport).filter { !$0.capabilities.needsDiscovery }.map(\.name)),
-            reports: reports, logger: logger)
+            reports: reports,
+            logger: logger
+        )
         let handler = ControlHandler(
-            router: router, store: store, contactFilter: contactFilter, configuration: configuration,
-            dataDirectory: dataDirectory, startedAt: .now, transports: transports.map(\.transport),
-            controlCounters: ControlServer.Counters(), httpEndpoint: httpEndpoint, inviter: identity.signingIdentity)
+            router: router,
+            store: store,
+            contactFilter: contactFilter,
+            configuration: configuration,
+            dataDirectory: dataDirectory,
+            startedAt: .now,
+            transports: transports.map(\.transport),
+            controlCounters: ControlServer.Counters(),
+            httpEndpoint: httpEndpoint,
+            inviter: identity.signingIdentity
+        )
         commands = handler
         controlServer = ControlServer(
-            dataDirectory: dataDirectory, handler: handler, limits: ControlServer.Limits(configuration),
-            counters: handler.controlCounters, logger: logger)
+            dataDirectory: dataDirectory,
+            handler: handler,
+            limits: ControlServer.Limits(configuration),
+            counters: handler.controlCounters,
+            logger: logger
+        )
     }
 
     /// The node's services in start order (graceful shutdown runs in reverse: the
@@ -143,7 +187,10 @@ public final class Node: Sendable {
     public var services: [any Service] {
         [
             StoreMaintenance(
-                store: store, interval: .seconds(configuration.store.maintenanceIntervalSeconds), logger: logger),
+                store: store,
+                interval: .seconds(configuration.store.maintenanceIntervalSeconds),
+                logger: logger
+            ),
             RouterService(router: router, transports: routedTransports), ledgerService, controlServer,
         ]
     }
@@ -169,11 +216,17 @@ public final class Node: Sendable {
             metadata: [
                 "data_dir": "\(dataDirectory)", "control_socket": "\(controlServer.socketPath)",
                 "transports": "\(names.isEmpty ? "none" : names)", "relay": "\(configuration.relay.enabled)",
-            ])
+            ]
+        )
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: (services + extraServices).map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint, .sighup] : [], logger: logger))
+                services: (services + extraServices).map {
+                    ServiceGroupConfiguration.ServiceConfiguration(service: $0)
+                },
+                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint, .sighup] : [],
+                logger: logger
+            )
+        )
         defer { try? store.close() }
         try await group.run()
         logger.info("node \(peerID.short) stopped")

@@ -21,7 +21,11 @@ extension MeshError {
         case let error as MeshError:
             return error
         case let error as IOError:
-            return MeshError(.controlRequestFailed, String(cString: strerror(error.errnoCode)).lowercased(), cause: error)
+            return MeshError(
+                .controlRequestFailed,
+                String(cString: strerror(error.errnoCode)).lowercased(),
+                cause: error
+            )
         default:
             return MeshError(.controlRequestFailed, "unexpected \(type(of: error))", cause: error)
         }

@@ -14,7 +14,10 @@ public enum APIAddress {
 
     /// Writes `address` (atomically: a reader never sees half a line).
     static func write(_ address: String, dataDirectory: String) {
-        try? Data((address + "\n").utf8).write(to: URL(fileURLWithPath: path(dataDirectory: dataDirectory)), options: .atomic)
+        try? Data((address + "\n").utf8).write(
+            to: URL(fileURLWithPath: path(dataDirectory: dataDirectory)),
+            options: .atomic
+        )
     }
 
     /// Removes the file (the server stopped, or does not run).

@@ -57,7 +57,9 @@ struct APIError: Error {
             var error: Inner
         }
         let body = Body(error: .init(code: code, message: message, messageID: messageID))
-        let bytes = (try? ControlJSON.encoder().encode(body)) ?? Data(#"{"error":{"code":"internal","message":"internal error"}}"#.utf8)
+        let bytes =
+            (try? ControlJSON.encoder().encode(body))
+            ?? Data(#"{"error":{"code":"internal","message":"internal error"}}"#.utf8)
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="scmesh""# }
@@ -80,7 +82,11 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }.flatMap(\.methods)
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -92,8 +98,10 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError where error.status == .notFound && !methods(for: request.uri.path).isEmpty {
             let allowed = methods(for: request.uri.path).map { $0.uppercased() }.sorted()
             var response = APIError(
-                .methodNotAllowed, code: "methodNotAllowed",
-                "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)").response
+                .methodNotAllowed,
+                code: "methodNotAllowed",
+                "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)"
+            ).response
             response.headers[.allow] = allowed.joined(separator: ", ")
             return response
         } catch let error as HTTPError {
@@ -111,8 +119,12 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 : (error.body ?? error.status.reasonPhrase)
             return APIError(error.status, code: code, message).response
         } catch {
-            context.logger.error("HTTP API request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
-            return APIError(.internalServerError, code: "internal", "the node could not answer \(request.uri.path)").response
+            context.logger.error(
+                "HTTP API request failed",
+                metadata: ["path": "\(request.uri.path)", "error": "\(error)"]
+            )
+            return APIError(.internalServerError, code: "internal", "the node could not answer \(request.uri.path)")
+                .response
         }
     }
 }

@@ -22,20 +22,29 @@ public enum APIToken {
             return byte < 16 ? "0" + hex : hex
         }.joined()
         try? FileManager.default.createDirectory(
-            atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            atPath: dataDirectory,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             // Another process created it first: use that one.
             if errno == EEXIST { return try load(dataDirectory: dataDirectory) }
             let reason = String(cString: strerror(errno)).lowercased()
-            throw MeshError(.invalidConfiguration, "cannot write the HTTP API token to \(path) (\(reason)); check the data dir's permissions")
+            throw MeshError(
+                .invalidConfiguration,
+                "cannot write the HTTP API token to \(path) (\(reason)); check the data dir's permissions"
+            )
         }
         defer { close(descriptor) }
         let bytes = Array((token + "\n").utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == bytes.count, fsync(descriptor) == 0 else {
             unlink(path)
-            throw MeshError(.invalidConfiguration, "cannot write the HTTP API token to \(path); check the data dir's permissions and free space")
+            throw MeshError(
+                .invalidConfiguration,
+                "cannot write the HTTP API token to \(path); check the data dir's permissions and free space"
+            )
         }
         return token
     }
@@ -47,11 +56,15 @@ public enum APIToken {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw MeshError(
                 .invalidConfiguration,
-                "cannot read the HTTP API token \(path): the node creates it at its first start with http.enabled on")
+                "cannot read the HTTP API token \(path): the node creates it at its first start with http.enabled on"
+            )
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.count >= 32 else {
-            throw MeshError(.invalidConfiguration, "\(path) holds no token (at least 32 characters); delete it and restart the node")
+            throw MeshError(
+                .invalidConfiguration,
+                "\(path) holds no token (at least 32 characters); delete it and restart the node"
+            )
         }
         return token
     }

@@ -21,7 +21,11 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
     /// two nodes on one host never overwrite each other's session.
     static func cookieName(port: Int) -> String { "scmesh_session_\(port)" }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let path = request.uri.path
         let changesState = ![.get, .head, .options].contains(request.method)
         if (path == "/" || path == "/index.html") && request.method == .get {
@@ -35,18 +39,26 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
         if let header = request.headers[.authorization] {
             let prefix = "Bearer "
             guard header.hasPrefix(prefix), APIToken.matches(header.dropFirst(prefix.count), token) else {
-                throw APIError(.unauthorized, code: "unauthorized", "the bearer token is not this node's; use the token in DATA-DIR/api.token")
+                throw APIError(
+                    .unauthorized,
+                    code: "unauthorized",
+                    "the bearer token is not this node's; use the token in DATA-DIR/api.token"
+                )
             }
             if changesState { try origin.check(request, fromBrowser: false) }
             return try await next(request, context)
         }
-        if let port = origin.port, let session = request.cookies[Self.cookieName(port: port)]?.value, sessions.isValid(session[...]) {
+        if let port = origin.port, let session = request.cookies[Self.cookieName(port: port)]?.value,
+            sessions.isValid(session[...])
+        {
             if changesState { try origin.check(request, fromBrowser: true) }
             return try await next(request, context)
         }
         throw APIError(
-            .unauthorized, code: "unauthorized",
-            "this API needs \"Authorization: Bearer <token>\" with the token in DATA-DIR/api.token (or a dashboard session: `scmesh dashboard`)")
+            .unauthorized,
+            code: "unauthorized",
+            "this API needs \"Authorization: Bearer <token>\" with the token in DATA-DIR/api.token (or a dashboard session: `scmesh dashboard`)"
+        )
     }
 }
 
@@ -90,28 +102,37 @@ struct RequestOrigin: Sendable {
         let host = request.head.authority ?? HTTPField.Name("Host").flatMap { request.headers[$0] }
         let own = authorities(host: host)
         if let origin = request.headers[.origin] {
-            guard own.contains(where: { "http://\($0)" == origin.lowercased() }) else { throw Self.refusal("Origin \(origin.prefix(100))") }
+            guard own.contains(where: { "http://\($0)" == origin.lowercased() }) else {
+                throw Self.refusal("Origin \(origin.prefix(100))")
+            }
         } else if let referer = request.headers[.referer] {
             let lowered = referer.lowercased()
             guard own.contains(where: { lowered == "http://\($0)" || lowered.hasPrefix("http://\($0)/") }) else {
                 throw Self.refusal("Referer \(referer.prefix(100))")
             }
         } else if fromBrowser {
-            guard let host, own.contains(host.lowercased()) else { throw Self.refusal("Host \(host?.prefix(100) ?? "(none)")") }
+            guard let host, own.contains(host.lowercased()) else {
+                throw Self.refusal("Host \(host?.prefix(100) ?? "(none)")")
+            }
         }
         if fromBrowser, let type = request.headers[.contentType] {
-            let essence = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            let essence =
+                type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             if ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"].contains(essence) {
                 throw APIError(
-                    .unsupportedMediaType, code: "unsupportedMediaType",
-                    "a dashboard request may not carry \(essence); send application/json (or application/octet-stream for a raw payload)")
+                    .unsupportedMediaType,
+                    code: "unsupportedMediaType",
+                    "a dashboard request may not carry \(essence); send application/json (or application/octet-stream for a raw payload)"
+                )
             }
         }
     }
 
     static func refusal(_ what: String) -> APIError {
         APIError(
-            .forbidden, code: "forbiddenOrigin",
-            "this request changes the node's state but comes from \(what), not from the node's own address; use the dashboard or the API token")
+            .forbidden,
+            code: "forbiddenOrigin",
+            "this request changes the node's state but comes from \(what), not from the node's own address; use the dashboard or the API token"
+        )
     }
 }

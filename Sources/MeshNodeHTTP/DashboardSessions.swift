@@ -34,8 +34,10 @@ final class DashboardSessions: Sendable {
     private let state = Mutex(State())
 
     init(
-        loginLifetime: Duration = .seconds(300), idleLifetime: Duration = .seconds(30 * 60),
-        absoluteLifetime: Duration = .seconds(12 * 3600), maximumSessions: Int = 64,
+        loginLifetime: Duration = .seconds(300),
+        idleLifetime: Duration = .seconds(30 * 60),
+        absoluteLifetime: Duration = .seconds(12 * 3600),
+        maximumSessions: Int = 64,
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
         self.loginLifetime = loginLifetime
@@ -73,7 +75,9 @@ final class DashboardSessions: Sendable {
         let now = self.now()
         return state.withLock { state in
             state.sessions.removeAll { now - $0.lastUsed >= idleLifetime || now - $0.created >= absoluteLifetime }
-            guard let index = state.sessions.firstIndex(where: { APIToken.matches(session, $0.token) }) else { return false }
+            guard let index = state.sessions.firstIndex(where: { APIToken.matches(session, $0.token) }) else {
+                return false
+            }
             state.sessions[index].lastUsed = now
             return true
         }

@@ -77,14 +77,22 @@ public struct InboxSaver: Sendable {
         self.dataDirectory = dataDirectory
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw MeshError(.invalidArgument, "--save \(directory): not a directory") }
+            guard isDirectory.boolValue else {
+                throw MeshError(.invalidArgument, "--save \(directory): not a directory")
+            }
             return
         }
         do {
             try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
-            throw MeshError(.invalidArgument, "--save \(directory): cannot create the directory (\(error.localizedDescription))")
+            throw MeshError(
+                .invalidArgument,
+                "--save \(directory): cannot create the directory (\(error.localizedDescription))"
+            )
         }
     }
 
@@ -147,7 +155,8 @@ public struct InboxSaver: Sendable {
                 throw MeshError(
                     .controlRequestFailed,
                     "--save: the download of \(what) failed: \(error.message); nothing was saved under \(path); run the command again to retry",
-                    cause: error)
+                    cause: error
+                )
             }
             switch reply.status {
             case 200:
@@ -157,21 +166,25 @@ public struct InboxSaver: Sendable {
             case 401:
                 throw MeshError(
                     .controlRequestFailed,
-                    "--save: the node's HTTP API at \(client.address) refused the token in \(APIToken.path(dataDirectory: dataDirectory)) (401); the node reads it when it starts: restart the node if the file changed since")
+                    "--save: the node's HTTP API at \(client.address) refused the token in \(APIToken.path(dataDirectory: dataDirectory)) (401); the node reads it when it starts: restart the node if the file changed since"
+                )
             default:
                 throw MeshError(
                     .controlRequestFailed,
-                    "--save: the node's HTTP API at \(client.address) refused the payload of \(what): \(Self.apiError(reply)); nothing was saved under \(path)")
+                    "--save: the node's HTTP API at \(client.address) refused the payload of \(what): \(Self.apiError(reply)); nothing was saved under \(path)"
+                )
             }
             if let id = reply.header("X-Message-ID"), id != message.id.hex {
                 throw MeshError(
                     .controlRequestFailed,
-                    "--save: the node's HTTP API at \(client.address) sent message \(id) as #\(message.seq), which the inbox listed as \(message.id.hex); nothing was saved under \(path)")
+                    "--save: the node's HTTP API at \(client.address) sent message \(id) as #\(message.seq), which the inbox listed as \(message.id.hex); nothing was saved under \(path)"
+                )
             }
             guard written == message.bytes else {
                 throw MeshError(
                     .controlRequestFailed,
-                    "--save: the download of \(what) from \(client.address) ended after \(written) of its \(message.bytes) bytes; nothing was saved under \(path); run the command again to retry")
+                    "--save: the download of \(what) from \(client.address) ended after \(written) of its \(message.bytes) bytes; nothing was saved under \(path); run the command again to retry"
+                )
             }
             return true
         }
@@ -183,7 +196,10 @@ public struct InboxSaver: Sendable {
         guard let first = messages.map(\.seq).min() else { return [] }
         // No "payloads" field: its default, true, is what a node of any version answers.
         let reply = try await ControlClient(dataDirectory: dataDirectory).call(.inbox(InboxRequest(after: first - 1)))
-        let held = Dictionary(try reply.decode(InboxReply.self).messages.map { ($0.seq, $0) }, uniquingKeysWith: { a, _ in a })
+        let held = Dictionary(
+            try reply.decode(InboxReply.self).messages.map { ($0.seq, $0) },
+            uniquingKeysWith: { a, _ in a }
+        )
         var saved: [Saved] = []
         for message in messages {
             guard let current = held[message.seq], current.id == message.id, let base64 = current.payloadBase64 else {
@@ -200,7 +216,8 @@ public struct InboxSaver: Sendable {
         guard let payload = Data(base64Encoded: base64) else {
             throw MeshError(
                 .controlRequestFailed,
-                "--save: the node sent message #\(message.seq) (\(message.id.hex)) with a payload that is not base64; nothing was saved under \(path(of: message.id))")
+                "--save: the node sent message #\(message.seq) (\(message.id.hex)) with a payload that is not base64; nothing was saved under \(path(of: message.id))"
+            )
         }
         return try await writeAtomically(message, source: source) { file in
             try payload.withUnsafeBytes { try file.write($0) }
@@ -242,7 +259,9 @@ public struct InboxSaver: Sendable {
     /// already. The temporary file is removed whatever happens. `fill` returning false
     /// means the message is gone.
     private func writeAtomically(
-        _ message: InboxReply.Message, source: Source, fill: (PartFile) async throws -> Bool
+        _ message: InboxReply.Message,
+        source: Source,
+        fill: (PartFile) async throws -> Bool
     ) async throws -> Saved {
         let (file, path) = try startPart(message)
         defer { unlink(file.path) }
@@ -264,10 +283,20 @@ public struct InboxSaver: Sendable {
 
     /// Syncs and closes the temporary file, then links it to its final name, which
     /// fails rather than replace a file that appeared meanwhile.
-    private func finish(_ file: PartFile, _ message: InboxReply.Message, path: String, closed: inout Bool, source: Source) throws -> Saved {
-        guard fsync(file.descriptor) == 0 else { throw Self.fileError("cannot write \(file.path)", errno, saving: path) }
+    private func finish(
+        _ file: PartFile,
+        _ message: InboxReply.Message,
+        path: String,
+        closed: inout Bool,
+        source: Source
+    ) throws -> Saved {
+        guard fsync(file.descriptor) == 0 else {
+            throw Self.fileError("cannot write \(file.path)", errno, saving: path)
+        }
         closed = true
-        guard close(file.descriptor) == 0 else { throw Self.fileError("cannot write \(file.path)", errno, saving: path) }
+        guard close(file.descriptor) == 0 else {
+            throw Self.fileError("cannot write \(file.path)", errno, saving: path)
+        }
         if link(file.path, path) == 0 {
             return Saved(seq: message.seq, id: message.id, path: path, outcome: .written(source))
         }
@@ -279,7 +308,9 @@ public struct InboxSaver: Sendable {
             if FileManager.default.fileExists(atPath: path) {
                 return Saved(seq: message.seq, id: message.id, path: path, outcome: .existed)
             }
-            guard rename(file.path, path) == 0 else { throw Self.fileError("cannot rename \(file.path) to \(path)", errno, saving: path) }
+            guard rename(file.path, path) == 0 else {
+                throw Self.fileError("cannot rename \(file.path) to \(path)", errno, saving: path)
+            }
             return Saved(seq: message.seq, id: message.id, path: path, outcome: .written(source))
         default:
             throw Self.fileError("cannot link \(file.path) to \(path)", errno, saving: path)
@@ -307,10 +338,13 @@ public struct InboxSaver: Sendable {
     static func stalePartProcess(_ name: String) -> pid_t? {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         // "", message ID, "<pid>-<random>", "part"
-        guard parts.count == 4, parts[0].isEmpty, parts[3] == "part", parts[1].count == 32, parts[1].allSatisfy(\.isHexDigit)
+        guard parts.count == 4, parts[0].isEmpty, parts[3] == "part", parts[1].count == 32,
+            parts[1].allSatisfy(\.isHexDigit)
         else { return nil }
         let owner = parts[2].split(separator: "-", omittingEmptySubsequences: false)
-        guard owner.count == 2, owner[1].count == 16, owner[1].allSatisfy(\.isHexDigit), let pid = pid_t(owner[0]), pid > 0 else {
+        guard owner.count == 2, owner[1].count == 16, owner[1].allSatisfy(\.isHexDigit), let pid = pid_t(owner[0]),
+            pid > 0
+        else {
             return nil
         }
         return pid

@@ -37,8 +37,12 @@ extension HTTPServerBuilder {
     static func http1(maximumRead: Int, idleTimeout: Duration) -> HTTPServerBuilder {
         .init { responder in
             LargeReadChannel(
-                base: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: .milliseconds(Int64(idleTimeout / .milliseconds(1))))),
-                maximumRead: maximumRead)
+                base: HTTP1Channel(
+                    responder: responder,
+                    configuration: .init(idleTimeout: .milliseconds(Int64(idleTimeout / .milliseconds(1))))
+                ),
+                maximumRead: maximumRead
+            )
         }
     }
 }

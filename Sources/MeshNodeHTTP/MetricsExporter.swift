@@ -60,8 +60,12 @@ final class MetricsExporter: Sendable {
         count("scmesh_announces_ignored_total", [], stats.announcesIgnored)
         count("scmesh_announces_suppressed_total", [], stats.announcesSuppressed)
         count("scmesh_shortcuts_offered_total", [], stats.shortcutsOffered)
-        for (outcome, value) in stats.routeRequests { count("scmesh_route_requests_total", [("outcome", outcome)], value) }
-        for (outcome, value) in stats.routeSummaries { count("scmesh_route_summaries_total", [("outcome", outcome)], value) }
+        for (outcome, value) in stats.routeRequests {
+            count("scmesh_route_requests_total", [("outcome", outcome)], value)
+        }
+        for (outcome, value) in stats.routeSummaries {
+            count("scmesh_route_summaries_total", [("outcome", outcome)], value)
+        }
         count("scmesh_frames_refused_total", [], stats.framesRefused)
         for (type, value) in stats.framesIgnored { count("scmesh_frames_ignored_total", [("type", type)], value) }
         for (type, value) in stats.framesWithheld { count("scmesh_frames_withheld_total", [("type", type)], value) }
@@ -72,17 +76,27 @@ final class MetricsExporter: Sendable {
         // Refusals by reason: relaying, sealed-message checks, malformed input,
         // receipts and announcements the router turned down, and what transports and
         // the node's own filters refused or dropped.
-        for (reason, value) in stats.relayRefused { count("scmesh_refusals_total", [("source", "relay"), ("reason", reason)], value) }
+        for (reason, value) in stats.relayRefused {
+            count("scmesh_refusals_total", [("source", "relay"), ("reason", reason)], value)
+        }
         for (reason, value) in stats.sealedMessagesRejected {
             count("scmesh_refusals_total", [("source", "sealed_message"), ("reason", reason)], value)
         }
-        for (reason, value) in stats.malformedInputs { count("scmesh_refusals_total", [("source", "malformed_input"), ("reason", reason)], value) }
-        for (reason, value) in stats.receiptsRejected { count("scmesh_refusals_total", [("source", "receipt"), ("reason", reason)], value) }
-        for (reason, value) in stats.announcesRejected { count("scmesh_refusals_total", [("source", "announce"), ("reason", reason)], value) }
+        for (reason, value) in stats.malformedInputs {
+            count("scmesh_refusals_total", [("source", "malformed_input"), ("reason", reason)], value)
+        }
+        for (reason, value) in stats.receiptsRejected {
+            count("scmesh_refusals_total", [("source", "receipt"), ("reason", reason)], value)
+        }
+        for (reason, value) in stats.announcesRejected {
+            count("scmesh_refusals_total", [("source", "announce"), ("reason", reason)], value)
+        }
         count("scmesh_refusals_total", [("source", "sink"), ("reason", "refused")], stats.sinkRefusals)
         count("scmesh_refusals_total", [("source", "sink"), ("reason", "discarded")], stats.sinkDiscards)
         for (source, counters) in status.transportCounters ?? [:] {
-            for (reason, value) in counters { count("scmesh_refusals_total", [("source", source), ("reason", reason)], value) }
+            for (reason, value) in counters {
+                count("scmesh_refusals_total", [("source", source), ("reason", reason)], value)
+            }
         }
         gauge("scmesh_outbox_messages", [], status.outboxCount ?? 0)
         gauge("scmesh_inbox_messages", [], status.inboxCount)
@@ -121,8 +135,11 @@ final class MetricsExporter: Sendable {
     /// - `announce`: route announcements (sent: written to links; received: accepted,
     ///   ignored or rejected).
     static func messageClasses(_ stats: RouterStats) -> [(String, String, Int)] {
-        let receiptsJudged = stats.receiptsAccepted + stats.receiptsRejected.values.reduce(0, +) + stats.receiptsIgnored.values.reduce(0, +)
-        let announcesJudged = stats.announcesAccepted + stats.announcesIgnored + stats.announcesRejected.values.reduce(0, +)
+        let receiptsJudged =
+            stats.receiptsAccepted + stats.receiptsRejected.values.reduce(0, +)
+            + stats.receiptsIgnored.values.reduce(0, +)
+        let announcesJudged =
+            stats.announcesAccepted + stats.announcesIgnored + stats.announcesRejected.values.reduce(0, +)
         return [
             ("direct", "sent", stats.messagesSent), ("direct", "received", stats.messagesReceived),
             ("relayed", "sent", stats.messagesRelayed), ("relayed", "received", stats.relayAccepted),

@@ -42,23 +42,37 @@ public struct NodeHTTPClient: Sendable {
     public static func forNode(dataDirectory: String) async throws -> NodeHTTPClient? {
         // The address file the server writes saves the `status` round trip; it counts
         // only while the node answers on its control socket (a killed node leaves it).
-        if let address = APIAddress.read(dataDirectory: dataDirectory), let token = try? APIToken.load(dataDirectory: dataDirectory),
+        if let address = APIAddress.read(dataDirectory: dataDirectory),
+            let token = try? APIToken.load(dataDirectory: dataDirectory),
             await ControlClient.isAnswering(socketPath: DataDirectory.controlSocketPath(dataDirectory))
         {
             return NodeHTTPClient(address: address, token: token)
         }
         let status = try await ControlClient(dataDirectory: dataDirectory).call(.status).decode(StatusReply.self)
-        guard let address = status.httpAddress, let token = try? APIToken.load(dataDirectory: dataDirectory) else { return nil }
+        guard let address = status.httpAddress, let token = try? APIToken.load(dataDirectory: dataDirectory) else {
+            return nil
+        }
         return NodeHTTPClient(address: address, token: token)
     }
 
     /// Sends one request and reads the whole reply (`authorize: false` sends no token).
     /// - Throws: `.nodeNotRunning` when nothing answers at ``address``.
     public func request(
-        _ method: HTTPMethod, _ target: String, contentType: String? = nil, body: ByteBuffer? = nil, headers extra: [(String, String)] = [],
+        _ method: HTTPMethod,
+        _ target: String,
+        contentType: String? = nil,
+        body: ByteBuffer? = nil,
+        headers extra: [(String, String)] = [],
         authorize: Bool = true
     ) async throws -> Reply {
-        try await request(method, target, contentType: contentType, body: body.map(Body.buffer), headers: extra, authorize: authorize)
+        try await request(
+            method,
+            target,
+            contentType: contentType,
+            body: body.map(Body.buffer),
+            headers: extra,
+            authorize: authorize
+        )
     }
 
     /// A request body: bytes in memory, or `length` bytes read from a file descriptor
@@ -89,7 +103,8 @@ public struct NodeHTTPClient: Sendable {
         /// ``sendableFile()``) as file regions that the kernel sends itself
         /// (`sendfile`: the bytes never pass through this process), else read and
         /// written in pieces of 1 MiB.
-        func write(to outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>, file: NIOFileHandle?) async throws {
+        func write(to outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>, file: NIOFileHandle?) async throws
+        {
             switch self {
             case .buffer(let buffer):
                 if buffer.readableBytes > 0 { try await outbound.write(.body(.byteBuffer(buffer))) }
@@ -104,7 +119,16 @@ public struct NodeHTTPClient: Sendable {
                         var last: UInt8 = 0
                         guard pread(descriptor, &last, 1, off_t(start + sent + piece - 1)) == 1 else { return }
                         try await outbound.write(
-                            .body(.fileRegion(FileRegion(fileHandle: file, readerIndex: start + sent, endIndex: start + sent + piece))))
+                            .body(
+                                .fileRegion(
+                                    FileRegion(
+                                        fileHandle: file,
+                                        readerIndex: start + sent,
+                                        endIndex: start + sent + piece
+                                    )
+                                )
+                            )
+                        )
                         sent += piece
                         progress(sent)
                     }
@@ -139,7 +163,9 @@ public struct NodeHTTPClient: Sendable {
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
+                            wrappingChannelSynchronously: channel
+                        )
                     }
                 }
         } catch {
@@ -149,7 +175,12 @@ public struct NodeHTTPClient: Sendable {
 
     /// A request head with the token (unless `authorize` is false) and `Connection: close`.
     private func head(
-        _ method: HTTPMethod, _ target: String, contentLength: Int, contentType: String?, headers extra: [(String, String)], authorize: Bool
+        _ method: HTTPMethod,
+        _ target: String,
+        contentLength: Int,
+        contentType: String?,
+        headers extra: [(String, String)],
+        authorize: Bool
     ) -> HTTPRequestHead {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: address)
@@ -162,10 +193,22 @@ public struct NodeHTTPClient: Sendable {
     }
 
     func request(
-        _ method: HTTPMethod, _ target: String, contentType: String?, body: Body?, headers extra: [(String, String)], authorize: Bool
+        _ method: HTTPMethod,
+        _ target: String,
+        contentType: String?,
+        body: Body?,
+        headers extra: [(String, String)],
+        authorize: Bool
     ) async throws -> Reply {
         let channel = try await connect()
-        let head = head(method, target, contentLength: body?.length ?? 0, contentType: contentType, headers: extra, authorize: authorize)
+        let head = head(
+            method,
+            target,
+            contentLength: body?.length ?? 0,
+            contentType: contentType,
+            headers: extra,
+            authorize: authorize
+        )
         let address = address
         let file = body?.sendableFile()
         defer { try? file?.close() }
@@ -238,7 +281,12 @@ public struct NodeHTTPClient: Sendable {
             } catch let failure as WriteFailure {
                 throw failure.error
             } catch let error as IOError {
-                throw Self.brokenOff(address, received, reason: String(cString: strerror(error.errnoCode)).lowercased(), cause: error)
+                throw Self.brokenOff(
+                    address,
+                    received,
+                    reason: String(cString: strerror(error.errnoCode)).lowercased(),
+                    cause: error
+                )
             } catch {
                 throw Self.brokenOff(address, received, reason: "\(error)", cause: error)
             }
@@ -246,18 +294,33 @@ public struct NodeHTTPClient: Sendable {
         }
     }
 
-    private static func brokenOff(_ address: String, _ received: Int, reason: String, cause: (any Error)?) -> MeshError {
+    private static func brokenOff(_ address: String, _ received: Int, reason: String, cause: (any Error)?) -> MeshError
+    {
         MeshError(
-            .controlRequestFailed, "the reply of the node's HTTP API at \(address) broke off after \(received) bytes (\(reason))", cause: cause)
+            .controlRequestFailed,
+            "the reply of the node's HTTP API at \(address) broke off after \(received) bytes (\(reason))",
+            cause: cause
+        )
     }
 
-    private static func readReply(_ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, from address: String) async throws -> Reply {
+    private static func readReply(
+        _ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>,
+        from address: String
+    ) async throws -> Reply {
         var collected = ByteBuffer()
-        guard var reply = try await readParts(inbound, body: { _, piece in
-            var piece = piece
-            collected.writeBuffer(&piece)
-        }) else {
-            throw MeshError(.controlRequestFailed, "the node at \(address) closed the connection before its reply ended")
+        guard
+            var reply = try await readParts(
+                inbound,
+                body: { _, piece in
+                    var piece = piece
+                    collected.writeBuffer(&piece)
+                }
+            )
+        else {
+            throw MeshError(
+                .controlRequestFailed,
+                "the node at \(address) closed the connection before its reply ended"
+            )
         }
         reply.body = Array(buffer: collected)
         return reply
@@ -267,7 +330,8 @@ public struct NodeHTTPClient: Sendable {
     /// (with the status) as it arrives, until its end. Returns the reply without a
     /// body; nil when the connection ended first.
     private static func readParts(
-        _ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, body: (Int, ByteBuffer) async throws -> Void
+        _ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>,
+        body: (Int, ByteBuffer) async throws -> Void
     ) async throws -> Reply? {
         var reply = Reply(status: 0, body: [])
         for try await part in inbound {
@@ -292,7 +356,10 @@ public struct NodeHTTPClient: Sendable {
     /// (standard input redirected from a file): each chunk goes out as soon as it is
     /// read. `progress` gets the bytes sent so far.
     public func send(
-        _ request: SendRequest, streaming descriptor: Int32, length: Int, progress: @escaping @Sendable (Int) -> Void = { _ in }
+        _ request: SendRequest,
+        streaming descriptor: Int32,
+        length: Int,
+        progress: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws -> ControlReply {
         try await send(request, body: .stream(descriptor: descriptor, length: length, progress: progress))
     }
@@ -305,7 +372,14 @@ public struct NodeHTTPClient: Sendable {
         if let timeout = request.timeoutSeconds { query.append(("timeout_seconds", String(timeout))) }
         if let emergency = request.emergency { query.append(("emergency", String(emergency))) }
         let target = "/api/v1/messages?" + query.map { "\($0.0)=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
-        let reply = try await self.request(.POST, target, contentType: "application/octet-stream", body: body, headers: [], authorize: true)
+        let reply = try await self.request(
+            .POST,
+            target,
+            contentType: "application/octet-stream",
+            body: body,
+            headers: [],
+            authorize: true
+        )
         return try Self.controlReply(reply)
     }
 
@@ -313,7 +387,9 @@ public struct NodeHTTPClient: Sendable {
     /// `{"ok":false,"error":…,"code":…,"message_id":…}`.
     public static func controlReply(_ reply: Reply) throws -> ControlReply {
         if reply.status == 200 {
-            guard reply.body.first == UInt8(ascii: "{"), reply.body.count > 2 else { return try ControlReply(line: Array(#"{"ok":true}"#.utf8)) }
+            guard reply.body.first == UInt8(ascii: "{"), reply.body.count > 2 else {
+                return try ControlReply(line: Array(#"{"ok":true}"#.utf8))
+            }
             return try ControlReply(line: Array(#"{"ok":true,"#.utf8) + reply.body.dropFirst())
         }
         struct Failure: Decodable {
@@ -329,7 +405,11 @@ public struct NodeHTTPClient: Sendable {
         }
         return try ControlReply(
             line: ControlJSON.failure(
-                failure.error.message, code: failure.error.code, messageID: failure.error.message_id.flatMap(MessageID.init(hex:))))
+                failure.error.message,
+                code: failure.error.code,
+                messageID: failure.error.message_id.flatMap(MessageID.init(hex:))
+            )
+        )
     }
 
     static func split(_ address: String) throws -> (String, Int) {
@@ -342,6 +422,7 @@ public struct NodeHTTPClient: Sendable {
     }
 
     static func percentEncoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~")))
+            ?? text
     }
 }

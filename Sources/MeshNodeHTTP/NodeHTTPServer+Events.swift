@@ -22,7 +22,9 @@ extension NodeHTTPServer {
         var since = events.lastID
         if let header = request.headers[HTTPField.Name("Last-Event-ID")!] {
             guard let value = Int(header.trimmingCharacters(in: .whitespaces)), value >= 0 else {
-                throw APIError.badRequest("Last-Event-ID must be an event id (an integer), got \"\(header.prefix(80))\"")
+                throw APIError.badRequest(
+                    "Last-Event-ID must be an event id (an integer), got \"\(header.prefix(80))\""
+                )
             }
             since = value
         } else if let value = try query.int("since") {
@@ -37,7 +39,8 @@ extension NodeHTTPServer {
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
         return Response(
-            status: .ok, headers: headers,
+            status: .ok,
+            headers: headers,
             body: ResponseBody { writer in
                 // With max_seconds the stream ends then (the client reconnects with
                 // Last-Event-ID and loses nothing).
@@ -68,11 +71,14 @@ extension NodeHTTPServer {
                     if missed > 0 && batch.isEmpty { last = events.lastID }
                     // Nothing new: a keep-alive tick; a comment line keeps proxies open and
                     // notices a client that went away.
-                    if !text.isEmpty || !first { try await writer.write(ByteBuffer(string: text.isEmpty ? ": keep-alive\n\n" : text)) }
+                    if !text.isEmpty || !first {
+                        try await writer.write(ByteBuffer(string: text.isEmpty ? ": keep-alive\n\n" : text))
+                    }
                     guard await iterator.next() != nil else { break }
                 }
                 try await writer.finish(nil)
-            })
+            }
+        )
     }
 }
 

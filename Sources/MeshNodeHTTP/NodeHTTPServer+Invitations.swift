@@ -28,16 +28,29 @@ extension NodeHTTPServer {
             let query = try QueryParameters(request, known: ["expires_seconds"])
             let invite = try await self.commands.invite(expiresSeconds: try query.double("expires_seconds"))
             let code = try QRCode.encode(Array(invite.link.utf8), errorCorrection: .low)
-            return try Self.json(InvitationReply(invite: invite, qrSVG: code.svg(title: "invitation to \(invite.name ?? invite.peer.short)")))
+            return try Self.json(
+                InvitationReply(
+                    invite: invite,
+                    qrSVG: code.svg(title: "invitation to \(invite.name ?? invite.peer.short)")
+                )
+            )
         }
         api.post("join") { request, context in
             _ = try QueryParameters(request, known: [])
-            let body = try await Self.jsonObject(request, context: context, allowed: ["invitation", "alias"], required: ["invitation"])
+            let body = try await Self.jsonObject(
+                request,
+                context: context,
+                allowed: ["invitation", "alias"],
+                required: ["invitation"]
+            )
             for key in body.keys where !(body[key] is String) {
                 throw APIError.badRequest("\"\(key)\" must be a string")
             }
             return try Self.json(
-                await self.commands.join(JoinRequest(invitation: body["invitation"] as? String, alias: body["alias"] as? String)))
+                await self.commands.join(
+                    JoinRequest(invitation: body["invitation"] as? String, alias: body["alias"] as? String)
+                )
+            )
         }
         api.get("topics") { request, _ in
             _ = try QueryParameters(request, known: [])
@@ -52,12 +65,18 @@ extension NodeHTTPServer {
             return try Self.json(await self.commands.unsubscribe(topic: topic))
         }
         api.post("topics/publish") { request, context in
-            try Self.json(await self.commands.publish(try await Self.topicRequest(request, context: context, publishing: true)))
+            try Self.json(
+                await self.commands.publish(try await Self.topicRequest(request, context: context, publishing: true))
+            )
         }
     }
 
     /// A topic command's body: `{"topic": …}`, and when `publishing` `text` or `payload_base64`.
-    static func topicRequest(_ request: Request, context: BasicRequestContext, publishing: Bool) async throws -> PublishRequest {
+    static func topicRequest(
+        _ request: Request,
+        context: BasicRequestContext,
+        publishing: Bool
+    ) async throws -> PublishRequest {
         _ = try QueryParameters(request, known: [])
         let allowed = publishing ? ["topic", "text", "payload_base64"] : ["topic"]
         let body = try await jsonObject(request, context: context, allowed: allowed, required: ["topic"])
@@ -65,6 +84,9 @@ extension NodeHTTPServer {
             throw APIError.badRequest("\"\(key)\" must be a string")
         }
         return PublishRequest(
-            topic: body["topic"] as? String, text: body["text"] as? String, payloadBase64: body["payload_base64"] as? String)
+            topic: body["topic"] as? String,
+            text: body["text"] as? String,
+            payloadBase64: body["payload_base64"] as? String
+        )
     }
 }

@@ -31,7 +31,8 @@ extension NodeHTTPServer {
         api.get("messages") { request, _ in
             let query = try QueryParameters(request, known: ["peer", "limit"])
             return try Self.json(
-                await self.commands.history(MessageQuery(peer: query.string("peer"), limit: query.int("limit"))))
+                await self.commands.history(MessageQuery(peer: query.string("peer"), limit: query.int("limit")))
+            )
         }
         api.get("messages/{id}") { request, context in
             _ = try QueryParameters(request, known: [])
@@ -41,13 +42,16 @@ extension NodeHTTPServer {
         api.get("outbox") { request, _ in
             let query = try QueryParameters(request, known: ["peer", "limit"])
             return try Self.json(
-                await self.commands.outbox(MessageQuery(peer: query.string("peer"), limit: query.int("limit"))))
+                await self.commands.outbox(MessageQuery(peer: query.string("peer"), limit: query.int("limit")))
+            )
         }
         api.get("inbox") { request, _ in
             let query = try QueryParameters(request, known: ["after", "limit", "payloads"])
             return try Self.json(
                 await self.commands.inbox(
-                    InboxRequest(after: query.int("after"), limit: query.int("limit"), payloads: query.bool("payloads"))))
+                    InboxRequest(after: query.int("after"), limit: query.int("limit"), payloads: query.bool("payloads"))
+                )
+            )
         }
         api.get("inbox/{seq}/payload") { request, context in
             _ = try QueryParameters(request, known: [])
@@ -79,27 +83,34 @@ extension NodeHTTPServer {
             }
             return try Self.json(
                 await self.commands.contacts(
-                    .add(alias: body["alias"] as? String, peer: body["peer"] as? String, note: body["note"] as? String)))
+                    .add(alias: body["alias"] as? String, peer: body["peer"] as? String, note: body["note"] as? String)
+                )
+            )
         }
         api.delete("contacts/{name}") { request, context in
             _ = try QueryParameters(request, known: [])
             return try Self.json(
-                await self.commands.contacts(.remove(try context.parameters.require("name"))))
+                await self.commands.contacts(.remove(try context.parameters.require("name")))
+            )
         }
         api.put("contacts/{name}/blocked") { request, context in
             _ = try QueryParameters(request, known: [])
             return try Self.json(
-                await self.commands.contacts(.block(peer: try context.parameters.require("name"))))
+                await self.commands.contacts(.block(peer: try context.parameters.require("name")))
+            )
         }
         api.delete("contacts/{name}/blocked") { request, context in
             _ = try QueryParameters(request, known: [])
             return try Self.json(
-                await self.commands.contacts(.unblock(peer: try context.parameters.require("name"))))
+                await self.commands.contacts(.unblock(peer: try context.parameters.require("name")))
+            )
         }
         api.put("contacts-allow-only") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(request, context: context, allowed: ["on"], required: ["on"])
-            guard let on = Self.strictBool(body["on"]) else { throw APIError.badRequest("\"on\" must be true or false") }
+            guard let on = Self.strictBool(body["on"]) else {
+                throw APIError.badRequest("\"on\" must be true or false")
+            }
             return try Self.json(await self.commands.contacts(.allowOnly(on)))
         }
         api.get("settings") { request, _ in
@@ -109,11 +120,13 @@ extension NodeHTTPServer {
         api.patch("settings") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(
-                request, context: context,
+                request,
+                context: context,
                 allowed: [
                     "relay_enabled", "relay_max_per_hour", "relay_neighbour_share", "relay_battery_floor_percent",
                     "discovery_mode",
-                ])
+                ]
+            )
             var change = SettingsRequest()
             if body["relay_enabled"] != nil {
                 guard let enabled = Self.strictBool(body["relay_enabled"]) else {
@@ -123,14 +136,21 @@ extension NodeHTTPServer {
             }
             for key in ["relay_max_per_hour", "relay_battery_floor_percent"] where body[key] != nil {
                 guard let number = body[key] as? NSNumber, Self.strictBool(body[key]) == nil,
-                      let value = Int(exactly: number.doubleValue) else {
+                    let value = Int(exactly: number.doubleValue)
+                else {
                     throw APIError.badRequest("\"\(key)\" must be a whole number")
                 }
-                if key == "relay_max_per_hour" { change.relayMaxPerHour = value } else { change.relayBatteryFloorPercent = value }
+                if key == "relay_max_per_hour" {
+                    change.relayMaxPerHour = value
+                } else {
+                    change.relayBatteryFloorPercent = value
+                }
             }
             if body["relay_neighbour_share"] != nil {
-                guard let number = body["relay_neighbour_share"] as? NSNumber, Self.strictBool(body["relay_neighbour_share"]) == nil,
-                      number.doubleValue.isFinite else {
+                guard let number = body["relay_neighbour_share"] as? NSNumber,
+                    Self.strictBool(body["relay_neighbour_share"]) == nil,
+                    number.doubleValue.isFinite
+                else {
                     throw APIError.badRequest("\"relay_neighbour_share\" must be a number")
                 }
                 change.relayNeighbourShare = number.doubleValue
@@ -142,11 +162,17 @@ extension NodeHTTPServer {
                 change.discoveryMode = mode
             }
             let reply = try await self.commands.settings(change)
-            if let enabled = change.relayEnabled { self.logger.notice("relay switched \(enabled ? "on" : "off") through the HTTP API") }
-            if change.changesBudgets {
-                self.logger.notice("relay budgets changed through the HTTP API: \(reply.relayMaxPerHour) an hour, neighbour share \(reply.relayNeighbourShare), battery floor \(reply.relayBatteryFloorPercent) %")
+            if let enabled = change.relayEnabled {
+                self.logger.notice("relay switched \(enabled ? "on" : "off") through the HTTP API")
             }
-            if let mode = change.discoveryMode { self.logger.notice("discovery mode set to \(mode) through the HTTP API") }
+            if change.changesBudgets {
+                self.logger.notice(
+                    "relay budgets changed through the HTTP API: \(reply.relayMaxPerHour) an hour, neighbour share \(reply.relayNeighbourShare), battery floor \(reply.relayBatteryFloorPercent) %"
+                )
+            }
+            if let mode = change.discoveryMode {
+                self.logger.notice("discovery mode set to \(mode) through the HTTP API")
+            }
             return try Self.json(reply)
         }
         addInvitationAndTopicRoutes(to: api)
@@ -161,10 +187,14 @@ extension NodeHTTPServer {
         api.post("session") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(request, context: context, allowed: ["token"], required: ["token"])
-            guard let login = body["token"] as? String, !(body["token"] is NSNumber), let session = self.sessions.exchange(login) else {
+            guard let login = body["token"] as? String, !(body["token"] is NSNumber),
+                let session = self.sessions.exchange(login)
+            else {
                 throw APIError(
-                    .unauthorized, code: "unauthorized",
-                    "this login link is unknown, used or expired; run `scmesh dashboard` for a new one")
+                    .unauthorized,
+                    code: "unauthorized",
+                    "this login link is unknown, used or expired; run `scmesh dashboard` for a new one"
+                )
             }
             var response = Response(status: .noContent)
             // Host-only (no Domain), Path=/, HttpOnly, SameSite=Strict, and gone from the
@@ -173,8 +203,14 @@ extension NodeHTTPServer {
             let name = AuthMiddleware<BasicRequestContext>.cookieName(port: self.origin.port ?? 0)
             response.setCookie(
                 Cookie(
-                    name: name, value: session, maxAge: Int(self.sessions.absoluteLifetime.components.seconds), path: "/", httpOnly: true,
-                    sameSite: .strict))
+                    name: name,
+                    value: session,
+                    maxAge: Int(self.sessions.absoluteLifetime.components.seconds),
+                    path: "/",
+                    httpOnly: true,
+                    sameSite: .strict
+                )
+            )
             return response
         }
         router.get("metrics") { request, _ in
@@ -205,13 +241,23 @@ extension NodeHTTPServer {
             case .failure(let message): throw APIError.badRequest(message)
             }
         }
-        let query = try QueryParameters(request, known: ["to", "id", "expires_seconds", "wait", "timeout_seconds", "emergency"])
+        let query = try QueryParameters(
+            request,
+            known: ["to", "id", "expires_seconds", "wait", "timeout_seconds", "emergency"]
+        )
         guard let to = query.string("to") else {
-            throw APIError.badRequest("a raw body needs ?to=<peer ID or alias> (or send Content-Type: application/json with \"peer\")")
+            throw APIError.badRequest(
+                "a raw body needs ?to=<peer ID or alias> (or send Content-Type: application/json with \"peer\")"
+            )
         }
         let send = SendRequest(
-            peer: to, id: query.string("id"), expiresSeconds: try query.double("expires_seconds"),
-            wait: try query.bool("wait"), timeoutSeconds: try query.double("timeout_seconds"), emergency: try query.bool("emergency"))
+            peer: to,
+            id: query.string("id"),
+            expiresSeconds: try query.double("expires_seconds"),
+            wait: try query.bool("wait"),
+            timeoutSeconds: try query.double("timeout_seconds"),
+            emergency: try query.bool("emergency")
+        )
         // A large body with a declared length goes straight into the outbox's payload
         // file while it arrives (hashed while it syncs); the rest is collected. The peer
         // and the parameters are checked first: a bad send is refused before its body
@@ -263,8 +309,10 @@ extension NodeHTTPServer {
     /// The 413 for a body over `limit` bytes.
     static func tooLarge(_ limit: Int) -> APIError {
         APIError(
-            .contentTooLarge, code: "payloadTooLarge",
-            "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more")
+            .contentTooLarge,
+            code: "payloadTooLarge",
+            "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more"
+        )
     }
 
     /// A raw payload body, at most `limit` bytes, as ``collect(_:upTo:)`` but with one
@@ -288,13 +336,18 @@ extension NodeHTTPServer {
 
     /// The body as a JSON object whose keys are all in `allowed`.
     static func jsonObject(
-        _ request: Request, context: BasicRequestContext, allowed: [String], required: [String] = []
+        _ request: Request,
+        context: BasicRequestContext,
+        allowed: [String],
+        required: [String] = []
     ) async throws -> [String: Any] {
         var request = request
         try requireJSON(request)
         let object = try parseObject(try await collect(&request, upTo: 1 << 20))
         if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw APIError.badRequest("unknown field \"\(unknown.prefix(80))\" (known fields: \(allowed.joined(separator: ", ")))")
+            throw APIError.badRequest(
+                "unknown field \"\(unknown.prefix(80))\" (known fields: \(allowed.joined(separator: ", ")))"
+            )
         }
         if let missing = required.first(where: { object[$0] == nil }) {
             throw APIError.badRequest("the body needs \"\(missing)\"")
@@ -304,11 +357,14 @@ extension NodeHTTPServer {
 
     /// Throws a 415 unless the request says its body is `application/json`.
     static func requireJSON(_ request: Request) throws {
-        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+            .lowercased()
         guard type == "application/json" else {
             throw APIError(
-                .unsupportedMediaType, code: "unsupportedMediaType",
-                "this route takes a JSON body: send Content-Type: application/json (got \(type.map { "\"\($0.prefix(80))\"" } ?? "none"))")
+                .unsupportedMediaType,
+                code: "unsupportedMediaType",
+                "this route takes a JSON body: send Content-Type: application/json (got \(type.map { "\"\($0.prefix(80))\"" } ?? "none"))"
+            )
         }
     }
 
@@ -332,7 +388,10 @@ extension NodeHTTPServer {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         return Response(
-            status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try ControlJSON.encoder().encode(value))))
+            status: .ok,
+            headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try ControlJSON.encoder().encode(value)))
+        )
     }
 
     /// A file of this module's resources (compiled into the code, so an installed
@@ -365,9 +424,14 @@ struct TransportsReply: Codable, Sendable {
     init(_ status: StatusReply) {
         transports = status.transports.map { transport in
             Entry(
-                name: transport.name, priority: transport.priority, state: transport.state, reason: transport.reason,
-                addresses: transport.addresses, counters: status.stats.transports[transport.name] ?? TransportCounters(),
-                refusals: status.transportCounters?[transport.name] ?? [:])
+                name: transport.name,
+                priority: transport.priority,
+                state: transport.state,
+                reason: transport.reason,
+                addresses: transport.addresses,
+                counters: status.stats.transports[transport.name] ?? TransportCounters(),
+                refusals: status.transportCounters?[transport.name] ?? [:]
+            )
         }
     }
 }

@@ -48,11 +48,28 @@ public final class NodeHTTPServer: Service, Sendable {
     ///   - idleTimeout: how long a connection may wait without a request (or between
     ///     the parts of one) before it is closed.
     /// - Throws: `.invalidConfiguration` when the token file cannot be written.
-    public convenience init(node: Node, logger: Logger, eventCapacity: Int = 4096, idleTimeout: Duration = .seconds(60)) async throws {
-        try await self.init(node: node, logger: logger, eventCapacity: eventCapacity, idleTimeout: idleTimeout, sessions: DashboardSessions())
+    public convenience init(
+        node: Node,
+        logger: Logger,
+        eventCapacity: Int = 4096,
+        idleTimeout: Duration = .seconds(60)
+    ) async throws {
+        try await self.init(
+            node: node,
+            logger: logger,
+            eventCapacity: eventCapacity,
+            idleTimeout: idleTimeout,
+            sessions: DashboardSessions()
+        )
     }
 
-    init(node: Node, logger: Logger, eventCapacity: Int, idleTimeout: Duration, sessions: DashboardSessions) async throws {
+    init(
+        node: Node,
+        logger: Logger,
+        eventCapacity: Int,
+        idleTimeout: Duration,
+        sessions: DashboardSessions
+    ) async throws {
         self.node = node
         self.sessions = sessions
         self.idleTimeout = idleTimeout
@@ -78,7 +95,9 @@ public final class NodeHTTPServer: Service, Sendable {
         let settings = node.configuration.http
         let (host, port) = settings.hostAndPort
         if !settings.isLoopback {
-            logger.warning("http.listen \(settings.listen) is beyond loopback: the HTTP API (token required) is reachable from the network")
+            logger.warning(
+                "http.listen \(settings.listen) is beyond loopback: the HTTP API (token required) is reachable from the network"
+            )
         }
         let router = Hummingbird.Router(context: BasicRequestContext.self)
         router.add(middleware: APIErrorMiddleware(routes: Self.routePatterns()))
@@ -101,7 +120,8 @@ public final class NodeHTTPServer: Service, Sendable {
                 APIAddress.write(bound, dataDirectory: dataDirectory)
                 logger.info("http api listening on http://\(bound)/", metadata: ["http_address": "\(bound)"])
             },
-            logger: logger)
+            logger: logger
+        )
         let events = self.events
         let routerEvents = self.routerEvents
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -26,7 +26,9 @@ struct QueryParameters {
     /// The parameter as an integer.
     func int(_ name: String) throws -> Int? {
         guard let text = values[name] else { return nil }
-        guard let value = Int(text) else { throw APIError.badRequest("query parameter \"\(name)\" must be an integer, got \"\(text.prefix(80))\"") }
+        guard let value = Int(text) else {
+            throw APIError.badRequest("query parameter \"\(name)\" must be an integer, got \"\(text.prefix(80))\"")
+        }
         return value
     }
 
@@ -45,7 +47,8 @@ struct QueryParameters {
         switch text.lowercased() {
         case "true", "1", "yes": return true
         case "false", "0", "no": return false
-        default: throw APIError.badRequest("query parameter \"\(name)\" must be true or false, got \"\(text.prefix(80))\"")
+        default:
+            throw APIError.badRequest("query parameter \"\(name)\" must be true or false, got \"\(text.prefix(80))\"")
         }
     }
 }

@@ -41,28 +41,51 @@ public struct AddressLedger: Sendable {
     /// Records that `address` worked (a connection was made, a send acknowledged).
     /// - Parameter date: when; nil for the store's clock.
     /// - Throws: ``MeshError`` when the file cannot be written.
-    public func recordSuccess(peer: PeerID, transport: String, address: String, at date: Date? = nil) async throws(MeshError) {
+    public func recordSuccess(
+        peer: PeerID,
+        transport: String,
+        address: String,
+        at date: Date? = nil
+    ) async throws(MeshError) {
         try await record(peer: peer, transport: transport, address: address, at: date, column: "successes")
     }
 
     /// Records that `address` failed (a dial or a send did not go through).
     /// - Parameter date: when; nil for the store's clock.
     /// - Throws: ``MeshError`` when the file cannot be written.
-    public func recordFailure(peer: PeerID, transport: String, address: String, at date: Date? = nil) async throws(MeshError) {
+    public func recordFailure(
+        peer: PeerID,
+        transport: String,
+        address: String,
+        at date: Date? = nil
+    ) async throws(MeshError) {
         try await record(peer: peer, transport: transport, address: address, at: date, column: "failures")
     }
 
     /// Records that `address` was seen (discovered, announced) without trying it.
     /// - Parameter date: when; nil for the store's clock.
     /// - Throws: ``MeshError`` when the file cannot be written.
-    public func recordSeen(peer: PeerID, transport: String, address: String, at date: Date? = nil) async throws(MeshError) {
+    public func recordSeen(
+        peer: PeerID,
+        transport: String,
+        address: String,
+        at date: Date? = nil
+    ) async throws(MeshError) {
         try await record(peer: peer, transport: transport, address: address, at: date, column: nil)
     }
 
-    private func record(peer: PeerID, transport: String, address: String, at date: Date?, column: String?) async throws(MeshError) {
+    private func record(
+        peer: PeerID,
+        transport: String,
+        address: String,
+        at date: Date?,
+        column: String?
+    ) async throws(MeshError) {
         let at = date.map(Millis.from) ?? database.nowMillis
         let outcome = column.map { "\($0) = \($0) + 1, " } ?? ""
-        let last = column == "successes" ? "lastSuccess = MAX(COALESCE(lastSuccess, ?1), ?1), "
+        let last =
+            column == "successes"
+            ? "lastSuccess = MAX(COALESCE(lastSuccess, ?1), ?1), "
             : column == "failures" ? "lastFailure = MAX(COALESCE(lastFailure, ?1), ?1), " : ""
         let inserted = (column == "successes" ? 1 : 0, column == "failures" ? 1 : 0)
         try await database.write("record address \(address) of \(peer.hex)") { db in
@@ -73,7 +96,8 @@ public struct AddressLedger: Sendable {
                     VALUES (?2, ?3, ?4, ?5, ?6, ?1, CASE WHEN ?5 = 1 THEN ?1 END, CASE WHEN ?6 = 1 THEN ?1 END)
                     ON CONFLICT(peer, transport, address) DO UPDATE SET \(outcome)\(last)lastSeen = MAX(lastSeen, ?1)
                     """,
-                arguments: [at, peer.hex, transport, address, inserted.0, inserted.1])
+                arguments: [at, peer.hex, transport, address, inserted.0, inserted.1]
+            )
         }
     }
 
@@ -101,7 +125,8 @@ public struct AddressLedger: Sendable {
         try await database.write("forget address \(address) of \(peer.hex)") { db in
             try db.execute(
                 sql: "DELETE FROM address WHERE peer = ? AND transport = ? AND address = ?",
-                arguments: [peer.hex, transport, address])
+                arguments: [peer.hex, transport, address]
+            )
             return db.changesCount == 1
         }
     }

@@ -16,7 +16,8 @@ public struct AnnounceStateLog: AnnounceStateStore {
     public func load() async -> AnnounceState? {
         do {
             return try await database.read("read the announcement state") { db in
-                guard let row = try Row.fetchOne(db, sql: "SELECT unsolicited, latest FROM announceState WHERE id = 1") else { return nil }
+                guard let row = try Row.fetchOne(db, sql: "SELECT unsolicited, latest FROM announceState WHERE id = 1")
+                else { return nil }
                 let unsolicited: Int64 = row["unsolicited"]
                 let latest: Int64 = row["latest"]
                 return AnnounceState(unsolicited: UInt64(bitPattern: unsolicited), latest: UInt64(bitPattern: latest))
@@ -34,7 +35,8 @@ public struct AnnounceStateLog: AnnounceStateStore {
             try await database.write("save the announcement state") { db in
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO announceState(id, unsolicited, latest) VALUES (1, ?, ?)",
-                    arguments: [Int64(bitPattern: state.unsolicited), Int64(bitPattern: state.latest)])
+                    arguments: [Int64(bitPattern: state.unsolicited), Int64(bitPattern: state.latest)]
+                )
             }
         } catch {
             database.logger.error("\(error); the next restart announces a new sequence")

@@ -27,8 +27,12 @@ public struct Contact: Sendable, Hashable, Codable {
 
     init(_ row: ContactRow) throws {
         self.init(
-            peer: try PeerID.stored(row.peer), alias: row.alias, note: row.note, blocked: row.blocked,
-            addedAt: Millis.date(row.addedAt))
+            peer: try PeerID.stored(row.peer),
+            alias: row.alias,
+            note: row.note,
+            blocked: row.blocked,
+            addedAt: Millis.date(row.addedAt)
+        )
     }
 }
 
@@ -61,16 +65,26 @@ public struct Contacts: Sendable {
             if mustBeNew, let existing {
                 throw MeshError(
                     .invalidArgument,
-                    "peer \(contact.peer.hex) is already a contact, as \"\(existing.alias)\"; save the contact to change its alias")
+                    "peer \(contact.peer.hex) is already a contact, as \"\(existing.alias)\"; save the contact to change its alias"
+                )
             }
-            if let holder = try ContactRow.fetchOne(db, sql: "SELECT * FROM contact WHERE alias = ?", arguments: [alias]),
-               holder.peer != contact.peer.hex {
+            if let holder = try ContactRow.fetchOne(
+                db,
+                sql: "SELECT * FROM contact WHERE alias = ?",
+                arguments: [alias]
+            ),
+                holder.peer != contact.peer.hex
+            {
                 throw MeshError(
                     .invalidArgument,
-                    "alias \"\(alias)\" is already taken by peer \(holder.peer) (as \"\(holder.alias)\"); choose another alias or remove that contact first")
+                    "alias \"\(alias)\" is already taken by peer \(holder.peer) (as \"\(holder.alias)\"); choose another alias or remove that contact first"
+                )
             }
             try ContactRow(
-                peer: contact.peer.hex, alias: alias, note: contact.note, blocked: contact.blocked,
+                peer: contact.peer.hex,
+                alias: alias,
+                note: contact.note,
+                blocked: contact.blocked,
                 addedAt: existing?.addedAt ?? addedAt
             ).save(db)
         }
@@ -96,7 +110,9 @@ public struct Contacts: Sendable {
     public func contact(alias: String) async throws(MeshError) -> Contact? {
         let alias = alias.trimmingCharacters(in: .whitespacesAndNewlines)
         return try await database.read("look up contact \(alias)") { db in
-            try ContactRow.fetchOne(db, sql: "SELECT * FROM contact WHERE alias = ?", arguments: [alias]).map(Contact.init)
+            try ContactRow.fetchOne(db, sql: "SELECT * FROM contact WHERE alias = ?", arguments: [alias]).map(
+                Contact.init
+            )
         }
     }
 
@@ -132,8 +148,10 @@ public struct Contacts: Sendable {
     public func setAllowListOnly(_ on: Bool) async throws(MeshError) {
         try await database.write("save the allow-list setting") { db in
             try db.execute(
-                sql: "INSERT INTO setting(key, value) VALUES ('allowListOnly', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                arguments: [on ? "true" : "false"])
+                sql:
+                    "INSERT INTO setting(key, value) VALUES ('allowListOnly', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [on ? "true" : "false"]
+            )
         }
     }
 
@@ -147,21 +165,31 @@ public struct Contacts: Sendable {
             throw MeshError(.invalidArgument, "an alias must not be empty")
         }
         guard trimmed.count <= 64 else {
-            throw MeshError(.invalidArgument, "alias \"\(trimmed.prefix(20))…\" has \(trimmed.count) characters; at most 64")
+            throw MeshError(
+                .invalidArgument,
+                "alias \"\(trimmed.prefix(20))…\" has \(trimmed.count) characters; at most 64"
+            )
         }
         guard PeerID(hex: trimmed) == nil else {
-            throw MeshError(.invalidArgument, "alias \"\(trimmed)\" is a peer ID; choose a name that is not 64 hex characters")
+            throw MeshError(
+                .invalidArgument,
+                "alias \"\(trimmed)\" is a peer ID; choose a name that is not 64 hex characters"
+            )
         }
         guard !trimmed.allSatisfy(\.isHexDigit) else {
             throw MeshError(
                 .invalidArgument,
-                "alias \"\(trimmed)\" is all hex digits, which reads as the start of a peer ID; choose a name with another letter")
+                "alias \"\(trimmed)\" is all hex digits, which reads as the start of a peer ID; choose a name with another letter"
+            )
         }
-        let hidden: Set<Unicode.GeneralCategory> = [.control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse]
+        let hidden: Set<Unicode.GeneralCategory> = [
+            .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse,
+        ]
         if let bad = trimmed.unicodeScalars.first(where: { hidden.contains($0.properties.generalCategory) }) {
             throw MeshError(
                 .invalidArgument,
-                "an alias may not hold control, bidi or other invisible characters (found U+\(String(bad.value, radix: 16, uppercase: true))); choose a plain name")
+                "an alias may not hold control, bidi or other invisible characters (found U+\(String(bad.value, radix: 16, uppercase: true))); choose a plain name"
+            )
         }
         return trimmed
     }

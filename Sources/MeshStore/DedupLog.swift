@@ -56,8 +56,10 @@ public struct DedupLog: Sendable {
     /// any origin until the retention forgets them.
     static func contains(_ db: Database, _ id: MessageID, from origin: PeerID) throws -> Bool {
         try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM dedup WHERE messageID = ? AND origin IN (?, ''))",
-            arguments: [id.hex, origin.hex]) ?? false
+            db,
+            sql: "SELECT EXISTS (SELECT 1 FROM dedup WHERE messageID = ? AND origin IN (?, ''))",
+            arguments: [id.hex, origin.hex]
+        ) ?? false
     }
 
     static func insert(_ db: Database, _ id: MessageID, from origin: PeerID, at: Int64) throws -> Bool {

@@ -15,7 +15,11 @@ public struct FloodSeenLog: FloodSeenStore {
     public func contains(_ id: MessageID) async -> Bool {
         do {
             return try await database.read("look up flood \(id.hex)") { db in
-                try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM floodSeen WHERE messageID = ?)", arguments: [id.hex]) ?? false
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT EXISTS(SELECT 1 FROM floodSeen WHERE messageID = ?)",
+                    arguments: [id.hex]
+                ) ?? false
             }
         } catch {
             database.logger.error("\(error)")
@@ -30,7 +34,10 @@ public struct FloodSeenLog: FloodSeenStore {
     public func insert(_ id: MessageID) async throws(MeshError) -> Bool {
         let now = database.nowMillis
         return try await database.write("remember flood \(id.hex)") { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO floodSeen(messageID, seenAt) VALUES (?, ?)", arguments: [id.hex, now])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO floodSeen(messageID, seenAt) VALUES (?, ?)",
+                arguments: [id.hex, now]
+            )
             return db.changesCount == 1
         }
     }

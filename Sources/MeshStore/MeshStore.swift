@@ -66,8 +66,10 @@ public final class MeshStore: Sendable {
     ///   `.storeForeign` (another program's database), `.storeTooNew` (newer schema),
     ///   `.invalidConfiguration`, `.invalidArgument` (no such directory) or `.storeFailed`.
     public init(
-        path: String, configuration: StoreConfiguration = StoreConfiguration(),
-        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "scmesh.store")
+        path: String,
+        configuration: StoreConfiguration = StoreConfiguration(),
+        clock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "scmesh.store")
     ) throws(MeshError) {
         try configuration.validate()
         let state = try StoreFile.inspect(path)
@@ -103,16 +105,27 @@ public final class MeshStore: Sendable {
             // can leave one that no row names.
             let files = OutboxPayloadFiles(storePath: path)
             try files.prepare()
-            let named = try pool.read { db in try StoreOutbox.payloadFileNames(db).union(StoreInbox.payloadFileNames(db)) }
+            let named = try pool.read { db in
+                try StoreOutbox.payloadFileNames(db).union(StoreInbox.payloadFileNames(db))
+            }
             let orphans = files.removeOrphans(keeping: named)
-            if orphans > 0 { logger.notice("store \(path): removed \(orphans) payload files no message named (left by a crash)") }
+            if orphans > 0 {
+                logger.notice("store \(path): removed \(orphans) payload files no message named (left by a crash)")
+            }
         } catch {
             try? pool.close()
             throw storeError(error, path: path, doing: state == .ours ? "upgrade the store" : "create the store")
         }
         database = StoreDatabase(
-            pool: pool, path: path, configuration: configuration, clock: clock, logger: logger, closed: .init(), faults: .init(),
-            committer: GroupCommit(pool: pool))
+            pool: pool,
+            path: path,
+            configuration: configuration,
+            clock: clock,
+            logger: logger,
+            closed: .init(),
+            faults: .init(),
+            committer: GroupCommit(pool: pool)
+        )
         self.path = path
         self.configuration = configuration
         inbox = StoreInbox(database: database)
@@ -126,7 +139,9 @@ public final class MeshStore: Sendable {
         announceState = AnnounceStateLog(database: database)
         routeTable = RouteTableLog(database: database)
         if !requeuedAtOpen.isEmpty {
-            logger.notice("store \(path): \(requeuedAtOpen.count) messages were being sent when the node stopped; queued again")
+            logger.notice(
+                "store \(path): \(requeuedAtOpen.count) messages were being sent when the node stopped; queued again"
+            )
         }
     }
 
@@ -161,10 +176,13 @@ public final class MeshStore: Sendable {
         let configuration = configuration
         let (report, removed) = try await database.write("maintain the store") { db in
             let (expired, removed) = try StoreOutbox.expire(db, now: now)
-            let dedupPruned = try DedupLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
+            let dedupPruned =
+                try DedupLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
                 + FloodSeenLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
             let historyPruned = try MessageHistory.prune(db, keeping: configuration.historyLimit)
-            return (MaintenanceReport(expired: expired, dedupPruned: dedupPruned, historyPruned: historyPruned), removed)
+            return (
+                MaintenanceReport(expired: expired, dedupPruned: dedupPruned, historyPruned: historyPruned), removed
+            )
         }
         database.payloadFiles.remove(removed)
         return report

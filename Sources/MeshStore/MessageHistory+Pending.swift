@@ -35,7 +35,8 @@ extension MessageHistory {
                 sql: """
                     SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM history
                     WHERE direction = 'outbound' AND status IN ('queued', 'sent') AND flags & 2 = 0
-                    """)
+                    """
+            )
             return (row?["messages"] ?? 0, row?["bytes"] ?? 0)
         }
     }
@@ -43,7 +44,10 @@ extension MessageHistory {
     /// How many history entries (receipts not counted) have each status, for one peer
     /// or all.
     /// - Throws: ``MeshError`` when the store cannot be read.
-    public func statusCounts(peer: PeerID? = nil, direction: MessageDirection = .outbound) async throws(MeshError) -> [MessageStatus: Int] {
+    public func statusCounts(
+        peer: PeerID? = nil,
+        direction: MessageDirection = .outbound
+    ) async throws(MeshError) -> [MessageStatus: Int] {
         try await database.read("count the message history by status") { db in
             var counts: [MessageStatus: Int] = [:]
             for row in try Row.fetchAll(
@@ -52,8 +56,8 @@ extension MessageHistory {
                     SELECT status, COUNT(*) AS count FROM history WHERE direction = ?1 AND flags & 2 = 0
                     AND (?2 IS NULL OR peer = ?2) GROUP BY status
                     """,
-                arguments: [direction.name, peer?.hex])
-            {
+                arguments: [direction.name, peer?.hex]
+            ) {
                 counts[MessageStatus(row["status"])] = row["count"]
             }
             return counts

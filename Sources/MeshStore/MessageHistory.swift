@@ -90,7 +90,7 @@ public struct TraceEvent: Sendable, Hashable, Codable {
         /// Creates a kind.
         public init(_ name: String) { self.name = name }
         /// The name.
-    public var description: String { name }
+        public var description: String { name }
 
         /// The message entered the outbox (status queued).
         public static let enqueued = Kind("enqueued")
@@ -106,12 +106,12 @@ public struct TraceEvent: Sendable, Hashable, Codable {
         public static let received = Kind("received")
 
         /// Decodes the name.
-    public init(from decoder: any Decoder) throws {
+        public init(from decoder: any Decoder) throws {
             name = try decoder.singleValueContainer().decode(String.self)
         }
 
         /// Encodes the name.
-    public func encode(to encoder: any Encoder) throws {
+        public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(name)
         }
@@ -158,11 +158,16 @@ public struct MessageHistory: Sendable {
             let rows: [HistoryRow]
             if let peer {
                 rows = try HistoryRow.fetchAll(
-                    db, sql: "SELECT * FROM history WHERE peer = ? AND flags & 2 = 0 ORDER BY id DESC LIMIT ?",
-                    arguments: [peer.hex, limit])
+                    db,
+                    sql: "SELECT * FROM history WHERE peer = ? AND flags & 2 = 0 ORDER BY id DESC LIMIT ?",
+                    arguments: [peer.hex, limit]
+                )
             } else {
                 rows = try HistoryRow.fetchAll(
-                    db, sql: "SELECT * FROM history WHERE flags & 2 = 0 ORDER BY id DESC LIMIT ?", arguments: [limit])
+                    db,
+                    sql: "SELECT * FROM history WHERE flags & 2 = 0 ORDER BY id DESC LIMIT ?",
+                    arguments: [limit]
+                )
             }
             return try rows.map(HistoryEntry.init)
         }
@@ -171,10 +176,13 @@ public struct MessageHistory: Sendable {
     /// The history entry of one message, if the store remembers it.
     /// - Parameter direction: which entry, when the message went both ways.
     /// - Throws: ``MeshError`` when the store cannot be read.
-    public func entry(_ id: MessageID, direction: MessageDirection = .outbound) async throws(MeshError) -> HistoryEntry? {
+    public func entry(_ id: MessageID, direction: MessageDirection = .outbound) async throws(MeshError) -> HistoryEntry?
+    {
         try await database.read("read the history of message \(id.hex)") { db in
             try HistoryRow.fetchOne(
-                db, sql: "SELECT * FROM history WHERE messageID = ? AND direction = ?", arguments: [id.hex, direction.name]
+                db,
+                sql: "SELECT * FROM history WHERE messageID = ? AND direction = ?",
+                arguments: [id.hex, direction.name]
             ).map(HistoryEntry.init)
         }
     }
@@ -183,7 +191,8 @@ public struct MessageHistory: Sendable {
     /// transport and reason, every attempt, restarts and expiry. Empty when the store
     /// does not remember the message.
     /// - Throws: ``MeshError`` when the store cannot be read.
-    public func trace(of id: MessageID, direction: MessageDirection = .outbound) async throws(MeshError) -> [TraceEvent] {
+    public func trace(of id: MessageID, direction: MessageDirection = .outbound) async throws(MeshError) -> [TraceEvent]
+    {
         try await database.read("read the trace of message \(id.hex)") { db in
             try TraceRow.fetchAll(
                 db,
@@ -214,18 +223,31 @@ public struct MessageHistory: Sendable {
                     SELECT id FROM history WHERE status NOT IN ('queued', 'sent')
                     AND id NOT IN (SELECT historyID FROM outbox) ORDER BY id LIMIT ?)
                 """,
-            arguments: [excess])
+            arguments: [excess]
+        )
         return db.changesCount
     }
 
     /// Appends one event to the trace of history row `historyID`.
     static func record(
-        _ db: Database, historyID: Int64, at: Int64, kind: TraceEvent.Kind, status: MessageStatus?,
-        transport: String? = nil, reason: String? = nil, attempt: Int? = nil
+        _ db: Database,
+        historyID: Int64,
+        at: Int64,
+        kind: TraceEvent.Kind,
+        status: MessageStatus?,
+        transport: String? = nil,
+        reason: String? = nil,
+        attempt: Int? = nil
     ) throws {
         var row = TraceRow(
-            historyID: historyID, at: at, kind: kind.name, status: status?.name, transport: transport, reason: reason,
-            attempt: attempt)
+            historyID: historyID,
+            at: at,
+            kind: kind.name,
+            status: status?.name,
+            transport: transport,
+            reason: reason,
+            attempt: attempt
+        )
         try row.insert(db)
     }
 }

@@ -33,7 +33,9 @@ struct OutboxPayloadFiles: Sendable {
     /// - Throws: `.storeFailed` naming the directory.
     func prepare() throws(MeshError) {
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue { return }
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue {
+            return
+        }
         guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
             throw failure("create the payload directory", errno)
         }
@@ -53,7 +55,9 @@ struct OutboxPayloadFiles: Sendable {
     }
 
     /// Runs blocking disk work (writes, syncs) on a dispatch thread, not the caller's.
-    static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws(MeshError) -> T) async throws(MeshError) -> T {
+    static func offThread<T: Sendable>(
+        _ work: @escaping @Sendable () throws(MeshError) -> T
+    ) async throws(MeshError) -> T {
         let result: Result<T, MeshError> = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
                 continuation.resume(returning: Result(catching: work))
@@ -100,10 +104,16 @@ struct OutboxPayloadFiles: Sendable {
     func read(_ name: String, bytes: Int) throws(MeshError) -> [UInt8] {
         let path = directory + "/" + name
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw MeshError(.storeCorrupt, "the payload file \(path) is missing or unreadable (\(String(cString: strerror(errno))))")
+            throw MeshError(
+                .storeCorrupt,
+                "the payload file \(path) is missing or unreadable (\(String(cString: strerror(errno))))"
+            )
         }
         guard data.count == bytes else {
-            throw MeshError(.storeCorrupt, "the payload file \(path) holds \(data.count) bytes, its store row says \(bytes)")
+            throw MeshError(
+                .storeCorrupt,
+                "the payload file \(path) holds \(data.count) bytes, its store row says \(bytes)"
+            )
         }
         return Array(data)
     }
@@ -132,6 +142,9 @@ struct OutboxPayloadFiles: Sendable {
     }
 
     func failure(_ what: String, _ code: Int32) -> MeshError {
-        MeshError(.storeFailed, "store: could not \(what): \(String(cString: strerror(code))); check the disk space and the data directory's permissions")
+        MeshError(
+            .storeFailed,
+            "store: could not \(what): \(String(cString: strerror(code))); check the disk space and the data directory's permissions"
+        )
     }
 }

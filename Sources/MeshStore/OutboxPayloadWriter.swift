@@ -45,7 +45,9 @@ public final class OutboxPayloadWriter {
     /// - Throws: `.storeFailed` naming the file and the OS error (disk full); the
     ///   writer is then abandoned.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(MeshError) {
-        guard descriptor >= 0 else { throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned") }
+        guard descriptor >= 0 else {
+            throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned")
+        }
         if let problem = OutboxPayloadFiles.writeAll(bytes, to: descriptor) {
             abandon()
             throw files.failure("write \(bytes.count) bytes to \(files.directory)/\(name)", problem)
@@ -65,7 +67,9 @@ public final class OutboxPayloadWriter {
     /// - Parameter contentDigest: the digest of the bytes (``MeshCore/Router/makeContentDigester()``).
     /// - Throws: `.storeFailed`; nothing is left behind.
     public func finish(contentDigest: [UInt8]) async throws(MeshError) -> StagedOutboxPayload {
-        guard descriptor >= 0 else { throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned") }
+        guard descriptor >= 0 else {
+            throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned")
+        }
         let (descriptor, files, name) = (self.descriptor, self.files, self.name)
         self.descriptor = -1
         do {
@@ -79,7 +83,12 @@ public final class OutboxPayloadWriter {
             unlink(files.directory + "/" + name)
             throw error
         }
-        return StagedOutboxPayload(directory: files.directory, name: name, byteCount: byteCount, contentDigest: contentDigest)
+        return StagedOutboxPayload(
+            directory: files.directory,
+            name: name,
+            byteCount: byteCount,
+            contentDigest: contentDigest
+        )
     }
 
     /// Syncs the file and the directory like ``finish(contentDigest:)``, and computes the
@@ -92,7 +101,9 @@ public final class OutboxPayloadWriter {
     /// - Throws: `.storeFailed` naming the file and the OS error; nothing is left behind.
     public func finish(digestingWith digester: (any ContentDigester)?) async throws(MeshError) -> StagedOutboxPayload {
         guard let digester else { return try await finish(contentDigest: []) }
-        guard descriptor >= 0 else { throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned") }
+        guard descriptor >= 0 else {
+            throw MeshError(.storeFailed, "store: the payload upload \(name) was already finished or abandoned")
+        }
         let (files, path, byteCount) = (self.files, files.directory + "/" + name, self.byteCount)
         let reader = open(path, O_RDONLY | O_CLOEXEC)
         guard reader >= 0 else {
@@ -112,7 +123,12 @@ public final class OutboxPayloadWriter {
         }
         switch await digest {
         case .success(let contentDigest):
-            return StagedOutboxPayload(directory: staged.directory, name: staged.name, byteCount: byteCount, contentDigest: contentDigest)
+            return StagedOutboxPayload(
+                directory: staged.directory,
+                name: staged.name,
+                byteCount: byteCount,
+                contentDigest: contentDigest
+            )
         case .failure(let error):
             staged.discard()
             throw error
@@ -122,7 +138,11 @@ public final class OutboxPayloadWriter {
     /// Feeds the file open at `reader` to the digester on a thread of its own, then
     /// closes `reader`.
     private static func digest(
-        _ reader: Int32, byteCount: Int, into box: UncheckedDigester, path: String, files: OutboxPayloadFiles
+        _ reader: Int32,
+        byteCount: Int,
+        into box: UncheckedDigester,
+        path: String,
+        files: OutboxPayloadFiles
     ) async -> Result<[UInt8], MeshError> {
         do throws(MeshError) {
             return .success(
@@ -130,7 +150,8 @@ public final class OutboxPayloadWriter {
                     defer { Glibc.close(reader) }
                     try feed(reader, byteCount: byteCount, to: box.digester, path: path, files: files)
                     return box.digester.finish()
-                })
+                }
+            )
         } catch {
             return .failure(error)
         }
@@ -138,7 +159,11 @@ public final class OutboxPayloadWriter {
 
     /// Reads `byteCount` bytes from `descriptor` (from its start) into `digester`.
     private static func feed(
-        _ descriptor: Int32, byteCount: Int, to digester: any ContentDigester, path: String, files: OutboxPayloadFiles
+        _ descriptor: Int32,
+        byteCount: Int,
+        to digester: any ContentDigester,
+        path: String,
+        files: OutboxPayloadFiles
     ) throws(MeshError) {
         let pieceSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
@@ -148,7 +173,10 @@ public final class OutboxPayloadWriter {
             let count = pread(descriptor, buffer.baseAddress, min(pieceSize, byteCount - offset), off_t(offset))
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
-                throw files.failure("read \(path) back to hash it (\(offset) of \(byteCount) bytes)", count < 0 ? errno : EIO)
+                throw files.failure(
+                    "read \(path) back to hash it (\(offset) of \(byteCount) bytes)",
+                    count < 0 ? errno : EIO
+                )
             }
             digester.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             offset += count

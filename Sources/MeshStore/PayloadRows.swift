@@ -7,9 +7,17 @@ enum PayloadRows {
     /// Deletes the rows of `table` matching `condition` (with one argument); returns
     /// the payload files they named. The DELETE is the last statement, so
     /// `db.changesCount` counts the rows.
-    static func delete(_ db: Database, from table: String, where condition: String, _ argument: Int64) throws -> [String] {
+    static func delete(
+        _ db: Database,
+        from table: String,
+        where condition: String,
+        _ argument: Int64
+    ) throws -> [String] {
         let files = try String.fetchAll(
-            db, sql: "SELECT payloadFile FROM \(table) WHERE \(condition) AND payloadFile IS NOT NULL", arguments: [argument])
+            db,
+            sql: "SELECT payloadFile FROM \(table) WHERE \(condition) AND payloadFile IS NOT NULL",
+            arguments: [argument]
+        )
         try db.execute(sql: "DELETE FROM \(table) WHERE \(condition)", arguments: [argument])
         return files
     }

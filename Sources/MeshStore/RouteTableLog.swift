@@ -22,17 +22,28 @@ public struct RouteTableLog: RouteTableStore {
                 for row in try Row.fetchAll(db, sql: "SELECT * FROM routeTable") {
                     let origin = try PeerID.stored(row["origin"])
                     let advertisement = SavedRouteEntry.Advertisement(
-                        neighbour: try PeerID.stored(row["neighbour"]), hops: UInt8(clamping: row["hops"] as Int64),
-                        sequence: UInt64(bitPattern: row["sequence"]), signature: [UInt8](row["signature"] as Data),
-                        transport: row["transport"], age: .milliseconds(row["ageMs"] as Int64))
+                        neighbour: try PeerID.stored(row["neighbour"]),
+                        hops: UInt8(clamping: row["hops"] as Int64),
+                        sequence: UInt64(bitPattern: row["sequence"]),
+                        signature: [UInt8](row["signature"] as Data),
+                        transport: row["transport"],
+                        age: .milliseconds(row["ageMs"] as Int64)
+                    )
                     let summarised: Int64? = row["summarised"]
-                    entries[origin, default: (
-                        SavedRouteEntry(
-                            origin: origin, highest: UInt64(bitPattern: row["highest"]), age: .milliseconds(row["entryAgeMs"] as Int64),
-                            summarised: summarised.map { UInt64(bitPattern: $0) },
-                            feasibilityDistance: UInt8(clamping: row["feasibilityDistance"] as Int64), advertisements: []),
-                        .milliseconds(max(0, now - (row["savedAt"] as Int64)))
-                    )].entry.advertisements.append(advertisement)
+                    entries[
+                        origin,
+                        default: (
+                            SavedRouteEntry(
+                                origin: origin,
+                                highest: UInt64(bitPattern: row["highest"]),
+                                age: .milliseconds(row["entryAgeMs"] as Int64),
+                                summarised: summarised.map { UInt64(bitPattern: $0) },
+                                feasibilityDistance: UInt8(clamping: row["feasibilityDistance"] as Int64),
+                                advertisements: []
+                            ),
+                            .milliseconds(max(0, now - (row["savedAt"] as Int64)))
+                        )
+                    ].entry.advertisements.append(advertisement)
                 }
                 return entries.values.map { $0.entry.aged(by: $0.down) }
             }
@@ -54,13 +65,16 @@ public struct RouteTableLog: RouteTableStore {
                         INSERT OR REPLACE INTO routeTable(origin, neighbour, hops, sequence, signature, transport, ageMs,
                             highest, entryAgeMs, summarised, feasibilityDistance, savedAt)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """)
+                        """
+                )
                 for entry in entries {
                     for advertisement in entry.advertisements {
                         try insert.execute(arguments: [
                             entry.origin.hex, advertisement.neighbour.hex, Int64(advertisement.hops),
-                            Int64(bitPattern: advertisement.sequence), Data(advertisement.signature), advertisement.transport,
-                            Self.milliseconds(advertisement.age), Int64(bitPattern: entry.highest), Self.milliseconds(entry.age),
+                            Int64(bitPattern: advertisement.sequence), Data(advertisement.signature),
+                            advertisement.transport,
+                            Self.milliseconds(advertisement.age), Int64(bitPattern: entry.highest),
+                            Self.milliseconds(entry.age),
                             entry.summarised.map { Int64(bitPattern: $0) }, Int64(entry.feasibilityDistance), now,
                         ])
                     }

@@ -59,13 +59,15 @@ public struct StoreConfiguration: Sendable, Hashable {
         for (name, value) in counts where value < 1 {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be at least 1, got \(value)")
         }
-        for (name, value) in [("defaultExpiry", defaultExpiry), ("dedupRetention", dedupRetention)] where value <= .zero {
+        for (name, value) in [("defaultExpiry", defaultExpiry), ("dedupRetention", dedupRetention)] where value <= .zero
+        {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be positive, got \(value)")
         }
         guard dedupRetention >= defaultExpiry else {
             throw MeshError(
                 .invalidConfiguration,
-                "store configuration dedupRetention (\(dedupRetention)) must be at least defaultExpiry (\(defaultExpiry)), plus the clock skew between nodes: a copy arriving after its ID was forgotten would be delivered twice")
+                "store configuration dedupRetention (\(dedupRetention)) must be at least defaultExpiry (\(defaultExpiry)), plus the clock skew between nodes: a copy arriving after its ID was forgotten would be delivered twice"
+            )
         }
     }
 }

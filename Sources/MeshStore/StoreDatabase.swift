@@ -50,7 +50,8 @@ struct StoreDatabase: Sendable {
     /// half-recorded and never lost to a cancellation.
     /// - Throws: ``MeshError`` naming the store and `operation` (or the one `updates` threw).
     func write<T: Sendable>(
-        _ operation: String, _ updates: @escaping @Sendable (Database) throws -> T
+        _ operation: String,
+        _ updates: @escaping @Sendable (Database) throws -> T
     ) async throws(MeshError) -> T {
         try checkOpen(operation)
         do {
@@ -61,7 +62,9 @@ struct StoreDatabase: Sendable {
                             let value = try updates(db)
                             return { continuation.resume(returning: value) }
                         },
-                        fail: { continuation.resume(throwing: $0) }))
+                        fail: { continuation.resume(throwing: $0) }
+                    )
+                )
             }
         } catch {
             throw storeError(error, path: path, doing: operation)
@@ -70,7 +73,10 @@ struct StoreDatabase: Sendable {
 
     /// Runs `value` on a reader connection (a consistent snapshot, concurrent with writes).
     /// - Throws: ``MeshError`` naming the store and `operation`.
-    func read<T: Sendable>(_ operation: String, _ value: @escaping @Sendable (Database) throws -> T) async throws(MeshError) -> T {
+    func read<T: Sendable>(
+        _ operation: String,
+        _ value: @escaping @Sendable (Database) throws -> T
+    ) async throws(MeshError) -> T {
         try checkOpen(operation)
         do {
             return try await pool.read(value)

@@ -24,20 +24,25 @@ func storeError(_ error: any Error, path: String, doing operation: String) -> Me
         switch error.resultCode {
         case .SQLITE_FULL:
             return MeshError(
-                .storeFailed, "store \(path): could not \(operation): the disk is full; free some space",
-                cause: error)
+                .storeFailed,
+                "store \(path): could not \(operation): the disk is full; free some space",
+                cause: error
+            )
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return MeshError(
                 .storeCorrupt,
                 "store \(path): could not \(operation): the file is corrupt (\(error.message ?? "\(error.resultCode)")); stop the node and move the file away or restore a backup",
-                cause: error)
+                cause: error
+            )
         case .SQLITE_MISUSE:
             // What SQLite and GRDB answer on a closed connection.
             return MeshError(.notRunning, "store \(path): could not \(operation): the store is closed", cause: error)
         default:
             return MeshError(
-                .storeFailed, "store \(path): could not \(operation): \(error.message ?? "\(error.resultCode)")",
-                cause: error)
+                .storeFailed,
+                "store \(path): could not \(operation): \(error.message ?? "\(error.resultCode)")",
+                cause: error
+            )
         }
     }
     if error is CancellationError {

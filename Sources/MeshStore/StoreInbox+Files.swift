@@ -25,17 +25,26 @@ extension StoreInbox {
         if let name = row.payloadFile {
             let files = database.payloadFiles
             do {
-                payload = try await OutboxPayloadFiles.offThread { () throws(MeshError) in try files.read(name, bytes: row.bytes) }
+                payload = try await OutboxPayloadFiles.offThread { () throws(MeshError) in
+                    try files.read(name, bytes: row.bytes)
+                }
             } catch {
                 guard try await stillHolds(row) else { return nil }
                 throw error
             }
         }
         return Entry(
-            sequence: Int(row.sequence ?? 0), receivedAt: Millis.date(row.receivedAt),
+            sequence: Int(row.sequence ?? 0),
+            receivedAt: Millis.date(row.receivedAt),
             message: InboundMessage(
-                id: try Self.stored(MessageID.stored, row.messageID), from: try Self.stored(PeerID.stored, row.sender),
-                payload: payload, transport: row.transport, topic: row.topic, emergency: row.emergency != 0))
+                id: try Self.stored(MessageID.stored, row.messageID),
+                from: try Self.stored(PeerID.stored, row.sender),
+                payload: payload,
+                transport: row.transport,
+                topic: row.topic,
+                emergency: row.emergency != 0
+            )
+        )
     }
 
     private static func stored<T>(_ parse: (String) throws -> T, _ text: String) throws(MeshError) -> T {
@@ -50,7 +59,11 @@ extension StoreInbox {
 
     private func stillHolds(_ row: InboxRow) async throws(MeshError) -> Bool {
         try await database.read("read inbox entry \(row.sequence ?? 0)") { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM inbox WHERE sequence = ?)", arguments: [row.sequence]) ?? false
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM inbox WHERE sequence = ?)",
+                arguments: [row.sequence]
+            ) ?? false
         }
     }
 
@@ -107,8 +120,12 @@ extension StoreInbox {
             source = .bytes(Array(row.payload))
         }
         return Payload(
-            sequence: sequence, id: try Self.stored(MessageID.stored, row.messageID), from: try Self.stored(PeerID.stored, row.sender),
-            byteCount: row.bytes, source: source)
+            sequence: sequence,
+            id: try Self.stored(MessageID.stored, row.messageID),
+            from: try Self.stored(PeerID.stored, row.sender),
+            byteCount: row.bytes,
+            source: source
+        )
     }
 
     /// The payload file of `row` (which names one), open for reading; nil when it is
@@ -122,7 +139,8 @@ extension StoreInbox {
             guard try await stillHolds(row) else { return nil }
             throw MeshError(
                 .storeCorrupt,
-                "the payload file \(path) of inbox entry \(row.sequence ?? 0) is missing or unreadable (\(String(cString: strerror(code))))")
+                "the payload file \(path) of inbox entry \(row.sequence ?? 0) is missing or unreadable (\(String(cString: strerror(code))))"
+            )
         }
         return InboxPayloadFile(descriptor: descriptor, path: path, byteCount: row.bytes)
     }
@@ -166,8 +184,10 @@ extension StoreInbox {
         let limit = max(0, limit)
         let rows = try await database.read("read the inbox") { db in
             try InboxRow.fetchAll(
-                db, sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
-                arguments: [after, limit == .max ? -1 : limit])
+                db,
+                sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
+                arguments: [after, limit == .max ? -1 : limit]
+            )
         }
         var summaries: [Summary] = []
         for row in rows.reversed() {
@@ -178,9 +198,17 @@ extension StoreInbox {
             }
             summaries.append(
                 Summary(
-                    sequence: Int(row.sequence ?? 0), receivedAt: Millis.date(row.receivedAt),
-                    id: try Self.stored(MessageID.stored, row.messageID), from: try Self.stored(PeerID.stored, row.sender),
-                    transport: row.transport, topic: row.topic, emergency: row.emergency != 0, byteCount: row.bytes, head: head))
+                    sequence: Int(row.sequence ?? 0),
+                    receivedAt: Millis.date(row.receivedAt),
+                    id: try Self.stored(MessageID.stored, row.messageID),
+                    from: try Self.stored(PeerID.stored, row.sender),
+                    transport: row.transport,
+                    topic: row.topic,
+                    emergency: row.emergency != 0,
+                    byteCount: row.bytes,
+                    head: head
+                )
+            )
         }
         return summaries
     }
@@ -220,11 +248,16 @@ public final class InboxPayloadFile: Sendable {
                 }
                 if got < 0 {
                     if errno == EINTR { continue }
-                    throw MeshError(.storeFailed, "store: could not read \(self.path): \(String(cString: strerror(errno)))")
+                    throw MeshError(
+                        .storeFailed,
+                        "store: could not read \(self.path): \(String(cString: strerror(errno)))"
+                    )
                 }
                 guard got > 0 else {
                     throw MeshError(
-                        .storeCorrupt, "the payload file \(self.path) ends at \(offset + filled) bytes, its inbox row says \(self.byteCount)")
+                        .storeCorrupt,
+                        "the payload file \(self.path) ends at \(offset + filled) bytes, its inbox row says \(self.byteCount)"
+                    )
                 }
                 filled += got
             }

@@ -55,9 +55,13 @@ public struct StoreInbox: MessageSink {
     /// (one commit) when `queue` is this store's outbox; in two steps otherwise.
     /// - Throws: ``MeshError`` when the store cannot write them (neither is kept, the
     ///   router does not acknowledge the hop), or what `queue` threw.
-    public func accept(_ message: InboundMessage, queueing receipt: OutboundMessage, in queue: any OutboundQueue) async throws {
+    public func accept(
+        _ message: InboundMessage,
+        queueing receipt: OutboundMessage,
+        in queue: any OutboundQueue
+    ) async throws {
         guard let outbox = queue as? StoreOutbox, outbox.database.pool === database.pool,
-              receipt.payload.count < database.configuration.outboxFileThreshold
+            receipt.payload.count < database.configuration.outboxFileThreshold
         else {
             try await append(message)
             try await queue.enqueueReceipt(receipt)
@@ -79,7 +83,8 @@ public struct StoreInbox: MessageSink {
 
     /// ``append(_:at:)``, queueing `receipt` in the outbox in the same transaction
     /// (whether or not the message was a duplicate).
-    func append(_ message: InboundMessage, at date: Date?, receipt: OutboundMessage?) async throws(MeshError) -> Entry? {
+    func append(_ message: InboundMessage, at date: Date?, receipt: OutboundMessage?) async throws(MeshError) -> Entry?
+    {
         let configuration = database.configuration
         let receivedAt = date.map(Millis.from) ?? database.nowMillis
         let files = database.payloadFiles
@@ -103,26 +108,45 @@ public struct StoreInbox: MessageSink {
         let file = payloadFile
         let (entry, removed): (Entry?, [String])
         do {
-            (entry, removed) = try await database.write("store message \(message.id.hex) in the inbox") { db -> (Entry?, [String]) in
+            (entry, removed) = try await database.write("store message \(message.id.hex) in the inbox") {
+                db -> (Entry?, [String]) in
                 if let receipt {
                     try StoreOutbox.insertReceipt(db, receipt, now: receivedAt, configuration: configuration)
                 }
                 guard try DedupLog.insert(db, message.id, from: message.from, at: receivedAt) else { return (nil, []) }
                 var row = InboxRow(
-                    messageID: message.id.hex, sender: message.from.hex, transport: message.transport,
-                    receivedAt: receivedAt, bytes: message.payload.count, payload: file == nil ? Data(message.payload) : Data(),
-                    topic: message.topic, emergency: message.emergency ? 1 : 0, payloadFile: file)
+                    messageID: message.id.hex,
+                    sender: message.from.hex,
+                    transport: message.transport,
+                    receivedAt: receivedAt,
+                    bytes: message.payload.count,
+                    payload: file == nil ? Data(message.payload) : Data(),
+                    topic: message.topic,
+                    emergency: message.emergency ? 1 : 0,
+                    payloadFile: file
+                )
                 try row.insert(db, onConflict: .ignore)
                 guard db.changesCount == 1, let sequence = row.sequence else { return (nil, []) }
                 var history = HistoryRow(
-                    messageID: message.id.hex, direction: MessageDirection.inbound.name, peer: message.from.hex,
-                    bytes: message.payload.count, status: MessageStatus.received.name, transport: message.transport,
-                    createdAt: receivedAt, attempts: 0)
+                    messageID: message.id.hex,
+                    direction: MessageDirection.inbound.name,
+                    peer: message.from.hex,
+                    bytes: message.payload.count,
+                    status: MessageStatus.received.name,
+                    transport: message.transport,
+                    createdAt: receivedAt,
+                    attempts: 0
+                )
                 try history.insert(db, onConflict: .ignore)
                 if let historyID = history.id, db.changesCount == 1 {
                     try MessageHistory.record(
-                        db, historyID: historyID, at: receivedAt, kind: .received, status: .received,
-                        transport: message.transport)
+                        db,
+                        historyID: historyID,
+                        at: receivedAt,
+                        kind: .received,
+                        status: .received,
+                        transport: message.transport
+                    )
                 }
                 let removed = try Self.enforceBounds(db, configuration: configuration, keeping: sequence)
                 return (Entry(sequence: Int(sequence), receivedAt: Millis.date(receivedAt), message: message), removed)
@@ -138,11 +162,19 @@ public struct StoreInbox: MessageSink {
 
     /// Drops messages by the per-sender rule until both bounds hold; returns the payload
     /// files of the dropped ones (to remove once the transaction is committed).
-    static func enforceBounds(_ db: Database, configuration: StoreConfiguration, keeping newest: Int64) throws -> [String] {
+    static func enforceBounds(
+        _ db: Database,
+        configuration: StoreConfiguration,
+        keeping newest: Int64
+    ) throws -> [String] {
         var removed: [String] = []
         while true {
-            guard let totals = try Row.fetchOne(
-                db, sql: "SELECT COALESCE(SUM(messages), 0) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM inboxShare")
+            guard
+                let totals = try Row.fetchOne(
+                    db,
+                    sql:
+                        "SELECT COALESCE(SUM(messages), 0) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM inboxShare"
+                )
             else { return removed }
             let messages: Int = totals["messages"]
             let bytes: Int = totals["bytes"]
@@ -164,7 +196,8 @@ public struct StoreInbox: MessageSink {
                     FROM inboxShare WHERE oldest IS NOT NULL
                     ORDER BY \(order), oldest LIMIT 1
                     """,
-                arguments: [newest])
+                arguments: [newest]
+            )
             guard let victim else { return removed }
             removed += try Self.deleteRows(db, where: "sequence = ?", victim)
         }
@@ -177,8 +210,10 @@ public struct StoreInbox: MessageSink {
         let limit = max(0, limit)
         let rows = try await database.read("read the inbox") { db in
             try InboxRow.fetchAll(
-                db, sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
-                arguments: [after, limit == .max ? -1 : limit])
+                db,
+                sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
+                arguments: [after, limit == .max ? -1 : limit]
+            )
         }
         var entries: [Entry] = []
         for row in rows.reversed() {

@@ -25,7 +25,9 @@ public struct StoreMaintenance: Service {
     ///   - clock: the clock the service sleeps on; tests pass a manual one.
     ///   - logger: where passes and failures are reported.
     public init(
-        store: MeshStore, interval: Duration = .seconds(300), clock: any MeshClock = SystemClock(),
+        store: MeshStore,
+        interval: Duration = .seconds(300),
+        clock: any MeshClock = SystemClock(),
         logger: Logger = Logger(label: "scmesh.store")
     ) {
         self.store = store
@@ -54,7 +56,8 @@ public struct StoreMaintenance: Service {
             let report = try await store.maintain()
             if !report.expired.isEmpty || report.dedupPruned > 0 || report.historyPruned > 0 {
                 logger.info(
-                    "store maintenance: \(report.expired.count) messages expired, \(report.dedupPruned) old message IDs forgotten, \(report.historyPruned) history entries deleted")
+                    "store maintenance: \(report.expired.count) messages expired, \(report.dedupPruned) old message IDs forgotten, \(report.historyPruned) history entries deleted"
+                )
             }
         } catch {
             logger.error("store maintenance failed (next try in \(interval)): \(error)")

@@ -81,7 +81,10 @@ enum StoreMigrations {
             let inboxSequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'inbox'")
             try db.execute(sql: schemaV12DedupOrigin)
             if let inboxSequence {
-                try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'inbox'", arguments: [inboxSequence])
+                try db.execute(
+                    sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'inbox'",
+                    arguments: [inboxSequence]
+                )
             }
             try db.execute(sql: "PRAGMA user_version = 12")
         }

@@ -46,10 +46,17 @@ public struct StoreOutbox: OutboundQueue {
         let expiresAt = now + Millis.from(expiresAfter ?? message.expiresAfter ?? configuration.defaultExpiry)
         // A large payload goes to its own file first (synced), so the transaction
         // stays small; the row names the file.
-        let payloadFile = message.payload.count >= configuration.outboxFileThreshold
+        let payloadFile =
+            message.payload.count >= configuration.outboxFileThreshold
             ? try await database.payloadFiles.write(message.payload, for: message.id) : nil
         do {
-            try await insert(message, bytes: message.payload.count, payloadFile: payloadFile, now: now, expiresAt: expiresAt)
+            try await insert(
+                message,
+                bytes: message.payload.count,
+                payloadFile: payloadFile,
+                now: now,
+                expiresAt: expiresAt
+            )
         } catch {
             if let payloadFile { database.payloadFiles.remove([payloadFile]) }
             throw error
@@ -58,34 +65,75 @@ public struct StoreOutbox: OutboundQueue {
 
     /// Inserts the history entry and the outbox row of a message of `bytes` bytes (in
     /// `payloadFile` when it names one, else in the row).
-    func insert(_ message: OutboundMessage, bytes: Int, payloadFile: String?, now: Int64, expiresAt: Int64) async throws(MeshError) {
+    func insert(
+        _ message: OutboundMessage,
+        bytes: Int,
+        payloadFile: String?,
+        now: Int64,
+        expiresAt: Int64
+    ) async throws(MeshError) {
         let configuration = database.configuration
         try await database.write("enqueue message \(message.id.hex)") { db in
-            try Self.insert(db, message, bytes: bytes, payloadFile: payloadFile, now: now, expiresAt: expiresAt, configuration: configuration)
+            try Self.insert(
+                db,
+                message,
+                bytes: bytes,
+                payloadFile: payloadFile,
+                now: now,
+                expiresAt: expiresAt,
+                configuration: configuration
+            )
         }
     }
 
     /// Queues a delivery receipt in the caller's transaction (the inbox's, which stores
     /// the message it answers), unless the outbox holds it unfinished already: what
     /// ``OutboundQueue/enqueueReceipt(_:)`` does in two steps.
-    static func insertReceipt(_ db: Database, _ receipt: OutboundMessage, now: Int64, configuration: StoreConfiguration) throws {
+    static func insertReceipt(
+        _ db: Database,
+        _ receipt: OutboundMessage,
+        now: Int64,
+        configuration: StoreConfiguration
+    ) throws {
         if let old = try HistoryRow.outbound(db, receipt.id.hex), !MessageStatus(old.status).isFinal { return }
         let expiresAt = now + Millis.from(receipt.expiresAfter ?? configuration.defaultExpiry)
-        try insert(db, receipt, bytes: receipt.payload.count, payloadFile: nil, now: now, expiresAt: expiresAt, configuration: configuration)
+        try insert(
+            db,
+            receipt,
+            bytes: receipt.payload.count,
+            payloadFile: nil,
+            now: now,
+            expiresAt: expiresAt,
+            configuration: configuration
+        )
     }
 
     /// The rows of ``insert(_:bytes:payloadFile:now:expiresAt:)``, in the caller's transaction.
     static func insert(
-        _ db: Database, _ message: OutboundMessage, bytes: Int, payloadFile: String?, now: Int64, expiresAt: Int64,
+        _ db: Database,
+        _ message: OutboundMessage,
+        bytes: Int,
+        payloadFile: String?,
+        now: Int64,
+        expiresAt: Int64,
         configuration: StoreConfiguration
     ) throws {
         try Self.checkBounds(db, to: message.destination, id: message.id, bytes: bytes, configuration: configuration)
         var history = HistoryRow(
-            messageID: message.id.hex, direction: MessageDirection.outbound.name, peer: message.destination.hex,
-            bytes: bytes, status: MessageStatus.queued.name, createdAt: now, expiresAt: expiresAt,
-            attempts: 0, flags: Int(message.flags),
-            contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest), origin: message.origin?.hex,
-            previousHop: message.previousHop?.hex, ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init))
+            messageID: message.id.hex,
+            direction: MessageDirection.outbound.name,
+            peer: message.destination.hex,
+            bytes: bytes,
+            status: MessageStatus.queued.name,
+            createdAt: now,
+            expiresAt: expiresAt,
+            attempts: 0,
+            flags: Int(message.flags),
+            contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest),
+            origin: message.origin?.hex,
+            previousHop: message.previousHop?.hex,
+            ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init)
+        )
         if let old = try HistoryRow.outbound(db, message.id.hex) {
             // A finished message sent again under the same ID, or this node's own
             // sent message taken back after it came round a loop (it comes with the
@@ -95,7 +143,8 @@ public struct StoreOutbox: OutboundQueue {
             guard status.isFinal || (status == .sent && message.previousHop != nil) else {
                 throw MeshError(
                     .invalidArgument,
-                    "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")
+                    "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID"
+                )
             }
             history.id = old.id
             history.attempts = old.attempts
@@ -105,10 +154,17 @@ public struct StoreOutbox: OutboundQueue {
         }
         guard let historyID = history.id else { return }
         var row = OutboxRow(
-            historyID: historyID, messageID: message.id.hex, destination: message.destination.hex,
-            flags: Int(message.flags), bytes: bytes, claimed: false,
-            payload: payloadFile == nil ? Data(message.payload) : Data(), origin: message.origin?.hex,
-            ttl: message.ttl.map(Int.init), payloadFile: payloadFile)
+            historyID: historyID,
+            messageID: message.id.hex,
+            destination: message.destination.hex,
+            flags: Int(message.flags),
+            bytes: bytes,
+            claimed: false,
+            payload: payloadFile == nil ? Data(message.payload) : Data(),
+            origin: message.origin?.hex,
+            ttl: message.ttl.map(Int.init),
+            payloadFile: payloadFile
+        )
         try row.insert(db)
         try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
     }
@@ -116,31 +172,52 @@ public struct StoreOutbox: OutboundQueue {
     /// Throws `.storeFull` naming the bound when a message of `size` bytes to
     /// `destination` would not fit in the outbox now (`id`: the message, for the error;
     /// nil for a check before it exists).
-    static func checkBounds(_ db: Database, to destination: PeerID, id: MessageID?, bytes size: Int, configuration: StoreConfiguration) throws {
+    static func checkBounds(
+        _ db: Database,
+        to destination: PeerID,
+        id: MessageID?,
+        bytes size: Int,
+        configuration: StoreConfiguration
+    ) throws {
         let peer = try Row.fetchOne(
-            db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?",
-            arguments: [destination.hex])
-        let total = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox")
+            db,
+            sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?",
+            arguments: [destination.hex]
+        )
+        let total = try Row.fetchOne(
+            db,
+            sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox"
+        )
         let peerMessages: Int = peer?["messages"] ?? 0
         let peerBytes: Int = peer?["bytes"] ?? 0
         let totalMessages: Int = total?["messages"] ?? 0
         let totalBytes: Int = total?["bytes"] ?? 0
         let advice = "wait until messages are delivered or expire, or raise the limit"
-        let what = id.map { "message \($0.hex) to \(destination) not queued" } ?? "a message of \(size) bytes to \(destination) would not be queued"
+        let what =
+            id.map { "message \($0.hex) to \(destination) not queued" }
+            ?? "a message of \(size) bytes to \(destination) would not be queued"
         func full(_ text: String) -> MeshError {
             MeshError(.storeFull, "outbox full: \(what): \(text); \(advice)")
         }
         if peerMessages + 1 > configuration.outboxMaxMessagesPerPeer {
-            throw full("\(peerMessages) messages wait for peer \(destination), the limit is outboxMaxMessagesPerPeer = \(configuration.outboxMaxMessagesPerPeer)")
+            throw full(
+                "\(peerMessages) messages wait for peer \(destination), the limit is outboxMaxMessagesPerPeer = \(configuration.outboxMaxMessagesPerPeer)"
+            )
         }
         if peerBytes + size > configuration.outboxMaxBytesPerPeer {
-            throw full("\(peerBytes) bytes wait for peer \(destination) and this message has \(size), the limit is outboxMaxBytesPerPeer = \(configuration.outboxMaxBytesPerPeer)")
+            throw full(
+                "\(peerBytes) bytes wait for peer \(destination) and this message has \(size), the limit is outboxMaxBytesPerPeer = \(configuration.outboxMaxBytesPerPeer)"
+            )
         }
         if totalMessages + 1 > configuration.outboxMaxMessages {
-            throw full("\(totalMessages) messages wait in all, the limit is outboxMaxMessages = \(configuration.outboxMaxMessages)")
+            throw full(
+                "\(totalMessages) messages wait in all, the limit is outboxMaxMessages = \(configuration.outboxMaxMessages)"
+            )
         }
         if totalBytes + size > configuration.outboxMaxBytes {
-            throw full("\(totalBytes) bytes wait in all and this message has \(size), the limit is outboxMaxBytes = \(configuration.outboxMaxBytes)")
+            throw full(
+                "\(totalBytes) bytes wait in all and this message has \(size), the limit is outboxMaxBytes = \(configuration.outboxMaxBytes)"
+            )
         }
     }
 
@@ -161,11 +238,16 @@ public struct StoreOutbox: OutboundQueue {
         let now = database.nowMillis
         let files = database.payloadFiles
         do {
-            let (claimed, removed) = try await database.write("claim message \(id.hex)") { db -> (ClaimedRow?, [String]) in
+            let (claimed, removed) = try await database.write("claim message \(id.hex)") {
+                db -> (ClaimedRow?, [String]) in
                 guard var history = try HistoryRow.outbound(db, id.hex), history.status == MessageStatus.queued.name,
-                      let historyID = history.id,
-                      let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE historyID = ?", arguments: [historyID]),
-                      !row.claimed
+                    let historyID = history.id,
+                    let row = try OutboxRow.fetchOne(
+                        db,
+                        sql: "SELECT * FROM outbox WHERE historyID = ?",
+                        arguments: [historyID]
+                    ),
+                    !row.claimed
                 else { return (nil, []) }
                 if let expiresAt = history.expiresAt, expiresAt <= now {
                     return (nil, try Self.markExpired(db, &history, now: now))
@@ -173,12 +255,24 @@ public struct StoreOutbox: OutboundQueue {
                 try db.execute(sql: "UPDATE outbox SET claimed = 1 WHERE number = ?", arguments: [row.number])
                 history.attempts += 1
                 try history.update(db, columns: ["attempts"])
-                try MessageHistory.record(db, historyID: historyID, at: now, kind: .attempt, status: .queued, attempt: history.attempts)
+                try MessageHistory.record(
+                    db,
+                    historyID: historyID,
+                    at: now,
+                    kind: .attempt,
+                    status: .queued,
+                    attempt: history.attempts
+                )
                 let message = OutboundMessage(
-                    id: id, destination: try PeerID.stored(row.destination), payload: row.payloadFile == nil ? Array(row.payload) : [],
-                    flags: UInt16(truncatingIfNeeded: row.flags), contentDigest: history.contentDigest.map(Array.init) ?? [],
-                    origin: try row.origin.map(PeerID.stored), ttl: row.ttl.map { UInt8(clamping: $0) },
-                    previousHop: try history.previousHop.map(PeerID.stored))
+                    id: id,
+                    destination: try PeerID.stored(row.destination),
+                    payload: row.payloadFile == nil ? Array(row.payload) : [],
+                    flags: UInt16(truncatingIfNeeded: row.flags),
+                    contentDigest: history.contentDigest.map(Array.init) ?? [],
+                    origin: try row.origin.map(PeerID.stored),
+                    ttl: row.ttl.map { UInt8(clamping: $0) },
+                    previousHop: try history.previousHop.map(PeerID.stored)
+                )
                 return (ClaimedRow(message: message, payloadFile: row.payloadFile, bytes: row.bytes), [])
             }
             files.remove(removed)
@@ -191,7 +285,12 @@ public struct StoreOutbox: OutboundQueue {
                     message.payload = try files.read(file, bytes: claimed.bytes)
                 } catch {
                     database.logger.error("\(error)")
-                    await update(id, to: .queued, transport: nil, reason: "its payload file could not be read: \(error.message)")
+                    await update(
+                        id,
+                        to: .queued,
+                        transport: nil,
+                        reason: "its payload file could not be read: \(error.message)"
+                    )
                     return nil
                 }
             }
@@ -242,7 +341,8 @@ public struct StoreOutbox: OutboundQueue {
                     sql: """
                         SELECT EXISTS (SELECT 1 \(Self.unsentTo))
                         """,
-                    arguments: [destination.hex, now]) ?? false
+                    arguments: [destination.hex, now]
+                ) ?? false
             }
         } catch {
             database.logger.error("\(error)")
@@ -259,7 +359,7 @@ public struct StoreOutbox: OutboundQueue {
         do {
             let removed = try await database.write("record status \(status) of message \(id.hex)") { db -> [String] in
                 guard var history = try HistoryRow.outbound(db, id.hex), let historyID = history.id,
-                      !MessageStatus(history.status).isFinal
+                    !MessageStatus(history.status).isFinal
                 else { return [] }
                 history.status = status.name
                 if let transport { history.transport = transport }
@@ -275,7 +375,14 @@ public struct StoreOutbox: OutboundQueue {
                     try db.execute(sql: "UPDATE outbox SET claimed = 0 WHERE historyID = ?", arguments: [historyID])
                 }
                 try MessageHistory.record(
-                    db, historyID: historyID, at: now, kind: .status, status: status, transport: transport, reason: reason)
+                    db,
+                    historyID: historyID,
+                    at: now,
+                    kind: .status,
+                    status: status,
+                    transport: transport,
+                    reason: reason
+                )
                 return removed
             }
             database.payloadFiles.remove(removed)
@@ -290,11 +397,19 @@ public struct StoreOutbox: OutboundQueue {
             return try await database.read("read the record of message \(id.hex)") { db -> OutboundRecord? in
                 guard let row = try HistoryRow.outbound(db, id.hex) else { return nil }
                 return OutboundRecord(
-                    id: id, destination: try PeerID.stored(row.peer), bytes: row.bytes, status: MessageStatus(row.status),
-                    transport: row.transport, reason: row.reason, flags: UInt16(truncatingIfNeeded: row.flags),
-                    contentDigest: row.contentDigest.map(Array.init) ?? [], attempts: row.attempts,
-                    origin: try row.origin.map(PeerID.stored), previousHop: try row.previousHop.map(PeerID.stored),
-                    ttl: row.ttl.map { UInt8(clamping: $0) })
+                    id: id,
+                    destination: try PeerID.stored(row.peer),
+                    bytes: row.bytes,
+                    status: MessageStatus(row.status),
+                    transport: row.transport,
+                    reason: row.reason,
+                    flags: UInt16(truncatingIfNeeded: row.flags),
+                    contentDigest: row.contentDigest.map(Array.init) ?? [],
+                    attempts: row.attempts,
+                    origin: try row.origin.map(PeerID.stored),
+                    previousHop: try row.previousHop.map(PeerID.stored),
+                    ttl: row.ttl.map { UInt8(clamping: $0) }
+                )
             }
         } catch {
             database.logger.error("\(error)")
@@ -307,10 +422,16 @@ public struct StoreOutbox: OutboundQueue {
     /// history entry; a `payload` trace event records it. The digest, ID and status stay.
     /// - Throws: ``MeshError`` `.unknownMessage` when it left the outbox, `.storeFailed`
     ///   when the file cannot be written.
-    public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16, ttl: UInt8?) async throws(MeshError) {
+    public func replacePayload(
+        _ id: MessageID,
+        with payload: [UInt8],
+        flags: UInt16,
+        ttl: UInt8?
+    ) async throws(MeshError) {
         let now = database.nowMillis
         let files = database.payloadFiles
-        let newFile = payload.count >= database.configuration.outboxFileThreshold ? try await files.write(payload, for: id) : nil
+        let newFile =
+            payload.count >= database.configuration.outboxFileThreshold ? try await files.write(payload, for: id) : nil
         let oldFile: String?
         do {
             oldFile = try await replace(id, with: payload, file: newFile, flags: flags, ttl: ttl, now: now)
@@ -324,25 +445,48 @@ public struct StoreOutbox: OutboundQueue {
     /// The transaction of ``replacePayload(_:with:flags:ttl:)``; returns the file the
     /// old payload was in.
     private func replace(
-        _ id: MessageID, with payload: [UInt8], file: String?, flags: UInt16, ttl: UInt8?, now: Int64
+        _ id: MessageID,
+        with payload: [UInt8],
+        file: String?,
+        flags: UInt16,
+        ttl: UInt8?,
+        now: Int64
     ) async throws(MeshError) -> String? {
         try await database.write("replace the payload of message \(id.hex)") { db -> String? in
-            guard let row = try OutboxRow.fetchOne(db, sql: "SELECT * FROM outbox WHERE messageID = ?", arguments: [id.hex]) else {
-                throw MeshError(.unknownMessage, "message \(id.hex) is not in the outbox any more; its payload was not replaced")
+            guard
+                let row = try OutboxRow.fetchOne(
+                    db,
+                    sql: "SELECT * FROM outbox WHERE messageID = ?",
+                    arguments: [id.hex]
+                )
+            else {
+                throw MeshError(
+                    .unknownMessage,
+                    "message \(id.hex) is not in the outbox any more; its payload was not replaced"
+                )
             }
             // A nil `ttl` keeps the stored one. A relayed message's history keeps the TTL
             // it goes on with (the relay loop rule across restarts); this node's own keeps
             // none (NULL stays NULL).
             let newTTL = ttl.map(Int.init)
             try db.execute(
-                sql: "UPDATE outbox SET payload = ?, payloadFile = ?, flags = ?, bytes = ?, ttl = COALESCE(?, ttl) WHERE number = ?",
-                arguments: [file == nil ? Data(payload) : Data(), file, Int(flags), payload.count, newTTL, row.number])
+                sql:
+                    "UPDATE outbox SET payload = ?, payloadFile = ?, flags = ?, bytes = ?, ttl = COALESCE(?, ttl) WHERE number = ?",
+                arguments: [file == nil ? Data(payload) : Data(), file, Int(flags), payload.count, newTTL, row.number]
+            )
             try db.execute(
-                sql: "UPDATE history SET flags = ?, bytes = ?, ttl = CASE WHEN ttl IS NULL THEN NULL ELSE COALESCE(?, ttl) END WHERE id = ?",
-                arguments: [Int(flags), payload.count, newTTL, row.historyID])
+                sql:
+                    "UPDATE history SET flags = ?, bytes = ?, ttl = CASE WHEN ttl IS NULL THEN NULL ELSE COALESCE(?, ttl) END WHERE id = ?",
+                arguments: [Int(flags), payload.count, newTTL, row.historyID]
+            )
             try MessageHistory.record(
-                db, historyID: row.historyID, at: now, kind: .status, status: .queued,
-                reason: "sealed end to end (\(payload.count) bytes) to go through a relay")
+                db,
+                historyID: row.historyID,
+                at: now,
+                kind: .status,
+                status: .queued,
+                reason: "sealed end to end (\(payload.count) bytes) to go through a relay"
+            )
             return row.payloadFile
         }
     }
@@ -356,7 +500,9 @@ public struct StoreOutbox: OutboundQueue {
     @discardableResult
     public func expire(now: Date? = nil) async throws(MeshError) -> [MessageID] {
         let now = now.map(Millis.from) ?? database.nowMillis
-        let (expired, removed) = try await database.write("expire outbound messages") { db in try Self.expire(db, now: now) }
+        let (expired, removed) = try await database.write("expire outbound messages") { db in
+            try Self.expire(db, now: now)
+        }
         database.payloadFiles.remove(removed)
         return expired
     }
@@ -371,7 +517,8 @@ public struct StoreOutbox: OutboundQueue {
                 AND expiresAt <= ? AND id NOT IN (SELECT historyID FROM outbox WHERE claimed = 1)
                 ORDER BY id
                 """,
-            arguments: [now])
+            arguments: [now]
+        )
         var expired: [MessageID] = []
         var removed: [String] = []
         for var row in rows {
@@ -385,7 +532,8 @@ public struct StoreOutbox: OutboundQueue {
     /// remove after the commit.
     private static func markExpired(_ db: Database, _ row: inout HistoryRow, now: Int64) throws -> [String] {
         guard let historyID = row.id else { return [] }
-        let reason = "expired after \(Millis.describe(now - row.createdAt)) without delivery (status was \(row.status), \(row.attempts) attempts)"
+        let reason =
+            "expired after \(Millis.describe(now - row.createdAt)) without delivery (status was \(row.status), \(row.attempts) attempts)"
         row.status = MessageStatus.expired.name
         row.reason = reason
         row.finishedAt = now
@@ -412,8 +560,13 @@ public struct StoreOutbox: OutboundQueue {
         let rows = try OutboxRow.fetchAll(db, sql: "SELECT * FROM outbox WHERE claimed = 1 ORDER BY number")
         for row in rows {
             try MessageHistory.record(
-                db, historyID: row.historyID, at: now, kind: .requeued, status: .queued,
-                reason: "the store was reopened while the message was being sent; it is queued again")
+                db,
+                historyID: row.historyID,
+                at: now,
+                kind: .requeued,
+                status: .queued,
+                reason: "the store was reopened while the message was being sent; it is queued again"
+            )
         }
         try db.execute(sql: "UPDATE outbox SET claimed = 0 WHERE claimed = 1")
         return try rows.map { try MessageID.stored($0.messageID) }

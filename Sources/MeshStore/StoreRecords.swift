@@ -72,7 +72,10 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
     /// The outbound history row of `messageID`, if any.
     static func outbound(_ db: Database, _ messageID: String) throws -> HistoryRow? {
         try HistoryRow.fetchOne(
-            db, sql: "SELECT * FROM history WHERE messageID = ? AND direction = 'outbound'", arguments: [messageID])
+            db,
+            sql: "SELECT * FROM history WHERE messageID = ? AND direction = 'outbound'",
+            arguments: [messageID]
+        )
     }
 }
 

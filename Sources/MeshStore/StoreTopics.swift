@@ -30,7 +30,8 @@ public struct StoreTopics: TopicStore {
                     INSERT INTO topicSubscription(topic, subscribed, changedAt) VALUES (?, ?, ?)
                     ON CONFLICT(topic) DO UPDATE SET subscribed = excluded.subscribed, changedAt = excluded.changedAt
                     """,
-                arguments: [topic, subscribed ? 1 : 0, now])
+                arguments: [topic, subscribed ? 1 : 0, now]
+            )
         }
     }
 
@@ -52,12 +53,15 @@ public struct StoreTopics: TopicStore {
     /// - Throws: ``MeshError`` when the store cannot write.
     public func rememberTopicMessage(_ id: MessageID, for remaining: Duration) async throws {
         let now = database.nowMillis
-        let expiresAt = now + Int64(remaining.components.seconds) * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+        let expiresAt =
+            now + Int64(remaining.components.seconds) * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
         try await database.write("remember topic message \(id.hex)") { db in
             try db.execute(sql: "DELETE FROM topicSeen WHERE expiresAt <= ?", arguments: [now])
             try db.execute(
-                sql: "INSERT INTO topicSeen(messageID, expiresAt) VALUES (?, ?) ON CONFLICT(messageID) DO UPDATE SET expiresAt = excluded.expiresAt",
-                arguments: [id.hex, expiresAt])
+                sql:
+                    "INSERT INTO topicSeen(messageID, expiresAt) VALUES (?, ?) ON CONFLICT(messageID) DO UPDATE SET expiresAt = excluded.expiresAt",
+                arguments: [id.hex, expiresAt]
+            )
         }
     }
 
@@ -65,7 +69,9 @@ public struct StoreTopics: TopicStore {
     /// - Throws: ``MeshError`` when the store cannot be read.
     public var seenCount: Int {
         get async throws(MeshError) {
-            try await database.read("count the seen topic messages") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM topicSeen") ?? 0 }
+            try await database.read("count the seen topic messages") { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM topicSeen") ?? 0
+            }
         }
     }
 }

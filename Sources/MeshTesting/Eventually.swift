@@ -10,12 +10,18 @@ import MeshCore
 /// - Throws: ``MeshError`` `.timedOut` naming `what` and where it was awaited when the
 ///   attempts run out (the test fails with that text), or `CancellationError`.
 public func eventually(
-    _ what: String, attempts: Int = 500, fileID: String = #fileID, line: Int = #line,
+    _ what: String,
+    attempts: Int = 500,
+    fileID: String = #fileID,
+    line: Int = #line,
     _ condition: () async throws -> Bool
 ) async throws {
     for _ in 0..<attempts {
         if (try? await condition()) == true { return }
         try await Task.sleep(for: .milliseconds(20))
     }
-    throw MeshError(.timedOut, "timed out waiting until \(what) (\(attempts) attempts, 20 ms apart, at \(fileID):\(line))")
+    throw MeshError(
+        .timedOut,
+        "timed out waiting until \(what) (\(attempts) attempts, 20 ms apart, at \(fileID):\(line))"
+    )
 }

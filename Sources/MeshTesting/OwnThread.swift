@@ -20,18 +20,25 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
         let work = Unmanaged.passRetained(OwnThreadWork { continuation.resume(with: Result { try body() }) })
         var thread = pthread_t()
         let created = pthread_create(
-            &thread, nil,
+            &thread,
+            nil,
             { context in
                 guard let context else { return nil }
                 Unmanaged<OwnThreadWork>.fromOpaque(context).takeRetainedValue().run()
                 return nil
-            }, work.toOpaque())
+            },
+            work.toOpaque()
+        )
         if created == 0 {
             pthread_detach(thread)
         } else {
             work.release()
             continuation.resume(
-                throwing: MeshError(.invalidArgument, "cannot start a thread for a blocking call (pthread_create: error \(created))"))
+                throwing: MeshError(
+                    .invalidArgument,
+                    "cannot start a thread for a blocking call (pthread_create: error \(created))"
+                )
+            )
         }
     }
 }

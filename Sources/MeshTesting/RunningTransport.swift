@@ -21,7 +21,12 @@ public final class RunningTransport: Sendable {
     public let addresses: [String]
     private let task: Task<Void, any Error>
 
-    private init(transport: any Transport, events: AsyncStream<TransportEvent>, addresses: [String], task: Task<Void, any Error>) {
+    private init(
+        transport: any Transport,
+        events: AsyncStream<TransportEvent>,
+        addresses: [String],
+        task: Task<Void, any Error>
+    ) {
         self.transport = transport
         self.events = events
         self.addresses = addresses
@@ -32,10 +37,15 @@ public final class RunningTransport: Sendable {
     /// listens.
     /// - Throws: what `listen` threw before it was ready (e.g. `.transportUnavailable`).
     public static func start(
-        _ transport: any Transport, localPeerID: PeerID = .random(), logger: Logger = RunningTransport.quietLogger
+        _ transport: any Transport,
+        localPeerID: PeerID = .random(),
+        logger: Logger = RunningTransport.quietLogger
     ) async throws -> RunningTransport {
         let (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
-        let readyStream = AsyncStream.makeStream(of: Result<[String], any Error>.self, bufferingPolicy: .bufferingOldest(1))
+        let readyStream = AsyncStream.makeStream(
+            of: Result<[String], any Error>.self,
+            bufferingPolicy: .bufferingOldest(1)
+        )
         let context = TransportContext(localPeerID: localPeerID, logger: logger) { event in
             if case .listening(let addresses) = event { readyStream.continuation.yield(.success(addresses)) }
             continuation.yield(event)
@@ -44,7 +54,9 @@ public final class RunningTransport: Sendable {
             defer { continuation.finish() }
             do {
                 try await transport.listen(context: context)
-                readyStream.continuation.yield(.failure(MeshError(.notRunning, "\(transport.name): listen returned before it listened")))
+                readyStream.continuation.yield(
+                    .failure(MeshError(.notRunning, "\(transport.name): listen returned before it listened"))
+                )
             } catch {
                 readyStream.continuation.yield(.failure(error))
                 throw error

@@ -63,7 +63,9 @@ extension TransportConformance {
                 }
                 if stray == nil {
                     guard try await candidate.receive() == probe else {
-                        throw ConformanceFailure(failures: ["the accepted link's first frame was not the dialler's first frame"])
+                        throw ConformanceFailure(failures: [
+                            "the accepted link's first frame was not the dialler's first frame"
+                        ])
                     }
                     return (dialled, candidate)
                 }

@@ -1,7 +1,7 @@
 import Logging
 import MeshCore
-import TransportLoopback
 import Synchronization
+import TransportLoopback
 
 /// The suite every transport passes: ordering, frames at and above the MTU,
 /// back-pressure, close semantics from both ends, dialling a dead address,
@@ -119,13 +119,17 @@ public enum TransportConformance {
         let (dialled, accepted) = try await pair.connect()
         let mtu = dialled.mtu
         guard mtu >= PacketFramer.minimumMTU else {
-            throw ConformanceFailure(failures: ["link MTU \(mtu) is below the core's minimum \(PacketFramer.minimumMTU)"])
+            throw ConformanceFailure(failures: [
+                "link MTU \(mtu) is below the core's minimum \(PacketFramer.minimumMTU)"
+            ])
         }
         let exact = frame(7, size: mtu, tag: 0xC0)
         try await dialled.send(exact)
         let got = try await accepted.receive()
         guard got == exact else {
-            throw ConformanceFailure(failures: ["a frame of exactly the MTU (\(mtu) bytes) did not arrive intact (got \(got?.count ?? -1) bytes)"])
+            throw ConformanceFailure(failures: [
+                "a frame of exactly the MTU (\(mtu) bytes) did not arrive intact (got \(got?.count ?? -1) bytes)"
+            ])
         }
         do {
             try await dialled.send(frame(8, size: mtu + 1, tag: 0xC0))
@@ -179,7 +183,9 @@ public enum TransportConformance {
                 throw ConformanceFailure(failures: ["link ended after \(index) of \(maxFrames) frames"])
             }
             guard got == frame(index, size: size, tag: 0xD0) else {
-                throw ConformanceFailure(failures: ["frame \(index) arrived damaged or out of order after back-pressure"])
+                throw ConformanceFailure(failures: [
+                    "frame \(index) arrived damaged or out of order after back-pressure"
+                ])
             }
         }
         try await writer.value
@@ -333,7 +339,11 @@ public enum TransportConformance {
         }
     }
 
-    static func withHangGuard(_ timeout: Duration, check: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    static func withHangGuard(
+        _ timeout: Duration,
+        check: String,
+        _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await body()

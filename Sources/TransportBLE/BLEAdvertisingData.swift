@@ -45,14 +45,20 @@ public enum BLEAdvertisingData {
         var bytes: [UInt8] = []
         for structure in structures {
             guard structure.data.count <= 254 else {
-                throw MeshError(.invalidArgument, "AD structure of type 0x\(String(structure.type, radix: 16)) has \(structure.data.count) bytes (at most 254)")
+                throw MeshError(
+                    .invalidArgument,
+                    "AD structure of type 0x\(String(structure.type, radix: 16)) has \(structure.data.count) bytes (at most 254)"
+                )
             }
             bytes.append(UInt8(structure.data.count + 1))
             bytes.append(structure.type)
             bytes.append(contentsOf: structure.data)
         }
         guard bytes.count <= maximum else {
-            throw MeshError(.invalidArgument, "advertising data of \(bytes.count) bytes exceeds the \(maximum)-byte limit")
+            throw MeshError(
+                .invalidArgument,
+                "advertising data of \(bytes.count) bytes exceeds the \(maximum)-byte limit"
+            )
         }
         return bytes
     }
@@ -67,7 +73,10 @@ public enum BLEAdvertisingData {
             let length = Int(bytes[index])
             if length == 0 { break }
             guard index + 1 + length <= bytes.count else {
-                throw MeshError(.malformedFrame, "advertising data: structure at offset \(index) claims \(length) bytes, \(bytes.count - index - 1) left")
+                throw MeshError(
+                    .malformedFrame,
+                    "advertising data: structure at offset \(index) claims \(length) bytes, \(bytes.count - index - 1) left"
+                )
             }
             structures.append(Structure(type: bytes[index + 1], data: Array(bytes[(index + 2)..<(index + 1 + length)])))
             index += 1 + length
@@ -101,7 +110,9 @@ public enum BLEMeshAdvertisement {
     public static func advertisingData(includeFlags: Bool = false) -> [UInt8] {
         var structures: [BLEAdvertisingData.Structure] = []
         if includeFlags {
-            structures.append(.init(type: BLEAdvertisingData.ADType.flags, data: [BLEAdvertisingData.generalDiscoverableLEOnly]))
+            structures.append(
+                .init(type: BLEAdvertisingData.ADType.flags, data: [BLEAdvertisingData.generalDiscoverableLEOnly])
+            )
         }
         structures.append(.init(type: BLEAdvertisingData.ADType.completeServiceUUIDs128, data: serviceUUIDOnAir))
         return try! BLEAdvertisingData.encode(structures)
@@ -131,7 +142,9 @@ public enum BLEMeshAdvertisement {
             case BLEAdvertisingData.ADType.completeServiceUUIDs128, BLEAdvertisingData.ADType.incompleteServiceUUIDs128:
                 var offset = 0
                 while offset + 16 <= structure.data.count {
-                    if Array(structure.data[offset..<(offset + 16)]) == serviceUUIDOnAir { sighting.advertisesService = true }
+                    if Array(structure.data[offset..<(offset + 16)]) == serviceUUIDOnAir {
+                        sighting.advertisesService = true
+                    }
                     offset += 16
                 }
             case BLEAdvertisingData.ADType.serviceData128:

@@ -87,7 +87,10 @@ public final class BLEBeaconSchedule: Sendable {
         if let hash {
             let probe = hash(Self.domain).count
             guard probe >= BLEBeacon.identifierLength else {
-                throw MeshError(.invalidArgument, "the beacon hash returns \(probe) bytes; it needs at least \(BLEBeacon.identifierLength)")
+                throw MeshError(
+                    .invalidArgument,
+                    "the beacon hash returns \(probe) bytes; it needs at least \(BLEBeacon.identifierLength)"
+                )
             }
         }
         self.hash = hash
@@ -108,7 +111,9 @@ public final class BLEBeaconSchedule: Sendable {
     public func derivedID(of peer: PeerID, window: UInt64) -> [UInt8]? {
         guard let hash else { return nil }
         var input = Self.domain + peer.bytes
-        for shift in stride(from: 56, through: 0, by: -8) { input.append(UInt8(truncatingIfNeeded: window >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            input.append(UInt8(truncatingIfNeeded: window >> UInt64(shift)))
+        }
         return Array(hash(input).prefix(BLEBeacon.identifierLength))
     }
 
@@ -132,7 +137,11 @@ public final class BLEBeaconSchedule: Sendable {
 
     /// Which of `candidates` advertised `ephemeralID` around `unixTime` (the window
     /// before and after count too, for clock skew); nil when none or no hash.
-    public func recognise(_ ephemeralID: [UInt8], among candidates: some Sequence<PeerID>, at unixTime: UInt64) -> PeerID? {
+    public func recognise(
+        _ ephemeralID: [UInt8],
+        among candidates: some Sequence<PeerID>,
+        at unixTime: UInt64
+    ) -> PeerID? {
         let current = window(at: unixTime)
         let windows = [current, current &- 1, current &+ 1]
         for peer in candidates {

@@ -41,12 +41,18 @@ public struct BLEPeerAddress: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) throws(MeshError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count) else {
-            throw MeshError(.invalidArgument, "BLE address \"\(text)\" is not of the form AA:BB:CC:DD:EE:FF/public/0x0081")
+            throw MeshError(
+                .invalidArgument,
+                "BLE address \"\(text)\" is not of the form AA:BB:CC:DD:EE:FF/public/0x0081"
+            )
         }
         let octets = parts[0].split(separator: ":", omittingEmptySubsequences: false)
         let bytes = octets.compactMap { $0.count == 2 ? UInt8($0, radix: 16) : nil }
         guard octets.count == 6, bytes.count == 6 else {
-            throw MeshError(.invalidArgument, "BLE address \"\(text)\": \"\(parts[0])\" is not a Bluetooth address like 00:AA:01:00:00:00")
+            throw MeshError(
+                .invalidArgument,
+                "BLE address \"\(text)\": \"\(parts[0])\" is not a Bluetooth address like 00:AA:01:00:00:00"
+            )
         }
         var type = AddressType.public
         if parts.count >= 2 {
@@ -54,13 +60,21 @@ public struct BLEPeerAddress: Hashable, Sendable, CustomStringConvertible {
             case "public", "": type = .public
             case "random": type = .random
             default:
-                throw MeshError(.invalidArgument, "BLE address \"\(text)\": address type \"\(parts[1])\" is neither public nor random")
+                throw MeshError(
+                    .invalidArgument,
+                    "BLE address \"\(text)\": address type \"\(parts[1])\" is neither public nor random"
+                )
             }
         }
         var psm: UInt16 = 0x0081
         if parts.count == 3 {
-            guard let value = BLETransport.Configuration.parseInteger(String(parts[2])), (0x0001...0x00FF).contains(value) else {
-                throw MeshError(.invalidArgument, "BLE address \"\(text)\": PSM \"\(parts[2])\" is not an LE PSM (0x0001–0x00FF)")
+            guard let value = BLETransport.Configuration.parseInteger(String(parts[2])),
+                (0x0001...0x00FF).contains(value)
+            else {
+                throw MeshError(
+                    .invalidArgument,
+                    "BLE address \"\(text)\": PSM \"\(parts[2])\" is not an LE PSM (0x0001–0x00FF)"
+                )
             }
             psm = UInt16(value)
         }

@@ -152,34 +152,46 @@ extension BLETransport {
                     let text = try container.decode(String.self, forKey: .psm)
                     guard let number = Self.parseInteger(text) else {
                         throw DecodingError.dataCorruptedError(
-                            forKey: .psm, in: container, debugDescription: "psm: expected an integer such as 0x0081, got \"\(text)\"")
+                            forKey: .psm,
+                            in: container,
+                            debugDescription: "psm: expected an integer such as 0x0081, got \"\(text)\""
+                        )
                     }
                     psm = number
                 }
             }
             securityLevel = try container.decodeIfPresent(SecurityLevel.self, forKey: .securityLevel) ?? securityLevel
-            advertisingIntervalMs = try container.decodeIfPresent(Int.self, forKey: .advertisingIntervalMs) ?? advertisingIntervalMs
+            advertisingIntervalMs =
+                try container.decodeIfPresent(Int.self, forKey: .advertisingIntervalMs) ?? advertisingIntervalMs
             txPower = try container.decodeIfPresent(Int.self, forKey: .txPower) ?? txPower
             scanIntervalMs = try container.decodeIfPresent(Int.self, forKey: .scanIntervalMs) ?? scanIntervalMs
             scanWindowMs = try container.decodeIfPresent(Int.self, forKey: .scanWindowMs) ?? scanWindowMs
-            beaconRotationSeconds = try container.decodeIfPresent(Int.self, forKey: .beaconRotationSeconds) ?? beaconRotationSeconds
-            dedupWindowSeconds = try container.decodeIfPresent(Double.self, forKey: .dedupWindowSeconds) ?? dedupWindowSeconds
+            beaconRotationSeconds =
+                try container.decodeIfPresent(Int.self, forKey: .beaconRotationSeconds) ?? beaconRotationSeconds
+            dedupWindowSeconds =
+                try container.decodeIfPresent(Double.self, forKey: .dedupWindowSeconds) ?? dedupWindowSeconds
             gatt = try container.decodeIfPresent(Bool.self, forKey: .gatt) ?? gatt
             if container.contains(.dataPath) {
                 let text = try container.decode(String.self, forKey: .dataPath)
                 guard let path = DataPath(rawValue: text) else {
                     throw DecodingError.dataCorruptedError(
-                        forKey: .dataPath, in: container,
-                        debugDescription: "data_path: expected one of auto, l2cap, gatt, gatt_first, got \"\(text)\"")
+                        forKey: .dataPath,
+                        in: container,
+                        debugDescription: "data_path: expected one of auto, l2cap, gatt, gatt_first, got \"\(text)\""
+                    )
                 }
                 dataPath = path
             }
-            moveToL2CAPAfterSeconds = try container.decodeIfPresent(Double.self, forKey: .moveToL2CAPAfterSeconds) ?? moveToL2CAPAfterSeconds
+            moveToL2CAPAfterSeconds =
+                try container.decodeIfPresent(Double.self, forKey: .moveToL2CAPAfterSeconds) ?? moveToL2CAPAfterSeconds
             if container.contains(.linkExecutor) {
                 let text = try container.decode(String.self, forKey: .linkExecutor)
                 guard let executor = LinkExecutor(rawValue: text) else {
                     throw DecodingError.dataCorruptedError(
-                        forKey: .linkExecutor, in: container, debugDescription: "link_executor: expected reactor or pool, got \"\(text)\"")
+                        forKey: .linkExecutor,
+                        in: container,
+                        debugDescription: "link_executor: expected reactor or pool, got \"\(text)\""
+                    )
                 }
                 linkExecutor = executor
             }
@@ -196,7 +208,9 @@ extension BLETransport {
                 throw bad(.adapter, "\"\(adapter)\" is not an adapter name like hci0 (see /sys/class/bluetooth)")
             }
             guard (0x0080...0x00FF).contains(psm) else {
-                let hint = psm > 0xFF ? " (0x\(String(psm, radix: 16)) is a BR/EDR PSM; the kernel rejects it for LE channels)" : ""
+                let hint =
+                    psm > 0xFF
+                    ? " (0x\(String(psm, radix: 16)) is a BR/EDR PSM; the kernel rejects it for LE channels)" : ""
                 throw bad(.psm, "0x\(String(psm, radix: 16)) is outside the LE dynamic range 0x0080–0x00FF\(hint)")
             }
             guard (20...10_240).contains(advertisingIntervalMs) else {
@@ -209,7 +223,10 @@ extension BLETransport {
                 throw bad(.scanIntervalMs, "\(scanIntervalMs) is outside 3–10240 ms")
             }
             guard scanWindowMs >= 3, scanWindowMs <= scanIntervalMs else {
-                throw bad(.scanWindowMs, "\(scanWindowMs) must be at least 3 ms and at most scan_interval_ms (\(scanIntervalMs))")
+                throw bad(
+                    .scanWindowMs,
+                    "\(scanWindowMs) must be at least 3 ms and at most scan_interval_ms (\(scanIntervalMs))"
+                )
             }
             guard beaconRotationSeconds >= 30 else {
                 throw bad(.beaconRotationSeconds, "\(beaconRotationSeconds) is below the minimum of 30 seconds")
@@ -218,7 +235,10 @@ extension BLETransport {
                 throw bad(.dedupWindowSeconds, "\(dedupWindowSeconds) must be a non-negative number of seconds")
             }
             guard dataPath != .gatt || gatt else {
-                throw bad(.dataPath, "gatt needs the GATT profile, which transports.ble.gatt switches off; set gatt: true or choose auto or l2cap")
+                throw bad(
+                    .dataPath,
+                    "gatt needs the GATT profile, which transports.ble.gatt switches off; set gatt: true or choose auto or l2cap"
+                )
             }
             guard (0...3600).contains(moveToL2CAPAfterSeconds) else {
                 throw bad(.moveToL2CAPAfterSeconds, "\(moveToL2CAPAfterSeconds) is outside 0–3600 seconds")

@@ -13,7 +13,9 @@ extension BLETransport {
         let instance = Self.advertisingInstance
         let advertising = BLEMeshAdvertisement.advertisingData()
         let scanResponse = BLEMeshAdvertisement.scanResponse(beacon: beacon)
-        var flags = MgmtSocket.AdvertisingFlag.connectable | MgmtSocket.AdvertisingFlag.discoverable | MgmtSocket.AdvertisingFlag.intervals
+        var flags =
+            MgmtSocket.AdvertisingFlag.connectable | MgmtSocket.AdvertisingFlag.discoverable
+            | MgmtSocket.AdvertisingFlag.intervals
         if configuration.txPower != nil { flags |= MgmtSocket.AdvertisingFlag.txPower }
         let interval = UInt32(configuration.advertisingIntervalMs * 1000 / 625)
 
@@ -30,7 +32,10 @@ extension BLETransport {
             let data = [instance, UInt8(advertising.count), UInt8(scanResponse.count)] + advertising + scanResponse
             let dataReply = try await mgmt.command(MgmtSocket.Opcode.addExtAdvData, index: index, data)
             guard dataReply.status == 0 else {
-                throw MeshError(.transportUnavailable, "BLE unavailable: \(configuration.adapter) refused the advertising data (\(MgmtSocket.statusName(dataReply.status)))")
+                throw MeshError(
+                    .transportUnavailable,
+                    "BLE unavailable: \(configuration.adapter) refused the advertising data (\(MgmtSocket.statusName(dataReply.status)))"
+                )
             }
             return
         }
@@ -42,15 +47,24 @@ extension BLETransport {
         legacy += [UInt8(advertising.count), UInt8(scanResponse.count)] + advertising + scanResponse
         let legacyReply = try await mgmt.command(MgmtSocket.Opcode.addAdvertising, index: index, legacy)
         guard legacyReply.status == 0 else {
-            throw MeshError(.transportUnavailable, "BLE unavailable: \(configuration.adapter) refused to advertise (\(MgmtSocket.statusName(legacyReply.status)))")
+            throw MeshError(
+                .transportUnavailable,
+                "BLE unavailable: \(configuration.adapter) refused to advertise (\(MgmtSocket.statusName(legacyReply.status)))"
+            )
         }
     }
 
     func startDiscovery(mgmt: MgmtSocket, logger: Logger) async {
         do {
-            let reply = try await mgmt.command(MgmtSocket.Opcode.startDiscovery, index: configuration.adapterIndex, [MgmtSocket.leDiscoveryType])
+            let reply = try await mgmt.command(
+                MgmtSocket.Opcode.startDiscovery,
+                index: configuration.adapterIndex,
+                [MgmtSocket.leDiscoveryType]
+            )
             if reply.status != 0 && reply.status != 0x0A {
-                logger.warning("BLE: LE discovery on \(configuration.adapter) failed to start: \(MgmtSocket.statusName(reply.status))")
+                logger.warning(
+                    "BLE: LE discovery on \(configuration.adapter) failed to start: \(MgmtSocket.statusName(reply.status))"
+                )
             }
         } catch {
             logger.warning("BLE: LE discovery on \(configuration.adapter) failed to start: \(error)")
@@ -93,12 +107,15 @@ extension BLETransport {
         let (known, schedule) = state.withLock { ($0.knownPeers, $0.schedule) }
         let peer = schedule?.recognise(beacon.ephemeralID, among: known, at: Posix.unixTime())
         return PeerHint(
-            transport: name, address: address.description, peerID: peer,
+            transport: name,
+            address: address.description,
+            peerID: peer,
             metadata: [
                 "rssi": String(found.rssi),
                 "ephemeral_id": Hex.encode(beacon.ephemeralID),
                 "adapter": configuration.adapter,
-            ])
+            ]
+        )
     }
 
     /// Reports advertisers not seen for a while as lost (kernel discovery sees a present
@@ -124,7 +141,9 @@ extension BLETransport {
                 try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))
                 logger.debug("BLE: rotated the beacon")
                 let identity = currentIdentity()
-                for connection in state.withLock({ Array($0.gattConnections.values) }) { connection.setIdentity(identity) }
+                for connection in state.withLock({ Array($0.gattConnections.values) }) {
+                    connection.setIdentity(identity)
+                }
             } catch {
                 logger.warning("BLE: could not rotate the beacon: \(error)")
             }

@@ -10,9 +10,11 @@ extension BLETransport {
     static func explain(_ error: any Error) -> String {
         guard let error = error as? SystemError else { return "\(error)" }
         switch error.errno {
-        case EADDRINUSE: return "\(error.call): \(error.errnoName) (another process uses it; choose another transports.ble.psm)"
+        case EADDRINUSE:
+            return "\(error.call): \(error.errnoName) (another process uses it; choose another transports.ble.psm)"
         case ECONNREFUSED: return "\(error.call): \(error.errnoName) (nothing listens on that PSM)"
-        case ETIMEDOUT, EHOSTDOWN, EHOSTUNREACH: return "\(error.call): \(error.errnoName) (the device is out of range or not advertising)"
+        case ETIMEDOUT, EHOSTDOWN, EHOSTUNREACH:
+            return "\(error.call): \(error.errnoName) (the device is out of range or not advertising)"
         case EACCES, EPERM: return "\(error.call): \(error.errnoName) (needs root or CAP_NET_ADMIN/CAP_NET_RAW)"
         default: return error.description
         }
@@ -24,12 +26,15 @@ extension BLETransport {
         case EAFNOSUPPORT, EPROTONOSUPPORT:
             return MeshError(
                 .transportUnavailable,
-                "BLE unavailable: this kernel has no Bluetooth support (socket(AF_BLUETOOTH) failed: \(error.errnoName))", cause: error)
+                "BLE unavailable: this kernel has no Bluetooth support (socket(AF_BLUETOOTH) failed: \(error.errnoName))",
+                cause: error
+            )
         case EACCES, EPERM:
             return MeshError(
                 .transportUnavailable,
                 "BLE unavailable: not allowed to open the Bluetooth management socket (\(error.errnoName)); run as root or grant CAP_NET_ADMIN",
-                cause: error)
+                cause: error
+            )
         default:
             return MeshError(.transportUnavailable, "BLE unavailable: \(error)", cause: error)
         }

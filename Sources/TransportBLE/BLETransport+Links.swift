@@ -23,7 +23,9 @@ extension BLETransport {
                 }
                 let type: BLEPeerAddress.AddressType = peer.l2_bdaddr_type == 2 ? .random : .public
                 let remote = L2CAP.addressBytes(peer)
-                let text = (try? BLEPeerAddress(bytes: remote, type: type, psm: 0)).map { "\($0.deviceAddress)/\($0.type)" } ?? "unknown"
+                let text =
+                    (try? BLEPeerAddress(bytes: remote, type: type, psm: 0)).map { "\($0.deviceAddress)/\($0.type)" }
+                    ?? "unknown"
                 do {
                     let link = try await makeLink(fd: fd, remoteAddress: text)
                     // A channel from a device with a GATT link to us may be that link's move.
@@ -52,7 +54,12 @@ extension BLETransport {
         let fd: Int32
         do {
             fd = try L2CAP.socket(
-                local: local.bytes, type: local.type, psm: 0, security: configuration.securityLevel, receiveMTU: Self.defaultMTU)
+                local: local.bytes,
+                type: local.type,
+                psm: 0,
+                security: configuration.securityLevel,
+                receiveMTU: Self.defaultMTU
+            )
         } catch {
             throw MeshError(.dialFailed, "BLE dial to \(remote) failed: \(error)", cause: error)
         }
@@ -80,7 +87,11 @@ extension BLETransport {
             return (state.dialsInFlight == 1, state.mgmt)
         }
         if first, let mgmt {
-            _ = try? await mgmt.command(MgmtSocket.Opcode.stopDiscovery, index: configuration.adapterIndex, [MgmtSocket.leDiscoveryType])
+            _ = try? await mgmt.command(
+                MgmtSocket.Opcode.stopDiscovery,
+                index: configuration.adapterIndex,
+                [MgmtSocket.leDiscoveryType]
+            )
         }
     }
 
@@ -108,9 +119,15 @@ extension BLETransport {
     func makeLink(fd: Int32, remoteAddress: String) async throws -> SeqPacketLink {
         let (send, receive) = try L2CAP.mtus(fd)
         let link = try SeqPacketLink(
-            adopting: fd, transportName: name, remoteAddress: remoteAddress, mtu: send, receiveMTU: max(receive, 1),
+            adopting: fd,
+            transportName: name,
+            remoteAddress: remoteAddress,
+            mtu: send,
+            receiveMTU: max(receive, 1),
             onClose: { [weak self] id in self?.forget(id) },
-            unsentBytes: { Int(cbluez_unsent_bytes($0)) }, runsOnReactor: configuration.linkExecutor == .reactor)
+            unsentBytes: { Int(cbluez_unsent_bytes($0)) },
+            runsOnReactor: configuration.linkExecutor == .reactor
+        )
         let accepted = state.withLock { state -> Bool in
             guard state.phase == .running || state.phase == .starting else { return false }
             state.links[link.id] = link

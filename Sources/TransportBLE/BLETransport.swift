@@ -1,12 +1,13 @@
+import Logging
+import MeshCore
+import Synchronization
+
 #if canImport(CBlueZ)
 import CBlueZ
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
-import MeshCore
-import Synchronization
 
 /// The Bluetooth Low Energy transport on Linux: BlueZ's kernel stack, driven directly
 /// (mgmt and L2CAP sockets; no `bluetoothd`).
@@ -109,8 +110,12 @@ public final class BLETransport: Transport, TransportCounting {
     /// discovery, high power cost.
     public var capabilities: TransportCapabilities {
         TransportCapabilities(
-            maxFrameSize: Self.defaultMTU, nominalBitrate: Self.nominalBitrate, isReliable: true,
-            needsDiscovery: true, powerCost: 8)
+            maxFrameSize: Self.defaultMTU,
+            nominalBitrate: Self.nominalBitrate,
+            isReliable: true,
+            needsDiscovery: true,
+            powerCost: 8
+        )
     }
 
     /// The receive MTU the transport asks for on its channels (the kernel's LE default).
@@ -150,7 +155,10 @@ public final class BLETransport: Transport, TransportCounting {
         #if canImport(CBlueZ)
         try await run(context: context)
         #else
-        throw MeshError(.transportUnavailable, "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)")
+        throw MeshError(
+            .transportUnavailable,
+            "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)"
+        )
         #endif
     }
 
@@ -167,7 +175,10 @@ public final class BLETransport: Transport, TransportCounting {
         let remote = try BLEPeerAddress(parsing: hint.address)
         #if canImport(CBlueZ)
         guard let local = state.withLock({ $0.phase == .running ? $0.local : nil }) else {
-            throw MeshError(.notRunning, "the ble transport is not running; run listen(context:) before dialling \(hint.address)")
+            throw MeshError(
+                .notRunning,
+                "the ble transport is not running; run listen(context:) before dialling \(hint.address)"
+            )
         }
         await beginDial()
         do {
@@ -179,7 +190,10 @@ public final class BLETransport: Transport, TransportCounting {
             throw error
         }
         #else
-        throw MeshError(.transportUnavailable, "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)")
+        throw MeshError(
+            .transportUnavailable,
+            "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)"
+        )
         #endif
     }
 
@@ -199,12 +213,20 @@ public final class BLETransport: Transport, TransportCounting {
                 failures.append("\(path.rawValue): \((error as? MeshError)?.message ?? "\(error)")")
                 lastError = error
                 if path == .l2cap, configuration.dataPath.dialOrder(gattEnabled: configuration.gatt).count > 1 {
-                    state.withLock { $0.logger }?.info("BLE: no L2CAP channel to \(remote) (\(failures.last!)); trying GATT")
+                    state.withLock { $0.logger }?.info(
+                        "BLE: no L2CAP channel to \(remote) (\(failures.last!)); trying GATT"
+                    )
                 }
             }
         }
-        guard failures.count > 1, let lastError else { throw lastError ?? MeshError(.dialFailed, "BLE dial to \(remote) failed") }
-        throw MeshError(.dialFailed, "BLE dial to \(remote) failed on every data path (\(failures.joined(separator: "; ")))", cause: lastError)
+        guard failures.count > 1, let lastError else {
+            throw lastError ?? MeshError(.dialFailed, "BLE dial to \(remote) failed")
+        }
+        throw MeshError(
+            .dialFailed,
+            "BLE dial to \(remote) failed on every data path (\(failures.joined(separator: "; ")))",
+            cause: lastError
+        )
     }
     #endif
 
@@ -256,8 +278,13 @@ public final class BLETransport: Transport, TransportCounting {
             group.addTask { await self.eventLoop(mgmt: mgmt, context: context) }
             group.addTask { await self.rotationLoop(mgmt: mgmt, schedule: started.schedule, logger: logger) }
             group.addTask { await self.lostLoop(context: context) }
-            let paths = [started.listenFD.map { _ in "L2CAP PSM \(started.local.description.split(separator: "/").last!)" }, started.attFD.map { _ in "GATT" }]
-            logger.info("BLE: listening on \(started.local) (\(configuration.adapter); \(paths.compactMap { $0 }.joined(separator: " + "))); advertising \(BLEMeshAdvertisement.serviceUUIDString)")
+            let paths = [
+                started.listenFD.map { _ in "L2CAP PSM \(started.local.description.split(separator: "/").last!)" },
+                started.attFD.map { _ in "GATT" },
+            ]
+            logger.info(
+                "BLE: listening on \(started.local) (\(configuration.adapter); \(paths.compactMap { $0 }.joined(separator: " + "))); advertising \(BLEMeshAdvertisement.serviceUUIDString)"
+            )
             context.report(.listening(addresses: [started.local.description]))
             // Until cancelled (the stream's iteration ends then): jobs become child tasks.
             for await job in jobs { group.addTask { await job() } }
@@ -309,28 +336,42 @@ public final class BLETransport: Transport, TransportCounting {
                     present.append("hci\(list.parameters.le16(at: 2 + 2 * entry))")
                 }
             }
-            let listed = present.isEmpty ? "no adapters present" : "adapters present: \(present.joined(separator: ", "))"
+            let listed =
+                present.isEmpty ? "no adapters present" : "adapters present: \(present.joined(separator: ", "))"
             throw MeshError(.transportUnavailable, "BLE unavailable: no Bluetooth adapter \(adapter) (\(listed))")
         }
         guard info.status == 0, info.parameters.count >= 17 else {
-            throw MeshError(.transportUnavailable, "BLE unavailable: cannot read adapter \(adapter): \(MgmtSocket.statusName(info.status))")
+            throw MeshError(
+                .transportUnavailable,
+                "BLE unavailable: cannot read adapter \(adapter): \(MgmtSocket.statusName(info.status))"
+            )
         }
         let addressBytes = Array(info.parameters[0..<6].reversed())
         let supported = info.parameters.le32(at: 9)
         let current = info.parameters.le32(at: 13)
         guard supported & MgmtSocket.Setting.lowEnergy != 0 else {
-            throw MeshError(.transportUnavailable, "BLE unavailable: adapter \(adapter) does not support Bluetooth Low Energy")
+            throw MeshError(
+                .transportUnavailable,
+                "BLE unavailable: adapter \(adapter) does not support Bluetooth Low Energy"
+            )
         }
         guard current & MgmtSocket.Setting.powered != 0 else {
-            throw MeshError(.transportUnavailable, "BLE unavailable: adapter \(adapter) is down (power it on: btmgmt -i \(adapter) power on)")
+            throw MeshError(
+                .transportUnavailable,
+                "BLE unavailable: adapter \(adapter) is down (power it on: btmgmt -i \(adapter) power on)"
+            )
         }
         guard current & MgmtSocket.Setting.lowEnergy != 0 else {
-            throw MeshError(.transportUnavailable, "BLE unavailable: Low Energy is switched off on \(adapter) (btmgmt -i \(adapter) le on)")
+            throw MeshError(
+                .transportUnavailable,
+                "BLE unavailable: Low Energy is switched off on \(adapter) (btmgmt -i \(adapter) le on)"
+            )
         }
         guard addressBytes.contains(where: { $0 != 0 }) else {
             throw MeshError(
                 .transportUnavailable,
-                "BLE unavailable: adapter \(adapter) has no public address (controllers with only a static random address are not supported yet)")
+                "BLE unavailable: adapter \(adapter) has no public address (controllers with only a static random address are not supported yet)"
+            )
         }
         let psm = UInt16(configuration.psm)
         let local = try BLEPeerAddress(bytes: addressBytes, type: .public, psm: psm)
@@ -342,12 +383,18 @@ public final class BLETransport: Transport, TransportCounting {
         } else {
             do {
                 listenFD = try L2CAP.socket(
-                    local: local.bytes, type: local.type, psm: psm, security: configuration.securityLevel, receiveMTU: Self.defaultMTU)
+                    local: local.bytes,
+                    type: local.type,
+                    psm: psm,
+                    security: configuration.securityLevel,
+                    receiveMTU: Self.defaultMTU
+                )
             } catch {
                 throw MeshError(
                     .transportUnavailable,
                     "BLE unavailable: cannot listen on PSM \(local.description.split(separator: "/").last!) of \(adapter): \(Self.explain(error))",
-                    cause: error)
+                    cause: error
+                )
             }
         }
         if let listenFD {
@@ -355,32 +402,48 @@ public final class BLETransport: Transport, TransportCounting {
                 try L2CAP.listen(listenFD)
             } catch {
                 _ = Glibc.close(listenFD)
-                throw MeshError(.transportUnavailable, "BLE unavailable: listen on \(adapter) failed: \(Self.explain(error))", cause: error)
+                throw MeshError(
+                    .transportUnavailable,
+                    "BLE unavailable: listen on \(adapter) failed: \(Self.explain(error))",
+                    cause: error
+                )
             }
         }
         var attFD: Int32?
         do {
             if configuration.gatt { attFD = try openATTListener(local: local, logger: logger) }
             let schedule = try BLEBeaconSchedule(
-                localPeerID: context.localPeerID, rotationSeconds: configuration.beaconRotationSeconds, hash: beaconHash)
+                localPeerID: context.localPeerID,
+                rotationSeconds: configuration.beaconRotationSeconds,
+                hash: beaconHash
+            )
             state.withLock {
                 $0.local = local
                 $0.schedule = schedule
                 $0.listeningPSM = listenFD == nil ? 0 : psm
                 $0.sightings = SightingTracker(
                     window: .milliseconds(Int(configuration.dedupWindowSeconds * 1000)),
-                    lostAfter: .seconds(max(30, Int(configuration.dedupWindowSeconds * 3))))
+                    lostAfter: .seconds(max(30, Int(configuration.dedupWindowSeconds * 3)))
+                )
             }
 
             // Scan duty cycle for kernel discovery (best effort: older kernels lack the call).
             var systemConfig: [UInt8] = []
-            for (type, milliseconds) in [(UInt16(0x0011), configuration.scanIntervalMs), (UInt16(0x0012), configuration.scanWindowMs)] {
+            for (type, milliseconds) in [
+                (UInt16(0x0011), configuration.scanIntervalMs), (UInt16(0x0012), configuration.scanWindowMs),
+            ] {
                 systemConfig.appendLE16(type)
                 systemConfig.append(2)
                 systemConfig.appendLE16(UInt16(clamping: milliseconds * 1000 / 625))
             }
-            if let reply = try? await mgmt.command(MgmtSocket.Opcode.setDefaultSystemConfig, index: index, systemConfig), reply.status != 0 {
-                logger.warning("BLE: the kernel refused the scan interval/window (\(MgmtSocket.statusName(reply.status))); using its defaults")
+            if let reply = try? await mgmt.command(
+                MgmtSocket.Opcode.setDefaultSystemConfig,
+                index: index,
+                systemConfig
+            ), reply.status != 0 {
+                logger.warning(
+                    "BLE: the kernel refused the scan interval/window (\(MgmtSocket.statusName(reply.status))); using its defaults"
+                )
             }
 
             try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))

@@ -49,4 +49,3 @@ extension FDReactor: TaskExecutor {
     package var taskExecutor: (any TaskExecutor)? { self }
 }
 #endif
-

@@ -76,7 +76,10 @@ package final class FDReactor: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Outcome { case waiting(startThread: Bool), cancelled, notPollable }
+                enum Outcome {
+                    case waiting(startThread: Bool)
+                    case cancelled, notPollable
+                }
                 let outcome = state.withLock { state -> Outcome in
                     if state.cancelled.remove(token) != nil { return .cancelled }
                     var waiters = state.waiters[fd] ?? []
@@ -140,11 +143,16 @@ package final class FDReactor: Sendable {
     private func startThread() {
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let reactor = Unmanaged<FDReactor>.fromOpaque(context!).takeRetainedValue()
-            reactor.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread,
+            nil,
+            { context in
+                let reactor = Unmanaged<FDReactor>.fromOpaque(context!).takeRetainedValue()
+                reactor.run()
+                return nil
+            },
+            context
+        )
         precondition(result == 0, "pthread_create failed: \(result)")
         pthread_detach(thread)
     }

@@ -113,11 +113,16 @@ package final class FDReactor: Sendable {
     private func startThread() {
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let reactor = Unmanaged<FDReactor>.fromOpaque(context!).takeRetainedValue()
-            reactor.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread,
+            nil,
+            { context in
+                let reactor = Unmanaged<FDReactor>.fromOpaque(context!).takeRetainedValue()
+                reactor.run()
+                return nil
+            },
+            context
+        )
         precondition(result == 0, "pthread_create failed: \(result)")
         pthread_detach(thread)
     }

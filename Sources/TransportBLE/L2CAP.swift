@@ -33,8 +33,11 @@ enum L2CAP {
 
     /// A new, non-blocking L2CAP `SOCK_SEQPACKET` socket bound to the local adapter.
     static func socket(
-        local: [UInt8], type: BLEPeerAddress.AddressType, psm: UInt16,
-        security: BLETransport.Configuration.SecurityLevel, receiveMTU: Int
+        local: [UInt8],
+        type: BLEPeerAddress.AddressType,
+        psm: UInt16,
+        security: BLETransport.Configuration.SecurityLevel,
+        receiveMTU: Int
     ) throws(SystemError) -> Int32 {
         let fd = try Posix.call("socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP)") {
             Glibc.socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
@@ -43,7 +46,9 @@ enum L2CAP {
             var address = socketAddress(local, type: type, psm: psm)
             try Posix.call("bind(L2CAP LE, psm 0x\(String(psm, radix: 16)))") {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+                    }
                 }
             }
             var level = bt_security()
@@ -108,7 +113,9 @@ enum L2CAP {
     static func startConnect(_ fd: Int32, to remote: BLEPeerAddress) throws(SystemError) -> Bool {
         var address = socketAddress(remote.bytes, type: remote.type, psm: remote.psm)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+            }
         }
         if result == 0 { return true }
         let code = errno

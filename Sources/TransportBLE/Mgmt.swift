@@ -114,7 +114,9 @@ final class MgmtSocket: Sendable {
         address.hci_dev = UInt16(HCI_DEV_NONE)
         address.hci_channel = UInt16(HCI_CHANNEL_CONTROL)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
+            }
         }
         if bound != 0 {
             let code = errno
@@ -122,7 +124,13 @@ final class MgmtSocket: Sendable {
             throw SystemError("bind(HCI_CHANNEL_CONTROL)", errno: code)
         }
         do {
-            channel = try SeqPacketLink(adopting: fd, transportName: "mgmt", remoteAddress: "kernel", mtu: 1024, receiveMTU: 4096)
+            channel = try SeqPacketLink(
+                adopting: fd,
+                transportName: "mgmt",
+                remoteAddress: "kernel",
+                mtu: 1024,
+                receiveMTU: 4096
+            )
         } catch {
             _ = Glibc.close(fd)
             throw error
@@ -142,7 +150,8 @@ final class MgmtSocket: Sendable {
                 let opcode = UInt16(parameters[0]) | UInt16(parameters[1]) << 8
                 let reply = Reply(status: parameters[2], parameters: Array(parameters[3...]))
                 let waiter = pending.withLock { slot -> CheckedContinuation<Reply, any Error>? in
-                    guard var current = slot, current.opcode == opcode, current.index == index, current.reply == nil else { return nil }
+                    guard var current = slot, current.opcode == opcode, current.index == index, current.reply == nil
+                    else { return nil }
                     if let continuation = current.continuation {
                         slot = nil
                         return continuation
@@ -189,7 +198,12 @@ final class MgmtSocket: Sendable {
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await Task.sleep(for: .seconds(5))
-                    self.fail(MeshError(.transportUnavailable, "the kernel did not answer Bluetooth management command 0x\(String(opcode, radix: 16))"))
+                    self.fail(
+                        MeshError(
+                            .transportUnavailable,
+                            "the kernel did not answer Bluetooth management command 0x\(String(opcode, radix: 16))"
+                        )
+                    )
                 }
                 defer { group.cancelAll() }
                 return try await reply()

@@ -1,11 +1,12 @@
+import Dispatch
+import MeshCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Dispatch
-import MeshCore
-import Synchronization
 
 /// A ``Link`` over any connected `SOCK_SEQPACKET` socket: an L2CAP LE credit-based
 /// channel in the transport, a `socketpair(AF_UNIX, SOCK_SEQPACKET)` in the unit tests.
@@ -64,9 +65,15 @@ package final class SeqPacketLink: Link, Sendable {
     ///   - runsOnReactor: the link asks the core to run its tasks on `reactor`'s
     ///     executor (``preferredTaskExecutor``; nil where the reactor is not one).
     package init(
-        adopting fd: Int32, transportName: String, remoteAddress: String, mtu: Int, receiveMTU: Int,
-        reactor: FDReactor = .shared, onClose: (@Sendable (LinkID) -> Void)? = nil,
-        unsentBytes: (@Sendable (Int32) -> Int)? = nil, runsOnReactor: Bool = false
+        adopting fd: Int32,
+        transportName: String,
+        remoteAddress: String,
+        mtu: Int,
+        receiveMTU: Int,
+        reactor: FDReactor = .shared,
+        onClose: (@Sendable (LinkID) -> Void)? = nil,
+        unsentBytes: (@Sendable (Int32) -> Int)? = nil,
+        runsOnReactor: Bool = false
     ) throws(SystemError) {
         try Posix.setNonBlocking(fd)
         self.id = LinkID.next()
@@ -91,16 +98,24 @@ package final class SeqPacketLink: Link, Sendable {
     ///   `.linkClosed` after ``close()`` or a failure.
     package func send(_ frame: [UInt8]) async throws {
         guard frame.count <= mtu else {
-            throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the \(transportName) link MTU of \(mtu) bytes; fragment it first")
+            throw MeshError(
+                .frameTooLarge,
+                "frame of \(frame.count) bytes exceeds the \(transportName) link MTU of \(mtu) bytes; fragment it first"
+            )
         }
         guard !frame.isEmpty else {
-            throw MeshError(.invalidArgument, "an empty frame cannot be sent on a packet link (it would read as end of stream)")
+            throw MeshError(
+                .invalidArgument,
+                "an empty frame cannot be sent on a packet link (it would read as end of stream)"
+            )
         }
         try await writeLock.withLock {
             guard let fd = enter(sending: true) else { throw closedError() }
             defer { leave() }
             while true {
-                let result = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                let result = frame.withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                }
                 if result >= 0 { return }
                 let code = errno
                 if code == EINTR { continue }
@@ -112,7 +127,11 @@ package final class SeqPacketLink: Link, Sendable {
                 }
                 let failure = SystemError("send on \(transportName) link to \(remoteAddress)", errno: code)
                 await close()
-                throw MeshError(.linkClosed, "\(transportName) link to \(remoteAddress) failed while sending: \(failure.errnoName)", cause: failure)
+                throw MeshError(
+                    .linkClosed,
+                    "\(transportName) link to \(remoteAddress) failed while sending: \(failure.errnoName)",
+                    cause: failure
+                )
             }
         }
     }
@@ -143,7 +162,10 @@ package final class SeqPacketLink: Link, Sendable {
             if result > 0 {
                 if result > receiveMTU || flags & Int32(MSG_TRUNC) != 0 {
                     await close()
-                    throw MeshError(.frameTooLarge, "\(transportName) link to \(remoteAddress) received a packet over its receive MTU of \(receiveMTU) bytes; link closed")
+                    throw MeshError(
+                        .frameTooLarge,
+                        "\(transportName) link to \(remoteAddress) received a packet over its receive MTU of \(receiveMTU) bytes; link closed"
+                    )
                 }
                 buffer.removeSubrange(result...)
                 return buffer
@@ -179,7 +201,11 @@ package final class SeqPacketLink: Link, Sendable {
             }
             let failure = SystemError("recv on \(transportName) link to \(remoteAddress)", errno: code)
             await close()
-            throw MeshError(.linkClosed, "\(transportName) link to \(remoteAddress) failed while receiving: \(failure.errnoName)", cause: failure)
+            throw MeshError(
+                .linkClosed,
+                "\(transportName) link to \(remoteAddress) failed while receiving: \(failure.errnoName)",
+                cause: failure
+            )
         }
     }
 

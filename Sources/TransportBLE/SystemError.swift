@@ -58,7 +58,10 @@ package struct SystemError: Error, Sendable, CustomStringConvertible, Equatable 
 package enum Posix {
     /// Runs `body` until it returns something other than -1/EINTR.
     @discardableResult
-    package static func call<T: FixedWidthInteger>(_ name: @autoclosure () -> String, _ body: () -> T) throws(SystemError) -> T {
+    package static func call<T: FixedWidthInteger>(
+        _ name: @autoclosure () -> String,
+        _ body: () -> T
+    ) throws(SystemError) -> T {
         while true {
             let result = body()
             if result != -1 { return result }

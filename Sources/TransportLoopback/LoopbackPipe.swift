@@ -76,7 +76,11 @@ final class LoopbackLink: Link {
     private let onClose: @Sendable (LoopbackLink) -> Void
 
     init(
-        pipe: LoopbackPipe, isA: Bool, mtu: Int, latency: Duration, loss: Double,
+        pipe: LoopbackPipe,
+        isA: Bool,
+        mtu: Int,
+        latency: Duration,
+        loss: Double,
         onClose: @escaping @Sendable (LoopbackLink) -> Void
     ) {
         self.pipe = pipe

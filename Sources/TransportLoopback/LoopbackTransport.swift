@@ -27,7 +27,11 @@ public final class LoopbackTransport: Transport {
 
         /// Defaults: MTU 1024, no latency or loss, 64 frames of buffer, discovery on.
         public init(
-            mtu: Int = 1024, latencyMilliseconds: Int = 0, loss: Double = 0, bufferFrames: Int = 64, discovery: Bool = true,
+            mtu: Int = 1024,
+            latencyMilliseconds: Int = 0,
+            loss: Double = 0,
+            bufferFrames: Int = 64,
+            discovery: Bool = true,
             bitrate: Int = 1_000_000_000
         ) {
             self.mtu = mtu
@@ -51,7 +55,8 @@ public final class LoopbackTransport: Transport {
             let defaults = Configuration()
             let container = try decoder.container(keyedBy: CodingKeys.self)
             mtu = try container.decodeIfPresent(Int.self, forKey: .mtu) ?? defaults.mtu
-            latencyMilliseconds = try container.decodeIfPresent(Int.self, forKey: .latencyMilliseconds) ?? defaults.latencyMilliseconds
+            latencyMilliseconds =
+                try container.decodeIfPresent(Int.self, forKey: .latencyMilliseconds) ?? defaults.latencyMilliseconds
             loss = try container.decodeIfPresent(Double.self, forKey: .loss) ?? defaults.loss
             bufferFrames = try container.decodeIfPresent(Int.self, forKey: .bufferFrames) ?? defaults.bufferFrames
             discovery = try container.decodeIfPresent(Bool.self, forKey: .discovery) ?? defaults.discovery
@@ -96,7 +101,12 @@ public final class LoopbackTransport: Transport {
     }
 
     /// Creates a transport at `address` on `network`.
-    public init(name: String = "loopback", address: String, network: LoopbackNetwork, configuration: Configuration = .init()) {
+    public init(
+        name: String = "loopback",
+        address: String,
+        network: LoopbackNetwork,
+        configuration: Configuration = .init()
+    ) {
         self.name = name
         self.address = address
         self.network = network
@@ -105,8 +115,12 @@ public final class LoopbackTransport: Transport {
 
     public var capabilities: TransportCapabilities {
         TransportCapabilities(
-            maxFrameSize: configuration.mtu, nominalBitrate: configuration.bitrate, isReliable: configuration.loss == 0,
-            needsDiscovery: false, powerCost: 0)
+            maxFrameSize: configuration.mtu,
+            nominalBitrate: configuration.bitrate,
+            isReliable: configuration.loss == 0,
+            needsDiscovery: false,
+            powerCost: 0
+        )
     }
 
     /// This transport's hint, as others discover it.
@@ -137,7 +151,9 @@ public final class LoopbackTransport: Transport {
         if configuration.discovery {
             let mine = PeerHint(transport: name, address: address, peerID: context.localPeerID)
             for other in others where other.transport.configuration.discovery {
-                context.report(.peerDiscovered(PeerHint(transport: name, address: other.transport.address, peerID: other.peerID)))
+                context.report(
+                    .peerDiscovered(PeerHint(transport: name, address: other.transport.address, peerID: other.peerID))
+                )
                 other.transport.announce(.peerDiscovered(mine))
             }
         }
@@ -154,19 +170,30 @@ public final class LoopbackTransport: Transport {
         guard state.withLock({ $0.started && !$0.stopped }) else {
             throw MeshError(.notRunning, "loopback transport \(address) is not running")
         }
-        guard !network.isPartitioned(address, hint.address, transport: name), let remote = network.listener(name: name, address: hint.address) else {
+        guard !network.isPartitioned(address, hint.address, transport: name),
+            let remote = network.listener(name: name, address: hint.address)
+        else {
             throw MeshError(.dialFailed, "nothing listens at loopback address \(hint.address) on \(name)")
         }
         let pipe = LoopbackPipe(
-            transportName: name, a: address, b: hint.address, capacity: configuration.bufferFrames, network: network)
+            transportName: name,
+            a: address,
+            b: hint.address,
+            capacity: configuration.bufferFrames,
+            network: network
+        )
         network.add(pipe)
         let latency = Duration.milliseconds(configuration.latencyMilliseconds)
         let mtu = min(configuration.mtu, remote.transport.configuration.mtu)
-        let local = LoopbackLink(pipe: pipe, isA: true, mtu: mtu, latency: latency, loss: configuration.loss) { [weak self] link in
+        let local = LoopbackLink(pipe: pipe, isA: true, mtu: mtu, latency: latency, loss: configuration.loss) {
+            [weak self] link in
             self?.forget(link)
         }
         let remoteEnd = LoopbackLink(
-            pipe: pipe, isA: false, mtu: mtu, latency: .milliseconds(remote.transport.configuration.latencyMilliseconds),
+            pipe: pipe,
+            isA: false,
+            mtu: mtu,
+            latency: .milliseconds(remote.transport.configuration.latencyMilliseconds),
             loss: remote.transport.configuration.loss
         ) { [weak transport = remote.transport] link in
             transport?.forget(link)

@@ -63,7 +63,11 @@ actor MDNSDiscovery {
         do {
             session = try AvahiSession()
         } catch {
-            throw MeshError(.transportUnavailable, "mDNS: Avahi could not start its event loop (\(error))", cause: error)
+            throw MeshError(
+                .transportUnavailable,
+                "mDNS: Avahi could not start its event loop (\(error))",
+                cause: error
+            )
         }
     }
 
@@ -88,14 +92,17 @@ actor MDNSDiscovery {
                 stopNow()
                 throw MeshError(
                     .transportUnavailable,
-                    "mDNS: no avahi-daemon on the D-Bus system bus (start avahi-daemon, or set wait_for_daemon: true)")
+                    "mDNS: no avahi-daemon on the D-Bus system bus (start avahi-daemon, or set wait_for_daemon: true)"
+                )
             }
         } catch let error as AvahiError {
             guard options.waitForDaemon else {
                 stopNow()
                 throw MeshError(
                     .transportUnavailable,
-                    "mDNS: cannot reach the D-Bus system bus (\(error.reason)); start dbus and avahi-daemon", cause: error)
+                    "mDNS: cannot reach the D-Bus system bus (\(error.reason)); start dbus and avahi-daemon",
+                    cause: error
+                )
             }
             reportUnavailable("the D-Bus system bus does not answer (\(error.reason))")
             scheduleReconnect()
@@ -166,7 +173,9 @@ actor MDNSDiscovery {
                 continuation.yield(.lost(service))
             }
         case .browseFailure(_, let error):
-            logger.warning("mDNS: browsing \(options.serviceType) failed (\(AvahiError.text(error))); retrying when the daemon reconnects")
+            logger.warning(
+                "mDNS: browsing \(options.serviceType) failed (\(AvahiError.text(error))); retrying when the daemon reconnects"
+            )
             browsing = false
         case .resolved(_, let resolved):
             session.cancelResolve(resolved.key)
@@ -210,18 +219,26 @@ actor MDNSDiscovery {
     private func handleGroup(_ status: AvahiGroupStatus, error: Int32) {
         switch status {
         case .established:
-            logger.info("mDNS: published '\(currentName)' \(options.serviceType) on port \(options.publish.map { String($0.port) }.joined(separator: ", "))")
+            logger.info(
+                "mDNS: published '\(currentName)' \(options.serviceType) on port \(options.publish.map { String($0.port) }.joined(separator: ", "))"
+            )
             continuation.yield(.published(name: currentName))
         case .collision:
             let next = AvahiNames.alternativeServiceName(currentName)
-            remoteCaused.note("name_collision", level: .notice, "mDNS: service name '\(currentName)' is taken on the network; renaming to '\(next)'") {
+            remoteCaused.note(
+                "name_collision",
+                level: .notice,
+                "mDNS: service name '\(currentName)' is taken on the network; renaming to '\(next)'"
+            ) {
                 "mDNS: renamed \(LogLimiter.formatted($0)) more times in the last \(LogLimiter.formatted($1)) (service names taken on the network)"
             }
             currentName = next
             publishedForClient = false
             publishIfNeeded()
         case .failure:
-            logger.warning("mDNS: publishing '\(currentName)' failed (\(AvahiError.text(error))); retrying when the daemon reconnects")
+            logger.warning(
+                "mDNS: publishing '\(currentName)' failed (\(AvahiError.text(error))); retrying when the daemon reconnects"
+            )
             publishedForClient = false
         case .uncommitted, .registering:
             break
@@ -240,13 +257,20 @@ actor MDNSDiscovery {
             return
         }
         guard txt.isCompatible else {
-            logger.debug("mDNS: skipping \(key): protocol version \(txt.fields[MDNSTXTRecord.versionKey] ?? "?") is not ours")
+            logger.debug(
+                "mDNS: skipping \(key): protocol version \(txt.fields[MDNSTXTRecord.versionKey] ?? "?") is not ours"
+            )
             return
         }
         let service = MDNSService(
-            name: key.name, interfaceName: AvahiNames.interfaceName(key.interface) ?? "",
-            hostName: resolved.hostName, address: resolved.address, isIPv6: resolved.isIPv6,
-            port: resolved.port, txt: txt)
+            name: key.name,
+            interfaceName: AvahiNames.interfaceName(key.interface) ?? "",
+            hostName: resolved.hostName,
+            address: resolved.address,
+            isIPv6: resolved.isIPv6,
+            port: resolved.port,
+            txt: txt
+        )
         if let old = known[key] {
             if old == service { return }
             continuation.yield(.lost(old))
@@ -303,8 +327,12 @@ actor MDNSDiscovery {
         }
         for _ in 0..<32 {
             let rc = session.publish(
-                name: currentName, type: options.serviceType, txt: options.txt.strings,
-                interfaces: interfaces, targets: targets)
+                name: currentName,
+                type: options.serviceType,
+                txt: options.txt.strings,
+                interfaces: interfaces,
+                targets: targets
+            )
             if rc == AvahiError.collision {
                 let next = AvahiNames.alternativeServiceName(currentName)
                 logger.notice("mDNS: service name '\(currentName)' is taken locally; renaming to '\(next)'")

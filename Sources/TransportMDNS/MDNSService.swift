@@ -16,7 +16,15 @@ struct MDNSService: Hashable, Sendable, CustomStringConvertible {
     var txt: MDNSTXTRecord
 
     /// Creates a service; an IPv6 link-local address gets the interface as its scope.
-    init(name: String, interfaceName: String, hostName: String, address: String, isIPv6: Bool, port: UInt16, txt: MDNSTXTRecord) {
+    init(
+        name: String,
+        interfaceName: String,
+        hostName: String,
+        address: String,
+        isIPv6: Bool,
+        port: UInt16,
+        txt: MDNSTXTRecord
+    ) {
         self.name = name
         self.interfaceName = interfaceName
         self.hostName = hostName

@@ -148,13 +148,18 @@ extension MDNSTransport {
             guard Self.isServiceType(serviceType) else {
                 throw Self.invalid(
                     .serviceType,
-                    "must look like \"_name._tcp\" (name: 1-15 letters, digits or '-'), got \"\(serviceType)\"")
+                    "must look like \"_name._tcp\" (name: 1-15 letters, digits or '-'), got \"\(serviceType)\""
+                )
             }
             guard serviceName.utf8.count <= 63 else {
                 throw Self.invalid(.serviceName, "must be at most 63 bytes, got \(serviceName.utf8.count)")
             }
-            for name in interfaces where name.isEmpty || name.utf8.count > 15 || name.contains("/") || name.contains(" ") {
-                throw Self.invalid(.interfaces, "entry \"\(name)\" is not an interface name (1-15 characters, no '/' or space)")
+            for name in interfaces
+            where name.isEmpty || name.utf8.count > 15 || name.contains("/") || name.contains(" ") {
+                throw Self.invalid(
+                    .interfaces,
+                    "entry \"\(name)\" is not an interface name (1-15 characters, no '/' or space)"
+                )
             }
             guard !listen.isEmpty else {
                 throw Self.invalid(.listen, "must name at least one address: its port is what mDNS publishes")

@@ -68,14 +68,17 @@ public final class MDNSTransport: Transport, TransportCounting {
                 listen: configuration.listen,
                 bootstrap: [],
                 maxFrameSize: configuration.maxFrameSize,
-                connectTimeoutMilliseconds: configuration.connectTimeoutMilliseconds),
-            name: name)
+                connectTimeoutMilliseconds: configuration.connectTimeoutMilliseconds
+            ),
+            name: name
+        )
         self.capabilities = TransportCapabilities(
             maxFrameSize: configuration.maxFrameSize,
             nominalBitrate: 1_000_000_000,
             isReliable: true,
             needsDiscovery: true,
-            powerCost: 0)
+            powerCost: 0
+        )
         state = Mutex(State(mode: configuration.discoveryMode))
     }
 
@@ -179,7 +182,8 @@ public final class MDNSTransport: Transport, TransportCounting {
         #else
         throw MeshError(
             .transportUnavailable,
-            "mdns: this build has no Avahi support (built without the MDNS trait or without libavahi-client-dev)")
+            "mdns: this build has no Avahi support (built without the MDNS trait or without libavahi-client-dev)"
+        )
         #endif
     }
 
@@ -201,14 +205,16 @@ public final class MDNSTransport: Transport, TransportCounting {
     /// publishing mode, and the mode it starts in.
     /// - Throws: `.transportUnavailable` when none of them can be published.
     private func makeDiscovery(
-        addresses: [String], context: TransportContext
+        addresses: [String],
+        context: TransportContext
     ) throws -> (MDNSDiscovery, [MDNSPublishTarget], DiscoveryMode) {
         let targets = MDNSPublishTarget.targets(boundAddresses: addresses, ipv6: configuration.ipv6)
         guard !targets.isEmpty else {
             throw MeshError(
                 .transportUnavailable,
                 "mdns: no usable TCP listener to publish (bound: \(addresses)); "
-                    + "listen on an IPv4 address or set ipv6: true for IPv6 ones")
+                    + "listen on an IPv4 address or set ipv6: true for IPv6 ones"
+            )
         }
         let mode = state.withLock { $0.mode }
         let options = MDNSDiscoveryOptions(
@@ -221,17 +227,25 @@ public final class MDNSTransport: Transport, TransportCounting {
             ipv6: configuration.ipv6,
             ownPeerID: context.localPeerID,
             waitForDaemon: configuration.waitForDaemon,
-            retryInterval: .milliseconds(configuration.retryIntervalMilliseconds))
+            retryInterval: .milliseconds(configuration.retryIntervalMilliseconds)
+        )
         return (try MDNSDiscovery(options: options, logger: context.logger), targets, mode)
     }
 
     /// Makes `discovery` publish what `mode` says (see ``setDiscoveryMode(_:)``).
     private func apply(
-        _ mode: DiscoveryMode, version: Int, to discovery: MDNSDiscovery, peer: PeerID, targets: [MDNSPublishTarget]
+        _ mode: DiscoveryMode,
+        version: Int,
+        to discovery: MDNSDiscovery,
+        peer: PeerID,
+        targets: [MDNSPublishTarget]
     ) async {
         await discovery.republish(
-            mode.publishes ? targets : [], txt: MDNSTXTRecord(identity: mode.revealsIdentity ? peer : nil),
-            serviceName: serviceName(for: peer, mode: mode), version: version)
+            mode.publishes ? targets : [],
+            txt: MDNSTXTRecord(identity: mode.revealsIdentity ? peer : nil),
+            serviceName: serviceName(for: peer, mode: mode),
+            version: version
+        )
     }
 
     private func report(_ event: MDNSDiscoveryEvent, transport: String, context: TransportContext) {

@@ -37,7 +37,10 @@ struct LengthPrefixFrameDecoder: ByteToMessageDecoder {
         if seenEOF && buffer.readableBytes > 0 {
             let pending = buffer.readableBytes
             buffer.moveReaderIndex(forwardBy: pending)
-            throw MeshError(.malformedFrame, "the connection ended in the middle of a frame (\(pending) bytes left over)")
+            throw MeshError(
+                .malformedFrame,
+                "the connection ended in the middle of a frame (\(pending) bytes left over)"
+            )
         }
         return .needMoreData
     }

@@ -89,10 +89,15 @@ public struct TCPAddress: Hashable, Sendable, CustomStringConvertible {
         }
         let scopeID = UInt32(zone) ?? if_nametoindex(zone)
         guard scopeID != 0 else {
-            throw MeshError(.invalidArgument, "'\(description)' names interface '\(zone)', which this host does not have")
+            throw MeshError(
+                .invalidArgument,
+                "'\(description)' names interface '\(zone)', which this host does not have"
+            )
         }
         var raw = v6.address
-        withUnsafeMutableBytes(of: &raw) { $0.storeBytes(of: scopeID, toByteOffset: Self.scopeIDOffset, as: UInt32.self) }
+        withUnsafeMutableBytes(of: &raw) {
+            $0.storeBytes(of: scopeID, toByteOffset: Self.scopeIDOffset, as: UInt32.self)
+        }
         return SocketAddress(raw, host: host)
     }
 

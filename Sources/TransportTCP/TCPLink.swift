@@ -49,7 +49,11 @@ final class TCPLink: Link {
     /// Installs the framing handlers on a fresh channel. Runs on the channel's event loop
     /// (inside a bootstrap's channel initializer).
     static func wrap(
-        _ channel: any Channel, id: LinkID, maxFrameSize: Int, logger: Logger, failures: LogLimiter? = nil
+        _ channel: any Channel,
+        id: LinkID,
+        maxFrameSize: Int,
+        logger: Logger,
+        failures: LogLimiter? = nil
     ) throws -> Wrapped {
         let writer = FrameWriter(channel: channel, limit: writeQueueLimit)
         let inbox = FrameInbox(
@@ -59,7 +63,9 @@ final class TCPLink: Link {
         )
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(ByteToMessageHandler(LengthPrefixFrameDecoder(maxFrameSize: maxFrameSize)))
-        try pipeline.addHandler(LinkChannelHandler(logger: logger, failures: failures, linkID: id, inbox: inbox, writer: writer))
+        try pipeline.addHandler(
+            LinkChannelHandler(logger: logger, failures: failures, linkID: id, inbox: inbox, writer: writer)
+        )
         return Wrapped(id: id, channel: channel, writer: writer, inbox: inbox)
     }
 

@@ -52,7 +52,9 @@ extension TCPTransport {
             }
             if state.inboundPerIP[ip, default: 0] >= maxPerAddress {
                 return .refuse(
-                    kind: "refused.max_per_address", why: "max_per_address (\(maxPerAddress)) connections from \(ip) are open")
+                    kind: "refused.max_per_address",
+                    why: "max_per_address (\(maxPerAddress)) connections from \(ip) are open"
+                )
             }
             state.inboundIP[accepted.id] = ip
             state.inboundPerIP[ip, default: 0] += 1
@@ -66,17 +68,28 @@ extension TCPTransport {
         case .refuse(let kind, let why):
             let key = "transports.\(name).\(kind.dropFirst("refused.".count))"
             let note = { (limiter: LogLimiter) in
-                limiter.note(kind, "TCP refused a connection from \(remote): \(why); raise \(key) if this is legitimate") {
+                limiter.note(
+                    kind,
+                    "TCP refused a connection from \(remote): \(why); raise \(key) if this is legitimate"
+                ) {
                     "TCP refused \(LogLimiter.formatted($0)) more connections in the last \(LogLimiter.formatted($1)): \(key)"
                 }
             }
-            if let limiter = limiter.withLock({ $0 }) { note(limiter) } else { logger.warning("TCP refused a connection from \(remote): \(why)") }
+            if let limiter = limiter.withLock({ $0 }) {
+                note(limiter)
+            } else {
+                logger.warning("TCP refused a connection from \(remote): \(why)")
+            }
             try? await channel.close()
             return
         case .admit:
             break
         }
-        let link = TCPLink(accepted, mtu: configuration.maxFrameSize, onEnded: { [weak self] id in self?.linkEnded(id) })
+        let link = TCPLink(
+            accepted,
+            mtu: configuration.maxFrameSize,
+            onEnded: { [weak self] id in self?.linkEnded(id) }
+        )
         guard register(link) else {
             await link.close()
             return

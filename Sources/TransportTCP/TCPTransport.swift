@@ -199,7 +199,13 @@ public final class TCPTransport: Transport, TransportCounting {
                     guard let self, self.holdUnclaimed(channel, id: id) else {
                         throw MeshError(.transportUnavailable, "TCP is stopping; the connection was closed")
                     }
-                    return try TCPLink.wrap(channel, id: id, maxFrameSize: maxFrameSize, logger: logger, failures: failures)
+                    return try TCPLink.wrap(
+                        channel,
+                        id: id,
+                        maxFrameSize: maxFrameSize,
+                        logger: logger,
+                        failures: failures
+                    )
                 }
             }
     }
@@ -218,7 +224,10 @@ public final class TCPTransport: Transport, TransportCounting {
         let id = LinkID.next()
         let logger = try state.withLock { state in
             guard state.phase == .running else {
-                throw MeshError(.notRunning, "TCP transport is not running; run listen(context:) before dialling \(hint.address)")
+                throw MeshError(
+                    .notRunning,
+                    "TCP transport is not running; run listen(context:) before dialling \(hint.address)"
+                )
             }
             state.links[id] = .some(nil)
             return state.logger

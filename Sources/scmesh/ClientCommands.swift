@@ -13,8 +13,12 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            .status, dataDirectory: dataDirectory.path, json: output.json, as: StatusReply.self,
-            render: TextReport.status)
+            .status,
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: StatusReply.self,
+            render: TextReport.status
+        )
     }
 }
 
@@ -27,23 +31,33 @@ struct PeersCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            .peers, dataDirectory: dataDirectory.path, json: output.json, as: PeersReply.self,
-            render: TextReport.peers)
+            .peers,
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: PeersReply.self,
+            render: TextReport.peers
+        )
     }
 }
 
 /// `scmesh routes`.
 struct RoutesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "routes", abstract: "Show the route table: destination, next hop, hops, transport, age, sequence.")
+        commandName: "routes",
+        abstract: "Show the route table: destination, next hop, hops, transport, age, sequence."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
 
     func run() async throws {
         try await callNode(
-            .routes, dataDirectory: dataDirectory.path, json: output.json, as: RoutesReply.self,
-            render: TextReport.routes)
+            .routes,
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: RoutesReply.self,
+            render: TextReport.routes
+        )
     }
 }
 
@@ -56,7 +70,8 @@ struct SendCommand: AsyncParsableCommand {
             The message is stored in the node's outbox before this returns and goes out as \
             soon as a route to the peer appears, until it expires. A retry with --id of a \
             message that is queued, sent or delivered changes nothing (no duplicate).
-            """)
+            """
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -67,13 +82,26 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long --wait waits, in seconds (default 60; implies --wait).", valueName: "seconds"))
     var timeout: Double?
 
-    @Option(help: ArgumentHelp("The message ID to use (32 hex characters), e.g. to retry a message without duplicating it.", valueName: "hex"))
+    @Option(
+        help: ArgumentHelp(
+            "The message ID to use (32 hex characters), e.g. to retry a message without duplicating it.",
+            valueName: "hex"
+        )
+    )
     var id: String?
 
-    @Option(help: ArgumentHelp("How long the message may wait for delivery, in seconds (default: store.default_expiry_seconds).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "How long the message may wait for delivery, in seconds (default: store.default_expiry_seconds).",
+            valueName: "seconds"
+        )
+    )
     var expires: Double?
 
-    @Flag(help: "Send it as an emergency: flooded ahead of every queue, whatever the routes; at most flood.emergency_per_hour an hour (above that it fails and nothing is queued).")
+    @Flag(
+        help:
+            "Send it as an emergency: flooded ahead of every queue, whatever the routes; at most flood.emergency_per_hour an hour (above that it fails and nothing is queued)."
+    )
     var emergency = false
 
     @Argument(help: "The destination: a peer ID (64 hex characters) or a contact's alias.")
@@ -84,8 +112,12 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         var request = SendRequest(
-            peer: peer, id: id, expiresSeconds: expires, wait: wait || timeout != nil ? true : nil,
-            timeoutSeconds: timeout)
+            peer: peer,
+            id: id,
+            expiresSeconds: expires,
+            wait: wait || timeout != nil ? true : nil,
+            timeoutSeconds: timeout
+        )
         if emergency { request.emergency = true }
         // On a terminal, a large payload from standard input shows bytes and rate.
         var progress = TransferProgress()
@@ -93,7 +125,12 @@ struct SendCommand: AsyncParsableCommand {
         if text == "-" {
             // Standard input from a file: read and uploaded at once, no copy in memory.
             if let length = standardInputFileLength(),
-                try await sendStandardInput(request, length: length, dataDirectory: dataDirectory.path, json: output.json)
+                try await sendStandardInput(
+                    request,
+                    length: length,
+                    dataDirectory: dataDirectory.path,
+                    json: output.json
+                )
             {
                 return
             }
@@ -103,25 +140,33 @@ struct SendCommand: AsyncParsableCommand {
             progress.finish(bytes, "read", suffix: "; handing it to the node")
             // Raw bytes over the HTTP API when the node serves one; base64 in JSON on
             // the control socket otherwise.
-            if try await sendRaw(request, payload: payload, dataDirectory: dataDirectory.path, json: output.json) { return }
+            if try await sendRaw(request, payload: payload, dataDirectory: dataDirectory.path, json: output.json) {
+                return
+            }
             request.payloadBase64 = Data(payload.readableBytesView).base64EncodedString()
         } else {
             request.text = text
         }
         var handover = TransferProgress()
         try await callNode(
-            .send(request), dataDirectory: dataDirectory.path, json: output.json, as: SendReply.self,
+            .send(request),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: SendReply.self,
             render: { reply in
                 handover.finish(bytes, "the node stored")
                 return TextReport.sent(reply)
-            })
+            }
+        )
     }
 }
 
 /// `scmesh identity`.
 struct IdentityCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "identity", abstract: "Print this node's peer ID and Ed25519 public key (creating the identity if the data dir has none).")
+        commandName: "identity",
+        abstract: "Print this node's peer ID and Ed25519 public key (creating the identity if the data dir has none)."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -130,7 +175,9 @@ struct IdentityCommand: AsyncParsableCommand {
         try await reportingErrors(json: output.json) {
             let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory.path)
             if output.json {
-                print(#"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#)
+                print(
+                    #"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#
+                )
             } else {
                 // One line, so scripts can use $(scmesh identity); the peer ID is the
                 // Ed25519 public key itself (docs/PROTOCOL.md B.1).
@@ -143,7 +190,10 @@ struct IdentityCommand: AsyncParsableCommand {
 /// `scmesh config`.
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config", abstract: "Work with config files.", subcommands: [CheckCommand.self])
+        commandName: "config",
+        abstract: "Work with config files.",
+        subcommands: [CheckCommand.self]
+    )
 
     /// `scmesh config check`.
     struct CheckCommand: AsyncParsableCommand {
@@ -153,20 +203,26 @@ struct ConfigCommand: AsyncParsableCommand {
             discussion: """
                 Without FILE it checks the config `scmesh run` would use: $SCMESH_CONFIG, \
                 else the built-in Config/node.yaml.
-                """)
+                """
+        )
 
         @Argument(help: "The config file (YAML or JSON; default: $SCMESH_CONFIG, else the built-in one).")
         var file: String?
 
-        @Option(name: .customLong("set"), help: ArgumentHelp("Override one config key (repeatable).", valueName: "key=value"))
+        @Option(
+            name: .customLong("set"),
+            help: ArgumentHelp("Override one config key (repeatable).", valueName: "key=value")
+        )
         var overrides: [String] = []
 
         func run() async throws {
             try await reportingErrors {
                 let environment = ProcessInfo.processInfo.environment
                 let configuration = try NodeConfiguration.load(
-                    file: file ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }, environment: environment,
-                    overrides: overrides)
+                    file: file ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 },
+                    environment: environment,
+                    overrides: overrides
+                )
                 print(try configuration.yaml(), terminator: "")
             }
         }

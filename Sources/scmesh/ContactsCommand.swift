@@ -14,12 +14,18 @@ struct ContactsCommand: AsyncParsableCommand {
             dropped on arrival (acknowledged, so the sender does not retry, and not stored).
             """,
         subcommands: [List.self, Add.self, Remove.self, Block.self, Unblock.self, AllowOnly.self],
-        defaultSubcommand: List.self)
+        defaultSubcommand: List.self
+    )
 
     /// Runs one contacts request and prints the book.
     static func call(_ request: ContactsRequest, dataDirectory: String, json: Bool) async throws {
         try await callNode(
-            .contacts(request), dataDirectory: dataDirectory, json: json, as: ContactsReply.self, render: TextReport.contacts)
+            .contacts(request),
+            dataDirectory: dataDirectory,
+            json: json,
+            as: ContactsReply.self,
+            render: TextReport.contacts
+        )
     }
 
     /// `scmesh contacts list`.
@@ -35,7 +41,10 @@ struct ContactsCommand: AsyncParsableCommand {
 
     /// `scmesh contacts add`.
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a contact: an alias for a peer ID.")
+        static let configuration = CommandConfiguration(
+            commandName: "add",
+            abstract: "Add a contact: an alias for a peer ID."
+        )
         @OptionGroup var dataDirectory: DataDirectoryOption
         @OptionGroup var output: JSONOption
         @Option(help: "A free note.") var note: String?
@@ -44,8 +53,10 @@ struct ContactsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ContactsCommand.call(
-                .add(alias: alias, peer: peer, note: note), dataDirectory: dataDirectory.path,
-                json: output.json)
+                .add(alias: alias, peer: peer, note: note),
+                dataDirectory: dataDirectory.path,
+                json: output.json
+            )
         }
     }
 
@@ -58,7 +69,10 @@ struct ContactsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ContactsCommand.call(
-                .remove(alias), dataDirectory: dataDirectory.path, json: output.json)
+                .remove(alias),
+                dataDirectory: dataDirectory.path,
+                json: output.json
+            )
         }
     }
 
@@ -66,27 +80,37 @@ struct ContactsCommand: AsyncParsableCommand {
     struct Block: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "block",
-            abstract: "Drop every message from a peer (a peer that is not a contact becomes one, as blocked-<8 hex>).")
+            abstract: "Drop every message from a peer (a peer that is not a contact becomes one, as blocked-<8 hex>)."
+        )
         @OptionGroup var dataDirectory: DataDirectoryOption
         @OptionGroup var output: JSONOption
         @Argument(help: "A peer ID or a contact's alias.") var peer: String
 
         func run() async throws {
             try await ContactsCommand.call(
-                .block(peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+                .block(peer: peer),
+                dataDirectory: dataDirectory.path,
+                json: output.json
+            )
         }
     }
 
     /// `scmesh contacts unblock`.
     struct Unblock: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "unblock", abstract: "Accept messages from a blocked peer again.")
+        static let configuration = CommandConfiguration(
+            commandName: "unblock",
+            abstract: "Accept messages from a blocked peer again."
+        )
         @OptionGroup var dataDirectory: DataDirectoryOption
         @OptionGroup var output: JSONOption
         @Argument(help: "A peer ID or a contact's alias.") var peer: String
 
         func run() async throws {
             try await ContactsCommand.call(
-                .unblock(peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+                .unblock(peer: peer),
+                dataDirectory: dataDirectory.path,
+                json: output.json
+            )
         }
     }
 
@@ -94,20 +118,26 @@ struct ContactsCommand: AsyncParsableCommand {
     struct AllowOnly: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "allow-only",
-            abstract: "Allow-list mode: on accepts messages only from contacts; off from anyone not blocked (alias: allow).",
-            aliases: ["allow"])
+            abstract:
+                "Allow-list mode: on accepts messages only from contacts; off from anyone not blocked (alias: allow).",
+            aliases: ["allow"]
+        )
         @OptionGroup var dataDirectory: DataDirectoryOption
         @OptionGroup var output: JSONOption
         @Argument(help: "on or off.") var setting: String
 
         func validate() throws {
-            guard ["on", "off"].contains(setting) else { throw ValidationError("allow-only takes on or off, got \"\(setting)\"") }
+            guard ["on", "off"].contains(setting) else {
+                throw ValidationError("allow-only takes on or off, got \"\(setting)\"")
+            }
         }
 
         func run() async throws {
             try await ContactsCommand.call(
-                .allowOnly(setting == "on"), dataDirectory: dataDirectory.path,
-                json: output.json)
+                .allowOnly(setting == "on"),
+                dataDirectory: dataDirectory.path,
+                json: output.json
+            )
         }
     }
 }

@@ -24,7 +24,9 @@ func sendStandardInput(_ request: SendRequest, length: Int, dataDirectory: Strin
     let progress = SharedProgress()
     return try await sendRaw(bytes: length, dataDirectory: dataDirectory, json: json) { client in
         defer { progress.finish(length, "sent", suffix: "; the node is storing it") }
-        return try await client.send(request, streaming: STDIN_FILENO, length: length) { sent in progress.update(sent, "sent") }
+        return try await client.send(request, streaming: STDIN_FILENO, length: length) { sent in
+            progress.update(sent, "sent")
+        }
     }
 }
 
@@ -33,7 +35,9 @@ final class SharedProgress: Sendable {
     private let state = Mutex(TransferProgress())
 
     func update(_ bytes: Int, _ verb: String) { state.withLock { $0.update(bytes, verb) } }
-    func finish(_ bytes: Int, _ verb: String, suffix: String = "") { state.withLock { $0.finish(bytes, verb, suffix: suffix) } }
+    func finish(_ bytes: Int, _ verb: String, suffix: String = "") {
+        state.withLock { $0.finish(bytes, verb, suffix: suffix) }
+    }
 }
 
 /// The length of the rest of standard input when it is a regular file (what
@@ -47,7 +51,10 @@ func standardInputFileLength() -> Int? {
 }
 
 private func sendRaw(
-    bytes: Int, dataDirectory: String, json: Bool, _ send: @escaping (NodeHTTPClient) async throws -> ControlReply
+    bytes: Int,
+    dataDirectory: String,
+    json: Bool,
+    _ send: @escaping (NodeHTTPClient) async throws -> ControlReply
 ) async throws -> Bool {
     var sent = false
     try await reportingErrors {
@@ -83,7 +90,8 @@ struct DashboardCommand: AsyncParsableCommand {
         discussion: """
             The URL carries a one-time login token (valid 5 minutes, for one use) after '#', \
             which browsers never send to the server; the page exchanges it for a session cookie.
-            """)
+            """
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
 
@@ -95,7 +103,8 @@ struct DashboardCommand: AsyncParsableCommand {
             guard let client = try await NodeHTTPClient.forNode(dataDirectory: dataDirectory.path) else {
                 throw MeshError(
                     .invalidConfiguration,
-                    "the node at \(dataDirectory.path) serves no HTTP API (http.enabled is off, or http.listen could not be bound: see `scmesh status`)")
+                    "the node at \(dataDirectory.path) serves no HTTP API (http.enabled is off, or http.listen could not be bound: see `scmesh status`)"
+                )
             }
             let reply = try await client.request(.POST, "/api/v1/session/login")
             struct Login: Decodable { var token: String }
@@ -110,7 +119,9 @@ struct DashboardCommand: AsyncParsableCommand {
                 process.arguments = [URL(fileURLWithPath: page).absoluteString]
                 if (try? process.run()) != nil {
                     process.waitUntilExit()
-                    print("opened the dashboard at http://\(client.address)/ (the login link is in \(page), readable by you only)")
+                    print(
+                        "opened the dashboard at http://\(client.address)/ (the login link is in \(page), readable by you only)"
+                    )
                     return
                 }
             }
@@ -121,7 +132,9 @@ struct DashboardCommand: AsyncParsableCommand {
     /// The browser opener: `$BROWSER` when it names an executable, else `xdg-open`.
     static func opener() -> String? {
         var candidates = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"]
-        if let browser = ProcessInfo.processInfo.environment["BROWSER"], browser.hasPrefix("/") { candidates.insert(browser, at: 0) }
+        if let browser = ProcessInfo.processInfo.environment["BROWSER"], browser.hasPrefix("/") {
+            candidates.insert(browser, at: 0)
+        }
         return candidates.first(where: FileManager.default.isExecutableFile(atPath:))
     }
 
@@ -133,7 +146,9 @@ struct DashboardCommand: AsyncParsableCommand {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw MeshError(
-                .invalidConfiguration, "cannot write \(path): \(String(cString: strerror(errno)).lowercased()); use `scmesh dashboard --print-url`")
+                .invalidConfiguration,
+                "cannot write \(path): \(String(cString: strerror(errno)).lowercased()); use `scmesh dashboard --print-url`"
+            )
         }
         defer { close(descriptor) }
         let page = """

@@ -7,7 +7,8 @@ import MeshNode
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "Show messages sent and received, with their status; --trace ID shows what happened to one message.")
+        abstract: "Show messages sent and received, with their status; --trace ID shows what happened to one message."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -15,7 +16,12 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(help: "At most this many (the newest; default 100).")
     var limit: Int?
 
-    @Option(help: ArgumentHelp("Show the trace of one message: every attempt, transport, status change and reason.", valueName: "message-id"))
+    @Option(
+        help: ArgumentHelp(
+            "Show the trace of one message: every attempt, transport, status change and reason.",
+            valueName: "message-id"
+        )
+    )
     var trace: String?
 
     @Argument(help: "Only messages to or from this peer (a peer ID or a contact's alias).")
@@ -30,12 +36,20 @@ struct HistoryCommand: AsyncParsableCommand {
     func run() async throws {
         if let trace {
             try await callNode(
-                .trace(id: trace), dataDirectory: dataDirectory.path, json: output.json,
-                as: TraceReply.self, render: TextReport.trace)
+                .trace(id: trace),
+                dataDirectory: dataDirectory.path,
+                json: output.json,
+                as: TraceReply.self,
+                render: TextReport.trace
+            )
         } else {
             try await callNode(
-                .history(MessageQuery(peer: peer, limit: limit)), dataDirectory: dataDirectory.path,
-                json: output.json, as: HistoryReply.self, render: TextReport.history)
+                .history(MessageQuery(peer: peer, limit: limit)),
+                dataDirectory: dataDirectory.path,
+                json: output.json,
+                as: HistoryReply.self,
+                render: TextReport.history
+            )
         }
     }
 }
@@ -44,7 +58,8 @@ struct HistoryCommand: AsyncParsableCommand {
 struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
-        abstract: "Show the messages still on their way: for whom, since when, and what each waits for.")
+        abstract: "Show the messages still on their way: for whom, since when, and what each waits for."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -57,7 +72,11 @@ struct OutboxCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            .outbox(MessageQuery(peer: peer, limit: limit)), dataDirectory: dataDirectory.path, json: output.json,
-            as: OutboxReply.self, render: TextReport.outbox)
+            .outbox(MessageQuery(peer: peer, limit: limit)),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: OutboxReply.self,
+            render: TextReport.outbox
+        )
     }
 }

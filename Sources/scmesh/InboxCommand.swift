@@ -8,13 +8,15 @@ import MeshNodeHTTP
 struct InboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inbox",
-        abstract: "Show messages received by the running node; --follow waits for new ones, --save writes payloads to files.",
+        abstract:
+            "Show messages received by the running node; --follow waits for new ones, --save writes payloads to files.",
         discussion: """
             The listing carries each payload's size, the text of a short text message, and the start of \
             any other payload; --payloads asks for the payloads themselves (payload_base64 in --json). \
             --save downloads each payload raw from the node's HTTP API, streamed to disk (over the control \
             socket as base64 when the node serves no HTTP API).
-            """)
+            """
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -25,16 +27,24 @@ struct InboxCommand: AsyncParsableCommand {
     @Option(help: "At most this many (the newest).")
     var limit: Int?
 
-    @Flag(name: [.customShort("f"), .long], help: "After the messages so far, keep printing new ones as they arrive (until Ctrl-C).")
+    @Flag(
+        name: [.customShort("f"), .long],
+        help: "After the messages so far, keep printing new ones as they arrive (until Ctrl-C)."
+    )
     var follow = false
 
     @Option(
         help: ArgumentHelp(
             "Also write each message's payload, as received, to DIR/<message-id> (mode 0600; an existing file is left alone).",
-            valueName: "dir"))
+            valueName: "dir"
+        )
+    )
     var save: String?
 
-    @Flag(help: "List the payloads themselves: long texts whole, and payload_base64 in --json (the control socket's default).")
+    @Flag(
+        help:
+            "List the payloads themselves: long texts whole, and payload_base64 in --json (the control socket's default)."
+    )
     var payloads = false
 
     /// How often --follow asks the node for new messages.
@@ -57,7 +67,9 @@ struct InboxCommand: AsyncParsableCommand {
                     for message in inbox.messages {
                         print(output.json ? try InboxReply.jsonLine(message) : TextReport.inboxMessage(message))
                     }
-                    if first, inbox.messages.isEmpty, !output.json { printError("waiting for messages (Ctrl-C to stop)") }
+                    if first, inbox.messages.isEmpty, !output.json {
+                        printError("waiting for messages (Ctrl-C to stop)")
+                    }
                 }
                 if let saver {
                     for saved in try await saver.save(inbox.messages) {
@@ -66,7 +78,8 @@ struct InboxCommand: AsyncParsableCommand {
                         case .existed: break
                         case .gone:
                             printError(
-                                "#\(saved.seq) (\(saved.id.hex)) left the inbox before its payload could be saved (the inbox keeps store.inbox_capacity messages and store.inbox_max_bytes bytes); nothing was written for it")
+                                "#\(saved.seq) (\(saved.id.hex)) left the inbox before its payload could be saved (the inbox keeps store.inbox_capacity messages and store.inbox_max_bytes bytes); nothing was written for it"
+                            )
                         }
                     }
                 }

@@ -12,12 +12,18 @@ struct InviteCommand: AsyncParsableCommand {
             The invitation holds this node's peer ID, its name (node.name), the addresses its \
             TCP transports listen on and an expiry, signed with the node's identity key. \
             Anyone holding it can connect to this node until it expires.
-            """)
+            """
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
 
-    @Option(help: ArgumentHelp("How long the invitation is valid: 90s, 30m, 24h, 7d (60 s to 30 days).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "How long the invitation is valid: 90s, 30m, 24h, 7d (60 s to 30 days).",
+            valueName: "duration"
+        )
+    )
     var expires = "24h"
 
     func run() async throws {
@@ -25,8 +31,12 @@ struct InviteCommand: AsyncParsableCommand {
             let seconds = try DurationArgument.seconds(expires, option: "--expires")
             let colors = isatty(STDOUT_FILENO) == 1
             try await callNode(
-                .invite(expiresSeconds: seconds), dataDirectory: dataDirectory.path, json: output.json,
-                as: InviteReply.self, render: { TextReport.invite($0, colors: colors) })
+                .invite(expiresSeconds: seconds),
+                dataDirectory: dataDirectory.path,
+                json: output.json,
+                as: InviteReply.self,
+                render: { TextReport.invite($0, colors: colors) }
+            )
         }
     }
 }
@@ -39,7 +49,8 @@ struct JoinCommand: AsyncParsableCommand {
         discussion: """
             Refused when the invitation expired, was changed after signing, does not parse, \
             or is this node's own.
-            """)
+            """
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -52,7 +63,11 @@ struct JoinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            .join(JoinRequest(invitation: invitation, alias: alias)), dataDirectory: dataDirectory.path,
-            json: output.json, as: JoinReply.self, render: TextReport.joined)
+            .join(JoinRequest(invitation: invitation, alias: alias)),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: JoinReply.self,
+            render: TextReport.joined
+        )
     }
 }

@@ -46,16 +46,19 @@ enum LogOutput {
             }
         case .journal:
             let sink = LineSink(descriptor: STDERR_FILENO)
-            LoggingSystem.bootstrap { label in LineLogHandler(label: label, sink: sink, journal: true, logLevel: level) }
+            LoggingSystem.bootstrap { label in LineLogHandler(label: label, sink: sink, journal: true, logLevel: level)
+            }
         case .file(let path):
             let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
                 throw MeshError(
                     .invalidConfiguration,
-                    "node.log_file: cannot open \(path) for appending: \(String(cString: strerror(errno))); fix the path or set it to null (stderr)")
+                    "node.log_file: cannot open \(path) for appending: \(String(cString: strerror(errno))); fix the path or set it to null (stderr)"
+                )
             }
             let sink = LineSink(descriptor: descriptor)
-            LoggingSystem.bootstrap { label in LineLogHandler(label: label, sink: sink, journal: false, logLevel: level) }
+            LoggingSystem.bootstrap { label in LineLogHandler(label: label, sink: sink, journal: false, logLevel: level)
+            }
         }
     }
 }
@@ -111,7 +114,9 @@ struct LineLogHandler: LogHandler {
         if journal {
             sink.write("<\(Self.syslogPriority(event.level))>\(flat)")
         } else {
-            let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+            let time = Date().formatted(
+                .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)
+            )
             sink.write("\(time) \(event.level) \(flat)")
         }
     }

@@ -7,7 +7,9 @@ import MeshNode
 struct DataDirectoryOption: ParsableArguments {
     @Option(
         name: .customLong("data-dir"),
-        help: "The node's data directory (default: $SCMESH_DATA_DIR, else $XDG_DATA_HOME/scmesh, else ~/.local/share/scmesh).")
+        help:
+            "The node's data directory (default: $SCMESH_DATA_DIR, else $XDG_DATA_HOME/scmesh, else ~/.local/share/scmesh)."
+    )
     var dataDirectory: String?
 
     var path: String { dataDirectory ?? DataDirectory.defaultPath() }
@@ -58,7 +60,10 @@ func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async 
 /// Sends a command to the node and prints the reply: the raw JSON with `--json`,
 /// else `render` of the decoded body. A refused request exits 1.
 func callNode<Reply: Decodable>(
-    _ command: NodeCommand, dataDirectory: String, json: Bool, as type: Reply.Type,
+    _ command: NodeCommand,
+    dataDirectory: String,
+    json: Bool,
+    as type: Reply.Type,
     render: (Reply) -> String
 ) async throws {
     try await reportingErrors(json: json) {

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
-import ServiceLifecycle
 import MeshNode
 import MeshNodeHTTP
+import ServiceLifecycle
 
 /// `scmesh run`.
 struct RunCommand: AsyncParsableCommand {
@@ -13,14 +13,24 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
             The config is layered: built-in defaults < FILE (or the built-in Config/node.yaml) \
             < SCMESH_* environment variables < --set flags.
-            """)
+            """
+    )
 
-    @Option(name: .long, help: "Config file, YAML or JSON (default: $SCMESH_CONFIG, else the built-in Config/node.yaml).")
+    @Option(
+        name: .long,
+        help: "Config file, YAML or JSON (default: $SCMESH_CONFIG, else the built-in Config/node.yaml)."
+    )
     var config: String?
 
     @OptionGroup var dataDirectory: DataDirectoryOption
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override one config key, e.g. --set relay.enabled=false (repeatable).", valueName: "key=value"))
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "Override one config key, e.g. --set relay.enabled=false (repeatable).",
+            valueName: "key=value"
+        )
+    )
     var overrides: [String] = []
 
     func run() async throws {
@@ -35,7 +45,9 @@ struct RunCommand: AsyncParsableCommand {
             // The log file may live in the data directory, which the first run creates.
             if configuration.node.logFile != nil { try DataDirectory.prepare(dataDirectory.path) }
             try LogOutput.choose(
-                logFile: configuration.node.logFile, dataDirectory: dataDirectory.path, environment: environment
+                logFile: configuration.node.logFile,
+                dataDirectory: dataDirectory.path,
+                environment: environment
             ).bootstrap(level: configuration.node.logLevel)
             if let notice = ExposureNotice.line(for: configuration) {
                 // One line on stderr (the journal under systemd), before the node's log.
@@ -44,7 +56,8 @@ struct RunCommand: AsyncParsableCommand {
             let logger = Logger(label: "scmesh")
             let node = try buildNode(config: configuration, dataDirectory: dataDirectory.path, logger: logger)
             // The HTTP API (http.enabled) runs as one more service of the node.
-            let http: [any Service] = configuration.http.enabled ? [try await NodeHTTPServer(node: node, logger: logger)] : []
+            let http: [any Service] =
+                configuration.http.enabled ? [try await NodeHTTPServer(node: node, logger: logger)] : []
             try await node.run(extraServices: http)
         }
     }

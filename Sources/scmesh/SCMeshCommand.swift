@@ -14,9 +14,12 @@ struct SCMeshCommand: AsyncParsableCommand {
             """,
         version: SCMeshVersion.description,
         subcommands: [
-            RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self, InboxCommand.self,
-            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, InviteCommand.self, JoinCommand.self, ConfigCommand.self,
-            IdentityCommand.self, SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self, PublishCommand.self,
+            RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self,
+            InboxCommand.self,
+            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, InviteCommand.self, JoinCommand.self,
+            ConfigCommand.self,
+            IdentityCommand.self, SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self,
+            PublishCommand.self,
             DashboardCommand.self, SettingsCommand.self,
         ]
     )

@@ -10,7 +10,8 @@ struct SettingsCommand: AsyncParsableCommand {
             Without options it prints the settings. Relay changes last until the node \
             stops; the discovery mode is saved in DATA-DIR/discovery_mode and holds across \
             restarts (delete the file to go back to the config's transports.mdns.discovery_mode).
-            """)
+            """
+    )
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
     @Option(help: ArgumentHelp("Relay (and with it send and receive): on or off.", valueName: "on|off"))
@@ -19,12 +20,16 @@ struct SettingsCommand: AsyncParsableCommand {
     var relayMaxPerHour: Int?
     @Option(help: ArgumentHelp("One neighbour's share of the hourly budget (above 0, at most 1).", valueName: "share"))
     var relayNeighbourShare: Double?
-    @Option(help: ArgumentHelp("Below this battery charge (on battery) relay nothing; 0 = never.", valueName: "percent"))
+    @Option(
+        help: ArgumentHelp("Below this battery charge (on battery) relay nothing; 0 = never.", valueName: "percent")
+    )
     var relayBatteryFloor: Int?
     @Option(
         help: ArgumentHelp(
             "What mDNS reveals on the local network: normal (the peer ID), cautious (presence only) or paranoid (nothing; browse only).",
-            valueName: "mode"))
+            valueName: "mode"
+        )
+    )
     var discoveryMode: String?
 
     func validate() throws {
@@ -38,10 +43,18 @@ struct SettingsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let request = SettingsRequest(
-            relayEnabled: relay.map { $0 == "on" }, relayMaxPerHour: relayMaxPerHour,
-            relayNeighbourShare: relayNeighbourShare, relayBatteryFloorPercent: relayBatteryFloor,
-            discoveryMode: discoveryMode)
+            relayEnabled: relay.map { $0 == "on" },
+            relayMaxPerHour: relayMaxPerHour,
+            relayNeighbourShare: relayNeighbourShare,
+            relayBatteryFloorPercent: relayBatteryFloor,
+            discoveryMode: discoveryMode
+        )
         try await callNode(
-            .settings(request), dataDirectory: dataDirectory.path, json: output.json, as: SettingsReply.self, render: TextReport.settings)
+            .settings(request),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: SettingsReply.self,
+            render: TextReport.settings
+        )
     }
 }

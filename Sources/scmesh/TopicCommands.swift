@@ -6,7 +6,9 @@ import MeshNode
 /// `scmesh subscribe TOPIC`.
 struct SubscribeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "subscribe", abstract: "Subscribe the running node to a topic (kept across restarts); its messages land in the inbox.")
+        commandName: "subscribe",
+        abstract: "Subscribe the running node to a topic (kept across restarts); its messages land in the inbox."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -16,8 +18,12 @@ struct SubscribeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            .subscribe(topic: topic), dataDirectory: dataDirectory.path, json: output.json,
-            as: TopicsReply.self, render: TextReport.topics)
+            .subscribe(topic: topic),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: TopicsReply.self,
+            render: TextReport.topics
+        )
     }
 }
 
@@ -25,7 +31,8 @@ struct SubscribeCommand: AsyncParsableCommand {
 struct UnsubscribeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unsubscribe",
-        abstract: "Unsubscribe the running node from a topic (also a default one; kept across restarts).")
+        abstract: "Unsubscribe the running node from a topic (also a default one; kept across restarts)."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -35,30 +42,42 @@ struct UnsubscribeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await callNode(
-            .unsubscribe(topic: topic), dataDirectory: dataDirectory.path, json: output.json,
-            as: TopicsReply.self, render: TextReport.topics)
+            .unsubscribe(topic: topic),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: TopicsReply.self,
+            render: TextReport.topics
+        )
     }
 }
 
 /// `scmesh topics`.
 struct TopicsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "topics", abstract: "List the topics the node knows: subscribed, relayed, mesh and peers.")
+        commandName: "topics",
+        abstract: "List the topics the node knows: subscribed, relayed, mesh and peers."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
 
     func run() async throws {
         try await callNode(
-            .topics, dataDirectory: dataDirectory.path, json: output.json, as: TopicsReply.self,
-            render: TextReport.topics)
+            .topics,
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: TopicsReply.self,
+            render: TextReport.topics
+        )
     }
 }
 
 /// `scmesh publish TOPIC TEXT|-`.
 struct PublishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "publish", abstract: "Publish a signed message on a topic and print its ID.")
+        commandName: "publish",
+        abstract: "Publish a signed message on a topic and print its ID."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
@@ -77,6 +96,11 @@ struct PublishCommand: AsyncParsableCommand {
             request.text = text
         }
         try await callNode(
-            .publish(request), dataDirectory: dataDirectory.path, json: output.json, as: PublishReply.self, render: TextReport.published)
+            .publish(request),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: PublishReply.self,
+            render: TextReport.published
+        )
     }
 }

@@ -34,7 +34,9 @@ struct TransferProgress {
     mutating func finish(_ bytes: Int, _ verb: String, suffix: String = "") {
         guard enabled, bytes >= Self.threshold else { return }
         let elapsed = Self.seconds(ContinuousClock.now - started)
-        draw("\(verb) \(Self.size(bytes)) in \(String(format: "%.2f", elapsed)) s (\(Self.rate(bytes, since: started)))\(suffix)")
+        draw(
+            "\(verb) \(Self.size(bytes)) in \(String(format: "%.2f", elapsed)) s (\(Self.rate(bytes, since: started)))\(suffix)"
+        )
         FileHandle.standardError.write(Data("\n".utf8))
     }
 
@@ -78,7 +80,10 @@ func readStandardInput(progress: inout TransferProgress) throws -> ByteBuffer {
             }
         }
         if count < 0 {
-            throw MeshError(.invalidArgument, "cannot read standard input: \(String(cString: strerror(errno)).lowercased())")
+            throw MeshError(
+                .invalidArgument,
+                "cannot read standard input: \(String(cString: strerror(errno)).lowercased())"
+            )
         }
         if count == 0 { break }
         progress.update(buffer.readableBytes, "read")

@@ -38,7 +38,12 @@ import TransportLoopback
         init(address: String, network: LoopbackNetwork, peer: PeerID = .random()) async throws {
             self.peer = peer
             signer = TestReceiptSigner(peer: peer)
-            let transport = LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(discovery: false))
+            let transport = LoopbackTransport(
+                name: "lo",
+                address: address,
+                network: network,
+                configuration: .init(discovery: false)
+            )
             running = try await RunningTransport.start(transport, localPeerID: peer)
             let raw = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
             try await raw.send(segment: Array("SCM0".utf8) + [Frame.version] + peer.bytes)
@@ -85,9 +90,17 @@ import TransportLoopback
         let r = PeerID.random()
         let configuration = RouterConfiguration(keepaliveInterval: .seconds(3600))
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r), configuration: configuration, sealer: TestSealer(peer: r),
-            receipts: TestReceiptSigner(peer: r), clock: clock, logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: configuration,
+            sealer: TestSealer(peer: r),
+            receipts: TestReceiptSigner(peer: r),
+            clock: clock,
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         defer { run.cancel() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
@@ -103,7 +116,9 @@ import TransportLoopback
         // O is a node further away; its signer stands for its identity key.
         let o = PeerID.random()
         let signerO = TestReceiptSigner(peer: o)
-        func announce(_ sequence: UInt64, hops: UInt8) -> Frame { AnnounceTests.announce(o, sequence, hops: hops, signer: signerO) }
+        func announce(_ sequence: UInt64, hops: UInt8) -> Frame {
+            AnnounceTests.announce(o, sequence, hops: hops, signer: signerO)
+        }
 
         try await x.send(announce(10, hops: 2))  // accepted: passed on to Z at 3 hops
         try await x.send(announce(10, hops: 2))  // a repeat: ignored, not passed on

@@ -16,8 +16,12 @@ import TransportLoopback
     static func announce(_ origin: PeerID, _ sequence: UInt64, hops: UInt8 = 1, signer: TestReceiptSigner) -> Frame {
         .announce(
             AnnounceFrame(
-                origin: origin, sequence: sequence, hops: hops,
-                signature: signer.sign(AnnounceFrame.signedBytes(origin: origin, sequence: sequence))))
+                origin: origin,
+                sequence: sequence,
+                hops: hops,
+                signature: signer.sign(AnnounceFrame.signedBytes(origin: origin, sequence: sequence))
+            )
+        )
     }
 
     @Test func announceFramesRoundTripAndRejectTrailingBytes() throws {
@@ -40,9 +44,17 @@ import TransportLoopback
         let routing = RoutingConfiguration(announcesPerSecond: 10, announceBurst: 32)
         let configuration = RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing)
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r), configuration: configuration, sealer: TestSealer(peer: r),
-            receipts: TestReceiptSigner(peer: r), clock: clock, logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: configuration,
+            sealer: TestSealer(peer: r),
+            receipts: TestReceiptSigner(peer: r),
+            clock: clock,
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         defer { run.cancel() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
@@ -50,7 +62,12 @@ import TransportLoopback
         // The hostile neighbour X, speaking the wire protocol by hand.
         let x = PeerID.random()
         let signerX = TestReceiptSigner(peer: x)
-        let transport = LoopbackTransport(name: "lo", address: "X", network: network, configuration: .init(discovery: false))
+        let transport = LoopbackTransport(
+            name: "lo",
+            address: "X",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(transport, localPeerID: x)
         defer { Task { await running.stop() } }
         let peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
@@ -95,9 +112,17 @@ import TransportLoopback
         // announcements (its own, ever newer: each would be a better route).
         let h = PeerID.random()
         let honest = Router(
-            security: PlaintextLinkSecurity(localPeerID: h), configuration: configuration, sealer: TestSealer(peer: h),
-            receipts: TestReceiptSigner(peer: h), clock: clock, logger: logger)
-        await honest.add(LoopbackTransport(name: "lo", address: "H", network: network, configuration: .init(discovery: false)), priority: 10)
+            security: PlaintextLinkSecurity(localPeerID: h),
+            configuration: configuration,
+            sealer: TestSealer(peer: h),
+            receipts: TestReceiptSigner(peer: h),
+            clock: clock,
+            logger: logger
+        )
+        await honest.add(
+            LoopbackTransport(name: "lo", address: "H", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let honestRun = Task { try await honest.run() }
         defer { honestRun.cancel() }
         // Dial only once H's transport runs: a failed dial would back off on a clock
@@ -119,7 +144,9 @@ import TransportLoopback
         try await flooding.value
         #expect(Set(await inbox.value) == Set(sent))
         try await peer.send(.ping(nonce: 77))
-        try await waitUntil("R handled the whole flood (and answered the PING after it)") { pongs.withLock { $0.contains(77) } }
+        try await waitUntil("R handled the whole flood (and answered the PING after it)") {
+            pongs.withLock { $0.contains(77) }
+        }
         stats = await router.stats()
         // X's share is the inbound burst (2 × 32, time stands still); the 8 above used
         // part of it, so at most 56 flood frames were read and the rest dropped unread.

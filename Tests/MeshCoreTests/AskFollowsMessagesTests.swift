@@ -20,7 +20,9 @@ import TransportLoopback
         let id = try await router.send(to: o, payload: [1], options: SendOptions(expiresAfter: .seconds(5)))
         try await AnnounceRelayingTests.waitUntil("R asked X") { x.seen.requests.withLock { $0.count } == 1 }
         clock.advance(by: .seconds(2))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") { x.seen.requests.withLock { $0.count } == 2 }
+        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") {
+            x.seen.requests.withLock { $0.count } == 2
+        }
 
         clock.advance(by: .seconds(4))  // 6 s: the message expired at 5 s
         try await AnnounceRelayingTests.waitUntil("R found nothing waiting for O") {
@@ -82,11 +84,17 @@ import TransportLoopback
         let network = LoopbackNetwork()
         let clock = ManualClock()
         let (router, run) = try await RelayRulesTests.relay(
-            .random(), network: network, queue: InMemoryOutboundQueue(clock: clock),
+            .random(),
+            network: network,
+            queue: InMemoryOutboundQueue(clock: clock),
             configuration: RouterConfiguration(
-                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)), keepaliveInterval: .seconds(600),
-                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))),
-            clock: clock, random: FloodCustodyTests.HalfRandom())
+                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)),
+                keepaliveInterval: .seconds(600),
+                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))
+            ),
+            clock: clock,
+            random: FloodCustodyTests.HalfRandom()
+        )
         defer { run.cancel() }
         let (x, y, o, t) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)

@@ -28,10 +28,21 @@ import TransportLoopback
         logger.logLevel = .warning
         let r = PeerID.random()
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r), configuration: RouterConfiguration(keepaliveInterval: .seconds(3600)),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, logger: logger)
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(keepaliveInterval: .seconds(3600)),
+            sealer: TestSealer(peer: r),
+            receipts: TestReceiptSigner(peer: r),
+            clock: clock,
+            logger: logger
+        )
         let transport = CountingTransport(
-            base: LoopbackTransport(name: "lo", address: "R", network: LoopbackNetwork(), configuration: .init(discovery: false)))
+            base: LoopbackTransport(
+                name: "lo",
+                address: "R",
+                network: LoopbackNetwork(),
+                configuration: .init(discovery: false)
+            )
+        )
         await router.add(transport, priority: 10)
         let run = Task { try await router.run() }
         try await eventually("the transport runs") { await router.transportStatus().first?.state == .running }
@@ -43,7 +54,10 @@ import TransportLoopback
         let (router, transport, run) = try await Self.router(clock: clock)
         defer { run.cancel() }
         let events = await router.events()
-        await router.connect(to: PeerHint(transport: "lo", address: "nowhere", peerID: .random()), maxFailures: Router.requestedDialFailureLimit)
+        await router.connect(
+            to: PeerHint(transport: "lo", address: "nowhere", peerID: .random()),
+            maxFailures: Router.requestedDialFailureLimit
+        )
         // Each round lets the backoff (at most 30 s) run out; the hint is lost after the limit.
         let lost = Task {
             for await event in events where event.kind == .peerLost && event.address == "nowhere" { return true }

@@ -69,10 +69,25 @@ struct CustodyPair {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let configuration = RouterConfiguration(
-            escalation: EscalationConfiguration(ackTimeoutMin: .milliseconds(500), ackTimeoutMax: .seconds(5), maxAttempts: 3),
-            reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)))
-        a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, clock: clock, logger: logger)
-        b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, sink: sink, logger: logger)
+            escalation: EscalationConfiguration(
+                ackTimeoutMin: .milliseconds(500),
+                ackTimeoutMax: .seconds(5),
+                maxAttempts: 3
+            ),
+            reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+        )
+        a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            clock: clock,
+            logger: logger
+        )
+        b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            sink: sink,
+            logger: logger
+        )
         await a.add(LoopbackTransport(name: "lo", address: "A", network: network), priority: 10)
         await b.add(LoopbackTransport(name: "lo", address: "B", network: network), priority: 10)
         let events = await a.events()
@@ -124,7 +139,9 @@ struct CustodyPair {
         #expect(stats.retries >= 1)
         #expect(await pair.a.status(of: id)?.status == .delivered)
         // The refused sequence number does not block the link: more messages flow.
-        for value in UInt8(10)..<20 { try await pair.a.send(to: pair.b.localPeerID, payload: [value], waitUntil: .delivered) }
+        for value in UInt8(10)..<20 {
+            try await pair.a.send(to: pair.b.localPeerID, payload: [value], waitUntil: .delivered)
+        }
         #expect(sink.accepted.count == 11)
         await pair.stop()
     }
@@ -175,13 +192,24 @@ struct CustodyPair {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: .random()), configuration: RouterConfiguration(handshakeTimeout: .seconds(10)),
-            clock: clock, logger: Logger(label: "t"))
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: RouterConfiguration(handshakeTimeout: .seconds(10)),
+            clock: clock,
+            logger: Logger(label: "t")
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let events = await router.events()
         let run = Task { try? await router.run() }
         for await event in events where event.kind == .transportStarted { break }
-        let silent = LoopbackTransport(name: "lo", address: "S", network: network, configuration: .init(discovery: false))
+        let silent = LoopbackTransport(
+            name: "lo",
+            address: "S",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(silent)
         let link = try await silent.dial(PeerHint(transport: "lo", address: "R"))
         await clock.waitForSleepers(atLeast: 2)  // the log limiter's interval and the handshake deadline
@@ -206,7 +234,11 @@ struct CustodyPair {
         let queue = InMemoryOutboundQueue()
         let network = LoopbackNetwork()
         let sink = ScriptedSink()
-        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), queue: queue, logger: Logger(label: "a"))
+        let a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            queue: queue,
+            logger: Logger(label: "a")
+        )
         let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), sink: sink, logger: Logger(label: "b"))
         let id = MessageID.random()
         try await queue.enqueue(OutboundMessage(id: id, destination: b.localPeerID, payload: [4, 2], flags: 0))
@@ -228,14 +260,23 @@ struct CustodyPair {
 
     @Test func routerEventsRoundTripThroughJSONWithAKindAndSnakeCaseKeys() throws {
         let peer = try PeerID(bytes: [UInt8](repeating: 1, count: 32))
-        let event = RouterEvent(.messageSent, transport: "tcp", peer: peer, link: LinkID(rawValue: 3), messageID: .random())
+        let event = RouterEvent(
+            .messageSent,
+            transport: "tcp",
+            peer: peer,
+            link: LinkID(rawValue: 3),
+            messageID: .random()
+        )
         let json = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
         #expect(json.contains(#""kind":"message_sent""#))
         #expect(json.contains(#""message_id":""#))
         #expect(json.contains(#""link":3"#))
         #expect(try JSONDecoder().decode(RouterEvent.self, from: Data(json.utf8)) == event)
         // A kind this build does not know still decodes (the set is extensible).
-        let future = try JSONDecoder().decode(RouterEvent.self, from: Data(#"{"kind":"route_learned","reason":"x"}"#.utf8))
+        let future = try JSONDecoder().decode(
+            RouterEvent.self,
+            from: Data(#"{"kind":"route_learned","reason":"x"}"#.utf8)
+        )
         #expect(future.kind == RouterEvent.Kind("route_learned"))
         #expect(future.reason == "x")
         let state = try JSONDecoder().decode([TransportState].self, from: Data(#"["running","sleeping"]"#.utf8))

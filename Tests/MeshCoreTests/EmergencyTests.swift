@@ -36,8 +36,11 @@ import TransportLoopback
         let id = PeerID.random()
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: id),
-            configuration: RouterConfiguration(flood: FloodConfiguration(emergencyPerHour: 3)), sealer: TestSealer(peer: id),
-            clock: clock, logger: logger)
+            configuration: RouterConfiguration(flood: FloodConfiguration(emergencyPerHour: 3)),
+            sealer: TestSealer(peer: id),
+            clock: clock,
+            logger: logger
+        )
         let peer = PeerID.random()
         for _ in 0..<3 { _ = try await router.send(to: peer, payload: [1], options: SendOptions(emergency: true)) }
         // The fourth within the hour is refused, with a reason, and nothing is queued.
@@ -54,7 +57,9 @@ import TransportLoopback
         // The bucket refills continuously: 3 an hour is one every 20 minutes.
         clock.advance(by: .seconds(20 * 60))
         _ = try await router.send(to: peer, payload: [4], options: SendOptions(emergency: true))
-        await #expect(throws: MeshError.self) { try await router.send(to: peer, payload: [5], options: SendOptions(emergency: true)) }
+        await #expect(throws: MeshError.self) {
+            try await router.send(to: peer, payload: [5], options: SendOptions(emergency: true))
+        }
     }
 
     @Test(.timeLimit(.minutes(1))) func aFlooderOfEmergenciesIsHeldToItsLimitWhileHonestTrafficFlows() async throws {
@@ -62,14 +67,27 @@ import TransportLoopback
         let r = PeerID.random()
         var logger = Logger(label: "r")
         logger.logLevel = .critical
-        let flood = FloodConfiguration(enabled: true, maxDelay: .zero, emergencyPerHour: 100, emergencyPerNeighbourPerHour: 5)
+        let flood = FloodConfiguration(
+            enabled: true,
+            maxDelay: .zero,
+            emergencyPerHour: 100,
+            emergencyPerNeighbourPerHour: 5
+        )
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(
-                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)), keepaliveInterval: .seconds(600),
-                flood: flood),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)),
+                keepaliveInterval: .seconds(600),
+                flood: flood
+            ),
+            sealer: TestSealer(peer: r),
+            receipts: TestReceiptSigner(peer: r),
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         defer { run.cancel() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
@@ -97,7 +115,9 @@ import TransportLoopback
         #expect(stats.flood.emergencyRateLimited == ["emergencyNeighbour": 15])
         #expect(stats.relayRefused["emergencyNeighbour"] == 15)
         // Honest traffic from Y flows: an ordinary flood and an ordinary relayed message.
-        try await honest.send(Self.frame(1, origin: .random(), destination: z, flags: DataFrame.sealedFlag | DataFrame.floodFlag))
+        try await honest.send(
+            Self.frame(1, origin: .random(), destination: z, flags: DataFrame.sealedFlag | DataFrame.floodFlag)
+        )
         try await honest.send(Self.frame(2, origin: .random(), destination: z, flags: DataFrame.sealedFlag))
         try await waitUntil("R took Y's two messages") { await router.stats().relayAccepted == 7 }
         stats = await router.stats()
@@ -113,10 +133,15 @@ import TransportLoopback
         // own origin's bucket, exactly as a relay counts another origin's.
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: id),
-            configuration: RouterConfiguration(flood: FloodConfiguration(emergencyPerHour: 1)), sealer: TestSealer(peer: id),
-            clock: clock, logger: logger)
+            configuration: RouterConfiguration(flood: FloodConfiguration(emergencyPerHour: 1)),
+            sealer: TestSealer(peer: id),
+            clock: clock,
+            logger: logger
+        )
         _ = try await router.send(to: .random(), payload: [1], options: SendOptions(emergency: true))
-        await #expect(throws: MeshError.self) { try await router.send(to: .random(), payload: [1], options: SendOptions(emergency: true)) }
+        await #expect(throws: MeshError.self) {
+            try await router.send(to: .random(), payload: [1], options: SendOptions(emergency: true))
+        }
         clock.advance(by: .seconds(61 * 60))
         _ = try await router.send(to: .random(), payload: [1], options: SendOptions(emergency: true))
     }
@@ -125,8 +150,18 @@ import TransportLoopback
         let body: [UInt8] = [0xE0, 0x01, 0x02]
         return .data(
             DataFrame(
-                sequence: sequence, messageID: .random(), origin: origin, destination: destination, ttl: 7, chunkIndex: 0,
-                chunkCount: 1, messageLength: UInt32(body.count), flags: flags, payload: body))
+                sequence: sequence,
+                messageID: .random(),
+                origin: origin,
+                destination: destination,
+                ttl: 7,
+                chunkIndex: 0,
+                chunkCount: 1,
+                messageLength: UInt32(body.count),
+                flags: flags,
+                payload: body
+            )
+        )
     }
 
     func waitUntil(_ what: String, _ condition: () async -> Bool) async throws {

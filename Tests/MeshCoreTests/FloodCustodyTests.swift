@@ -33,11 +33,16 @@ import TransportLoopback
         let network = LoopbackNetwork()
         let clock = ManualClock()
         let (router, run) = try await RelayRulesTests.relay(
-            .random(), network: network,
+            .random(),
+            network: network,
             configuration: RouterConfiguration(
-                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)), keepaliveInterval: .seconds(600),
-                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))),
-            clock: clock, random: HalfRandom())
+                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)),
+                keepaliveInterval: .seconds(600),
+                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))
+            ),
+            clock: clock,
+            random: HalfRandom()
+        )
         defer { run.cancel() }
         let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)
@@ -54,7 +59,9 @@ import TransportLoopback
         let first = MessageID.random()
         try await peerX.send(RelayRulesTests.data(1, first, origin: o, destination: z, ttl: 3, flags: Self.flood))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
-        try await peerX.send(RelayRulesTests.data(2, first, origin: o, destination: z, ttl: 30, flags: DataFrame.sealedFlag))
+        try await peerX.send(
+            RelayRulesTests.data(2, first, origin: o, destination: z, ttl: 30, flags: DataFrame.sealedFlag)
+        )
         #expect(try #require(try await peerX.receiveAck()).cumulative == 2)  // a duplicate of the copy R holds
         try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: TestReceiptSigner(peer: z)))
         let handed = try await Self.nextData(first, &peerY)
@@ -72,7 +79,9 @@ import TransportLoopback
         clock.advance(by: .seconds(6))
         let asFlood = try await Self.nextData(second, &peerY)
         #expect(asFlood.flags & DataFrame.floodFlag != 0)
-        try await peerX.send(RelayRulesTests.data(4, second, origin: o, destination: z, ttl: 30, flags: DataFrame.sealedFlag))
+        try await peerX.send(
+            RelayRulesTests.data(4, second, origin: o, destination: z, ttl: 30, flags: DataFrame.sealedFlag)
+        )
         #expect(try #require(try await peerX.receiveAck()).cumulative == 4)
         try await peerY.send(.ack(AckFrame(cumulative: asFlood.sequence)))
         try await eventually("R keeps it queued") { await router.status(of: second)?.status == .queued }
@@ -88,7 +97,10 @@ import TransportLoopback
         let again = try await Self.nextData(second, &peerY)
         retry.cancel()
         #expect(again.flags & DataFrame.floodFlag == 0)
-        #expect(asFlood.ttl == 2 && again.ttl == 29, "the flood copy had what the flood left; the ordinary one has the custody's TTL")
+        #expect(
+            asFlood.ttl == 2 && again.ttl == 29,
+            "the flood copy had what the flood left; the ordinary one has the custody's TTL"
+        )
         #expect(again.payload == asFlood.payload)
         try await peerY.send(.ack(AckFrame(cumulative: again.sequence)))
         try await eventually("R relayed it to Y") { await router.status(of: second)?.status == .relayed }

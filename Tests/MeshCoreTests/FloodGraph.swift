@@ -41,14 +41,31 @@ final class FloodGraph: Sendable {
         for index in 0..<count {
             let id = PeerID.random()
             let configuration = RouterConfiguration(
-                reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.2),
-                routing: RoutingConfiguration(maxHops: 1), flood: flood)
+                reconnect: ReconnectConfiguration(
+                    initialDelay: .milliseconds(20),
+                    maxDelay: .milliseconds(200),
+                    jitter: 0.2
+                ),
+                routing: RoutingConfiguration(maxHops: 1),
+                flood: flood
+            )
             let router = Router(
-                security: PlaintextLinkSecurity(localPeerID: id), configuration: configuration, sealer: TestSealer(peer: id),
-                receipts: TestReceiptSigner(peer: id), random: SeededRandom(seed: seed &+ UInt64(index)), logger: logger)
+                security: PlaintextLinkSecurity(localPeerID: id),
+                configuration: configuration,
+                sealer: TestSealer(peer: id),
+                receipts: TestReceiptSigner(peer: id),
+                random: SeededRandom(seed: seed &+ UInt64(index)),
+                logger: logger
+            )
             await router.add(
-                LoopbackTransport(name: "lo", address: "G\(index)", network: network, configuration: .init(discovery: false)),
-                priority: 10)
+                LoopbackTransport(
+                    name: "lo",
+                    address: "G\(index)",
+                    network: network,
+                    configuration: .init(discovery: false)
+                ),
+                priority: 10
+            )
             routers.append(router)
         }
         self.routers = routers
@@ -58,9 +75,13 @@ final class FloodGraph: Sendable {
             let inboxes = self.inboxes
             tasks.withLock {
                 $0.append(Task { try? await router.run() })
-                $0.append(Task {
-                    while let message = await router.incoming.receive() { inboxes.messages.withLock { $0[index].append(message) } }
-                })
+                $0.append(
+                    Task {
+                        while let message = await router.incoming.receive() {
+                            inboxes.messages.withLock { $0[index].append(message) }
+                        }
+                    }
+                )
             }
         }
         for (a, b) in edges {

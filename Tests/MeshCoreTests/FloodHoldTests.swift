@@ -1,5 +1,6 @@
-@testable import MeshCore
 import Testing
+
+@testable import MeshCore
 
 /// Route requests forwarded and flooded (docs/PROTOCOL.md §A.5, "Route requests", rule
 /// 4): one per target and sequence every 2 s, and a flood at most every 16 s; a newer

@@ -47,7 +47,9 @@ import TransportLoopback
         let near = try await graph[0].send(to: graph[3].localPeerID, payload: [1])
         _ = try await graph[0].waitForStatus(of: near, until: .delivered, timeout: .seconds(60))
         let far = try await graph[0].send(to: graph[4].localPeerID, payload: [2])
-        try await graph.waitUntil("N3 drops the flood whose TTL is used up") { await graph[3].stats().flood.ttlExhausted >= 1 }
+        try await graph.waitUntil("N3 drops the flood whose TTL is used up") {
+            await graph[3].stats().flood.ttlExhausted >= 1
+        }
         try await graph.waitUntil("every relay copy is final") { await Self.settled(graph) }
         #expect(graph.received(at: 4).isEmpty)
         #expect(await graph[4].status(of: far) == nil)  // never reached it, not even as a relay
@@ -73,7 +75,9 @@ import TransportLoopback
         }
         let without = try #require(results[0])
         let with = try #require(results[2])
-        print("flood transmissions on a 16-node dense grid (message + receipt): \(without) without suppression, \(with) with suppress_after 2 (\(Double(with) / Double(without)) x)")
+        print(
+            "flood transmissions on a 16-node dense grid (message + receipt): \(without) without suppression, \(with) with suppress_after 2 (\(Double(with) / Double(without)) x)"
+        )
         #expect(with < without)
     }
 
@@ -81,7 +85,9 @@ import TransportLoopback
     static func settled(_ graph: FloodGraph) async -> Bool {
         for router in graph.routers {
             let stats = await router.stats()
-            if stats.flood.accepted > stats.flood.suppressed + stats.flood.covered + stats.messagesRelayed { return false }
+            if stats.flood.accepted > stats.flood.suppressed + stats.flood.covered + stats.messagesRelayed {
+                return false
+            }
         }
         return true
     }
@@ -98,11 +104,21 @@ import TransportLoopback
         #expect(
             config
                 == FloodConfiguration(
-                    enabled: true, ttl: 5, maxDelay: .milliseconds(50), suppressAfter: 2, afterFailedAttempts: 3, emergencyPerHour: 4,
-                    emergencyPerNeighbourPerHour: 12))
+                    enabled: true,
+                    ttl: 5,
+                    maxDelay: .milliseconds(50),
+                    suppressAfter: 2,
+                    afterFailedAttempts: 3,
+                    emergencyPerHour: 4,
+                    emergencyPerNeighbourPerHour: 12
+                )
+        )
         #expect(try JSONDecoder().decode(FloodConfiguration.self, from: Data(JSONEncoder().encode(config))) == config)
         #expect(try JSONDecoder().decode(FloodConfiguration.self, from: Data("{}".utf8)) == FloodConfiguration())
-        for (bad, key) in [(#"{"ttl": 0}"#, "ttl"), (#"{"emergency_per_hour": 0}"#, "emergency_per_hour"), (#"{"suppress": 1}"#, "suppress")] {
+        for (bad, key) in [
+            (#"{"ttl": 0}"#, "ttl"), (#"{"emergency_per_hour": 0}"#, "emergency_per_hour"),
+            (#"{"suppress": 1}"#, "suppress"),
+        ] {
             #expect {
                 try JSONDecoder().decode(FloodConfiguration.self, from: Data(bad.utf8))
             } throws: { error in

@@ -40,7 +40,9 @@ import TransportLoopback
 
         _ = try await router.send(to: o, payload: [1, 2, 3])
         let request = RouteRequestFrame(target: o, sequence: 11, hopLimit: routing.maxHops)
-        let asked = { [x.seen.requests.withLock(\.count), y.seen.requests.withLock(\.count), w.seen.requests.withLock(\.count)] }
+        let asked = {
+            [x.seen.requests.withLock(\.count), y.seen.requests.withLock(\.count), w.seen.requests.withLock(\.count)]
+        }
         try await AnnounceRelayingTests.waitUntil("R asked") { x.seen.requests.withLock(\.count) == 1 }
         for (n, nonce) in [(x, UInt64(30)), (y, 40), (w, 50)] { try await n.sync(nonce) }
         #expect(asked() == [1, 0, 0])

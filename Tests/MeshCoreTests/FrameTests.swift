@@ -1,5 +1,6 @@
-@testable import MeshCore
 import Testing
+
+@testable import MeshCore
 
 @Suite struct FrameTests {
     static let alice = PeerID.random()
@@ -7,10 +8,32 @@ import Testing
 
     static func sampleFrames() -> [Frame] {
         [
-            .data(DataFrame(sequence: 1, messageID: .random(), origin: alice, destination: bob, ttl: 7, chunkIndex: 0,
-                            chunkCount: 1, messageLength: 5, payload: [1, 2, 3, 4, 5])),
-            .data(DataFrame(sequence: 99, messageID: .random(), origin: alice, destination: bob, ttl: 1, chunkIndex: 1,
-                            chunkCount: 2, messageLength: UInt32(Frame.chunkSize + 10), payload: Array(repeating: 9, count: 10))),
+            .data(
+                DataFrame(
+                    sequence: 1,
+                    messageID: .random(),
+                    origin: alice,
+                    destination: bob,
+                    ttl: 7,
+                    chunkIndex: 0,
+                    chunkCount: 1,
+                    messageLength: 5,
+                    payload: [1, 2, 3, 4, 5]
+                )
+            ),
+            .data(
+                DataFrame(
+                    sequence: 99,
+                    messageID: .random(),
+                    origin: alice,
+                    destination: bob,
+                    ttl: 1,
+                    chunkIndex: 1,
+                    chunkCount: 2,
+                    messageLength: UInt32(Frame.chunkSize + 10),
+                    payload: Array(repeating: 9, count: 10)
+                )
+            ),
             .ack(AckFrame(cumulative: 10, selective: [12, 14])),
             .ping(nonce: 42),
             .pong(nonce: .max),
@@ -36,8 +59,17 @@ import Testing
     }
 
     @Test func rejectsInconsistentChunkFields() throws {
-        let good = DataFrame(sequence: 1, messageID: .random(), origin: Self.alice, destination: Self.bob, ttl: 7,
-                             chunkIndex: 0, chunkCount: 1, messageLength: 3, payload: [1, 2, 3])
+        let good = DataFrame(
+            sequence: 1,
+            messageID: .random(),
+            origin: Self.alice,
+            destination: Self.bob,
+            ttl: 7,
+            chunkIndex: 0,
+            chunkCount: 1,
+            messageLength: 3,
+            payload: [1, 2, 3]
+        )
         var bad = good
         bad.chunkCount = 2
         #expect(throws: MeshError.self) { try Frame.decode(Frame.data(bad).encoded()) }
@@ -82,7 +114,8 @@ import Testing
                 case 1:
                     input = Array(input.prefix(Int.random(in: 0...input.count, using: &rng)))
                 case 2:
-                    input += (0..<Int.random(in: 1..<16, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                    input += (0..<Int.random(in: 1..<16, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng)
+                    }
                 default:
                     let index = Int.random(in: 0..<input.count, using: &rng)
                     input[index] = UInt8.random(in: 0...255, using: &rng)
@@ -134,7 +167,9 @@ import Testing
         // A whole segment still goes through afterwards.
         #expect(try reassembler.feed([0xC0, 1, 2]) == .segment([1, 2]))
         #expect(throws: MeshError.self) { try PacketFramer.packets(for: [1], mtu: 3) }
-        #expect(throws: MeshError.self) { try PacketFramer.packets(for: [UInt8](repeating: 0, count: 65_536), mtu: 100) }
+        #expect(throws: MeshError.self) {
+            try PacketFramer.packets(for: [UInt8](repeating: 0, count: 65_536), mtu: 100)
+        }
     }
 
     /// The messages name the length the first fragment declared (they once said 0,
@@ -172,18 +207,40 @@ import Testing
 }
 
 @Suite struct PolicyTests {
-    static func candidate(_ id: UInt64, _ name: String, _ priority: Int, failures: Int = 0, bitrate: Int = 1_000_000_000) -> LinkCandidate {
+    static func candidate(
+        _ id: UInt64,
+        _ name: String,
+        _ priority: Int,
+        failures: Int = 0,
+        bitrate: Int = 1_000_000_000
+    ) -> LinkCandidate {
         LinkCandidate(
-            linkID: LinkID(rawValue: id), transport: name, priority: priority,
-            capabilities: TransportCapabilities(maxFrameSize: 1000, nominalBitrate: bitrate, isReliable: true, needsDiscovery: false, powerCost: 1),
-            smoothedRTT: nil, consecutiveFailures: failures)
+            linkID: LinkID(rawValue: id),
+            transport: name,
+            priority: priority,
+            capabilities: TransportCapabilities(
+                maxFrameSize: 1000,
+                nominalBitrate: bitrate,
+                isReliable: true,
+                needsDiscovery: false,
+                powerCost: 1
+            ),
+            smoothedRTT: nil,
+            consecutiveFailures: failures
+        )
     }
 
     @Test func ranksByPriorityThenHealth() {
         let policy = PriorityEscalationPolicy()
-        let ranked = policy.rank([Self.candidate(1, "tcp", 30), Self.candidate(2, "mdns", 10), Self.candidate(3, "ble", 20)], payloadSize: 10)
+        let ranked = policy.rank(
+            [Self.candidate(1, "tcp", 30), Self.candidate(2, "mdns", 10), Self.candidate(3, "ble", 20)],
+            payloadSize: 10
+        )
         #expect(ranked.map(\.transport) == ["mdns", "ble", "tcp"])
-        let degraded = policy.rank([Self.candidate(2, "mdns", 10, failures: 2), Self.candidate(3, "ble", 20)], payloadSize: 10)
+        let degraded = policy.rank(
+            [Self.candidate(2, "mdns", 10, failures: 2), Self.candidate(3, "ble", 20)],
+            payloadSize: 10
+        )
         #expect(degraded.map(\.transport) == ["ble", "mdns"])
     }
 
@@ -196,7 +253,9 @@ import Testing
     }
 
     @Test func ackTimeoutIsClamped() {
-        let policy = PriorityEscalationPolicy(configuration: .init(ackTimeoutMin: .milliseconds(100), ackTimeoutMax: .seconds(2)))
+        let policy = PriorityEscalationPolicy(
+            configuration: .init(ackTimeoutMin: .milliseconds(100), ackTimeoutMax: .seconds(2))
+        )
         var fast = Self.candidate(1, "tcp", 30)
         fast.smoothedRTT = .microseconds(50)
         #expect(policy.ackTimeout(for: fast, bytes: 10) == .milliseconds(100))

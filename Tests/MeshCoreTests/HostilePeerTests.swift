@@ -10,9 +10,17 @@ import TransportLoopback
 /// the whole budget.
 @Suite struct ReassemblySharesTests {
     @Test(.timeLimit(.minutes(1))) func aPeerHoldingPartialMessagesCannotBlockAnotherPeersMessages() async throws {
-        let pair = await RouterPair(transports: [("lo", 10, .init(mtu: 65_535))], configuration: RouterTests.testConfiguration)
+        let pair = await RouterPair(
+            transports: [("lo", 10, .init(mtu: 65_535))],
+            configuration: RouterTests.testConfiguration
+        )
         try await pair.waitForLinks(["lo"])
-        let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(mtu: 65_535, discovery: false))
+        let hostile = LoopbackTransport(
+            name: "lo",
+            address: "H",
+            network: pair.network,
+            configuration: .init(mtu: 65_535, discovery: false)
+        )
         let hostileID = PeerID.random()
         let running = try await RunningTransport.start(hostile, localPeerID: hostileID)
         let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
@@ -25,10 +33,19 @@ import TransportLoopback
         let chunks = DataFrame.chunkCount(messageLength: declared)
         for sequence in 1...40 {
             let frame = DataFrame(
-                sequence: UInt32(sequence), messageID: .random(), origin: hostileID, destination: pair.b.localPeerID, ttl: 7,
-                chunkIndex: 0, chunkCount: UInt16(chunks), messageLength: UInt32(declared),
-                payload: [UInt8](repeating: 0xEE, count: Frame.chunkSize))
-            for packet in try PacketFramer.packets(for: Frame.data(frame).encoded(), mtu: link.mtu) { try await link.send(packet) }
+                sequence: UInt32(sequence),
+                messageID: .random(),
+                origin: hostileID,
+                destination: pair.b.localPeerID,
+                ttl: 7,
+                chunkIndex: 0,
+                chunkCount: UInt16(chunks),
+                messageLength: UInt32(declared),
+                payload: [UInt8](repeating: 0xEE, count: Frame.chunkSize)
+            )
+            for packet in try PacketFramer.packets(for: Frame.data(frame).encoded(), mtu: link.mtu) {
+                try await link.send(packet)
+            }
         }
         // B acknowledges exactly its per-peer share of partial messages and refuses the rest.
         var acked: UInt32 = 0
@@ -64,18 +81,37 @@ import TransportLoopback
         configuration.maxUnauthenticatedLinks = 8
         configuration.handshakeTimeout = .seconds(600)  // only eviction can free a slot here
         let network = LoopbackNetwork()
-        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "b"))
-        await b.add(LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)), priority: 10)
+        let b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: Logger(label: "b")
+        )
+        await b.add(
+            LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let events = await b.events()
         let runB = Task { try? await b.run() }
         for await event in events where event.kind == .transportStarted { break }
-        let stranger = LoopbackTransport(name: "lo", address: "S", network: network, configuration: .init(discovery: false))
+        let stranger = LoopbackTransport(
+            name: "lo",
+            address: "S",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(stranger)
         var idle: [any Link] = []
         for _ in 0..<50 { idle.append(try await stranger.dial(PeerHint(transport: "lo", address: "B"))) }
         // An honest peer now connects and is served.
-        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "a"))
-        await a.add(LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)), priority: 10)
+        let a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: Logger(label: "a")
+        )
+        await a.add(
+            LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let runA = Task { try? await a.run() }
         await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
         for await event in events where event.kind == .linkUp { break }
@@ -98,18 +134,37 @@ import TransportLoopback
         configuration.maxUnauthenticatedLinks = 4
         configuration.handshakeTimeout = .seconds(600)
         let network = LoopbackNetwork()
-        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "b"))
-        await b.add(LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)), priority: 10)
+        let b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: Logger(label: "b")
+        )
+        await b.add(
+            LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let events = await b.events()
         let runB = Task { try? await b.run() }
         for await event in events where event.kind == .transportStarted { break }
-        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: Logger(label: "a"))
-        await a.add(LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)), priority: 10)
+        let a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: Logger(label: "a")
+        )
+        await a.add(
+            LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let runA = Task { try? await a.run() }
         await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
         for await event in events where event.kind == .linkUp { break }
         // Strangers that send half a hello (so none of them is "silent") fill the budget many times over.
-        let stranger = LoopbackTransport(name: "lo", address: "S", network: network, configuration: .init(discovery: false))
+        let stranger = LoopbackTransport(
+            name: "lo",
+            address: "S",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(stranger)
         var idle: [any Link] = []
         for _ in 0..<40 {

@@ -114,10 +114,22 @@ import TransportLoopback
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let network = LoopbackNetwork()
-        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: RouterTests.testConfiguration, logger: logger)
-        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: RouterTests.testConfiguration, logger: logger)
+        let a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: RouterTests.testConfiguration,
+            logger: logger
+        )
+        let b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: RouterTests.testConfiguration,
+            logger: logger
+        )
         await a.add(LoopbackTransport(address: "A", network: network), priority: 10)
-        let wrapped = PreferringTransport(LoopbackTransport(address: "B", network: network), preferred: preferred, marked: marked)
+        let wrapped = PreferringTransport(
+            LoopbackTransport(address: "B", network: network),
+            preferred: preferred,
+            marked: marked
+        )
         await b.add(wrapped, priority: 10)
         let runs = [Task { try? await a.run() }, Task { try? await b.run() }]
         defer { for run in runs { run.cancel() } }
@@ -168,7 +180,12 @@ import TransportLoopback
         let runningX = try await RunningTransport.start(x, logger: logger)
         let runningY = try await RunningTransport.start(y, logger: logger)
         let accepted = Task {
-            for await event in runningY.events { if case .inboundLink(let link) = event { continuation.yield(link); return } }
+            for await event in runningY.events {
+                if case .inboundLink(let link) = event {
+                    continuation.yield(link)
+                    return
+                }
+            }
         }
         let link = try await x.dial(y.hint)
         #expect(link.preferredTaskExecutor == nil)

@@ -1,8 +1,9 @@
 import Logging
-@testable import MeshCore
 import MeshTesting
 import Synchronization
 import Testing
+
+@testable import MeshCore
 
 /// The session's ticker sleeps until something is due: an idle link costs a few
 /// wake-ups a minute instead of one per 50 ms tick, and an ack timeout still fires at
@@ -30,18 +31,37 @@ import Testing
         var configuration = RouterConfiguration()
         configuration.keepaliveInterval = .seconds(600)  // no ping, no dead link within the test
         let capabilities = TransportCapabilities(
-            maxFrameSize: 1024, nominalBitrate: 1_000_000, isReliable: true, needsDiscovery: false, powerCost: 1)
+            maxFrameSize: 1024,
+            nominalBitrate: 1_000_000,
+            isReliable: true,
+            needsDiscovery: false,
+            powerCost: 1
+        )
         return LinkSession(
-            link: SilentLink(), id: .next(), transport: "silent", priority: 0, capabilities: capabilities, remote: .random(),
-            role: .initiator, cipher: PlaintextCipher(), configuration: configuration, clock: clock, stats: StatsRecorder(),
-            logger: logger)
+            link: SilentLink(),
+            id: .next(),
+            transport: "silent",
+            priority: 0,
+            capabilities: capabilities,
+            remote: .random(),
+            role: .initiator,
+            cipher: PlaintextCipher(),
+            configuration: configuration,
+            clock: clock,
+            stats: StatsRecorder(),
+            logger: logger
+        )
     }
 
     /// Runs `session` until the test ends; returns the task.
     static func start(_ session: LinkSession) -> Task<String, Never> {
         Task {
             await session.run(
-                deliver: { _, _ in .accepted }, announce: { _, _ in }, topic: { _, _ in }, onMalformed: { _ in })
+                deliver: { _, _ in .accepted },
+                announce: { _, _ in },
+                topic: { _, _ in },
+                onMalformed: { _ in }
+            )
         }
     }
 
@@ -82,8 +102,16 @@ import Testing
         // Idle first: the ticker plans its next look seconds ahead.
         await Self.advance(clock, by: .seconds(3), step: .milliseconds(500))
         let frame = DataFrame(
-            sequence: 0, messageID: MessageID(high: 1, low: 2), origin: .random(), destination: .random(), ttl: 8,
-            chunkIndex: 0, chunkCount: 1, messageLength: 3, payload: [1, 2, 3])
+            sequence: 0,
+            messageID: MessageID(high: 1, low: 2),
+            origin: .random(),
+            destination: .random(),
+            ttl: 8,
+            chunkIndex: 0,
+            chunkCount: 1,
+            messageLength: 3,
+            payload: [1, 2, 3]
+        )
         let failure = Mutex<MeshError?>(nil)
         let send = Task {
             do {

@@ -13,7 +13,10 @@ import Testing
             Issue.record("a topic frame with control characters in its name was accepted")
         } catch {
             let reason = error.message
-            #expect(!reason.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "raw control characters: \(reason.debugDescription)")
+            #expect(
+                !reason.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F },
+                "raw control characters: \(reason.debugDescription)"
+            )
             #expect(reason.contains("\\u{1B}"), "\(reason)")
         }
     }

@@ -48,10 +48,12 @@ struct LogLimiterTests {
         #expect(lines.all.count == 1)
         clock.advance(by: .seconds(10))
         limiter.flush()
-        #expect(lines.all == [
-            "warning: refused connection 0: max_inbound",
-            "warning: refused 4,312 connections in the last 10 s: max_inbound",
-        ])
+        #expect(
+            lines.all == [
+                "warning: refused connection 0: max_inbound",
+                "warning: refused 4,312 connections in the last 10 s: max_inbound",
+            ]
+        )
         #expect(limiter.totals == ["max_inbound": 4_313])
         // After a quiet interval the next one is logged as a first again.
         refuse(limiter, 1)
@@ -66,11 +68,13 @@ struct LogLimiterTests {
         refuse(limiter, 3)
         clock.advance(by: .seconds(12))
         refuse(limiter, 1)
-        #expect(lines.all == [
-            "warning: refused connection 0: max_inbound",
-            "warning: refused 2 connections in the last 12 s: max_inbound",
-            "warning: refused connection 0: max_inbound",
-        ])
+        #expect(
+            lines.all == [
+                "warning: refused connection 0: max_inbound",
+                "warning: refused 2 connections in the last 12 s: max_inbound",
+                "warning: refused connection 0: max_inbound",
+            ]
+        )
     }
 
     @Test("a flood of any size over many intervals writes at most two lines per kind per interval")
@@ -95,8 +99,12 @@ struct LogLimiterTests {
         let clock = ManualClock()
         let limiter = LogLimiter(logger: lines.logger, clock: clock)
         refuse(limiter, 2, kind: "max_inbound")
-        limiter.note("bad_frame", level: .notice, "closing link: bad frame") { count, _ in "closed \(count) more: bad_frame" }
-        limiter.note("bad_frame", level: .notice, "closing link: bad frame") { count, _ in "closed \(count) more: bad_frame" }
+        limiter.note("bad_frame", level: .notice, "closing link: bad frame") { count, _ in
+            "closed \(count) more: bad_frame"
+        }
+        limiter.note("bad_frame", level: .notice, "closing link: bad frame") { count, _ in
+            "closed \(count) more: bad_frame"
+        }
         clock.advance(by: .seconds(10))
         limiter.flush()
         #expect(lines.all.count == 4)
@@ -104,7 +112,10 @@ struct LogLimiterTests {
         #expect(lines.all.contains("warning: refused 1 connections in the last 10 s: max_inbound"))
     }
 
-    @Test("counts and durations format for people", arguments: [(0, "0"), (999, "999"), (1_000, "1,000"), (4_312, "4,312"), (1_234_567, "1,234,567")])
+    @Test(
+        "counts and durations format for people",
+        arguments: [(0, "0"), (999, "999"), (1_000, "1,000"), (4_312, "4,312"), (1_234_567, "1,234,567")]
+    )
     func formatting(count: Int, text: String) {
         #expect(LogLimiter.formatted(count) == text)
         #expect(LogLimiter.formatted(Duration.seconds(10)) == "10 s")

@@ -25,12 +25,35 @@ import TransportLoopback
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let configuration = RouterConfiguration(
-            escalation: EscalationConfiguration(ackTimeoutMin: .milliseconds(500), ackTimeoutMax: .seconds(5), maxAttempts: 3),
-            reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)))
-        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, clock: clock, logger: logger)
-        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, clock: clock, logger: logger)
-        let lossy = FrameDropTransport(LoopbackTransport(name: "lo", address: "A", network: network), dropping: 1, of: Frame.Kind.data.rawValue)
-        let acks = FrameDropTransport(LoopbackTransport(name: "lo", address: "B", network: network), dropping: 0, of: Frame.Kind.ack.rawValue)
+            escalation: EscalationConfiguration(
+                ackTimeoutMin: .milliseconds(500),
+                ackTimeoutMax: .seconds(5),
+                maxAttempts: 3
+            ),
+            reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+        )
+        let a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            clock: clock,
+            logger: logger
+        )
+        let b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            clock: clock,
+            logger: logger
+        )
+        let lossy = FrameDropTransport(
+            LoopbackTransport(name: "lo", address: "A", network: network),
+            dropping: 1,
+            of: Frame.Kind.data.rawValue
+        )
+        let acks = FrameDropTransport(
+            LoopbackTransport(name: "lo", address: "B", network: network),
+            dropping: 0,
+            of: Frame.Kind.ack.rawValue
+        )
         await a.add(lossy, priority: 10)
         await b.add(acks, priority: 10)
         let events = await a.events()
@@ -52,7 +75,9 @@ import TransportLoopback
         #expect(await a.stats().ackTimeouts == 1)
 
         let later = try await withThrowingTaskGroup(of: MessageID.self) { group in
-            for index in 1...300 { group.addTask { try await a.send(to: b.localPeerID, payload: [UInt8(index % 256)]) } }
+            for index in 1...300 {
+                group.addTask { try await a.send(to: b.localPeerID, payload: [UInt8(index % 256)]) }
+            }
             return try await group.reduce(into: [MessageID]()) { $0.append($1) }
         }
         // No clock moves: every one is acknowledged without waiting for a timeout.

@@ -30,8 +30,16 @@ final class FloodFixture: Sendable {
     init(configuration: RouterConfiguration) async throws {
         var logger = Logger(label: "flood")
         logger.logLevel = .critical
-        a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: logger)
-        b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: logger)
+        a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: logger
+        )
+        b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: logger
+        )
         let lo = LoopbackTransport.Configuration(mtu: 65_535, discovery: false)
         await a.add(LoopbackTransport(name: "lo", address: "A", network: network, configuration: lo), priority: 10)
         await b.add(LoopbackTransport(name: "lo", address: "B", network: network, configuration: lo), priority: 10)
@@ -46,30 +54,51 @@ final class FloodFixture: Sendable {
         try await hostile.send([0xC0] + Array("SCM0".utf8) + [Frame.version] + hostileID.bytes)
         _ = try await hostile.receive()  // B's hello: H is authenticated now
         let (tally, aID) = (tally, a.localPeerID)
-        tasks.append(Task {
-            // B's application reads its inbox as fast as messages come.
-            while let message = await b.incoming.receive() {
-                if message.from == aID { tally.fromA.withLock { $0.append(message) } } else { tally.fromH.add(1, ordering: .relaxed) }
+        tasks.append(
+            Task {
+                // B's application reads its inbox as fast as messages come.
+                while let message = await b.incoming.receive() {
+                    if message.from == aID {
+                        tally.fromA.withLock { $0.append(message) }
+                    } else {
+                        tally.fromH.add(1, ordering: .relaxed)
+                    }
+                }
             }
-        })
+        )
         self.tasks = tasks
     }
 
     /// Sends raw data frames from H, one per call of `frame` (sequence numbers from 1).
     func flood(count: Int, _ frame: (UInt32) -> DataFrame) async throws {
         for sequence in 1...count {
-            for packet in try PacketFramer.packets(for: Frame.data(frame(UInt32(sequence))).encoded(), mtu: hostile.mtu) {
+            for packet in try PacketFramer.packets(for: Frame.data(frame(UInt32(sequence))).encoded(), mtu: hostile.mtu)
+            {
                 try await hostile.send(packet)
             }
         }
     }
 
     /// A single-chunk (or first-chunk) frame from H to B.
-    func frame(_ sequence: UInt32, id: MessageID = .random(), index: Int = 0, count: Int = 1, length: Int = Frame.chunkSize, bytes: Int = Frame.chunkSize) -> DataFrame {
+    func frame(
+        _ sequence: UInt32,
+        id: MessageID = .random(),
+        index: Int = 0,
+        count: Int = 1,
+        length: Int = Frame.chunkSize,
+        bytes: Int = Frame.chunkSize
+    ) -> DataFrame {
         DataFrame(
-            sequence: sequence, messageID: id, origin: hostileID, destination: b.localPeerID, ttl: 7,
-            chunkIndex: UInt16(index), chunkCount: UInt16(count), messageLength: UInt32(length),
-            payload: [UInt8](repeating: 0xEE, count: bytes))
+            sequence: sequence,
+            messageID: id,
+            origin: hostileID,
+            destination: b.localPeerID,
+            ttl: 7,
+            chunkIndex: UInt16(index),
+            chunkCount: UInt16(count),
+            messageLength: UInt32(length),
+            payload: [UInt8](repeating: 0xEE, count: bytes)
+        )
     }
 
     /// A sends `rounds` messages of `size` bytes to B and each arrives.
@@ -136,7 +165,8 @@ func peakResidentGrowth(_ body: @Sendable () async throws -> Void) async throws 
     /// (a) A flood of full 64,000-byte single-chunk DATA frames (256 MB).
     @Test(.timeLimit(.minutes(2))) func aDataFloodStaysBounded() async throws {
         let fixture = try await FloodFixture(configuration: RouterTests.testConfiguration)
-        let drain = Task { [hostile = fixture.hostile] in while (try? await hostile.receive()) != nil {} }  // H reads its acks
+        // H reads its acks.
+        let drain = Task { [hostile = fixture.hostile] in while (try? await hostile.receive()) != nil {} }
         let growth = try await peakResidentGrowth {
             async let flood: Void = fixture.flood(count: 4_000) { fixture.frame($0) }
             try await fixture.honestExchange(rounds: 20, size: 1_000)
@@ -162,7 +192,13 @@ func peakResidentGrowth(_ body: @Sendable () async throws -> Void) async throws 
         let growth = try await peakResidentGrowth {
             async let flood: Void = fixture.flood(count: ids.count * (chunks - 1)) { sequence in
                 let n = Int(sequence) - 1
-                return fixture.frame(sequence, id: ids[n % ids.count], index: n / ids.count, count: chunks, length: length)
+                return fixture.frame(
+                    sequence,
+                    id: ids[n % ids.count],
+                    index: n / ids.count,
+                    count: chunks,
+                    length: length
+                )
             }
             try await fixture.honestExchange(rounds: 5, size: 200_000)  // multi-chunk: needs reassembly room
             try await flood
@@ -187,12 +223,21 @@ func peakResidentGrowth(_ body: @Sendable () async throws -> Void) async throws 
                 let n = Int(sequence) - 1
                 let index = n % chunks
                 let bytes = min(Frame.chunkSize, length - index * Frame.chunkSize)
-                return fixture.frame(sequence, id: ids[n / chunks], index: index, count: chunks, length: length, bytes: bytes)
+                return fixture.frame(
+                    sequence,
+                    id: ids[n / chunks],
+                    index: index,
+                    count: chunks,
+                    length: length,
+                    bytes: bytes
+                )
             }
             try await fixture.honestExchange(rounds: 5, size: 1_000)
             try await flood
         }
-        try await waitUntil("B to take the messages", seconds: 60) { fixture.tally.fromH.load(ordering: .relaxed) == ids.count }
+        try await waitUntil("B to take the messages", seconds: 60) {
+            fixture.tally.fromH.load(ordering: .relaxed) == ids.count
+        }
         print("memory bound (c) 24 x 16 MiB messages: VmRSS grew \(growth >> 20) MiB")
         #expect(growth < Self.bound, "VmRSS grew \(growth >> 20) MiB")
         drain.cancel()
@@ -208,7 +253,9 @@ func peakResidentGrowth(_ body: @Sendable () async throws -> Void) async throws 
         let events = await fixture.b.events()
         let hostileID = fixture.hostileID
         let dropped = Task {
-            for await event in events where event.kind == .linkDown && event.peer == hostileID { return event.reason ?? "" }
+            for await event in events where event.kind == .linkDown && event.peer == hostileID {
+                return event.reason ?? ""
+            }
             return ""
         }
         let growth = try await peakResidentGrowth {

@@ -23,8 +23,12 @@ struct TestSealer: MessageSealer {
         guard sealed.count >= overhead, Array(sealed.prefix(4)) == Self.magic else {
             throw MeshError(.malformedFrame, "not a test envelope")
         }
-        guard Array(sealed[4..<36]) == peer.bytes else { throw MeshError(.invalidArgument, "sealed for another recipient") }
-        guard Array(sealed[36..<68]) == origin.bytes else { throw MeshError(.invalidArgument, "sealed by another sender") }
+        guard Array(sealed[4..<36]) == peer.bytes else {
+            throw MeshError(.invalidArgument, "sealed for another recipient")
+        }
+        guard Array(sealed[36..<68]) == origin.bytes else {
+            throw MeshError(.invalidArgument, "sealed by another sender")
+        }
         return Array(sealed[68...])
     }
 }
@@ -39,7 +43,10 @@ final class MeshLine: Sendable {
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
     init(
-        count: Int, relayOff: Set<Int> = [], clock: any MeshClock = SystemClock(), routing: RoutingConfiguration = .init(),
+        count: Int,
+        relayOff: Set<Int> = [],
+        clock: any MeshClock = SystemClock(),
+        routing: RoutingConfiguration = .init(),
         keepalive: Duration = .seconds(30)
     ) async {
         var logger = Logger(label: "mesh-line")
@@ -49,14 +56,31 @@ final class MeshLine: Sendable {
             let id = PeerID.random()
             let configuration = RouterConfiguration(
                 relayEnabled: !relayOff.contains(index),
-                reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.2),
-                keepaliveInterval: keepalive, routing: routing)
+                reconnect: ReconnectConfiguration(
+                    initialDelay: .milliseconds(20),
+                    maxDelay: .milliseconds(200),
+                    jitter: 0.2
+                ),
+                keepaliveInterval: keepalive,
+                routing: routing
+            )
             let router = Router(
-                security: PlaintextLinkSecurity(localPeerID: id), configuration: configuration, sealer: TestSealer(peer: id),
-                receipts: TestReceiptSigner(peer: id), clock: clock, logger: logger)
+                security: PlaintextLinkSecurity(localPeerID: id),
+                configuration: configuration,
+                sealer: TestSealer(peer: id),
+                receipts: TestReceiptSigner(peer: id),
+                clock: clock,
+                logger: logger
+            )
             await router.add(
-                LoopbackTransport(name: "lo", address: Self.address(index), network: network, configuration: .init(discovery: false)),
-                priority: 10)
+                LoopbackTransport(
+                    name: "lo",
+                    address: Self.address(index),
+                    network: network,
+                    configuration: .init(discovery: false)
+                ),
+                priority: 10
+            )
             routers.append(router)
         }
         self.routers = routers
@@ -65,9 +89,13 @@ final class MeshLine: Sendable {
             let inboxes = self.inboxes
             tasks.withLock {
                 $0.append(Task { try? await router.run() })
-                $0.append(Task {
-                    while let message = await router.incoming.receive() { inboxes.messages.withLock { $0[index].append(message) } }
-                })
+                $0.append(
+                    Task {
+                        while let message = await router.incoming.receive() {
+                            inboxes.messages.withLock { $0[index].append(message) }
+                        }
+                    }
+                )
             }
             // Dial only once this router's transport (and so the left neighbour's, started
             // before) runs: a dial that fails first is retried on the router's clock,
@@ -102,7 +130,9 @@ final class MeshLine: Sendable {
     func waitForRoute(from index: Int, to target: Int, hops: Int? = nil) async throws {
         let destination = routers[target].localPeerID
         try await waitUntil("N\(index) has a route to N\(target)") {
-            guard let route = await routers[index].routes().first(where: { $0.destination == destination }) else { return false }
+            guard let route = await routers[index].routes().first(where: { $0.destination == destination }) else {
+                return false
+            }
             return hops.map { route.hops == $0 } ?? true
         }
     }

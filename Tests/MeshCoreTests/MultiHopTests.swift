@@ -54,7 +54,12 @@ import TransportLoopback
         #expect(stats.announcesRejected["badSignature", default: 0] == 0)
         #expect(stats.announcesSent > 0 && stats.announcesAccepted > 0)
         // A second message reuses the routes; E still has each exactly once.
-        let again = try await line[0].send(to: line[4].localPeerID, payload: [1, 2, 3], waitUntil: .delivered, timeout: .seconds(60))
+        let again = try await line[0].send(
+            to: line[4].localPeerID,
+            payload: [1, 2, 3],
+            waitUntil: .delivered,
+            timeout: .seconds(60)
+        )
         #expect(line.received(at: 4).map(\.id) == [id, again])
     }
 
@@ -66,7 +71,12 @@ import TransportLoopback
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
         try await line.waitForRoute(from: 0, to: 4, hops: 4)
-        let before = try await line[0].send(to: line[4].localPeerID, payload: [0], waitUntil: .delivered, timeout: .seconds(60))
+        let before = try await line[0].send(
+            to: line[4].localPeerID,
+            payload: [0],
+            waitUntil: .delivered,
+            timeout: .seconds(60)
+        )
 
         line.network.partition(MeshLine.address(1), MeshLine.address(2))
         let c = line[2].localPeerID
@@ -88,7 +98,9 @@ import TransportLoopback
 
         line.network.heal(MeshLine.address(1), MeshLine.address(2))
         for id in during {
-            #expect(try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered)
+            #expect(
+                try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered
+            )
         }
         let ids = line.received(at: 4).map(\.id)
         #expect(ids.count == 1 + during.count)
@@ -165,7 +177,11 @@ import TransportLoopback
     /// brings the route back and the message goes.
     @Test(.timeLimit(.minutes(1))) func routesAgeOutAndComeBackWithTheNextAnnouncement() async throws {
         let clock = ManualClock()
-        let routing = RoutingConfiguration(announceInterval: .seconds(1000), announceJitter: 0, routeMaxAge: .seconds(100))
+        let routing = RoutingConfiguration(
+            announceInterval: .seconds(1000),
+            announceJitter: 0,
+            routeMaxAge: .seconds(100)
+        )
         let line = await MeshLine(count: 3, clock: clock, routing: routing, keepalive: .seconds(7200))
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
@@ -182,7 +198,9 @@ import TransportLoopback
         #expect(await line[0].status(of: id)?.status == .queued)
 
         clock.advance(by: .seconds(900))  // the periodic announcements are due
-        #expect(try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(3600)).status == .delivered)
+        #expect(
+            try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(3600)).status == .delivered
+        )
         #expect(line.received(at: 2).map(\.id) == [id])
     }
 }

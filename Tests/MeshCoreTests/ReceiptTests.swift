@@ -47,8 +47,18 @@ struct TestReceiptSigner: ReceiptSigner {
     static func receiptFrame(_ sequence: UInt32, origin: PeerID, destination: PeerID, body: [UInt8]) -> Frame {
         .data(
             DataFrame(
-                sequence: sequence, messageID: .random(), origin: origin, destination: destination, ttl: 7, chunkIndex: 0,
-                chunkCount: 1, messageLength: UInt32(body.count), flags: DataFrame.receiptFlag, payload: body))
+                sequence: sequence,
+                messageID: .random(),
+                origin: origin,
+                destination: destination,
+                ttl: 7,
+                chunkIndex: 0,
+                chunkCount: 1,
+                messageLength: UInt32(body.count),
+                flags: DataFrame.receiptFlag,
+                payload: body
+            )
+        )
     }
 
     @Test(.timeLimit(.minutes(1))) func receiptsAreIssuedCheckedAndCounted() async throws {
@@ -62,15 +72,26 @@ struct TestReceiptSigner: ReceiptSigner {
         var logger = Logger(label: "r")
         logger.logLevel = .warning
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r), configuration: RouterConfiguration(keepaliveInterval: .seconds(60)),
-            receipts: signerR, logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(keepaliveInterval: .seconds(60)),
+            receipts: signerR,
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let events = await router.events()
         let run = Task { try await router.run() }
         defer { run.cancel() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
 
-        let transport = LoopbackTransport(name: "lo", address: "X", network: network, configuration: .init(discovery: false))
+        let transport = LoopbackTransport(
+            name: "lo",
+            address: "X",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(transport, localPeerID: x)
         defer { Task { await running.stop() } }
         var peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
@@ -123,7 +144,9 @@ struct TestReceiptSigner: ReceiptSigner {
         #expect(await router.status(of: id)?.status == .sent)
         #expect(await router.status(of: forY)?.status == .queued)
         var stats = await router.stats()
-        #expect(stats.receiptsRejected == ["malformed": 1, "badSignature": 3, "digestMismatch": 1, "notFromDestination": 1])
+        #expect(
+            stats.receiptsRejected == ["malformed": 1, "badSignature": 3, "digestMismatch": 1, "notFromDestination": 1]
+        )
         #expect(stats.receiptsIgnored == ["unknownMessage": 1])
         #expect(stats.receiptsAccepted == 0)
 
@@ -149,8 +172,18 @@ struct TestReceiptSigner: ReceiptSigner {
         try await peer.send(
             .data(
                 DataFrame(
-                    sequence: sequence, messageID: mine, origin: x, destination: r, ttl: 7, chunkIndex: 0, chunkCount: 1,
-                    messageLength: UInt32(content.count), payload: content)))
+                    sequence: sequence,
+                    messageID: mine,
+                    origin: x,
+                    destination: r,
+                    ttl: 7,
+                    chunkIndex: 0,
+                    chunkCount: 1,
+                    messageLength: UInt32(content.count),
+                    payload: content
+                )
+            )
+        )
         #expect(await router.incoming.receive()?.id == mine)
         let receiptData = try await nextData()
         #expect(receiptData.flags & DataFrame.receiptFlag != 0)

@@ -1,5 +1,6 @@
-@testable import MeshCore
 import Testing
+
+@testable import MeshCore
 
 /// The receiving side of hop sequence numbers (docs/PROTOCOL.md §A.3): what an ACK
 /// says after frames were recorded, refused or never arrived. Instants are built from
@@ -10,8 +11,16 @@ import Testing
 
     static func frame(_ sequence: UInt32, message: MessageID = .random(), chunk: UInt16 = 0) -> DataFrame {
         DataFrame(
-            sequence: sequence, messageID: message, origin: .random(), destination: .random(), ttl: 7,
-            chunkIndex: chunk, chunkCount: 1, messageLength: 1, payload: [0])
+            sequence: sequence,
+            messageID: message,
+            origin: .random(),
+            destination: .random(),
+            ttl: 7,
+            chunkIndex: chunk,
+            chunkCount: 1,
+            messageLength: 1,
+            payload: [0]
+        )
     }
 
     /// Receives `sequence` (recorded) at `at`.
@@ -136,7 +145,9 @@ import Testing
 
         var bounded = ReceiveWindow(hold: Self.hold)
         var recorded = 0
-        for sequence in UInt32(2)...UInt32(ReceiveWindow.maxOutOfOrder + 1) where bounded.record(sequence) { recorded += 1 }
+        for sequence in UInt32(2)...UInt32(ReceiveWindow.maxOutOfOrder + 1) where bounded.record(sequence) {
+            recorded += 1
+        }
         #expect(recorded == ReceiveWindow.maxOutOfOrder)
         let beyondTheBound = bounded.record(UInt32(ReceiveWindow.maxOutOfOrder + 10))
         #expect(!beyondTheBound, "beyond the bound: not recorded")

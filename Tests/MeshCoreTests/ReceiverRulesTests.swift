@@ -15,12 +15,27 @@ import TransportLoopback
     static let chunk: [UInt8] = [1, 2, 3]
 
     static func data(
-        _ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8 = 7, flags: UInt16 = 0
+        _ sequence: UInt32,
+        _ id: MessageID,
+        origin: PeerID,
+        destination: PeerID,
+        ttl: UInt8 = 7,
+        flags: UInt16 = 0
     ) -> Frame {
         .data(
             DataFrame(
-                sequence: sequence, messageID: id, origin: origin, destination: destination, ttl: ttl, chunkIndex: 0,
-                chunkCount: 1, messageLength: UInt32(chunk.count), flags: flags, payload: chunk))
+                sequence: sequence,
+                messageID: id,
+                origin: origin,
+                destination: destination,
+                ttl: ttl,
+                chunkIndex: 0,
+                chunkCount: 1,
+                messageLength: UInt32(chunk.count),
+                flags: flags,
+                payload: chunk
+            )
+        )
     }
 
     @Test func dataFramesAreAcknowledgedRefusedOrDeliveredAsDocumented() async throws {
@@ -29,14 +44,24 @@ import TransportLoopback
         let x = PeerID.random()
         let y = PeerID.random()
         let router = Router(
-            security: PlaintextLinkSecurity(localPeerID: r), configuration: RouterConfiguration(keepaliveInterval: .seconds(60)),
-            logger: Logger(label: "r"))
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            security: PlaintextLinkSecurity(localPeerID: r),
+            configuration: RouterConfiguration(keepaliveInterval: .seconds(60)),
+            logger: Logger(label: "r")
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         defer { run.cancel() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
 
-        let transport = LoopbackTransport(name: "lo", address: "X", network: network, configuration: .init(discovery: false))
+        let transport = LoopbackTransport(
+            name: "lo",
+            address: "X",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(transport, localPeerID: x)
         defer { Task { await running.stop() } }
         var peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
@@ -58,8 +83,14 @@ import TransportLoopback
             #expect(router.incoming.count == 0)
         }
 
-        let a = MessageID.random(), b = MessageID.random(), c = MessageID.random(), d = MessageID.random()
-        let e = MessageID.random(), f = MessageID.random(), g = MessageID.random(), h = MessageID.random()
+        let a = MessageID.random()
+        let b = MessageID.random()
+        let c = MessageID.random()
+        let d = MessageID.random()
+        let e = MessageID.random()
+        let f = MessageID.random()
+        let g = MessageID.random()
+        let h = MessageID.random()
 
         try await peer.send(Self.data(1, a, origin: x, destination: r))
         #expect(try await peer.receiveAck() == AckFrame(cumulative: 1))

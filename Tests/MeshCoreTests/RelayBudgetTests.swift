@@ -17,7 +17,12 @@ import TransportLoopback
     }
 
     /// A router "R" with `limits` on `clock`, running until the returned task is cancelled.
-    static func relay(limits: RelayLimits, clock: ManualClock, battery: Int?, network: LoopbackNetwork) async throws -> (Router, Task<Void, any Error>) {
+    static func relay(
+        limits: RelayLimits,
+        clock: ManualClock,
+        battery: Int?,
+        network: LoopbackNetwork
+    ) async throws -> (Router, Task<Void, any Error>) {
         let r = PeerID.random()
         var logger = Logger(label: "r")
         logger.logLevel = .critical
@@ -25,10 +30,19 @@ import TransportLoopback
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)),
-                keepaliveInterval: .seconds(86_400), relayLimits: limits),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock,
-            battery: FixedBattery(percent: battery), logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+                keepaliveInterval: .seconds(86_400),
+                relayLimits: limits
+            ),
+            sealer: TestSealer(peer: r),
+            receipts: TestReceiptSigner(peer: r),
+            clock: clock,
+            battery: FixedBattery(percent: battery),
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
         return (router, run)
@@ -37,7 +51,13 @@ import TransportLoopback
     /// Sends `count` sealed messages from `peer` (origin o, for z), with hop sequence
     /// numbers from `first`, and waits until the router decided on each.
     static func offer(
-        _ count: Int, from peer: inout RawPeer, first: UInt32, origin: PeerID, to z: PeerID, receipt: Bool = false, router: Router
+        _ count: Int,
+        from peer: inout RawPeer,
+        first: UInt32,
+        origin: PeerID,
+        to z: PeerID,
+        receipt: Bool = false,
+        router: Router
     ) async throws -> [MessageID] {
         let before = await router.stats()
         let decided = before.relayAccepted + before.relayRefused.values.reduce(0, +)
@@ -65,7 +85,11 @@ import TransportLoopback
         let clock = ManualClock()
         // 8 an hour for the node, 4 an hour for any one neighbour.
         let (router, run) = try await Self.relay(
-            limits: RelayLimits(maxPerHour: 8, neighbourShare: 0.5, batteryFloorPercent: 20), clock: clock, battery: nil, network: network)
+            limits: RelayLimits(maxPerHour: 8, neighbourShare: 0.5, batteryFloorPercent: 20),
+            clock: clock,
+            battery: nil,
+            network: network
+        )
         defer { run.cancel() }
         let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)
@@ -115,7 +139,11 @@ import TransportLoopback
         let network = LoopbackNetwork()
         let clock = ManualClock()
         let (router, run) = try await Self.relay(
-            limits: RelayLimits(maxPerHour: 0, batteryFloorPercent: 20), clock: clock, battery: 15, network: network)
+            limits: RelayLimits(maxPerHour: 0, batteryFloorPercent: 20),
+            clock: clock,
+            battery: 15,
+            network: network
+        )
         defer { run.cancel() }
         let (x, o, z) = (PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)

@@ -12,8 +12,17 @@ import TransportLoopback
     typealias RawPeer = ReceiverRulesTests.RawPeer
 
     /// Links a raw peer with ID `id` at `address` to the router at "R".
-    static func rawPeer(_ id: PeerID, address: String, network: LoopbackNetwork) async throws -> (RawPeer, RunningTransport) {
-        let transport = LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(discovery: false))
+    static func rawPeer(
+        _ id: PeerID,
+        address: String,
+        network: LoopbackNetwork
+    ) async throws -> (RawPeer, RunningTransport) {
+        let transport = LoopbackTransport(
+            name: "lo",
+            address: address,
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(transport, localPeerID: id)
         let peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: "R")))
         try await peer.send(segment: Array("SCM0".utf8) + [Frame.version] + id.bytes)
@@ -23,30 +32,62 @@ import TransportLoopback
 
     /// A one-chunk DATA frame; `flags` (when given) replace the sealed flag `sealed` sets.
     static func data(
-        _ sequence: UInt32, _ id: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8 = 7, sealed: Bool = true, flags: UInt16? = nil
+        _ sequence: UInt32,
+        _ id: MessageID,
+        origin: PeerID,
+        destination: PeerID,
+        ttl: UInt8 = 7,
+        sealed: Bool = true,
+        flags: UInt16? = nil
     ) -> Frame {
         let body: [UInt8] = [0xE0, 0x01, 0x02]
         return .data(
             DataFrame(
-                sequence: sequence, messageID: id, origin: origin, destination: destination, ttl: ttl, chunkIndex: 0,
-                chunkCount: 1, messageLength: UInt32(body.count), flags: flags ?? (sealed ? DataFrame.sealedFlag : 0), payload: body))
+                sequence: sequence,
+                messageID: id,
+                origin: origin,
+                destination: destination,
+                ttl: ttl,
+                chunkIndex: 0,
+                chunkCount: 1,
+                messageLength: UInt32(body.count),
+                flags: flags ?? (sealed ? DataFrame.sealedFlag : 0),
+                payload: body
+            )
+        )
     }
 
     /// A relay "R" with peer ID `r` on `network`, keeping its messages in `queue`
     /// (a new in-memory one by default), running until the returned task is cancelled.
     /// `configuration` defaults to ack timeouts of 5–10 s and no keepalives to speak of.
     static func relay(
-        _ r: PeerID, network: LoopbackNetwork, queue: InMemoryOutboundQueue = InMemoryOutboundQueue(),
-        configuration: RouterConfiguration? = nil, clock: any MeshClock = SystemClock(), random: (any MeshRandom)? = nil
+        _ r: PeerID,
+        network: LoopbackNetwork,
+        queue: InMemoryOutboundQueue = InMemoryOutboundQueue(),
+        configuration: RouterConfiguration? = nil,
+        clock: any MeshClock = SystemClock(),
+        random: (any MeshRandom)? = nil
     ) async throws -> (Router, Task<Void, any Error>) {
         var logger = Logger(label: "r")
         logger.logLevel = .critical
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
-            configuration: configuration ?? RouterConfiguration(
-                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)), keepaliveInterval: .seconds(600)),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), queue: queue, clock: clock, random: random, logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            configuration: configuration
+                ?? RouterConfiguration(
+                    escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)),
+                    keepaliveInterval: .seconds(600)
+                ),
+            sealer: TestSealer(peer: r),
+            receipts: TestReceiptSigner(peer: r),
+            queue: queue,
+            clock: clock,
+            random: random,
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         try await eventually("R's transport runs") { await router.transportStatus().first?.state == .running }
         return (router, run)
@@ -91,7 +132,9 @@ import TransportLoopback
         #expect(frame.messageID == id && frame.origin == o && frame.destination == z && frame.ttl == 6)
         #expect(frame.flags == DataFrame.sealedFlag && frame.payload == [0xE0, 0x01, 0x02])
         try await peerY.send(.ack(AckFrame(cumulative: frame.sequence)))
-        for _ in 0..<1000 where await router.status(of: id)?.status != .relayed { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1000 where await router.status(of: id)?.status != .relayed {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(await router.status(of: id)?.status == .relayed)
 
         // X's retry (its ack was lost) is a duplicate: acknowledged. The same message
@@ -99,7 +142,9 @@ import TransportLoopback
         try await peerX.send(Self.data(4, id, origin: o, destination: z))
         #expect(try #require(try await peerX.receiveAck()).selective.contains(4))
         try await peerY.send(Self.data(1, id, origin: o, destination: z))
-        for _ in 0..<1000 where await router.stats().relayRefused["loop"] == nil { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1000 where await router.stats().relayRefused["loop"] == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         stats = await router.stats()
         #expect(stats.relayRefused["loop"] == 1)
         #expect(stats.relayAccepted == 1)
@@ -129,7 +174,9 @@ import TransportLoopback
         let network = LoopbackNetwork()
         let r = PeerID.random()
         let queue = InMemoryOutboundQueue()
-        func start() async throws -> (Router, Task<Void, any Error>) { try await Self.relay(r, network: network, queue: queue) }
+        func start() async throws -> (Router, Task<Void, any Error>) {
+            try await Self.relay(r, network: network, queue: queue)
+        }
         let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         var (router, run) = try await start()
         var (peerX, runningX) = try await Self.rawPeer(x, address: "X", network: network)
@@ -144,7 +191,9 @@ import TransportLoopback
             if case .data(let frame) = try Frame.decode(segment) { forwarded = frame }
         }
         try await peerY.send(.ack(AckFrame(cumulative: try #require(forwarded).sequence)))
-        for _ in 0..<1000 where await router.status(of: id)?.status != .relayed { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1000 where await router.status(of: id)?.status != .relayed {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(await router.status(of: id)?.status == .relayed)
 
         // R restarts on the same queue; X and Y link again.
@@ -161,9 +210,13 @@ import TransportLoopback
         // Y announces Z again, so R's route leads to Y. The copy back from Y went round
         // a loop: refused. X's retry is a duplicate.
         try await peerY.send(AnnounceTests.announce(z, 2, hops: 1, signer: TestReceiptSigner(peer: z)))
-        try await eventually("R routes to Z through Y") { await router.routes().first { $0.destination == z }?.nextHop == y }
+        try await eventually("R routes to Z through Y") {
+            await router.routes().first { $0.destination == z }?.nextHop == y
+        }
         try await peerY.send(Self.data(1, id, origin: o, destination: z))
-        for _ in 0..<1000 where await router.stats().relayRefused["loop"] == nil { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1000 where await router.stats().relayRefused["loop"] == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(await router.stats().relayRefused == ["loop": 1])
         try await peerX.send(Self.data(1, id, origin: o, destination: z))
         #expect(try #require(try await peerX.receiveAck()).cumulative == 1)
@@ -217,10 +270,14 @@ import TransportLoopback
         // W announces a newer sequence: R's route now leads to W. Y's retry is taken
         // into custody (acknowledged) and handed to W, TTL − 1.
         try await peerW.send(AnnounceTests.announce(z, 2, hops: 1, signer: signerZ))
-        try await eventually("R routes to Z through W") { await router.routes().first { $0.destination == z }?.nextHop == w }
+        try await eventually("R routes to Z through W") {
+            await router.routes().first { $0.destination == z }?.nextHop == w
+        }
         try await peerY.send(Self.data(2, id, origin: o, destination: z, ttl: 5))
         var acked = false
-        while !acked, let ack = try await peerY.receiveAck() { acked = ack.selective.contains(2) || ack.cumulative >= 2 }
+        while !acked, let ack = try await peerY.receiveAck() {
+            acked = ack.selective.contains(2) || ack.cumulative >= 2
+        }
         var handed: DataFrame?
         while handed == nil, let segment = try await peerW.receiveSegment() {
             if case .data(let frame) = try Frame.decode(segment), frame.messageID == id { handed = frame }
@@ -252,20 +309,34 @@ import TransportLoopback
         try await peerX.send(Self.data(1, id, origin: x, destination: r, sealed: false))
         var receipt: DataFrame?
         while receipt == nil, let segment = try await peerX.receiveSegment() {
-            if case .data(let frame) = try Frame.decode(segment), frame.flags & DataFrame.receiptFlag != 0 { receipt = frame }
+            if case .data(let frame) = try Frame.decode(segment), frame.flags & DataFrame.receiptFlag != 0 {
+                receipt = frame
+            }
         }
         let first = try #require(receipt)
         try await peerX.send(.ack(AckFrame(cumulative: first.sequence)))
-        try await eventually("R's receipt is delivered to its hop") { await router.status(of: first.messageID)?.status == .delivered }
+        try await eventually("R's receipt is delivered to its hop") {
+            await router.status(of: first.messageID)?.status == .delivered
+        }
 
         // The receipt comes back from Y (sealed, as relays carry it): R's next hop for X
         // is X itself, not Y, so R takes it and sends it to X again.
         try await peerY.send(
             .data(
                 DataFrame(
-                    sequence: 1, messageID: first.messageID, origin: r, destination: x, ttl: 5, chunkIndex: 0, chunkCount: 1,
-                    messageLength: UInt32(first.payload.count), flags: DataFrame.receiptFlag | DataFrame.sealedFlag,
-                    payload: first.payload)))
+                    sequence: 1,
+                    messageID: first.messageID,
+                    origin: r,
+                    destination: x,
+                    ttl: 5,
+                    chunkIndex: 0,
+                    chunkCount: 1,
+                    messageLength: UInt32(first.payload.count),
+                    flags: DataFrame.receiptFlag | DataFrame.sealedFlag,
+                    payload: first.payload
+                )
+            )
+        )
         #expect(try #require(try await peerY.receiveAck()).cumulative == 1)
         var again: DataFrame?
         while again == nil, let segment = try await peerX.receiveSegment() {
@@ -293,7 +364,9 @@ import TransportLoopback
         let signerZ = TestReceiptSigner(peer: z)
 
         try await peerY.send(AnnounceTests.announce(z, 1, hops: 1, signer: signerZ))
-        try await eventually("R routes to Z through Y") { await router.routes().first { $0.destination == z }?.nextHop == y }
+        try await eventually("R routes to Z through Y") {
+            await router.routes().first { $0.destination == z }?.nextHop == y
+        }
         let id = try await router.send(to: z, payload: [7, 7, 7])
         var sent: DataFrame?
         while sent == nil, let segment = try await peerY.receiveSegment() {
@@ -314,11 +387,15 @@ import TransportLoopback
 
         // X offers a newer route: Y's retry is taken back and goes to X.
         try await peerX.send(AnnounceTests.announce(z, 2, hops: 1, signer: signerZ))
-        try await eventually("R routes to Z through X") { await router.routes().first { $0.destination == z }?.nextHop == x }
+        try await eventually("R routes to Z through X") {
+            await router.routes().first { $0.destination == z }?.nextHop == x
+        }
         back.sequence = 2
         try await peerY.send(.data(back))
         var acked = false
-        while !acked, let ack = try await peerY.receiveAck() { acked = ack.selective.contains(2) || ack.cumulative >= 2 }
+        while !acked, let ack = try await peerY.receiveAck() {
+            acked = ack.selective.contains(2) || ack.cumulative >= 2
+        }
         var handed: DataFrame?
         while handed == nil, let segment = try await peerX.receiveSegment() {
             if case .data(let frame) = try Frame.decode(segment), frame.messageID == id { handed = frame }

@@ -21,7 +21,11 @@ import Testing
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func aMatchingSummaryGetsHopCountsAndHopCountsGetShorterRoutes(on: Bool) async throws {
         let clock = ManualClock()
-        let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock, routing: RoutingConfiguration(hopCounts: on))
+        let setup = try await RouteRequestTests.routerWith(
+            ["X", "Z"],
+            clock: clock,
+            routing: RoutingConfiguration(hopCounts: on)
+        )
         defer { Task { await setup.stop() } }
         let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
         let origins = (0..<6).map { _ in PeerID.random() }.sorted()
@@ -31,7 +35,8 @@ import Testing
         try await AnnounceRelayingTests.waitUntil("R has routes to the six") { await router.routes().count == 8 }
         try await x.sync(10)
         let own = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
-        let pairs = ([(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }).sorted { $0.origin < $1.origin }
+        let pairs = ([(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }).sorted
+        { $0.origin < $1.origin }
         let digest = RouteSummaryFrame(bucketBits: 0, pairs: pairs).hashes[0]
 
         try await x.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
@@ -69,7 +74,10 @@ import Testing
         defer { Task { await y.stop() } }
         try await AnnounceRelayingTests.waitUntil("R is linked to Y") { await router.peers().count == 3 }
         let fewer = Array(pairs.filter { $0.origin != origins[5] })
-        let stale = RouteHopsFrame(digest: RouteSummaryFrame(bucketBits: 0, pairs: fewer).hashes[0], hops: fewer.map { _ in 9 })
+        let stale = RouteHopsFrame(
+            digest: RouteSummaryFrame(bucketBits: 0, pairs: fewer).hashes[0],
+            hops: fewer.map { _ in 9 }
+        )
         try await y.sync(60)
         let toY = y.seen.announces.withLock(\.count)
         try await y.send(.routeHops(stale))

@@ -38,7 +38,9 @@ import TransportLoopback
         let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
         let o = PeerID.random()
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
+        try await AnnounceRelayingTests.waitUntil("R has a route to O") {
+            await router.routes().contains { $0.destination == o }
+        }
         try await x.sync(10)
         let before = x.seen.announces.withLock { $0.filter { $0.origin == o }.count }
 
@@ -53,7 +55,9 @@ import TransportLoopback
         try await x.sync(20)
         try await z.sync(30)
 
-        let answers = x.seen.announces.withLock { $0.filter { $0.origin == o }.dropFirst(before).map { [$0.sequence, UInt64($0.hops)] } }
+        let answers = x.seen.announces.withLock {
+            $0.filter { $0.origin == o }.dropFirst(before).map { [$0.sequence, UInt64($0.hops)] }
+        }
         #expect(answers == [[10, 3], [10, 3]])
         let forwarded = z.seen.requests.withLock { $0 }
         #expect(forwarded == [RouteRequestFrame(target: o, sequence: 11, hopLimit: 6)])
@@ -141,9 +145,13 @@ import TransportLoopback
         try await x.sync(10)
         #expect(x.seen.requests.withLock { $0.count } == 1)
         clock.advance(by: .milliseconds(1))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") { x.seen.requests.withLock { $0.count } == 2 }
+        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") {
+            x.seen.requests.withLock { $0.count } == 2
+        }
         clock.advance(by: .seconds(4))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 4 s more") { z.seen.requests.withLock { $0.count } == 3 }
+        try await AnnounceRelayingTests.waitUntil("R asked again after 4 s more") {
+            z.seen.requests.withLock { $0.count } == 3
+        }
         #expect(await router.stats().routeRequests["asked"] == 3)
 
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
@@ -170,7 +178,10 @@ import TransportLoopback
         for (index, wait) in waits.enumerated() {
             clock.advance(by: .seconds(wait) - .milliseconds(1))
             try await x.sync(UInt64(100 + 2 * index))
-            #expect(x.seen.requests.withLock { $0.count } == index + 1, "ask \(index + 2) came before its \(wait) s wait")
+            #expect(
+                x.seen.requests.withLock { $0.count } == index + 1,
+                "ask \(index + 2) came before its \(wait) s wait"
+            )
             clock.advance(by: .milliseconds(1))
             try await AnnounceRelayingTests.waitUntil("ask \(index + 2) after \(wait) s") {
                 x.seen.requests.withLock { $0.count } == index + 2
@@ -194,13 +205,17 @@ import TransportLoopback
         defer { Task { await ring.stop() } }
         await ring[4].connect(to: PeerHint(transport: "lo", address: MeshLine.address(0)))
         try await ring.waitForLinks()
-        try await ring.waitUntil("N4 is linked to N0") { await ring[4].peers().contains { $0.peer == ring[0].localPeerID } }
+        try await ring.waitUntil("N4 is linked to N0") {
+            await ring[4].peers().contains { $0.peer == ring[0].localPeerID }
+        }
         try await ring.waitForRoute(from: 1, to: 3, hops: 2)
         try await ring.waitForRoute(from: 0, to: 3, hops: 2)
 
         ring.network.partition(MeshLine.address(1), MeshLine.address(2))
         let target = ring[3].localPeerID
-        try await ring.waitUntil("N1's route to N3 is gone") { await !ring[1].routes().contains { $0.destination == target } }
+        try await ring.waitUntil("N1's route to N3 is gone") {
+            await !ring[1].routes().contains { $0.destination == target }
+        }
         let id = try await ring[1].send(to: target, payload: [42])
         #expect(try await ring[1].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered)
         #expect(ring.received(at: 3).map(\.id) == [id])
@@ -241,7 +256,11 @@ import TransportLoopback
 
     /// R (configured with `routing`) linked to a raw neighbour at each of `addresses`,
     /// once all links are up.
-    static func routerWith(_ addresses: [String], clock: ManualClock, routing: RoutingConfiguration = .init()) async throws -> Setup {
+    static func routerWith(
+        _ addresses: [String],
+        clock: ManualClock,
+        routing: RoutingConfiguration = .init()
+    ) async throws -> Setup {
         let network = LoopbackNetwork()
         let (router, r, run) = try await Self.router(network: network, clock: clock, routing: routing)
         var neighbours: [Neighbour] = []
@@ -255,17 +274,29 @@ import TransportLoopback
     /// A router R (peer `r`) on the loopback network, running, with the default
     /// configuration (but for `routing`), `announceState` and `savedRoutes`.
     static func router(
-        network: LoopbackNetwork, clock: ManualClock, routing: RoutingConfiguration = .init(), r: PeerID = .random(),
-        announceState: (any AnnounceStateStore)? = nil, savedRoutes: (any RouteTableStore)? = nil
+        network: LoopbackNetwork,
+        clock: ManualClock,
+        routing: RoutingConfiguration = .init(),
+        r: PeerID = .random(),
+        announceState: (any AnnounceStateStore)? = nil,
+        savedRoutes: (any RouteTableStore)? = nil
     ) async throws -> (Router, PeerID, Task<Void, any Error>) {
         var logger = Logger(label: "r")
         logger.logLevel = .warning
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing),
-            sealer: TestSealer(peer: r), receipts: TestReceiptSigner(peer: r), clock: clock, announceState: announceState,
-            savedRoutes: savedRoutes, logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
+            sealer: TestSealer(peer: r),
+            receipts: TestReceiptSigner(peer: r),
+            clock: clock,
+            announceState: announceState,
+            savedRoutes: savedRoutes,
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
         return (router, r, run)

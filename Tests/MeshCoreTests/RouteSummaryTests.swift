@@ -20,7 +20,11 @@ import TransportLoopback
         #expect(RouteSummaryFrame.entryHash(origin: zeroToThirtyOne, sequence: 1) == 0x65ec_dbf0_2e95_dc31)
         let allOnes = try PeerID(bytes: [UInt8](repeating: 0xFF, count: 32))
         #expect(RouteSummaryFrame.entryHash(origin: allOnes, sequence: 0x0102_0304_0506_0708) == 0xdbb1_3437_df0f_f195)
-        #expect([0, 4, 5, 8, 9, 200, 1000, 70_000].map { RouteSummaryFrame.bucketBits(for: $0) } == [0, 0, 1, 1, 2, 6, 8, 8])
+        #expect(
+            [0, 4, 5, 8, 9, 200, 1000, 70_000].map { RouteSummaryFrame.bucketBits(for: $0) } == [
+                0, 0, 1, 1, 2, 6, 8, 8,
+            ]
+        )
         #expect(RouteSummaryFrame.bucket(of: allOnes, bits: 0) == 0)
         #expect(RouteSummaryFrame.bucket(of: allOnes, bits: 3) == 7)
         #expect(RouteSummaryFrame.bucket(of: zeroToThirtyOne, bits: 8) == 0)
@@ -43,7 +47,10 @@ import TransportLoopback
         let low = try PeerID(bytes: [0x10] + [UInt8](repeating: 1, count: 31))  // bucket 0 of 8
         let high = try PeerID(bytes: [0xE0] + [UInt8](repeating: 2, count: 31))  // bucket 7 of 8
         let listing = RouteListingFrame(
-            bucketBits: 3, buckets: [0, 7], pairs: [.init(origin: low, sequence: 5), .init(origin: high, sequence: 6)])
+            bucketBits: 3,
+            buckets: [0, 7],
+            pairs: [.init(origin: low, sequence: 5), .init(origin: high, sequence: 6)]
+        )
         let bytes = Frame.routeListing(listing).encoded()
         #expect(Array(bytes.prefix(8)) == [1, 0x0B, 0, 0, 3, 0b1000_0001, 0, 2])
         #expect(bytes.count == 8 + 2 * 40)
@@ -52,7 +59,10 @@ import TransportLoopback
         #expect(try Frame.decode(Frame.routeListing(empty).encoded()) == .routeListing(empty))
         let outside = RouteListingFrame(bucketBits: 3, buckets: [0], pairs: [.init(origin: high, sequence: 6)])
         let tooMany = [1, 0x0B, 0, 0, 0, 0x80, 0x05, 0xDD] + [UInt8](repeating: 0, count: 40 * 1501)
-        for bad in [Array(bytes.dropLast()), bytes + [0], Frame.routeListing(outside).encoded(), [1, 0x0B, 0, 0, 0, 0x40, 0, 0], tooMany] {
+        for bad in [
+            Array(bytes.dropLast()), bytes + [0], Frame.routeListing(outside).encoded(),
+            [1, 0x0B, 0, 0, 0, 0x40, 0, 0], tooMany,
+        ] {
             #expect(throws: MeshError.self) { try Frame.decode(bad) }
         }
 
@@ -63,7 +73,8 @@ import TransportLoopback
         #expect(try Frame.decode(hopBytes) == .routeHops(hops))
         let none = RouteHopsFrame(digest: 0, hops: [])
         #expect(try Frame.decode(Frame.routeHops(none).encoded()) == .routeHops(none))
-        let overLimit = [1, 0x0C, 0, 0] + [UInt8](repeating: 0, count: 8) + [0xEA, 0x61] + [UInt8](repeating: 1, count: 60_001)
+        let overLimit =
+            [1, 0x0C, 0, 0] + [UInt8](repeating: 0, count: 8) + [0xEA, 0x61] + [UInt8](repeating: 1, count: 60_001)
         for bad in [Array(hopBytes.dropLast()), hopBytes + [0], Array(hopBytes.prefix(13)), overLimit] {
             #expect(throws: MeshError.self) { try Frame.decode(bad) }
         }
@@ -130,7 +141,9 @@ import TransportLoopback
         let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
         let o = PeerID.random()
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
+        try await AnnounceRelayingTests.waitUntil("R has a route to O") {
+            await router.routes().contains { $0.destination == o }
+        }
         try await x.sync(10)
         let latest = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
 
@@ -142,9 +155,17 @@ import TransportLoopback
         #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: 0, pairs: rPairs)])
         #expect(w.seen.announces.withLock { $0.map(\.origin) } == [r])
 
-        try await w.send(.routeListing(RouteListingFrame(bucketBits: 0, buckets: [0], pairs: [.init(origin: r, sequence: latest.sequence)])))
+        try await w.send(
+            .routeListing(
+                RouteListingFrame(bucketBits: 0, buckets: [0], pairs: [.init(origin: r, sequence: latest.sequence)])
+            )
+        )
         try await w.sync(20)
-        #expect(w.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } } == [[10, 3]])
+        #expect(
+            w.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } } == [
+                [10, 3]
+            ]
+        )
         #expect(await router.stats().routeSummaries["repaired"] == 1)
 
         // The repair showed the tables differed: W's next summary comes within one
@@ -152,7 +173,9 @@ import TransportLoopback
         // R's own refresh (600 s ± 25 %) is not due yet: the pairs are the same.
         #expect(w.seen.summaries.withLock { $0.count } == 1)
         clock.advance(by: .seconds(76))
-        try await AnnounceRelayingTests.waitUntil("W got a second summary") { w.seen.summaries.withLock { $0.count } == 2 }
+        try await AnnounceRelayingTests.waitUntil("W got a second summary") {
+            w.seen.summaries.withLock { $0.count } == 2
+        }
         try await w.sync(30)
         #expect(w.seen.summaries.withLock { $0.count } == 2)
         #expect(w.seen.summaries.withLock { $0.last } == RouteSummaryFrame(bucketBits: 0, pairs: rPairs))
@@ -193,7 +216,9 @@ import TransportLoopback
         let o = PeerID.random()
         let signer = TestReceiptSigner(peer: o)
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: signer))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O") { await router.routes().contains { $0.destination == o } }
+        try await AnnounceRelayingTests.waitUntil("R has a route to O") {
+            await router.routes().contains { $0.destination == o }
+        }
         try await x.sync(1)
         #expect(x.seen.summaries.withLock { $0.count } == 1, "the link-up summary")
 

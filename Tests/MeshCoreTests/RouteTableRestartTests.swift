@@ -22,7 +22,12 @@ import TransportLoopback
         let network = LoopbackNetwork()
         let store = InMemoryRouteTableStore(clock: clock)
         let (r, o, zPeer) = (PeerID.random(), PeerID.random(), PeerID.random())
-        let (first, _, firstRun) = try await RouteRequestTests.router(network: network, clock: clock, r: r, savedRoutes: store)
+        let (first, _, firstRun) = try await RouteRequestTests.router(
+            network: network,
+            clock: clock,
+            r: r,
+            savedRoutes: store
+        )
         let z = try await Neighbour(address: "Z", network: network, peer: zPeer)
         try await AnnounceRelayingTests.waitUntil("R is linked to Z") { await first.peers().count == 1 }
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
@@ -36,10 +41,16 @@ import TransportLoopback
 
         clock.advance(by: .seconds(45))
         let (second, _, secondRun) = try await RouteRequestTests.router(
-            network: network, clock: clock, r: r, savedRoutes: kept ? store : nil)
+            network: network,
+            clock: clock,
+            r: r,
+            savedRoutes: kept ? store : nil
+        )
         let again = try await Neighbour(address: "Z", network: network, peer: zPeer)
         let w = try await Neighbour(address: "W", network: network)
-        try await AnnounceRelayingTests.waitUntil("the restarted R is linked to Z and W") { await second.peers().count == 2 }
+        try await AnnounceRelayingTests.waitUntil("the restarted R is linked to Z and W") {
+            await second.peers().count == 2
+        }
         try await again.sync(10)
         try await w.sync(20)
         let route = await second.routes().first { $0.destination == o }
@@ -54,7 +65,9 @@ import TransportLoopback
         }
         // Hop counts: none to Z, whose routes the kept table holds (compared before the
         // restart); W, new, gets them. Without the table Z is new too.
-        for neighbour in [again, w] { try await neighbour.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs))) }
+        for neighbour in [again, w] {
+            try await neighbour.send(.routeSummary(RouteSummaryFrame(bucketBits: 0, pairs: pairs)))
+        }
         try await again.sync(40)
         try await w.sync(50)
         #expect(again.seen.hops.withLock(\.count) == (kept ? 0 : 1))
@@ -65,7 +78,12 @@ import TransportLoopback
 
         // Down for longer than the route maximum age (12,000 s): nothing comes back.
         clock.advance(by: .seconds(12_000))
-        let (third, _, thirdRun) = try await RouteRequestTests.router(network: network, clock: clock, r: r, savedRoutes: store)
+        let (third, _, thirdRun) = try await RouteRequestTests.router(
+            network: network,
+            clock: clock,
+            r: r,
+            savedRoutes: store
+        )
         let last = try await Neighbour(address: "Z", network: network, peer: zPeer)
         defer {
             thirdRun.cancel()

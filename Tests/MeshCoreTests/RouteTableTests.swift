@@ -35,7 +35,10 @@ import Testing
         let (o, a, b) = (PeerID.random(), PeerID.random(), PeerID.random())
         let live = Live([a, b])
         let table = Self.table(live)
-        #expect(table.consider(Self.announce(o, 5, hops: 2), from: a, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true))
+        #expect(
+            table.consider(Self.announce(o, 5, hops: 2), from: a, transport: "lo", now: Self.now)
+                == .accepted(changed: true, gained: true)
+        )
         #expect(table.consider(Self.announce(o, 5, hops: 4), from: b, transport: "lo", now: Self.now) == .ignored)
         #expect(table.nextHop(for: o, now: Self.now) == a)
 
@@ -48,7 +51,10 @@ import Testing
         // B repeating the same sequence changes nothing; a new sequence of O does.
         #expect(table.consider(Self.announce(o, 5, hops: 3), from: b, transport: "lo", now: Self.now) == .ignored)
         #expect(table.nextHop(for: o, now: Self.now) == nil)
-        #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true))
+        #expect(
+            table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now)
+                == .accepted(changed: true, gained: true)
+        )
         #expect(table.nextHop(for: o, now: Self.now) == b)
     }
 
@@ -59,7 +65,10 @@ import Testing
         let (o, a, b) = (PeerID.random(), PeerID.random(), PeerID.random())
         let live = Live([a, b])
         let table = Self.table(live)
-        #expect(table.consider(Self.announce(o, 5, hops: 2), from: a, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true))
+        #expect(
+            table.consider(Self.announce(o, 5, hops: 2), from: a, transport: "lo", now: Self.now)
+                == .accepted(changed: true, gained: true)
+        )
         #expect(table.consider(Self.announce(o, 5, hops: 4), from: b, transport: "lo", now: Self.now) == .ignored)
         live.remove(a)
         let (lost, rerouted) = table.neighbourLost(a, now: Self.now)
@@ -73,7 +82,10 @@ import Testing
         // A newer sequence from elsewhere while A was away outranks its dormant route.
         live.remove(a)
         _ = table.neighbourLost(a, now: Self.now)
-        #expect(table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true))
+        #expect(
+            table.consider(Self.announce(o, 6, hops: 4), from: b, transport: "lo", now: Self.now)
+                == .accepted(changed: true, gained: true)
+        )
         live.add(a)
         #expect(table.neighbourBack(a, now: Self.now).isEmpty)
         #expect(table.nextHop(for: o, now: Self.now) == b)
@@ -107,8 +119,14 @@ import Testing
         let (o, a, b) = (PeerID.random(), PeerID.random(), PeerID.random())
         let live = Live([a, b])
         let table = Self.table(live)
-        #expect(table.consider(Self.announce(o, 3, hops: 3), from: b, transport: "lo", now: Self.now) == .accepted(changed: true, gained: true))
-        #expect(table.consider(Self.announce(o, 3, hops: 2), from: a, transport: "lo", now: Self.now) == .accepted(changed: true))
+        #expect(
+            table.consider(Self.announce(o, 3, hops: 3), from: b, transport: "lo", now: Self.now)
+                == .accepted(changed: true, gained: true)
+        )
+        #expect(
+            table.consider(Self.announce(o, 3, hops: 2), from: a, transport: "lo", now: Self.now)
+                == .accepted(changed: true)
+        )
         live.remove(a)
         _ = table.neighbourLost(a, now: Self.now)
         #expect(table.nextHop(for: o, now: Self.now) == nil)
@@ -161,10 +179,16 @@ import Testing
         var dropped = 0
         let frames = queue.take(
             now: now,
-            known: { frame in heard[frame.origin].map { $0.sequence > frame.sequence || ($0.sequence == frame.sequence && $0.hops <= frame.hops + 1) } ?? false },
-            dropped: &dropped)
+            known: { frame in
+                heard[frame.origin].map {
+                    $0.sequence > frame.sequence || ($0.sequence == frame.sequence && $0.hops <= frame.hops + 1)
+                } ?? false
+            },
+            dropped: &dropped
+        )
         #expect(dropped == 1)
-        #expect(frames.compactMap { if case .announce(let a) = $0 { a.origin } else { nil } } == [p, q])  // 2 tokens, O took none
+        // 2 tokens, O took none.
+        #expect(frames.compactMap { if case .announce(let a) = $0 { a.origin } else { nil } } == [p, q])
         #expect(queue.isEmpty)
 
         // Queued as news, then again as an answer: it goes whatever the neighbour said.

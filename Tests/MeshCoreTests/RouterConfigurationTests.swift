@@ -58,22 +58,41 @@ import Testing
         let expected = RouterConfiguration(
             relayEnabled: false,
             escalation: EscalationConfiguration(
-                ackTimeoutMin: .milliseconds(100), ackTimeoutMax: .seconds(2), rttMultiplier: 2.5, maxAttempts: 3,
-                degradeAfterFailures: 5),
-            reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.5),
-            keepaliveInterval: .milliseconds(1500), linkWriteStallTimeout: .seconds(4), handshakeTimeout: .milliseconds(250), maxMessageSize: 1000,
+                ackTimeoutMin: .milliseconds(100),
+                ackTimeoutMax: .seconds(2),
+                rttMultiplier: 2.5,
+                maxAttempts: 3,
+                degradeAfterFailures: 5
+            ),
+            reconnect: ReconnectConfiguration(
+                initialDelay: .milliseconds(20),
+                maxDelay: .milliseconds(200),
+                jitter: 0.5
+            ),
+            keepaliveInterval: .milliseconds(1500),
+            linkWriteStallTimeout: .seconds(4),
+            handshakeTimeout: .milliseconds(250),
+            maxMessageSize: 1000,
             reassembly: ReassemblyLimits(maxMessages: 2, maxBytes: 3000, timeout: .milliseconds(400)),
-            dedupCapacity: 10, windowPerLink: 8, inboxCapacity: 16, defaultTTL: 3, sealing: .always)
+            dedupCapacity: 10,
+            windowPerLink: 8,
+            inboxCapacity: 16,
+            defaultTTL: 3,
+            sealing: .always
+        )
         #expect(config == expected)
         // Encoding writes the same keys back.
         #expect(try decode(String(decoding: JSONEncoder().encode(config), as: UTF8.self)) == config)
         let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(config)) as? [String: Any])
         #expect(
             Set(object.keys) == [
-                "relay", "escalation", "reconnect", "keepalive_interval_ms", "link_write_stall_timeout_ms", "handshake_timeout_ms", "sealing",
-                "max_unauthenticated_links", "max_message_size", "reassembly", "dedup_capacity", "window_per_link", "inbox_capacity", "default_ttl",
+                "relay", "escalation", "reconnect", "keepalive_interval_ms", "link_write_stall_timeout_ms",
+                "handshake_timeout_ms", "sealing",
+                "max_unauthenticated_links", "max_message_size", "reassembly", "dedup_capacity", "window_per_link",
+                "inbox_capacity", "default_ttl",
                 "routing", "flood", "features",
-            ])
+            ]
+        )
         #expect(object["sealing"] as? String == "always")
         #expect(object["keepalive_interval_ms"] as? Int == 1500)
         #expect((object["escalation"] as? [String: Any])?["ack_timeout_max_ms"] as? Int == 2000)
@@ -95,12 +114,20 @@ import Testing
 
     @Test(
         arguments: [
-            (#"{"escalation": {"ack_timeout_min_ms": 500, "ack_timeout_max_ms": 100}}"#, "escalation.ack_timeout_max_ms",
-             "must not be below ack_timeout_min_ms (500), got 100"),
-            (#"{"escalation": {"ack_timeout_min_ms": 0}}"#, "escalation.ack_timeout_min_ms", "must be at least 1, got 0"),
+            (
+                #"{"escalation": {"ack_timeout_min_ms": 500, "ack_timeout_max_ms": 100}}"#,
+                "escalation.ack_timeout_max_ms",
+                "must not be below ack_timeout_min_ms (500), got 100"
+            ),
+            (
+                #"{"escalation": {"ack_timeout_min_ms": 0}}"#, "escalation.ack_timeout_min_ms",
+                "must be at least 1, got 0"
+            ),
             (#"{"escalation": {"rtt_multiplier": 0}}"#, "escalation.rtt_multiplier", "must be above 0, got 0.0"),
-            (#"{"reconnect": {"initial_delay_ms": 5000, "max_delay_ms": 10}}"#, "reconnect.max_delay_ms",
-             "must not be below initial_delay_ms (5000), got 10"),
+            (
+                #"{"reconnect": {"initial_delay_ms": 5000, "max_delay_ms": 10}}"#, "reconnect.max_delay_ms",
+                "must not be below initial_delay_ms (5000), got 10"
+            ),
             (#"{"reconnect": {"jitter": 2}}"#, "reconnect.jitter", "must be between 0 and 1, got 2.0"),
             (#"{"keepalive_interval_ms": 0}"#, "keepalive_interval_ms", "must be at least 1, got 0"),
             (#"{"link_write_stall_timeout_ms": 0}"#, "link_write_stall_timeout_ms", "must be at least 1, got 0"),
@@ -122,6 +149,8 @@ import Testing
     @Test func sealingPolicyCodesAsItsRawValue() throws {
         #expect(try decode(SealingPolicy.self, #""relayed_only""#) == .relayedOnly)
         #expect(try decode(SealingPolicy.self, #""always""#) == .always)
-        #expect(String(decoding: try JSONEncoder().encode(SealingPolicy.relayedOnly), as: UTF8.self) == #""relayed_only""#)
+        #expect(
+            String(decoding: try JSONEncoder().encode(SealingPolicy.relayedOnly), as: UTF8.self) == #""relayed_only""#
+        )
     }
 }

@@ -1,9 +1,9 @@
 import Logging
 import MeshCore
 import MeshTesting
-import TransportLoopback
 import Synchronization
 import Testing
+import TransportLoopback
 
 /// Two routers joined by loopback transports, with inbox collectors.
 final class RouterPair: Sendable {
@@ -13,24 +13,43 @@ final class RouterPair: Sendable {
     let received = Mutex<[InboundMessage]>([])
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    init(transports: [(name: String, priority: Int, configuration: LoopbackTransport.Configuration)], configuration: RouterConfiguration) async {
+    init(
+        transports: [(name: String, priority: Int, configuration: LoopbackTransport.Configuration)],
+        configuration: RouterConfiguration
+    ) async {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: logger)
-        b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: logger)
+        a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: logger
+        )
+        b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: logger
+        )
         for (name, priority, transportConfiguration) in transports {
-            await a.add(LoopbackTransport(name: name, address: "A", network: network, configuration: transportConfiguration), priority: priority)
-            await b.add(LoopbackTransport(name: name, address: "B", network: network, configuration: transportConfiguration), priority: priority)
+            await a.add(
+                LoopbackTransport(name: name, address: "A", network: network, configuration: transportConfiguration),
+                priority: priority
+            )
+            await b.add(
+                LoopbackTransport(name: name, address: "B", network: network, configuration: transportConfiguration),
+                priority: priority
+            )
         }
         let (a, b) = (a, b)
         tasks.withLock {
             $0.append(Task { try? await a.run() })
             $0.append(Task { try? await b.run() })
-            $0.append(Task { [self] in
-                while let message = await b.incoming.receive() {
-                    self.received.withLock { $0.append(message) }
+            $0.append(
+                Task { [self] in
+                    while let message = await b.incoming.receive() {
+                        self.received.withLock { $0.append(message) }
+                    }
                 }
-            })
+            )
         }
     }
 
@@ -63,9 +82,14 @@ final class RouterPair: Sendable {
 
 @Suite struct RouterTests {
     static let testConfiguration = RouterConfiguration(
-        escalation: EscalationConfiguration(ackTimeoutMin: .milliseconds(500), ackTimeoutMax: .seconds(5), maxAttempts: 4),
+        escalation: EscalationConfiguration(
+            ackTimeoutMin: .milliseconds(500),
+            ackTimeoutMax: .seconds(5),
+            maxAttempts: 4
+        ),
         reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)),
-        keepaliveInterval: .seconds(2))
+        keepaliveInterval: .seconds(2)
+    )
 
     /// Sends payloads `range` from A to B with `concurrency` messages in flight.
     static func sendAll(_ pair: RouterPair, _ range: Range<Int>, concurrency: Int = 32) async throws {
@@ -91,7 +115,8 @@ final class RouterPair: Sendable {
     @Test func failoverLosesNothingDuplicatesNothingAndMovesBack() async throws {
         let pair = await RouterPair(
             transports: [("lo10", 10, .init()), ("lo20", 20, .init()), ("lo30", 30, .init())],
-            configuration: Self.testConfiguration)
+            configuration: Self.testConfiguration
+        )
         let events = await pair.a.events()
         let seen = Mutex<[RouterEvent]>([])
         let watcher = Task {
@@ -123,7 +148,9 @@ final class RouterPair: Sendable {
         #expect(await pair.a.peers().first?.activeTransport == "lo10")
 
         let messages = pair.received.withLock { $0 }
-        let indices = messages.map { Int($0.payload[0]) << 24 | Int($0.payload[1]) << 16 | Int($0.payload[2]) << 8 | Int($0.payload[3]) }
+        let indices = messages.map {
+            Int($0.payload[0]) << 24 | Int($0.payload[1]) << 16 | Int($0.payload[2]) << 8 | Int($0.payload[3])
+        }
         #expect(messages.count == 10_000, "duplicates or losses: \(messages.count) delivered")
         #expect(Set(indices) == Set(0..<10_000))
         #expect(Set(messages.map(\.id)).count == 10_000)
@@ -178,12 +205,17 @@ final class RouterPair: Sendable {
         }
         #expect(unknown?.code == .unknownMessage)
         let off = Router(
-            security: PlaintextLinkSecurity(localPeerID: .random()), configuration: RouterConfiguration(relayEnabled: false),
-            logger: Logger(label: "t"))
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: RouterConfiguration(relayEnabled: false),
+            logger: Logger(label: "t")
+        )
         let offError = await #expect(throws: MeshError.self) { try await off.send(to: .random(), payload: [1]) }
         #expect(offError?.code == .relayDisabled)
         let big = await #expect(throws: MeshError.self) {
-            try await router.send(to: .random(), payload: [UInt8](repeating: 0, count: Frame.defaultMaxMessageLength + 1))
+            try await router.send(
+                to: .random(),
+                payload: [UInt8](repeating: 0, count: Frame.defaultMaxMessageLength + 1)
+            )
         }
         #expect(big?.code == .messageTooLarge)
     }
@@ -194,21 +226,37 @@ final class RouterPair: Sendable {
         let network = LoopbackNetwork()
         var logger = Logger(label: "t")
         logger.logLevel = .warning
-        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: Self.testConfiguration, logger: logger)
-        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: Self.testConfiguration, logger: logger)
-        await a.add(LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)), priority: 10)
+        let a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: Self.testConfiguration,
+            logger: logger
+        )
+        let b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: Self.testConfiguration,
+            logger: logger
+        )
+        await a.add(
+            LoopbackTransport(name: "lo", address: "A", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let runA = Task { try? await a.run() }
         var ids: [MessageID] = []
         for value in UInt8(0)..<50 { ids.append(try await a.send(to: b.localPeerID, payload: [value])) }
         for id in ids { #expect(await a.status(of: id)?.status == .queued) }
         // B appears; A learns where it is.
-        await b.add(LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)), priority: 10)
+        await b.add(
+            LoopbackTransport(name: "lo", address: "B", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let runB = Task { try? await b.run() }
         await a.connect(to: PeerHint(transport: "lo", address: "B", peerID: b.localPeerID))
         var got: [UInt8] = []
         while got.count < 50, let message = await b.incoming.receive() { got.append(contentsOf: message.payload) }
         #expect(got.sorted() == Array(0..<50))
-        for id in ids { #expect(try await a.waitForStatus(of: id, until: .delivered, timeout: .seconds(30)).status == .delivered) }
+        for id in ids {
+            #expect(try await a.waitForStatus(of: id, until: .delivered, timeout: .seconds(30)).status == .delivered)
+        }
         #expect(b.incoming.count == 0)
         await a.shutdown()
         await b.shutdown()
@@ -221,7 +269,12 @@ final class RouterPair: Sendable {
     @Test func malformedFramesCloseTheLinkAndOthersCarryOn() async throws {
         let pair = await RouterPair(transports: [("lo", 10, .init())], configuration: Self.testConfiguration)
         try await pair.waitForLinks(["lo"])
-        let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
+        let hostile = LoopbackTransport(
+            name: "lo",
+            address: "H",
+            network: pair.network,
+            configuration: .init(discovery: false)
+        )
         let hostileID = PeerID.random()
         let running = try await RunningTransport.start(hostile, localPeerID: hostileID)
         // A PING without its nonce (a known type, malformed: an unassigned type would be
@@ -248,15 +301,28 @@ final class RouterPair: Sendable {
     @Test func unsealedMessageClaimingAnotherOriginIsDropped() async throws {
         let pair = await RouterPair(transports: [("lo", 10, .init())], configuration: Self.testConfiguration)
         try await pair.waitForLinks(["lo"])
-        let hostile = LoopbackTransport(name: "lo", address: "H", network: pair.network, configuration: .init(discovery: false))
+        let hostile = LoopbackTransport(
+            name: "lo",
+            address: "H",
+            network: pair.network,
+            configuration: .init(discovery: false)
+        )
         let hostileID = PeerID.random()
         let running = try await RunningTransport.start(hostile, localPeerID: hostileID)
         let link = try await hostile.dial(PeerHint(transport: "lo", address: "B"))
         try await link.send([0xC0] + Array("SCM0".utf8) + [Frame.version] + hostileID.bytes)
         _ = try await link.receive()
         let spoofed = DataFrame(
-            sequence: 1, messageID: .random(), origin: pair.a.localPeerID, destination: pair.b.localPeerID, ttl: 7,
-            chunkIndex: 0, chunkCount: 1, messageLength: 3, payload: [6, 6, 6])
+            sequence: 1,
+            messageID: .random(),
+            origin: pair.a.localPeerID,
+            destination: pair.b.localPeerID,
+            ttl: 7,
+            chunkIndex: 0,
+            chunkCount: 1,
+            messageLength: 3,
+            payload: [6, 6, 6]
+        )
         try await link.send([0xC0] + Frame.data(spoofed).encoded())
         // The hop is acknowledged...
         var acked = false
@@ -278,10 +344,24 @@ final class RouterPair: Sendable {
 
     @Test func impostorWithWrongExpectedPeerIsRefused() async throws {
         let network = LoopbackNetwork()
-        let router = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: Self.testConfiguration, logger: Logger(label: "t"))
-        await router.add(LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)), priority: 10)
-        let other = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: Self.testConfiguration, logger: Logger(label: "t"))
-        await other.add(LoopbackTransport(name: "lo", address: "O", network: network, configuration: .init(discovery: false)), priority: 10)
+        let router = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: Self.testConfiguration,
+            logger: Logger(label: "t")
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: "R", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
+        let other = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: Self.testConfiguration,
+            logger: Logger(label: "t")
+        )
+        await other.add(
+            LoopbackTransport(name: "lo", address: "O", network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let events = await router.events()
         let runA = Task { try? await router.run() }
         let runB = Task { try? await other.run() }

@@ -1,7 +1,8 @@
-@testable import MeshCore
 import MeshTesting
 import Synchronization
 import Testing
+
+@testable import MeshCore
 
 /// Shortcuts (docs/PROTOCOL.md §A.5): a node that hears a neighbour announce the
 /// sequence it routes by, farther from the origin than its own route one hop further

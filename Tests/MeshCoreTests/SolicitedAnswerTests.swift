@@ -1,8 +1,9 @@
-@testable import MeshCore
 import MeshTesting
 import Synchronization
 import Testing
 import TransportLoopback
+
+@testable import MeshCore
 
 /// The solicited flag of ANNOUNCE (docs/PROTOCOL.md §A.2, and §A.5 "Route requests"):
 /// its encoding; the pending requesters a relay remembers; and, seen from raw
@@ -16,8 +17,12 @@ import TransportLoopback
     static func announce(_ origin: PeerID, _ sequence: UInt64, hops: UInt8, solicited: Bool) -> AnnounceFrame {
         let signer = TestReceiptSigner(peer: origin)
         return AnnounceFrame(
-            origin: origin, sequence: sequence, hops: hops,
-            signature: signer.sign(AnnounceFrame.signedBytes(origin: origin, sequence: sequence)), solicited: solicited)
+            origin: origin,
+            sequence: sequence,
+            hops: hops,
+            signature: signer.sign(AnnounceFrame.signedBytes(origin: origin, sequence: sequence)),
+            solicited: solicited
+        )
     }
 
     @Test func theSolicitedFlagRoundTripsIsUnsignedAndOtherFlagBitsAreIgnored() throws {
@@ -96,7 +101,10 @@ import TransportLoopback
         _ = table.consider(Self.announce(o, 11, hops: 2, solicited: true), from: a, transport: "lo", now: now)
         #expect(listed() == 11 && answer()?.solicited == true)
         // An ordinary, older one (stale here) tells what the mesh was given.
-        #expect(table.consider(Self.announce(o, 10, hops: 2, solicited: false), from: b, transport: "lo", now: now) == .rejected("stale"))
+        #expect(
+            table.consider(Self.announce(o, 10, hops: 2, solicited: false), from: b, transport: "lo", now: now)
+                == .rejected("stale")
+        )
         #expect(listed() == 10 && answer()?.solicited == true)
         // The same sequence again without the flag (a repeat from the same neighbour).
         _ = table.consider(Self.announce(o, 11, hops: 2, solicited: false), from: a, transport: "lo", now: now)
@@ -115,14 +123,17 @@ import TransportLoopback
     /// a new origin P, which gives R a route, goes to both. Then X and Z ask for 14
     /// (Z's request a repeat R does not pass on, but remembers): the answer goes back to
     /// both.
-    @Test(.timeLimit(.minutes(1))) func aSolicitedSequenceGoesBackToTheAskerNotToANeighbourThatDidNotAsk() async throws {
+    @Test(.timeLimit(.minutes(1))) func aSolicitedSequenceGoesBackToTheAskerNotToANeighbourThatDidNotAsk() async throws
+    {
         let clock = ManualClock()
         let star = try await RouteRequestTests.routerWithXYZ(clock: clock)
         let (router, r, x, y, z) = (star.router, star.r, star.x, star.y, star.z)
         defer { Task { await star.stop() } }
         let o = PeerID.random()
         func heard(_ n: Neighbour) -> [[UInt64]] {
-            n.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] } }
+            n.seen.announces.withLock {
+                $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] }
+            }
         }
         func syncAll(_ nonce: UInt64) async throws {
             for (n, offset) in [(x, UInt64(0)), (y, 2), (z, 4)] { try await n.sync(nonce + offset) }
@@ -136,7 +147,9 @@ import TransportLoopback
         #expect(heard(x) == [[10, 3, 0]] && heard(y) == [[10, 3, 0]])
 
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
-        try await AnnounceRelayingTests.waitUntil("R forwarded X's request to Z") { !z.seen.requests.withLock { $0.isEmpty } }
+        try await AnnounceRelayingTests.waitUntil("R forwarded X's request to Z") {
+            !z.seen.requests.withLock { $0.isEmpty }
+        }
         try await z.send(.announce(Self.announce(o, 11, hops: 2, solicited: true)))
         try await AnnounceRelayingTests.waitUntil("R took sequence 11") {
             await router.routes().contains { $0.destination == o && $0.sequence == 11 }
@@ -176,8 +189,12 @@ import TransportLoopback
         let p = PeerID.random()
         try await y.send(.announce(Self.announce(p, 5, hops: 1, solicited: true)))
         try await syncAll(45)
-        let toX = x.seen.announces.withLock { $0.filter { $0.origin == p }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] } }
-        let toZ = z.seen.announces.withLock { $0.filter { $0.origin == p }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] } }
+        let toX = x.seen.announces.withLock {
+            $0.filter { $0.origin == p }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] }
+        }
+        let toZ = z.seen.announces.withLock {
+            $0.filter { $0.origin == p }.map { [$0.sequence, UInt64($0.hops), $0.solicited ? 1 : 0] }
+        }
         #expect(toX == [[5, 2, 1]] && toZ == [[5, 2, 1]])
 
         // Two neighbours ask; R passes one request on (to Y) and remembers both askers.
@@ -214,7 +231,9 @@ import TransportLoopback
             await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.sequence == 10 }
         }
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
-        try await AnnounceRelayingTests.waitUntil("R forwarded X's request to Z") { !z.seen.requests.withLock { $0.isEmpty } }
+        try await AnnounceRelayingTests.waitUntil("R forwarded X's request to Z") {
+            !z.seen.requests.withLock { $0.isEmpty }
+        }
         try await z.send(.announce(Self.announce(o, 11, hops: 5, solicited: true)))
         try await x.sync(10)
         #expect(heard(x) == [[10, 3], [11, 6]])
@@ -281,21 +300,33 @@ import TransportLoopback
         var routing = RoutingConfiguration()
         routing.firstSequence = 1000
         let (first, _, firstRun) = try await RouteRequestTests.router(
-            network: network, clock: ManualClock(), routing: routing, r: r, announceState: store)
+            network: network,
+            clock: ManualClock(),
+            routing: routing,
+            r: r,
+            announceState: store
+        )
         let x = try await Neighbour(address: "X", network: network)
         try await AnnounceRelayingTests.waitUntil("R is linked to X") { await first.peers().count == 1 }
         try await x.sync(10)
         try await x.send(.routeRequest(RouteRequestFrame(target: r, sequence: 1002, hopLimit: 7)))
         try await x.sync(20)
         #expect(heard(x) == [[1001, 0], [1002, 1]])
-        try await AnnounceRelayingTests.waitUntil("R saved its state") { store.saved == AnnounceState(unsolicited: 1001, latest: 1002) }
+        try await AnnounceRelayingTests.waitUntil("R saved its state") {
+            store.saved == AnnounceState(unsolicited: 1001, latest: 1002)
+        }
         await first.shutdown()
         _ = await firstRun.result
         await x.stop()
 
         routing.firstSequence = 500
         let (second, _, secondRun) = try await RouteRequestTests.router(
-            network: network, clock: ManualClock(), routing: routing, r: r, announceState: store)
+            network: network,
+            clock: ManualClock(),
+            routing: routing,
+            r: r,
+            announceState: store
+        )
         let y = try await Neighbour(address: "Y", network: network)
         defer {
             secondRun.cancel()
@@ -307,7 +338,9 @@ import TransportLoopback
         try await y.send(.routeRequest(RouteRequestFrame(target: r, sequence: 1002, hopLimit: 7)))
         try await y.sync(40)
         #expect(heard(y) == [[1001, 0], [1003, 1]])
-        try await AnnounceRelayingTests.waitUntil("R saved its new state") { store.saved == AnnounceState(unsolicited: 1001, latest: 1003) }
+        try await AnnounceRelayingTests.waitUntil("R saved its new state") {
+            store.saved == AnnounceState(unsolicited: 1001, latest: 1003)
+        }
     }
 
     /// Routers N0…N5 in a line, N5 also linked to N1 (a ring N1…N5 with N0 a side
@@ -323,16 +356,22 @@ import TransportLoopback
         defer { Task { await mesh.stop() } }
         await mesh[5].connect(to: PeerHint(transport: "lo", address: MeshLine.address(1)))
         try await mesh.waitForLinks()
-        try await mesh.waitUntil("N5 is linked to N1") { await mesh[5].peers().contains { $0.peer == mesh[1].localPeerID } }
+        try await mesh.waitUntil("N5 is linked to N1") {
+            await mesh[5].peers().contains { $0.peer == mesh[1].localPeerID }
+        }
         try await mesh.waitForRoute(from: 2, to: 4, hops: 2)
         try await mesh.waitForRoute(from: 1, to: 4, hops: 2)
         try await mesh.waitForRoute(from: 0, to: 4, hops: 3)
         let target = mesh[4].localPeerID
-        func sequence(at index: Int) async -> UInt64? { await mesh[index].routes().first { $0.destination == target }?.sequence }
+        func sequence(at index: Int) async -> UInt64? {
+            await mesh[index].routes().first { $0.destination == target }?.sequence
+        }
         let old = try #require(await sequence(at: 0))
 
         mesh.network.partition(MeshLine.address(2), MeshLine.address(3))
-        try await mesh.waitUntil("N2's route to N4 is gone") { await !mesh[2].routes().contains { $0.destination == target } }
+        try await mesh.waitUntil("N2's route to N4 is gone") {
+            await !mesh[2].routes().contains { $0.destination == target }
+        }
         let id = try await mesh[2].send(to: target, payload: [42])
         #expect(try await mesh[2].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered)
         #expect(mesh.received(at: 4).map(\.id) == [id])

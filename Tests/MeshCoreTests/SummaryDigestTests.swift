@@ -32,7 +32,9 @@ import TransportLoopback
 
         // New routes: the next summary within one interval (60 s ± 25 %).
         clock.advance(by: .seconds(76))
-        try await AnnounceRelayingTests.waitUntil("X got a periodic summary") { x.seen.summaries.withLock(\.count) == linkUp + 1 }
+        try await AnnounceRelayingTests.waitUntil("X got a periodic summary") {
+            x.seen.summaries.withLock(\.count) == linkUp + 1
+        }
         let lastSummary = x.seen.summaries.withLock(\.last)
         let periodic = try #require(lastSummary)
         #expect(periodic == RouteSummaryFrame(bucketBits: 0, pairs: pairs))

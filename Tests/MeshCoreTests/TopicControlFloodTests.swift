@@ -24,11 +24,18 @@ import TransportLoopback
 
         // X, by hand: linked to T1, announces the topic, then floods IHAVE.
         let x = PeerID.random()
-        let transport = LoopbackTransport(name: "lo", address: "X", network: graph.network, configuration: .init(discovery: false))
+        let transport = LoopbackTransport(
+            name: "lo",
+            address: "X",
+            network: graph.network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(transport, localPeerID: x)
         defer { Task { await running.stop() } }
         func link() async throws -> RawPeer {
-            let peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: TopicGraph.address(1))))
+            let peer = RawPeer(
+                link: try await transport.dial(PeerHint(transport: "lo", address: TopicGraph.address(1)))
+            )
             try await peer.sendPlaintextHello(as: x)
             _ = try #require(try await peer.link.receive())  // T1's hello
             return peer
@@ -39,7 +46,9 @@ import TransportLoopback
             await receiver.topics().first { $0.topic == Self.topic }?.peers.contains(x) == true
         }
         for _ in 0..<(3 * burst) {
-            try await peer.send(.topicControl(TopicControlFrame(topic: Self.topic, body: .ihave([.random(), .random()]))))
+            try await peer.send(
+                .topicControl(TopicControlFrame(topic: Self.topic, body: .ihave([.random(), .random()])))
+            )
         }
         try await graph.waitUntil("T1 pruned X for flooding control frames") {
             await receiver.stats().topics.peersPenalised["controlFlood", default: 0] == 1

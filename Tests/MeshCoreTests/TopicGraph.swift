@@ -21,7 +21,9 @@ final class TopicGraph: Sendable {
     ///   - topics: the topic settings per index (default: no default topics).
     ///   - transport: wraps each index's loopback transport (default: none).
     init(
-        count: Int, edges: [(Int, Int)], signers: [Int: any ReceiptSigner] = [:],
+        count: Int,
+        edges: [(Int, Int)],
+        signers: [Int: any ReceiptSigner] = [:],
         topics: (Int) -> TopicConfiguration = { _ in TopicConfiguration(defaultTopics: []) },
         transport: (Int, LoopbackTransport) -> any Transport = { $1 }
     ) async {
@@ -32,12 +34,27 @@ final class TopicGraph: Sendable {
         for index in 0..<count {
             let id = PeerID.random()
             let configuration = RouterConfiguration(
-                reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0),
-                keepaliveInterval: .seconds(30))
+                reconnect: ReconnectConfiguration(
+                    initialDelay: .milliseconds(20),
+                    maxDelay: .milliseconds(200),
+                    jitter: 0
+                ),
+                keepaliveInterval: .seconds(30)
+            )
             let router = Router(
-                security: PlaintextLinkSecurity(localPeerID: id), configuration: configuration,
-                receipts: signers[index] ?? TestReceiptSigner(peer: id), clock: clock, topics: topics(index), logger: logger)
-            let loopback = LoopbackTransport(name: "lo", address: Self.address(index), network: network, configuration: .init(discovery: false))
+                security: PlaintextLinkSecurity(localPeerID: id),
+                configuration: configuration,
+                receipts: signers[index] ?? TestReceiptSigner(peer: id),
+                clock: clock,
+                topics: topics(index),
+                logger: logger
+            )
+            let loopback = LoopbackTransport(
+                name: "lo",
+                address: Self.address(index),
+                network: network,
+                configuration: .init(discovery: false)
+            )
             await router.add(transport(index, loopback), priority: 10)
             routers.append(router)
         }
@@ -47,9 +64,13 @@ final class TopicGraph: Sendable {
             let inboxes = self.inboxes
             tasks.withLock {
                 $0.append(Task { try? await router.run() })
-                $0.append(Task {
-                    while let message = await router.incoming.receive() { inboxes.messages.withLock { $0[index].append(message) } }
-                })
+                $0.append(
+                    Task {
+                        while let message = await router.incoming.receive() {
+                            inboxes.messages.withLock { $0[index].append(message) }
+                        }
+                    }
+                )
             }
         }
         for (a, b) in edges {
@@ -89,7 +110,12 @@ final class TopicGraph: Sendable {
 
     /// Polls `condition` every 10 ms of real time (the clock stands still unless
     /// `advancing` is given: then it moves that much per poll), up to `seconds`.
-    func waitUntil(_ what: String, seconds: Int = 60, advancing step: Duration? = nil, _ condition: () async -> Bool) async throws {
+    func waitUntil(
+        _ what: String,
+        seconds: Int = 60,
+        advancing step: Duration? = nil,
+        _ condition: () async -> Bool
+    ) async throws {
         for _ in 0..<(seconds * 100) {
             if await condition() { return }
             if let step { clock.advance(by: step) }
@@ -118,7 +144,9 @@ final class TopicGraph: Sendable {
         for index in routers.indices {
             let expected = neighbours(of: index).count
             try await waitUntil("T\(index)'s mesh for \(topic) is complete") {
-                guard let snapshot = await routers[index].topics().first(where: { $0.topic == topic }) else { return false }
+                guard let snapshot = await routers[index].topics().first(where: { $0.topic == topic }) else {
+                    return false
+                }
                 return snapshot.peers.count == expected && snapshot.mesh.count >= min(expected, degree)
             }
         }

@@ -18,12 +18,16 @@ import TransportLoopback
     /// got it.)
     @Test(.timeLimit(.minutes(2))) func aPushLostOnTheOnlyLinkIsRepairedByTheSameNeighbour() async throws {
         let drop = Mutex<FrameDropTransport?>(nil)
-        let graph = await TopicGraph(count: 3, edges: [(0, 1), (1, 2)], transport: { index, loopback in
-            guard index == 1 else { return loopback }
-            let wrapped = FrameDropTransport(loopback, dropping: 1, of: Frame.Kind.topicMessage.rawValue)
-            drop.withLock { $0 = wrapped }
-            return wrapped
-        })
+        let graph = await TopicGraph(
+            count: 3,
+            edges: [(0, 1), (1, 2)],
+            transport: { index, loopback in
+                guard index == 1 else { return loopback }
+                let wrapped = FrameDropTransport(loopback, dropping: 1, of: Frame.Kind.topicMessage.rawValue)
+                drop.withLock { $0 = wrapped }
+                return wrapped
+            }
+        )
         defer { Task { await graph.stop() } }
         for index in [0, 2] { try await graph[index].subscribe(to: Self.topic) }
         try await graph.waitForLinks()
@@ -50,12 +54,16 @@ import TransportLoopback
     /// and T2 got nothing.)
     @Test(.timeLimit(.minutes(2))) func aLostSubscribeIsRepeated() async throws {
         let drop = Mutex<FrameDropTransport?>(nil)
-        let graph = await TopicGraph(count: 3, edges: [(0, 1), (1, 2)], transport: { index, loopback in
-            guard index == 2 else { return loopback }
-            let wrapped = FrameDropTransport(loopback, dropping: 1, of: Frame.Kind.topicControl.rawValue)
-            drop.withLock { $0 = wrapped }
-            return wrapped
-        })
+        let graph = await TopicGraph(
+            count: 3,
+            edges: [(0, 1), (1, 2)],
+            transport: { index, loopback in
+                guard index == 2 else { return loopback }
+                let wrapped = FrameDropTransport(loopback, dropping: 1, of: Frame.Kind.topicControl.rawValue)
+                drop.withLock { $0 = wrapped }
+                return wrapped
+            }
+        )
         defer { Task { await graph.stop() } }
         try await graph.waitForLinks()
         try await graph[2].subscribe(to: Self.topic)

@@ -21,7 +21,12 @@ import TransportLoopback
         try await graph.waitForLinks()
         try await graph.waitForMesh(Self.topic)
         let m = PeerID.random()
-        let transport = LoopbackTransport(name: "lo", address: "M", network: graph.network, configuration: .init(discovery: false))
+        let transport = LoopbackTransport(
+            name: "lo",
+            address: "M",
+            network: graph.network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(transport, localPeerID: m)
         let peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: TopicGraph.address(1))))
         try await peer.sendPlaintextHello(as: m)
@@ -31,10 +36,23 @@ import TransportLoopback
 
     /// A topic message in `origin`'s name, signed by the test signer standing in for
     /// its key (or not signed at all).
-    static func message(from origin: PeerID, ageMillis: UInt32, signed: Bool = true, publishedMillis: UInt64? = nil) -> TopicMessageFrame {
+    static func message(
+        from origin: PeerID,
+        ageMillis: UInt32,
+        signed: Bool = true,
+        publishedMillis: UInt64? = nil
+    ) -> TopicMessageFrame {
         var frame = TopicMessageFrame(
-            id: .random(), origin: origin, ttl: 8, ageMillis: ageMillis, lifetimeSeconds: 3600, topic: topic,
-            payload: Array("news".utf8), signature: Array(repeating: 0, count: 64), publishedMillis: publishedMillis)
+            id: .random(),
+            origin: origin,
+            ttl: 8,
+            ageMillis: ageMillis,
+            lifetimeSeconds: 3600,
+            topic: topic,
+            payload: Array("news".utf8),
+            signature: Array(repeating: 0, count: 64),
+            publishedMillis: publishedMillis
+        )
         if signed { frame.signature = TestReceiptSigner(peer: origin).sign(frame.signedBytes) }
         return frame
     }
@@ -50,7 +68,12 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(1))) func aReplayClaimingAnAgeNearItsLifetimeIsADuplicate() async throws {
         let (graph, link, running) = try await Self.graph()
         var peer = link
-        defer { Task { await running.stop(); await graph.stop() } }
+        defer {
+            Task {
+                await running.stop()
+                await graph.stop()
+            }
+        }
         let origin = graph[0].localPeerID
         let replayed = Self.message(from: origin, ageMillis: 3_600_000 - 1)
         try await Self.send([.topicMessage(replayed)], on: &peer, nonce: 1)
@@ -66,9 +89,18 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(1))) func forgeriesInAPublishersNameDoNotSpendItsShareOrPruneIt() async throws {
         let (graph, link, running) = try await Self.graph(burst: 1)
         var peer = link
-        defer { Task { await running.stop(); await graph.stop() } }
+        defer {
+            Task {
+                await running.stop()
+                await graph.stop()
+            }
+        }
         let origin = graph[0].localPeerID
-        try await Self.send([.topicMessage(Self.message(from: origin, ageMillis: 0, signed: false))], on: &peer, nonce: 1)
+        try await Self.send(
+            [.topicMessage(Self.message(from: origin, ageMillis: 0, signed: false))],
+            on: &peer,
+            nonce: 1
+        )
         var stats = await graph[1].stats().topics
         #expect(stats.rejected["badSignature"] == 1)
         #expect(stats.peersPenalised["badSignature"] == 1)  // M, who sent it
@@ -82,7 +114,12 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(1))) func aSignedPublicationTimeBoundsAReplayWhateverAgeItClaims() async throws {
         let (graph, link, running) = try await Self.graph()
         var peer = link
-        defer { Task { await running.stop(); await graph.stop() } }
+        defer {
+            Task {
+                await running.stop()
+                await graph.stop()
+            }
+        }
         let origin = graph[0].localPeerID
         let now = try #require(graph.clock.wallClockMillis)
         let skew = UInt64(10 * 60_000)

@@ -15,7 +15,8 @@ import TransportLoopback
     /// once and no non-subscriber's inbox. Then a subscriber is cut off from all its
     /// neighbours while 5 more messages go out; after the heal it catches up through
     /// IHAVE/IWANT, each message once.
-    @Test(.timeLimit(.minutes(3))) func twentyNodeGraphDeliversToSubscribersOnceAndRepairsAfterAPartition() async throws {
+    @Test(.timeLimit(.minutes(3))) func twentyNodeGraphDeliversToSubscribersOnceAndRepairsAfterAPartition() async throws
+    {
         let count = 20
         let edges = TopicGraph.randomEdges(count: count, extra: 10, seed: 14)
         let graph = await TopicGraph(count: count, edges: edges)
@@ -34,7 +35,10 @@ import TransportLoopback
         var published: [MessageID: Int] = [:]
         for round in 0..<4 {
             for publisher in [0, 7, 4] {
-                let id = try await graph[publisher].publish(Array("round \(round) from T\(publisher)".utf8), to: Self.topic)
+                let id = try await graph[publisher].publish(
+                    Array("round \(round) from T\(publisher)".utf8),
+                    to: Self.topic
+                )
                 published[id] = publisher
             }
         }
@@ -62,7 +66,9 @@ import TransportLoopback
 
         // Cut subscriber 9 off from every neighbour.
         let cut = 9
-        for neighbour in graph.neighbours(of: cut) { graph.network.partition(TopicGraph.address(cut), TopicGraph.address(neighbour)) }
+        for neighbour in graph.neighbours(of: cut) {
+            graph.network.partition(TopicGraph.address(cut), TopicGraph.address(neighbour))
+        }
         try await graph.waitUntil("T\(cut) has no link left") { await graph[cut].peers().isEmpty }
         var during: Set<MessageID> = []
         for index in 0..<5 { during.insert(try await graph[0].publish([UInt8(index)], to: Self.topic)) }
@@ -74,7 +80,9 @@ import TransportLoopback
         #expect(Set(graph.received(at: cut).map(\.id)).isDisjoint(with: during))
         let servedBefore = await totalServed(graph)
 
-        for neighbour in graph.neighbours(of: cut) { graph.network.heal(TopicGraph.address(cut), TopicGraph.address(neighbour)) }
+        for neighbour in graph.neighbours(of: cut) {
+            graph.network.heal(TopicGraph.address(cut), TopicGraph.address(neighbour))
+        }
         // Redials and heartbeats run on the manual clock: move it along while polling.
         try await graph.waitUntil("T\(cut) caught up", advancing: .milliseconds(50)) {
             during.isSubset(of: Set(graph.received(at: cut).map(\.id)))
@@ -94,7 +102,10 @@ import TransportLoopback
         // 0 – 1 – 2 – 3 in a line, and the forger F = 4 linked to 1 and 2.
         let forger = 4
         let graph = await TopicGraph(
-            count: 5, edges: [(0, 1), (1, 2), (2, 3), (1, 4), (2, 4)], signers: [forger: ForgingSigner()])
+            count: 5,
+            edges: [(0, 1), (1, 2), (2, 3), (1, 4), (2, 4)],
+            signers: [forger: ForgingSigner()]
+        )
         defer { Task { await graph.stop() } }
         for index in 0..<5 { try await graph[index].subscribe(to: Self.topic) }
         try await graph.waitForLinks()
@@ -147,7 +158,9 @@ import TransportLoopback
         // flooder's share, and was not penalised for it.
         var honest: Set<MessageID> = []
         for index in 0..<3 { honest.insert(try await graph[2].publish([UInt8(index)], to: Self.topic)) }
-        try await graph.waitUntil("T0 has the honest messages") { honest.isSubset(of: Set(graph.received(at: 0).map(\.id))) }
+        try await graph.waitUntil("T0 has the honest messages") {
+            honest.isSubset(of: Set(graph.received(at: 0).map(\.id)))
+        }
         #expect(graph.received(at: 0).count(where: { $0.from == flooderID }) <= 10)
         #expect(await graph[0].stats().topics.peersPenalised.isEmpty)
     }
@@ -169,8 +182,15 @@ import TransportLoopback
     @Test func topicFramesRoundTripAndRejectBadInput() throws {
         let signer = TestReceiptSigner(peer: .random())
         var message = TopicMessageFrame(
-            id: .random(), origin: signer.peer, ttl: 16, ageMillis: 250, lifetimeSeconds: 3600, topic: "/scmesh/global/v1",
-            payload: Array("hello".utf8), signature: [])
+            id: .random(),
+            origin: signer.peer,
+            ttl: 16,
+            ageMillis: 250,
+            lifetimeSeconds: 3600,
+            topic: "/scmesh/global/v1",
+            payload: Array("hello".utf8),
+            signature: []
+        )
         message.signature = signer.sign(message.signedBytes)
         #expect(message.verify(with: signer))
         let encoded = Frame.topicMessage(message).encoded()
@@ -189,9 +209,12 @@ import TransportLoopback
         #expect(throws: MeshError.self) { try Frame.decode(encoded + [0]) }
 
         let controls = [
-            TopicControlFrame(topic: "/a/v1", body: .subscribe(distance: 2)), TopicControlFrame(topic: "/a/v1", body: .unsubscribe),
-            TopicControlFrame(topic: "/a/v1", body: .graft), TopicControlFrame(topic: "/a/v1", body: .prune(backoffSeconds: 60)),
-            TopicControlFrame(topic: "/a/v1", body: .ihave([.random(), .random()])), TopicControlFrame(topic: "", body: .iwant([.random()])),
+            TopicControlFrame(topic: "/a/v1", body: .subscribe(distance: 2)),
+            TopicControlFrame(topic: "/a/v1", body: .unsubscribe),
+            TopicControlFrame(topic: "/a/v1", body: .graft),
+            TopicControlFrame(topic: "/a/v1", body: .prune(backoffSeconds: 60)),
+            TopicControlFrame(topic: "/a/v1", body: .ihave([.random(), .random()])),
+            TopicControlFrame(topic: "", body: .iwant([.random()])),
         ]
         for control in controls {
             #expect(try Frame.decode(Frame.topicControl(control).encoded()) == .topicControl(control))
@@ -221,7 +244,9 @@ struct ForgingSigner: ReceiptSigner {
 
     func digest(_ bytes: [UInt8]) -> [UInt8] { honest.digest(bytes) }
     func sign(_ bytes: [UInt8]) -> [UInt8] { honest.sign(bytes) }
-    func verify(_ signature: [UInt8], of bytes: [UInt8], by peer: PeerID) -> Bool { honest.verify(signature, of: bytes, by: peer) }
+    func verify(_ signature: [UInt8], of bytes: [UInt8], by peer: PeerID) -> Bool {
+        honest.verify(signature, of: bytes, by: peer)
+    }
 }
 
 /// Topic gossip against flooding on one denser graph (30 nodes, average degree ≈ 10,
@@ -262,7 +287,9 @@ struct ForgingSigner: ReceiptSigner {
         // but the one it got the message from: 2·E − (N − 1) transmissions a message.
         let flooding = Double(messages * (2 * edges.count - (count - 1))) / Double(deliveries)
         let ratio = (Double(deliveries) / Double(messages * (count - 1)))
-        print("topic efficiency: \(count) nodes, \(edges.count) links, D = 6: delivery ratio \(ratio), transmissions per subscriber per message: gossip \(gossip), flooding \(flooding) (gossip/flooding \(gossip / flooding))")
+        print(
+            "topic efficiency: \(count) nodes, \(edges.count) links, D = 6: delivery ratio \(ratio), transmissions per subscriber per message: gossip \(gossip), flooding \(flooding) (gossip/flooding \(gossip / flooding))"
+        )
         #expect(ratio == 1)
         #expect(gossip < flooding)
     }

@@ -17,15 +17,32 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: id),
             configuration: RouterConfiguration(
-                reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.2)),
-            sealer: TestSealer(peer: id), receipts: TestReceiptSigner(peer: id), logger: logger)
+                reconnect: ReconnectConfiguration(
+                    initialDelay: .milliseconds(20),
+                    maxDelay: .milliseconds(200),
+                    jitter: 0.2
+                )
+            ),
+            sealer: TestSealer(peer: id),
+            receipts: TestReceiptSigner(peer: id),
+            logger: logger
+        )
         // A BLE-like link: 64-byte packets at 200 kbit/s; and a fast one. Neither
         // discovers: the slow link is dialled by hand, the fast one only through the
         // address records.
         await router.add(
-            LoopbackTransport(name: "slow", address: name, network: slow, configuration: .init(mtu: 64, discovery: false, bitrate: 200_000)),
-            priority: 20)
-        await router.add(LoopbackTransport(name: "fast", address: name, network: fast, configuration: .init(discovery: false)), priority: 10)
+            LoopbackTransport(
+                name: "slow",
+                address: name,
+                network: slow,
+                configuration: .init(mtu: 64, discovery: false, bitrate: 200_000)
+            ),
+            priority: 20
+        )
+        await router.add(
+            LoopbackTransport(name: "fast", address: name, network: fast, configuration: .init(discovery: false)),
+            priority: 10
+        )
         return router
     }
 
@@ -40,13 +57,20 @@ import TransportLoopback
         ]
         defer { for task in tasks { task.cancel() } }
         await a.connect(to: PeerHint(transport: "slow", address: "B"))
-        try await SecureEventually.until("A links to B over the slow transport") { await a.peers().first?.links.isEmpty == false }
+        try await SecureEventually.until("A links to B over the slow transport") {
+            await a.peers().first?.links.isEmpty == false
+        }
         let bID = b.localPeerID
 
         // Messages go out from the moment the slow link is up, while the upgrade happens.
         var sent: [MessageID] = []
         for index in 0..<300 {
-            sent.append(try await a.send(to: bID, payload: Array("message \(index) ".utf8) + [UInt8](repeating: UInt8(index % 251), count: 200)))
+            sent.append(
+                try await a.send(
+                    to: bID,
+                    payload: Array("message \(index) ".utf8) + [UInt8](repeating: UInt8(index % 251), count: 200)
+                )
+            )
         }
         try await SecureEventually.until("A and B link over the fast transport too") {
             await a.peers().first?.links.contains { $0.transport == "fast" } == true
@@ -56,7 +80,10 @@ import TransportLoopback
         }
         try await SecureEventually.until("every message is delivered") {
             var all = true
-            for id in sent where await a.status(of: id)?.status != .delivered { all = false; break }
+            for id in sent where await a.status(of: id)?.status != .delivered {
+                all = false
+                break
+            }
             return all
         }
         // The fast link is preferred now, and carries traffic; the records were checked.
@@ -67,7 +94,9 @@ import TransportLoopback
         }
         let last = try await a.send(to: bID, payload: Array("after the upgrade".utf8))
         sent.append(last)
-        try await SecureEventually.until("the last message is delivered") { await a.status(of: last)?.status == .delivered }
+        try await SecureEventually.until("the last message is delivered") {
+            await a.status(of: last)?.status == .delivered
+        }
         let ids = received.withLock { $0 }
         #expect(ids.count == sent.count, "\(ids.count) deliveries for \(sent.count) messages")
         #expect(Set(ids) == Set(sent))
@@ -85,10 +114,15 @@ import TransportLoopback
         let peer = PeerID.random()
         let signer = TestReceiptSigner(peer: peer)
         let record = AddressesFrame.originate(
-            peer: peer, sequence: 42,
-            entries: [.init(transport: "tcp", address: "192.0.2.7:7420"), .init(transport: "ble", address: "C0:FF:EE:00:00:01"),
-                      .init(transport: "", address: "dropped: empty transport name")],
-            signer: signer)
+            peer: peer,
+            sequence: 42,
+            entries: [
+                .init(transport: "tcp", address: "192.0.2.7:7420"),
+                .init(transport: "ble", address: "C0:FF:EE:00:00:01"),
+                .init(transport: "", address: "dropped: empty transport name"),
+            ],
+            signer: signer
+        )
         #expect(record.entries.count == 2)
         #expect(record.verify(with: signer))
         let bytes = Frame.addresses(record).encoded()

@@ -1,9 +1,10 @@
 import Logging
-@testable import MeshCore
 import MeshTesting
 import Synchronization
 import Testing
 import TransportLoopback
+
+@testable import MeshCore
 
 /// The write-stall detector on its own: progress resets it, a wait without progress
 /// degrades the link once and then stalls it.
@@ -38,11 +39,20 @@ import TransportLoopback
         var detector = WriteStallDetector(timeout: .seconds(10), degradeAfter: .seconds(4))
         #expect(detector.nextDecision == nil)
         // First seen 3 s after the write began: the wait counts from its start.
-        #expect(detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(3)) == .waiting(.seconds(3)))
+        #expect(
+            detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(3))
+                == .waiting(.seconds(3))
+        )
         #expect(detector.nextDecision == start + .seconds(4))
-        #expect(detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(4)) == .degraded(.seconds(4)))
+        #expect(
+            detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(4))
+                == .degraded(.seconds(4))
+        )
         #expect(detector.nextDecision == start + .seconds(10))
-        #expect(detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(10)) == .stalled(.seconds(10)))
+        #expect(
+            detector.observe(started: 3, finished: 2, pendingSince: start, now: start + .seconds(10))
+                == .stalled(.seconds(10))
+        )
         // Done: nothing left to decide.
         #expect(detector.observe(started: 3, finished: 3, pendingSince: start, now: start + .seconds(11)) == .flowing)
         #expect(detector.nextDecision == nil)
@@ -66,8 +76,17 @@ import TransportLoopback
         var configuration = RouterTests.testConfiguration
         configuration.keepaliveInterval = .seconds(600)  // only the stall may end the link
         configuration.linkWriteStallTimeout = .seconds(3)
-        let a = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, clock: clock, logger: logger)
-        let b = Router(security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration, logger: logger)
+        let a = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            clock: clock,
+            logger: logger
+        )
+        let b = Router(
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            logger: logger
+        )
         for (name, priority) in [("lo10", 10), ("lo20", 20)] {
             // A 64-frame buffer of 1,024-byte frames: one 64 KB chunk fills it.
             await a.add(LoopbackTransport(name: name, address: "A", network: network), priority: priority)

@@ -15,7 +15,10 @@ import Testing
 
     @Test func roundTripAndLayout() throws {
         let id = MessageID.random()
-        let binding = SealBinding(messageID: id, flags: DataFrame.emergencyFlag | DataFrame.floodFlag | DataFrame.sealedFlag)
+        let binding = SealBinding(
+            messageID: id,
+            flags: DataFrame.emergencyFlag | DataFrame.floodFlag | DataFrame.sealedFlag
+        )
         #expect(binding.flags == DataFrame.emergencyFlag)  // only end-to-end flags are bound
         let sealed = try Self.sealer.seal([1, 2, 3], to: Self.bob.peerID, binding: binding)
         #expect(sealed.count == 3 + Envelope.boundOverhead && Envelope.boundOverhead == 227)
@@ -25,7 +28,11 @@ import Testing
         #expect(try Self.opener.open(sealed, from: Self.alice.peerID, binding: binding) == [1, 2, 3])
         try Self.opener.verify(sealed, from: Self.alice.peerID, binding: binding)
         // A relay may clear the emergency flag (a link without `emergency`), never set it.
-        #expect(try Self.opener.open(sealed, from: Self.alice.peerID, binding: SealBinding(messageID: id, flags: 0)) == [1, 2, 3])
+        #expect(
+            try Self.opener.open(sealed, from: Self.alice.peerID, binding: SealBinding(messageID: id, flags: 0)) == [
+                1, 2, 3,
+            ]
+        )
         // Format 1 still opens, and binds nothing.
         let plain = try Self.sealer.seal([4], to: Self.bob.peerID)
         #expect(try Envelope.binding(of: plain) == nil)
@@ -38,8 +45,15 @@ import Testing
         SealBinding(messageID: MessageID(high: 1, low: 1), flags: DataFrame.receiptFlag),  // made a receipt
     ])
     func aFrameThatDiffersFromTheBindingIsRefused(frame: SealBinding) throws {
-        let sealed = try Self.sealer.seal([1], to: Self.bob.peerID, binding: SealBinding(messageID: MessageID(high: 1, low: 1), flags: 0))
-        for check in [{ _ = try Self.opener.open(sealed, from: Self.alice.peerID, binding: frame) }, { try Self.opener.verify(sealed, from: Self.alice.peerID, binding: frame) }] {
+        let sealed = try Self.sealer.seal(
+            [1],
+            to: Self.bob.peerID,
+            binding: SealBinding(messageID: MessageID(high: 1, low: 1), flags: 0)
+        )
+        for check in [
+            { _ = try Self.opener.open(sealed, from: Self.alice.peerID, binding: frame) },
+            { try Self.opener.verify(sealed, from: Self.alice.peerID, binding: frame) },
+        ] {
             let error = #expect(throws: MeshError.self) { try check() }
             #expect(error?.code == .bindingMismatch)
         }
@@ -49,13 +63,17 @@ import Testing
         let binding = SealBinding(messageID: .random(), flags: 0)
         var altered = try Self.sealer.seal([1], to: Self.bob.peerID, binding: binding)
         altered[121] ^= 0x01  // the bound message ID
-        let tampered = #expect(throws: MeshError.self) { try Self.opener.open(altered, from: Self.alice.peerID, binding: binding) }
+        let tampered = #expect(throws: MeshError.self) {
+            try Self.opener.open(altered, from: Self.alice.peerID, binding: binding)
+        }
         #expect(tampered?.code == .badSignature)
         let day: UInt64 = 86_400_000
         for created in [Self.now - 8 * day - 1, Self.now + day + 1] {
             let sealer = EnvelopeSealer(identity: Self.alice, now: { created })
             let sealed = try sealer.seal([1], to: Self.bob.peerID, binding: binding)
-            let error = #expect(throws: MeshError.self) { try Self.opener.open(sealed, from: Self.alice.peerID, binding: binding) }
+            let error = #expect(throws: MeshError.self) {
+                try Self.opener.open(sealed, from: Self.alice.peerID, binding: binding)
+            }
             #expect(error?.code == .envelopeStale)
         }
     }

@@ -12,19 +12,28 @@ import TransportLoopback
 /// binds the message ID and the end-to-end flags (docs/PROTOCOL.md §B.3, format 2), so
 /// C delivers it once, R spends nothing on the copies, and every mismatch is counted.
 @Suite struct EnvelopeReplayTests {
-    @Test(.timeLimit(.minutes(1))) func aRelayCannotReplayAnEnvelopeUnderFreshIDsOrSpendTheOriginsEmergencies() async throws {
+    @Test(.timeLimit(.minutes(1))) func aRelayCannotReplayAnEnvelopeUnderFreshIDsOrSpendTheOriginsEmergencies()
+        async throws
+    {
         let network = LoopbackNetwork()
         let a = try await MaliciousRelayTests.node("A", network: network)
         let c = try await MaliciousRelayTests.node("C", network: network)
         let r = try await MaliciousRelayTests.node("R", network: network)
         defer { for node in [a, c, r] { node.run.cancel() } }
         let received = Mutex<[InboundMessage]>([])
-        let sink = Task { while let message = await c.router.incoming.receive() { received.withLock { $0.append(message) } } }
+        let sink = Task {
+            while let message = await c.router.incoming.receive() { received.withLock { $0.append(message) } }
+        }
         defer { sink.cancel() }
 
         let mallory = NodeIdentity.generate()
         let m = mallory.peerID
-        let mTransport = LoopbackTransport(name: "lo", address: "M", network: network, configuration: .init(discovery: false))
+        let mTransport = LoopbackTransport(
+            name: "lo",
+            address: "M",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(mTransport, localPeerID: m)
         defer { Task { await running.stop() } }
         var toA = try await MaliciousRelayTests.link(from: mTransport, as: m, to: "A")
@@ -33,8 +42,13 @@ import TransportLoopback
 
         // A's emergency to C, flooded at once to its only neighbour, M.
         let id = try await a.router.send(to: c.peer, payload: Array("help".utf8), options: SendOptions(emergency: true))
-        let data = try await MaliciousRelayTests.next(from: &toA) { if case .data(let f) = $0, f.messageID == id { f } else { nil } }
-        #expect(data.flags & (DataFrame.sealedFlag | DataFrame.emergencyFlag) == DataFrame.sealedFlag | DataFrame.emergencyFlag)
+        let data = try await MaliciousRelayTests.next(from: &toA) {
+            if case .data(let f) = $0, f.messageID == id { f } else { nil }
+        }
+        #expect(
+            data.flags & (DataFrame.sealedFlag | DataFrame.emergencyFlag) == DataFrame.sealedFlag
+                | DataFrame.emergencyFlag
+        )
         try await toA.send(.ack(AckFrame(cumulative: data.sequence)))
 
         var sequence: UInt32 = 0

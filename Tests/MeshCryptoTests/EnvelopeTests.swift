@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 /// Sealed end-to-end envelopes.
@@ -9,7 +10,10 @@ struct EnvelopeTests {
     static let bob = NodeIdentity.generate()
     static let carol = NodeIdentity.generate()
 
-    @Test("round trip: the recipient opens, a relay verifies, the layout is as documented", arguments: [0, 1, 1000, 70_000])
+    @Test(
+        "round trip: the recipient opens, a relay verifies, the layout is as documented",
+        arguments: [0, 1, 1000, 70_000]
+    )
     func roundTrip(size: Int) throws {
         let payload = Sodium.randomBytes(size)
         let sealed = try Envelope.seal(payload, to: Self.bob.peerID, from: Self.alice)
@@ -40,16 +44,26 @@ struct EnvelopeTests {
         // Recipient side, from the document: X25519(recipient's converted key, ephemeral).
         let recipientX = Self.bob.x25519KeyPair
         let shared = try recipientX.sharedSecret(with: Array(sealed[65..<97]))
-        let key = Sodium.blake2b(Array("SCMesh-envelope-key-v1".utf8) + shared.bytes + Array(sealed[65..<97]) + recipientX.publicKey, outputLength: 32)
-        let plaintext = Sodium.xchachaPolyDecrypt(key: SecretBytes(key), nonce: Array(sealed[97..<121]), ad: Array(sealed[0..<121]),
-                                                  ciphertext: sealed[121..<(sealed.count - 64)])
+        let key = Sodium.blake2b(
+            Array("SCMesh-envelope-key-v1".utf8) + shared.bytes + Array(sealed[65..<97]) + recipientX.publicKey,
+            outputLength: 32
+        )
+        let plaintext = Sodium.xchachaPolyDecrypt(
+            key: SecretBytes(key),
+            nonce: Array(sealed[97..<121]),
+            ad: Array(sealed[0..<121]),
+            ciphertext: sealed[121..<(sealed.count - 64)]
+        )
         #expect(plaintext == Array("spec".utf8))
-        let signed = Array("SCMesh-envelope-v1".utf8) + Sodium.blake2b(Array(sealed[0..<(sealed.count - 64)]), outputLength: 64)
+        let signed =
+            Array("SCMesh-envelope-v1".utf8) + Sodium.blake2b(Array(sealed[0..<(sealed.count - 64)]), outputLength: 64)
         #expect(NodeIdentity.verify(signature: Array(sealed.suffix(64)), message: signed, signer: Self.alice.peerID))
     }
 
-    static let regions: [(String, Int)] = [("version", 0), ("sender", 5), ("recipient", 40), ("ephemeral key", 70), ("nonce", 100),
-                                           ("ciphertext", 125), ("tag", 125 + 10 + 5), ("signature", 125 + 10 + 16 + 20)]
+    static let regions: [(String, Int)] = [
+        ("version", 0), ("sender", 5), ("recipient", 40), ("ephemeral key", 70), ("nonce", 100),
+        ("ciphertext", 125), ("tag", 125 + 10 + 5), ("signature", 125 + 10 + 16 + 20),
+    ]
 
     @Test("any tampered byte is refused by verify and open", arguments: regions)
     func tamper(region: String, offset: Int) throws {
@@ -104,7 +118,9 @@ struct EnvelopeTests {
     @Test("sealing to a peer ID that is not an Ed25519 key is refused")
     func invalidRecipient() throws {
         for bytes in [[UInt8](repeating: 0, count: 32), [1] + [UInt8](repeating: 0, count: 31)] {
-            let error = #expect(throws: MeshError.self) { try Envelope.seal([1], to: try PeerID(bytes: bytes), from: Self.alice) }
+            let error = #expect(throws: MeshError.self) {
+                try Envelope.seal([1], to: try PeerID(bytes: bytes), from: Self.alice)
+            }
             #expect(error?.code == .invalidArgument)
         }
     }

@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 /// A deterministic generator, so a failing fuzz case reproduces.
@@ -38,7 +39,9 @@ func mutate(_ original: [UInt8], others: [[UInt8]], using rng: inout SplitMix64)
         bytes[index] = UInt8.random(in: 0...255, using: &rng)
         bytes.remove(at: Int.random(in: 0..<bytes.count, using: &rng))
     default:
-        bytes = (0..<Int.random(in: 0..<(original.count + 32), using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        bytes = (0..<Int.random(in: 0..<(original.count + 32), using: &rng)).map { _ in
+            UInt8.random(in: 0...255, using: &rng)
+        }
     }
     return bytes
 }
@@ -69,7 +72,9 @@ struct FuzzTests {
         let message3 = try #require(try initiator.receive(message2))
         let originals = [message1, message2, message3]
 
-        var accepted = 0, refused = 0, checkedReplies = 0
+        var accepted = 0
+        var refused = 0
+        var checkedReplies = 0
         var refusedCodes: [String: Int] = [:]
         for _ in 0..<Self.handshakeInputs {
             let target = Int.random(in: 0..<3, using: &rng)
@@ -110,7 +115,9 @@ struct FuzzTests {
         let bound = SealBinding(messageID: .random(), flags: DataFrame.emergencyFlag)
         let originals =
             try [0, 1, 64, 300].map { try Envelope.seal(Sodium.randomBytes($0), to: bob.peerID, from: alice) }
-            + [0, 64].map { try Envelope.seal(Sodium.randomBytes($0), to: bob.peerID, from: alice, binding: bound, createdMillis: 1) }
+            + [0, 64].map {
+                try Envelope.seal(Sodium.randomBytes($0), to: bob.peerID, from: alice, binding: bound, createdMillis: 1)
+            }
         var refusedCodes: [String: Int] = [:]
         for index in 0..<Self.envelopeInputs {
             let original = originals[index % originals.count]
@@ -136,6 +143,11 @@ struct FuzzTests {
                 }
             }
         }
-        #expect(Set(refusedCodes.keys).isSuperset(of: ["envelopeTruncated", "envelopeMalformed", "badSignature", "wrongRecipient"]), "\(refusedCodes)")
+        #expect(
+            Set(refusedCodes.keys).isSuperset(of: [
+                "envelopeTruncated", "envelopeMalformed", "badSignature", "wrongRecipient",
+            ]),
+            "\(refusedCodes)"
+        )
     }
 }

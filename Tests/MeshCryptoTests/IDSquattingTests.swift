@@ -17,12 +17,21 @@ import TransportLoopback
         let c = try await MaliciousRelayTests.node("C", network: network)
         defer { for node in [a, c] { node.run.cancel() } }
         let received = MaliciousRelayTests.Received()
-        let sink = Task { while let message = await c.router.incoming.receive() { received.ids.withLock { $0[message.from, default: []].append(message.id) } } }
+        let sink = Task {
+            while let message = await c.router.incoming.receive() {
+                received.ids.withLock { $0[message.from, default: []].append(message.id) }
+            }
+        }
         defer { sink.cancel() }
 
         let mallory = NodeIdentity.generate()
         let m = mallory.peerID
-        let mTransport = LoopbackTransport(name: "lo", address: "M", network: network, configuration: .init(discovery: false))
+        let mTransport = LoopbackTransport(
+            name: "lo",
+            address: "M",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(mTransport, localPeerID: m)
         defer { Task { await running.stop() } }
         var toC = try await MaliciousRelayTests.link(from: mTransport, as: m, to: "C")
@@ -36,18 +45,42 @@ import TransportLoopback
         try await toC.send(
             .data(
                 DataFrame(
-                    sequence: 1, messageID: first, origin: a.peer, destination: c.peer, ttl: 7, chunkIndex: 0, chunkCount: 1,
-                    messageLength: UInt32(junk.count), flags: DataFrame.receiptFlag, payload: junk)))
+                    sequence: 1,
+                    messageID: first,
+                    origin: a.peer,
+                    destination: c.peer,
+                    ttl: 7,
+                    chunkIndex: 0,
+                    chunkCount: 1,
+                    messageLength: UInt32(junk.count),
+                    flags: DataFrame.receiptFlag,
+                    payload: junk
+                )
+            )
+        )
         let own: [UInt8] = Array("M's own message".utf8)
         try await toC.send(
             .data(
                 DataFrame(
-                    sequence: 2, messageID: second, origin: m, destination: c.peer, ttl: 7, chunkIndex: 0, chunkCount: 1,
-                    messageLength: UInt32(own.count), flags: 0, payload: own)))
+                    sequence: 2,
+                    messageID: second,
+                    origin: m,
+                    destination: c.peer,
+                    ttl: 7,
+                    chunkIndex: 0,
+                    chunkCount: 1,
+                    messageLength: UInt32(own.count),
+                    flags: 0,
+                    payload: own
+                )
+            )
+        )
         // C answers a PING only after it handled every frame before it on the link.
         try await toC.send(.ping(nonce: 41))
         _ = try await MaliciousRelayTests.next(from: &toC) { if case .pong(41) = $0 { true } else { nil } }
-        try await eventually("C delivered M's own message", attempts: 1500) { received.ids.withLock { $0[m] ?? [] } == [second] }
+        try await eventually("C delivered M's own message", attempts: 1500) {
+            received.ids.withLock { $0[m] ?? [] } == [second]
+        }
 
         await a.router.connect(to: PeerHint(transport: "lo", address: "C"))
         for id in [first, second] {

@@ -1,6 +1,7 @@
 import MeshCore
-@testable import MeshCrypto
 import Testing
+
+@testable import MeshCrypto
 
 @Suite("invitations")
 struct InvitationTests {
@@ -52,7 +53,10 @@ struct InvitationTests {
         try Invitation(link: try make(expiresIn: 1).link).verify(now: now)
     }
 
-    @Test("every changed byte of the signed part or the signature is caught", arguments: [0, 1, 20, 33, 36, 38, 45, 60, 100, 149])
+    @Test(
+        "every changed byte of the signed part or the signature is caught",
+        arguments: [0, 1, 20, 33, 36, 38, 45, 60, 100, 149]
+    )
     func tampered(offset: Int) throws {
         var bytes = try make().encoded()
         bytes[offset] ^= 0x01
@@ -86,7 +90,8 @@ struct InvitationTests {
             ("scmesh:", "truncated in its version"),
             ("scmesh:Ag", "format version 2"),
             ("scmesh:AQAA", "truncated in its peer ID"),
-        ])
+        ]
+    )
     func malformed(link: String, expected: String) {
         let error = #expect(throws: MeshError.self) { try Invitation(link: link) }
         #expect(error?.code == .invitationMalformed)
@@ -102,7 +107,9 @@ struct InvitationTests {
             }
             #expect(error?.code == .invitationMalformed)
         }
-        let error = #expect(throws: MeshError.self) { try Invitation(link: Invitation.linkPrefix + Base64URL.encode(bytes + [0])) }
+        let error = #expect(throws: MeshError.self) {
+            try Invitation(link: Invitation.linkPrefix + Base64URL.encode(bytes + [0]))
+        }
         #expect(error?.message.contains("after its signature") == true)
     }
 
@@ -113,16 +120,27 @@ struct InvitationTests {
         }
         #expect(throws: MeshError.self) {
             try Invitation.signed(
-                by: identity, name: nil, addresses: Array(repeating: addresses[0], count: 9), expiresAt: 1)
+                by: identity,
+                name: nil,
+                addresses: Array(repeating: addresses[0], count: 9),
+                expiresAt: 1
+            )
         }
         #expect(throws: MeshError.self) {
-            try Invitation.signed(by: identity, name: nil, addresses: [.init(transport: "tcp", address: "hôte:1")], expiresAt: 1)
+            try Invitation.signed(
+                by: identity,
+                name: nil,
+                addresses: [.init(transport: "tcp", address: "hôte:1")],
+                expiresAt: 1
+            )
         }
     }
 
     @Test("base64url matches RFC 4648's test vectors (unpadded) and rejects non-canonical text")
     func base64url() {
-        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        let vectors = [
+            "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
+        ]
         for (plain, encoded) in vectors {
             #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
             #expect(Base64URL.decode(Substring(encoded)) == Array(plain.utf8))
@@ -138,7 +156,11 @@ extension InvitationTests {
     @Test("docs/PROTOCOL.md C.2's example: a 5-byte name and one address make 127 bytes, 177 characters")
     func protocolExample() throws {
         let invitation = try Invitation.signed(
-            by: identity, name: "alice", addresses: [.init(transport: "tcp", address: "192.0.2.7:7420")], expiresAt: 1)
+            by: identity,
+            name: "alice",
+            addresses: [.init(transport: "tcp", address: "192.0.2.7:7420")],
+            expiresAt: 1
+        )
         #expect(try invitation.encoded().count == 127)
         #expect(invitation.link.count == 177)
     }

@@ -36,9 +36,17 @@ import TransportLoopback
             configuration: RouterConfiguration(
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(20), ackTimeoutMax: .seconds(30)),
                 reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)),
-                keepaliveInterval: .seconds(3600), relayLimits: limits),
-            sealer: EnvelopeSealer(identity: identity), receipts: IdentityReceiptSigner(identity: identity), logger: logger)
-        await router.add(LoopbackTransport(name: "lo", address: name, network: network, configuration: .init(discovery: false)), priority: 10)
+                keepaliveInterval: .seconds(3600),
+                relayLimits: limits
+            ),
+            sealer: EnvelopeSealer(identity: identity),
+            receipts: IdentityReceiptSigner(identity: identity),
+            logger: logger
+        )
+        await router.add(
+            LoopbackTransport(name: "lo", address: name, network: network, configuration: .init(discovery: false)),
+            priority: 10
+        )
         let run = Task { try await router.run() }
         while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
         return Node(identity: identity, router: router, run: run)
@@ -54,7 +62,9 @@ import TransportLoopback
 
     /// Reads frames from `peer` until one matches (every other frame is dropped).
     static func next<T>(from peer: inout RawPeer, _ match: (Frame) -> T?) async throws -> T {
-        guard let found = try await peer.next(matching: match) else { throw MeshError(.linkClosed, "the router closed M's link") }
+        guard let found = try await peer.next(matching: match) else {
+            throw MeshError(.linkClosed, "the router closed M's link")
+        }
         return found
     }
 
@@ -67,14 +77,27 @@ import TransportLoopback
         defer { for node in [a, c, h, d] { node.run.cancel() } }
         let received = Received()
         let sinks = [
-            Task { while let message = await c.router.incoming.receive() { received.ids.withLock { $0[c.peer, default: []].append(message.id) } } },
-            Task { while let message = await d.router.incoming.receive() { received.ids.withLock { $0[d.peer, default: []].append(message.id) } } },
+            Task {
+                while let message = await c.router.incoming.receive() {
+                    received.ids.withLock { $0[c.peer, default: []].append(message.id) }
+                }
+            },
+            Task {
+                while let message = await d.router.incoming.receive() {
+                    received.ids.withLock { $0[d.peer, default: []].append(message.id) }
+                }
+            },
         ]
         defer { for sink in sinks { sink.cancel() } }
 
         let mallory = NodeIdentity.generate()
         let m = mallory.peerID
-        let mTransport = LoopbackTransport(name: "lo", address: "M", network: network, configuration: .init(discovery: false))
+        let mTransport = LoopbackTransport(
+            name: "lo",
+            address: "M",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(mTransport, localPeerID: m)
         defer { Task { await running.stop() } }
         var toA = try await Self.link(from: mTransport, as: m, to: "A")
@@ -82,11 +105,18 @@ import TransportLoopback
 
         // Routes. C's and A's own announcements reach M; M forges one for C signed with
         // its own key, replays one, and relays the genuine ones, one hop further.
-        let announceC = try await Self.next(from: &toC) { if case .announce(let f) = $0, f.origin == c.peer { f } else { nil } }
-        let announceA = try await Self.next(from: &toA) { if case .announce(let f) = $0, f.origin == a.peer { f } else { nil } }
+        let announceC = try await Self.next(from: &toC) {
+            if case .announce(let f) = $0, f.origin == c.peer { f } else { nil }
+        }
+        let announceA = try await Self.next(from: &toA) {
+            if case .announce(let f) = $0, f.origin == a.peer { f } else { nil }
+        }
         let forged = AnnounceFrame(
-            origin: c.peer, sequence: announceC.sequence + 100, hops: 1,
-            signature: mallory.sign(AnnounceFrame.signedBytes(origin: c.peer, sequence: announceC.sequence + 100)))
+            origin: c.peer,
+            sequence: announceC.sequence + 100,
+            hops: 1,
+            signature: mallory.sign(AnnounceFrame.signedBytes(origin: c.peer, sequence: announceC.sequence + 100))
+        )
         try await toA.send(.announce(forged))
         var relayedC = announceC
         relayedC.hops += 1
@@ -125,12 +155,17 @@ import TransportLoopback
         }
         var altered = data
         altered.payload[altered.payload.count / 2] ^= 0x40
-        let sealedByM = try EnvelopeSealer(identity: mallory).seal(Array("hello C, from A (not really)".utf8), to: c.peer)
+        let sealedByM = try EnvelopeSealer(identity: mallory).seal(
+            Array("hello C, from A (not really)".utf8),
+            to: c.peer
+        )
         var forgedData = data
         forgedData.payload = sealedByM
         forgedData.messageLength = UInt32(sealedByM.count)
         for copy in [altered, forgedData, data, data] { try await forward(copy, to: toC) }
-        try await eventually("C delivered A's message", attempts: 1500) { received.ids.withLock { $0[c.peer] ?? [] } == [id] }
+        try await eventually("C delivered A's message", attempts: 1500) {
+            received.ids.withLock { $0[c.peer] ?? [] } == [id]
+        }
         let rejected = await c.router.stats().sealedMessagesRejected
         #expect(rejected.values.reduce(0, +) == 2, "\(rejected)")
         #expect(rejected["senderMismatch"] == 1)
@@ -151,33 +186,52 @@ import TransportLoopback
         #expect(await a.router.status(of: id)?.status != .delivered)
         try await forward(receipt, to: toA)
         try await forward(receipt, to: toA)
-        try await eventually("A sees its message delivered", attempts: 1500) { await a.router.status(of: id)?.status == .delivered }
+        try await eventually("A sees its message delivered", attempts: 1500) {
+            await a.router.status(of: id)?.status == .delivered
+        }
         #expect(received.ids.withLock { $0[c.peer] ?? [] } == [id])  // exactly once
         #expect(await a.router.stats().receiptsAccepted == 1)
 
         // The flood: M offers C 30 sealed messages for nowhere while H sends 10 to D
         // through C. M's share (10) is taken, the rest refused; H's all arrive.
-        for (node, address) in [(h, "C"), (d, "C")] { await node.router.connect(to: PeerHint(transport: "lo", address: address)) }
-        try await eventually("H routes to D through C", attempts: 1500) { await h.router.routes().contains { $0.destination == d.peer && $0.nextHop == c.peer } }
+        for (node, address) in [(h, "C"), (d, "C")] {
+            await node.router.connect(to: PeerHint(transport: "lo", address: address))
+        }
+        try await eventually("H routes to D through C", attempts: 1500) {
+            await h.router.routes().contains { $0.destination == d.peer && $0.nextHop == c.peer }
+        }
         let nowhere = NodeIdentity.generate().peerID
         let honest = Task {
             var ids: [MessageID] = []
-            for index in 0..<10 { ids.append(try await h.router.send(to: d.peer, payload: Array("honest \(index)".utf8))) }
+            for index in 0..<10 {
+                ids.append(try await h.router.send(to: d.peer, payload: Array("honest \(index)".utf8)))
+            }
             return ids
         }
         for index in 0..<30 {
             let junk = try EnvelopeSealer(identity: mallory).seal([UInt8(index)], to: nowhere)
             sequence += 1
             let frame = DataFrame(
-                sequence: UInt32(1000 + index), messageID: .random(), origin: m, destination: nowhere, ttl: 7, chunkIndex: 0,
-                chunkCount: 1, messageLength: UInt32(junk.count), flags: DataFrame.sealedFlag, payload: junk)
+                sequence: UInt32(1000 + index),
+                messageID: .random(),
+                origin: m,
+                destination: nowhere,
+                ttl: 7,
+                chunkIndex: 0,
+                chunkCount: 1,
+                messageLength: UInt32(junk.count),
+                flags: DataFrame.sealedFlag,
+                payload: junk
+            )
             try await toC.send(.data(frame))
         }
         // C answers a PING only after it handled every frame before it on the link.
         try await toC.send(.ping(nonce: 4242))
         _ = try await Self.next(from: &toC) { if case .pong(4242) = $0 { true } else { nil } }
         let honestIDs = try await honest.value
-        try await eventually("every honest message reaches D", attempts: 1500) { Set(received.ids.withLock { $0[d.peer] ?? [] }) == Set(honestIDs) }
+        try await eventually("every honest message reaches D", attempts: 1500) {
+            Set(received.ids.withLock { $0[d.peer] ?? [] }) == Set(honestIDs)
+        }
         let statsC = await c.router.stats()
         #expect(statsC.relayRefused == ["neighbourShare": 20], "\(statsC.relayRefused)")
         #expect(received.ids.withLock { $0[d.peer]?.count } == 10)  // once each

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 #if canImport(Glibc)
@@ -12,7 +13,8 @@ import Glibc
 struct NodeIdentityTests {
     /// A fresh temporary directory, removed afterwards.
     static func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("scmesh-identity-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("scmesh-identity-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try body(path)
     }
@@ -29,7 +31,10 @@ struct NodeIdentityTests {
         #expect(identity.peerID.bytes == identity.publicKey, "the peer ID is the Ed25519 public key")
         #expect(identity.peerID.hex == identity.publicKeyHex)
         #expect(identity.peerID.short.count == 8)
-        #expect(Hex.encode(identity.sign([])) == "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+        #expect(
+            Hex.encode(identity.sign([]))
+                == "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+        )
     }
 
     @Test("signatures verify for the signer and message only")
@@ -91,17 +96,28 @@ struct NodeIdentityTests {
         mismatched[40] ^= 0x01
         var badVersion = valid
         badVersion[4] = 9
-        let corruptions: [[UInt8]] = [[], Array(valid.dropLast()), valid + [0], Array("not a key".utf8), mismatched, badVersion,
-                                      [UInt8](repeating: 0, count: IdentityFile.length)]
+        let corruptions: [[UInt8]] = [
+            [], Array(valid.dropLast()), valid + [0], Array("not a key".utf8), mismatched, badVersion,
+            [UInt8](repeating: 0, count: IdentityFile.length),
+        ]
         for contents in corruptions {
             try Self.withTemporaryDirectory { directory in
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
                 let file = directory + "/" + NodeIdentity.fileName
-                #expect(FileManager.default.createFile(atPath: file, contents: Data(contents), attributes: [.posixPermissions: 0o600]))
+                #expect(
+                    FileManager.default.createFile(
+                        atPath: file,
+                        contents: Data(contents),
+                        attributes: [.posixPermissions: 0o600]
+                    )
+                )
                 let error = #expect(throws: MeshError.self) { try NodeIdentity.loadOrCreate(directory: directory) }
                 #expect(error?.code == .identityFileCorrupt)
                 #expect(error?.message.contains("move it away") == true)
-                #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(contents), "the file must not be overwritten")
+                #expect(
+                    try Data(contentsOf: URL(fileURLWithPath: file)) == Data(contents),
+                    "the file must not be overwritten"
+                )
             }
         }
     }

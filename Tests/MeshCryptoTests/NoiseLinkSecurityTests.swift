@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 /// The SCMesh link handshake (Noise XX + identity proofs) over in-process channels.
@@ -56,16 +57,27 @@ struct NoiseLinkSecurityTests {
         // documented prologue and payload completes the handshake with a node.
         let independentStatic = X25519KeyPair.generate()
         let independentIdentity = NodeIdentity.generate()
-        var independent = try HandshakeState(protocol: NoiseProtocol(name: "Noise_XX_25519_ChaChaPoly_SHA256")!, role: .initiator,
-                                             prologue: Array("SCMesh/1".utf8), localStatic: independentStatic)
+        var independent = try HandshakeState(
+            protocol: NoiseProtocol(name: "Noise_XX_25519_ChaChaPoly_SHA256")!,
+            role: .initiator,
+            prologue: Array("SCMesh/1".utf8),
+            localStatic: independentStatic
+        )
         var node = try LinkHandshake(security: bob, role: .responder, context: testContext())
         let reply = try #require(try node.receive(try independent.writeMessage()))
         let proof = try independent.readMessage(reply)
         #expect(Array(proof[0..<32]) == bob.localPeerID.bytes)
-        #expect(NodeIdentity.verify(signature: Array(proof[32..<96]), message: Array("SCMesh-noise-static-v1".utf8) + independent.remoteStatic!, signer: bob.localPeerID))
+        #expect(
+            NodeIdentity.verify(
+                signature: Array(proof[32..<96]),
+                message: Array("SCMesh-noise-static-v1".utf8) + independent.remoteStatic!,
+                signer: bob.localPeerID
+            )
+        )
         // Version 1; the context's capabilities (every feature: 0x007F), big-endian.
         #expect(proof[96] == 1 && proof[97] == 0 && proof[98] == 0x7F)
-        let myProof = independentIdentity.publicKey
+        let myProof =
+            independentIdentity.publicKey
             + independentIdentity.sign(Array("SCMesh-noise-static-v1".utf8) + independentStatic.publicKey) + [1, 0, 0]
         #expect(try node.receive(try independent.writeMessage(payload: myProof)) == nil)
         #expect(node.session?.remotePeerID == independentIdentity.peerID)
@@ -76,8 +88,12 @@ struct NoiseLinkSecurityTests {
         let victim = NodeIdentity.generate()
         let mallory = NodeIdentity.generate()
         let noiseStatic = X25519KeyPair.generate()
-        let forged = IdentityProof(identityKey: victim.publicKey, signature: mallory.sign(IdentityProof.context + noiseStatic.publicKey),
-                                   version: 1, capabilities: 0)
+        let forged = IdentityProof(
+            identityKey: victim.publicKey,
+            signature: mallory.sign(IdentityProof.context + noiseStatic.publicKey),
+            version: 1,
+            capabilities: 0
+        )
         let impostor = NoiseLinkSecurity(identity: mallory, noiseStatic: noiseStatic, proof: forged)
         let honest = NoiseLinkSecurity(identity: .generate())
         // Impostor answers a dial that expects the victim.
@@ -110,15 +126,18 @@ struct NoiseLinkSecurityTests {
         #expect(codes(result.responder.error) == ["linkClosed"])
     }
 
-    @Test("bad handshake messages give typed errors", arguments: [
-        ("responder", "31-byte message 1", "malformedHandshake"),
-        ("responder", "33-byte message 1", "malformedHandshake"),
-        ("responder", "empty message 1", "malformedHandshake"),
-        ("initiator", "garbage message 2", "decryptFailed"),
-        ("initiator", "truncated message 2", "malformedHandshake"),
-        ("initiator", "oversized message 2", "malformedHandshake"),
-        ("initiator", "low-order ephemeral in message 2", "invalidKey"),
-    ])
+    @Test(
+        "bad handshake messages give typed errors",
+        arguments: [
+            ("responder", "31-byte message 1", "malformedHandshake"),
+            ("responder", "33-byte message 1", "malformedHandshake"),
+            ("responder", "empty message 1", "malformedHandshake"),
+            ("initiator", "garbage message 2", "decryptFailed"),
+            ("initiator", "truncated message 2", "malformedHandshake"),
+            ("initiator", "oversized message 2", "malformedHandshake"),
+            ("initiator", "low-order ephemeral in message 2", "invalidKey"),
+        ]
+    )
     func badMessages(role: String, what: String, expected: String) async throws {
         let node = NoiseLinkSecurity(identity: .generate())
         let inbound: [UInt8]
@@ -133,7 +152,11 @@ struct NoiseLinkSecurityTests {
         }
         let channel = ScriptedHandshakeChannel(inbound: [inbound])
         let error = await #expect(throws: MeshError.self) {
-            try await node.handshake(role: role == "initiator" ? .initiator : .responder, channel: channel, context: testContext())
+            try await node.handshake(
+                role: role == "initiator" ? .initiator : .responder,
+                channel: channel,
+                context: testContext()
+            )
         }
         #expect(codes(error) == ["handshakeFailed", expected])
         #expect(error?.message.contains("in-process") == true, "the message names the remote")
@@ -153,7 +176,12 @@ struct NoiseLinkSecurityTests {
 
         // A Noise-valid message 2 whose payload is too short for a proof.
         var initiator = try LinkHandshake(security: honest, role: .initiator, context: testContext())
-        var raw = try HandshakeState(protocol: .linkProtocol, role: .responder, prologue: NoiseLinkSecurity.prologue, localStatic: .generate())
+        var raw = try HandshakeState(
+            protocol: .linkProtocol,
+            role: .responder,
+            prologue: NoiseLinkSecurity.prologue,
+            localStatic: .generate()
+        )
         _ = try raw.readMessage(try #require(try initiator.start()))
         let short = try raw.writeMessage(payload: [UInt8](repeating: 1, count: 98))
         let shortError = #expect(throws: MeshError.self) { try initiator.receive(short) }
@@ -168,10 +196,19 @@ struct NoiseLinkSecurityTests {
         let bob = NoiseLinkSecurity(identity: .generate())
         let unknownBit = Capabilities(rawValue: 0x4000)
         async let left = alice.handshake(
-            role: .initiator, channel: a, context: HandshakeContext(transportName: "test", remoteAddress: "b", capabilities: .none))
+            role: .initiator,
+            channel: a,
+            context: HandshakeContext(transportName: "test", remoteAddress: "b", capabilities: .none)
+        )
         async let right = bob.handshake(
-            role: .responder, channel: b,
-            context: HandshakeContext(transportName: "test", remoteAddress: "a", capabilities: [.topics, .receipts, unknownBit]))
+            role: .responder,
+            channel: b,
+            context: HandshakeContext(
+                transportName: "test",
+                remoteAddress: "a",
+                capabilities: [.topics, .receipts, unknownBit]
+            )
+        )
         let (atAlice, atBob) = try await (left, right)
         #expect(atAlice.remoteCapabilities == [.topics, .receipts, unknownBit])
         #expect(atAlice.remoteCapabilities.names == ["topics", "receipts", "bit_0x4000"])
@@ -185,11 +222,19 @@ struct NoiseLinkSecurityTests {
         let identity = NodeIdentity.generate()
         let noiseStatic = X25519KeyPair.generate()
         let old = NoiseLinkSecurity(
-            identity: identity, noiseStatic: noiseStatic, proof: IdentityProof(identity: identity, noiseStatic: noiseStatic.publicKey, version: 0))
+            identity: identity,
+            noiseStatic: noiseStatic,
+            proof: IdentityProof(identity: identity, noiseStatic: noiseStatic.publicKey, version: 0)
+        )
         let result = await handshakePair(initiator: old, responder: honest)
         let error = try #require(result.responder.error as? MeshError)
         #expect(codes(error) == ["handshakeFailed", "malformedIdentityProof"])
-        #expect(error.message.contains("speaks SCMesh wire protocol version 0, this node version 1: the peer should upgrade"), "\(error.message)")
+        #expect(
+            error.message.contains(
+                "speaks SCMesh wire protocol version 0, this node version 1: the peer should upgrade"
+            ),
+            "\(error.message)"
+        )
         #expect(!error.message.contains("\n"))
     }
 

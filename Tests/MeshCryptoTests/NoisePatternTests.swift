@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 /// The Noise building blocks on their own: HMAC/HKDF, the pattern table, CipherState,
@@ -14,7 +15,10 @@ struct NoisePatternTests {
 
     @Test("HMAC-SHA256 hashes keys longer than the block (RFC 4231 test case 6)")
     func hmacLongKey() {
-        let mac = NoiseHash.sha256.hmac(key: [UInt8](repeating: 0xaa, count: 131), data: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        let mac = NoiseHash.sha256.hmac(
+            key: [UInt8](repeating: 0xaa, count: 131),
+            data: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)
+        )
         #expect(Hex.encode(mac) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
     }
 
@@ -23,9 +27,12 @@ struct NoisePatternTests {
         #expect(NoiseProtocol(name: "Noise_XX_25519_ChaChaPoly_SHA256") == .linkProtocol)
         #expect(NoiseProtocol(name: "Noise_XXpsk3_25519_ChaChaPoly_BLAKE2b")?.pattern.messages.last == [.s, .se, .psk])
         #expect(HandshakePattern(name: "NNpsk0+psk2")?.messages == [[.psk, .e], [.e, .ee, .psk]])
-        for bad in ["Noise_XX_448_ChaChaPoly_SHA256", "Noise_XX_25519_AESGCM_SHA256", "Noise_XX_25519_ChaChaPoly_SHA512",
-                    "Noise_QQ_25519_ChaChaPoly_SHA256", "Noise_XXpsk9_25519_ChaChaPoly_SHA256", "Noise_XXfallback_25519_ChaChaPoly_SHA256",
-                    "Noise_XX_25519_ChaChaPoly", "", "Noise_XXpsk_25519_ChaChaPoly_SHA256"] {
+        for bad in [
+            "Noise_XX_448_ChaChaPoly_SHA256", "Noise_XX_25519_AESGCM_SHA256", "Noise_XX_25519_ChaChaPoly_SHA512",
+            "Noise_QQ_25519_ChaChaPoly_SHA256", "Noise_XXpsk9_25519_ChaChaPoly_SHA256",
+            "Noise_XXfallback_25519_ChaChaPoly_SHA256",
+            "Noise_XX_25519_ChaChaPoly", "", "Noise_XXpsk_25519_ChaChaPoly_SHA256",
+        ] {
             #expect(NoiseProtocol(name: bad) == nil, "\(bad) should be refused")
         }
     }
@@ -41,11 +48,19 @@ struct NoisePatternTests {
         let responderStatic = X25519KeyPair.generate()
         let prologue = Array("test".utf8)
         var initiator = try HandshakeState(
-            protocol: noiseProtocol, role: .initiator, prologue: prologue, localStatic: initiatorStatic,
-            remoteStatic: pattern.responderPreMessage.contains(.s) ? responderStatic.publicKey : nil)
+            protocol: noiseProtocol,
+            role: .initiator,
+            prologue: prologue,
+            localStatic: initiatorStatic,
+            remoteStatic: pattern.responderPreMessage.contains(.s) ? responderStatic.publicKey : nil
+        )
         var responder = try HandshakeState(
-            protocol: noiseProtocol, role: .responder, prologue: prologue, localStatic: responderStatic,
-            remoteStatic: pattern.initiatorPreMessage.contains(.s) ? initiatorStatic.publicKey : nil)
+            protocol: noiseProtocol,
+            role: .responder,
+            prologue: prologue,
+            localStatic: responderStatic,
+            remoteStatic: pattern.initiatorPreMessage.contains(.s) ? initiatorStatic.publicKey : nil
+        )
         var index = 0
         while !initiator.isFinished {
             let payload = Array("message \(index)".utf8)
@@ -73,8 +88,18 @@ struct NoisePatternTests {
 
     @Test("a different prologue makes the handshake fail")
     func prologueMismatch() throws {
-        var initiator = try HandshakeState(protocol: .linkProtocol, role: .initiator, prologue: [1], localStatic: .generate())
-        var responder = try HandshakeState(protocol: .linkProtocol, role: .responder, prologue: [2], localStatic: .generate())
+        var initiator = try HandshakeState(
+            protocol: .linkProtocol,
+            role: .initiator,
+            prologue: [1],
+            localStatic: .generate()
+        )
+        var responder = try HandshakeState(
+            protocol: .linkProtocol,
+            role: .responder,
+            prologue: [2],
+            localStatic: .generate()
+        )
         _ = try responder.readMessage(try initiator.writeMessage())
         let error = #expect(throws: MeshError.self) { try initiator.readMessage(try responder.writeMessage()) }
         #expect(error?.code == .decryptFailed)
@@ -84,10 +109,18 @@ struct NoisePatternTests {
     func misuse() throws {
         #expect(throws: MeshError.self) { try HandshakeState(protocol: .linkProtocol, role: .initiator) }
         #expect(throws: MeshError.self) {
-            try HandshakeState(protocol: NoiseProtocol(pattern: .x, hash: .sha256), role: .initiator, localStatic: .generate())
+            try HandshakeState(
+                protocol: NoiseProtocol(pattern: .x, hash: .sha256),
+                role: .initiator,
+                localStatic: .generate()
+            )
         }
         #expect(throws: MeshError.self) {
-            try HandshakeState(protocol: NoiseProtocol(name: "Noise_XXpsk3_25519_ChaChaPoly_SHA256")!, role: .initiator, localStatic: .generate())
+            try HandshakeState(
+                protocol: NoiseProtocol(name: "Noise_XXpsk3_25519_ChaChaPoly_SHA256")!,
+                role: .initiator,
+                localStatic: .generate()
+            )
         }
         var initiator = try HandshakeState(protocol: .linkProtocol, role: .initiator, localStatic: .generate())
         var responder = try HandshakeState(protocol: .linkProtocol, role: .responder, localStatic: .generate())
@@ -99,7 +132,9 @@ struct NoisePatternTests {
         let message1 = try fresh.writeMessage()
         #expect((try? fresh.split()) == nil, "no split before the end")
         var oversized = try HandshakeState(protocol: .linkProtocol, role: .responder, localStatic: .generate())
-        let error = #expect(throws: MeshError.self) { try oversized.readMessage(message1 + [UInt8](repeating: 0, count: 65_535)) }
+        let error = #expect(throws: MeshError.self) {
+            try oversized.readMessage(message1 + [UInt8](repeating: 0, count: 65_535))
+        }
         #expect(error?.code == .malformedHandshake)
         #expect((try? oversized.readMessage(message1)) == nil, "a failed state refuses further use")
     }

@@ -1,17 +1,28 @@
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 /// The link cipher: Noise transport messages, rekeying, and how it fails.
 @Suite("Noise session cipher")
 struct NoiseSessionCipherTests {
     /// Two ends of one link with the given rekey interval.
-    static func pair(rekeyInterval: UInt64 = NoiseSessionCipher.defaultRekeyInterval) -> (NoiseSessionCipher, NoiseSessionCipher) {
+    static func pair(
+        rekeyInterval: UInt64 = NoiseSessionCipher.defaultRekeyInterval
+    ) -> (NoiseSessionCipher, NoiseSessionCipher) {
         let forward = Sodium.randomBytes(32)
         let backward = Sodium.randomBytes(32)
         return (
-            NoiseSessionCipher(send: CipherState(key: forward), receive: CipherState(key: backward), rekeyInterval: rekeyInterval),
-            NoiseSessionCipher(send: CipherState(key: backward), receive: CipherState(key: forward), rekeyInterval: rekeyInterval)
+            NoiseSessionCipher(
+                send: CipherState(key: forward),
+                receive: CipherState(key: backward),
+                rekeyInterval: rekeyInterval
+            ),
+            NoiseSessionCipher(
+                send: CipherState(key: backward),
+                receive: CipherState(key: forward),
+                rekeyInterval: rekeyInterval
+            )
         )
     }
 
@@ -22,7 +33,10 @@ struct NoiseSessionCipherTests {
         var reference = CipherState(key: key)
         for index in 0..<10 {
             let frame = Sodium.randomBytes(index * 100)
-            #expect(try sender.seal(frame) == (try reference.encrypt(plaintext: frame)), "message \(index) is EncryptWithAd(empty, frame)")
+            #expect(
+                try sender.seal(frame) == (try reference.encrypt(plaintext: frame)),
+                "message \(index) is EncryptWithAd(empty, frame)"
+            )
         }
         let (a, b) = Self.pair()
         for index in 0..<50 {
@@ -35,7 +49,9 @@ struct NoiseSessionCipherTests {
     @Test("frames above 65,519 bytes are refused without poisoning the cipher")
     func tooLarge() throws {
         let (a, b) = Self.pair()
-        let error = #expect(throws: MeshError.self) { try a.seal([UInt8](repeating: 0, count: NoiseSessionCipher.maxPlaintextLength + 1)) }
+        let error = #expect(throws: MeshError.self) {
+            try a.seal([UInt8](repeating: 0, count: NoiseSessionCipher.maxPlaintextLength + 1))
+        }
         #expect(error?.code == .frameTooLarge)
         #expect(try b.open(try a.seal([1])) == [1])
         let oversized = #expect(throws: MeshError.self) { try b.open([UInt8](repeating: 0, count: 65_536)) }
@@ -121,7 +137,9 @@ struct NoiseSessionCipherTests {
         let toB = (0..<count).map { try! a.seal([UInt8(truncatingIfNeeded: $0)]) }
         async let received: Int = {
             var opened = 0
-            for (index, message) in toB.enumerated() where try b.open(message) == [UInt8(truncatingIfNeeded: index)] { opened += 1 }
+            for (index, message) in toB.enumerated() where try b.open(message) == [UInt8(truncatingIfNeeded: index)] {
+                opened += 1
+            }
             return opened
         }()
         async let sent: [[UInt8]] = (0..<count).map { try b.seal([UInt8(truncatingIfNeeded: $0)]) }

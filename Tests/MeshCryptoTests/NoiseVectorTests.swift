@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 /// The published Noise vectors (cacophony), byte for byte: every handshake message,
@@ -27,32 +28,44 @@ struct NoiseVectorTests {
     func vector(_ vector: NoiseVector) throws {
         let noiseProtocol = try #require(NoiseProtocol(name: vector.protocol_name))
         var initiator = try HandshakeState(
-            protocol: noiseProtocol, role: .initiator, prologue: hex(vector.init_prologue),
+            protocol: noiseProtocol,
+            role: .initiator,
+            prologue: hex(vector.init_prologue),
             localStatic: vector.init_static.map { X25519KeyPair(privateKey: hex($0)) },
             localEphemeral: X25519KeyPair(privateKey: hex(vector.init_ephemeral)),
             remoteStatic: vector.init_remote_static.map(hex),
-            preSharedKeys: (vector.init_psks ?? []).map(hex))
+            preSharedKeys: (vector.init_psks ?? []).map(hex)
+        )
         var responder = try HandshakeState(
-            protocol: noiseProtocol, role: .responder, prologue: hex(vector.resp_prologue),
+            protocol: noiseProtocol,
+            role: .responder,
+            prologue: hex(vector.resp_prologue),
             localStatic: vector.resp_static.map { X25519KeyPair(privateKey: hex($0)) },
             localEphemeral: vector.resp_ephemeral.map { X25519KeyPair(privateKey: hex($0)) },
             remoteStatic: vector.resp_remote_static.map(hex),
-            preSharedKeys: (vector.resp_psks ?? []).map(hex))
+            preSharedKeys: (vector.resp_psks ?? []).map(hex)
+        )
 
         let handshakeLength = noiseProtocol.pattern.messages.count
         #expect(vector.messages.count > handshakeLength, "the vector should include transport messages")
-        var transport: (initiatorSend: CipherState, initiatorReceive: CipherState, responderSend: CipherState, responderReceive: CipherState)?
+        var transport:
+            (
+                initiatorSend: CipherState, initiatorReceive: CipherState, responderSend: CipherState,
+                responderReceive: CipherState
+            )?
 
         for (index, message) in vector.messages.enumerated() {
             let payload = hex(message.payload)
             let expected = hex(message.ciphertext)
             if index < handshakeLength {
                 let initiatorWrites = noiseProtocol.pattern.isOneWay || index % 2 == 0
-                let ciphertext = initiatorWrites
+                let ciphertext =
+                    initiatorWrites
                     ? try initiator.writeMessage(payload: payload)
                     : try responder.writeMessage(payload: payload)
                 #expect(Hex.encode(ciphertext) == message.ciphertext, "handshake message \(index)")
-                let read = initiatorWrites
+                let read =
+                    initiatorWrites
                     ? try responder.readMessage(expected)
                     : try initiator.readMessage(expected)
                 #expect(read == payload, "handshake payload \(index)")
@@ -62,7 +75,9 @@ struct NoiseVectorTests {
                     #expect(Hex.encode(responder.handshakeHash) == vector.handshake_hash)
                     let i = try initiator.split()
                     let r = try responder.split()
-                    transport = (i.initiatorToResponder, i.responderToInitiator, r.responderToInitiator, r.initiatorToResponder)
+                    transport = (
+                        i.initiatorToResponder, i.responderToInitiator, r.responderToInitiator, r.initiatorToResponder
+                    )
                 }
             } else {
                 var ciphers = try #require(transport)

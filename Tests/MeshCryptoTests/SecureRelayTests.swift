@@ -2,8 +2,8 @@ import Logging
 import MeshCore
 import MeshCrypto
 import MeshTesting
-import TransportLoopback
 import Testing
+import TransportLoopback
 
 /// Multi-hop with the real crypto: Noise XX links, Ed25519-signed announcements and
 /// receipts, sealed envelopes. Alice and Carol are linked only through the relay, who
@@ -15,13 +15,33 @@ import Testing
         let alice = NodeIdentity.generate()
         let relay = NodeIdentity.generate()
         let carol = NodeIdentity.generate()
-        let a = await SecureRouterTests.makeRouter(alice, address: "alice", network: network, discovery: false, receipts: true)
-        let r = await SecureRouterTests.makeRouter(relay, address: "relay", network: network, discovery: false, receipts: true)
-        let c = await SecureRouterTests.makeRouter(carol, address: "carol", network: network, discovery: false, receipts: true)
+        let a = await SecureRouterTests.makeRouter(
+            alice,
+            address: "alice",
+            network: network,
+            discovery: false,
+            receipts: true
+        )
+        let r = await SecureRouterTests.makeRouter(
+            relay,
+            address: "relay",
+            network: network,
+            discovery: false,
+            receipts: true
+        )
+        let c = await SecureRouterTests.makeRouter(
+            carol,
+            address: "carol",
+            network: network,
+            discovery: false,
+            receipts: true
+        )
         let runs = [a, r, c].map { router in Task { try? await router.run() } }
         await r.connect(to: PeerHint(transport: "lo", address: "alice"))
         await c.connect(to: PeerHint(transport: "lo", address: "relay"))
-        try await SecureRouterTests.eventually { await a.routes().contains { $0.destination == carol.peerID && $0.hops == 2 } }
+        try await SecureRouterTests.eventually {
+            await a.routes().contains { $0.destination == carol.peerID && $0.hops == 2 }
+        }
         #expect(await a.peers().contains { $0.peer == carol.peerID } == false)
 
         let large = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }

@@ -2,17 +2,22 @@ import Logging
 import MeshCore
 import MeshCrypto
 import MeshTesting
-import TransportLoopback
 import Synchronization
 import Testing
+import TransportLoopback
 
 /// Routers with Noise XX on every link and sealed envelopes, over loopback.
 @Suite struct SecureRouterTests {
     static let configuration = RouterConfiguration(
-        reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)))
+        reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+    )
 
     static func makeRouter(
-        _ identity: NodeIdentity, address: String, network: LoopbackNetwork, discovery: Bool = true, sealing: SealingPolicy = .relayedOnly,
+        _ identity: NodeIdentity,
+        address: String,
+        network: LoopbackNetwork,
+        discovery: Bool = true,
+        sealing: SealingPolicy = .relayedOnly,
         receipts: Bool = false
     ) async -> Router {
         var logger = Logger(label: "secure-router")
@@ -20,12 +25,21 @@ import Testing
         var configuration = Self.configuration
         configuration.sealing = sealing
         let router = Router(
-            security: NoiseLinkSecurity(identity: identity), configuration: configuration,
-            sealer: EnvelopeSealer(identity: identity), receipts: receipts ? IdentityReceiptSigner(identity: identity) : nil,
-            logger: logger)
+            security: NoiseLinkSecurity(identity: identity),
+            configuration: configuration,
+            sealer: EnvelopeSealer(identity: identity),
+            receipts: receipts ? IdentityReceiptSigner(identity: identity) : nil,
+            logger: logger
+        )
         await router.add(
-            LoopbackTransport(name: "lo", address: address, network: network, configuration: .init(mtu: 200, discovery: discovery)),
-            priority: 10)
+            LoopbackTransport(
+                name: "lo",
+                address: address,
+                network: network,
+                configuration: .init(mtu: 200, discovery: discovery)
+            ),
+            priority: 10
+        )
         return router
     }
 
@@ -124,7 +138,9 @@ import Testing
         let bob = NodeIdentity.generate()
         let mallory = NodeIdentity.generate()
         let sealed = try EnvelopeSealer(identity: mallory).seal([1, 2, 3], to: bob.peerID)
-        let error = #expect(throws: MeshError.self) { try EnvelopeSealer(identity: bob).open(sealed, from: alice.peerID) }
+        let error = #expect(throws: MeshError.self) {
+            try EnvelopeSealer(identity: bob).open(sealed, from: alice.peerID)
+        }
         #expect(error?.code == .senderMismatch)
         #expect(try EnvelopeSealer(identity: bob).open(sealed, from: mallory.peerID) == [1, 2, 3])
     }

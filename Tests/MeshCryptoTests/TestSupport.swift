@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import Testing
+
 @testable import MeshCrypto
 
 /// Hex helpers for tests (fixtures are hex).
@@ -34,8 +35,17 @@ struct NoiseVector: Decodable, Sendable, CustomTestStringConvertible {
 
     static func all() throws -> [NoiseVector] {
         struct File: Decodable { var vectors: [NoiseVector] }
-        guard let url = Bundle.module.url(forResource: "noise-25519-chachapoly", withExtension: "json", subdirectory: "Fixtures") else {
-            throw MeshError(.invalidArgument, "fixture Fixtures/noise-25519-chachapoly.json is missing from the test bundle")
+        guard
+            let url = Bundle.module.url(
+                forResource: "noise-25519-chachapoly",
+                withExtension: "json",
+                subdirectory: "Fixtures"
+            )
+        else {
+            throw MeshError(
+                .invalidArgument,
+                "fixture Fixtures/noise-25519-chachapoly.json is missing from the test bundle"
+            )
         }
         return try JSONDecoder().decode(File.self, from: Data(contentsOf: url)).vectors
     }
@@ -123,16 +133,28 @@ func testContext(expecting peer: PeerID? = nil) -> HandshakeContext {
 
 /// Runs both sides of a link handshake concurrently over an in-process channel pair.
 func handshakePair(
-    initiator: NoiseLinkSecurity, responder: NoiseLinkSecurity, expectedByInitiator: PeerID? = nil
+    initiator: NoiseLinkSecurity,
+    responder: NoiseLinkSecurity,
+    expectedByInitiator: PeerID? = nil
 ) async -> (initiator: Result<SecureSession, any Error>, responder: Result<SecureSession, any Error>) {
     let (a, b) = StreamHandshakeChannel.pair()
     async let left: Result<SecureSession, any Error> = {
         defer { a.close() }
-        do { return .success(try await initiator.handshake(role: .initiator, channel: a, context: testContext(expecting: expectedByInitiator))) } catch { return .failure(error) }
+        do {
+            return .success(
+                try await initiator.handshake(
+                    role: .initiator,
+                    channel: a,
+                    context: testContext(expecting: expectedByInitiator)
+                )
+            )
+        } catch { return .failure(error) }
     }()
     async let right: Result<SecureSession, any Error> = {
         defer { b.close() }
-        do { return .success(try await responder.handshake(role: .responder, channel: b, context: testContext())) } catch { return .failure(error) }
+        do {
+            return .success(try await responder.handshake(role: .responder, channel: b, context: testContext()))
+        } catch { return .failure(error) }
     }()
     return await (left, right)
 }

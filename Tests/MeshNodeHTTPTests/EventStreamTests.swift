@@ -25,20 +25,27 @@ struct SSEEvent: Equatable {
 
 /// Reads `GET /api/v1/events` until `done` says so, then drops the connection.
 func readEvents(
-    _ node: HTTPNode, query: String = "", lastEventID: Int? = nil, until done: ([SSEEvent]) -> Bool
+    _ node: HTTPNode,
+    query: String = "",
+    lastEventID: Int? = nil,
+    until done: ([SSEEvent]) -> Bool
 ) async throws -> [SSEEvent] {
     let (host, port) = ("127.0.0.1", Int(node.address.split(separator: ":").last!)!)
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .connect(host: host, port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
+                    wrappingChannelSynchronously: channel
+                )
             }
         }
     var headers = HTTPHeaders([("Host", node.address), ("Authorization", "Bearer \(node.token)")])
     if let lastEventID { headers.add(name: "Last-Event-ID", value: String(lastEventID)) }
     return try await channel.executeThenClose { inbound, outbound in
-        try await outbound.write(.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/api/v1/events\(query)", headers: headers)))
+        try await outbound.write(
+            .head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/api/v1/events\(query)", headers: headers))
+        )
         try await outbound.write(.end(nil))
         var text = ""
         var events: [SSEEvent] = []
@@ -80,19 +87,29 @@ struct EventStreamTests {
         var ids: [String] = []
         for index in 0..<count {
             let reply = try await a.call(
-                .POST, "/api/v1/messages", json: #"{"peer":"\#(b.node.peerID.hex)","text":"\#(tag) \#(index)","wait":true}"#)
+                .POST,
+                "/api/v1/messages",
+                json: #"{"peer":"\#(b.node.peerID.hex)","text":"\#(tag) \#(index)","wait":true}"#
+            )
             #expect(reply.object["status"] as? String == "delivered", "\(reply.text)")
             ids.append(try #require(reply.object["message_id"] as? String))
         }
         return ids
     }
 
-    @Test("a client that drops mid-stream and reconnects with Last-Event-ID gets every event once, ids increasing by one")
+    @Test(
+        "a client that drops mid-stream and reconnects with Last-Event-ID gets every event once, ids increasing by one"
+    )
     func resumeWithoutGaps() async throws {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network)
         let b = try await HTTPNode.start(network: network)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         try await eventually("a has a link to b") {
             try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
         }
@@ -129,7 +146,12 @@ struct EventStreamTests {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network, eventCapacity: 4)
         let b = try await HTTPNode.start(network: network)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         try await eventually("a has a link to b") {
             try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
         }
@@ -151,11 +173,20 @@ struct MetricsTests {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network)
         let b = try await HTTPNode.start(network: network)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         try await eventually("a has a link to b") {
             try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
         }
-        let reply = try await a.call(.POST, "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true", body: Array(repeating: 7, count: 5000))
+        let reply = try await a.call(
+            .POST,
+            "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true",
+            body: Array(repeating: 7, count: 5000)
+        )
         #expect(reply.status == 200)
         let scrape = try await a.call(.GET, "/metrics")
         #expect(scrape.status == 200)
@@ -238,11 +269,14 @@ func parsePrometheus(_ text: String) throws -> [String: [String: Double]] {
             let inner = series[series.index(after: brace)..<series.index(before: series.endIndex)]
             labels = try inner.split(separator: ",").map { pair -> String in
                 let kv = pair.split(separator: "=", maxSplits: 1)
-                guard kv.count == 2, kv[1].hasPrefix("\""), kv[1].hasSuffix("\"") else { throw Malformed(description: "bad label: \(line)") }
+                guard kv.count == 2, kv[1].hasPrefix("\""), kv[1].hasSuffix("\"") else {
+                    throw Malformed(description: "bad label: \(line)")
+                }
                 return "\(kv[0])=\(kv[1].dropFirst().dropLast())"
             }.sorted().joined(separator: ",")
         }
-        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" }), types[String(name)] != nil else {
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" }), types[String(name)] != nil
+        else {
             throw Malformed(description: "sample without a TYPE or with a bad name: \(line)")
         }
         samples[String(name), default: [:]][labels] = value

@@ -15,7 +15,9 @@ struct FilePermissionTests {
         guard descriptor >= 0 else { throw MeshError(.invalidArgument, "inotify_init1 failed") }
         defer { close(descriptor) }
         let all = UInt32(IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_CLOSE_WRITE | IN_MODIFY)
-        guard inotify_add_watch(descriptor, directory, all) >= 0 else { throw MeshError(.invalidArgument, "inotify_add_watch failed") }
+        guard inotify_add_watch(descriptor, directory, all) >= 0 else {
+            throw MeshError(.invalidArgument, "inotify_add_watch failed")
+        }
         try body()
         var seen: [(name: String, mask: UInt32)] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -25,7 +27,10 @@ struct FilePermissionTests {
             var offset = 0
             while offset < count {
                 let (mask, length) = buffer.withUnsafeBytes { raw in
-                    (raw.load(fromByteOffset: offset + 4, as: UInt32.self), Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
+                    (
+                        raw.load(fromByteOffset: offset + 4, as: UInt32.self),
+                        Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
+                    )
                 }
                 let nameBytes = buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }
                 seen.append((String(decoding: nameBytes, as: UTF8.self), mask))
@@ -44,8 +49,14 @@ struct FilePermissionTests {
         }
         let token = events.filter { $0.name == "api.token" }
         #expect(!token.isEmpty)
-        #expect(!token.contains { $0.mask & UInt32(IN_ATTRIB) != 0 }, "api.token's mode changed after it was created: \(token)")
-        #expect(!token.contains { $0.mask & UInt32(IN_MOVED_TO) != 0 }, "api.token was renamed into place from another file")
+        #expect(
+            !token.contains { $0.mask & UInt32(IN_ATTRIB) != 0 },
+            "api.token's mode changed after it was created: \(token)"
+        )
+        #expect(
+            !token.contains { $0.mask & UInt32(IN_MOVED_TO) != 0 },
+            "api.token was renamed into place from another file"
+        )
         #expect(events.allSatisfy { $0.name == "api.token" }, "other files appeared: \(events.map(\.name))")
         var info = stat()
         #expect(stat(APIToken.path(dataDirectory: directory.path), &info) == 0 && info.st_mode & 0o777 == 0o600)
@@ -62,7 +73,10 @@ struct FilePermissionTests {
         #expect(info.st_mode & 0o777 == 0o700, "mode \(String(info.st_mode & 0o777, radix: 8))")
         for name in ["api.token", "identity.key", "control.sock"] {
             var file = stat()
-            #expect(stat(directory.path + "/" + name, &file) == 0 && file.st_mode & 0o077 == 0, "\(name): \(String(file.st_mode & 0o777, radix: 8))")
+            #expect(
+                stat(directory.path + "/" + name, &file) == 0 && file.st_mode & 0o077 == 0,
+                "\(name): \(String(file.st_mode & 0o777, radix: 8))"
+            )
         }
     }
 }

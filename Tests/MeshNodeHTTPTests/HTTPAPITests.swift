@@ -4,16 +4,18 @@ import MeshNode
 import MeshNodeHTTP
 import MeshTesting
 import NIOHTTP1
-import TransportMDNS
 import Testing
+import TransportMDNS
 
 @Suite("HTTP API")
 struct HTTPAPITests {
     /// Every route of the API, as (method, path).
     static let routes: [(HTTPMethod, String)] = [
         (.GET, "/api/v1/status"), (.GET, "/api/v1/peers"), (.GET, "/api/v1/transports"), (.GET, "/api/v1/routes"),
-        (.POST, "/api/v1/messages"), (.GET, "/api/v1/messages"), (.GET, "/api/v1/messages/00000000000000000000000000000000"),
-        (.GET, "/api/v1/outbox"), (.GET, "/api/v1/inbox"), (.GET, "/api/v1/inbox/1/payload"), (.GET, "/api/v1/contacts"),
+        (.POST, "/api/v1/messages"), (.GET, "/api/v1/messages"),
+        (.GET, "/api/v1/messages/00000000000000000000000000000000"),
+        (.GET, "/api/v1/outbox"), (.GET, "/api/v1/inbox"), (.GET, "/api/v1/inbox/1/payload"),
+        (.GET, "/api/v1/contacts"),
         (.POST, "/api/v1/contacts"), (.DELETE, "/api/v1/contacts/bob"), (.PUT, "/api/v1/contacts/bob/blocked"),
         (.DELETE, "/api/v1/contacts/bob/blocked"), (.PUT, "/api/v1/contacts-allow-only"), (.GET, "/api/v1/settings"),
         (.PATCH, "/api/v1/settings"), (.GET, "/api/v1/events"), (.GET, "/api/v1/openapi.json"),
@@ -22,18 +24,25 @@ struct HTTPAPITests {
         (.POST, "/api/v1/topics/publish"), (.GET, "/api/v1/no-such-route"),
     ]
 
-    @Test("every route answers 401 in the one error shape without the token or with a wrong one; the token file is mode 0600")
+    @Test(
+        "every route answers 401 in the one error shape without the token or with a wrong one; the token file is mode 0600"
+    )
     func unauthorized() async throws {
         let node = try await HTTPNode.start(network: uniqueNetwork())
         defer { Task { try await node.stop() } }
-        let attributes = try FileManager.default.attributesOfItem(atPath: APIToken.path(dataDirectory: node.directory.path))
+        let attributes = try FileManager.default.attributesOfItem(
+            atPath: APIToken.path(dataDirectory: node.directory.path)
+        )
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         for (method, path) in Self.routes {
             let wrong = (node.token.hasPrefix("0") ? "1" : "0") + String(node.token.dropFirst())
             let tokens: [String?] = [nil, wrong]
             for token in tokens {
                 let reply = try await node.call(method, path, token: .some(token))
-                #expect(reply.status == 401, "\(method) \(path) with \(token == nil ? "no token" : "a wrong token"): \(reply.status)")
+                #expect(
+                    reply.status == 401,
+                    "\(method) \(path) with \(token == nil ? "no token" : "a wrong token"): \(reply.status)"
+                )
                 #expect(reply.errorCode == "unauthorized", "\(method) \(path): \(reply.text)")
                 let message = (reply.object["error"] as? [String: Any])?["message"] as? String
                 #expect(message?.contains("api.token") == true, "\(reply.text)")
@@ -44,12 +53,19 @@ struct HTTPAPITests {
         #expect(page.status == 200 && page.text.contains("<title>SCMesh node</title>"))
     }
 
-    @Test("two nodes: send raw and JSON, read status, peers, transports, routes, history, trace, inbox and the raw payload")
+    @Test(
+        "two nodes: send raw and JSON, read status, peers, transports, routes, history, trace, inbox and the raw payload"
+    )
     func roundTrips() async throws {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network)
         let b = try await HTTPNode.start(network: network)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         try await eventually("a sees b") {
             let peers = try await a.call(.GET, "/api/v1/peers").object["peers"] as? [[String: Any]] ?? []
             return peers.contains { $0["peer"] as? String == b.node.peerID.hex }
@@ -63,20 +79,30 @@ struct HTTPAPITests {
         #expect(transports?.first?["name"] as? String == "loopback")
         #expect(transports?.first?["counters"] is [String: Any])
         let routes = try await a.call(.GET, "/api/v1/routes").object["routes"] as? [[String: Any]]
-        #expect(routes?.contains { $0["destination"] as? String == b.node.peerID.hex } == true, "\(String(describing: routes))")
+        #expect(
+            routes?.contains { $0["destination"] as? String == b.node.peerID.hex } == true,
+            "\(String(describing: routes))"
+        )
 
         // Raw bytes (every byte value) with ?to=, waiting for the receipt.
         let payload = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         let raw = try await a.call(
-            .POST, "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true&timeout_seconds=20", body: payload,
-            contentType: "application/octet-stream")
+            .POST,
+            "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true&timeout_seconds=20",
+            body: payload,
+            contentType: "application/octet-stream"
+        )
         #expect(raw.status == 200, "\(raw.text)")
         #expect(raw.object["status"] as? String == "delivered")
         #expect(raw.object["bytes"] as? Int == payload.count)
         let rawID = try #require(raw.object["message_id"] as? String)
 
         // JSON with the socket's fields.
-        let json = try await a.call(.POST, "/api/v1/messages", json: #"{"peer":"\#(b.node.peerID.hex)","text":"hello b","wait":true}"#)
+        let json = try await a.call(
+            .POST,
+            "/api/v1/messages",
+            json: #"{"peer":"\#(b.node.peerID.hex)","text":"hello b","wait":true}"#
+        )
         #expect(json.status == 200 && json.object["status"] as? String == "delivered", "\(json.text)")
 
         let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=10")
@@ -87,14 +113,18 @@ struct HTTPAPITests {
         let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
         #expect(download.status == 200 && download.body == payload, "\(download.status) \(download.body.prefix(300))")
         #expect(download.header("X-From") == a.node.peerID.hex)
-        let limited = try await b.call(.GET, "/api/v1/inbox?after=\(seq)&limit=1").object["messages"] as? [[String: Any]]
+        let limited =
+            try await b.call(.GET, "/api/v1/inbox?after=\(seq)&limit=1").object["messages"] as? [[String: Any]]
         #expect(limited?.count == 1 && limited?.first?["text"] as? String == "hello b")
         #expect(try await b.call(.GET, "/api/v1/inbox/999/payload").status == 404)
 
         let history = try await a.call(.GET, "/api/v1/messages?limit=5").object["messages"] as? [[String: Any]]
         #expect(history?.count == 2 && history?.allSatisfy { $0["status"] as? String == "delivered" } == true)
         let trace = try await a.call(.GET, "/api/v1/messages/\(rawID)")
-        #expect(trace.status == 200 && (trace.object["message"] as? [String: Any])?["status"] as? String == "delivered", "\(trace.text)")
+        #expect(
+            trace.status == 200 && (trace.object["message"] as? [String: Any])?["status"] as? String == "delivered",
+            "\(trace.text)"
+        )
         #expect((trace.object["trace"] as? [Any])?.isEmpty == false)
         let unknown = try await a.call(.GET, "/api/v1/messages/0123456789abcdef0123456789abcdef")
         #expect(unknown.status == 404 && unknown.errorCode == "unknownMessage")
@@ -102,7 +132,9 @@ struct HTTPAPITests {
         #expect(outbox.status == 200 && outbox.object["total"] as? Int == 0)
     }
 
-    @Test("discovery mode through the API and the socket: switched at run time, saved, in effect after a restart; refused without mDNS")
+    @Test(
+        "discovery mode through the API and the socket: switched at run time, saved, in effect after a restart; refused without mDNS"
+    )
     func discoveryModeSetting() async throws {
         let network = uniqueNetwork()
         // The mDNS transport runs whether or not an avahi-daemon answers (wait_for_daemon).
@@ -121,11 +153,18 @@ struct HTTPAPITests {
         #expect(socket.discoveryMode == "paranoid")
 
         let bad = try await a.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":"hidden"}"#)
-        #expect(bad.status == 400 && bad.text.contains("discovery_mode") && bad.text.contains("paranoid"), "\(bad.text)")
+        #expect(
+            bad.status == 400 && bad.text.contains("discovery_mode") && bad.text.contains("paranoid"),
+            "\(bad.text)"
+        )
         let notString = try await a.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":1}"#)
         #expect(notString.status == 400 && notString.text.contains("discovery_mode"), "\(notString.text)")
         // A refused change changes nothing, the relay switch in the same request included.
-        let mixed = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_enabled":false,"discovery_mode":"off"}"#)
+        let mixed = try await a.call(
+            .PATCH,
+            "/api/v1/settings",
+            json: #"{"relay_enabled":false,"discovery_mode":"off"}"#
+        )
         #expect(mixed.status == 400)
         let unchanged = try await a.control.call(.settings(SettingsRequest())).decode(SettingsReply.self)
         #expect(unchanged.discoveryMode == "paranoid" && unchanged.relayEnabled)
@@ -134,7 +173,9 @@ struct HTTPAPITests {
         try await a.stop(keepingDirectory: true)
         let restarted = try await HTTPNode.start(network: network, overrides: mdns, directory: a.directory)
         #expect(try await restarted.call(.GET, "/api/v1/settings").object["discovery_mode"] as? String == "paranoid")
-        let restartedTransport = try #require(restarted.node.transports.compactMap { $0.transport as? MDNSTransport }.first)
+        let restartedTransport = try #require(
+            restarted.node.transports.compactMap { $0.transport as? MDNSTransport }.first
+        )
         #expect(restartedTransport.discoveryMode == .paranoid)
         let socketAgain = try await restarted.control.call(.settings(SettingsRequest(discoveryMode: "cautious")))
         #expect(try socketAgain.decode(SettingsReply.self).discoveryMode == "cautious")
@@ -147,7 +188,10 @@ struct HTTPAPITests {
         defer { Task { try await plain.stop() } }
         #expect(try await plain.call(.GET, "/api/v1/settings").object["discovery_mode"] == nil)
         let none = try await plain.call(.PATCH, "/api/v1/settings", json: #"{"discovery_mode":"cautious"}"#)
-        #expect(none.status == 400 && none.errorCode == "invalidArgument" && none.text.contains("transports.mdns"), "\(none.text)")
+        #expect(
+            none.status == 400 && none.errorCode == "invalidArgument" && none.text.contains("transports.mdns"),
+            "\(none.text)"
+        )
         #expect(try SavedDiscoveryMode.load(dataDirectory: plain.directory.path) == nil)
     }
 
@@ -155,7 +199,11 @@ struct HTTPAPITests {
     func badSavedDiscoveryMode() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        try "hidden\n".write(toFile: SavedDiscoveryMode.path(dataDirectory: directory.path), atomically: true, encoding: .utf8)
+        try "hidden\n".write(
+            toFile: SavedDiscoveryMode.path(dataDirectory: directory.path),
+            atomically: true,
+            encoding: .utf8
+        )
         let error = #expect(throws: MeshError.self) { _ = try SavedDiscoveryMode.load(dataDirectory: directory.path) }
         #expect(error?.message.contains(SavedDiscoveryMode.path(dataDirectory: directory.path)) == true)
         #expect(error?.message.contains("normal, cautious or paranoid") == true)
@@ -175,8 +223,14 @@ struct HTTPAPITests {
         let blocked = try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [[String: Any]]
         #expect(blocked?.first?["blocked"] as? Bool == true, "\(String(describing: blocked))")
         #expect(try await a.call(.DELETE, "/api/v1/contacts/bob/blocked").status == 200)
-        #expect(try await a.call(.PUT, "/api/v1/contacts-allow-only", json: #"{"on":true}"#).object["allow_only"] as? Bool == true)
-        #expect(try await a.call(.PUT, "/api/v1/contacts-allow-only", json: #"{"on":false}"#).object["allow_only"] as? Bool == false)
+        #expect(
+            try await a.call(.PUT, "/api/v1/contacts-allow-only", json: #"{"on":true}"#).object["allow_only"] as? Bool
+                == true
+        )
+        #expect(
+            try await a.call(.PUT, "/api/v1/contacts-allow-only", json: #"{"on":false}"#).object["allow_only"] as? Bool
+                == false
+        )
         #expect(try await a.call(.DELETE, "/api/v1/contacts/bob").status == 200)
         #expect((try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [Any])?.isEmpty == true)
         let again = try await a.call(.DELETE, "/api/v1/contacts/bob")
@@ -190,22 +244,37 @@ struct HTTPAPITests {
         #expect(socket.relayEnabled == false)
         let refused = try await a.call(.POST, "/api/v1/messages?to=\(bob)", body: [1, 2, 3])
         #expect(refused.status == 409 && refused.errorCode == "relayDisabled", "\(refused.text)")
-        #expect(try await a.control.call(.settings(SettingsRequest(relayEnabled: true))).decode(SettingsReply.self).relayEnabled)
+        #expect(
+            try await a.control.call(.settings(SettingsRequest(relayEnabled: true))).decode(SettingsReply.self)
+                .relayEnabled
+        )
         #expect(try await a.call(.GET, "/api/v1/settings").object["relay_enabled"] as? Bool == true)
 
         // The relay budgets, at run time: checked as a whole before anything changes.
         let budgets = try await a.call(
-            .PATCH, "/api/v1/settings", json: #"{"relay_max_per_hour":120,"relay_neighbour_share":0.5,"relay_battery_floor_percent":10}"#)
+            .PATCH,
+            "/api/v1/settings",
+            json: #"{"relay_max_per_hour":120,"relay_neighbour_share":0.5,"relay_battery_floor_percent":10}"#
+        )
         #expect(budgets.status == 200, "\(budgets.text)")
-        #expect(budgets.object["relay_max_per_hour"] as? Int == 120 && budgets.object["relay_neighbour_share"] as? Double == 0.5)
+        #expect(
+            budgets.object["relay_max_per_hour"] as? Int == 120
+                && budgets.object["relay_neighbour_share"] as? Double == 0.5
+        )
         #expect(budgets.object["relay_battery_floor_percent"] as? Int == 10)
-        let badShare = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_max_per_hour":5,"relay_neighbour_share":2}"#)
+        let badShare = try await a.call(
+            .PATCH,
+            "/api/v1/settings",
+            json: #"{"relay_max_per_hour":5,"relay_neighbour_share":2}"#
+        )
         #expect(badShare.status == 400 && badShare.text.contains("relay_neighbour_share"), "\(badShare.text)")
         let notWhole = try await a.call(.PATCH, "/api/v1/settings", json: #"{"relay_max_per_hour":1.5}"#)
         #expect(notWhole.status == 400 && notWhole.text.contains("relay_max_per_hour"), "\(notWhole.text)")
         let kept = try await a.control.call(.settings(SettingsRequest())).decode(SettingsReply.self)
         #expect(kept.relayMaxPerHour == 120 && kept.relayNeighbourShare == 0.5 && kept.relayBatteryFloorPercent == 10)
-        let viaSocket = try await a.control.call(.settings(SettingsRequest(relayMaxPerHour: 0))).decode(SettingsReply.self)
+        let viaSocket = try await a.control.call(.settings(SettingsRequest(relayMaxPerHour: 0))).decode(
+            SettingsReply.self
+        )
         #expect(viaSocket.relayMaxPerHour == 0)
 
         // Bad input names what is wrong.
@@ -249,16 +318,28 @@ struct HTTPAPITests {
         #expect(status.status == 200)
         let reused = try await a.call(.POST, "/api/v1/session", json: #"{"token":"\#(token)"}"#, token: .some(nil))
         #expect(reused.status == 401)
-        let forged = try await a.call(.GET, "/api/v1/status", token: .some(nil), headers: [("Cookie", "scmesh_session=\(token)")])
+        let forged = try await a.call(
+            .GET,
+            "/api/v1/status",
+            token: .some(nil),
+            headers: [("Cookie", "scmesh_session=\(token)")]
+        )
         #expect(forged.status == 401)
     }
 
-    @Test("an invitation over HTTP carries its link as a QR code in SVG; joining with it through the other node's API adds the contact; bad ones are a 400")
+    @Test(
+        "an invitation over HTTP carries its link as a QR code in SVG; joining with it through the other node's API adds the contact; bad ones are a 400"
+    )
     func invitationAndJoin() async throws {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network, overrides: ["node.name=http-inviter"])
         let b = try await HTTPNode.start(network: network)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         let reply = try await a.call(.GET, "/api/v1/invitation?expires_seconds=3600")
         #expect(reply.status == 200, "\(reply.text)")
         let link = try #require(reply.object["link"] as? String)
@@ -269,7 +350,9 @@ struct HTTPAPITests {
         let svg = try #require(reply.object["qr_svg"] as? String)
         let code = try QRCode.encode(Array(link.utf8), errorCorrection: .low)
         #expect(svg == code.svg(title: "invitation to http-inviter"))
-        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(code.size + 8) \(code.size + 8)\""))
+        #expect(
+            svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(code.size + 8) \(code.size + 8)\"")
+        )
         #expect(try await a.call(.GET, "/api/v1/invitation?expires_seconds=5").status == 400)
 
         let join = try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)","alias":"inviter"}"#)
@@ -293,7 +376,10 @@ struct HTTPAPITests {
         let paths = try #require(reply.object["paths"] as? [String: [String: Any]])
         for (method, path) in Self.routes where !path.contains("no-such") {
             let templated = path.replacingOccurrences(of: "00000000000000000000000000000000", with: "{id}")
-                .replacingOccurrences(of: "/inbox/1/", with: "/inbox/{seq}/").replacingOccurrences(of: "/bob", with: "/{name}")
+                .replacingOccurrences(of: "/inbox/1/", with: "/inbox/{seq}/").replacingOccurrences(
+                    of: "/bob",
+                    with: "/{name}"
+                )
             let key = templated
             #expect(paths[key]?[method.rawValue.lowercased()] != nil, "\(method) \(key) missing from openapi.json")
         }

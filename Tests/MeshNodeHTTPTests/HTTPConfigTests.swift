@@ -10,12 +10,23 @@ struct HTTPConfigTests {
         #expect(defaults.http.enabled == false && defaults.http.listen == "127.0.0.1:7480" && defaults.http.isLoopback)
         let shipped = try NodeConfiguration.load(file: nil, environment: [:], overrides: [])
         #expect(shipped.http.enabled && shipped.http.listen == "127.0.0.1:7480")
-        let v6 = try NodeConfiguration.load(yaml: "http: {enabled: true, listen: \"[::1]:0\"}", source: "t", environment: [:], overrides: [])
+        let v6 = try NodeConfiguration.load(
+            yaml: "http: {enabled: true, listen: \"[::1]:0\"}",
+            source: "t",
+            environment: [:],
+            overrides: []
+        )
         #expect(v6.http.hostAndPort.host == "::1" && v6.http.hostAndPort.port == 0 && v6.http.isLoopback)
-        let wide = try NodeConfiguration.load(yaml: "http: {listen: \"0.0.0.0:8080\"}", source: "t", environment: [:], overrides: [])
+        let wide = try NodeConfiguration.load(
+            yaml: "http: {listen: \"0.0.0.0:8080\"}",
+            source: "t",
+            environment: [:],
+            overrides: []
+        )
         #expect(!wide.http.isLoopback)
         for (yaml, fragment) in [
-            ("http: {listen: \"127.0.0.1\"}", "expected host:port"), ("http: {listen: \"127.0.0.1:70000\"}", "port must be 0 to 65535"),
+            ("http: {listen: \"127.0.0.1\"}", "expected host:port"),
+            ("http: {listen: \"127.0.0.1:70000\"}", "port must be 0 to 65535"),
             ("http: {enabled: maybe}", "http.enabled"), ("http: {listne: \"x\"}", "http.listne"),
         ] {
             #expect {

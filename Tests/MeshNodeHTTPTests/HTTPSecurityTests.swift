@@ -18,13 +18,20 @@ struct HTTPSecurityTests {
         let login = try await node.call(.POST, "/api/v1/session/login")
         let token = try #require(login.object["token"] as? String)
         let exchange = try await node.call(
-            .POST, "/api/v1/session", json: #"{"token":"\#(token)"}"#, token: .some(nil), headers: [("Origin", "http://\(node.address)")])
+            .POST,
+            "/api/v1/session",
+            json: #"{"token":"\#(token)"}"#,
+            token: .some(nil),
+            headers: [("Origin", "http://\(node.address)")]
+        )
         #expect(exchange.status == 204, "\(exchange.text)")
         let cookie = try #require(exchange.header("Set-Cookie"))
         return String(cookie.prefix { $0 != ";" })
     }
 
-    @Test("a cookie request from another local port is refused: a text/plain send, a contact added, JSON from a foreign Origin, Referer or Host")
+    @Test(
+        "a cookie request from another local port is refused: a text/plain send, a contact added, JSON from a foreign Origin, Referer or Host"
+    )
     func crossPortRequestsRefused() async throws {
         let a = try await HTTPNode.start(network: uniqueNetwork())
         defer { Task { try await a.stop() } }
@@ -35,49 +42,92 @@ struct HTTPSecurityTests {
         let peer = String(repeating: "ab", count: 32)
         // What a form or a no-cors fetch on 127.0.0.1:1 can send.
         let message = try await a.call(
-            .POST, "/api/v1/messages?to=\(peer)", body: Array("hi".utf8), contentType: "text/plain", token: .some(nil),
-            headers: [("Cookie", cookie), ("Origin", evil)])
+            .POST,
+            "/api/v1/messages?to=\(peer)",
+            body: Array("hi".utf8),
+            contentType: "text/plain",
+            token: .some(nil),
+            headers: [("Cookie", cookie), ("Origin", evil)]
+        )
         #expect(message.status == 403 && message.errorCode == "forbiddenOrigin", "\(message.status) \(message.text)")
         let contact = try await a.call(
-            .POST, "/api/v1/contacts", body: Array(#"{"alias":"mallory","peer":"\#(peer)"}"#.utf8), contentType: "text/plain",
-            token: .some(nil), headers: [("Cookie", cookie), ("Origin", evil)])
+            .POST,
+            "/api/v1/contacts",
+            body: Array(#"{"alias":"mallory","peer":"\#(peer)"}"#.utf8),
+            contentType: "text/plain",
+            token: .some(nil),
+            headers: [("Cookie", cookie), ("Origin", evil)]
+        )
         #expect(contact.status == 403, "\(contact.status) \(contact.text)")
         let referred = try await a.call(
-            .POST, "/api/v1/contacts", json: #"{"alias":"mallory","peer":"\#(peer)"}"#, token: .some(nil),
-            headers: [("Cookie", cookie), ("Referer", evil + "/page.html")])
+            .POST,
+            "/api/v1/contacts",
+            json: #"{"alias":"mallory","peer":"\#(peer)"}"#,
+            token: .some(nil),
+            headers: [("Cookie", cookie), ("Referer", evil + "/page.html")]
+        )
         #expect(referred.status == 403, "\(referred.status) \(referred.text)")
         // Same origin but a form body: refused too.
         let form = try await a.call(
-            .POST, "/api/v1/messages?to=\(peer)", body: Array("hi".utf8), contentType: "text/plain", token: .some(nil),
-            headers: [("Cookie", cookie), ("Origin", "http://\(a.address)")])
+            .POST,
+            "/api/v1/messages?to=\(peer)",
+            body: Array("hi".utf8),
+            contentType: "text/plain",
+            token: .some(nil),
+            headers: [("Cookie", cookie), ("Origin", "http://\(a.address)")]
+        )
         #expect(form.status == 415, "\(form.status) \(form.text)")
         // Even a bearer request from a foreign page is refused.
-        let bearer = try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":"mallory","peer":"\#(peer)"}"#, headers: [("Origin", evil)])
+        let bearer = try await a.call(
+            .POST,
+            "/api/v1/contacts",
+            json: #"{"alias":"mallory","peer":"\#(peer)"}"#,
+            headers: [("Origin", evil)]
+        )
         #expect(bearer.status == 403, "\(bearer.status) \(bearer.text)")
         let contacts = try await a.call(.GET, "/api/v1/contacts")
         #expect(!contacts.text.contains("mallory"), "\(contacts.text)")
         // From the node's own page the same request works.
         let own = try await a.call(
-            .POST, "/api/v1/contacts", json: #"{"alias":"carol","peer":"\#(peer)"}"#, token: .some(nil),
-            headers: [("Cookie", cookie), ("Origin", "http://\(a.address)")])
+            .POST,
+            "/api/v1/contacts",
+            json: #"{"alias":"carol","peer":"\#(peer)"}"#,
+            token: .some(nil),
+            headers: [("Cookie", cookie), ("Origin", "http://\(a.address)")]
+        )
         #expect(own.status == 200, "\(own.status) \(own.text)")
         // Reading needs no Origin; the cookie of another port's node does nothing here.
         let status = try await a.call(.GET, "/api/v1/status", token: .some(nil), headers: [("Cookie", cookie)])
         #expect(status.status == 200)
         let otherName = try await a.call(
-            .GET, "/api/v1/status", token: .some(nil), headers: [("Cookie", "scmesh_session_1=" + cookie.split(separator: "=")[1])])
+            .GET,
+            "/api/v1/status",
+            token: .some(nil),
+            headers: [("Cookie", "scmesh_session_1=" + cookie.split(separator: "=")[1])]
+        )
         #expect(otherName.status == 401)
     }
 
-    @Test("an invitation named with the first 8 hex digits of a contact's ID does not take them over: `send <8 digits>` still goes to the contact")
+    @Test(
+        "an invitation named with the first 8 hex digits of a contact's ID does not take them over: `send <8 digits>` still goes to the contact"
+    )
     func invitationNameCannotSpoofAPeerPrefix() async throws {
         let network = uniqueNetwork()
         let c = try await HTTPNode.start(network: network)
         let prefix = String(c.node.peerID.hex.prefix(8))
         let mallory = try await HTTPNode.start(network: network, overrides: ["node.name=\(prefix)"])
         let a = try await HTTPNode.start(network: network)
-        defer { Task { try await a.stop(); try await c.stop(); try await mallory.stop() } }
-        #expect(try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":"carol","peer":"\#(c.node.peerID.hex)"}"#).status == 200)
+        defer {
+            Task {
+                try await a.stop()
+                try await c.stop()
+                try await mallory.stop()
+            }
+        }
+        #expect(
+            try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":"carol","peer":"\#(c.node.peerID.hex)"}"#)
+                .status == 200
+        )
         let link = try #require(try await mallory.call(.GET, "/api/v1/invitation").object["link"] as? String)
         let join = try await a.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)"}"#)
         #expect(join.status == 200, "\(join.text)")
@@ -86,8 +136,15 @@ struct HTTPSecurityTests {
         #expect(send.object["peer"] as? String == c.node.peerID.hex, "\(send.text)")
         // Nor can a contact be added under such a name, or one with bidi or control characters.
         for alias in [prefix, "ABCDEF12", "ev\u{202E}il", "a\u{1B}[31mb", "zero\u{200B}width"] {
-            let escaped = String(data: try JSONSerialization.data(withJSONObject: [alias], options: [.fragmentsAllowed]), encoding: .utf8)!.dropFirst().dropLast()
-            let added = try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":\#(escaped),"peer":"\#(mallory.node.peerID.hex)"}"#)
+            let escaped = String(
+                data: try JSONSerialization.data(withJSONObject: [alias], options: [.fragmentsAllowed]),
+                encoding: .utf8
+            )!.dropFirst().dropLast()
+            let added = try await a.call(
+                .POST,
+                "/api/v1/contacts",
+                json: #"{"alias":\#(escaped),"peer":"\#(mallory.node.peerID.hex)"}"#
+            )
             #expect(added.status == 400, "alias \(alias.debugDescription): \(added.status) \(added.text)")
         }
     }
@@ -98,17 +155,28 @@ struct HTTPSecurityTests {
         defer { Task { try await a.stop() } }
         for type in ["text/plain", "application/x-www-form-urlencoded", nil] {
             let reply = try await a.call(
-                .POST, "/api/v1/contacts", body: Array(#"{"alias":"carol","peer":"\#(String(repeating: "cd", count: 32))"}"#.utf8),
-                contentType: type)
-            #expect(reply.status == 415 && reply.errorCode == "unsupportedMediaType", "\(type ?? "none"): \(reply.status) \(reply.text)")
+                .POST,
+                "/api/v1/contacts",
+                body: Array(#"{"alias":"carol","peer":"\#(String(repeating: "cd", count: 32))"}"#.utf8),
+                contentType: type
+            )
+            #expect(
+                reply.status == 415 && reply.errorCode == "unsupportedMediaType",
+                "\(type ?? "none"): \(reply.status) \(reply.text)"
+            )
         }
     }
 
-    @Test("a dashboard session ends after its idle lifetime without requests, and after its absolute lifetime however busy")
+    @Test(
+        "a dashboard session ends after its idle lifetime without requests, and after its absolute lifetime however busy"
+    )
     func sessionsExpire() throws {
         let clock = Mutex(ContinuousClock.now)
         let sessions = DashboardSessions(
-            idleLifetime: .seconds(60), absoluteLifetime: .seconds(300), now: { clock.withLock { $0 } })
+            idleLifetime: .seconds(60),
+            absoluteLifetime: .seconds(300),
+            now: { clock.withLock { $0 } }
+        )
         let advance = { (seconds: Int) in clock.withLock { $0 += .seconds(seconds) } }
         let idle = try #require(sessions.exchange(sessions.makeLogin()))
         let busy = try #require(sessions.exchange(sessions.makeLogin()))
@@ -131,7 +199,9 @@ struct HTTPSecurityTests {
         defer { Task { try await a.stop() } }
         let port = try #require(Int(a.address.split(separator: ":").last ?? ""))
         for sent in ["", "GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "] {
-            let closed = try await onOwnThread { try Self.closedByServer(port: port, sending: sent, waitingSeconds: 20) }
+            let closed = try await onOwnThread {
+                try Self.closedByServer(port: port, sending: sent, waitingSeconds: 20)
+            }
             #expect(closed, "the node kept a connection that sent \(sent.isEmpty ? "nothing" : "half a head") for 20 s")
         }
     }
@@ -147,13 +217,17 @@ struct HTTPSecurityTests {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw MeshError(.invalidArgument, "connect to 127.0.0.1:\(port) failed") }
         var timeout = timeval(tv_sec: waitingSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let bytes = Array(text.utf8)
-        if !bytes.isEmpty { _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        if !bytes.isEmpty {
+            _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

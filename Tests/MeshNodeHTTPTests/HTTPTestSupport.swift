@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import MeshCore
 import MeshNode
-import MeshTesting
 import MeshNodeHTTP
+import MeshTesting
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -42,7 +42,11 @@ struct HTTPNode {
 
     /// Starts a node; on `directory` (a restart) when given, else on a new one.
     static func start(
-        network: String, overrides: [String] = [], eventCapacity: Int = 4096, directory: TemporaryDirectory? = nil, http: Bool = true,
+        network: String,
+        overrides: [String] = [],
+        eventCapacity: Int = 4096,
+        directory: TemporaryDirectory? = nil,
+        http: Bool = true,
         idleTimeout: Duration = .seconds(60)
     ) async throws -> HTTPNode {
         let directory = try directory ?? TemporaryDirectory()
@@ -53,7 +57,13 @@ struct HTTPNode {
             transports:
               loopback: {enabled: true, priority: 0, network: \(network)}
             """
-        let config = try NodeConfiguration.load(yaml: yaml, source: "test", environment: [:], overrides: overrides, registry: .builtIn)
+        let config = try NodeConfiguration.load(
+            yaml: yaml,
+            source: "test",
+            environment: [:],
+            overrides: overrides,
+            registry: .builtIn
+        )
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let node = try buildNode(config: config, dataDirectory: directory.path, logger: logger, registry: .builtIn)
@@ -63,7 +73,12 @@ struct HTTPNode {
             try await eventually("the node answers") { try await control.call(.status).ok }
             return HTTPNode(node: node, directory: directory, task: task, address: "", token: "")
         }
-        let server = try await NodeHTTPServer(node: node, logger: logger, eventCapacity: eventCapacity, idleTimeout: idleTimeout)
+        let server = try await NodeHTTPServer(
+            node: node,
+            logger: logger,
+            eventCapacity: eventCapacity,
+            idleTimeout: idleTimeout
+        )
         let task = Task { try await node.run(handlingSignals: false, extraServices: [server]) }
         var address: String?
         try await eventually("the HTTP API listens") {
@@ -71,7 +86,12 @@ struct HTTPNode {
             return address != nil
         }
         return HTTPNode(
-            node: node, directory: directory, task: task, address: address!, token: try APIToken.load(dataDirectory: directory.path))
+            node: node,
+            directory: directory,
+            task: task,
+            address: address!,
+            token: try APIToken.load(dataDirectory: directory.path)
+        )
     }
 
     /// Stops the node and removes its data directory unless `keepingDirectory`.
@@ -83,14 +103,24 @@ struct HTTPNode {
 
     /// A request with the node's token; `token: nil` sends none.
     func call(
-        _ method: HTTPMethod, _ target: String, json: String? = nil, body: [UInt8]? = nil, contentType: String? = nil,
-        token: String?? = .none, headers: [(String, String)] = []
+        _ method: HTTPMethod,
+        _ target: String,
+        json: String? = nil,
+        body: [UInt8]? = nil,
+        contentType: String? = nil,
+        token: String?? = .none,
+        headers: [(String, String)] = []
     ) async throws -> NodeHTTPClient.Reply {
         let client = NodeHTTPClient(address: address, token: (token ?? self.token) ?? "")
         let buffer = json.map { ByteBuffer(string: $0) } ?? body.map { ByteBuffer(bytes: $0) }
         return try await client.request(
-            method, target, contentType: json != nil ? "application/json" : contentType, body: buffer, headers: headers,
-            authorize: !(token == .some(.none)))
+            method,
+            target,
+            contentType: json != nil ? "application/json" : contentType,
+            body: buffer,
+            headers: headers,
+            authorize: !(token == .some(.none))
+        )
     }
 }
 

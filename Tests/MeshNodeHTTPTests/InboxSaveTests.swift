@@ -37,7 +37,9 @@ struct InboxSaveTests {
     /// Sends `payload` raw from `a` to `b` and waits for the receipt; returns its ID.
     static func send(_ payload: [UInt8], from a: HTTPNode, to b: HTTPNode) async throws -> MessageID {
         let reply = try await a.client.send(
-            SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30), payload: ByteBuffer(bytes: payload))
+            SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30),
+            payload: ByteBuffer(bytes: payload)
+        )
         let sent = try reply.decode(SendReply.self)
         #expect(sent.status == .delivered, "\(reply.line)")
         return sent.messageID
@@ -53,10 +55,17 @@ struct InboxSaveTests {
         (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
     }
 
-    @Test("payloads:false lists sizes, short texts and the first bytes, never payload_base64, over the socket and HTTP; the default still carries the payloads; the text report of either listing agrees on short messages")
+    @Test(
+        "payloads:false lists sizes, short texts and the first bytes, never payload_base64, over the socket and HTTP; the default still carries the payloads; the text report of either listing agrees on short messages"
+    )
     func listingWithoutPayloads() async throws {
         let (a, b) = try await Self.pair()
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         let large = Self.binary((1 << 20) + 3)  // above the inbox file threshold (64 KiB)
         let longText = Array((0..<4_000).map { "line \($0) of a long text\n" }.joined().utf8)
         let shortBinary: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13, 0x1B]
@@ -75,9 +84,14 @@ struct InboxSaveTests {
         #expect(listing.messages[0].text == "hello bob" && listing.messages[0].headBase64 == nil)
         for (message, payload) in [(listing.messages[1], large), (listing.messages[2], longText)] {
             #expect(message.text == nil)
-            #expect(message.headBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init) == Array(payload.prefix(InboxReply.headBytes)))
+            #expect(
+                message.headBase64.flatMap { Data(base64Encoded: $0) }.map(Array.init)
+                    == Array(payload.prefix(InboxReply.headBytes))
+            )
         }
-        #expect(listing.messages[3].text == nil && listing.messages[3].headBase64 == Data(shortBinary).base64EncodedString())
+        #expect(
+            listing.messages[3].text == nil && listing.messages[3].headBase64 == Data(shortBinary).base64EncodedString()
+        )
         #expect(bare.line.count < 10_000, "a listing without payloads stays small: \(bare.line.count) bytes")
 
         // The default (scripts rely on it): payloads included.
@@ -94,32 +108,55 @@ struct InboxSaveTests {
         #expect(TextReport.inboxMessage(listing.messages[3]).hasSuffix("    (binary, base64) AAEC//4KDRs="))
         let longReport = TextReport.inboxMessage(listing.messages[2])
         #expect(longReport.contains("\n    line 0 of a long text\n    line 1 of a long text\n"), "\(longReport)")
-        #expect(longReport.hasSuffix("\n    line 9 of a long text…\n    (\(longText.count) bytes in all; --save DIR writes them to a file)"), "\(longReport)")
+        #expect(
+            longReport.hasSuffix(
+                "\n    line 9 of a long text…\n    (\(longText.count) bytes in all; --save DIR writes them to a file)"
+            ),
+            "\(longReport)"
+        )
         #expect(longReport.split(separator: "\n").count == 1 + 10 + 1, "\(longReport)")
         #expect(
             TextReport.inboxMessage(listing.messages[1]).hasSuffix(
-                "    (binary, base64) \(Data(large.prefix(57)).base64EncodedString())…"))
+                "    (binary, base64) \(Data(large.prefix(57)).base64EncodedString())…"
+            )
+        )
 
         // HTTP: the same option as a query parameter; the default carries the payloads.
         let overHTTP = try await b.call(.GET, "/api/v1/inbox?after=1&payloads=false")
         #expect(overHTTP.status == 200 && !overHTTP.text.contains("payload_base64"))
-        #expect((overHTTP.object["messages"] as? [[String: Any]])?.map { $0["bytes"] as? Int } == [large.count, longText.count, shortBinary.count])
+        #expect(
+            (overHTTP.object["messages"] as? [[String: Any]])?.map { $0["bytes"] as? Int } == [
+                large.count, longText.count, shortBinary.count,
+            ]
+        )
         let withPayloads = try await b.call(.GET, "/api/v1/inbox?after=3")
-        #expect((withPayloads.object["messages"] as? [[String: Any]])?.first?["payload_base64"] as? String == Data(shortBinary).base64EncodedString())
+        #expect(
+            (withPayloads.object["messages"] as? [[String: Any]])?.first?["payload_base64"] as? String
+                == Data(shortBinary).base64EncodedString()
+        )
         #expect(try await b.call(.GET, "/api/v1/inbox?payloads=maybe").status == 400)
 
         // A wrong type or a typo is refused, as for every field.
-        let wrongType = try ControlReply(line: await b.control.exchange(Array(#"{"cmd":"inbox","payloads":"no"}"#.utf8)))
+        let wrongType = try ControlReply(
+            line: await b.control.exchange(Array(#"{"cmd":"inbox","payloads":"no"}"#.utf8))
+        )
         #expect(wrongType.error == #"request field "payloads" must be true or false"#)
         let typo = try ControlReply(line: await b.control.exchange(Array(#"{"cmd":"inbox","payload":false}"#.utf8)))
         #expect(typo.error?.hasPrefix(#"unknown request field "payload" (known fields: "#) == true, "\(typo.line)")
         #expect(typo.error?.contains(", payloads)") == true, "\(typo.line)")
     }
 
-    @Test("--save over HTTP: a payload above the inbox file threshold is downloaded byte for byte into a 0600 file (no temporary file left); saving again, and a file that exists, are left alone; a message gone from the inbox is reported, not written")
+    @Test(
+        "--save over HTTP: a payload above the inbox file threshold is downloaded byte for byte into a 0600 file (no temporary file left); saving again, and a file that exists, are left alone; a message gone from the inbox is reported, not written"
+    )
     func saveOverHTTP() async throws {
         let (a, b) = try await Self.pair()
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         let large = Self.binary((3 << 20) + 1)
         let small = Self.binary(100, seed: 9)
         let largeID = try await Self.send(large, from: a, to: b)
@@ -146,9 +183,14 @@ struct InboxSaveTests {
         #expect(try await saver.save(listing.messages).map(\.outcome) == [.existed, .existed])
         #expect(try Self.files(directory) == [largeID.hex, smallID.hex].sorted())
         try FileManager.default.removeItem(atPath: directory + "/" + largeID.hex)
-        #expect(FileManager.default.createFile(atPath: directory + "/" + smallID.hex + ".tmp", contents: Data("mine".utf8)))
+        #expect(
+            FileManager.default.createFile(atPath: directory + "/" + smallID.hex + ".tmp", contents: Data("mine".utf8))
+        )
         try FileManager.default.removeItem(atPath: directory + "/" + smallID.hex)
-        try FileManager.default.moveItem(atPath: directory + "/" + smallID.hex + ".tmp", toPath: directory + "/" + smallID.hex)
+        try FileManager.default.moveItem(
+            atPath: directory + "/" + smallID.hex + ".tmp",
+            toPath: directory + "/" + smallID.hex
+        )
         #expect(try await saver.save(listing.messages).map(\.outcome) == [.written(.http), .existed])
         #expect(FileManager.default.contents(atPath: directory + "/" + largeID.hex).map(Array.init) == large)
         #expect(FileManager.default.contents(atPath: directory + "/" + smallID.hex) == Data("mine".utf8))
@@ -160,10 +202,17 @@ struct InboxSaveTests {
         #expect(try Self.files(elsewhere.directory).isEmpty)
     }
 
-    @Test("--save with the HTTP API off (or its address stale): the payloads come over the control socket as base64, byte for byte")
+    @Test(
+        "--save with the HTTP API off (or its address stale): the payloads come over the control socket as base64, byte for byte"
+    )
     func saveOverSocket() async throws {
         let (a, b) = try await Self.pair(receiverHTTP: false)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         let large = Self.binary(200_000, seed: 3)
         let text = Array("a short one".utf8)
         let largeID = try await Self.send(large, from: a, to: b)
@@ -183,10 +232,18 @@ struct InboxSaveTests {
         // An address file left by an earlier node with the API on, where nothing
         // answers now: the socket again.
         let closedPort = try await Self.withServer(reply: { _ in [] }) { address in address }
-        try Data((closedPort + "\n").utf8).write(to: URL(fileURLWithPath: APIAddress.path(dataDirectory: b.directory.path)))
-        try Data(String(repeating: "0", count: 64).utf8).write(to: URL(fileURLWithPath: APIToken.path(dataDirectory: b.directory.path)))
+        try Data((closedPort + "\n").utf8).write(
+            to: URL(fileURLWithPath: APIAddress.path(dataDirectory: b.directory.path))
+        )
+        try Data(String(repeating: "0", count: 64).utf8).write(
+            to: URL(fileURLWithPath: APIToken.path(dataDirectory: b.directory.path))
+        )
         let stale = try InboxSaver(directory: b.directory.path + "/stale", dataDirectory: b.directory.path)
-        #expect(try await stale.save(listing.messages).map(\.outcome) == [.written(.controlSocket), .written(.controlSocket)])
+        #expect(
+            try await stale.save(listing.messages).map(\.outcome) == [
+                .written(.controlSocket), .written(.controlSocket),
+            ]
+        )
         #expect(FileManager.default.contents(atPath: stale.path(of: largeID)).map(Array.init) == large)
 
         // A listing that carries the payloads is written from it.
@@ -196,24 +253,39 @@ struct InboxSaveTests {
         #expect(FileManager.default.contents(atPath: fromListing.path(of: largeID)).map(Array.init) == large)
     }
 
-    @Test("a download that breaks off saves nothing under the message's name, leaves no temporary file, and the error says what happened and what to do")
+    @Test(
+        "a download that breaks off saves nothing under the message's name, leaves no temporary file, and the error says what happened and what to do"
+    )
     func brokenDownloadLeavesNoFile() async throws {
         let (a, b) = try await Self.pair(receiverHTTP: false)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         let payload = Self.binary(300_000, seed: 5)
         let id = try await Self.send(payload, from: a, to: b)
         let listing = try await b.control.call(.inbox(InboxRequest(payloads: false))).decode(InboxReply.self)
         let saver = try InboxSaver(directory: b.directory.path + "/saved", dataDirectory: b.directory.path)
         // An HTTP API that promises the whole payload and sends 100,000 bytes of it.
-        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Message-ID: \(id.hex)\r\nContent-Length: \(payload.count)\r\n\r\n"
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Message-ID: \(id.hex)\r\nContent-Length: \(payload.count)\r\n\r\n"
         try await Self.withServer(reply: { _ in Array(head.utf8) + payload.prefix(100_000) }) { address in
-            try Data((address + "\n").utf8).write(to: URL(fileURLWithPath: APIAddress.path(dataDirectory: b.directory.path)))
-            try Data(String(repeating: "0", count: 64).utf8).write(to: URL(fileURLWithPath: APIToken.path(dataDirectory: b.directory.path)))
+            try Data((address + "\n").utf8).write(
+                to: URL(fileURLWithPath: APIAddress.path(dataDirectory: b.directory.path))
+            )
+            try Data(String(repeating: "0", count: 64).utf8).write(
+                to: URL(fileURLWithPath: APIToken.path(dataDirectory: b.directory.path))
+            )
             let error = await #expect(throws: MeshError.self) { try await saver.save(listing.messages) }
             let message = error?.message ?? ""
             #expect(message.contains("the download of message #1 (\(id.hex)) failed"), "\(message)")
             #expect(message.contains("broke off after 100000 bytes"), "\(message)")
-            #expect(message.contains("nothing was saved under \(saver.path(of: id)); run the command again to retry"), "\(message)")
+            #expect(
+                message.contains("nothing was saved under \(saver.path(of: id)); run the command again to retry"),
+                "\(message)"
+            )
         }
         #expect(try Self.files(saver.directory).isEmpty)
     }
@@ -222,11 +294,14 @@ struct InboxSaveTests {
     /// answers each connection's first bytes with `reply` of them, then closes it; the
     /// server is closed when `body` returns.
     static func withServer<T: Sendable>(
-        reply: @escaping @Sendable ([UInt8]) -> [UInt8], _ body: (String) async throws -> T
+        reply: @escaping @Sendable ([UInt8]) -> [UInt8],
+        _ body: (String) async throws -> T
     ) async throws -> T {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(host: "127.0.0.1", port: 0) { channel in
-                channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
             }
         let port = try #require(server.channel.localAddress?.port)
         return try await withThrowingTaskGroup(of: Void.self) { group in

@@ -15,7 +15,9 @@ import Testing
 // their own, see `partialUpload`.)
 @Suite("HTTP uploads refused before their body is read", .serialized)
 struct UploadRefusalTests {
-    @Test("a 10 MiB upload to an unknown alias, or with a bad parameter, is refused with a JSON error before its body is read; nothing is written")
+    @Test(
+        "a 10 MiB upload to an unknown alias, or with a bad parameter, is refused with a JSON error before its body is read; nothing is written"
+    )
     func badUploadsAreRefusedFirst() async throws {
         let a = try await HTTPNode.start(network: uniqueNetwork())
         defer { Task { try await a.stop() } }
@@ -33,7 +35,10 @@ struct UploadRefusalTests {
             #expect(status == 400, "\(query): \(message)")
             #expect(code == "invalidArgument", "\(query): \(message)")
             #expect(message.contains(field), "\(query): \(message)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty, "\(query): a payload file was written")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty,
+                "\(query): a payload file was written"
+            )
         }
 
         // The client `scmesh send - < FILE` uses: it streams the file, and gets the
@@ -54,12 +59,16 @@ struct UploadRefusalTests {
         #expect(history?.isEmpty == true, "\(String(describing: history))")
     }
 
-    @Test("an upload the router would refuse for its size — no room in the outbox, the emergency limit spent, relaying off — is refused before its body is read; nothing is written")
+    @Test(
+        "an upload the router would refuse for its size — no room in the outbox, the emergency limit spent, relaying off — is refused before its body is read; nothing is written"
+    )
     func uploadsThatCannotBeQueuedAreRefusedFirst() async throws {
         let size = 10 << 20
         let peer = PeerID.random().hex
         let a = try await HTTPNode.start(
-            network: uniqueNetwork(), overrides: ["store.outbox_max_bytes_per_peer=1048576", "flood.emergency_per_hour=1"])
+            network: uniqueNetwork(),
+            overrides: ["store.outbox_max_bytes_per_peer=1048576", "flood.emergency_per_hour=1"]
+        )
         defer { Task { try await a.stop() } }
         let payloads = a.directory.path + "/store.sqlite-payloads"
 
@@ -69,21 +78,36 @@ struct UploadRefusalTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty)
 
         // One emergency message is this node's hourly allowance; the next, large, is refused unread.
-        let first = try await a.call(.POST, "/api/v1/messages", json: #"{"peer": "\#(peer)", "text": "help", "emergency": true}"#)
+        let first = try await a.call(
+            .POST,
+            "/api/v1/messages",
+            json: #"{"peer": "\#(peer)", "text": "help", "emergency": true}"#
+        )
         #expect(first.status == 200, "\(first.text)")
-        (status, code, message) = try await Self.partialUpload(to: a, query: "to=\(peer)&emergency=true", declaring: 512 << 10)
+        (status, code, message) = try await Self.partialUpload(
+            to: a,
+            query: "to=\(peer)&emergency=true",
+            declaring: 512 << 10
+        )
         #expect(status == 429 && code == "rateLimited", "\(message)")
         #expect(message.contains("emergency_per_hour"), "\(message)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty)
         // Still room for an ordinary message of that size: the check spent nothing.
-        (status, code, message) = try await Self.partialUpload(to: a, query: "to=\(peer)", declaring: 512 << 10, sendingAll: true)
+        (status, code, message) = try await Self.partialUpload(
+            to: a,
+            query: "to=\(peer)",
+            declaring: 512 << 10,
+            sendingAll: true
+        )
         #expect(status == 200, "\(message)")
 
         let b = try await HTTPNode.start(network: uniqueNetwork(), overrides: ["relay.enabled=false"])
         defer { Task { try await b.stop() } }
         (status, code, message) = try await Self.partialUpload(to: b, query: "to=\(peer)", declaring: size)
         #expect(status == 409 && code == "relayDisabled", "\(message)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: b.directory.path + "/store.sqlite-payloads").isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: b.directory.path + "/store.sqlite-payloads").isEmpty
+        )
     }
 
     /// POSTs a raw body declaring `declaring` bytes to `/api/v1/messages?query`, sending
@@ -93,7 +117,10 @@ struct UploadRefusalTests {
     /// run on a thread of their own: the node answering is in this process, and a
     /// cooperative-pool thread blocked on it could be one the node needs.
     static func partialUpload(
-        to node: HTTPNode, query: String, declaring size: Int, sendingAll: Bool = false
+        to node: HTTPNode,
+        query: String,
+        declaring size: Int,
+        sendingAll: Bool = false
     ) async throws -> (status: Int, code: String?, message: String) {
         let (host, port) = try #require(node.address.split(separator: ":").map(String.init).splitHostPort())
         let head =
@@ -109,7 +136,8 @@ struct UploadRefusalTests {
         let response = String(decoding: reply, as: UTF8.self)
         let status = Int(response.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
         let body = String(response[(response.range(of: "\r\n\r\n")?.upperBound ?? response.endIndex)...])
-        let error = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["error"] as? [String: Any]
+        let error =
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["error"] as? [String: Any]
         return (status, error?["code"] as? String, error?["message"] as? String ?? body)
     }
 }

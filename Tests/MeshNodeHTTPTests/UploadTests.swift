@@ -13,12 +13,19 @@ import Testing
 
 @Suite("HTTP uploads streamed into the outbox")
 struct UploadTests {
-    @Test("a 1 MiB upload streamed from a file descriptor (as `scmesh send - < FILE` does) is delivered byte for byte with its receipt, kept by the receiver in a payload file and downloaded from it; the address file names the API")
+    @Test(
+        "a 1 MiB upload streamed from a file descriptor (as `scmesh send - < FILE` does) is delivered byte for byte with its receipt, kept by the receiver in a payload file and downloaded from it; the address file names the API"
+    )
     func streamedUploadIsDelivered() async throws {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network)
         let b = try await HTTPNode.start(network: network)
-        defer { Task { try await a.stop(); try await b.stop() } }
+        defer {
+            Task {
+                try await a.stop()
+                try await b.stop()
+            }
+        }
         #expect(APIAddress.read(dataDirectory: a.directory.path) == a.address)
         try await eventually("a sees b") {
             let peers = try await a.call(.GET, "/api/v1/peers").object["peers"] as? [[String: Any]] ?? []
@@ -32,7 +39,10 @@ struct UploadTests {
         defer { close(descriptor) }
         let client = try #require(try await NodeHTTPClient.forNode(dataDirectory: a.directory.path))
         let reply = try await client.send(
-            SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30), streaming: descriptor, length: payload.count)
+            SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30),
+            streaming: descriptor,
+            length: payload.count
+        )
         // Delivered means b's signed receipt carried the digest a computed on the way in.
         let sent = try reply.decode(SendReply.self)
         #expect(sent.status == .delivered, "\(reply.line)")
@@ -49,7 +59,9 @@ struct UploadTests {
         #expect(download.header("X-Message-ID") == sent.messageID.hex)
     }
 
-    @Test("a body that ends early or breaks queues nothing and leaves no file; the error says how many bytes of how many arrived")
+    @Test(
+        "a body that ends early or breaks queues nothing and leaves no file; the error says how many bytes of how many arrived"
+    )
     func shortBodiesQueueNothing() async throws {
         let a = try await HTTPNode.start(network: uniqueNetwork())
         defer { Task { try await a.stop() } }
@@ -72,12 +84,16 @@ struct UploadTests {
             continuation.yield(ByteBuffer(bytes: [UInt8](repeating: 2, count: 100_000)))
             continuation.finish(throwing: Reset())
         }
-        await #expect(throws: Reset.self) { _ = try await a.node.commands.receivePayload(broken, declaredBytes: declared) }
+        await #expect(throws: Reset.self) {
+            _ = try await a.node.commands.receivePayload(broken, declaredBytes: declared)
+        }
         let long = AsyncStream<ByteBuffer> { continuation in
             continuation.yield(ByteBuffer(bytes: [UInt8](repeating: 3, count: declared + 1)))
             continuation.finish()
         }
-        await #expect(throws: MeshError.self) { _ = try await a.node.commands.receivePayload(long, declaredBytes: declared) }
+        await #expect(throws: MeshError.self) {
+            _ = try await a.node.commands.receivePayload(long, declaredBytes: declared)
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: payloads).isEmpty)
 
         // A real client that goes away in the middle of its body.
@@ -125,7 +141,9 @@ final class RawTCPClient: Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, host, &address.sin_addr)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard descriptor >= 0, connected == 0 else {
             throw MeshError(.invalidArgument, "cannot connect to \(host):\(port): \(String(cString: strerror(errno)))")
@@ -136,7 +154,9 @@ final class RawTCPClient: Sendable {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw MeshError(.invalidArgument, "write failed: \(String(cString: strerror(errno)))") }
+            guard count > 0 else {
+                throw MeshError(.invalidArgument, "write failed: \(String(cString: strerror(errno)))")
+            }
             sent += count
         }
     }

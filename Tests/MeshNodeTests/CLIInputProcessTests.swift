@@ -12,22 +12,35 @@ import Testing
 struct CLIInputProcessTests {
     static let common = tcpOnlyNodeArguments
 
-    @Test("short peer IDs, ambiguous prefixes, inbox --follow (text and JSON lines) and --save (over the control socket: the HTTP API is off) between two nodes")
+    @Test(
+        "short peer IDs, ambiguous prefixes, inbox --follow (text and JSON lines) and --save (over the control socket: the HTTP API is off) between two nodes"
+    )
     func shortIDsFollowSave() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
         let portA = try unusedLoopbackPort()
-        let nodeA = try startScmesh(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + Self.common, home: home)
+        let nodeA = try startScmesh(
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + Self.common,
+            home: home
+        )
         defer { stopProcess(nodeA) }
         // B serves no HTTP API: --save takes the payloads over the control socket.
         let nodeB = try startScmesh(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)",
-             "--set", "http.enabled=false"]
-                + Self.common, home: home)
+            [
+                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
+                "transports.tcp.bootstrap=127.0.0.1:\(portA)",
+                "--set", "http.enabled=false",
+            ]
+                + Self.common,
+            home: home
+        )
         defer { stopProcess(nodeB) }
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
@@ -43,14 +56,25 @@ struct CLIInputProcessTests {
         let saved = directory.file("saved")
         let textLog = directory.file("follow.txt")
         let jsonLog = directory.file("follow.jsonl")
-        let followText = try startFollower(["inbox", "--data-dir", b, "--follow", "--save", saved], output: textLog, home: home)
+        let followText = try startFollower(
+            ["inbox", "--data-dir", b, "--follow", "--save", saved],
+            output: textLog,
+            home: home
+        )
         defer { stopProcess(followText) }
-        let followJSON = try startFollower(["inbox", "--data-dir", b, "--follow", "--json"], output: jsonLog, home: home)
+        let followJSON = try startFollower(
+            ["inbox", "--data-dir", b, "--follow", "--json"],
+            output: jsonLog,
+            home: home
+        )
         defer { stopProcess(followJSON) }
 
         // A sends by the first 8 hex characters of B's peer ID (a connected peer).
         let short = String(idB.hex.prefix(8))
-        let text = try await runScmesh(["send", "--data-dir", a, "--json", "--timeout", "30", short, "by a short ID"], home: home)
+        let text = try await runScmesh(
+            ["send", "--data-dir", a, "--json", "--timeout", "30", short, "by a short ID"],
+            home: home
+        )
         #expect(text.status == 0, "\(text.standardError)")
         #expect(try jsonObject(text.standardOutput)["peer"] as? String == idB.hex)
         let textID = try #require(try jsonObject(text.standardOutput)["message_id"] as? String)
@@ -58,7 +82,9 @@ struct CLIInputProcessTests {
         let binary: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13, 0x1B]
         let sent = try await runScmesh(
             ["send", "--data-dir", a, "--json", "--timeout", "30", String(idB.hex.prefix(12)).uppercased(), "-"],
-            environment: scmeshEnvironment(home: home), input: binary)
+            environment: scmeshEnvironment(home: home),
+            input: binary
+        )
         #expect(sent.status == 0, "\(sent.standardError)")
         let binaryID = try #require(try jsonObject(sent.standardOutput)["message_id"] as? String)
 
@@ -70,13 +96,17 @@ struct CLIInputProcessTests {
             let lines = ((try? String(contentsOfFile: jsonLog, encoding: .utf8)) ?? "").split(separator: "\n")
             return lines.count == 2
         }
-        let jsonLines = try String(contentsOfFile: jsonLog, encoding: .utf8).split(separator: "\n").map { try jsonObject(String($0)) }
+        let jsonLines = try String(contentsOfFile: jsonLog, encoding: .utf8).split(separator: "\n").map {
+            try jsonObject(String($0))
+        }
         #expect(jsonLines.map { $0["seq"] as? Int } == [1, 2])
         #expect(jsonLines.first?["text"] as? String == "by a short ID")
         try await eventually("--save wrote the binary payload", attempts: 1500) {
             FileManager.default.contents(atPath: (saved as NSString).appendingPathComponent(binaryID)) == Data(binary)
         }
-        let mode = try FileManager.default.attributesOfItem(atPath: (saved as NSString).appendingPathComponent(binaryID))[.posixPermissions]
+        let mode = try FileManager.default.attributesOfItem(
+            atPath: (saved as NSString).appendingPathComponent(binaryID)
+        )[.posixPermissions]
         #expect((mode as? NSNumber)?.intValue == 0o600)
         // Both, and no temporary file beside them.
         #expect(try FileManager.default.contentsOfDirectory(atPath: saved).sorted() == [textID, binaryID].sorted())
@@ -89,31 +119,53 @@ struct CLIInputProcessTests {
         }
         let ambiguous = try await runScmesh(["send", "--data-dir", a, "abcd", "hi"], home: home)
         #expect(ambiguous.status == 1)
-        #expect(ambiguous.standardError.contains("\"abcd\" is the start of 2 known peer IDs (\(x), \(y)); give more characters"), "\(ambiguous.standardError)")
+        #expect(
+            ambiguous.standardError.contains(
+                "\"abcd\" is the start of 2 known peer IDs (\(x), \(y)); give more characters"
+            ),
+            "\(ambiguous.standardError)"
+        )
         let unique = try await runScmesh(["history", "--data-dir", a, "--json", "abcd2"], home: home)
         #expect(unique.status == 0, "\(unique.standardError)")
         let unknown = try await runScmesh(["send", "--data-dir", a, "fedcba98", "hi"], home: home)
-        #expect(unknown.standardError.contains("no contact has the alias \"fedcba98\" and no known peer's ID starts with it"), "\(unknown.standardError)")
+        #expect(
+            unknown.standardError.contains(
+                "no contact has the alias \"fedcba98\" and no known peer's ID starts with it"
+            ),
+            "\(unknown.standardError)"
+        )
         // contacts add takes a prefix of a known peer too.
         let added = try await runScmesh(["contacts", "add", "--data-dir", a, "bob", short], home: home)
         #expect(added.status == 0, "\(added.standardError)")
-        #expect(added.standardOutput.contains("bob") && added.standardOutput.contains(idB.hex), "\(added.standardOutput)")
+        #expect(
+            added.standardOutput.contains("bob") && added.standardOutput.contains(idB.hex),
+            "\(added.standardOutput)"
+        )
     }
 
     @Test("--json: client-side errors are JSON on stdout too (node not running, a bad option value)")
     func clientErrorsAsJSON() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let down = try await runScmesh(["status", "--json", "--data-dir", directory.file("none")], home: directory.path)
+        let down = try await runScmesh(
+            ["status", "--json", "--data-dir", directory.file("none")],
+            home: directory.path
+        )
         #expect(down.status == 1)
         let reply = try jsonObject(down.standardOutput)
         #expect(reply["ok"] as? Bool == false)
         #expect(reply["code"] as? String == "nodeNotRunning")
         #expect((reply["error"] as? String)?.contains("no node is running") == true)
         #expect(down.standardError.isEmpty)
-        let badDuration = try await runScmesh(["invite", "--json", "--expires", "soon", "--data-dir", directory.file("none")], home: directory.path)
+        let badDuration = try await runScmesh(
+            ["invite", "--json", "--expires", "soon", "--data-dir", directory.file("none")],
+            home: directory.path
+        )
         #expect(badDuration.status == 1)
-        #expect(try jsonObject(badDuration.standardOutput)["error"] as? String == "--expires takes a duration such as 90s, 30m, 24h or 7d, got \"soon\"")
+        #expect(
+            try jsonObject(badDuration.standardOutput)["error"] as? String
+                == "--expires takes a duration such as 90s, 30m, 24h or 7d, got \"soon\""
+        )
         // Without --json the same error is one line on stderr.
         let plain = try await runScmesh(["status", "--data-dir", directory.file("none")], home: directory.path)
         #expect(plain.standardOutput.isEmpty)

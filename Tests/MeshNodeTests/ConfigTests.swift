@@ -3,17 +3,24 @@ import MeshCore
 import MeshNode
 import MeshStore
 import MeshTesting
-import TransportLoopback
 import Testing
+import TransportLoopback
 
 /// Loads `yaml` with the given layers, returning the error message when loading fails.
 private func loadError(
-    _ yaml: String, environment: [String: String] = [:], overrides: [String] = [],
+    _ yaml: String,
+    environment: [String: String] = [:],
+    overrides: [String] = [],
     registry: TransportRegistry = .builtIn
 ) -> String? {
     do {
         _ = try NodeConfiguration.load(
-            yaml: yaml, source: "test.yaml", environment: environment, overrides: overrides, registry: registry)
+            yaml: yaml,
+            source: "test.yaml",
+            environment: environment,
+            overrides: overrides,
+            registry: registry
+        )
         return nil
     } catch let error as MeshError {
         #expect(error.code == .invalidConfiguration)
@@ -75,7 +82,10 @@ struct ConfigTests {
         #expect(files.count >= 3)
         for file in files {
             let config = try NodeConfiguration.load(
-                file: directory.appendingPathComponent(file).path, environment: [:], registry: .builtIn)
+                file: directory.appendingPathComponent(file).path,
+                environment: [:],
+                registry: .builtIn
+            )
             #expect(config.relay.enabled, "\(file)")
             #expect(!config.enabledTransports.isEmpty, "\(file)")
         }
@@ -107,19 +117,26 @@ struct ConfigTests {
             "PATH": "/usr/bin",
         ]
         let withEnvironment = try NodeConfiguration.load(
-            yaml: yaml, source: "f", environment: environment, registry: .builtIn)
+            yaml: yaml,
+            source: "f",
+            environment: environment,
+            registry: .builtIn
+        )
         #expect(withEnvironment.escalation.maxAttempts == 5)
         #expect(withEnvironment.escalation.ackTimeoutMin == .milliseconds(100))
         #expect(withEnvironment.relay.enabled == false)
         #expect(try tcpListen(withEnvironment) == ["127.0.0.1:1", "127.0.0.1:2"])
 
         let withFlags = try NodeConfiguration.load(
-            yaml: yaml, source: "f", environment: environment,
+            yaml: yaml,
+            source: "f",
+            environment: environment,
             overrides: [
                 "escalation.max_attempts=9", "relay.enabled=true", "transports.tcp.listen=[\"127.0.0.1:3\"]",
                 "node.name=alpha", "keepalive_interval_ms=1500",
             ],
-            registry: .builtIn)
+            registry: .builtIn
+        )
         #expect(withFlags.escalation.maxAttempts == 9)
         #expect(withFlags.relay.enabled)
         #expect(try tcpListen(withFlags) == ["127.0.0.1:3"])
@@ -127,26 +144,48 @@ struct ConfigTests {
         #expect(withFlags.routerConfiguration.keepaliveInterval == .milliseconds(1500))
     }
 
-    @Test("sealing selects the router's SealingPolicy: relayed_only by default, always, anything else an error naming the key")
+    @Test(
+        "sealing selects the router's SealingPolicy: relayed_only by default, always, anything else an error naming the key"
+    )
     func sealing() throws {
-        #expect(try NodeConfiguration.load(yaml: "", source: "f", registry: .builtIn).routerConfiguration.sealing == .relayedOnly)
-        #expect(try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn).routerConfiguration.sealing == .relayedOnly)
-        #expect(try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn).value(at: "sealing")?.text == "relayed_only")
+        #expect(
+            try NodeConfiguration.load(yaml: "", source: "f", registry: .builtIn).routerConfiguration.sealing
+                == .relayedOnly
+        )
+        #expect(
+            try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn).routerConfiguration.sealing
+                == .relayedOnly
+        )
+        #expect(
+            try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn).value(at: "sealing")?.text
+                == "relayed_only"
+        )
         let always = try NodeConfiguration.load(yaml: "sealing: always\n", source: "f", registry: .builtIn)
         #expect(always.routerConfiguration.sealing == .always)
         #expect(try always.yaml().contains("sealing: always"))
         let fromEnvironment = try NodeConfiguration.load(
-            yaml: "", source: "f", environment: ["SCMESH_SEALING": "always"], registry: .builtIn)
+            yaml: "",
+            source: "f",
+            environment: ["SCMESH_SEALING": "always"],
+            registry: .builtIn
+        )
         #expect(fromEnvironment.routerConfiguration.sealing == .always)
         let fromFlag = try NodeConfiguration.load(
-            yaml: "sealing: always\n", source: "f", overrides: ["sealing=relayed_only"], registry: .builtIn)
+            yaml: "sealing: always\n",
+            source: "f",
+            overrides: ["sealing=relayed_only"],
+            registry: .builtIn
+        )
         #expect(fromFlag.routerConfiguration.sealing == .relayedOnly)
 
         let message = try #require(loadError("relay:\n  enabled: true\nsealing: sometimes\n"))
         #expect(message.contains("sealing: expected relayed_only or always, got \"sometimes\""), "\(message)")
         #expect(message.contains("test.yaml line 3"), "\(message)")
         let flagged = try #require(loadError("", overrides: ["sealing=never"]))
-        #expect(flagged.contains("sealing: expected relayed_only or always") && flagged.contains("--set sealing"), "\(flagged)")
+        #expect(
+            flagged.contains("sealing: expected relayed_only or always") && flagged.contains("--set sealing"),
+            "\(flagged)"
+        )
     }
 
     @Test("every key of the router's configuration is a config key, decoded straight into RouterConfiguration")
@@ -176,18 +215,31 @@ struct ConfigTests {
         #expect(try NodeConfiguration.load(yaml: "", source: "f", registry: .builtIn).routerConfiguration == defaults)
 
         let unknown = try #require(loadError("reassembly:\n  max_mesages: 3\n"))
-        #expect(unknown.contains("unknown key reassembly.max_mesages (known keys of reassembly: max_messages, max_bytes, max_messages_per_peer, max_bytes_per_peer, timeout_ms)"), "\(unknown)")
+        #expect(
+            unknown.contains(
+                "unknown key reassembly.max_mesages (known keys of reassembly: max_messages, max_bytes, max_messages_per_peer, max_bytes_per_peer, timeout_ms)"
+            ),
+            "\(unknown)"
+        )
         let ttl = try #require(loadError("default_ttl: 0\n"))
         #expect(ttl.contains("default_ttl: must be between 1 and 255, got 0 (from test.yaml line 1)"), "\(ttl)")
     }
 
-    @Test("routing: the default file lists the router's defaults, values reach RoutingConfiguration, config check prints them, bad values name the key")
+    @Test(
+        "routing: the default file lists the router's defaults, values reach RoutingConfiguration, config check prints them, bad values name the key"
+    )
     func routingKeys() throws {
         let shipped = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
         #expect(shipped.routerConfiguration.routing == RoutingConfiguration())
         #expect(NodeConfiguration.defaultFileContents().contains("routing:\n  announce_interval_ms: 3600000"))
-        let yaml = "routing: {announce_interval_ms: 1000, max_hops: 4, route_max_age_ms: 4000, control_share: 0.5, hop_counts: false}\n"
-        let config = try NodeConfiguration.load(yaml: yaml, source: "f", overrides: ["routing.announce_burst=3"], registry: .builtIn)
+        let yaml =
+            "routing: {announce_interval_ms: 1000, max_hops: 4, route_max_age_ms: 4000, control_share: 0.5, hop_counts: false}\n"
+        let config = try NodeConfiguration.load(
+            yaml: yaml,
+            source: "f",
+            overrides: ["routing.announce_burst=3"],
+            registry: .builtIn
+        )
         var expected = RoutingConfiguration()
         expected.announceInterval = .seconds(1)
         expected.maxHops = 4
@@ -197,8 +249,11 @@ struct ConfigTests {
         expected.hopCounts = false
         #expect(config.routerConfiguration.routing == expected)
         let printed = try config.yaml()
-        for line in ["routing:", "  announce_interval_ms: 1000", "  announce_jitter: 0.25", "  max_hops: 4", "  route_max_age_ms: 4000",
-                     "  announces_per_second: 10.0", "  announce_burst: 3", "  control_share: 0.5", "  hop_counts: false"] {
+        for line in [
+            "routing:", "  announce_interval_ms: 1000", "  announce_jitter: 0.25", "  max_hops: 4",
+            "  route_max_age_ms: 4000",
+            "  announces_per_second: 10.0", "  announce_burst: 3", "  control_share: 0.5", "  hop_counts: false",
+        ] {
             #expect(printed.contains(line + "\n"), "\(line) in \(printed)")
         }
         let hops = try #require(loadError("routing:\n  max_hops: 0\n"))
@@ -209,13 +264,19 @@ struct ConfigTests {
         #expect(notBool.contains("routing.hop_counts"), "\(notBool)")
     }
 
-    @Test("features: every one on by default and in the shipped file; each can be switched off; bad values name the key")
+    @Test(
+        "features: every one on by default and in the shipped file; each can be switched off; bad values name the key"
+    )
     func featureKeys() throws {
         let shipped = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
         #expect(shipped.routerConfiguration.features == .all)
         #expect(NodeConfiguration.defaultFileContents().contains("features:\n  routing: true"))
         let config = try NodeConfiguration.load(
-            yaml: "features: {topics: false, receipts: false}\n", source: "f", overrides: ["features.routing=false"], registry: .builtIn)
+            yaml: "features: {topics: false, receipts: false}\n",
+            source: "f",
+            overrides: ["features.routing=false"],
+            registry: .builtIn
+        )
         #expect(config.routerConfiguration.features == [.routeSync, .addresses, .flooding, .emergency])
         #expect(config.routerConfiguration.features.consistent == [.addresses, .flooding, .emergency])
         let printed = try config.yaml()
@@ -231,7 +292,9 @@ struct ConfigTests {
     @Test("missing relay.enabled counts as off, even when the rest of relay: is present")
     func relayFailSafe() throws {
         #expect(try NodeConfiguration.load(yaml: "relay: {}", source: "f", registry: .builtIn).relay.enabled == false)
-        #expect(try NodeConfiguration.load(yaml: "node: {name: x}", source: "f", registry: .builtIn).relay.enabled == false)
+        #expect(
+            try NodeConfiguration.load(yaml: "node: {name: x}", source: "f", registry: .builtIn).relay.enabled == false
+        )
     }
 
     @Test(
@@ -242,7 +305,8 @@ struct ConfigTests {
             ("relay:\n  enabled: true\n  budget: 3\n", "unknown key relay.budget"),
             ("transports:\n  loopback:\n    mtuu: 64\n", "unknown key transports.loopback.mtuu"),
             ("transports:\n  tcp:\n    lisen: []\n", "transports.tcp.lisen"),
-        ])
+        ]
+    )
     func unknownKey(yaml: String, expected: String) throws {
         let message = try #require(loadError(yaml))
         #expect(message.contains(expected), "\(message)")
@@ -260,10 +324,14 @@ struct ConfigTests {
             ("transports:\n  loopback:\n    priority: high\n", "transports.loopback.priority: expected an integer"),
             ("transports:\n  tcp:\n    listen: 7\n", "transports.tcp.listen: expected a list"),
             ("node:\n  log_level: loud\n", "node.log_level: expected one of trace, debug"),
-            ("escalation:\n  ack_timeout_min_ms: 500\n  ack_timeout_max_ms: 100\n", "escalation.ack_timeout_max_ms: must not be below"),
+            (
+                "escalation:\n  ack_timeout_min_ms: 500\n  ack_timeout_max_ms: 100\n",
+                "escalation.ack_timeout_max_ms: must not be below"
+            ),
             ("transports:\n  loopback:\n    mtu: 2\n", "transports.loopback.mtu: must be at least"),
             ("transports:\n  tcp:\n    listen: [\"nowhere\"]\n", "transports.tcp.listen"),
-        ])
+        ]
+    )
     func wrongType(yaml: String, expected: String) throws {
         let message = try #require(loadError(yaml))
         #expect(message.contains(expected), "\(message)")
@@ -304,8 +372,11 @@ struct ConfigTests {
     @Test("JSON is accepted")
     func json() throws {
         let config = try NodeConfiguration.load(
-            yaml: #"{"relay": {"enabled": true}, "escalation": {"max_attempts": 6}, "transports": {"loopback": {"enabled": true, "loss": 0.25}}}"#,
-            source: "f.json", registry: .builtIn)
+            yaml:
+                #"{"relay": {"enabled": true}, "escalation": {"max_attempts": 6}, "transports": {"loopback": {"enabled": true, "loss": 0.25}}}"#,
+            source: "f.json",
+            registry: .builtIn
+        )
         #expect(config.relay.enabled)
         #expect(config.escalation.maxAttempts == 6)
         #expect(config.transports["loopback"]?.configuration(as: LoopbackSettings.self)?.transport.loss == 0.25)
@@ -314,7 +385,11 @@ struct ConfigTests {
     @Test("the effective config printed as YAML loads back to the same values")
     func roundTrip() throws {
         let config = try NodeConfiguration.load(
-            file: nil, environment: [:], overrides: ["node.name=beta", "escalation.rtt_multiplier=2.5"], registry: .builtIn)
+            file: nil,
+            environment: [:],
+            overrides: ["node.name=beta", "escalation.rtt_multiplier=2.5"],
+            registry: .builtIn
+        )
         let yaml = try config.yaml()
         #expect(yaml.contains("rtt_multiplier: 2.5"))
         let again = try NodeConfiguration.load(yaml: yaml, source: "printed", registry: .builtIn)
@@ -341,7 +416,10 @@ struct ConfigTests {
 
     @Test("the default data directory follows SCMESH_DATA_DIR, then XDG_DATA_HOME, then HOME")
     func dataDirectoryDefault() {
-        #expect(DataDirectory.defaultPath(environment: ["SCMESH_DATA_DIR": "/a", "XDG_DATA_HOME": "/b", "HOME": "/c"]) == "/a")
+        #expect(
+            DataDirectory.defaultPath(environment: ["SCMESH_DATA_DIR": "/a", "XDG_DATA_HOME": "/b", "HOME": "/c"])
+                == "/a"
+        )
         #expect(DataDirectory.defaultPath(environment: ["XDG_DATA_HOME": "/b", "HOME": "/c"]) == "/b/scmesh")
         #expect(DataDirectory.defaultPath(environment: ["HOME": "/c"]) == "/c/.local/share/scmesh")
     }
@@ -358,7 +436,9 @@ private func tcpListen(_ config: NodeConfiguration) throws -> [String] {
 
 @Suite("Config: store")
 struct StoreConfigTests {
-    @Test("store.* keys: defaults match the store's, values reach StoreConfiguration, the path is relative to the data dir")
+    @Test(
+        "store.* keys: defaults match the store's, values reach StoreConfiguration, the path is relative to the data dir"
+    )
     func storeKeys() throws {
         let defaults = try NodeConfiguration.load(yaml: "", source: "test", environment: [:], registry: .builtIn)
         #expect(defaults.store.storeConfiguration == StoreConfiguration())
@@ -373,7 +453,11 @@ struct StoreConfigTests {
               history_limit: 9
             """
         let config = try NodeConfiguration.load(
-            yaml: yaml, source: "test", environment: ["SCMESH_STORE_OUTBOX_MAX_BYTES": "1000"], registry: .builtIn)
+            yaml: yaml,
+            source: "test",
+            environment: ["SCMESH_STORE_OUTBOX_MAX_BYTES": "1000"],
+            registry: .builtIn
+        )
         #expect(config.store.filePath(dataDirectory: "/d") == "/d/sub/my.sqlite")
         let store = config.store.storeConfiguration
         #expect(store.defaultExpiry == .seconds(60))
@@ -383,7 +467,12 @@ struct StoreConfigTests {
         #expect(store.inboxCapacity == 7)
         #expect(store.historyLimit == 9)
         #expect(try config.yaml().contains("store:\n  path: sub/my.sqlite\n  default_expiry_seconds: 60"))
-        let absolute = try NodeConfiguration.load(yaml: "", source: "t", overrides: ["store.path=/x/s.sqlite"], registry: .builtIn)
+        let absolute = try NodeConfiguration.load(
+            yaml: "",
+            source: "t",
+            overrides: ["store.path=/x/s.sqlite"],
+            registry: .builtIn
+        )
         #expect(absolute.store.filePath(dataDirectory: "/d") == "/x/s.sqlite")
     }
 
@@ -392,11 +481,15 @@ struct StoreConfigTests {
         arguments: [
             ("store: {outbox_max_messages: 0}", "store.outbox_max_messages: must be at least 1, got 0"),
             ("store: {default_expiry_seconds: many}", "store.default_expiry_seconds: expected an integer"),
-            ("store: {default_expiry_seconds: 100, dedup_retention_seconds: 50}", "store.dedup_retention_seconds: must be at least store.default_expiry_seconds (100)"),
+            (
+                "store: {default_expiry_seconds: 100, dedup_retention_seconds: 50}",
+                "store.dedup_retention_seconds: must be at least store.default_expiry_seconds (100)"
+            ),
             ("store: {path: \"\"}", "store.path: must be a file path or null"),
             ("store: {histroy_limit: 3}", "unknown key store.histroy_limit (known keys of store: path,"),
             ("node: {inbox_capacity: 3}", "node.inbox_capacity is now store.inbox_capacity"),
-        ])
+        ]
+    )
     func brokenStoreValue(yaml: String, expected: String) throws {
         #expect {
             _ = try NodeConfiguration.load(yaml: yaml, source: "test.yaml", environment: [:], registry: .builtIn)

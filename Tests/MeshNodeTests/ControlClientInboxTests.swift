@@ -36,7 +36,8 @@ struct ControlClientInboxTests {
                 return #"{"ok":false,"code":"invalidArgument","error":"request field \"limit\" must be at least 1"}"#
             }
             if line.contains(#""payloads""#) {
-                return #"{"ok":false,"code":"invalidArgument","error":"unknown request field \"payloads\" (known fields: after, cmd, limit)"}"#
+                return
+                    #"{"ok":false,"code":"invalidArgument","error":"unknown request field \"payloads\" (known fields: after, cmd, limit)"}"#
             }
             return #"{"ok":true,"messages":[],"total_received":0}"#
         }
@@ -84,7 +85,11 @@ struct ControlClientInboxTests {
         #expect(try reply.decode(InboxReply.self).messages.isEmpty)
         #expect(lines.count == 2)
         #expect(lines.first?.contains(#""payloads":false"#) == true, "\(lines)")
-        #expect(lines.last.map { !$0.contains("payloads") && $0.contains(#""after":3"#) && $0.contains(#""limit":10"#) } == true, "\(lines)")
+        #expect(
+            lines.last.map { !$0.contains("payloads") && $0.contains(#""after":3"#) && $0.contains(#""limit":10"#) }
+                == true,
+            "\(lines)"
+        )
     }
 
     @Test("any other refusal is returned as it is, after one request; payloads:true never sends the field")

@@ -8,15 +8,22 @@ import Testing
 /// the opener's arguments, which every user on the machine can read in /proc.
 @Suite("dashboard opener")
 struct DashboardOpenerProcessTests {
-    @Test("the opener ($BROWSER) gets a private file's URL, not the login token; the file (mode 0600) leads to the login link")
+    @Test(
+        "the opener ($BROWSER) gets a private file's URL, not the login token; the file (mode 0600) leads to the login link"
+    )
     func loginTokenNotInArguments() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let data = directory.file("n")
         let node = try startScmesh(
             ["run", "--data-dir", data] + tcpOnlyNodeArguments
-                + ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.listen=127.0.0.1:0"], home: directory.path)
+                + ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.listen=127.0.0.1:0"],
+            home: directory.path
+        )
         defer { stopProcess(node) }
         let client = ControlClient(dataDirectory: data)
         try await eventually("the node serves HTTP", attempts: 1500) {
@@ -26,9 +33,9 @@ struct DashboardOpenerProcessTests {
         let recorded = directory.file("opener-arguments")
         let opener = directory.file("opener")
         try """
-            #!/bin/sh
-            printf '%s\\n' "$@" > '\(recorded)'
-            """.write(toFile: opener, atomically: true, encoding: .utf8)
+        #!/bin/sh
+        printf '%s\\n' "$@" > '\(recorded)'
+        """.write(toFile: opener, atomically: true, encoding: .utf8)
         chmod(opener, 0o700)
         var environment = scmeshEnvironment(home: directory.path)
         environment["BROWSER"] = opener
@@ -39,7 +46,10 @@ struct DashboardOpenerProcessTests {
         #expect(!result.standardOutput.contains("login="), "\(result.standardOutput)")
         let page = try #require(URL(string: arguments.trimmingCharacters(in: .whitespacesAndNewlines))?.path)
         var info = stat()
-        #expect(stat(page, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(
+            stat(page, &info) == 0 && info.st_mode & 0o777 == 0o600,
+            "mode \(String(info.st_mode & 0o777, radix: 8))"
+        )
         let html = try String(contentsOfFile: page, encoding: .utf8)
         #expect(html.contains("/#login="), "\(html)")
     }

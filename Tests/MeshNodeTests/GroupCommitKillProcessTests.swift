@@ -15,9 +15,14 @@ struct GroupCommitKillProcessTests {
     static let senders = 8
     static let perSender = 60
 
-    @Test("receiver killed under load: every message whose hop the sender saw acknowledged is in its store; after restarts of both nodes each message arrives exactly once")
+    @Test(
+        "receiver killed under load: every message whose hop the sender saw acknowledged is in its store; after restarts of both nodes each message arrives exactly once"
+    )
     func killUnderLoad() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
@@ -26,11 +31,18 @@ struct GroupCommitKillProcessTests {
         let portA = try unusedLoopbackPort()
         let portB = try unusedLoopbackPort()
         let argumentsA =
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
-             "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"] + tcpOnlyNodeArguments
-        let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + tcpOnlyNodeArguments
-        let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+            [
+                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
+                "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)",
+            ] + tcpOnlyNodeArguments
+        let argumentsB =
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + tcpOnlyNodeArguments
+        let idB = try #require(
+            PeerID(
+                hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            )
+        )
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
 
@@ -40,7 +52,8 @@ struct GroupCommitKillProcessTests {
         defer { stopProcess(nodeA) }
         try await answering(clientA, "the sender")
         try await answering(clientB, "the receiver")
-        let first = try await clientA.call(ControlRequest(cmd: "send", peer: idB.hex, text: "first", wait: true)).decode(SendReply.self)
+        let first = try await clientA.call(ControlRequest(cmd: "send", peer: idB.hex, text: "first", wait: true))
+            .decode(SendReply.self)
         #expect(first.status == .delivered)
 
         // 1. Several clients send at once, so both stores have many writes waiting at
@@ -74,16 +87,23 @@ struct GroupCommitKillProcessTests {
         // 2. What A saw acknowledged (its history says the hop took it: sent or
         //    delivered) is in B's file, once; nothing is in it twice.
         let history = try await clientA.call(ControlRequest(cmd: "history", limit: 5000)).decode(HistoryReply.self)
-        let acknowledged = Set(history.messages.filter { $0.direction == .outbound && [.sent, .delivered].contains($0.status) }.map(\.id))
+        let acknowledged = Set(
+            history.messages.filter { $0.direction == .outbound && [.sent, .delivered].contains($0.status) }.map(\.id)
+        )
         #expect(acknowledged.count > 1)
         let store = try MeshStore(path: b + "/store.sqlite")
         let entries = try await store.inbox.entries()
         try store.close()
         let stored = entries.map(\.message.id)
-        #expect(acknowledged.isSubset(of: Set(stored)), "\(acknowledged.subtracting(stored).count) acknowledged messages are missing from the receiver's store")
+        #expect(
+            acknowledged.isSubset(of: Set(stored)),
+            "\(acknowledged.subtracting(stored).count) acknowledged messages are missing from the receiver's store"
+        )
         #expect(Set(stored).count == stored.count)
         #expect(entries.map(\.sequence) == Array(1...entries.count))
-        print("group commit kill test: receiver stored \(stored.count) messages when killed; the sender had \(acknowledged.count) acknowledged")
+        print(
+            "group commit kill test: receiver stored \(stored.count) messages when killed; the sender had \(acknowledged.count) acknowledged"
+        )
 
         // 3. B comes back; A is killed while the burst goes on, and comes back too.
         nodeB = try startScmesh(argumentsB, home: home)

@@ -12,7 +12,9 @@ private struct RawControlSocket {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         let descriptor = descriptor
         let connected = withUnixSocketAddress(path) { connect(descriptor, $0, $1) }
-        guard connected == 0 else { throw MeshError(.invalidArgument, "connect failed: \(String(cString: strerror(errno)))") }
+        guard connected == 0 else {
+            throw MeshError(.invalidArgument, "connect failed: \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Writes what the socket takes without blocking; returns the bytes written.
@@ -22,7 +24,9 @@ private struct RawControlSocket {
         defer { _ = fcntl(descriptor, F_SETFL, flags) }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written <= 0 { break }
             offset += written
         }
@@ -51,14 +55,22 @@ struct HardeningTests {
         #expect(typo.code == MeshError.Code.controlRequestFailed.name)
         #expect(
             typo.error
-                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode, payloads)"#)
-        let wrongType = try ControlReply(line: try await node.client.exchange(Array(#"{"cmd":"send","wait":"yes"}"#.utf8)))
+                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode, payloads)"#
+        )
+        let wrongType = try ControlReply(
+            line: try await node.client.exchange(Array(#"{"cmd":"send","wait":"yes"}"#.utf8))
+        )
         #expect(wrongType.error == #"request field "wait" must be true or false"#)
         // Decoder internals (type names, coding paths, "Swift.DecodingError") never reach the reply.
-        for line in [#"{"cmd": 5}"#, #"{"cmd":"inbox","after":"x"}"#, "[1]", #"{"peer":"x"}"#, "{\"cmd\":", #"{"cmd":null}"#] {
+        for line in [
+            #"{"cmd": 5}"#, #"{"cmd":"inbox","after":"x"}"#, "[1]", #"{"peer":"x"}"#, "{\"cmd\":", #"{"cmd":null}"#,
+        ] {
             let reply = try ControlReply(line: try await node.client.exchange(Array(line.utf8)))
             let error = try #require(reply.error)
-            #expect(!error.contains("DecodingError") && !error.contains("CodingKeys") && !error.contains("Swift."), "\(line) -> \(error)")
+            #expect(
+                !error.contains("DecodingError") && !error.contains("CodingKeys") && !error.contains("Swift."),
+                "\(line) -> \(error)"
+            )
             #expect(error.hasPrefix("request "), "\(line) -> \(error)")
         }
         try await node.stop()
@@ -68,7 +80,8 @@ struct HardeningTests {
     func nonReadingClient() async throws {
         let node = try await RunningNode.start(
             yaml: "relay: {enabled: true}",
-            overrides: ["node.control_max_connections=4", "node.control_write_timeout_ms=300"])
+            overrides: ["node.control_max_connections=4", "node.control_write_timeout_ms=300"]
+        )
         defer { node.directory.cleanUp() }
         let greedy = try RawControlSocket(path: node.client.socketPath)
         defer { greedy.close() }
@@ -89,7 +102,8 @@ struct HardeningTests {
     @Test("connections over node.control_max_connections are answered with an error naming the key, then served again")
     func connectionLimit() async throws {
         let node = try await RunningNode.start(
-            yaml: "relay: {enabled: true}\nnode: {control_max_connections: 1}")
+            yaml: "relay: {enabled: true}\nnode: {control_max_connections: 1}"
+        )
         defer { node.directory.cleanUp() }
         let idle = try RawControlSocket(path: node.client.socketPath)
         try await eventually("the idle connection holds the only slot", attempts: 1_500) {
@@ -116,7 +130,8 @@ struct HardeningTests {
         // 4 MB: far over the limit; the reply comes although the node stops reading.
         let payload = [UInt8](repeating: 0x41, count: 3_000_000)
         let reply = try await node.client.call(
-            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString())))
+            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString()))
+        )
         #expect(reply.ok == false)
         #expect(reply.code == MeshError.Code.messageTooLarge.name, "\(reply.line)")
         #expect(reply.error?.contains("\(limit) bytes") == true, "\(reply.line)")
@@ -133,7 +148,8 @@ struct HardeningTests {
         // 12 MB of base64 for an unknown peer: read whole, decoded, queued for later.
         let payload = [UInt8](repeating: 7, count: 9_000_000)
         let reply = try await node.client.call(
-            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString())))
+            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString()))
+        )
         #expect(reply.ok, "\(reply.line.prefix(300))")
         #expect(try reply.decode(SendReply.self).bytes == payload.count)
         try await node.stop()
@@ -143,7 +159,10 @@ struct HardeningTests {
     func escaping() throws {
         #expect(TextReport.escaped("\u{1B}[2J") == #"\u{1B}[2J"#)
         #expect(TextReport.escaped("\u{1B}]0;owned\u{07}") == #"\u{1B}]0;owned\u{7}"#)
-        #expect(TextReport.escaped("tab\tstays, é stays, \u{202E}rtl") == #"tab\tstays, é stays, \u{202E}rtl"#.replacingOccurrences(of: #"\t"#, with: "\t"))
+        #expect(
+            TextReport.escaped("tab\tstays, é stays, \u{202E}rtl")
+                == #"tab\tstays, é stays, \u{202E}rtl"#.replacingOccurrences(of: #"\t"#, with: "\t")
+        )
         #expect(TextReport.escaped("a\nb", newlines: "\n  ") == "a\n  b")
         #expect(TextReport.escaped("a\r\nb") == #"a\u{D}\u{A}b"#)
         let hostile = "\u{1B}[2J\u{1B}]0;title\u{07}hi\nthere"
@@ -190,7 +209,9 @@ struct ProcessHardeningTests {
         try await runScmesh(arguments, environment: environment(home), input: input)
     }
 
-    @Test("a second scmesh run on a locked data dir fails with one clear line, even without control.sock; SIGHUP stops the node cleanly")
+    @Test(
+        "a second scmesh run on a locked data dir fails with one clear line, even without control.sock; SIGHUP stops the node cleanly"
+    )
     func lockAndSIGHUP() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path))
         let directory = try TemporaryDirectory()
@@ -198,7 +219,9 @@ struct ProcessHardeningTests {
         let data = directory.file("data")
         let node = try launch(["run", "--data-dir", data], home: directory.path)
         defer { if node.isRunning { node.terminate() } }
-        try await eventually("the node answers") { try await scmesh(["status", "--data-dir", data], home: directory.path).status == 0 }
+        try await eventually("the node answers") {
+            try await scmesh(["status", "--data-dir", data], home: directory.path).status == 0
+        }
         #expect(FileManager.default.fileExists(atPath: (data as NSString).appendingPathComponent("node.lock")))
 
         try FileManager.default.removeItem(atPath: DataDirectory.controlSocketPath(data))
@@ -206,7 +229,10 @@ struct ProcessHardeningTests {
         #expect(second.status == 1)
         let lines = second.standardError.split(separator: "\n")
         #expect(lines.count == 1, "\(second.standardError)")
-        #expect(lines.first?.hasPrefix("scmesh: another node is running with data dir \(data)") == true, "\(second.standardError)")
+        #expect(
+            lines.first?.hasPrefix("scmesh: another node is running with data dir \(data)") == true,
+            "\(second.standardError)"
+        )
 
         kill(node.processIdentifier, SIGHUP)
         try await eventually("scmesh run exits after SIGHUP") { !node.isRunning }
@@ -216,12 +242,16 @@ struct ProcessHardeningTests {
         // The lock went with the process: a new node starts.
         let third = try launch(["run", "--data-dir", data], home: directory.path)
         defer { if third.isRunning { third.terminate() } }
-        try await eventually("a new node answers") { try await scmesh(["status", "--data-dir", data], home: directory.path).status == 0 }
+        try await eventually("a new node answers") {
+            try await scmesh(["status", "--data-dir", data], home: directory.path).status == 0
+        }
         kill(third.processIdentifier, SIGTERM)
         try await eventually("it exits") { !third.isRunning }
     }
 
-    @Test("a 10 MB scmesh send - goes through, scmesh inbox prints it with escapes; an over-limit one is refused at once")
+    @Test(
+        "a 10 MB scmesh send - goes through, scmesh inbox prints it with escapes; an over-limit one is refused at once"
+    )
     func tenMegabytes() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path))
         let directory = try TemporaryDirectory()
@@ -231,15 +261,21 @@ struct ProcessHardeningTests {
         let b = directory.file("b")
         // HTTP on free ports: `send -` posts the raw payload to the HTTP API.
         let nodeA = try launch(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)", "--set", "http.listen=127.0.0.1:0"],
-            home: directory.path)
+            [
+                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)", "--set",
+                "http.listen=127.0.0.1:0",
+            ],
+            home: directory.path
+        )
         defer { if nodeA.isRunning { nodeA.terminate() } }
         let nodeB = try launch(
             [
-                "run", "--data-dir", b, "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)", "--set", "max_message_size=12000000",
+                "run", "--data-dir", b, "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)", "--set",
+                "max_message_size=12000000",
                 "--set", "http.listen=127.0.0.1:0",
             ],
-            home: directory.path)
+            home: directory.path
+        )
         defer { if nodeB.isRunning { nodeB.terminate() } }
         let idB = try await scmesh(["identity", "--data-dir", b], home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -253,7 +289,8 @@ struct ProcessHardeningTests {
         let sent = try await scmesh(["send", "--data-dir", a, idB, "-"], home: directory.path, input: payload)
         #expect(sent.status == 0, "\(sent.standardError)")
         try await eventually("B holds the message") {
-            try await scmesh(["inbox", "--data-dir", b, "--json", "--limit", "0"], home: directory.path).standardOutput.contains("\"total_received\":1")
+            try await scmesh(["inbox", "--data-dir", b, "--json", "--limit", "0"], home: directory.path).standardOutput
+                .contains("\"total_received\":1")
         }
         // The listing carries the payload's first 1 KiB only (a one-line text: all of
         // it is shown); --payloads all of it.
@@ -261,7 +298,10 @@ struct ProcessHardeningTests {
         #expect(inbox.status == 0)
         #expect(inbox.standardOutput.contains(#"\u{1B}[2J\u{1B}]0;owned\u{7}xxx"#))
         #expect(!inbox.standardOutput.utf8.contains(0x1B))
-        #expect(inbox.standardOutput.contains("xxx…\n    (10000000 bytes in all; --save DIR writes them to a file)"), "\(inbox.standardOutput.suffix(200))")
+        #expect(
+            inbox.standardOutput.contains("xxx…\n    (10000000 bytes in all; --save DIR writes them to a file)"),
+            "\(inbox.standardOutput.suffix(200))"
+        )
         #expect(inbox.standardOutput.utf8.count < 2_000)
         let whole = try await scmesh(["inbox", "--data-dir", b, "--payloads"], home: directory.path)
         #expect(whole.status == 0)
@@ -271,10 +311,16 @@ struct ProcessHardeningTests {
 
         // B's limit is 12,000,000 bytes: 13 MB is refused up front, naming the key.
         let tooLarge = try await scmesh(
-            ["send", "--data-dir", b, idA, "-"], home: directory.path, input: [UInt8](repeating: 1, count: 13_000_000))
+            ["send", "--data-dir", b, idA, "-"],
+            home: directory.path,
+            input: [UInt8](repeating: 1, count: 13_000_000)
+        )
         #expect(tooLarge.status == 1)
         // It goes over the HTTP API (raw bytes), which refuses it naming the limit.
-        #expect(tooLarge.standardError.hasPrefix("scmesh: the body is larger than 12000000 bytes"), "\(tooLarge.standardError)")
+        #expect(
+            tooLarge.standardError.hasPrefix("scmesh: the body is larger than 12000000 bytes"),
+            "\(tooLarge.standardError)"
+        )
         #expect(tooLarge.standardError.contains("max_message_size"))
         #expect(tooLarge.standardError.split(separator: "\n").count == 1)
 

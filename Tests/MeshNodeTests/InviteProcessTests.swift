@@ -14,19 +14,29 @@ import Testing
 struct InviteProcessTests {
     static let common = tcpOnlyNodeArguments
 
-    @Test("invite (link and QR code) → join → contact added, link up, a message delivered; the QR code decodes to the link")
+    @Test(
+        "invite (link and QR code) → join → contact added, link up, a message delivered; the QR code decodes to the link"
+    )
     func inviteJoinSend() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
         let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "node.name=alice"] + Self.common,
-            home: home)
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "node.name=alice"]
+                + Self.common,
+            home: home
+        )
         defer { stopProcess(nodeA) }
-        let nodeB = try startScmesh(["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common, home: home)
+        let nodeB = try startScmesh(
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common,
+            home: home
+        )
         defer { stopProcess(nodeB) }
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
@@ -36,9 +46,13 @@ struct InviteProcessTests {
             }
         }
         let idA = try await clientA.call(.status).decode(StatusReply.self).peerID
-        let boundA = try await clientA.call(.status).decode(StatusReply.self)
+        let boundA =
+            try await clientA.call(.status).decode(StatusReply.self)
             .transports.first { $0.name == "tcp" }?.addresses ?? []
-        #expect(boundA.count == 1 && boundA.first?.hasPrefix("127.0.0.1:") == true && boundA.first != "127.0.0.1:0", "\(boundA)")
+        #expect(
+            boundA.count == 1 && boundA.first?.hasPrefix("127.0.0.1:") == true && boundA.first != "127.0.0.1:0",
+            "\(boundA)"
+        )
 
         // 1. The invitation as JSON names the bound address, the name and a 2 h expiry.
         let json = try await runScmesh(["invite", "--data-dir", a, "--json", "--expires", "2h"], home: home)
@@ -77,7 +91,9 @@ struct InviteProcessTests {
 
         // 4. A message to the alias arrives at A, with the signed receipt.
         let send = try await runScmesh(
-            ["send", "--data-dir", b, "--json", "--timeout", "30", "alice", "hello through an invitation"], home: home)
+            ["send", "--data-dir", b, "--json", "--timeout", "30", "alice", "hello through an invitation"],
+            home: home
+        )
         #expect(send.status == 0, "\(send.standardError)")
         #expect(try jsonObject(send.standardOutput)["status"] as? String == "delivered")
         #expect(try await inboxTexts(dataDirectory: a, home: home) == ["hello through an invitation"])
@@ -88,24 +104,37 @@ struct InviteProcessTests {
         #expect(again.standardOutput.contains("already a contact: alice"), "\(again.standardOutput)")
     }
 
-    @Test("join refuses, with a clear error and exit 1: its own invitation, an expired one, a tampered one, a malformed one")
+    @Test(
+        "join refuses, with a clear error and exit 1: its own invitation, an expired one, a tampered one, a malformed one"
+    )
     func joinRefusals() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
-        let nodeA = try startScmesh(["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common, home: home)
+        let nodeA = try startScmesh(
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common,
+            home: home
+        )
         defer { stopProcess(nodeA) }
-        let nodeB = try startScmesh(["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common, home: home)
+        let nodeB = try startScmesh(
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common,
+            home: home
+        )
         defer { stopProcess(nodeB) }
         for data in [a, b] {
             try await eventually("a node answers on its control socket", attempts: 1500) {
                 try await ControlClient(dataDirectory: data).call(.status).ok
             }
         }
-        let link = try jsonObject(try await runScmesh(["invite", "--data-dir", a, "--json"], home: home).standardOutput)["link"]
+        let link = try jsonObject(
+            try await runScmesh(["invite", "--data-dir", a, "--json"], home: home).standardOutput
+        )["link"]
         let valid = try #require(link as? String)
 
         // Its own invitation.
@@ -116,7 +145,11 @@ struct InviteProcessTests {
         // Expired: signed by A's own key an hour ago (the node never makes one).
         let identityA = try NodeIdentity.loadOrCreate(directory: a)
         let expired = try Invitation.signed(
-            by: identityA, name: nil, addresses: [], expiresAt: UInt32(Date().timeIntervalSince1970 - 3600))
+            by: identityA,
+            name: nil,
+            addresses: [],
+            expiresAt: UInt32(Date().timeIntervalSince1970 - 3600)
+        )
         let late = try await runScmesh(["join", "--data-dir", b, expired.link], home: home)
         #expect(late.status == 1)
         #expect(late.standardError.contains("expired 1 h 0 min ago"), "\(late.standardError)")

@@ -10,9 +10,14 @@ import Testing
 
 @Suite("large payloads across kill -9")
 struct LargePayloadProcessTests {
-    @Test("scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed; the receiver's payload file survives its own SIGKILL and `scmesh inbox --save` downloads it raw from the HTTP API")
+    @Test(
+        "scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed; the receiver's payload file survives its own SIGKILL and `scmesh inbox --save` downloads it raw from the HTTP API"
+    )
     func largePayloadSurvivesKill() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
@@ -22,11 +27,17 @@ struct LargePayloadProcessTests {
         let portB = try unusedLoopbackPort()
         let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
         let argumentsA =
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
-             "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"] + common
+            [
+                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
+                "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)",
+            ] + common
         let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
-        let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let idB = try #require(
+            PeerID(
+                hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            )
+        )
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
         let payloads = a + "/store.sqlite-payloads"
@@ -37,7 +48,10 @@ struct LargePayloadProcessTests {
         // Not text: every byte value, in an order no run of the encoder could invent.
         let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) }
         let sent = try await runScmesh(
-            ["send", "--data-dir", a, "--json", idB.hex, "-"], environment: scmeshEnvironment(home: home), input: payload)
+            ["send", "--data-dir", a, "--json", idB.hex, "-"],
+            environment: scmeshEnvironment(home: home),
+            input: payload
+        )
         #expect(sent.status == 0, "\(sent.standardError)")
         let reply = try jsonObject(sent.standardOutput)
         #expect(reply["status"] as? String == "queued")
@@ -75,7 +89,10 @@ struct LargePayloadProcessTests {
         // The receiver keeps it in a payload file of its own, which a kill -9 and a
         // restart keep; `scmesh inbox --save` gets it byte for byte from there.
         let receivedFiles = try FileManager.default.contentsOfDirectory(atPath: b + "/store.sqlite-payloads")
-        #expect(receivedFiles.count == 1 && receivedFiles.first?.hasPrefix("inbox-\(messageID)-") == true, "\(receivedFiles)")
+        #expect(
+            receivedFiles.count == 1 && receivedFiles.first?.hasPrefix("inbox-\(messageID)-") == true,
+            "\(receivedFiles)"
+        )
         kill(nodeB.processIdentifier, SIGKILL)
         nodeB.waitUntilExit()
         nodeB = try startScmesh(argumentsB, home: home)
@@ -93,26 +110,46 @@ struct LargePayloadProcessTests {
         let listed = try await runScmesh(["inbox", "--data-dir", b, "--json"], home: home)
         let message = try #require((try jsonObject(listed.standardOutput)["messages"] as? [[String: Any]])?.first)
         #expect(message["payload_base64"] == nil && message["bytes"] as? Int == payload.count)
-        #expect((message["head_base64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init) == Array(payload.prefix(1024)))
+        #expect(
+            (message["head_base64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init)
+                == Array(payload.prefix(1024))
+        )
     }
 
-    @Test("scmesh send - with standard input a file already read in part: the node gets exactly the rest (the client hands the file to sendfile from its offset), delivered byte for byte")
+    @Test(
+        "scmesh send - with standard input a file already read in part: the node gets exactly the rest (the client hands the file to sendfile from its offset), delivered byte for byte"
+    )
     func standardInputFromAFileOffset() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
         let (a, b) = (directory.file("a"), directory.file("b"))
         let portB = try unusedLoopbackPort()
         let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
-        let nodeB = try startScmesh(["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common, home: home)
+        let nodeB = try startScmesh(
+            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common,
+            home: home
+        )
         defer { stopProcess(nodeB) }
         let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
-                + common, home: home)
+            [
+                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
+                "transports.tcp.bootstrap=127.0.0.1:\(portB)",
+            ]
+                + common,
+            home: home
+        )
         defer { stopProcess(nodeA) }
-        let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let idB = try #require(
+            PeerID(
+                hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            )
+        )
         let clientB = ControlClient(dataDirectory: b)
         try await eventually("the receiver answers", attempts: 1500) { try await clientB.call(.status).ok }
 
@@ -122,7 +159,8 @@ struct LargePayloadProcessTests {
         let payload = (0..<(5 << 19)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 9) }
         let file = directory.file("payload.bin")
         try Data(skipped + payload).write(to: URL(fileURLWithPath: file))
-        let command = "{ dd bs=1000 count=1 of=/dev/null 2>/dev/null; exec '\(scmeshExecutable.path)' send --data-dir '\(a)' --json \(idB.hex) -; } < '\(file)'"
+        let command =
+            "{ dd bs=1000 count=1 of=/dev/null 2>/dev/null; exec '\(scmeshExecutable.path)' send --data-dir '\(a)' --json \(idB.hex) -; } < '\(file)'"
         let sent = try await runProcess("/bin/sh", ["-c", command])
         #expect(sent.status == 0, "\(sent.standardError)")
         let reply = try jsonObject(String(decoding: sent.output, as: UTF8.self))
@@ -139,6 +177,7 @@ struct LargePayloadProcessTests {
         let firstDifference = zip(bytes, payload).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(
             bytes.count == payload.count && firstDifference == nil,
-            "received \(bytes.count) bytes of \(payload.count); first difference at byte \(firstDifference.map(String.init) ?? "none")")
+            "received \(bytes.count) bytes of \(payload.count); first difference at byte \(firstDifference.map(String.init) ?? "none")"
+        )
     }
 }

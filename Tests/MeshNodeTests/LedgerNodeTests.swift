@@ -18,7 +18,9 @@ struct LedgerNodeTests {
         """
     }
 
-    @Test("a node records the address that worked, redials it after a restart without bootstrap config, and counts failed dials against it")
+    @Test(
+        "a node records the address that worked, redials it after a restart without bootstrap config, and counts failed dials against it"
+    )
     func redialAfterRestart() async throws {
         let portAlice = try unusedLoopbackPort()
         let portBob = try unusedLoopbackPort()
@@ -36,7 +38,9 @@ struct LedgerNodeTests {
         }
         let address = "127.0.0.1:\(portBob)"
         try await eventually("the ledger records bob's address as working", attempts: 1_500) {
-            try await alice.node.store.ledger.addresses(for: bobID).first.map { $0.address == address && $0.successes >= 1 } == true
+            try await alice.node.store.ledger.addresses(for: bobID).first.map {
+                $0.address == address && $0.successes >= 1
+            } == true
         }
         // Bob never dialled alice: an inbound link's ephemeral port is not recorded.
         #expect(try await bob.node.store.ledger.addresses(for: alice.node.peerID).isEmpty)

@@ -28,7 +28,9 @@ struct LinuxFitProcessTests {
         }
     }
 
-    @Test("an installed scmesh is one file: a copy of the binary alone in another directory has its built-in config (no resource bundle beside it)")
+    @Test(
+        "an installed scmesh is one file: a copy of the binary alone in another directory has its built-in config (no resource bundle beside it)"
+    )
     func binaryCopiedAloneHasItsBuiltInConfig() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -41,9 +43,12 @@ struct LinuxFitProcessTests {
         #expect(checked.contains("announce_interval_ms: 3600000"), "\(checked.prefix(400))")
     }
 
-    @Test("Config/scmesh.service passes systemd-analyze verify, runs `scmesh run` as a DynamicUser with its StateDirectory as data dir")
+    @Test(
+        "Config/scmesh.service passes systemd-analyze verify, runs `scmesh run` as a DynamicUser with its StateDirectory as data dir"
+    )
     func serviceUnit() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let unit = try String(contentsOf: root.appendingPathComponent("Config/scmesh.service"), encoding: .utf8)
         let settings = unit.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map(String.init)
         #expect(settings.contains("DynamicUser=yes"))
@@ -52,7 +57,10 @@ struct LinuxFitProcessTests {
         let execStart = try #require(settings.first { $0.hasPrefix("ExecStart=") })
         #expect(execStart == "ExecStart=/usr/local/bin/scmesh run")
         let analyze = "/usr/bin/systemd-analyze"
-        try #require(FileManager.default.isExecutableFile(atPath: analyze), "systemd-analyze is missing: run scripts/setup.sh --test")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: analyze),
+            "systemd-analyze is missing: run scripts/setup.sh --test"
+        )
         // Verify the unit as written, with ExecStart pointing at the binary just built.
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

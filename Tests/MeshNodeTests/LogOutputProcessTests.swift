@@ -15,12 +15,19 @@ struct LogOutputProcessTests {
 
     @Test("node.log_file: the log is appended to DATA-DIR/<file> (mode 0600) with timestamps, not written to stderr")
     func logFile() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let data = directory.file("n")
         let stderrPath = directory.file("stderr")
-        let node = try start(["run", "--data-dir", data, "--set", "node.log_file=node.log"] + Self.quiet, stderr: stderrPath, home: directory.path)
+        let node = try start(
+            ["run", "--data-dir", data, "--set", "node.log_file=node.log"] + Self.quiet,
+            stderr: stderrPath,
+            home: directory.path
+        )
         defer { stopProcess(node) }
         let log = (data as NSString).appendingPathComponent("node.log")
         // The control socket answers once the service group (with its signal handlers) runs.
@@ -32,7 +39,11 @@ struct LogOutputProcessTests {
         }
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         let starting = try #require(lines.first { $0.contains("starting") })
-        #expect(starting.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z info scmesh: "#, options: .regularExpression) != nil, "\(starting)")
+        #expect(
+            starting.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z info scmesh: "#, options: .regularExpression)
+                != nil,
+            "\(starting)"
+        )
         let mode = try FileManager.default.attributesOfItem(atPath: log)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
         kill(node.processIdentifier, SIGTERM)
@@ -42,9 +53,14 @@ struct LogOutputProcessTests {
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("stopped"))
     }
 
-    @Test("stderr connected to the journal ($JOURNAL_STREAM = its device:inode): lines carry syslog priorities, no timestamps")
+    @Test(
+        "stderr connected to the journal ($JOURNAL_STREAM = its device:inode): lines carry syslog priorities, no timestamps"
+    )
     func journalFormat() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let data = directory.file("n")
@@ -53,30 +69,48 @@ struct LogOutputProcessTests {
         var info = stat()
         #expect(stat(stderrPath, &info) == 0)
         let node = try start(
-            ["run", "--data-dir", data] + Self.quiet, stderr: stderrPath, home: directory.path,
-            extra: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"])
+            ["run", "--data-dir", data] + Self.quiet,
+            stderr: stderrPath,
+            home: directory.path,
+            extra: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"]
+        )
         defer { stopProcess(node) }
         try await eventually("the node logs that it started", attempts: 1500) {
             ((try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "").contains("starting")
         }
         let starting = try #require(
-            try String(contentsOfFile: stderrPath, encoding: .utf8).split(separator: "\n").first { $0.contains("starting") })
+            try String(contentsOfFile: stderrPath, encoding: .utf8).split(separator: "\n").first {
+                $0.contains("starting")
+            }
+        )
         #expect(starting.hasPrefix("<6>scmesh: "), "\(starting)")
         // A JOURNAL_STREAM that is not stderr (inherited, then redirected) changes nothing.
         let other = directory.file("other")
         let plain = try start(
-            ["run", "--data-dir", directory.file("m")] + Self.quiet, stderr: other, home: directory.path,
-            extra: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"])
+            ["run", "--data-dir", directory.file("m")] + Self.quiet,
+            stderr: other,
+            home: directory.path,
+            extra: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"]
+        )
         defer { stopProcess(plain) }
         try await eventually("the second node logs that it started", attempts: 1500) {
             ((try? String(contentsOfFile: other, encoding: .utf8)) ?? "").contains("starting")
         }
-        let line = try #require(try String(contentsOfFile: other, encoding: .utf8).split(separator: "\n").first { $0.contains("starting") })
+        let line = try #require(
+            try String(contentsOfFile: other, encoding: .utf8).split(separator: "\n").first { $0.contains("starting") }
+        )
         #expect(!line.hasPrefix("<"), "\(line)")
     }
 
-    private func start(_ arguments: [String], stderr: String, home: String, extra: [String: String] = [:]) throws -> Process {
-        if !FileManager.default.fileExists(atPath: stderr) { _ = FileManager.default.createFile(atPath: stderr, contents: nil) }
+    private func start(
+        _ arguments: [String],
+        stderr: String,
+        home: String,
+        extra: [String: String] = [:]
+    ) throws -> Process {
+        if !FileManager.default.fileExists(atPath: stderr) {
+            _ = FileManager.default.createFile(atPath: stderr, contents: nil)
+        }
         let process = Process()
         process.executableURL = scmeshExecutable
         process.arguments = arguments

@@ -1,14 +1,17 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import MeshCore
 import MeshNode
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Whether this process may make network namespaces: root and iproute2's `ip`.
-private let canMakeHosts = geteuid() == 0
-    && (FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") || FileManager.default.isExecutableFile(atPath: "/sbin/ip")
+private let canMakeHosts =
+    geteuid() == 0
+    && (FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+        || FileManager.default.isExecutableFile(atPath: "/sbin/ip")
         || FileManager.default.isExecutableFile(atPath: "/usr/bin/ip"))
 
 /// `scmesh run` processes on two "hosts" (network namespaces made by
@@ -18,7 +21,8 @@ private let canMakeHosts = geteuid() == 0
 struct MDNSNodeTests {
     @Test(
         "mDNS (10) beats TCP bootstrap (30); the mDNS path dies mid-stream and traffic escalates to TCP with every message delivered exactly once",
-        .enabled(if: canMakeHosts, "needs root and iproute2 (ip netns) to make two hosts"))
+        .enabled(if: canMakeHosts, "needs root and iproute2 (ip netns) to make two hosts")
+    )
     func priorityAndEscalation() async throws {
         let hosts = try NetnsHosts(secondPair: true)
         defer { hosts.down() }
@@ -26,17 +30,27 @@ struct MDNSNodeTests {
         defer { directory.cleanUp() }
         let tuning = Self.tuning
         func mdns(_ host: Int) -> [String] {
-            ["--set", "transports.mdns.interfaces=[veth\(host)]", "--set", "transports.mdns.listen=[10.213.0.\(host):0]"]
+            [
+                "--set", "transports.mdns.interfaces=[veth\(host)]", "--set",
+                "transports.mdns.listen=[10.213.0.\(host):0]",
+            ]
         }
         let a = try await hosts.launchNode(
-            host: 1, dataDirectory: directory.file("a"), home: directory.path,
-            arguments: tuning + mdns(1) + ["--set", "transports.tcp.listen=[10.214.0.1:7420]"])
+            host: 1,
+            dataDirectory: directory.file("a"),
+            home: directory.path,
+            arguments: tuning + mdns(1) + ["--set", "transports.tcp.listen=[10.214.0.1:7420]"]
+        )
         defer { a.stop() }
         let b = try await hosts.launchNode(
-            host: 2, dataDirectory: directory.file("b"), home: directory.path,
+            host: 2,
+            dataDirectory: directory.file("b"),
+            home: directory.path,
             arguments: tuning + mdns(2) + [
-                "--set", "transports.tcp.listen=[10.214.0.2:7420]", "--set", "transports.tcp.bootstrap=[10.214.0.1:7420]",
-            ])
+                "--set", "transports.tcp.listen=[10.214.0.2:7420]", "--set",
+                "transports.tcp.bootstrap=[10.214.0.1:7420]",
+            ]
+        )
         defer { b.stop() }
         let nodes = [a, b]
 
@@ -61,7 +75,8 @@ struct MDNSNodeTests {
                 do {
                     // Send queues; waiting for the receipt keeps the stream one message at a time.
                     let reply = try await a.client.call(
-                        NodeCommand.send(SendRequest(peer: b.peerID.hex, text: text, wait: true, timeoutSeconds: 60)))
+                        NodeCommand.send(SendRequest(peer: b.peerID.hex, text: text, wait: true, timeoutSeconds: 60))
+                    )
                     if !reply.ok { failures.append("\(text): \(reply.line)") }
                 } catch {
                     failures.append("\(text): \(error)")
@@ -93,7 +108,10 @@ struct MDNSNodeTests {
             _ = await sender.value
             throw error
         }
-        #expect(beforeKill.allSatisfy { $0.transport == "mdns" }, "\(beforeKill.map { "\($0.text ?? "?") via \($0.transport)" })")
+        #expect(
+            beforeKill.allSatisfy { $0.transport == "mdns" },
+            "\(beforeKill.map { "\($0.text ?? "?") via \($0.transport)" })"
+        )
         #expect(peerBefore?.activeTransport == "mdns")
         #expect((statusBefore.stats.transports["mdns"]?.framesSent ?? 0) >= beforeKill.count)
         // Nothing went over TCP while the mDNS path was healthy.
@@ -117,7 +135,10 @@ struct MDNSNodeTests {
         // mDNS first, then TCP, never back (the mDNS path stays down).
         let transports = inbox.messages.map(\.transport)
         let firstTCP = transports.firstIndex(of: "tcp") ?? transports.count
-        #expect(transports[..<firstTCP].allSatisfy { $0 == "mdns" } && transports[firstTCP...].allSatisfy { $0 == "tcp" }, "\(transports)")
+        #expect(
+            transports[..<firstTCP].allSatisfy { $0 == "mdns" } && transports[firstTCP...].allSatisfy { $0 == "tcp" },
+            "\(transports)"
+        )
         #expect(transports.last == "tcp", "\(transports)")
 
         let statusAfter = try await a.status()
@@ -134,12 +155,14 @@ struct MDNSNodeTests {
         print(
             "mDNS->TCP escalation: \(transports.filter { $0 == "mdns" }.count) messages over mdns, \(transports.filter { $0 == "tcp" }.count) over tcp; "
                 + "A's stats: escalations \(statusAfter.stats.escalations), ack timeouts \(statusAfter.stats.ackTimeouts), retries \(statusAfter.stats.retries); "
-                + "B dropped \(try await b.status().stats.duplicatesDropped) duplicates")
+                + "B dropped \(try await b.status().stats.duplicatesDropped) duplicates"
+        )
     }
 
     @Test(
         "two nodes in two namespaces find each other over mDNS only, exchange messages with scmesh send/inbox, lose each other when the veth goes down and meet again when it comes up",
-        .enabled(if: canMakeHosts, "needs root and iproute2 (ip netns) to make two hosts"))
+        .enabled(if: canMakeHosts, "needs root and iproute2 (ip netns) to make two hosts")
+    )
     func twoHostsLoseAndRefind() async throws {
         let hosts = try NetnsHosts(secondPair: false)
         defer { hosts.down() }
@@ -190,7 +213,8 @@ struct MDNSNodeTests {
 
     @Test(
         "benchmark (printed, not asserted): node start to first delivered message across two hosts vs avahi-browse -r resolving a fresh avahi-publish",
-        .enabled(if: canMakeHosts, "needs root and iproute2 (ip netns) to make two hosts"))
+        .enabled(if: canMakeHosts, "needs root and iproute2 (ip netns) to make two hosts")
+    )
     func startToFirstMessageBenchmark() async throws {
         let hosts = try NetnsHosts(secondPair: false)
         defer { hosts.down() }
@@ -215,11 +239,18 @@ struct MDNSNodeTests {
             try await Task.sleep(for: .milliseconds(500))
             let publishStart = ContinuousClock.now
             let publisher = try hosts.launch(
-                host: 1, ["avahi-publish", "-s", serviceName, serviceType, "7400", "v=1"], log: directory.file("publish\(round).log"))
+                host: 1,
+                ["avahi-publish", "-s", serviceName, serviceType, "7400", "v=1"],
+                log: directory.file("publish\(round).log")
+            )
             defer { terminate(publisher, signal: SIGKILL) }
-            let resolved = try await waitFor("avahi-browse -r in host 2 resolves \(serviceName)", interval: .milliseconds(5)) {
+            let resolved = try await waitFor(
+                "avahi-browse -r in host 2 resolves \(serviceName)",
+                interval: .milliseconds(5)
+            ) {
                 let text = (try? String(contentsOfFile: browseLog, encoding: .utf8)) ?? ""
-                return text.split(separator: "\n").contains { $0.hasPrefix("=") && $0.contains(";\(serviceName);") } ? ContinuousClock.now : nil
+                return text.split(separator: "\n").contains { $0.hasPrefix("=") && $0.contains(";\(serviceName);") }
+                    ? ContinuousClock.now : nil
             }
             let avahiResolve = resolved - publishStart
             let knownStart = ContinuousClock.now
@@ -233,39 +264,70 @@ struct MDNSNodeTests {
             // once, A sends to B as soon as it can.
             let dataA = directory.file("a\(round)")
             let dataB = directory.file("b\(round)")
-            let peers = (try await identity(dataA, home: directory.path), try await identity(dataB, home: directory.path))
+            let peers = (
+                try await identity(dataA, home: directory.path), try await identity(dataB, home: directory.path)
+            )
             let start = ContinuousClock.now
-            let (a, b) = try await Self.launchMDNSOnlyPair(hosts: hosts, directory: directory, names: ("a\(round)", "b\(round)"), peerIDs: peers)
+            let (a, b) = try await Self.launchMDNSOnlyPair(
+                hosts: hosts,
+                directory: directory,
+                names: ("a\(round)", "b\(round)"),
+                peerIDs: peers
+            )
             defer { a.stop() }
             defer { b.stop() }
             let nodes = [a, b]
             let controlUp = try await waitFor("A's control socket answers", interval: .milliseconds(5), nodes: nodes) {
                 try await a.client.call(.status).ok ? ContinuousClock.now : nil
             }
-            let sent = try await waitFor("A's first send to B is acknowledged", interval: .milliseconds(5), nodes: nodes) {
+            let sent = try await waitFor(
+                "A's first send to B is acknowledged",
+                interval: .milliseconds(5),
+                nodes: nodes
+            ) {
                 try await a.client.call(
                     NodeCommand.send(SendRequest(peer: b.peerID.hex, text: "first", wait: true, timeoutSeconds: 60))
                 ).ok ? ContinuousClock.now : nil
             }
-            let delivered = try await waitFor("B's inbox has the first message", interval: .milliseconds(5), nodes: nodes) {
+            let delivered = try await waitFor(
+                "B's inbox has the first message",
+                interval: .milliseconds(5),
+                nodes: nodes
+            ) {
                 try await b.inbox().contains { $0.text == "first" && $0.from == a.peerID } ? ContinuousClock.now : nil
             }
             nodeFigures.append(ms(delivered - start))
             avahiFigures.append(ms(avahiResolve))
-            print(String(
-                format: "MDNS-BENCH: round %d: node start -> first delivered message across two namespace hosts: %.0f ms "
-                    + "(launch -> A's control socket %.0f ms, -> send acknowledged %.0f ms); "
-                    + "avahi-publish -> avahi-browse -r (already running in the other host) resolved: %.0f ms; "
-                    + "avahi-browse -rpt of the known service: %.0f ms; node minus avahi: %.0f ms",
-                round, ms(delivered - start), ms(controlUp - start), ms(sent - start), ms(avahiResolve), ms(avahiKnown),
-                ms(delivered - start) - ms(avahiResolve)))
+            print(
+                String(
+                    format:
+                        "MDNS-BENCH: round %d: node start -> first delivered message across two namespace hosts: %.0f ms "
+                        + "(launch -> A's control socket %.0f ms, -> send acknowledged %.0f ms); "
+                        + "avahi-publish -> avahi-browse -r (already running in the other host) resolved: %.0f ms; "
+                        + "avahi-browse -rpt of the known service: %.0f ms; node minus avahi: %.0f ms",
+                    round,
+                    ms(delivered - start),
+                    ms(controlUp - start),
+                    ms(sent - start),
+                    ms(avahiResolve),
+                    ms(avahiKnown),
+                    ms(delivered - start) - ms(avahiResolve)
+                )
+            )
             a.stop()
             b.stop()
         }
         let median = { (values: [Double]) in values.sorted()[values.count / 2] }
-        print(String(
-            format: "MDNS-BENCH: median of %d rounds: node start -> first delivered message %.0f ms; avahi-publish -> avahi-browse -r resolved %.0f ms; difference %.0f ms (goal: <= 100 ms)",
-            nodeFigures.count, median(nodeFigures), median(avahiFigures), median(nodeFigures) - median(avahiFigures)))
+        print(
+            String(
+                format:
+                    "MDNS-BENCH: median of %d rounds: node start -> first delivered message %.0f ms; avahi-publish -> avahi-browse -r resolved %.0f ms; difference %.0f ms (goal: <= 100 ms)",
+                nodeFigures.count,
+                median(nodeFigures),
+                median(avahiFigures),
+                median(nodeFigures) - median(avahiFigures)
+            )
+        )
         #expect(nodeFigures.count == 3)
     }
 
@@ -280,20 +342,33 @@ struct MDNSNodeTests {
 
     /// Node A in host 1 and node B in host 2, mDNS on the veth pair only, no TCP transport.
     static func launchMDNSOnlyPair(
-        hosts: NetnsHosts, directory: TemporaryDirectory, names: (String, String) = ("a", "b"),
+        hosts: NetnsHosts,
+        directory: TemporaryDirectory,
+        names: (String, String) = ("a", "b"),
         peerIDs: (PeerID, PeerID)? = nil
     ) async throws -> (NamespaceNode, NamespaceNode) {
         func arguments(_ host: Int) -> [String] {
             tuning + [
                 "--set", "transports.tcp.enabled=false",
-                "--set", "transports.mdns.interfaces=[veth\(host)]", "--set", "transports.mdns.listen=[10.213.0.\(host):0]",
+                "--set", "transports.mdns.interfaces=[veth\(host)]", "--set",
+                "transports.mdns.listen=[10.213.0.\(host):0]",
             ]
         }
         let a = try await hosts.launchNode(
-            host: 1, dataDirectory: directory.file(names.0), home: directory.path, arguments: arguments(1), peerID: peerIDs?.0)
+            host: 1,
+            dataDirectory: directory.file(names.0),
+            home: directory.path,
+            arguments: arguments(1),
+            peerID: peerIDs?.0
+        )
         do {
             let b = try await hosts.launchNode(
-                host: 2, dataDirectory: directory.file(names.1), home: directory.path, arguments: arguments(2), peerID: peerIDs?.1)
+                host: 2,
+                dataDirectory: directory.file(names.1),
+                home: directory.path,
+                arguments: arguments(2),
+                peerID: peerIDs?.1
+            )
             return (a, b)
         } catch {
             a.stop()
@@ -315,7 +390,10 @@ final class NetnsHosts: Sendable {
     init(secondPair: Bool) throws {
         prefix = "scmn\(PeerID.random().short.prefix(4))"
         directory = "/tmp/\(prefix)-netns"
-        environment = ["SCMESH_NETNS_PREFIX=\(prefix)", "SCMESH_NETNS_DIR=\(directory)", "SECOND_PAIR=\(secondPair ? "yes" : "no")"]
+        environment = [
+            "SCMESH_NETNS_PREFIX=\(prefix)", "SCMESH_NETNS_DIR=\(directory)",
+            "SECOND_PAIR=\(secondPair ? "yes" : "no")",
+        ]
         scriptPath = repositoryRoot.appendingPathComponent("scripts/avahi/netns.sh").path
         do {
             _ = try script(["up"])
@@ -330,7 +408,9 @@ final class NetnsHosts: Sendable {
     func script(_ arguments: [String]) throws -> String {
         let result = try runToEnd("/usr/bin/env", environment + ["bash", scriptPath] + arguments)
         guard result.status == 0 else {
-            throw MDNSNodeTestFailure("netns.sh \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)")
+            throw MDNSNodeTestFailure(
+                "netns.sh \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)"
+            )
         }
         return result.output
     }
@@ -352,14 +432,29 @@ final class NetnsHosts: Sendable {
 
     /// Starts `scmesh run` in host `host` on `dataDirectory`; unless `peerID` is given (its
     /// identity made already), `scmesh identity` creates the identity first, so the peer ID is known.
-    func launchNode(host: Int, dataDirectory: String, home: String, arguments: [String], peerID known: PeerID? = nil) async throws -> NamespaceNode {
+    func launchNode(
+        host: Int,
+        dataDirectory: String,
+        home: String,
+        arguments: [String],
+        peerID known: PeerID? = nil
+    ) async throws -> NamespaceNode {
         let peerID: PeerID
         if let known { peerID = known } else { peerID = try await identity(dataDirectory, home: home) }
         let log = dataDirectory + ".log"
         let process = try launch(
-            host: host, [scmeshExecutable.path, "run", "--data-dir", dataDirectory] + arguments, log: log,
-            extraEnvironment: ["HOME=\(home)"])
-        return NamespaceNode(name: host == 1 ? "A" : "B", process: process, dataDirectory: dataDirectory, peerID: peerID, log: log)
+            host: host,
+            [scmeshExecutable.path, "run", "--data-dir", dataDirectory] + arguments,
+            log: log,
+            extraEnvironment: ["HOME=\(home)"]
+        )
+        return NamespaceNode(
+            name: host == 1 ? "A" : "B",
+            process: process,
+            dataDirectory: dataDirectory,
+            peerID: peerID,
+            log: log
+        )
     }
 
     /// Stops the daemons and deletes the namespaces (idempotent).
@@ -429,8 +524,12 @@ struct MDNSNodeTestFailure: Error, CustomStringConvertible {
 /// Polls `probe` until it returns a value, for at most `timeout` (generous: the machine may be loaded).
 @discardableResult
 private func waitFor<T>(
-    _ what: String, timeout: Duration = .seconds(60), interval: Duration = .milliseconds(50), nodes: [NamespaceNode] = [],
-    sourceLocation: SourceLocation = #_sourceLocation, _ probe: () async throws -> T?
+    _ what: String,
+    timeout: Duration = .seconds(60),
+    interval: Duration = .milliseconds(50),
+    nodes: [NamespaceNode] = [],
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ probe: () async throws -> T?
 ) async throws -> T {
     let deadline = ContinuousClock.now + timeout
     var lastError = ""
@@ -448,7 +547,8 @@ private func waitFor<T>(
     }
     let failure = MDNSNodeTestFailure(
         "timed out waiting until \(what)\(lastError.isEmpty ? "" : " (last error: \(lastError))")\n"
-            + nodes.map(\.logTail).joined(separator: "\n"))
+            + nodes.map(\.logTail).joined(separator: "\n")
+    )
     Issue.record("\(failure)", sourceLocation: sourceLocation)
     throw failure
 }
@@ -466,7 +566,9 @@ private func terminate(_ process: Process, signal: Int32 = SIGTERM) {
 private let repositoryRoot: URL = {
     var url = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
     while url.path != "/" {
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("scripts/avahi/netns.sh").path) { return url }
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("scripts/avahi/netns.sh").path) {
+            return url
+        }
         url = url.deletingLastPathComponent()
     }
     // `swift test` runs from the package root.
@@ -498,25 +600,43 @@ private func identity(_ dataDirectory: String, home: String) async throws -> Pee
     let result = try await scmeshCLI(["identity", "--data-dir", dataDirectory], home: home)
     let hex = result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     guard result.status == 0, let peer = PeerID(hex: hex) else {
-        throw MDNSNodeTestFailure("scmesh identity failed (\(result.status)): \(result.standardOutput) \(result.standardError)")
+        throw MDNSNodeTestFailure(
+            "scmesh identity failed (\(result.status)): \(result.standardOutput) \(result.standardError)"
+        )
     }
     return peer
 }
 
 /// `scmesh send` from `node` to `other`, expected to be acknowledged.
 private func expectSent(
-    from node: NamespaceNode, to other: NamespaceNode, _ text: String, home: String, sourceLocation: SourceLocation = #_sourceLocation
+    from node: NamespaceNode,
+    to other: NamespaceNode,
+    _ text: String,
+    home: String,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
     let sent = try await scmeshCLI(["send", "--data-dir", node.dataDirectory, other.peerID.hex, text], home: home)
-    #expect(sent.status == 0, "scmesh send \(node.name) -> \(other.name): \(sent.standardError)", sourceLocation: sourceLocation)
+    #expect(
+        sent.status == 0,
+        "scmesh send \(node.name) -> \(other.name): \(sent.standardError)",
+        sourceLocation: sourceLocation
+    )
 }
 
 /// Waits until `scmesh inbox --json` of `node` lists `text` from `other`, arrived over mdns.
 private func expectInbox(
-    of node: NamespaceNode, from other: NamespaceNode, contains text: String, home: String, nodes: [NamespaceNode],
+    of node: NamespaceNode,
+    from other: NamespaceNode,
+    contains text: String,
+    home: String,
+    nodes: [NamespaceNode],
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
-    let message = try await waitFor("\(node.name)'s inbox has \"\(text)\"", nodes: nodes, sourceLocation: sourceLocation) {
+    let message = try await waitFor(
+        "\(node.name)'s inbox has \"\(text)\"",
+        nodes: nodes,
+        sourceLocation: sourceLocation
+    ) {
         () -> [String: Any]? in
         let reply = try await scmeshCLI(["inbox", "--data-dir", node.dataDirectory, "--json"], home: home)
         let object = try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any]

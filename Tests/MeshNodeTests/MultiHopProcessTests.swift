@@ -11,9 +11,14 @@ import Testing
 
 @Suite("multi-hop over five processes", .serialized)
 struct MultiHopProcessTests {
-    @Test("A→E over three relays: routes learned along the line, send --wait comes back delivered, E holds the message once")
+    @Test(
+        "A→E over three relays: routes learned along the line, send --wait comes back delivered, E holds the message once"
+    )
     func deliveredThroughThreeRelays() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let line = try await NodeLine()
         defer { line.stopAll() }
         try await line.waitForRoute(from: 0, to: 4)
@@ -24,11 +29,19 @@ struct MultiHopProcessTests {
         #expect(toE.hops == 4 && toE.nextHop == line.ids[1] && toE.transport == "tcp", "\(toE)")
         #expect(routes.first { $0.destination == line.ids[1] }?.hops == 1)
         let text = try await runScmesh(["routes", "--data-dir", line.directories[0]], home: line.home)
-        #expect(text.status == 0 && text.standardOutput.contains(line.ids[4].hex), "\(text.standardOutput)\(text.standardError)")
-        let json = try jsonObject(try await runScmesh(["routes", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput)
+        #expect(
+            text.status == 0 && text.standardOutput.contains(line.ids[4].hex),
+            "\(text.standardOutput)\(text.standardError)"
+        )
+        let json = try jsonObject(
+            try await runScmesh(["routes", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput
+        )
         let rows = try #require(json["routes"] as? [[String: Any]])
         let rowE = try #require(rows.first { $0["destination"] as? String == line.ids[4].hex })
-        #expect(rowE["next_hop"] as? String == line.ids[1].hex && rowE["hops"] as? Int == 4 && rowE["transport"] as? String == "tcp")
+        #expect(
+            rowE["next_hop"] as? String == line.ids[1].hex && rowE["hops"] as? Int == 4
+                && rowE["transport"] as? String == "tcp"
+        )
         #expect(rowE["age_milliseconds"] is Int && rowE["sequence"] is Int, "\(rowE)")
 
         let sent = try await line.send(from: 0, to: 4, "over three relays")
@@ -38,13 +51,21 @@ struct MultiHopProcessTests {
         // B, C and D each carried it (and the receipt back): relayed, never delivered to them.
         for relay in 1...3 {
             let status = try await line.client(relay).call(.status).decode(StatusReply.self)
-            #expect(status.stats.messagesRelayed >= 1 && status.inboxCount == 0, "relay \(relay): \(status.stats.messagesRelayed) relayed")
+            #expect(
+                status.stats.messagesRelayed >= 1 && status.inboxCount == 0,
+                "relay \(relay): \(status.stats.messagesRelayed) relayed"
+            )
         }
     }
 
-    @Test("B stopped with SIGTERM keeps its route table in its store (D through C, as it routed), and routes to D again when started")
+    @Test(
+        "B stopped with SIGTERM keeps its route table in its store (D through C, as it routed), and routes to D again when started"
+    )
     func aStoppedRelayKeepsItsRouteTable() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         var line = try await NodeLine(count: 4)
         defer { line.stopAll() }
         try await line.waitForRoute(from: 1, to: 3)
@@ -60,7 +81,10 @@ struct MultiHopProcessTests {
 
     @Test("relaying off at C: a new A→E message waits in A's outbox; once C relays again it is delivered, once")
     func waitsWhileTheMiddleRelayIsOff() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         var line = try await NodeLine()
         defer { line.stopAll() }
         try await line.waitForRoute(from: 0, to: 4)
@@ -74,12 +98,20 @@ struct MultiHopProcessTests {
         try await eventually("A's route to E ages out while C is off", attempts: 1500) {
             try await !line.routes(of: 0).contains { $0.destination == line.ids[4] }
         }
-        let queued = try await runScmesh(["send", "--data-dir", line.directories[0], "--json", line.ids[4].hex, "while C is off"], home: line.home)
+        let queued = try await runScmesh(
+            ["send", "--data-dir", line.directories[0], "--json", line.ids[4].hex, "while C is off"],
+            home: line.home
+        )
         #expect(queued.status == 0, "\(queued.standardError)")
         let messageID = try #require(try jsonObject(queued.standardOutput)["message_id"] as? String)
         // It waits in A's outbox, queued, and E does not have it.
-        let outbox = try jsonObject(try await runScmesh(["outbox", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput)
-        let waiting = try #require((outbox["messages"] as? [[String: Any]])?.first { $0["id"] as? String == messageID }, "\(outbox)")
+        let outbox = try jsonObject(
+            try await runScmesh(["outbox", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput
+        )
+        let waiting = try #require(
+            (outbox["messages"] as? [[String: Any]])?.first { $0["id"] as? String == messageID },
+            "\(outbox)"
+        )
         #expect(waiting["status"] as? String == "queued", "\(waiting)")
         #expect((waiting["waiting_for"] as? String)?.contains("none is up") == true, "\(waiting)")
         #expect(try await !inboxTexts(dataDirectory: line.directories[4], home: line.home).contains("while C is off"))
@@ -94,15 +126,22 @@ struct MultiHopProcessTests {
 /// Issue 13: a relay killed with SIGKILL while it holds messages in custody.
 @Suite("a relay killed while holding messages in custody", .serialized)
 struct RelayCustodyProcessTests {
-    @Test("A–B–C: C is down, B takes custody of A's messages; B is killed -9 mid-stream and restarted, C comes back: each message reaches C exactly once and A sees every one delivered; B's restart repeats its announcement sequence")
+    @Test(
+        "A–B–C: C is down, B takes custody of A's messages; B is killed -9 mid-stream and restarted, C comes back: each message reaches C exactly once and A sees every one delivered; B's restart repeats its announcement sequence"
+    )
     func relayKilledHoldingMessages() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         // Routes are kept long enough that A goes on handing messages for C to B while
         // C is down (B takes custody for a destination it cannot reach yet), and nobody
         // refreshes its announcements within the test (so that B's sequence after its
         // restart tells whether the restart announced a new one).
         var line = try await NodeLine(
-            count: 3, common: ["--set", "routing.route_max_age_ms=600000", "--set", "routing.announce_interval_ms=600000"])
+            count: 3,
+            common: ["--set", "routing.route_max_age_ms=600000", "--set", "routing.announce_interval_ms=600000"]
+        )
         defer { line.stopAll() }
         try await line.waitForRoute(from: 0, to: 2)
         line.kill9(2)
@@ -127,17 +166,26 @@ struct RelayCustodyProcessTests {
         // Every message A handed over before the kill was acknowledged only once B had
         // it on disk; the rest stay in A's outbox. Nothing is delivered yet.
         let statusA = try await line.client(0).call(.status).decode(StatusReply.self)
-        #expect(statusA.outboxCount == texts.count, "A still waits for receipts of all \(texts.count): \(statusA.outboxCount)")
+        #expect(
+            statusA.outboxCount == texts.count,
+            "A still waits for receipts of all \(texts.count): \(statusA.outboxCount)"
+        )
 
         try await line.start(1)
         let statusB = try await line.client(1).call(.status).decode(StatusReply.self)
-        #expect((statusB.outboxCount ?? 0) >= 10, "B restarted with the messages it held in custody: \(statusB.outboxCount)")
+        #expect(
+            (statusB.outboxCount ?? 0) >= 10,
+            "B restarted with the messages it held in custody: \(statusB.outboxCount)"
+        )
         try await line.start(2)
         try await line.expectDeliveredOnce(from: 0, to: 2, texts: texts)
         // B's restart cost no new sequence crossing the mesh: it repeated the one A held
         // (docs/PROTOCOL.md §A.5, "Restarting").
         let afterRestart = try await line.routes(of: 0).first { $0.destination == line.ids[1] }?.sequence
-        #expect(afterRestart == sequenceOfB, "A holds B at \(String(describing: afterRestart)), \(sequenceOfB) before B's kill -9")
+        #expect(
+            afterRestart == sequenceOfB,
+            "A holds B at \(String(describing: afterRestart)), \(sequenceOfB) before B's kill -9"
+        )
         // B forgets nothing it should still carry, and holds nothing once all is through.
         try await eventually("B's outbox drains", attempts: 1500) {
             try await line.client(1).call(.status).decode(StatusReply.self).outboxCount == 0
@@ -162,7 +210,10 @@ struct NodeLine {
         self.common = common
         var ids: [PeerID] = []
         for index in 0..<count {
-            let output = try await runScmesh(["identity", "--data-dir", directory.file("node\(index)")], home: directory.path)
+            let output = try await runScmesh(
+                ["identity", "--data-dir", directory.file("node\(index)")],
+                home: directory.path
+            )
             ids.append(try #require(PeerID(hex: output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))))
         }
         self.ids = ids
@@ -211,7 +262,10 @@ struct NodeLine {
 
     /// `scmesh send --wait` from `source` to `destination`.
     func send(from source: Int, to destination: Int, _ text: String) async throws -> ScmeshResult {
-        try await runScmesh(["send", "--data-dir", directories[source], "--timeout", "60", ids[destination].hex, text], home: home)
+        try await runScmesh(
+            ["send", "--data-dir", directories[source], "--timeout", "60", ids[destination].hex, text],
+            home: home
+        )
     }
 
     /// SIGTERMs node `index` and starts it again with `extra` arguments.

@@ -27,24 +27,27 @@ struct NodeCommandTests {
         }
     }
 
-    @Test("each command's fields travel both ways unchanged", arguments: [
-        #"{"cmd":"send","emergency":true,"expires_seconds":30,"id":"00112233445566778899aabbccddeeff","payload_base64":"aGk=","peer":"bob","text":"hi","timeout_seconds":5,"wait":true}"#,
-        #"{"after":3,"cmd":"inbox","limit":10,"payloads":false}"#,
-        #"{"cmd":"history","limit":50,"peer":"bob"}"#,
-        #"{"cmd":"outbox","limit":5,"peer":"carol"}"#,
-        #"{"cmd":"trace","id":"00112233445566778899aabbccddeeff"}"#,
-        #"{"alias":"bob","cmd":"contacts_add","note":"met","peer":"abcd"}"#,
-        #"{"alias":"bob","cmd":"contacts_remove"}"#,
-        #"{"cmd":"contacts_block","peer":"abcd"}"#,
-        #"{"cmd":"contacts_unblock","peer":"abcd"}"#,
-        #"{"cmd":"contacts_allow_only","on":true}"#,
-        #"{"cmd":"subscribe","topic":"/t"}"#,
-        #"{"cmd":"unsubscribe","topic":"/t"}"#,
-        #"{"cmd":"publish","payload_base64":"aGk=","text":"hi","topic":"/t"}"#,
-        #"{"cmd":"settings","discovery_mode":"cautious","relay_battery_floor_percent":20,"relay_enabled":false,"relay_max_per_hour":100,"relay_neighbour_share":0.5}"#,
-        #"{"cmd":"invite","expires_seconds":600}"#,
-        #"{"alias":"alice","cmd":"join","invitation":"scmesh:x"}"#,
-    ])
+    @Test(
+        "each command's fields travel both ways unchanged",
+        arguments: [
+            #"{"cmd":"send","emergency":true,"expires_seconds":30,"id":"00112233445566778899aabbccddeeff","payload_base64":"aGk=","peer":"bob","text":"hi","timeout_seconds":5,"wait":true}"#,
+            #"{"after":3,"cmd":"inbox","limit":10,"payloads":false}"#,
+            #"{"cmd":"history","limit":50,"peer":"bob"}"#,
+            #"{"cmd":"outbox","limit":5,"peer":"carol"}"#,
+            #"{"cmd":"trace","id":"00112233445566778899aabbccddeeff"}"#,
+            #"{"alias":"bob","cmd":"contacts_add","note":"met","peer":"abcd"}"#,
+            #"{"alias":"bob","cmd":"contacts_remove"}"#,
+            #"{"cmd":"contacts_block","peer":"abcd"}"#,
+            #"{"cmd":"contacts_unblock","peer":"abcd"}"#,
+            #"{"cmd":"contacts_allow_only","on":true}"#,
+            #"{"cmd":"subscribe","topic":"/t"}"#,
+            #"{"cmd":"unsubscribe","topic":"/t"}"#,
+            #"{"cmd":"publish","payload_base64":"aGk=","text":"hi","topic":"/t"}"#,
+            #"{"cmd":"settings","discovery_mode":"cautious","relay_battery_floor_percent":20,"relay_enabled":false,"relay_max_per_hour":100,"relay_neighbour_share":0.5}"#,
+            #"{"cmd":"invite","expires_seconds":600}"#,
+            #"{"alias":"alice","cmd":"join","invitation":"scmesh:x"}"#,
+        ]
+    )
     func roundTrip(line: String) throws {
         #expect(try Self.encode(Self.decode(line)) == line)
     }

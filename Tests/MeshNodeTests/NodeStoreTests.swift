@@ -22,8 +22,16 @@ struct NodeStoreTests {
     }
 
     /// Sends and returns the reply (a failure throws with the node's message).
-    static func send(_ node: RunningNode, to peer: String, _ text: String, wait: Bool? = nil, id: String? = nil) async throws -> SendReply {
-        try await node.client.call(.send(SendRequest(peer: peer, text: text, id: id, wait: wait))).decode(SendReply.self)
+    static func send(
+        _ node: RunningNode,
+        to peer: String,
+        _ text: String,
+        wait: Bool? = nil,
+        id: String? = nil
+    ) async throws -> SendReply {
+        try await node.client.call(.send(SendRequest(peer: peer, text: text, id: id, wait: wait))).decode(
+            SendReply.self
+        )
     }
 
     static func inboxTexts(_ node: RunningNode) async throws -> [String] {
@@ -43,7 +51,10 @@ struct NodeStoreTests {
             alice.directory.cleanUp()
             bob.directory.cleanUp()
         }
-        let book = try await Self.contacts(alice, .contacts(.add(alias: "bob", peer: bob.node.peerID.hex, note: "met at the meetup")))
+        let book = try await Self.contacts(
+            alice,
+            .contacts(.add(alias: "bob", peer: bob.node.peerID.hex, note: "met at the meetup"))
+        )
         #expect(book.contacts.map(\.alias) == ["bob"])
         #expect(book.contacts.first?.note == "met at the meetup")
         #expect(book.changed?.contains("added bob") == true)
@@ -67,7 +78,9 @@ struct NodeStoreTests {
         #expect(unknown.error?.contains("no contact has the alias \"carol\"") == true, "\(unknown.line)")
         let taken = try await alice.client.call(.contacts(.add(alias: "Bob", peer: PeerID.random().hex, note: nil)))
         #expect(taken.error?.contains("already taken") == true, "\(taken.line)")
-        let hexAlias = try await alice.client.call(.contacts(.add(alias: PeerID.random().hex, peer: PeerID.random().hex, note: nil)))
+        let hexAlias = try await alice.client.call(
+            .contacts(.add(alias: PeerID.random().hex, peer: PeerID.random().hex, note: nil))
+        )
         #expect(hexAlias.error?.contains("is a peer ID") == true, "\(hexAlias.line)")
 
         let removed = try await Self.contacts(alice, .contacts(.remove("bob")))
@@ -77,7 +90,9 @@ struct NodeStoreTests {
         try await bob.stop()
     }
 
-    @Test("a blocked peer's messages are acknowledged and dropped (never in the inbox, no receipt, counted); unblocking lets new ones in; allow-list mode drops non-contacts")
+    @Test(
+        "a blocked peer's messages are acknowledged and dropped (never in the inbox, no receipt, counted); unblocking lets new ones in; allow-list mode drops non-contacts"
+    )
     func blockingAndAllowList() async throws {
         let yaml = Self.yaml(network: UUID().uuidString)
         let alice = try await RunningNode.start(yaml: yaml)
@@ -97,7 +112,11 @@ struct NodeStoreTests {
         // Accept and drop: the sender's message is acknowledged (sent: it does not
         // retry) but never delivered (no receipt), and it never reaches the inbox.
         let dropped = try await Self.send(alice, to: bobID, "while blocked")
-        let record = try await alice.node.router.waitForStatus(of: dropped.messageID, until: .sent, timeout: .seconds(60))
+        let record = try await alice.node.router.waitForStatus(
+            of: dropped.messageID,
+            until: .sent,
+            timeout: .seconds(60)
+        )
         #expect(record.status == .sent)
         try await eventually("bob dropped the message") { bob.node.contactFilter.counters == ["dropped.blocked": 1] }
         #expect(try await Self.inboxTexts(bob).isEmpty)
@@ -117,7 +136,9 @@ struct NodeStoreTests {
         let allowOnly = try await Self.contacts(bob, .contacts(.allowOnly(true)))
         #expect(allowOnly.allowOnly)
         _ = try await Self.send(alice, to: bobID, "not a contact")
-        try await eventually("bob dropped the non-contact's message") { bob.node.contactFilter.counters["dropped.not_a_contact"] == 1 }
+        try await eventually("bob dropped the non-contact's message") {
+            bob.node.contactFilter.counters["dropped.not_a_contact"] == 1
+        }
         #expect(try await Self.inboxTexts(bob) == ["after unblocking"])
         _ = try await Self.contacts(bob, .contacts(.add(alias: "alice", peer: aliceID, note: nil)))
         _ = try await Self.send(alice, to: bobID, "a contact now", wait: true)
@@ -125,13 +146,17 @@ struct NodeStoreTests {
         // Blocking a contact by alias.
         _ = try await Self.contacts(bob, .contacts(.block(peer: "alice")))
         _ = try await Self.send(alice, to: bobID, "blocked contact")
-        try await eventually("bob dropped the blocked contact's message") { bob.node.contactFilter.counters["dropped.blocked"] == 2 }
+        try await eventually("bob dropped the blocked contact's message") {
+            bob.node.contactFilter.counters["dropped.blocked"] == 2
+        }
         #expect(try await Self.inboxTexts(bob) == ["after unblocking", "a contact now"])
         try await alice.stop()
         try await bob.stop()
     }
 
-    @Test("a retry with the same message ID is idempotent; the same ID for another peer is refused with the ID; a malformed ID is refused")
+    @Test(
+        "a retry with the same message ID is idempotent; the same ID for another peer is refused with the ID; a malformed ID is refused"
+    )
     func idempotentRetry() async throws {
         let yaml = Self.yaml(network: UUID().uuidString)
         let alice = try await RunningNode.start(yaml: yaml)
@@ -160,10 +185,13 @@ struct NodeStoreTests {
         try await bob.stop()
     }
 
-    @Test("outbox and trace say what waits and why; a message past its expiry is marked expired with a reason and a retry with its ID queues it again")
+    @Test(
+        "outbox and trace say what waits and why; a message past its expiry is marked expired with a reason and a retry with its ID queues it again"
+    )
     func outboxTraceExpiry() async throws {
         let node = try await RunningNode.start(
-            yaml: Self.yaml(network: UUID().uuidString, extra: "store: {maintenance_interval_seconds: 1}"))
+            yaml: Self.yaml(network: UUID().uuidString, extra: "store: {maintenance_interval_seconds: 1}")
+        )
         defer { node.directory.cleanUp() }
         // A real key that never comes online: with no direct link the message is sealed
         // end to end (a relay may carry it), so it waits with the envelope's bytes. (A
@@ -179,7 +207,10 @@ struct NodeStoreTests {
         #expect(entry.alias == "nobody")
         #expect(entry.status == .queued)
         #expect(entry.expiresAt != nil)
-        #expect(entry.waitingFor?.contains("a link to the peer: none is up (never tried)") == true, "\(entry.waitingFor ?? "")")
+        #expect(
+            entry.waitingFor?.contains("a link to the peer: none is up (never tried)") == true,
+            "\(entry.waitingFor ?? "")"
+        )
         #expect(TextReport.outbox(outbox).contains("1 message on the way"))
 
         let trace = try await node.client.call(.trace(id: waiting.messageID.hex)).decode(TraceReply.self)

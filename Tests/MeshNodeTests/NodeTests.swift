@@ -23,7 +23,10 @@ struct NodeTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let config = try NodeConfiguration.load(
-            yaml: Self.twoLoopbackYAML(network: UUID().uuidString), source: "test", registry: Self.twoLoopbacks)
+            yaml: Self.twoLoopbackYAML(network: UUID().uuidString),
+            source: "test",
+            registry: Self.twoLoopbacks
+        )
         let node = try buildNode(config: config, dataDirectory: directory.path, registry: Self.twoLoopbacks)
         #expect(node.transports.map(\.transport.name) == ["loopback", "lo2"])
         #expect(node.transports.map(\.priority) == [10, 20])
@@ -55,7 +58,10 @@ struct NodeTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         _ = FileManager.default.createFile(
-            atPath: directory.file("identity.key"), contents: Data("not a key".utf8), attributes: [.posixPermissions: 0o600])
+            atPath: directory.file("identity.key"),
+            contents: Data("not a key".utf8),
+            attributes: [.posixPermissions: 0o600]
+        )
         let config = try NodeConfiguration.load(yaml: "", source: "test", registry: .builtIn)
         #expect {
             _ = try buildNode(config: config, dataDirectory: directory.path, registry: .builtIn)
@@ -133,7 +139,9 @@ struct NodeTests {
         }
         func send(_ text: String) async throws {
             // Send queues; wait for the receipt, so the message is in bob's inbox before he stops.
-            let reply = try await alice.client.call(.send(SendRequest(peer: bob.node.peerID.hex, text: text, wait: true)))
+            let reply = try await alice.client.call(
+                .send(SendRequest(peer: bob.node.peerID.hex, text: text, wait: true))
+            )
             #expect(try reply.decode(SendReply.self).status == .delivered, "\(reply.line)")
         }
         for text in ["one", "two", "three"] { try await send(text) }

@@ -1,10 +1,9 @@
 import Foundation
-import Synchronization
 import MeshCore
 import MeshNode
+import Synchronization
 
 // Helpers for tests that run `scmesh` processes over TCP on loopback.
-
 
 func systemError(_ call: String) -> MeshError {
     MeshError(.invalidArgument, "\(call) failed: \(String(cString: strerror(errno)))")

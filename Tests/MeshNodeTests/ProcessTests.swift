@@ -16,7 +16,12 @@ private func cleanEnvironment(home: String) -> [String: String] {
     return environment
 }
 
-private func launch(_ arguments: [String], home: String, standardOutput: Pipe = Pipe(), standardError: Pipe = Pipe()) throws -> Process {
+private func launch(
+    _ arguments: [String],
+    home: String,
+    standardOutput: Pipe = Pipe(),
+    standardError: Pipe = Pipe()
+) throws -> Process {
     let process = Process()
     process.executableURL = scmeshExecutable
     process.arguments = arguments
@@ -37,7 +42,10 @@ private func scmesh(_ arguments: String..., home: String, input: [UInt8]? = nil)
 struct ProcessTests {
     @Test("scmesh run on the default config answers status --json and exits 0 on SIGTERM")
     func runStatusTerminate() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let dataDirectory = directory.file("data")
@@ -52,14 +60,16 @@ struct ProcessTests {
             let attempt = try await scmesh("status", "--json", "--data-dir", dataDirectory, home: directory.path)
             status = attempt
             guard attempt.status == 0,
-                let object = try? JSONSerialization.jsonObject(with: Data(attempt.standardOutput.utf8)) as? [String: Any],
+                let object = try? JSONSerialization.jsonObject(with: Data(attempt.standardOutput.utf8))
+                    as? [String: Any],
                 let transports = object["transports"] as? [[String: Any]]
             else { return false }
             return transports.contains { $0["name"] as? String == "loopback" && $0["state"] as? String == "running" }
         }
         let reply = try #require(status)
         let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any])
+            try JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any]
+        )
         #expect(object["ok"] as? Bool == true)
         let identity = try await scmesh("identity", "--data-dir", dataDirectory, home: directory.path)
         #expect(identity.status == 0)
@@ -87,7 +97,10 @@ struct ProcessTests {
 
     @Test("two scmesh processes exchange a message over TCP on loopback; send - reads the payload from stdin")
     func twoProcessesOverTCP() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let port = try freeLoopbackPort()
@@ -95,11 +108,17 @@ struct ProcessTests {
         let a = directory.file("a")
         let b = directory.file("b")
         let nodeA = try launch(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only, home: directory.path)
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + only,
+            home: directory.path
+        )
         defer { if nodeA.isRunning { nodeA.terminate() } }
         let nodeB = try launch(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0",
-             "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"] + only, home: directory.path)
+            [
+                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0",
+                "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)",
+            ] + only,
+            home: directory.path
+        )
         defer { if nodeB.isRunning { nodeB.terminate() } }
 
         let idA = try await scmesh("identity", "--data-dir", a, home: directory.path).standardOutput
@@ -136,17 +155,31 @@ struct ProcessTests {
 
     @Test("scmesh config check prints the effective config, or one line naming the bad key and exits non-zero")
     func configCheck() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let good = directory.file("good.yaml")
         try "relay:\n  enabled: true\n".write(toFile: good, atomically: true, encoding: .utf8)
         let valid = try await scmesh(
-            "config", "check", good, "--set", "escalation.max_attempts=7", "--set", "routing.max_hops=5", home: directory.path)
+            "config",
+            "check",
+            good,
+            "--set",
+            "escalation.max_attempts=7",
+            "--set",
+            "routing.max_hops=5",
+            home: directory.path
+        )
         #expect(valid.status == 0, "\(valid.standardError)")
         #expect(valid.standardOutput.contains("max_attempts: 7"))
         #expect(valid.standardOutput.contains("routing:\n  announce_interval_ms: 3600000\n"), "\(valid.standardOutput)")
-        #expect(valid.standardOutput.contains("  max_hops: 5\n  route_max_age_ms: 12000000\n"), "\(valid.standardOutput)")
+        #expect(
+            valid.standardOutput.contains("  max_hops: 5\n  route_max_age_ms: 12000000\n"),
+            "\(valid.standardOutput)"
+        )
         #expect(valid.standardOutput.contains("relay:\n  enabled: true"))
 
         let bad = directory.file("bad.yaml")
@@ -154,7 +187,10 @@ struct ProcessTests {
         let invalid = try await scmesh("config", "check", bad, home: directory.path)
         #expect(invalid.status != 0)
         #expect(invalid.standardOutput.isEmpty)
-        #expect(invalid.standardError.contains("escalation.max_attempts: expected an integer"), "\(invalid.standardError)")
+        #expect(
+            invalid.standardError.contains("escalation.max_attempts: expected an integer"),
+            "\(invalid.standardError)"
+        )
         #expect(invalid.standardError.split(separator: "\n").count == 1)
     }
 }

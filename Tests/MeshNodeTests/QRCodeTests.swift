@@ -1,7 +1,8 @@
 import Foundation
 import MeshCore
-@testable import MeshNode
 import Testing
+
+@testable import MeshNode
 
 // The QR encoder, checked against the standard's tables and, for the symbols as a
 // whole, against an independent decoder: zbar's `zbarimg` (Debian's zbar-tools,
@@ -45,7 +46,9 @@ struct QRCodeTests {
     @Test("too much data for the largest version is a clear error")
     func tooLarge() {
         #expect(throws: MeshError.self) { try QRCode.encode([UInt8](repeating: 65, count: 500), maximumVersion: 10) }
-        #expect(throws: MeshError.self) { try QRCode.encode([UInt8](repeating: 65, count: 3000), errorCorrection: .low) }
+        #expect(throws: MeshError.self) {
+            try QRCode.encode([UInt8](repeating: 65, count: 3000), errorCorrection: .low)
+        }
     }
 
     /// Payload lengths that land in versions 1, 2, 6, 7, 9/10 (the count field widens),
@@ -118,7 +121,8 @@ func zbarDecode(_ image: [UInt8]) async throws -> [UInt8] {
     let zbarimg = "/usr/bin/zbarimg"
     try #require(
         FileManager.default.isExecutableFile(atPath: zbarimg),
-        "zbarimg is missing: run scripts/setup.sh --test (installs zbar-tools)")
+        "zbarimg is missing: run scripts/setup.sh --test (installs zbar-tools)"
+    )
     let directory = try TemporaryDirectory()
     defer { directory.cleanUp() }
     let file = directory.file("code.pgm")
@@ -134,7 +138,10 @@ func zbarDecode(_ image: [UInt8]) async throws -> [UInt8] {
 }
 
 /// Runs a program to completion on a thread of its own (off the cooperative pool).
-func runProcess(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: Data, standardError: String) {
+func runProcess(
+    _ path: String,
+    _ arguments: [String]
+) async throws -> (status: Int32, output: Data, standardError: String) {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
             continuation.resume(
@@ -152,7 +159,8 @@ func runProcess(_ path: String, _ arguments: [String]) async throws -> (status: 
                     let errorData = errors.fileHandleForReading.readDataToEndOfFile()
                     process.waitUntilExit()
                     return (process.terminationStatus, data, String(decoding: errorData, as: UTF8.self))
-                })
+                }
+            )
         }.start()
     }
 }

@@ -45,7 +45,9 @@ struct RawTCPSocket: Sendable {
         var bytes: [UInt8] = []
         for _ in 0..<Self.pollAttempts {
             var buffer = [UInt8](repeating: 0, count: count - bytes.count)
-            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let received = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             if received > 0 {
                 bytes += buffer.prefix(received)
                 if bytes.count == count { return bytes }
@@ -77,7 +79,9 @@ struct RawTCPSocket: Sendable {
     func awaitClosedByRemote(_ what: String) async throws {
         var buffer = [UInt8](repeating: 0, count: 4096)
         for _ in 0..<Self.pollAttempts {
-            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let received = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             if received > 0 { continue }
             if received == 0 { return }
             guard errno == EAGAIN || errno == EWOULDBLOCK else { return }  // reset by the node

@@ -22,20 +22,38 @@ struct StatusTextTests {
     @Test("a loopback-only node gets no notice; a TCP listener on all addresses does")
     func loopbackOnly() throws {
         let quiet = ["transports.mdns.enabled=false", "transports.ble.enabled=false"]
-        let local = try NodeConfiguration.load(file: nil, environment: [:], overrides: quiet + [#"transports.tcp.listen=["[::1]:7420"]"#])
+        let local = try NodeConfiguration.load(
+            file: nil,
+            environment: [:],
+            overrides: quiet + [#"transports.tcp.listen=["[::1]:7420"]"#]
+        )
         #expect(ExposureNotice.line(for: local) == nil)
-        let open = try NodeConfiguration.load(file: nil, environment: [:], overrides: quiet + ["transports.tcp.listen=0.0.0.0:7420"])
-        #expect(ExposureNotice.line(for: open) == "this node listens beyond loopback (tcp 0.0.0.0:7420) on the local network; see README \"Exposure\" to narrow it")
+        let open = try NodeConfiguration.load(
+            file: nil,
+            environment: [:],
+            overrides: quiet + ["transports.tcp.listen=0.0.0.0:7420"]
+        )
+        #expect(
+            ExposureNotice.line(for: open)
+                == "this node listens beyond loopback (tcp 0.0.0.0:7420) on the local network; see README \"Exposure\" to narrow it"
+        )
         let cautious = try NodeConfiguration.load(
-            file: nil, environment: [:],
-            overrides: ["transports.ble.enabled=false", "transports.mdns.discovery_mode=cautious"])
+            file: nil,
+            environment: [:],
+            overrides: ["transports.ble.enabled=false", "transports.mdns.discovery_mode=cautious"]
+        )
         let line = try #require(ExposureNotice.line(for: cautious))
         #expect(line.contains("its presence over mdns") && !line.contains("peer ID"), "\(line)")
     }
 
-    @Test("status text: name and peer ID first, relay/peers/queues in one line, transports preferred first with the port the OS chose, data dir last")
+    @Test(
+        "status text: name and peer ID first, relay/peers/queues in one line, transports preferred first with the port the OS chose, data dir last"
+    )
     func statusTextOfARunningNode() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let data = directory.file("n")
@@ -44,7 +62,8 @@ struct StatusTextTests {
         let process = Process()
         process.executableURL = scmeshExecutable
         process.arguments = [
-            "run", "--data-dir", data, "--set", "transports.tcp.listen=0.0.0.0:0", "--set", "transports.mdns.enabled=false",
+            "run", "--data-dir", data, "--set", "transports.tcp.listen=0.0.0.0:0", "--set",
+            "transports.mdns.enabled=false",
             "--set", "transports.ble.enabled=false", "--set", "node.name=kitchen",
         ]
         process.environment = scmeshEnvironment(home: directory.path)
@@ -64,7 +83,10 @@ struct StatusTextTests {
 
         let text = try await runScmesh(["status", "--data-dir", data], home: directory.path)
         #expect(text.status == 0)
-        let lines = text.standardOutput.trimmingCharacters(in: .newlines).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = text.standardOutput.trimmingCharacters(in: .newlines).split(
+            separator: "\n",
+            omittingEmptySubsequences: false
+        ).map(String.init)
         #expect(lines[0] == "kitchen  \(json.peerID.hex)")
         #expect(lines[1].hasPrefix("relay on · 0 peers · inbox 0 · outbox 0 · up "), "\(lines[1])")
         #expect(lines[2].isEmpty)
@@ -72,13 +94,18 @@ struct StatusTextTests {
         // Preferred (lowest priority) first; columns aligned.
         #expect(lines[4].hasPrefix("loopback "))
         #expect(lines[5].hasPrefix("tcp ") && lines[5].hasSuffix(bound), "\(lines[5])")
-        #expect(lines[5].range(of: "running")?.lowerBound.utf16Offset(in: lines[5]) == lines[3].range(of: "STATE")?.lowerBound.utf16Offset(in: lines[3]))
+        #expect(
+            lines[5].range(of: "running")?.lowerBound.utf16Offset(in: lines[5])
+                == lines[3].range(of: "STATE")?.lowerBound.utf16Offset(in: lines[3])
+        )
         #expect(lines.last == "data dir    \(data)")
         #expect(lines.count <= 24, "one screen")
 
         // The run printed the exposure notice once, in one line.
         let stderr = try String(contentsOfFile: log, encoding: .utf8)
-        let notices = stderr.split(separator: "\n").filter { $0.hasPrefix("scmesh: note: this node listens beyond loopback") }
+        let notices = stderr.split(separator: "\n").filter {
+            $0.hasPrefix("scmesh: note: this node listens beyond loopback")
+        }
         #expect(notices.count == 1, "\(stderr)")
         #expect(notices.first?.contains("tcp 0.0.0.0:0") == true)
     }

@@ -13,9 +13,14 @@ import Testing
 struct StoreForwardProcessTests {
     static let messageCount = 200
 
-    @Test("200 messages queued for a peer that is down: sender and receiver each killed with SIGKILL during the drain; every message arrives exactly once, stays after another restart, and is delivered in the sender's history")
+    @Test(
+        "200 messages queued for a peer that is down: sender and receiver each killed with SIGKILL during the drain; every message arrives exactly once, stays after another restart, and is delivered in the sender's history"
+    )
     func twoHundredMessagesAcrossKills() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
@@ -26,11 +31,17 @@ struct StoreForwardProcessTests {
         let common = tcpOnlyNodeArguments
         // The sender knows where the receiver will listen; the receiver knows nothing.
         let argumentsA =
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
-             "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"] + common
+            [
+                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
+                "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)",
+            ] + common
         let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
-        let idB = try #require(PeerID(hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let idB = try #require(
+            PeerID(
+                hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            )
+        )
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
 
@@ -74,7 +85,9 @@ struct StoreForwardProcessTests {
         }
         try kill9(nodeB)
         nodeB = try startScmesh(argumentsB, home: home)
-        print("store-and-forward process test: receiver held \(atFirstKill) messages when the sender was killed, \(atSecondKill) when the receiver was")
+        print(
+            "store-and-forward process test: receiver held \(atFirstKill) messages when the sender was killed, \(atSecondKill) when the receiver was"
+        )
 
         // 4. Everything arrives, each message once; the sender's history says delivered.
         try await eventually("the receiver's inbox has all 200", attempts: 6000) {
@@ -102,7 +115,10 @@ struct StoreForwardProcessTests {
         let later = try await clientA.call(.send(SendRequest(peer: idB.hex, text: "after everything", wait: true)))
             .decode(SendReply.self)
         #expect(later.status == .delivered)
-        let newer = try await runScmesh(["inbox", "--data-dir", b, "--json", "--after", "\(Self.messageCount)"], home: home)
+        let newer = try await runScmesh(
+            ["inbox", "--data-dir", b, "--json", "--after", "\(Self.messageCount)"],
+            home: home
+        )
         let newest = try #require(try jsonObject(newer.standardOutput)["messages"] as? [[String: Any]])
         #expect(newest.map { $0["seq"] as? Int } == [Self.messageCount + 1])
         #expect(newest.first?["text"] as? String == "after everything")
@@ -137,7 +153,12 @@ private func peerID(_ client: ControlClient) async throws -> PeerID {
 
 /// The receiver's inbox holds exactly the queued messages, each once, with sequence
 /// numbers 1...200 (none was stored twice and dropped).
-private func expectExactlyOnce(_ client: ControlClient, queued: [MessageID], from sender: PeerID, padding: String) async throws {
+private func expectExactlyOnce(
+    _ client: ControlClient,
+    queued: [MessageID],
+    from sender: PeerID,
+    padding: String
+) async throws {
     let inbox = try await client.call(.inbox(InboxRequest())).decode(InboxReply.self)
     #expect(inbox.messages.count == queued.count)
     #expect(Set(inbox.messages.map(\.id)) == Set(queued))

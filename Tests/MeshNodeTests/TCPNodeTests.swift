@@ -25,9 +25,13 @@ struct TCPNodeTests {
 
     @Test(
         "two scmesh processes over TCP: a message arrives; while the receiver is killed a send is queued (and --wait times out naming the message ID); after its restart the queued message arrives once",
-        arguments: Dialer.allCases)
+        arguments: Dialer.allCases
+    )
     func killAndRestartReceiver(dialer: Dialer) async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
@@ -91,15 +95,22 @@ struct TCPNodeTests {
         #expect(waited.standardError.contains("stays in the outbox"), "\(waited.standardError)")
         #expect(waited.standardError.split(separator: "\n").count == 1, "\(waited.standardError)")
         let waitedJSON = try await runScmesh(
-            ["send", "--data-dir", a, "--json", "--timeout", "0.3", "--id", queuedID, idB, "while B is down"], home: home)
+            ["send", "--data-dir", a, "--json", "--timeout", "0.3", "--id", queuedID, idB, "while B is down"],
+            home: home
+        )
         #expect(waitedJSON.status == 1)
         let timedOut = try jsonObject(waitedJSON.standardOutput)
         #expect(timedOut["code"] as? String == "timedOut", "\(waitedJSON.standardOutput)")
         #expect(timedOut["message_id"] as? String == queuedID)
         #expect((timedOut["error"] as? String)?.contains(queuedID) == true)
-        let retry = try await runScmesh(["send", "--data-dir", a, "--json", "--id", queuedID, idB, "while B is down"], home: home)
+        let retry = try await runScmesh(
+            ["send", "--data-dir", a, "--json", "--id", queuedID, idB, "while B is down"],
+            home: home
+        )
         #expect(try jsonObject(retry.standardOutput)["message_id"] as? String == queuedID)
-        let outbox = try jsonObject(try await runScmesh(["outbox", "--data-dir", a, "--json"], home: home).standardOutput)
+        let outbox = try jsonObject(
+            try await runScmesh(["outbox", "--data-dir", a, "--json"], home: home).standardOutput
+        )
         #expect(outbox["total"] as? Int == 2, "\(outbox)")
 
         // 3. Restart B on the same data dir and port: the redial brings the link back
@@ -117,10 +128,14 @@ struct TCPNodeTests {
         try await eventually("every message is in the restarted B's inbox", attempts: 1500) {
             try await inboxTexts(dataDirectory: b, home: home).sorted() == expected
         }
-        let history = try jsonObject(try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
+        let history = try jsonObject(
+            try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput
+        )
         #expect((history["messages"] as? [[String: Any]])?.count == 4)
         try await eventually("A's history shows every message delivered", attempts: 1500) {
-            let reply = try jsonObject(try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput)
+            let reply = try jsonObject(
+                try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput
+            )
             return (reply["outbound_counts"] as? [String: Int]) == ["delivered": 4]
         }
 
@@ -136,21 +151,36 @@ struct TCPNodeTests {
         #expect(defaults.routerConfiguration.handshakeTimeout == RouterConfiguration().handshakeTimeout)
         #expect(try defaults.yaml().contains("handshake_timeout_ms: \(defaults.handshakeTimeoutMs)"))
         let short = try NodeConfiguration.load(
-            yaml: "handshake_timeout_ms: 1500", source: "test", environment: [:], registry: .builtIn)
+            yaml: "handshake_timeout_ms: 1500",
+            source: "test",
+            environment: [:],
+            registry: .builtIn
+        )
         #expect(short.routerConfiguration.handshakeTimeout == .milliseconds(1500))
         let flagged = try NodeConfiguration.load(
-            yaml: "", source: "test", environment: ["SCMESH_HANDSHAKE_TIMEOUT_MS": "250"],
-            overrides: [], registry: .builtIn)
+            yaml: "",
+            source: "test",
+            environment: ["SCMESH_HANDSHAKE_TIMEOUT_MS": "250"],
+            overrides: [],
+            registry: .builtIn
+        )
         #expect(flagged.routerConfiguration.handshakeTimeout == .milliseconds(250))
         #expect {
             _ = try NodeConfiguration.load(
-                yaml: "", source: "test", environment: [:], overrides: ["handshake_timeout_ms=0"], registry: .builtIn)
+                yaml: "",
+                source: "test",
+                environment: [:],
+                overrides: ["handshake_timeout_ms=0"],
+                registry: .builtIn
+            )
         } throws: { error in
             "\(error)".contains("handshake_timeout_ms")
         }
     }
 
-    @Test("hostile raw sockets (garbage, over-limit and 0xFFFFFFFF length prefixes, half a handshake then silence) are dropped while a good peer keeps exchanging messages")
+    @Test(
+        "hostile raw sockets (garbage, over-limit and 0xFFFFFFFF length prefixes, half a handshake then silence) are dropped while a good peer keeps exchanging messages"
+    )
     func hostilePeers() async throws {
         // A small max_frame_size, so that an over-limit length prefix exists at all: the
         // prefix is two bytes, so 65,535 is the largest length a peer can announce.
@@ -212,7 +242,9 @@ struct TCPNodeTests {
         #expect(failures == ["malformedFrame": 4, "malformedHandshake": 1, "handshakeFailed": 1])
     }
 
-    @Test("with the default max_frame_size a 0xFFFFFFFF prefix reads as a legal 65,535-byte length: silence after it ends at the handshake timeout, 65,535 garbage bytes after it are refused")
+    @Test(
+        "with the default max_frame_size a 0xFFFFFFFF prefix reads as a legal 65,535-byte length: silence after it ends at the handshake timeout, 65,535 garbage bytes after it are refused"
+    )
     func fourGiBPrefixAtDefaultMaxFrameSize() async throws {
         let failures = try await attackWhileServingGoodPeer(tcp: "max_frame_size: 65535") { port in
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -236,7 +268,9 @@ struct TCPNodeTests {
         #expect(failures == ["malformedFrame": 1, "handshakeFailed": 1])
     }
 
-    @Test("a flood of idle connections from the good peer's address: those over max_per_address are refused by TCP, the rest dropped at the handshake timeout, the good link keeps working and a new peer gets in afterwards")
+    @Test(
+        "a flood of idle connections from the good peer's address: those over max_per_address are refused by TCP, the rest dropped at the handshake timeout, the good link keeps working and a new peer gets in afterwards"
+    )
     func connectionFlood() async throws {
         let maxPerAddress = 4
         let flood = 12
@@ -281,7 +315,8 @@ private func peerYAML(bootstrap port: Int) -> String {
 /// still has exactly the good peer on the same link, and that a new peer can link to it.
 /// - Returns: the handshake failures the attack caused, by reason.
 private func attackWhileServingGoodPeer(
-    tcp: String, sourceLocation: SourceLocation = #_sourceLocation,
+    tcp: String,
+    sourceLocation: SourceLocation = #_sourceLocation,
     attack: @Sendable (Int) async throws -> Void
 ) async throws -> [String: Int] {
     let port = try unusedLoopbackPort()
@@ -293,7 +328,12 @@ private func attackWhileServingGoodPeer(
         target.directory.cleanUp()
         peer.directory.cleanUp()
     }
-    try await eventually("the good peer and the target have a link to each other", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
+    try await eventually(
+        "the good peer and the target have a link to each other",
+        attempts: 1500,
+        fileID: sourceLocation.fileID,
+        line: sourceLocation.line
+    ) {
         let seenByPeer = try await peerIDs(of: peer)
         let seenByTarget = try await peerIDs(of: target)
         return seenByPeer == [target.node.peerID] && seenByTarget == [peer.node.peerID]
@@ -312,10 +352,20 @@ private func attackWhileServingGoodPeer(
     #expect(fromPeer.count >= 3 && fromTarget.count >= 3, sourceLocation: sourceLocation)
 
     // Every message of the good peer arrived, in order, and vice versa.
-    try await eventually("the target's inbox has every message of the good peer", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
+    try await eventually(
+        "the target's inbox has every message of the good peer",
+        attempts: 1500,
+        fileID: sourceLocation.fileID,
+        line: sourceLocation.line
+    ) {
         try await inboxTexts(of: target) == fromPeer
     }
-    try await eventually("the good peer's inbox has every message of the target", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
+    try await eventually(
+        "the good peer's inbox has every message of the target",
+        attempts: 1500,
+        fileID: sourceLocation.fileID,
+        line: sourceLocation.line
+    ) {
         try await inboxTexts(of: peer) == fromTarget
     }
 
@@ -334,7 +384,10 @@ private func attackWhileServingGoodPeer(
     var failures = after.handshakeFailuresByReason
     for (reason, count) in before.handshakeFailuresByReason { failures[reason, default: 0] -= count }
     failures = failures.filter { $0.value != 0 }
-    #expect(after.handshakeFailures - before.handshakeFailures == failures.values.reduce(0, +), sourceLocation: sourceLocation)
+    #expect(
+        after.handshakeFailures - before.handshakeFailures == failures.values.reduce(0, +),
+        sourceLocation: sourceLocation
+    )
 
     // And it still accepts a new well-behaved peer.
     let late = try await RunningNode.start(yaml: peerYAML(bootstrap: port))
@@ -342,12 +395,22 @@ private func attackWhileServingGoodPeer(
         late.task.cancel()
         late.directory.cleanUp()
     }
-    try await eventually("a new peer links to the target", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
+    try await eventually(
+        "a new peer links to the target",
+        attempts: 1500,
+        fileID: sourceLocation.fileID,
+        line: sourceLocation.line
+    ) {
         try await peerIDs(of: late) == [target.node.peerID]
     }
     let reply = try await late.client.call(.send(SendRequest(peer: target.node.peerID.hex, text: "late")))
     #expect(reply.ok, "\(reply.line)", sourceLocation: sourceLocation)
-    try await eventually("the late peer's message arrives", attempts: 1500, fileID: sourceLocation.fileID, line: sourceLocation.line) {
+    try await eventually(
+        "the late peer's message arrives",
+        attempts: 1500,
+        fileID: sourceLocation.fileID,
+        line: sourceLocation.line
+    ) {
         try await inboxTexts(of: target).last == "late"
     }
 
@@ -370,7 +433,9 @@ private final class StopFlag: Sendable {
 /// (at least three each way); every send must be delivered (its receipt back).
 /// - Returns: the texts each side sent, in order.
 private func exchange(
-    between a: RunningNode, and b: RunningNode, until stop: StopFlag
+    between a: RunningNode,
+    and b: RunningNode,
+    until stop: StopFlag
 ) async throws -> (fromA: [String], fromB: [String]) {
     var fromA: [String] = []
     var fromB: [String] = []
@@ -379,7 +444,10 @@ private func exchange(
         for (sender, receiver) in [(a, b), (b, a)] {
             let text = "\(sender.node.peerID.short) -> \(receiver.node.peerID.short) #\(round)"
             let reply = try await sender.client.call(
-                NodeCommand.send(SendRequest(peer: receiver.node.peerID.hex, text: text, wait: true, timeoutSeconds: 30)))
+                NodeCommand.send(
+                    SendRequest(peer: receiver.node.peerID.hex, text: text, wait: true, timeoutSeconds: 30)
+                )
+            )
             #expect(reply.ok, "send #\(round) failed: \(reply.line)")
             guard reply.ok else { return (fromA, fromB) }
             if sender.node.peerID == a.node.peerID { fromA.append(text) } else { fromB.append(text) }

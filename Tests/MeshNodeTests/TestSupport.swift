@@ -32,12 +32,19 @@ struct RunningNode {
 
     /// Builds and starts a node from `yaml`, and waits until its control socket answers.
     static func start(
-        yaml: String, overrides: [String] = [], registry: TransportRegistry = .builtIn,
+        yaml: String,
+        overrides: [String] = [],
+        registry: TransportRegistry = .builtIn,
         directory: TemporaryDirectory? = nil
     ) async throws -> RunningNode {
         let directory = try directory ?? TemporaryDirectory()
         let config = try NodeConfiguration.load(
-            yaml: yaml, source: "test", environment: [:], overrides: overrides, registry: registry)
+            yaml: yaml,
+            source: "test",
+            environment: [:],
+            overrides: overrides,
+            registry: registry
+        )
         let node = try buildNode(config: config, dataDirectory: directory.path, registry: registry)
         let task = Task { try await node.run(handlingSignals: false) }
         let running = RunningNode(node: node, directory: directory, task: task)
@@ -80,16 +87,23 @@ func scmeshEnvironment(home: String) -> [String: String] {
 /// The wait happens on a thread of its own: a test blocking one of the few threads of
 /// Swift's cooperative pool for the length of a process run would starve every other
 /// test running in parallel (and trip their hang guards).
-func runScmesh(_ arguments: [String], environment: [String: String], input: [UInt8]? = nil) async throws -> ScmeshResult {
+func runScmesh(_ arguments: [String], environment: [String: String], input: [UInt8]? = nil) async throws -> ScmeshResult
+{
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ScmeshResult, any Error>) in
         let thread = Thread {
-            continuation.resume(with: Result { try runScmeshBlocking(arguments, environment: environment, input: input) })
+            continuation.resume(
+                with: Result { try runScmeshBlocking(arguments, environment: environment, input: input) }
+            )
         }
         thread.start()
     }
 }
 
-private func runScmeshBlocking(_ arguments: [String], environment: [String: String], input: [UInt8]?) throws -> ScmeshResult {
+private func runScmeshBlocking(
+    _ arguments: [String],
+    environment: [String: String],
+    input: [UInt8]?
+) throws -> ScmeshResult {
     let output = Pipe()
     let errors = Pipe()
     let stdin = Pipe()
@@ -110,6 +124,8 @@ private func runScmeshBlocking(_ arguments: [String], environment: [String: Stri
     let errorData = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return ScmeshResult(
-        status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-        standardError: String(decoding: errorData, as: UTF8.self))
+        status: process.terminationStatus,
+        standardOutput: String(decoding: outputData, as: UTF8.self),
+        standardError: String(decoding: errorData, as: UTF8.self)
+    )
 }

@@ -18,7 +18,8 @@ import Testing
             TextReport.routerRefusals(stats) == [
                 "unauthenticated_evicted": 42, "write_stalled_links": 1, "frames_refused": 7,
                 "handshake_failed.badSignature": 3, "malformed.malformedFrame": 2, "sealed_rejected.openFailed": 5,
-            ])
+            ]
+        )
     }
 
     @Test("scmesh routes: nearest first, direct links say so, a hostile transport name is escaped, JSON in snake_case")
@@ -26,8 +27,22 @@ import Testing
         let near = try PeerID(bytes: [UInt8](repeating: 2, count: 32))
         let far = try PeerID(bytes: [UInt8](repeating: 1, count: 32))
         let reply = RoutesReply(routes: [
-            RouteSnapshot(destination: far, nextHop: near, hops: 3, sequence: 42, ageMilliseconds: 1_500, transport: "tcp\u{1B}[2J"),
-            RouteSnapshot(destination: near, nextHop: near, hops: 1, sequence: nil, ageMilliseconds: 0, transport: "tcp"),
+            RouteSnapshot(
+                destination: far,
+                nextHop: near,
+                hops: 3,
+                sequence: 42,
+                ageMilliseconds: 1_500,
+                transport: "tcp\u{1B}[2J"
+            ),
+            RouteSnapshot(
+                destination: near,
+                nextHop: near,
+                hops: 1,
+                sequence: nil,
+                ageMilliseconds: 0,
+                transport: "tcp"
+            ),
         ])
         let lines = TextReport.routes(reply).split(separator: "\n").map(String.init)
         #expect(lines.count == 3)

@@ -15,9 +15,14 @@ struct TopicProcessTests {
     static let count = 6
     static let subscribers: Set<Int> = [2, 3, 5]
 
-    @Test("20 messages published at one end reach each of the three subscribers exactly once and no non-subscriber's inbox")
+    @Test(
+        "20 messages published at one end reach each of the three subscribers exactly once and no non-subscriber's inbox"
+    )
     func publishAlongAChain() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first: \(scmeshExecutable.path)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
@@ -49,24 +54,40 @@ struct TopicProcessTests {
 
         for index in Self.subscribers.sorted() {
             let reply = try await runScmesh(["subscribe", "--data-dir", directories[index], Self.topic], home: home)
-            #expect(reply.status == 0 && reply.standardOutput.contains(Self.topic), "\(reply.standardOutput)\(reply.standardError)")
+            #expect(
+                reply.status == 0 && reply.standardOutput.contains(Self.topic),
+                "\(reply.standardOutput)\(reply.standardError)"
+            )
         }
         // Every node takes part (relays for the non-subscribers) with a full mesh along the chain.
         for index in 0..<Self.count {
             let expected = index == 0 || index == Self.count - 1 ? 1 : 2
             try await eventually("node \(index)'s mesh for the topic has its \(expected) neighbours", attempts: 1500) {
-                guard let snapshot = try await topics(index).first(where: { $0.topic == Self.topic }) else { return false }
+                guard let snapshot = try await topics(index).first(where: { $0.topic == Self.topic }) else {
+                    return false
+                }
                 return snapshot.mesh.count == expected && snapshot.subscribed == Self.subscribers.contains(index)
             }
         }
-        let listing = try jsonObject(try await runScmesh(["topics", "--data-dir", directories[1], "--json"], home: home).standardOutput)
-        let row = try #require((listing["topics"] as? [[String: Any]])?.first { $0["topic"] as? String == Self.topic }, "\(listing)")
-        #expect(row["subscribed"] as? Bool == false && row["relaying"] as? Bool == true && row["distance"] as? Int == 1, "\(row)")
+        let listing = try jsonObject(
+            try await runScmesh(["topics", "--data-dir", directories[1], "--json"], home: home).standardOutput
+        )
+        let row = try #require(
+            (listing["topics"] as? [[String: Any]])?.first { $0["topic"] as? String == Self.topic },
+            "\(listing)"
+        )
+        #expect(
+            row["subscribed"] as? Bool == false && row["relaying"] as? Bool == true && row["distance"] as? Int == 1,
+            "\(row)"
+        )
 
         let texts = (1...20).map { "topic message \($0)" }
         for text in texts {
             let reply = try await runScmesh(["publish", "--data-dir", directories[0], Self.topic, text], home: home)
-            #expect(reply.status == 0 && reply.standardOutput.contains("published on \(Self.topic)"), "\(reply.standardOutput)\(reply.standardError)")
+            #expect(
+                reply.status == 0 && reply.standardOutput.contains("published on \(Self.topic)"),
+                "\(reply.standardOutput)\(reply.standardError)"
+            )
         }
         for index in Self.subscribers.sorted() {
             try await eventually("subscriber \(index) has the 20 messages", attempts: 1500) {
@@ -101,7 +122,10 @@ struct TopicProcessTests {
         processes[5] = try startScmesh(arguments(5), home: home)
         try await eventually("node 5 answers again", attempts: 1500) { try await client(5).call(.status).ok }
         #expect(try await topics(5).first { $0.topic == Self.topic }?.subscribed == true)
-        let unsubscribed = try await runScmesh(["unsubscribe", "--data-dir", directories[5], "/scmesh/relay/v1", "--json"], home: home)
+        let unsubscribed = try await runScmesh(
+            ["unsubscribe", "--data-dir", directories[5], "/scmesh/relay/v1", "--json"],
+            home: home
+        )
         #expect(unsubscribed.status == 0, "\(unsubscribed.standardError)")
         #expect(try await topics(5).first { $0.topic == "/scmesh/relay/v1" }?.subscribed != true)
         #expect(try await inboxTexts(dataDirectory: directories[5], home: home).count == texts.count)

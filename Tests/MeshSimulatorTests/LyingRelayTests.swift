@@ -11,7 +11,14 @@ import Testing
 @Suite struct LyingRelayTests {
     @Test(.timeLimit(.minutes(10)), arguments: SimulationConfiguration.HopLie.allCases)
     func twoRelaysLyingAboutHopCountsLeaveTheRestOfTheMeshDelivering(lie: SimulationConfiguration.HopLie) async throws {
-        var configuration = SimulationConfiguration(nodes: 50, seed: 4, loss: 0.1, messages: 200, targetDegree: 6, topicMessages: 0)
+        var configuration = SimulationConfiguration(
+            nodes: 50,
+            seed: 4,
+            loss: 0.1,
+            messages: 200,
+            targetDegree: 6,
+            topicMessages: 0
+        )
         configuration.router.flood.enabled = true
         configuration.liars = 2
         configuration.lie = lie
@@ -20,7 +27,10 @@ import Testing
         #expect(simulation.liars.count == 2)
         #expect(report.lies > 0, "the liars rewrote announcements")
         #expect(report.sent == 200)
-        #expect(report.delivered * 1000 >= report.sent * 999, "\(report.delivered) of \(report.sent); undelivered: \(report.undelivered)")
+        #expect(
+            report.delivered * 1000 >= report.sent * 999,
+            "\(report.delivered) of \(report.sent); undelivered: \(report.undelivered)"
+        )
         #expect(report.duplicates == 0)
     }
 }

@@ -12,8 +12,16 @@ import Testing
     /// node.
     @Test(.timeLimit(.minutes(2))) func lossyMeshWithChurnDeliversEverythingExactlyOnce() async throws {
         let configuration = SimulationConfiguration(
-            nodes: 20, seed: 7, loss: 0.1, messages: 40, targetDegree: 5, partitionShare: 0, churnShare: 0.1,
-            churnDowntime: .seconds(20), settleLimit: .seconds(300))
+            nodes: 20,
+            seed: 7,
+            loss: 0.1,
+            messages: 40,
+            targetDegree: 5,
+            partitionShare: 0,
+            churnShare: 0.1,
+            churnDowntime: .seconds(20),
+            settleLimit: .seconds(300)
+        )
         let report = try await MeshSimulation(configuration: configuration).run()
         #expect(report.nodes == 20)
         #expect(report.churned == 2)
@@ -44,13 +52,25 @@ import Testing
     /// request, sent once a message wants the route, repairs it.
     @Test(.timeLimit(.minutes(5))) func routeSummariesRepairAnnouncementsLostOnTheWay() async throws {
         var configuration = SimulationConfiguration(
-            nodes: 20, seed: 11, loss: 0.3, messages: 20, targetDegree: 5, partitionShare: 0, churnShare: 0,
-            convergenceLimit: .seconds(300), settleLimit: .seconds(300), topicMessages: 0)
+            nodes: 20,
+            seed: 11,
+            loss: 0.3,
+            messages: 20,
+            targetDegree: 5,
+            partitionShare: 0,
+            churnShare: 0,
+            convergenceLimit: .seconds(300),
+            settleLimit: .seconds(300),
+            topicMessages: 0
+        )
         configuration.router.routing.announceInterval = .seconds(3600)
         configuration.router.routing.routeMaxAge = .seconds(12_000)
         configuration.router.routing.summaryInterval = .seconds(10)
         let report = try await MeshSimulation(configuration: configuration).run()
-        #expect(report.routesKnown * 100 >= report.routesPossible * 99, "\(report.routesKnown) of \(report.routesPossible) routes")
+        #expect(
+            report.routesKnown * 100 >= report.routesPossible * 99,
+            "\(report.routesKnown) of \(report.routesPossible) routes"
+        )
         #expect(report.wire.dropped > 0)
         #expect(report.delivered == report.sent, "undelivered: \(report.undelivered)")
         #expect(report.duplicates == 0)
@@ -61,8 +81,16 @@ import Testing
     /// it round a loop) is still held in some node's queue.
     @Test(.timeLimit(.minutes(2))) func partitionLosesNothing() async throws {
         let configuration = SimulationConfiguration(
-            nodes: 16, seed: 3, loss: 0.1, messages: 40, targetDegree: 5, partitionShare: 0.25, partitionDuration: .seconds(30),
-            churnShare: 0, settleLimit: .seconds(120))
+            nodes: 16,
+            seed: 3,
+            loss: 0.1,
+            messages: 40,
+            targetDegree: 5,
+            partitionShare: 0.25,
+            partitionDuration: .seconds(30),
+            churnShare: 0,
+            settleLimit: .seconds(120)
+        )
         let report = try await MeshSimulation(configuration: configuration).run()
         #expect(report.partitioned == 4)
         #expect(report.sent == 40)
@@ -77,8 +105,16 @@ import Testing
     /// SUBSCRIBE…) apart from the rest, so the control cost is reported beside the ratio.
     @Test(.timeLimit(.minutes(2))) func topicPhaseCountsMessagesAndControlFramesApart() async throws {
         var configuration = SimulationConfiguration(
-            nodes: 20, seed: 5, loss: 0.1, messages: 1, targetDegree: 5, partitionShare: 0, churnShare: 0, topicMessages: 10,
-            topicShare: 0.25)
+            nodes: 20,
+            seed: 5,
+            loss: 0.1,
+            messages: 1,
+            targetDegree: 5,
+            partitionShare: 0,
+            churnShare: 0,
+            topicMessages: 10,
+            topicShare: 0.25
+        )
         configuration.routesAcrossMesh = false
         let report = try await MeshSimulation(configuration: configuration).runTopicsOnly()
         #expect(report.topicSubscribers == 5)

@@ -54,7 +54,12 @@ struct CrashSafetyTests {
         let sender = PeerID.random()
         let destination = PeerID.random()
         while true {
-            let message = InboundMessage(id: .random(), from: sender, payload: Array(repeating: 1, count: 200), transport: "tcp")
+            let message = InboundMessage(
+                id: .random(),
+                from: sender,
+                payload: Array(repeating: 1, count: 200),
+                transport: "tcp"
+            )
             try await store.inbox.accept(message)
             Self.emit("in \(message.id.hex)")
             let outgoing = OutboundMessage(id: .random(), destination: destination, payload: [1, 2, 3], flags: 0)
@@ -90,7 +95,9 @@ struct CrashSafetyTests {
                 while true {
                     let chunk = output.fileHandleForReading.availableData
                     data.append(chunk)
-                    let lines = data.split(separator: UInt8(ascii: "\n")).filter { $0.starts(with: Array("in ".utf8)) || $0.starts(with: Array("out ".utf8)) }
+                    let lines = data.split(separator: UInt8(ascii: "\n")).filter {
+                        $0.starts(with: Array("in ".utf8)) || $0.starts(with: Array("out ".utf8))
+                    }
                     if chunk.isEmpty || lines.count >= afterLines {
                         kill(pid, SIGKILL)
                         // Whatever the child wrote before it died.

@@ -107,7 +107,10 @@ struct ContactsTests {
         }
     }
 
-    @Test("malformed aliases are refused", arguments: ["", "   ", String(repeating: "x", count: 65), PeerID.random().hex])
+    @Test(
+        "malformed aliases are refused",
+        arguments: ["", "   ", String(repeating: "x", count: 65), PeerID.random().hex]
+    )
     func malformedAlias(alias: String) async throws {
         try await withStore { store throws in
             let error = await meshError { try await store.contacts.add(peer: .random(), alias: alias) }
@@ -157,9 +160,11 @@ struct AddressLedgerTests {
             try await ledger.recordSuccess(peer: .random(), transport: "tcp", address: "10.9.9.9:1")
 
             let all = try await ledger.addresses(for: bob)
-            #expect(all.map(\.address) == [
-                "192.168.1.5:40000", "10.0.0.1:7420", "AA:BB:CC:DD:EE:FF", "198.51.100.7:7420", "203.0.113.9:7420",
-            ])
+            #expect(
+                all.map(\.address) == [
+                    "192.168.1.5:40000", "10.0.0.1:7420", "AA:BB:CC:DD:EE:FF", "198.51.100.7:7420", "203.0.113.9:7420",
+                ]
+            )
             let first = try #require(all.first { $0.address == "10.0.0.1:7420" })
             #expect(first.successes == 1)
             #expect(first.failures == 1)

@@ -35,7 +35,9 @@ struct FloodSeenLogTests {
             let path = directory + "/store.sqlite"
             let sender = PeerID.random()
             try await withReopened(path) { store throws in
-                try await store.inbox.accept(InboundMessage(id: .random(), from: sender, payload: [1], transport: "lo", emergency: true))
+                try await store.inbox.accept(
+                    InboundMessage(id: .random(), from: sender, payload: [1], transport: "lo", emergency: true)
+                )
                 try await store.inbox.accept(InboundMessage(id: .random(), from: sender, payload: [2], transport: "lo"))
             }
             try await withReopened(path) { store throws in

@@ -34,7 +34,9 @@ struct GroupCommitTests {
         try await withTemporaryDirectory { directory throws in
             let path = directory + "/store.sqlite"
             let destination = PeerID.random()
-            let messages = (0..<100).map { _ in OutboundMessage(id: .random(), destination: destination, payload: [1, 2, 3], flags: 0) }
+            let messages = (0..<100).map { _ in
+                OutboundMessage(id: .random(), destination: destination, payload: [1, 2, 3], flags: 0)
+            }
             try await withReopened(path) { store throws in
                 let before = store.database.committer.counts
                 let gate = WriterGate(store)
@@ -62,7 +64,9 @@ struct GroupCommitTests {
             let destination = PeerID.random()
             let pending = OutboundMessage(id: .random(), destination: destination, payload: [9], flags: 0)
             try await store.outbox.enqueue(pending)
-            let good = (0..<10).map { _ in OutboundMessage(id: .random(), destination: destination, payload: [1], flags: 0) }
+            let good = (0..<10).map { _ in
+                OutboundMessage(id: .random(), destination: destination, payload: [1], flags: 0)
+            }
             let before = store.database.committer.counts
             let gate = WriterGate(store)
             let results = try await withThrowingTaskGroup(of: (MessageID, Bool).self) { group in
@@ -97,7 +101,12 @@ struct GroupCommitTests {
         try await withStore { store throws in
             let sender = PeerID.random()
             let inbound = message(from: sender, "hello")
-            let receipt = OutboundMessage(id: .random(), destination: sender, payload: [7, 7], flags: DataFrame.receiptFlag)
+            let receipt = OutboundMessage(
+                id: .random(),
+                destination: sender,
+                payload: [7, 7],
+                flags: DataFrame.receiptFlag
+            )
             let before = store.database.committer.counts
             try await store.inbox.accept(inbound, queueing: receipt, in: store.outbox)
             #expect(store.database.committer.counts.writes - before.writes == 1)

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("History: messages on their way; ledger: every address")
 struct HistoryPendingLedgerTests {
-    @Test("pending lists queued and sent outbound messages oldest first, without receipts; totals and status counts agree")
+    @Test(
+        "pending lists queued and sent outbound messages oldest first, without receipts; totals and status counts agree"
+    )
     func pending() async throws {
         let clock = TestClock()
         try await withStore(clock: clock) { store in
@@ -17,7 +19,12 @@ struct HistoryPendingLedgerTests {
             let sent = OutboundMessage(id: .random(), destination: carol, payload: Array("two!".utf8), flags: 0)
             clock.advance(by: 1)
             let delivered = OutboundMessage(id: .random(), destination: bob, payload: Array("three".utf8), flags: 0)
-            let receipt = OutboundMessage(id: .random(), destination: bob, payload: [1, 2], flags: DataFrame.receiptFlag)
+            let receipt = OutboundMessage(
+                id: .random(),
+                destination: bob,
+                payload: [1, 2],
+                flags: DataFrame.receiptFlag
+            )
             for message in [queued, sent, delivered, receipt] { try await store.outbox.enqueue(message) }
             await store.outbox.update(sent.id, to: .sent, transport: "tcp", reason: nil)
             await store.outbox.update(delivered.id, to: .delivered, transport: "tcp", reason: nil)

@@ -19,7 +19,11 @@ struct InboxPayloadFileTests {
 
     static func large(from peer: PeerID, bytes: Int = 5_000, seed: Int = 7) -> InboundMessage {
         InboundMessage(
-            id: .random(), from: peer, payload: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* seed &+ 3) }, transport: "tcp")
+            id: .random(),
+            from: peer,
+            payload: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* seed &+ 3) },
+            transport: "tcp"
+        )
     }
 
     /// The files in the store's payload directory.
@@ -27,7 +31,9 @@ struct InboxPayloadFileTests {
         try FileManager.default.contentsOfDirectory(atPath: path + "-payloads").sorted()
     }
 
-    @Test("a large payload goes to a file (the row keeps none), a small one to its row; both read back byte for byte, also after a reopen and in pieces")
+    @Test(
+        "a large payload goes to a file (the row keeps none), a small one to its row; both read back byte for byte, also after a reopen and in pieces"
+    )
     func roundTrip() async throws {
         try await withTemporaryDirectory { directory throws in
             let path = directory + "/store.sqlite"
@@ -40,8 +46,11 @@ struct InboxPayloadFileTests {
                 let names = try Self.files(path)
                 #expect(names.count == 1 && names[0].hasPrefix("inbox-\(big.id.hex)-"), "\(names)")
                 let stored = try await store.database.read("rows") { db in
-                    try Row.fetchAll(db, sql: "SELECT length(payload) AS inRow, payloadFile FROM inbox ORDER BY sequence")
-                        .map { row -> [String?] in [String(row["inRow"] as Int), row["payloadFile"]] }
+                    try Row.fetchAll(
+                        db,
+                        sql: "SELECT length(payload) AS inRow, payloadFile FROM inbox ORDER BY sequence"
+                    )
+                    .map { row -> [String?] in [String(row["inRow"] as Int), row["payloadFile"]] }
                 }
                 #expect(stored == [["0", names[0]], ["5", nil]])
                 #expect(try await store.inbox.byteCount == 5_005)
@@ -89,7 +98,9 @@ struct InboxPayloadFileTests {
         }
     }
 
-    @Test("killed between the file and the row: nothing is delivered, the orphan file goes at the next open, and the sender's retry is stored exactly once")
+    @Test(
+        "killed between the file and the row: nothing is delivered, the orphan file goes at the next open, and the sender's retry is stored exactly once"
+    )
     func crashBetweenFileAndRow() async throws {
         try await withTemporaryDirectory { directory throws in
             let path = directory + "/store.sqlite"
@@ -114,7 +125,9 @@ struct InboxPayloadFileTests {
         }
     }
 
-    @Test("killed between deleting the rows and removing their files: the entries stay gone, the files go at the next open; a failed insert leaves no file")
+    @Test(
+        "killed between deleting the rows and removing their files: the entries stay gone, the files go at the next open; a failed insert leaves no file"
+    )
     func crashBetweenRowAndFileRemoval() async throws {
         try await withTemporaryDirectory { directory throws in
             let path = directory + "/store.sqlite"
@@ -136,7 +149,10 @@ struct InboxPayloadFileTests {
                 #expect(try Self.files(path).isEmpty)
                 // A transaction that fails after the file was written removes the file.
                 try await store.database.write("break inserts") { db in
-                    try db.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON inbox BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+                    try db.execute(
+                        sql:
+                            "CREATE TRIGGER refuse BEFORE INSERT ON inbox BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+                    )
                 }
                 let refused = Self.large(from: alice, seed: 13)
                 await #expect(throws: MeshError.self) { try await store.inbox.append(refused) }
@@ -177,7 +193,9 @@ struct InboxPayloadFileTests {
         }
     }
 
-    @Test("a listing without payloads reads only the first bytes of a payload kept in a file, a payload kept in its row whole; after and limit as for entries")
+    @Test(
+        "a listing without payloads reads only the first bytes of a payload kept in a file, a payload kept in its row whole; after and limit as for entries"
+    )
     func summariesReadOnlyTheHead() async throws {
         try await withStore(configuration: Self.configuration()) { store throws in
             let alice = PeerID.random()
@@ -189,7 +207,9 @@ struct InboxPayloadFileTests {
             #expect(summaries.map(\.sequence) == [1, 2])
             #expect(summaries.map(\.byteCount) == [5_000, 5])
             #expect(summaries.map(\.id) == [big.id, small.id])
-            #expect(summaries.allSatisfy { $0.from == alice && $0.transport == "tcp" && !$0.emergency && $0.topic == nil })
+            #expect(
+                summaries.allSatisfy { $0.from == alice && $0.transport == "tcp" && !$0.emergency && $0.topic == nil }
+            )
             #expect(summaries[0].head == Array(big.payload.prefix(64)) && !summaries[0].isWhole)
             #expect(summaries[1].head == small.payload && summaries[1].isWhole)
             #expect(try await store.inbox.summaries(after: 1, headBytes: 64).map(\.sequence) == [2])
@@ -198,7 +218,9 @@ struct InboxPayloadFileTests {
         }
     }
 
-    @Test("a version-7 store opens migrated, its inbox entries (payloads in their rows) intact; new large ones go to files")
+    @Test(
+        "a version-7 store opens migrated, its inbox entries (payloads in their rows) intact; new large ones go to files"
+    )
     func versionSevenStoreIsMigrated() async throws {
         try await withTemporaryDirectory { directory throws in
             let path = directory + "/store.sqlite"
@@ -213,7 +235,8 @@ struct InboxPayloadFileTests {
                             INSERT INTO inbox (messageID, sender, transport, receivedAt, bytes, payload)
                             VALUES (?, ?, 'tcp', 0, ?, ?)
                             """,
-                        arguments: [old.id.hex, alice.hex, old.payload.count, Data(old.payload)])
+                        arguments: [old.id.hex, alice.hex, old.payload.count, Data(old.payload)]
+                    )
                 }
                 #expect(try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 7)
                 try queue.close()

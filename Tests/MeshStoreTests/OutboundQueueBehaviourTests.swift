@@ -42,7 +42,10 @@ struct OutboundQueueBehaviourTests {
             let bob = PeerID.random()
             let message = outbound(to: bob, bytes: 10, flags: 1)
             try await queue.enqueue(message)
-            #expect(await queue.record(message.id) == OutboundRecord(id: message.id, destination: bob, bytes: 10, status: .queued, flags: 1))
+            #expect(
+                await queue.record(message.id)
+                    == OutboundRecord(id: message.id, destination: bob, bytes: 10, status: .queued, flags: 1)
+            )
             #expect(await queue.waiting(for: bob) == [message.id])
             #expect(await queue.waiting(for: .random()) == [])
         }
@@ -120,7 +123,15 @@ struct OutboundQueueBehaviourTests {
             await queue.update(message.id, to: .delivered, transport: "tcp", reason: nil)
             #expect(
                 await queue.record(message.id)
-                    == OutboundRecord(id: message.id, destination: bob, bytes: 3, status: .delivered, transport: "tcp", attempts: 1))
+                    == OutboundRecord(
+                        id: message.id,
+                        destination: bob,
+                        bytes: 3,
+                        status: .delivered,
+                        transport: "tcp",
+                        attempts: 1
+                    )
+            )
             // A final status is final: later updates change nothing.
             await queue.update(message.id, to: .queued, transport: nil, reason: "late")
             await queue.update(message.id, to: .sent, transport: "ble", reason: nil)
@@ -196,7 +207,12 @@ struct OutboundQueueBehaviourTests {
         try await backend.runWithSink { sink, queue throws in
             let alice = PeerID.random()
             let inbound = InboundMessage(id: .random(), from: alice, payload: [1, 2, 3], transport: "tcp")
-            let receipt = OutboundMessage(id: .random(), destination: alice, payload: [4, 5], flags: DataFrame.receiptFlag)
+            let receipt = OutboundMessage(
+                id: .random(),
+                destination: alice,
+                payload: [4, 5],
+                flags: DataFrame.receiptFlag
+            )
             try await sink.accept(inbound, queueing: receipt, in: queue)
             #expect(await queue.record(receipt.id)?.status == .queued)
             #expect(await queue.waiting(for: alice) == [receipt.id])

@@ -7,7 +7,9 @@ import Testing
 
 @Suite("Outbox uploads streamed into payload files")
 struct OutboxUploadTests {
-    @Test("a staged upload is adopted as the message's payload file (no copy): it survives a reopen and is claimed byte for byte; an abandoned or dropped one leaves nothing")
+    @Test(
+        "a staged upload is adopted as the message's payload file (no copy): it survives a reopen and is claimed byte for byte; an abandoned or dropped one leaves nothing"
+    )
     func adoptsStagedUpload() async throws {
         try await withTemporaryDirectory { directory throws in
             let path = directory + "/store.sqlite"
@@ -25,7 +27,15 @@ struct OutboxUploadTests {
                 let staged = try FileManager.default.contentsOfDirectory(atPath: files)
                 #expect(staged.count == 1)
                 try await store.outbox.enqueue(
-                    OutboundMessage(id: id, destination: bob, payload: [], flags: 0, contentDigest: stored.contentDigest), stored: stored)
+                    OutboundMessage(
+                        id: id,
+                        destination: bob,
+                        payload: [],
+                        flags: 0,
+                        contentDigest: stored.contentDigest
+                    ),
+                    stored: stored
+                )
                 // The same file, now named by the row: nothing was copied.
                 #expect(try FileManager.default.contentsOfDirectory(atPath: files) == staged)
                 #expect(try await store.outbox.pendingBytes == payload.count)
@@ -54,7 +64,9 @@ struct OutboxUploadTests {
         }
     }
 
-    @Test("finish(digestingWith:) hashes the file while it syncs: the digest equals the bytes fed in order, across pieces of 1 MiB and an odd tail")
+    @Test(
+        "finish(digestingWith:) hashes the file while it syncs: the digest equals the bytes fed in order, across pieces of 1 MiB and an odd tail"
+    )
     func digestWhileSyncingMatchesTheBytes() async throws {
         try await withStore { store throws in
             let payload = (0..<((3 << 20) + 12_345)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) }
@@ -86,7 +98,10 @@ struct OutboxUploadTests {
             let stored = try await writer.finish(contentDigest: [])
             let bob = PeerID.random()
             let error = await meshError {
-                try await store.outbox.enqueue(OutboundMessage(id: .random(), destination: bob, payload: [], flags: 0), stored: stored)
+                try await store.outbox.enqueue(
+                    OutboundMessage(id: .random(), destination: bob, payload: [], flags: 0),
+                    stored: stored
+                )
             }
             #expect(error?.code == .storeFull)
             #expect(error?.message.contains("outboxMaxBytesPerPeer = 100000") == true)

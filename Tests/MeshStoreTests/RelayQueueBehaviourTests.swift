@@ -16,7 +16,14 @@ struct RelayQueueBehaviourTests {
             let destination = PeerID.random()
             let hop = PeerID.random()
             let message = OutboundMessage(
-                id: .random(), destination: destination, payload: [9, 8, 7], flags: 1, origin: origin, ttl: 5, previousHop: hop)
+                id: .random(),
+                destination: destination,
+                payload: [9, 8, 7],
+                flags: 1,
+                origin: origin,
+                ttl: 5,
+                previousHop: hop
+            )
             try await queue.enqueue(message)
             let record = try #require(await queue.record(message.id))
             #expect(record.origin == origin)
@@ -50,7 +57,13 @@ struct RelayQueueBehaviourTests {
     func replacingThePayloadKeepsIDDigestAndStatus(backend: QueueBackend) async throws {
         try await backend.run { queue throws in
             let bob = PeerID.random()
-            let message = OutboundMessage(id: .random(), destination: bob, payload: [1, 2], flags: 0, contentDigest: [7, 7])
+            let message = OutboundMessage(
+                id: .random(),
+                destination: bob,
+                payload: [1, 2],
+                flags: 0,
+                contentDigest: [7, 7]
+            )
             try await queue.enqueue(message)
             _ = await queue.claim(message.id)
             try await queue.replacePayload(message.id, with: [1, 2, 3, 4, 5], flags: 1)
@@ -76,9 +89,21 @@ struct RelayQueueBehaviourTests {
         try await backend.run { queue throws in
             let flood = DataFrame.sealedFlag | DataFrame.floodFlag
             let message = OutboundMessage(
-                id: .random(), destination: .random(), payload: [1, 2], flags: flood, origin: .random(), ttl: 2, previousHop: .random())
+                id: .random(),
+                destination: .random(),
+                payload: [1, 2],
+                flags: flood,
+                origin: .random(),
+                ttl: 2,
+                previousHop: .random()
+            )
             try await queue.enqueue(message)
-            try await queue.replacePayload(message.id, with: [1, 2], flags: flood | DataFrame.floodStartedLocalFlag, ttl: 29)
+            try await queue.replacePayload(
+                message.id,
+                with: [1, 2],
+                flags: flood | DataFrame.floodStartedLocalFlag,
+                ttl: 29
+            )
             #expect(await queue.record(message.id)?.ttl == 29)
             #expect(try #require(await queue.claim(message.id)).ttl == 29)
             await queue.update(message.id, to: .queued, transport: nil, reason: "retry")

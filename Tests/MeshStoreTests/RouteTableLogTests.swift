@@ -6,21 +6,49 @@ import Testing
 
 @Suite("The persisted route table")
 struct RouteTableLogTests {
-    @Test("nothing before the first save; the latest save survives a reopen, aged by the time between, the whole u64 range included")
+    @Test(
+        "nothing before the first save; the latest save survives a reopen, aged by the time between, the whole u64 range included"
+    )
     func survivesRestart() async throws {
         try await withTemporaryDirectory { directory throws in
             let path = directory + "/store.sqlite"
             let (o, p, n, m) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
             let first = [
                 SavedRouteEntry(
-                    origin: o, highest: UInt64.max, age: .seconds(5), summarised: UInt64.max - 1, feasibilityDistance: 2,
+                    origin: o,
+                    highest: UInt64.max,
+                    age: .seconds(5),
+                    summarised: UInt64.max - 1,
+                    feasibilityDistance: 2,
                     advertisements: [
-                        .init(neighbour: n, hops: 2, sequence: UInt64.max, signature: [1, 2, 3], transport: "tcp", age: .seconds(5)),
-                        .init(neighbour: m, hops: 4, sequence: UInt64.max - 1, signature: [4], transport: "ble", age: .seconds(90)),
-                    ]),
+                        .init(
+                            neighbour: n,
+                            hops: 2,
+                            sequence: UInt64.max,
+                            signature: [1, 2, 3],
+                            transport: "tcp",
+                            age: .seconds(5)
+                        ),
+                        .init(
+                            neighbour: m,
+                            hops: 4,
+                            sequence: UInt64.max - 1,
+                            signature: [4],
+                            transport: "ble",
+                            age: .seconds(90)
+                        ),
+                    ]
+                ),
                 SavedRouteEntry(
-                    origin: p, highest: 7, age: .seconds(1), summarised: nil, feasibilityDistance: 255,
-                    advertisements: [.init(neighbour: n, hops: 1, sequence: 7, signature: [], transport: "lo", age: .seconds(1))]),
+                    origin: p,
+                    highest: 7,
+                    age: .seconds(1),
+                    summarised: nil,
+                    feasibilityDistance: 255,
+                    advertisements: [
+                        .init(neighbour: n, hops: 1, sequence: 7, signature: [], transport: "lo", age: .seconds(1))
+                    ]
+                ),
             ]
             try await withReopened(path) { store throws in
                 #expect(await store.routeTable.load().isEmpty)
@@ -48,7 +76,9 @@ extension SavedRouteEntry {
     fileprivate func withAdvertisementsSorted(like other: SavedRouteEntry) -> SavedRouteEntry {
         var entry = self
         let order = other.advertisements.map(\.neighbour)
-        entry.advertisements.sort { (order.firstIndex(of: $0.neighbour) ?? 0) < (order.firstIndex(of: $1.neighbour) ?? 0) }
+        entry.advertisements.sort {
+            (order.firstIndex(of: $0.neighbour) ?? 0) < (order.firstIndex(of: $1.neighbour) ?? 0)
+        }
         return entry
     }
 }

@@ -26,7 +26,10 @@ struct StoreFileTests {
             try queue.read { db throws in
                 #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
                 #expect(try Int32.fetchOne(db, sql: "PRAGMA application_id") == 0x5343_4D53)
-                #expect(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") == StoreMigrations.identifiers)
+                #expect(
+                    try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+                        == StoreMigrations.identifiers
+                )
             }
         }
         try await withStore { store throws in
@@ -70,7 +73,14 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             try await withReopened(path) { store throws in
                 for index in 0..<200 {
-                    try await store.inbox.accept(InboundMessage(id: .random(), from: .random(), payload: Array(repeating: UInt8(index % 256), count: 2_000), transport: "tcp"))
+                    try await store.inbox.accept(
+                        InboundMessage(
+                            id: .random(),
+                            from: .random(),
+                            payload: Array(repeating: UInt8(index % 256), count: 2_000),
+                            transport: "tcp"
+                        )
+                    )
                 }
             }
             var bytes = try #require(fileBytes(path))
@@ -92,7 +102,10 @@ struct StoreFileTests {
             let path = directory + "/notes.sqlite"
             let queue = try DatabaseQueue(path: path)
             try queue.write { db throws in
-                try db.execute(sql: "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO note(text) VALUES ('keep me')")
+                try db.execute(
+                    sql:
+                        "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO note(text) VALUES ('keep me')"
+                )
             }
             try queue.close()
             let before = try #require(fileBytes(path))
@@ -126,7 +139,9 @@ struct StoreFileTests {
             try await withReopened(path) { store in try await store.inbox.accept(message(from: .random(), "hi")) }
             let queue = try DatabaseQueue(path: path)
             try queue.writeWithoutTransaction { db throws in
-                try db.execute(sql: "PRAGMA user_version = \(MeshStore.currentSchemaVersion + 1); PRAGMA journal_mode = DELETE")
+                try db.execute(
+                    sql: "PRAGMA user_version = \(MeshStore.currentSchemaVersion + 1); PRAGMA journal_mode = DELETE"
+                )
             }
             try queue.close()
             let before = try #require(fileBytes(path))
@@ -164,7 +179,9 @@ struct StoreFileTests {
         var configuration = StoreConfiguration()
         configuration.outboxMaxMessagesPerPeer = 0
         try await withTemporaryDirectory { directory throws in
-            let error = await meshError { _ = try MeshStore(path: directory + "/store.sqlite", configuration: configuration) }
+            let error = await meshError {
+                _ = try MeshStore(path: directory + "/store.sqlite", configuration: configuration)
+            }
             #expect(error?.code == .invalidConfiguration)
             #expect(error?.message.contains("outboxMaxMessagesPerPeer") == true)
         }

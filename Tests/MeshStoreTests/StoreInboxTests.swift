@@ -14,7 +14,9 @@ struct StoreInboxTests {
             try await store.inbox.accept(hello)
             try await store.inbox.accept(hello)
             // Same ID, different transport: the retry of a hop whose ack was lost.
-            try await store.inbox.accept(InboundMessage(id: hello.id, from: alice, payload: hello.payload, transport: "ble"))
+            try await store.inbox.accept(
+                InboundMessage(id: hello.id, from: alice, payload: hello.payload, transport: "ble")
+            )
             let entries = try await store.inbox.entries()
             #expect(entries.map(\.message) == [hello])
             #expect(try await store.inbox.count == 1)
@@ -53,7 +55,9 @@ struct StoreInboxTests {
             let first = try await withReopened(path) { store throws in
                 var sequences: [Int] = []
                 for index in 0..<3 {
-                    sequences.append(try #require(try await store.inbox.append(message(from: alice, "m\(index)"))).sequence)
+                    sequences.append(
+                        try #require(try await store.inbox.append(message(from: alice, "m\(index)"))).sequence
+                    )
                 }
                 return sequences
             }
@@ -97,7 +101,11 @@ struct StoreInboxTests {
             #expect(try await store.inbox.entries(after: 1, limit: 2).map(\.sequence) == [4, 5])
             #expect(try await store.inbox.entries(after: 5).isEmpty)
             #expect(try await store.inbox.entries(limit: 0).isEmpty)
-            #expect(try await store.inbox.entries().map { String(decoding: $0.message.payload, as: UTF8.self) } == ["m1", "m2", "m3", "m4", "m5"])
+            #expect(
+                try await store.inbox.entries().map { String(decoding: $0.message.payload, as: UTF8.self) } == [
+                    "m1", "m2", "m3", "m4", "m5",
+                ]
+            )
         }
     }
 
@@ -141,13 +149,24 @@ struct StoreInboxTests {
             // `small` sends more messages, `big` more bytes: the byte bound picks `big`.
             for index in 0..<5 { try await store.inbox.accept(message(from: small, "s\(index)")) }
             for index in 0..<4 {
-                try await store.inbox.accept(InboundMessage(id: .random(), from: big, payload: Array(repeating: UInt8(index), count: 300), transport: "tcp"))
+                try await store.inbox.accept(
+                    InboundMessage(
+                        id: .random(),
+                        from: big,
+                        payload: Array(repeating: UInt8(index), count: 300),
+                        transport: "tcp"
+                    )
+                )
             }
             let shares = try await store.inbox.shares()
             #expect(shares[small]?.messages == 5)
             #expect(shares[big]?.messages == 3)
             #expect(try await store.inbox.byteCount <= 1_000)
-            #expect(try await store.inbox.entries().filter { $0.message.from == big }.map { $0.message.payload[0] } == [1, 2, 3])
+            #expect(
+                try await store.inbox.entries().filter { $0.message.from == big }.map { $0.message.payload[0] } == [
+                    1, 2, 3,
+                ]
+            )
         }
     }
 
@@ -158,7 +177,12 @@ struct StoreInboxTests {
         try await withStore(configuration: configuration) { store throws in
             let alice = PeerID.random()
             try await store.inbox.accept(message(from: alice, "small"))
-            let huge = InboundMessage(id: .random(), from: alice, payload: Array(repeating: 7, count: 500), transport: "tcp")
+            let huge = InboundMessage(
+                id: .random(),
+                from: alice,
+                payload: Array(repeating: 7, count: 500),
+                transport: "tcp"
+            )
             try await store.inbox.accept(huge)
             #expect(try await store.inbox.entries().map(\.message) == [huge])
         }

@@ -23,13 +23,15 @@ struct StoreMigrationTests {
                             INSERT INTO history (messageID, direction, peer, bytes, status, createdAt, expiresAt, attempts)
                             VALUES (?, 'outbound', ?, 5, 'queued', 0, ?, 0)
                             """,
-                        arguments: [message.id.hex, bob.hex, Int64.max / 2])
+                        arguments: [message.id.hex, bob.hex, Int64.max / 2]
+                    )
                     try db.execute(
                         sql: """
                             INSERT INTO outbox (historyID, messageID, destination, flags, bytes, claimed, payload)
                             VALUES (?, ?, ?, 0, 5, 0, ?)
                             """,
-                        arguments: [db.lastInsertedRowID, message.id.hex, bob.hex, Data(message.payload)])
+                        arguments: [db.lastInsertedRowID, message.id.hex, bob.hex, Data(message.payload)]
+                    )
                 }
                 #expect(try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 1)
                 try queue.close()
@@ -62,7 +64,8 @@ struct StoreMigrationTests {
                                 INSERT INTO inbox (messageID, sender, transport, receivedAt, bytes, payload)
                                 VALUES (?, ?, 'lo', 0, 1, ?)
                                 """,
-                            arguments: [MessageID.random().hex, alice.hex, Data([UInt8(sequence)])])
+                            arguments: [MessageID.random().hex, alice.hex, Data([UInt8(sequence)])]
+                        )
                     }
                     try db.execute(sql: "DELETE FROM inbox WHERE sequence = 3")
                 }
@@ -72,7 +75,11 @@ struct StoreMigrationTests {
                 #expect(try await store.schemaVersion() == MeshStore.currentSchemaVersion)
                 #expect(try await store.dedup.contains(old, from: .random()))
                 #expect(try await store.inbox.count == 2)
-                let next = try #require(try await store.inbox.append(InboundMessage(id: .random(), from: alice, payload: [9], transport: "lo")))
+                let next = try #require(
+                    try await store.inbox.append(
+                        InboundMessage(id: .random(), from: alice, payload: [9], transport: "lo")
+                    )
+                )
                 #expect(next.sequence == 4)  // never reused
             }
         }

@@ -190,7 +190,9 @@ struct StoreOutboxTests {
             try await store.outbox.enqueue(message)
             #expect(await store.outbox.record(message.id)?.status == .queued)
             #expect(await store.outbox.waiting(for: bob) == [message.id])
-            #expect(try await store.history.trace(of: message.id).map(\.kind) == [.enqueued, .attempt, .status, .enqueued])
+            #expect(
+                try await store.history.trace(of: message.id).map(\.kind) == [.enqueued, .attempt, .status, .enqueued]
+            )
         }
     }
 
@@ -254,7 +256,9 @@ struct StoreMaintenanceTests {
 
 @Suite("Outbox payloads in files")
 struct OutboxPayloadFileTests {
-    @Test("a payload at the threshold goes to a file (small ones stay in the row); it survives a reopen, is claimed byte for byte, and its file goes when the message is sent or expires")
+    @Test(
+        "a payload at the threshold goes to a file (small ones stay in the row); it survives a reopen, is claimed byte for byte, and its file goes when the message is sent or expires"
+    )
     func payloadFiles() async throws {
         var configuration = StoreConfiguration()
         configuration.outboxFileThreshold = 1_000
@@ -265,7 +269,12 @@ struct OutboxPayloadFileTests {
             let large = outbound(to: bob, bytes: 1_000)
             let small = outbound(to: bob, bytes: 999)
             let expiring = OutboundMessage(
-                id: .random(), destination: bob, payload: Array(repeating: 9, count: 5_000), flags: 0, expiresAfter: .seconds(60))
+                id: .random(),
+                destination: bob,
+                payload: Array(repeating: 9, count: 5_000),
+                flags: 0,
+                expiresAfter: .seconds(60)
+            )
             try await withReopened(path, configuration: configuration) { store throws in
                 try await store.outbox.enqueue(large)
                 try await store.outbox.enqueue(small)
@@ -277,7 +286,12 @@ struct OutboxPayloadFileTests {
             }
             // A file no row names (a crash between the file's write and the commit) is
             // removed when the store opens.
-            #expect(FileManager.default.createFile(atPath: files + "/\(MessageID.random().hex)-00000000", contents: Data([1, 2, 3])))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: files + "/\(MessageID.random().hex)-00000000",
+                    contents: Data([1, 2, 3])
+                )
+            )
             try await withReopened(path, configuration: configuration) { store throws in
                 #expect(try FileManager.default.contentsOfDirectory(atPath: files).count == 2)
                 #expect(await store.outbox.claim(large.id) == large)
@@ -286,14 +300,20 @@ struct OutboxPayloadFileTests {
                 await store.outbox.update(small.id, to: .sent, transport: "tcp", reason: nil)
                 let left = try FileManager.default.contentsOfDirectory(atPath: files)
                 #expect(left.count == 1 && left.first?.hasPrefix(expiring.id.hex) == true)
-                #expect(try await store.outbox.expire(now: Date(timeIntervalSince1970: 1_800_000_000 + 3_600)) == [expiring.id])
+                #expect(
+                    try await store.outbox.expire(now: Date(timeIntervalSince1970: 1_800_000_000 + 3_600)) == [
+                        expiring.id
+                    ]
+                )
                 #expect(try FileManager.default.contentsOfDirectory(atPath: files).isEmpty)
                 #expect(try await store.outbox.pendingCount == 0)
             }
         }
     }
 
-    @Test("a payload replaced by a larger sealed one moves to a file, and back into the row when small; a missing file is an error naming it, not a crash")
+    @Test(
+        "a payload replaced by a larger sealed one moves to a file, and back into the row when small; a missing file is an error naming it, not a crash"
+    )
     func replacedPayloads() async throws {
         var configuration = StoreConfiguration()
         configuration.outboxFileThreshold = 1_000

@@ -34,7 +34,8 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
 
 /// A store in a fresh temporary directory, closed and removed afterwards.
 func withStore<T>(
-    configuration: StoreConfiguration = StoreConfiguration(), clock: TestClock = TestClock(),
+    configuration: StoreConfiguration = StoreConfiguration(),
+    clock: TestClock = TestClock(),
     _ body: (MeshStore) async throws -> T
 ) async throws -> T {
     try await withTemporaryDirectory { directory throws in
@@ -46,7 +47,9 @@ func withStore<T>(
 
 /// Opens the store at `path`, runs `body`, closes it: one "run" of a node.
 func withReopened<T>(
-    _ path: String, configuration: StoreConfiguration = StoreConfiguration(), clock: TestClock = TestClock(),
+    _ path: String,
+    configuration: StoreConfiguration = StoreConfiguration(),
+    clock: TestClock = TestClock(),
     _ body: (MeshStore) async throws -> T
 ) async throws -> T {
     let store = try MeshStore(path: path, configuration: configuration, clock: clock.read)
@@ -59,7 +62,12 @@ func message(from peer: PeerID, _ text: String, transport: String = "tcp") -> In
 }
 
 func outbound(to peer: PeerID, bytes: Int = 4, flags: UInt16 = 0) -> OutboundMessage {
-    OutboundMessage(id: .random(), destination: peer, payload: (0..<bytes).map { UInt8(truncatingIfNeeded: $0) }, flags: flags)
+    OutboundMessage(
+        id: .random(),
+        destination: peer,
+        payload: (0..<bytes).map { UInt8(truncatingIfNeeded: $0) },
+        flags: flags
+    )
 }
 
 /// The error `body` threw, as a MeshError (records an issue when it threw nothing or

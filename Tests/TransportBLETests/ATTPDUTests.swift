@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import TransportBLE
 
 @Suite("ATT PDU codec")
@@ -44,8 +45,16 @@ struct ATTPDUTests {
     @Test("wire bytes match the Core specification's layouts")
     func wireLayouts() {
         #expect(ATTPDU.exchangeMTURequest(clientMTU: 517).encoded() == [0x02, 0x05, 0x02])
-        #expect(ATTPDU.errorResponse(request: 0x10, handle: 9, error: .attributeNotFound).encoded() == [0x01, 0x10, 0x09, 0x00, 0x0A])
-        #expect(ATTPDU.readByGroupTypeRequest(start: 1, end: 0xFFFF, type: .primaryService).encoded() == [0x10, 1, 0, 0xFF, 0xFF, 0x00, 0x28])
+        #expect(
+            ATTPDU.errorResponse(request: 0x10, handle: 9, error: .attributeNotFound).encoded() == [
+                0x01, 0x10, 0x09, 0x00, 0x0A,
+            ]
+        )
+        #expect(
+            ATTPDU.readByGroupTypeRequest(start: 1, end: 0xFFFF, type: .primaryService).encoded() == [
+                0x10, 1, 0, 0xFF, 0xFF, 0x00, 0x28,
+            ]
+        )
         #expect(ATTPDU.writeCommand(handle: 3, value: [0xAA]).encoded() == [0x52, 3, 0, 0xAA])
         #expect(ATTPDU.notification(handle: 5, value: [1, 2]).encoded() == [0x1B, 5, 0, 1, 2])
         #expect(ATTPDU.readByTypeResponse([.init(handle: 8, value: [1, 2, 3])]).encoded() == [0x09, 5, 8, 0, 1, 2, 3])
@@ -106,7 +115,9 @@ struct ATTPDUTests {
                     if generator.next() % 2 == 0 {
                         bytes.removeLast(Int(generator.next() % UInt64(bytes.count)))
                     } else {
-                        bytes[Int(generator.next() % UInt64(bytes.count))] ^= UInt8(truncatingIfNeeded: generator.next() | 1)
+                        bytes[Int(generator.next() % UInt64(bytes.count))] ^= UInt8(
+                            truncatingIfNeeded: generator.next() | 1
+                        )
                     }
                 }
             }
@@ -122,7 +133,10 @@ struct ATTPDUTests {
 
     @Test("the identity value carries the beacon and the listening PSM")
     func identity() throws {
-        let identity = GATTIdentity(beacon: BLEBeacon(psm: 0x81, ephemeralID: [1, 2, 3, 4, 5, 6, 7, 8]), listeningPSM: 0x81)
+        let identity = GATTIdentity(
+            beacon: BLEBeacon(psm: 0x81, ephemeralID: [1, 2, 3, 4, 5, 6, 7, 8]),
+            listeningPSM: 0x81
+        )
         let bytes = identity.encoded()
         #expect(bytes == [0x01, 0x81, 1, 2, 3, 4, 5, 6, 7, 8, 0x81, 0x00])
         #expect(try GATTIdentity(decoding: bytes) == identity)

@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import TransportBLE
 
 @Suite("Advertising data, beacon and rotation")
@@ -20,7 +21,10 @@ struct BLEAdvertisingTests {
         }
     }
 
-    @Test("a structure running past the end is malformed", arguments: [[3, 0x01, 0x06], [2], [0x1F, 0x09, 0x41]] as [[UInt8]])
+    @Test(
+        "a structure running past the end is malformed",
+        arguments: [[3, 0x01, 0x06], [2], [0x1F, 0x09, 0x41]] as [[UInt8]]
+    )
     func truncatedStructure(bytes: [UInt8]) {
         do {
             _ = try BLEAdvertisingData.decode(bytes)
@@ -113,7 +117,9 @@ struct BLEAdvertisingTests {
         #expect(schedule.localID(at: 6059) == first)
         #expect(schedule.localID(at: 6060) != first)
         #expect(schedule.recognise(first, among: [alice], at: 6000) == nil)
-        #expect(throws: MeshError.self) { try BLEBeaconSchedule(localPeerID: alice, rotationSeconds: 60, hash: { _ in [1, 2] }) }
+        #expect(throws: MeshError.self) {
+            try BLEBeaconSchedule(localPeerID: alice, rotationSeconds: 60, hash: { _ in [1, 2] })
+        }
     }
 
     @Test("sightings are reported once per dedup window per address and beacon")
@@ -167,7 +173,8 @@ struct MgmtDeviceFoundTests {
     @Test("an SCMesh node's event parses to its address, RSSI and beacon")
     func meshNode() throws {
         let beacon = BLEBeacon(psm: 0x83, ephemeralID: [8, 7, 6, 5, 4, 3, 2, 1])
-        let eir = BLEMeshAdvertisement.advertisingData(includeFlags: true) + BLEMeshAdvertisement.scanResponse(beacon: beacon)
+        let eir =
+            BLEMeshAdvertisement.advertisingData(includeFlags: true) + BLEMeshAdvertisement.scanResponse(beacon: beacon)
         let found = try #require(MgmtDeviceFound(parameters: Self.event(eir: eir)))
         #expect(found.address == [0x00, 0xAA, 0x01, 0x00, 0x00, 0x00])
         #expect(found.type == .public)

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import Testing
+
 @testable import TransportBLE
 
 @Suite("Configuration and addresses")
@@ -34,7 +35,9 @@ struct BLEConfigurationTests {
         off.gatt = false
         off.dataPath = .gatt
         #expect(throws: MeshError.self) { try off.validate() }
-        do { try off.validate() } catch { #expect(error.message.hasPrefix("transports.ble.data_path:"), "\(error.message)") }
+        do { try off.validate() } catch {
+            #expect(error.message.hasPrefix("transports.ble.data_path:"), "\(error.message)")
+        }
         #expect(BLETransport.Configuration.DataPath.auto.dialOrder(gattEnabled: true) == [.l2cap, .gatt])
         #expect(BLETransport.Configuration.DataPath.auto.dialOrder(gattEnabled: false) == [.l2cap])
         #expect(BLETransport.Configuration.DataPath.l2cap.dialOrder(gattEnabled: true) == [.l2cap])
@@ -83,7 +86,8 @@ struct BLEConfigurationTests {
         arguments: [
             "psm", "psm-low", "adapter", "advertising_interval_ms", "tx_power", "scan_interval_ms", "scan_window_ms",
             "beacon_rotation_seconds", "dedup_window_seconds",
-        ])
+        ]
+    )
     func validation(case name: String) {
         var configuration = BLETransport.Configuration()
         switch name {
@@ -126,7 +130,10 @@ struct BLEConfigurationTests {
         let bare = try BLEPeerAddress(parsing: "00:AA:01:00:00:00")
         #expect(bare.type == .public)
         #expect(bare.psm == 0x81)
-        for bad in ["", "00:AA:01:00:00", "00:AA:01:00:00:0G/public", "00:AA:01:00:00:00/other", "00:AA:01:00:00:00/public/0x1001", "a/b/c/d"] {
+        for bad in [
+            "", "00:AA:01:00:00", "00:AA:01:00:00:0G/public", "00:AA:01:00:00:00/other",
+            "00:AA:01:00:00:00/public/0x1001", "a/b/c/d",
+        ] {
             #expect(throws: MeshError.self, "\(bad)") { try BLEPeerAddress(parsing: bad) }
         }
     }

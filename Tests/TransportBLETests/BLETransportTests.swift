@@ -1,16 +1,18 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import MeshCore
 import Synchronization
 import Testing
+
 @testable import TransportBLE
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Whether this kernel lacks Bluetooth (`socket(AF_BLUETOOTH)` → `EAFNOSUPPORT`), as on
 /// the project's build machines.
 let kernelLacksBluetooth: Bool = {
-    let fd = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1 /* BTPROTO_HCI */)
+    let fd = socket(31, Int32(SOCK_RAW.rawValue), 1)  // AF_BLUETOOTH, BTPROTO_HCI
     if fd >= 0 {
         close(fd)
         return false
@@ -36,7 +38,10 @@ struct BLETransportTests {
         #expect(capabilities.powerCost >= 5)
     }
 
-    @Test("no Bluetooth in the kernel: listen throws transportUnavailable in one clear line", .enabled(if: kernelLacksBluetooth))
+    @Test(
+        "no Bluetooth in the kernel: listen throws transportUnavailable in one clear line",
+        .enabled(if: kernelLacksBluetooth)
+    )
     func unavailableWithoutKernelSupport() async throws {
         let transport = BLETransport()
         let reported = Mutex(0)
@@ -49,7 +54,10 @@ struct BLETransportTests {
         } catch let error as MeshError {
             #expect(error.code == .transportUnavailable)
             #if canImport(CBlueZ)
-            #expect(error.message == "BLE unavailable: this kernel has no Bluetooth support (socket(AF_BLUETOOTH) failed: EAFNOSUPPORT)")
+            #expect(
+                error.message
+                    == "BLE unavailable: this kernel has no Bluetooth support (socket(AF_BLUETOOTH) failed: EAFNOSUPPORT)"
+            )
             #else
             #expect(error.message == "BLE unavailable: SCMesh was built without the BLE trait (needs libbluetooth-dev)")
             #endif

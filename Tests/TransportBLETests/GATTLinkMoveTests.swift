@@ -1,6 +1,7 @@
 import MeshCore
 import Synchronization
 import Testing
+
 @testable import TransportBLE
 
 @Suite("GATT link moving to an L2CAP channel (in-memory bearer and channel)")
@@ -28,7 +29,9 @@ struct GATTLinkMoveTests {
         }
     }
 
-    func frame(_ index: Int, _ tag: UInt8) -> [UInt8] { [UInt8(index >> 8), UInt8(index & 0xFF), tag] + Array(repeating: tag, count: index % 200) }
+    func frame(_ index: Int, _ tag: UInt8) -> [UInt8] {
+        [UInt8(index >> 8), UInt8(index & 0xFF), tag] + Array(repeating: tag, count: index % 200)
+    }
 
     /// Sends `count` frames each way while the central moves after frame `moveAt`;
     /// checks every frame arrives once, in order.
@@ -85,7 +88,10 @@ struct GATTLinkMoveTests {
             #expect(try await outbound.receive() == [8])
             #expect(outbound.isMoved)
             // No empty packet ever reached the channels (the markers went over GATT).
-            #expect(!channelA.sent.withLock { $0.contains { $0.isEmpty } } && !channelB.sent.withLock { $0.contains { $0.isEmpty } })
+            #expect(
+                !channelA.sent.withLock { $0.contains { $0.isEmpty } }
+                    && !channelB.sent.withLock { $0.contains { $0.isEmpty } }
+            )
         }
     }
 

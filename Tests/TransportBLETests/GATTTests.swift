@@ -1,11 +1,15 @@
 import MeshCore
 import Synchronization
 import Testing
+
 @testable import TransportBLE
 
 @Suite("GATT server, client and link (in-memory ATT bearer)")
 struct GATTTests {
-    static let identity = GATTIdentity(beacon: BLEBeacon(psm: 0x81, ephemeralID: [8, 7, 6, 5, 4, 3, 2, 1]), listeningPSM: 0x81).encoded()
+    static let identity = GATTIdentity(
+        beacon: BLEBeacon(psm: 0x81, ephemeralID: [8, 7, 6, 5, 4, 3, 2, 1]),
+        listeningPSM: 0x81
+    ).encoded()
 
     /// Sends `request` to a fresh server (MTU 23) and decodes the answer.
     func ask(_ server: inout GATTServer, _ request: ATTPDU) throws -> ATTPDU? {
@@ -18,37 +22,70 @@ struct GATTTests {
         var server = GATTServer(identity: Self.identity)
         #expect(
             try ask(&server, .readByGroupTypeRequest(start: 1, end: 0xFFFF, type: .primaryService))
-                == .readByGroupTypeResponse([.init(handle: 1, groupEnd: 8, value: GATTProfile.service.bytes)]))
+                == .readByGroupTypeResponse([.init(handle: 1, groupEnd: 8, value: GATTProfile.service.bytes)])
+        )
         #expect(
             try ask(&server, .readByGroupTypeRequest(start: 9, end: 0xFFFF, type: .primaryService))
-                == .errorResponse(request: 0x10, handle: 9, error: .attributeNotFound))
+                == .errorResponse(request: 0x10, handle: 9, error: .attributeNotFound)
+        )
         #expect(
             try ask(&server, .readByGroupTypeRequest(start: 1, end: 0xFFFF, type: .characteristic))
-                == .errorResponse(request: 0x10, handle: 1, error: .unsupportedGroupType))
+                == .errorResponse(request: 0x10, handle: 1, error: .unsupportedGroupType)
+        )
         #expect(
-            try ask(&server, .findByTypeValueRequest(start: 1, end: 0xFFFF, type: 0x2800, value: GATTProfile.service.bytes))
-                == .findByTypeValueResponse([.init(handle: 1, groupEnd: 8)]))
+            try ask(
+                &server,
+                .findByTypeValueRequest(start: 1, end: 0xFFFF, type: 0x2800, value: GATTProfile.service.bytes)
+            )
+                == .findByTypeValueResponse([.init(handle: 1, groupEnd: 8)])
+        )
         // 128-bit declarations: one per response at MTU 23 (2 + 2 + 19 bytes).
         #expect(
             try ask(&server, .readByTypeRequest(start: 1, end: 8, type: .characteristic))
-                == .readByTypeResponse([.init(handle: 2, value: [0x0C, 3, 0] + GATTProfile.tx.bytes)]))
+                == .readByTypeResponse([.init(handle: 2, value: [0x0C, 3, 0] + GATTProfile.tx.bytes)])
+        )
         #expect(
             try ask(&server, .readByTypeRequest(start: 3, end: 8, type: .characteristic))
-                == .readByTypeResponse([.init(handle: 4, value: [0x10, 5, 0] + GATTProfile.rx.bytes)]))
+                == .readByTypeResponse([.init(handle: 4, value: [0x10, 5, 0] + GATTProfile.rx.bytes)])
+        )
         #expect(
             try ask(&server, .readByTypeRequest(start: 1, end: 8, type: GATTProfile.identity))
-                == .readByTypeResponse([.init(handle: 8, value: Self.identity)]))
-        #expect(try ask(&server, .findInformationRequest(start: 6, end: 6)) == .findInformationResponse([.init(handle: 6, uuid: ATTUUID(0x2902))]))
+                == .readByTypeResponse([.init(handle: 8, value: Self.identity)])
+        )
+        #expect(
+            try ask(&server, .findInformationRequest(start: 6, end: 6))
+                == .findInformationResponse([.init(handle: 6, uuid: ATTUUID(0x2902))])
+        )
         #expect(try ask(&server, .readRequest(handle: 8)) == .readResponse(value: Self.identity))
-        #expect(try ask(&server, .readRequest(handle: 3)) == .errorResponse(request: 0x0A, handle: 3, error: .readNotPermitted))
-        #expect(try ask(&server, .readRequest(handle: 0x40)) == .errorResponse(request: 0x0A, handle: 0x40, error: .invalidHandle))
-        #expect(try ask(&server, .writeRequest(handle: 8, value: [1])) == .errorResponse(request: 0x12, handle: 8, error: .writeNotPermitted))
-        #expect(try ask(&server, .writeRequest(handle: 6, value: [1])) == .errorResponse(request: 0x12, handle: 6, error: .invalidAttributeValueLength))
-        #expect(try ask(&server, .findInformationRequest(start: 5, end: 2)) == .errorResponse(request: 0x04, handle: 5, error: .invalidHandle))
-        #expect(try ask(&server, .unknown(opcode: 0x0C, parameters: [8, 0, 0, 0])) == .errorResponse(request: 0x0C, handle: 0, error: .requestNotSupported))
+        #expect(
+            try ask(&server, .readRequest(handle: 3))
+                == .errorResponse(request: 0x0A, handle: 3, error: .readNotPermitted)
+        )
+        #expect(
+            try ask(&server, .readRequest(handle: 0x40))
+                == .errorResponse(request: 0x0A, handle: 0x40, error: .invalidHandle)
+        )
+        #expect(
+            try ask(&server, .writeRequest(handle: 8, value: [1]))
+                == .errorResponse(request: 0x12, handle: 8, error: .writeNotPermitted)
+        )
+        #expect(
+            try ask(&server, .writeRequest(handle: 6, value: [1]))
+                == .errorResponse(request: 0x12, handle: 6, error: .invalidAttributeValueLength)
+        )
+        #expect(
+            try ask(&server, .findInformationRequest(start: 5, end: 2))
+                == .errorResponse(request: 0x04, handle: 5, error: .invalidHandle)
+        )
+        #expect(
+            try ask(&server, .unknown(opcode: 0x0C, parameters: [8, 0, 0, 0]))
+                == .errorResponse(request: 0x0C, handle: 0, error: .requestNotSupported)
+        )
         #expect(try ask(&server, .unknown(opcode: 0xD2, parameters: [1])) == nil)  // a signed write command: ignored
         let (truncated, _) = server.handle([0x0A, 0x08])
-        #expect(truncated.map { try? ATTPDU(decoding: $0) } == .errorResponse(request: 0x0A, handle: 0, error: .invalidPDU))
+        #expect(
+            truncated.map { try? ATTPDU(decoding: $0) } == .errorResponse(request: 0x0A, handle: 0, error: .invalidPDU)
+        )
     }
 
     @Test("RX notifies only after the CCCD is written; TX writes are frames; the MTU exchange bounds them")
@@ -92,8 +129,12 @@ struct GATTTests {
             let profile = try await central.setUpClient(requestedMTU: 247)
             #expect(profile.mtu == 247)
             #expect(profile.txHandle == GATTServer.txHandle && profile.rxHandle == GATTServer.rxHandle)
-            #expect(profile.rxCCCDHandle == GATTServer.rxCCCDHandle && profile.identityHandle == GATTServer.identityHandle)
-            #expect(try GATTIdentity(decoding: await central.read(handle: GATTServer.identityHandle)).listeningPSM == 0x81)
+            #expect(
+                profile.rxCCCDHandle == GATTServer.rxCCCDHandle && profile.identityHandle == GATTServer.identityHandle
+            )
+            #expect(
+                try GATTIdentity(decoding: await central.read(handle: GATTServer.identityHandle)).listeningPSM == 0x81
+            )
             #expect(await peripheral.waitForSubscription())
             #expect(peripheral.mtu == 247)
 
@@ -127,7 +168,10 @@ struct GATTTests {
 
     /// Both ends of one bearer set up as clients: a link each way (a's central with b's
     /// peripheral end, b's central with a's).
-    func linksBothWays(_ a: GATTConnection, _ b: GATTConnection) async throws -> (GATTLink, GATTLink, GATTLink, GATTLink) {
+    func linksBothWays(
+        _ a: GATTConnection,
+        _ b: GATTConnection
+    ) async throws -> (GATTLink, GATTLink, GATTLink, GATTLink) {
         let fromA = try await a.setUpClient()
         let fromB = try await b.setUpClient()
         return (
@@ -156,7 +200,9 @@ struct GATTTests {
     /// Both devices dialled, so one bearer carries a link each way, and the core closes
     /// one of the two as a duplicate: closing it must not close the bearer, which
     /// carries the link the core kept.
-    @Test("closing one of two links on a bearer leaves the other running; a central's close ends the remote's end; the bearer goes with the last link")
+    @Test(
+        "closing one of two links on a bearer leaves the other running; a central's close ends the remote's end; the bearer goes with the last link"
+    )
     func closingOneOfTwoLinksOnABearer() async throws {
         try await connectedPair { a, b in
             let (aCentral, bPeripheral, bCentral, aPeripheral) = try await linksBothWays(a, b)
@@ -193,7 +239,9 @@ struct GATTTests {
                 // A server that knows no attribute at all.
                 while let pdu = try await b.receive() {
                     let answer: ATTPDU =
-                        pdu[0] == 0x02 ? .exchangeMTUResponse(serverMTU: 23) : .errorResponse(request: pdu[0], handle: 1, error: .attributeNotFound)
+                        pdu[0] == 0x02
+                        ? .exchangeMTUResponse(serverMTU: 23)
+                        : .errorResponse(request: pdu[0], handle: 1, error: .attributeNotFound)
                     try await b.send(answer.encoded())
                 }
             }
@@ -202,7 +250,10 @@ struct GATTTests {
                 Issue.record("set-up succeeded without the service")
             } catch let error as MeshError {
                 #expect(error.code == .dialFailed)
-                #expect(error.message.contains("no SCMesh service (6E400001-B5A3-F393-E0A9-E50E24DCCA9E)"), "\(error.message)")
+                #expect(
+                    error.message.contains("no SCMesh service (6E400001-B5A3-F393-E0A9-E50E24DCCA9E)"),
+                    "\(error.message)"
+                )
             }
             await central.close()
             await b.close()

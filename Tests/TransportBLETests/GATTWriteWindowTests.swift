@@ -1,6 +1,7 @@
 import MeshCore
 import Synchronization
 import Testing
+
 @testable import TransportBLE
 
 @Suite("GATT write window (in-memory bearer)")
@@ -21,7 +22,12 @@ struct GATTWriteWindowTests {
             let profile = try await central.setUpClient(requestedMTU: 247)
             #expect(await peripheral.waitForSubscription())
             let setUp = a.sent.withLock { $0.count }
-            let outbound = GATTLink(connection: central, role: .central(txHandle: profile.txHandle), remoteAddress: "p", writeWindow: window)
+            let outbound = GATTLink(
+                connection: central,
+                role: .central(txHandle: profile.txHandle),
+                remoteAddress: "p",
+                writeWindow: window
+            )
             let inbound = GATTLink(connection: peripheral, role: .peripheral, remoteAddress: "c")
             for index in 0..<count { try await outbound.send([UInt8(index), 0xEE]) }
             var received: [[UInt8]] = []

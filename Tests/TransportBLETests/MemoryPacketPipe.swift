@@ -29,7 +29,9 @@ final class MemoryPacketLink: Link, Sendable {
     }
 
     func send(_ frame: [UInt8]) async throws {
-        guard frame.count <= mtu else { throw MeshError(.frameTooLarge, "memory packet of \(frame.count) bytes over \(mtu)") }
+        guard frame.count <= mtu else {
+            throw MeshError(.frameTooLarge, "memory packet of \(frame.count) bytes over \(mtu)")
+        }
         sent.withLock { $0.append(frame) }
         guard await outbound.send(frame) else { throw MeshError(.linkClosed, "memory link closed") }
     }

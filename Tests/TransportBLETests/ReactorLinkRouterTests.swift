@@ -38,7 +38,13 @@ struct ReactorLinkRouterTests {
 
         var name: String { "ble" }
         var capabilities: TransportCapabilities {
-            TransportCapabilities(maxFrameSize: 512, nominalBitrate: 1_000_000, isReliable: true, needsDiscovery: true, powerCost: 2)
+            TransportCapabilities(
+                maxFrameSize: 512,
+                nominalBitrate: 1_000_000,
+                isReliable: true,
+                needsDiscovery: true,
+                powerCost: 2
+            )
         }
 
         func listen(context: TransportContext) async throws {
@@ -53,13 +59,26 @@ struct ReactorLinkRouterTests {
                 throw MeshError(.dialFailed, "\(hint.address) does not listen")
             }
             var fds: [Int32] = [0, 0]
-            guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0
+            else {
                 throw SystemError("socketpair", errno: errno)
             }
             let local = try SeqPacketLink(
-                adopting: fds[0], transportName: "ble", remoteAddress: hint.address, mtu: 512, receiveMTU: 512, runsOnReactor: runsOnReactor)
+                adopting: fds[0],
+                transportName: "ble",
+                remoteAddress: hint.address,
+                mtu: 512,
+                receiveMTU: 512,
+                runsOnReactor: runsOnReactor
+            )
             let far = try SeqPacketLink(
-                adopting: fds[1], transportName: "ble", remoteAddress: address, mtu: 512, receiveMTU: 512, runsOnReactor: runsOnReactor)
+                adopting: fds[1],
+                transportName: "ble",
+                remoteAddress: address,
+                mtu: 512,
+                receiveMTU: 512,
+                runsOnReactor: runsOnReactor
+            )
             remote.report(.inboundLink(far))
             return local
         }
@@ -88,8 +107,14 @@ struct ReactorLinkRouterTests {
         let routers = (0..<2).map { index in
             Router(security: PlaintextLinkSecurity(localPeerID: .random()), sink: sinks[index], logger: logger)
         }
-        await routers[0].add(PairTransport(address: "a", peer: "b", network: network, runsOnReactor: runsOnReactor), priority: 20)
-        await routers[1].add(PairTransport(address: "b", peer: "a", network: network, runsOnReactor: runsOnReactor), priority: 20)
+        await routers[0].add(
+            PairTransport(address: "a", peer: "b", network: network, runsOnReactor: runsOnReactor),
+            priority: 20
+        )
+        await routers[1].add(
+            PairTransport(address: "b", peer: "a", network: network, runsOnReactor: runsOnReactor),
+            priority: 20
+        )
         let runs = routers.map { router in Task { try? await router.run() } }
         defer { for run in runs { run.cancel() } }
         try await eventually("the routers have a link") {
@@ -99,8 +124,18 @@ struct ReactorLinkRouterTests {
         }
         for index in 0..<20 {
             let payload = [UInt8](repeating: UInt8(index), count: 1200)  // three packets
-            try await routers[0].send(to: routers[1].localPeerID, payload: payload, waitUntil: .sent, timeout: .seconds(10))
-            try await routers[1].send(to: routers[0].localPeerID, payload: payload, waitUntil: .sent, timeout: .seconds(10))
+            try await routers[0].send(
+                to: routers[1].localPeerID,
+                payload: payload,
+                waitUntil: .sent,
+                timeout: .seconds(10)
+            )
+            try await routers[1].send(
+                to: routers[0].localPeerID,
+                payload: payload,
+                waitUntil: .sent,
+                timeout: .seconds(10)
+            )
         }
         try await eventually("every message arrived") {
             sinks.allSatisfy { $0.onReactor.load(ordering: .relaxed) + $0.elsewhere.load(ordering: .relaxed) == 20 }
@@ -130,7 +165,10 @@ struct ReactorLinkRouterTests {
     func configuration() throws {
         #expect(BLETransport.Configuration().linkExecutor == .reactor)
         #expect(BLETransport(configuration: .init()).linkTaskExecutor != nil)
-        let pool = try JSONDecoder().decode(BLETransport.Configuration.self, from: Data(#"{"link_executor":"pool"}"#.utf8))
+        let pool = try JSONDecoder().decode(
+            BLETransport.Configuration.self,
+            from: Data(#"{"link_executor":"pool"}"#.utf8)
+        )
         #expect(pool.linkExecutor == .pool)
         #expect(BLETransport(configuration: pool).linkTaskExecutor == nil)
         do {

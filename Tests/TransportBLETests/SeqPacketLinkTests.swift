@@ -1,9 +1,11 @@
+import MeshCore
+import Testing
+
+@testable import TransportBLE
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import MeshCore
-import Testing
-@testable import TransportBLE
 
 @Suite("SeqPacketLink over socketpair(AF_UNIX, SOCK_SEQPACKET)")
 struct SeqPacketLinkTests {
@@ -156,11 +158,16 @@ struct SeqPacketLinkTests {
         let polls = Counter()
         // Reports 3, 2, 1, then 0 bytes unsent, one step per poll.
         let a = try SeqPacketLink(
-            adopting: fds[0], transportName: "ble", remoteAddress: "b", mtu: 64, receiveMTU: 64,
+            adopting: fds[0],
+            transportName: "ble",
+            remoteAddress: "b",
+            mtu: 64,
+            receiveMTU: 64,
             unsentBytes: { _ in
                 polls.increment()
                 return max(0, 4 - polls.value)
-            })
+            }
+        )
         let b = try SeqPacketLink(adopting: fds[1], transportName: "ble", remoteAddress: "a", mtu: 64, receiveMTU: 64)
         try await a.send([1])
         let closing = Task {

@@ -1,13 +1,19 @@
+import MeshCore
+import Synchronization
+
+@testable import TransportBLE
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import MeshCore
-import Synchronization
-@testable import TransportBLE
 
 /// A connected `socketpair(AF_UNIX, SOCK_SEQPACKET)` wrapped in two links: the same
 /// message-boundary semantics as an L2CAP LE credit-based channel, on any kernel.
-func makeLinkPair(mtu: Int = 512, receiveMTU: Int? = nil, sendBuffer: Int32? = nil) throws -> (SeqPacketLink, SeqPacketLink) {
+func makeLinkPair(
+    mtu: Int = 512,
+    receiveMTU: Int? = nil,
+    sendBuffer: Int32? = nil
+) throws -> (SeqPacketLink, SeqPacketLink) {
     var fds: [Int32] = [0, 0]
     let result = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
     guard result == 0 else { throw SystemError("socketpair", errno: errno) }
@@ -16,8 +22,20 @@ func makeLinkPair(mtu: Int = 512, receiveMTU: Int? = nil, sendBuffer: Int32? = n
             _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
     }
-    let a = try SeqPacketLink(adopting: fds[0], transportName: "ble", remoteAddress: "pair-b", mtu: mtu, receiveMTU: receiveMTU ?? mtu)
-    let b = try SeqPacketLink(adopting: fds[1], transportName: "ble", remoteAddress: "pair-a", mtu: mtu, receiveMTU: receiveMTU ?? mtu)
+    let a = try SeqPacketLink(
+        adopting: fds[0],
+        transportName: "ble",
+        remoteAddress: "pair-b",
+        mtu: mtu,
+        receiveMTU: receiveMTU ?? mtu
+    )
+    let b = try SeqPacketLink(
+        adopting: fds[1],
+        transportName: "ble",
+        remoteAddress: "pair-a",
+        mtu: mtu,
+        receiveMTU: receiveMTU ?? mtu
+    )
     return (a, b)
 }
 

@@ -1,8 +1,8 @@
 import Logging
 import MeshCore
 import MeshTesting
-import TransportLoopback
 import Testing
+import TransportLoopback
 
 @Suite struct LoopbackConformanceTests {
     @Test func loopbackPassesTheConformanceSuite() async throws {

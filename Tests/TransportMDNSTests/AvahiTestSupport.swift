@@ -42,7 +42,11 @@ enum AvahiTestSupport {
     /// on the system bus within a few seconds.
     static func requireDaemon() async throws {
         var options = MDNSDiscoveryOptions(
-            serviceType: "_scmesh._tcp", serviceName: "probe", publish: [], txt: MDNSTXTRecord(identity: nil))
+            serviceType: "_scmesh._tcp",
+            serviceName: "probe",
+            publish: [],
+            txt: MDNSTXTRecord(identity: nil)
+        )
         options.browse = false
         options.waitForDaemon = true
         let probe = try await RunningDiscovery.start(options: options, logger: logger("probe"))
@@ -71,7 +75,9 @@ enum AvahiTestSupport {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         // A file, not a pipe: a daemon the command starts must not keep us waiting for EOF.
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mdns-test-\(PeerID.random().short).out").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdns-test-\(PeerID.random().short).out"
+        ).path
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
@@ -110,12 +116,18 @@ enum AvahiTestSupport {
 
     /// Options for a discovery that publishes a (fake) port and browses.
     static func options(
-        name: String, port: UInt16?, peer: PeerID, revealIdentity: Bool = true, interfaces: [String] = []
+        name: String,
+        port: UInt16?,
+        peer: PeerID,
+        revealIdentity: Bool = true,
+        interfaces: [String] = []
     ) -> MDNSDiscoveryOptions {
         var options = MDNSDiscoveryOptions(
-            serviceType: "_scmesh._tcp", serviceName: name,
+            serviceType: "_scmesh._tcp",
+            serviceName: name,
             publish: port.map { [MDNSPublishTarget(family: .ipv4, port: $0)] } ?? [],
-            txt: MDNSTXTRecord(identity: revealIdentity ? peer : nil))
+            txt: MDNSTXTRecord(identity: revealIdentity ? peer : nil)
+        )
         options.interfaces = interfaces
         options.ownPeerID = peer
         options.ipv6 = false

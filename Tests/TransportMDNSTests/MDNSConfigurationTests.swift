@@ -32,7 +32,8 @@ struct MDNSConfigurationTests {
              "interfaces": ["lo", "veth1"], "listen": ["127.0.0.1:0"], "ipv6": false,
              "wait_for_daemon": false, "retry_interval_ms": 500, "max_frame_size": 1024,
              "connect_timeout_ms": 100}
-            """)
+            """
+        )
         #expect(configuration.discoveryMode == .paranoid)
         #expect(configuration.serviceType == "_other._tcp")
         #expect(configuration.serviceName == "box")
@@ -44,7 +45,9 @@ struct MDNSConfigurationTests {
         #expect(configuration.maxFrameSize == 1024)
         #expect(configuration.connectTimeoutMilliseconds == 100)
         let again = try JSONDecoder().decode(
-            MDNSTransport.Configuration.self, from: try JSONEncoder().encode(configuration))
+            MDNSTransport.Configuration.self,
+            from: try JSONEncoder().encode(configuration)
+        )
         #expect(again == configuration)
     }
 
@@ -81,7 +84,8 @@ struct MDNSConfigurationTests {
             (#"{"retry_interval_ms": 10}"#, "mdns.retry_interval_ms"),
             (#"{"max_frame_size": 70000}"#, "mdns.max_frame_size"),
             (#"{"connect_timeout_ms": 0}"#, "mdns.connect_timeout_ms"),
-        ])
+        ]
+    )
     func validateNamesKey(json: String, key: String) throws {
         let configuration = try decode(json)
         let error = #expect(throws: MeshError.self) { try configuration.validate() }
@@ -129,8 +133,14 @@ struct MDNSRecordTests {
     func endpoints() {
         func service(_ address: String, v6: Bool, interface: String = "veth1") -> MDNSService {
             MDNSService(
-                name: "n", interfaceName: interface, hostName: "h.local", address: address, isIPv6: v6, port: 7420,
-                txt: MDNSTXTRecord(strings: ["v=1"]))
+                name: "n",
+                interfaceName: interface,
+                hostName: "h.local",
+                address: address,
+                isIPv6: v6,
+                port: 7420,
+                txt: MDNSTXTRecord(strings: ["v=1"])
+            )
         }
         #expect(service("10.0.0.2", v6: false).endpoint == "10.0.0.2:7420")
         #expect(service("fd00::2", v6: true).endpoint == "[fd00::2]:7420")
@@ -150,10 +160,12 @@ struct MDNSRecordTests {
         #expect(T.targets(boundAddresses: ["[fe80::1%eth0]:7000"], ipv6: false) == [])
         #expect(
             T.targets(boundAddresses: ["0.0.0.0:7000", "[::]:7001"], ipv6: true)
-                == [T(family: .ipv4, port: 7000), T(family: .ipv6, port: 7001)])
+                == [T(family: .ipv4, port: 7000), T(family: .ipv6, port: 7001)]
+        )
         #expect(
             T.targets(boundAddresses: ["0.0.0.0:7000", "10.0.0.1:7002", "[::1]:7001"], ipv6: true)
-                == [T(family: .ipv4, port: 7000), T(family: .ipv6, port: 7001)])
+                == [T(family: .ipv4, port: 7000), T(family: .ipv6, port: 7001)]
+        )
         #expect(T.targets(boundAddresses: ["nonsense", "1.2.3.4:0"], ipv6: true) == [])
     }
 
@@ -172,7 +184,9 @@ struct MDNSWithoutAvahiTests {
     func unavailable() async throws {
         let transport = MDNSTransport(configuration: .init(listen: ["127.0.0.1:0"]))
         let error = await #expect(throws: MeshError.self) {
-            try await transport.listen(context: TransportContext(localPeerID: .random(), logger: .init(label: "test")) { _ in })
+            try await transport.listen(
+                context: TransportContext(localPeerID: .random(), logger: .init(label: "test")) { _ in }
+            )
         }
         #expect(error?.code == .transportUnavailable)
         #expect(error?.message.contains("MDNS trait") == true)

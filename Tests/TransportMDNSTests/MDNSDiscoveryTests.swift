@@ -15,7 +15,10 @@ extension AvahiDaemonTests {
     struct Discovery {
         typealias Events = EventCollector<MDNSDiscoveryEvent>
 
-        private func started(_ options: MDNSDiscoveryOptions, _ label: String) async throws -> (RunningDiscovery, Events) {
+        private func started(
+            _ options: MDNSDiscoveryOptions,
+            _ label: String
+        ) async throws -> (RunningDiscovery, Events) {
             let running = try await RunningDiscovery.start(options: options, logger: AvahiTestSupport.logger(label))
             return (running, Events(running.discovery.events))
         }
@@ -42,8 +45,10 @@ extension AvahiDaemonTests {
         @Test("two discoveries on one host find each other with the right TXT, and not themselves")
         func twoDiscoveriesFindEachOther() async throws {
             try await AvahiTestSupport.requireDaemon()
-            let peerA = PeerID.random(), peerB = PeerID.random()
-            let nameA = AvahiTestSupport.randomName("a"), nameB = AvahiTestSupport.randomName("b")
+            let peerA = PeerID.random()
+            let peerB = PeerID.random()
+            let nameA = AvahiTestSupport.randomName("a")
+            let nameB = AvahiTestSupport.randomName("b")
             let (a, eventsA) = try await started(AvahiTestSupport.options(name: nameA, port: 40001, peer: peerA), "a")
             let (b, eventsB) = try await started(AvahiTestSupport.options(name: nameB, port: 40002, peer: peerB), "b")
 
@@ -56,7 +61,15 @@ extension AvahiDaemonTests {
             #expect(seenByA.interfaceName == "lo")
             #expect(seenByB.txt.peerID == peerA)
             #expect(seenByB.endpoint == "127.0.0.1:40001")
-            #expect(seenByB.hint(transport: "mdns") == PeerHint(transport: "mdns", address: "127.0.0.1:40001", peerID: peerA, metadata: ["v": "1", "id": peerA.hex]))
+            #expect(
+                seenByB.hint(transport: "mdns")
+                    == PeerHint(
+                        transport: "mdns",
+                        address: "127.0.0.1:40001",
+                        peerID: peerA,
+                        metadata: ["v": "1", "id": peerA.hex]
+                    )
+            )
 
             #expect(try await eventsA.none(during: .milliseconds(300), where: Self.found(nameA)))
             #expect(try await eventsB.none(during: .milliseconds(1), where: Self.found(nameB)))
@@ -69,7 +82,10 @@ extension AvahiDaemonTests {
             try await AvahiTestSupport.requireDaemon()
             let peer = PeerID.random()
             let name = AvahiTestSupport.randomName("browse")
-            let (discovery, events) = try await started(AvahiTestSupport.options(name: name, port: 40011, peer: peer), "pub")
+            let (discovery, events) = try await started(
+                AvahiTestSupport.options(name: name, port: 40011, peer: peer),
+                "pub"
+            )
             _ = try await events.next(where: Self.published)
 
             let browse = try AvahiTestSupport.run(try AvahiTestSupport.which("avahi-browse"), ["-rpt", "_scmesh._tcp"])
@@ -94,7 +110,9 @@ extension AvahiDaemonTests {
             try await AvahiTestSupport.requireDaemon()
             let peer = PeerID.random()
             let (browser, events) = try await started(
-                AvahiTestSupport.options(name: "unused", port: nil, peer: PeerID.random()), "browser")
+                AvahiTestSupport.options(name: "unused", port: nil, peer: PeerID.random()),
+                "browser"
+            )
             let name = AvahiTestSupport.randomName("external")
             let publisher = Process()
             publisher.executableURL = URL(fileURLWithPath: try AvahiTestSupport.which("avahi-publish"))
@@ -119,9 +137,14 @@ extension AvahiDaemonTests {
         func stopWithdraws() async throws {
             try await AvahiTestSupport.requireDaemon()
             let name = AvahiTestSupport.randomName("withdraw")
-            let (publisher, _) = try await started(AvahiTestSupport.options(name: name, port: 40031, peer: PeerID.random()), "pub")
+            let (publisher, _) = try await started(
+                AvahiTestSupport.options(name: name, port: 40031, peer: PeerID.random()),
+                "pub"
+            )
             let (browser, events) = try await started(
-                AvahiTestSupport.options(name: AvahiTestSupport.randomName("b"), port: nil, peer: PeerID.random()), "browser")
+                AvahiTestSupport.options(name: AvahiTestSupport.randomName("b"), port: nil, peer: PeerID.random()),
+                "browser"
+            )
             let found = try service(try await events.next(where: Self.found(name)))
             await publisher.stop()
             let lost = try service(try await events.next(where: Self.lost(name)))
@@ -133,7 +156,8 @@ extension AvahiDaemonTests {
         func nameCollision() async throws {
             try await AvahiTestSupport.requireDaemon()
             let name = AvahiTestSupport.randomName("same")
-            let peerA = PeerID.random(), peerB = PeerID.random()
+            let peerA = PeerID.random()
+            let peerB = PeerID.random()
             let (a, eventsA) = try await started(AvahiTestSupport.options(name: name, port: 40041, peer: peerA), "a")
             _ = try await eventsA.next(where: Self.published)
             let (b, eventsB) = try await started(AvahiTestSupport.options(name: name, port: 40042, peer: peerB), "b")
@@ -154,9 +178,13 @@ extension AvahiDaemonTests {
             try await AvahiTestSupport.requireDaemon()
             let name = AvahiTestSupport.randomName("cautious")
             let (publisher, _) = try await started(
-                AvahiTestSupport.options(name: name, port: 40051, peer: PeerID.random(), revealIdentity: false), "pub")
+                AvahiTestSupport.options(name: name, port: 40051, peer: PeerID.random(), revealIdentity: false),
+                "pub"
+            )
             let (browser, events) = try await started(
-                AvahiTestSupport.options(name: AvahiTestSupport.randomName("b"), port: nil, peer: PeerID.random()), "browser")
+                AvahiTestSupport.options(name: AvahiTestSupport.randomName("b"), port: nil, peer: PeerID.random()),
+                "browser"
+            )
             let found = try service(try await events.next(where: Self.found(name)))
             #expect(found.txt.fields == ["v": "1"])
             #expect(found.hint(transport: "mdns").peerID == nil)
@@ -169,10 +197,14 @@ extension AvahiDaemonTests {
             try await AvahiTestSupport.requireDaemon()
             let quietName = AvahiTestSupport.randomName("quiet")
             let (quiet, quietEvents) = try await started(
-                AvahiTestSupport.options(name: quietName, port: nil, peer: PeerID.random()), "quiet")
+                AvahiTestSupport.options(name: quietName, port: nil, peer: PeerID.random()),
+                "quiet"
+            )
             let loudName = AvahiTestSupport.randomName("loud")
             let (loud, loudEvents) = try await started(
-                AvahiTestSupport.options(name: loudName, port: 40061, peer: PeerID.random()), "loud")
+                AvahiTestSupport.options(name: loudName, port: 40061, peer: PeerID.random()),
+                "loud"
+            )
             _ = try await quietEvents.next(where: Self.found(loudName))
             _ = try await loudEvents.next(where: Self.published)
             let browse = try AvahiTestSupport.run(try AvahiTestSupport.which("avahi-browse"), ["-pt", "_scmesh._tcp"])
@@ -187,11 +219,19 @@ extension AvahiDaemonTests {
             try await AvahiTestSupport.requireDaemon()
             let nowhereName = AvahiTestSupport.randomName("nowhere")
             let (nowhere, nowhereEvents) = try await started(
-                AvahiTestSupport.options(name: nowhereName, port: 40071, peer: PeerID.random(), interfaces: ["nosuchif0"]),
-                "nowhere")
+                AvahiTestSupport.options(
+                    name: nowhereName,
+                    port: 40071,
+                    peer: PeerID.random(),
+                    interfaces: ["nosuchif0"]
+                ),
+                "nowhere"
+            )
             let loName = AvahiTestSupport.randomName("lo")
             let (onLo, loEvents) = try await started(
-                AvahiTestSupport.options(name: loName, port: 40072, peer: PeerID.random(), interfaces: ["lo"]), "lo")
+                AvahiTestSupport.options(name: loName, port: 40072, peer: PeerID.random(), interfaces: ["lo"]),
+                "lo"
+            )
             _ = try await loEvents.next(where: Self.published)
             let browse = try AvahiTestSupport.run(try AvahiTestSupport.which("avahi-browse"), ["-pt", "_scmesh._tcp"])
             #expect(browse.output.contains("+;lo;IPv4;\(loName);"))
@@ -217,14 +257,20 @@ extension AvahiDaemonTests {
 
             // No daemon, waiting: start succeeds and reports nothing yet.
             let nameA = AvahiTestSupport.randomName("early")
-            let (a, eventsA) = try await started(AvahiTestSupport.options(name: nameA, port: 40082, peer: PeerID.random()), "a")
+            let (a, eventsA) = try await started(
+                AvahiTestSupport.options(name: nameA, port: 40082, peer: PeerID.random()),
+                "a"
+            )
             #expect(try await eventsA.none(during: .milliseconds(300), where: Self.published))
 
             try AvahiTestSupport.loopback("start-avahi")
             _ = try await eventsA.next(where: { $0 == .daemon(available: true) })
             _ = try await eventsA.next(where: Self.published)
             let nameB = AvahiTestSupport.randomName("late")
-            let (b, eventsB) = try await started(AvahiTestSupport.options(name: nameB, port: 40083, peer: PeerID.random()), "b")
+            let (b, eventsB) = try await started(
+                AvahiTestSupport.options(name: nameB, port: 40083, peer: PeerID.random()),
+                "b"
+            )
             _ = try await eventsA.next(where: Self.found(nameB))
             _ = try await eventsB.next(where: Self.found(nameA))
 

@@ -23,16 +23,22 @@ struct MDNSNetnsTests {
     @Test(
         "two transports in two namespaces find each other, exchange frames, lose and re-find each other",
         .enabled(if: ProcessInfo.processInfo.environment[MDNSNetnsTests.roleKey] == nil && geteuid() == 0),
-        arguments: ["ipv4", "ipv6"])
+        arguments: ["ipv4", "ipv6"]
+    )
     func twoHosts(ipMode: String) async throws {
         let prefix = "scmt\(PeerID.random().short.prefix(4))"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-netns").path
         let script = AvahiTestSupport.repositoryRoot.appendingPathComponent("scripts/avahi/netns.sh").path
         let environment = ["SCMESH_NETNS_PREFIX": prefix, "SCMESH_NETNS_DIR": directory, "IP_MODE": ipMode]
         func netns(_ arguments: [String]) throws -> String {
-            let result = try AvahiTestSupport.run("/usr/bin/env", environment.map { "\($0)=\($1)" } + ["bash", script] + arguments)
+            let result = try AvahiTestSupport.run(
+                "/usr/bin/env",
+                environment.map { "\($0)=\($1)" } + ["bash", script] + arguments
+            )
             guard result.status == 0 else {
-                throw TestFailure("netns.sh \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)")
+                throw TestFailure(
+                    "netns.sh \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)"
+                )
             }
             return result.output
         }
@@ -89,11 +95,13 @@ struct MDNSNetnsTests {
                 return "peer \(index + 1) progress:\n\(progress)\npeer \(index + 1) log (tail):\n\(log.suffix(3000))"
             }
             let browses = (1...2).map { host in
-                let output = (try? netns(["exec", "\(host)", "avahi-browse", "-prt", "_scmesh._tcp"])) ?? "(avahi-browse failed)"
+                let output =
+                    (try? netns(["exec", "\(host)", "avahi-browse", "-prt", "_scmesh._tcp"])) ?? "(avahi-browse failed)"
                 return "avahi-browse -prt in host \(host) now:\n\(output)"
             }
             throw TestFailure(
-                "not every peer reached '\(marker)':\n" + (report + browses).joined(separator: "\n"))
+                "not every peer reached '\(marker)':\n" + (report + browses).joined(separator: "\n")
+            )
         }
 
         try await waitAll("exchanged")
@@ -114,8 +122,12 @@ struct MDNSNetnsTests {
         // service before the other had found it again.
         _ = FileManager.default.createFile(atPath: "\(directory)/done", contents: nil)
         let timeline = children.map { (try? String(contentsOfFile: $0.progress, encoding: .utf8)) ?? "" }
-        print("mDNS two hosts (\(ipMode)), time since each peer's start: " + timeline.map {
-            $0.split(separator: "\n").joined(separator: ", ") }.joined(separator: " | "))
+        print(
+            "mDNS two hosts (\(ipMode)), time since each peer's start: "
+                + timeline.map {
+                    $0.split(separator: "\n").joined(separator: ", ")
+                }.joined(separator: " | ")
+        )
         for child in children {
             while child.process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
             #expect(child.process.terminationStatus == 0, "a peer's test run failed; see \(child.log)")
@@ -125,7 +137,8 @@ struct MDNSNetnsTests {
     /// One side of ``twoHosts(ipMode:)``; runs only inside a namespace, started by it.
     @Test(
         "peer role inside a namespace (started by the two-hosts test)",
-        .enabled(if: ProcessInfo.processInfo.environment[MDNSNetnsTests.roleKey] != nil))
+        .enabled(if: ProcessInfo.processInfo.environment[MDNSNetnsTests.roleKey] != nil)
+    )
     func peerRole() async throws {
         let environment = ProcessInfo.processInfo.environment
         let dials = environment[Self.roleKey] == "dial"
@@ -147,14 +160,19 @@ struct MDNSNetnsTests {
         logger.logLevel = .debug
         let transport = MDNSTransport(
             configuration: .init(
-                interfaces: [interface], listen: [ipv6 ? "[::]:0" : "0.0.0.0:0"], ipv6: ipv6))
+                interfaces: [interface],
+                listen: [ipv6 ? "[::]:0" : "0.0.0.0:0"],
+                ipv6: ipv6
+            )
+        )
         let running = try await RunningTransport.start(transport, localPeerID: me, logger: logger)
         let events = EventCollector(running.events)
         do {
             let discovered: @Sendable (TransportEvent) -> Bool = {
                 if case .peerDiscovered(let hint) = $0 { return hint.peerID == remote } else { return false }
             }
-            guard case .peerDiscovered(let hint) = try await events.next(timeout: .seconds(30), where: discovered) else {
+            guard case .peerDiscovered(let hint) = try await events.next(timeout: .seconds(30), where: discovered)
+            else {
                 throw TestFailure("no hint")
             }
             report("found \(hint.address)")
@@ -164,9 +182,14 @@ struct MDNSNetnsTests {
                 #expect(try await link.receive() == Array("pong".utf8))
                 await link.close()
             } else {
-                guard case .inboundLink(let link) = try await events.next(timeout: .seconds(30), where: {
-                    if case .inboundLink = $0 { return true } else { return false }
-                }) else { throw TestFailure("no link") }
+                guard
+                    case .inboundLink(let link) = try await events.next(
+                        timeout: .seconds(30),
+                        where: {
+                            if case .inboundLink = $0 { return true } else { return false }
+                        }
+                    )
+                else { throw TestFailure("no link") }
                 #expect(try await link.receive() == Array("ping".utf8))
                 try await link.send(Array("pong".utf8))
                 #expect(try await link.receive() == nil)
@@ -178,7 +201,8 @@ struct MDNSNetnsTests {
             report("lost")
             _ = try await events.next(timeout: .seconds(30), where: discovered)
             report("refound")
-            let done = URL(fileURLWithPath: progressPath).deletingLastPathComponent().appendingPathComponent("done").path
+            let done = URL(fileURLWithPath: progressPath).deletingLastPathComponent().appendingPathComponent("done")
+                .path
             let deadline = ContinuousClock.now + .seconds(60)
             while !FileManager.default.fileExists(atPath: done) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))

@@ -28,17 +28,28 @@ extension AvahiDaemonTests {
         }
 
         private static func configuration(
-            _ mode: MDNSTransport.DiscoveryMode = .normal, name: String = ""
+            _ mode: MDNSTransport.DiscoveryMode = .normal,
+            name: String = ""
         ) -> MDNSTransport.Configuration {
             MDNSTransport.Configuration(
-                discoveryMode: mode, serviceName: name, listen: ["127.0.0.1:0"], ipv6: false)
+                discoveryMode: mode,
+                serviceName: name,
+                listen: ["127.0.0.1:0"],
+                ipv6: false
+            )
         }
 
         private func started(
-            _ configuration: MDNSTransport.Configuration, peer: PeerID, _ label: String
+            _ configuration: MDNSTransport.Configuration,
+            peer: PeerID,
+            _ label: String
         ) async throws -> (Running, Events) {
             let transport = MDNSTransport(configuration: configuration)
-            let running = try await RunningTransport.start(transport, localPeerID: peer, logger: AvahiTestSupport.logger(label))
+            let running = try await RunningTransport.start(
+                transport,
+                localPeerID: peer,
+                logger: AvahiTestSupport.logger(label)
+            )
             return (Running(transport: transport, running: running), Events(running.events))
         }
 
@@ -69,7 +80,8 @@ extension AvahiDaemonTests {
         @Test("two transports find each other through Avahi and exchange frames, with no bootstrap")
         func twoTransportsExchangeFrames() async throws {
             try await AvahiTestSupport.requireDaemon()
-            let peerA = PeerID.random(), peerB = PeerID.random()
+            let peerA = PeerID.random()
+            let peerB = PeerID.random()
             let (a, eventsA) = try await started(Self.configuration(), peer: peerA, "a")
             let (b, eventsB) = try await started(Self.configuration(), peer: peerB, "b")
 
@@ -99,7 +111,8 @@ extension AvahiDaemonTests {
         @Test("a stopped transport's service is reported lost with the hint that was discovered")
         func stopReportsLost() async throws {
             try await AvahiTestSupport.requireDaemon()
-            let peerA = PeerID.random(), peerB = PeerID.random()
+            let peerA = PeerID.random()
+            let peerB = PeerID.random()
             let (a, eventsA) = try await started(Self.configuration(), peer: peerA, "a")
             let (b, _) = try await started(Self.configuration(), peer: peerB, "b")
             let found = try hint(try await eventsA.next(where: Self.discovered(peerB)))
@@ -107,7 +120,8 @@ extension AvahiDaemonTests {
             let lost = try hint(
                 try await eventsA.next {
                     if case .peerLost(let hint) = $0 { return hint.peerID == peerB } else { return false }
-                })
+                }
+            )
             #expect(lost == found)
             await a.stop()
         }
@@ -182,7 +196,9 @@ extension AvahiDaemonTests {
             await a.stop()
         }
 
-        @Test("setDiscoveryMode at run time: paranoid withdraws the service, normal publishes it again, cautious hides the peer ID; links survive")
+        @Test(
+            "setDiscoveryMode at run time: paranoid withdraws the service, normal publishes it again, cautious hides the peer ID; links survive"
+        )
         func discoveryModeAtRunTime() async throws {
             try await AvahiTestSupport.requireDaemon()
             let peerA = PeerID.random()
@@ -230,7 +246,11 @@ extension AvahiDaemonTests {
             let peerA = PeerID.random()
             let transport = MDNSTransport(configuration: Self.configuration(.paranoid))
             await transport.setDiscoveryMode(.normal)
-            let running = try await RunningTransport.start(transport, localPeerID: peerA, logger: AvahiTestSupport.logger("a"))
+            let running = try await RunningTransport.start(
+                transport,
+                localPeerID: peerA,
+                logger: AvahiTestSupport.logger("a")
+            )
             let (b, eventsB) = try await started(Self.configuration(.paranoid), peer: .random(), "b")
             let found = try hint(try await eventsB.next(where: Self.discovered(peerA)))
             #expect(found.address == running.addresses.first)
@@ -259,11 +279,18 @@ extension TransportConformance.Harness {
             makeTransport: { index in
                 MDNSTransport(
                     configuration: .init(
-                        serviceName: names[index], listen: ["127.0.0.1:\(ports[index])"], ipv6: false))
+                        serviceName: names[index],
+                        listen: ["127.0.0.1:\(ports[index])"],
+                        ipv6: false
+                    )
+                )
             },
             hint: { _, index in
                 let options = AvahiTestSupport.options(name: "unused", port: nil, peer: .random())
-                let browser = try await RunningDiscovery.start(options: options, logger: AvahiTestSupport.logger("conformance"))
+                let browser = try await RunningDiscovery.start(
+                    options: options,
+                    logger: AvahiTestSupport.logger("conformance")
+                )
                 let events = EventCollector(browser.discovery.events)
                 let event = try await events.next {
                     if case .found(let service) = $0 { return service.name == names[index] } else { return false }
@@ -278,7 +305,10 @@ extension TransportConformance.Harness {
                 // Blocking reads, on a thread of their own: the transport closing the
                 // socket runs in this process, on the cooperative pool.
                 try await onOwnThread {
-                    try RawSocket.writeAndAwaitClose(port: port, [0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                    try RawSocket.writeAndAwaitClose(
+                        port: port,
+                        [0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+                    )
                 }
             }
         )

@@ -31,11 +31,16 @@ final class IdleFlood: Sendable {
     func start() {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { context in
-            let flood = Unmanaged<IdleFlood>.fromOpaque(context!).takeRetainedValue()
-            flood.run()
-            return nil
-        }, context)
+        pthread_create(
+            &thread,
+            nil,
+            { context in
+                let flood = Unmanaged<IdleFlood>.fromOpaque(context!).takeRetainedValue()
+                flood.run()
+                return nil
+            },
+            context
+        )
         pthread_detach(thread)
     }
 
@@ -65,7 +70,9 @@ final class IdleFlood: Sendable {
                     slots[index] = open(index)  // socket or bind failed last time
                     continue
                 }
-                polled.append(pollfd(fd: slot.fd, events: Int16(POLLIN) | (slot.connecting ? Int16(POLLOUT) : 0), revents: 0))
+                polled.append(
+                    pollfd(fd: slot.fd, events: Int16(POLLIN) | (slot.connecting ? Int16(POLLOUT) : 0), revents: 0)
+                )
                 owners.append(index)
             }
             guard poll(&polled, nfds_t(polled.count), 10) > 0 else { continue }
@@ -107,9 +114,13 @@ final class IdleFlood: Sendable {
         let bound = withUnsafePointer(to: &source) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) == 0 }
         }
-        let started = bound && withUnsafePointer(to: &target) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, size) == 0 || errno == EINPROGRESS }
-        }
+        let started =
+            bound
+            && withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, size) == 0 || errno == EINPROGRESS
+                }
+            }
         guard started else {
             close(fd)
             return Slot()

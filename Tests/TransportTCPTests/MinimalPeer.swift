@@ -27,20 +27,35 @@ struct MinimalPeer {
 
     /// Runs the handshake on `link` in `role`, announcing `capabilities` (none by default).
     static func handshake(
-        on link: any Link, role: HandshakeRole, identity: NodeIdentity = .generate(), capabilities: Capabilities = .none
+        on link: any Link,
+        role: HandshakeRole,
+        identity: NodeIdentity = .generate(),
+        capabilities: Capabilities = .none
     ) async throws -> MinimalPeer {
         var raw = RawPeer(link: link)
-        let context = HandshakeContext(transportName: "tcp", remoteAddress: link.remoteAddress, capabilities: capabilities)
+        let context = HandshakeContext(
+            transportName: "tcp",
+            remoteAddress: link.remoteAddress,
+            capabilities: capabilities
+        )
         var handshake = try LinkHandshake(security: NoiseLinkSecurity(identity: identity), role: role, context: context)
         if let first = try handshake.start() { try await raw.send(segment: first) }
         while handshake.session == nil {
-            guard let message = try await raw.receiveSegment() else { throw MeshError(.linkClosed, "the node closed the link during the handshake") }
+            guard let message = try await raw.receiveSegment() else {
+                throw MeshError(.linkClosed, "the node closed the link during the handshake")
+            }
             if let reply = try handshake.receive(message) { try await raw.send(segment: reply) }
         }
-        guard let session = handshake.session else { throw MeshError(.handshakeFailed, "the handshake ended without a session") }
+        guard let session = handshake.session else {
+            throw MeshError(.handshakeFailed, "the handshake ended without a session")
+        }
         return MinimalPeer(
-            raw: raw, cipher: session.cipher, id: identity.peerID, remote: session.remotePeerID,
-            remoteCapabilities: session.remoteCapabilities)
+            raw: raw,
+            cipher: session.cipher,
+            id: identity.peerID,
+            remote: session.remotePeerID,
+            remoteCapabilities: session.remoteCapabilities
+        )
     }
 
     /// Sends one frame's plaintext bytes, encrypted.
@@ -61,8 +76,18 @@ struct MinimalPeer {
         try await send(
             .data(
                 DataFrame(
-                    sequence: sequence, messageID: .random(), origin: id, destination: remote, ttl: 32, chunkIndex: 0,
-                    chunkCount: 1, messageLength: UInt32(payload.count), payload: payload)))
+                    sequence: sequence,
+                    messageID: .random(),
+                    origin: id,
+                    destination: remote,
+                    ttl: 32,
+                    chunkIndex: 0,
+                    chunkCount: 1,
+                    messageLength: UInt32(payload.count),
+                    payload: payload
+                )
+            )
+        )
         return sequence
     }
 

@@ -8,11 +8,17 @@ import TransportTCP
 /// Issue 40: capabilities in the handshake, unknown frames ignored, the minimal profile
 /// (docs/PROTOCOL.md §A.11), with real nodes (Noise XX over TCP on loopback).
 @Suite(.serialized) struct ProtocolGrowthTests {
-    static func configuration(features: Capabilities = .all, keepalive: Duration = .seconds(30)) -> RouterConfiguration {
+    static func configuration(features: Capabilities = .all, keepalive: Duration = .seconds(30)) -> RouterConfiguration
+    {
         var configuration = RouterConfiguration(
-            escalation: EscalationConfiguration(ackTimeoutMin: .milliseconds(500), ackTimeoutMax: .seconds(5), maxAttempts: 4),
+            escalation: EscalationConfiguration(
+                ackTimeoutMin: .milliseconds(500),
+                ackTimeoutMax: .seconds(5),
+                maxAttempts: 4
+            ),
             reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)),
-            keepaliveInterval: keepalive)
+            keepaliveInterval: keepalive
+        )
         configuration.features = features
         configuration.flood.enabled = true  // as the node's default config has it
         return configuration
@@ -22,8 +28,12 @@ import TransportTCP
     static func node(_ configuration: RouterConfiguration, listen: [String] = ["127.0.0.1:0"]) async throws -> TCPNode {
         let identity = NodeIdentity.generate()
         let router = Router(
-            security: NoiseLinkSecurity(identity: identity), configuration: configuration, sealer: EnvelopeSealer(identity: identity),
-            receipts: IdentityReceiptSigner(identity: identity), logger: Logger(label: "node") { _ in SwiftLogNoOpLogHandler() })
+            security: NoiseLinkSecurity(identity: identity),
+            configuration: configuration,
+            sealer: EnvelopeSealer(identity: identity),
+            receipts: IdentityReceiptSigner(identity: identity),
+            logger: Logger(label: "node") { _ in SwiftLogNoOpLogHandler() }
+        )
         let transport = TCPTransport(configuration: .init(listen: listen))
         await router.add(transport, priority: 30)
         let events = await router.events()
@@ -34,19 +44,35 @@ import TransportTCP
 
     /// A minimal peer linked to `node`: it dials (`.initiator`) or the node dials it.
     static func minimalPeer(
-        to node: TCPNode, role: HandshakeRole, capabilities: Capabilities = .none
+        to node: TCPNode,
+        role: HandshakeRole,
+        capabilities: Capabilities = .none
     ) async throws -> (MinimalPeer, Listening) {
         let listening = try await Listening.start(.init(listen: ["127.0.0.1:0"]))
         let identity = NodeIdentity.generate()
         switch role {
         case .initiator:
             let link = try await listening.transport.dial(PeerHint(transport: "tcp", address: try node.address))
-            return (try await MinimalPeer.handshake(on: link, role: .initiator, identity: identity, capabilities: capabilities), listening)
+            return (
+                try await MinimalPeer.handshake(
+                    on: link,
+                    role: .initiator,
+                    identity: identity,
+                    capabilities: capabilities
+                ), listening
+            )
         case .responder:
             let address = try #require(listening.running.addresses.first)
             await node.router.connect(to: PeerHint(transport: "tcp", address: address, peerID: identity.peerID))
             let link = try await listening.events.nextInboundLink()
-            return (try await MinimalPeer.handshake(on: link, role: .responder, identity: identity, capabilities: capabilities), listening)
+            return (
+                try await MinimalPeer.handshake(
+                    on: link,
+                    role: .responder,
+                    identity: identity,
+                    capabilities: capabilities
+                ), listening
+            )
         }
     }
 
@@ -72,7 +98,9 @@ import TransportTCP
         defer { downs.cancel() }
         var (peer, listening) = try await Self.minimalPeer(to: node, role: role)
         #expect(peer.remoteCapabilities == .all)
-        try await eventually("the node lists the minimal peer") { await node.router.peers().contains { $0.peer == peer.id } }
+        try await eventually("the node lists the minimal peer") {
+            await node.router.peers().contains { $0.peer == peer.id }
+        }
         let listed = try #require(await node.router.peers().first { $0.peer == peer.id })
         #expect(listed.capabilities.isEmpty)
         #expect(listed.wireVersion == Int(Frame.version))
@@ -87,7 +115,9 @@ import TransportTCP
         // Node → minimal peer: delivered (its hop acknowledgement is delivery: it takes
         // no receipts), unsealed, with no flag it does not know.
         let id = try await node.router.send(to: peer.id, payload: Array("hello minimal".utf8))
-        let data = try #require(try await peer.next { frame -> DataFrame? in if case .data(let data) = frame { data } else { nil } })
+        let data = try #require(
+            try await peer.next { frame -> DataFrame? in if case .data(let data) = frame { data } else { nil } }
+        )
         #expect(data.payload == Array("hello minimal".utf8))
         #expect(data.flags == 0)
         let record = try await node.router.waitForStatus(of: id, until: .delivered, timeout: .seconds(30))
@@ -102,7 +132,9 @@ import TransportTCP
         if peer.pingsAnswered < pingsBefore + 4 {
             try await Task.sleep(for: .milliseconds(200))
             downs.cancel()
-            Issue.record("the node closed the link after \(peer.pingsAnswered - pingsBefore) PINGs: \(await downs.value)")
+            Issue.record(
+                "the node closed the link after \(peer.pingsAnswered - pingsBefore) PINGs: \(await downs.value)"
+            )
             return
         }
         let again = try await peer.sendMessage([7])
@@ -140,7 +172,9 @@ import TransportTCP
         // Strict for what it knows: a PING with a trailing byte closes the link.
         try await peer.send(plaintext: Frame.ping(nonce: 1).encoded() + [0])
         while try await peer.receive() != nil {}
-        try await eventually("the node to close the link") { await !node.router.peers().contains { $0.peer == peer.id } }
+        try await eventually("the node to close the link") {
+            await !node.router.peers().contains { $0.peer == peer.id }
+        }
         #expect(await node.router.stats().malformedInputs["malformedFrame"] == 1)
         await listening.running.stop()
         await node.stop()
@@ -151,22 +185,33 @@ import TransportTCP
     @Test(.timeLimit(.minutes(2))) func fullNodeAndNodeWithEveryFeatureOffExchangeMessages() async throws {
         let full = try await Self.node(Self.configuration())
         let bare = try await Self.node(Self.configuration(features: .none), listen: [])
-        await bare.router.connect(to: PeerHint(transport: "tcp", address: try full.address, peerID: full.router.localPeerID))
+        await bare.router.connect(
+            to: PeerHint(transport: "tcp", address: try full.address, peerID: full.router.localPeerID)
+        )
         try await eventually("a link") { await full.router.peers().contains { $0.peer == bare.router.localPeerID } }
         #expect(await full.router.peers().first?.capabilities == [])
         #expect(await bare.router.peers().first?.capabilities == Capabilities.all.names)
         for round in 0..<3 {
             let there = try await full.router.send(to: bare.router.localPeerID, payload: [UInt8(round)])
             #expect(try await Self.nextMessage(at: bare.router)?.payload == [UInt8(round)])
-            #expect(try await full.router.waitForStatus(of: there, until: .delivered, timeout: .seconds(30)).status == .delivered)
+            #expect(
+                try await full.router.waitForStatus(of: there, until: .delivered, timeout: .seconds(30)).status
+                    == .delivered
+            )
             let back = try await bare.router.send(to: full.router.localPeerID, payload: [UInt8(100 + round)])
             #expect(try await Self.nextMessage(at: full.router)?.payload == [UInt8(100 + round)])
-            #expect(try await bare.router.waitForStatus(of: back, until: .delivered, timeout: .seconds(30)).status == .delivered)
+            #expect(
+                try await bare.router.waitForStatus(of: back, until: .delivered, timeout: .seconds(30)).status
+                    == .delivered
+            )
         }
         let fullStats = await full.router.stats()
         let bareStats = await bare.router.stats()
         #expect(fullStats.malformedInputs.isEmpty && bareStats.malformedInputs.isEmpty)
-        #expect(fullStats.framesIgnored.isEmpty && bareStats.framesIgnored.isEmpty, "\(fullStats.framesIgnored) \(bareStats.framesIgnored)")
+        #expect(
+            fullStats.framesIgnored.isEmpty && bareStats.framesIgnored.isEmpty,
+            "\(fullStats.framesIgnored) \(bareStats.framesIgnored)"
+        )
         await bare.stop()
         await full.stop()
     }
@@ -193,7 +238,10 @@ import TransportTCP
             let returned = try await Self.nextMessage(at: a.router)
             #expect(returned?.payload == [UInt8(100 + round)] && returned?.from == cID)
         }
-        #expect(await a.router.routes().allSatisfy { $0.destination == m }, "a learned a route through the minimal node")
+        #expect(
+            await a.router.routes().allSatisfy { $0.destination == m },
+            "a learned a route through the minimal node"
+        )
         let middleStats = await middle.router.stats()
         #expect(middleStats.messagesRelayed >= 6)
         #expect(middleStats.framesIgnored.isEmpty, "\(middleStats.framesIgnored)")

@@ -1,5 +1,6 @@
 import MeshCore
 import Testing
+
 @testable import TransportTCP
 
 /// The address notation of TCP hints and config.

@@ -47,7 +47,10 @@ struct TCPNode {
     let run: Task<Void, Never>
 
     static func start(
-        security: any LinkSecurity, configuration: RouterConfiguration, tcp: TCPTransport.Configuration, logger: Logger
+        security: any LinkSecurity,
+        configuration: RouterConfiguration,
+        tcp: TCPTransport.Configuration,
+        logger: Logger
     ) async throws -> TCPNode {
         let router = Router(security: security, configuration: configuration, logger: logger)
         let transport = TCPTransport(configuration: tcp)
@@ -70,19 +73,29 @@ struct TCPNode {
 
 @Suite(.serialized) struct TCPHostilePeerTests {
     static let configuration = RouterConfiguration(
-        escalation: EscalationConfiguration(ackTimeoutMin: .milliseconds(500), ackTimeoutMax: .seconds(5), maxAttempts: 4),
-        reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)))
+        escalation: EscalationConfiguration(
+            ackTimeoutMin: .milliseconds(500),
+            ackTimeoutMax: .seconds(5),
+            maxAttempts: 4
+        ),
+        reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+    )
 
     /// Done means of issue 16: 300 idle connections from 300 loopback addresses, each
     /// re-opened as soon as it is dropped, while an honest node connects over Noise and
     /// exchanges messages; the node's log stays under a fixed number of lines.
-    @Test(.timeLimit(.minutes(2))) func idleFloodFromManyAddressesNeitherLocksOutAnHonestPeerNorFloodsTheLog() async throws {
+    @Test(.timeLimit(.minutes(2))) func idleFloodFromManyAddressesNeitherLocksOutAnHonestPeerNorFloodsTheLog()
+        async throws
+    {
         let lines = LineCounter()
         var configuration = Self.configuration
         configuration.handshakeTimeout = .seconds(60)  // only eviction frees a slot here
         let b = try await TCPNode.start(
-            security: NoiseLinkSecurity(identity: .generate()), configuration: configuration,
-            tcp: .init(listen: ["127.0.0.1:0"]), logger: lines.logger("b"))
+            security: NoiseLinkSecurity(identity: .generate()),
+            configuration: configuration,
+            tcp: .init(listen: ["127.0.0.1:0"]),
+            logger: lines.logger("b")
+        )
         let address = try b.address
         let flood = IdleFlood(port: try TCPAddress(address).port, connections: 300)
         flood.start()
@@ -92,8 +105,11 @@ struct TCPNode {
         }
 
         let a = try await TCPNode.start(
-            security: NoiseLinkSecurity(identity: .generate()), configuration: configuration, tcp: .init(listen: []),
-            logger: Logger(label: "a") { _ in SwiftLogNoOpLogHandler() })
+            security: NoiseLinkSecurity(identity: .generate()),
+            configuration: configuration,
+            tcp: .init(listen: []),
+            logger: Logger(label: "a") { _ in SwiftLogNoOpLogHandler() }
+        )
         let bID = b.router.localPeerID
         let aID = a.router.localPeerID
         await a.router.connect(to: PeerHint(transport: "tcp", address: address, peerID: bID))
@@ -116,7 +132,8 @@ struct TCPNode {
         print(
             "idle flood: \(flood.opened.load(ordering: .relaxed)) connections opened, \(droppedDuring) dropped, "
                 + "\(stats.unauthenticatedLinksEvicted) evicted, \(stats.handshakeFailures) handshake failures, "
-                + "tcp counters \(counters), \(logged) log lines")
+                + "tcp counters \(counters), \(logged) log lines"
+        )
         #expect(stats.unauthenticatedLinksEvicted >= 300 - configuration.maxUnauthenticatedLinks)
         #expect(logged <= 60, "the flood made the node log \(logged) lines: \(lines.sample)")
         await a.stop()
@@ -130,8 +147,11 @@ struct TCPNode {
         var configuration = Self.configuration
         configuration.linkWriteStallTimeout = .seconds(1)
         let node = try await TCPNode.start(
-            security: PlaintextLinkSecurity(localPeerID: .random()), configuration: configuration,
-            tcp: .init(listen: ["127.0.0.1:0"]), logger: Logger(label: "node") { _ in SwiftLogNoOpLogHandler() })
+            security: PlaintextLinkSecurity(localPeerID: .random()),
+            configuration: configuration,
+            tcp: .init(listen: ["127.0.0.1:0"]),
+            logger: Logger(label: "node") { _ in SwiftLogNoOpLogHandler() }
+        )
         let events = await node.router.events()
         let deafID = PeerID.random()
         // A small receive buffer, so the kernel takes little before our writes wait.
@@ -163,7 +183,10 @@ struct TCPNode {
     static func receive(_ payload: [UInt8], at router: Router) async {
         while let message = await router.incoming.receive() {
             if message.payload == payload { return }
-            #expect(message.payload.count == 1 && message.payload[0] < payload[0], "unexpected message \(message.payload)")
+            #expect(
+                message.payload.count == 1 && message.payload[0] < payload[0],
+                "unexpected message \(message.payload)"
+            )
         }
     }
 

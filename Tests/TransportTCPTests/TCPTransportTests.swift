@@ -278,7 +278,9 @@ struct TCPTransportTests {
     @Test func maxPerAddressRefusesTheExtraConnection() async throws {
         let capture = LogCapture()
         let server = try await Listening.start(
-            .init(listen: ["127.0.0.1:0"], maxInbound: 10, maxPerAddress: 1), capture: capture)
+            .init(listen: ["127.0.0.1:0"], maxInbound: 10, maxPerAddress: 1),
+            capture: capture
+        )
         let events = server.events
         let port = try server.port
         let first = try RawClient(port: port)

@@ -19,11 +19,25 @@ import TransportTCP
         let router = Router(
             security: NoiseLinkSecurity(identity: identity),
             configuration: RouterConfiguration(
-                reconnect: ReconnectConfiguration(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.2)),
-            sealer: EnvelopeSealer(identity: identity), receipts: IdentityReceiptSigner(identity: identity), logger: logger)
+                reconnect: ReconnectConfiguration(
+                    initialDelay: .milliseconds(20),
+                    maxDelay: .milliseconds(200),
+                    jitter: 0.2
+                )
+            ),
+            sealer: EnvelopeSealer(identity: identity),
+            receipts: IdentityReceiptSigner(identity: identity),
+            logger: logger
+        )
         await router.add(
-            LoopbackTransport(name: "slow", address: name, network: slow, configuration: .init(mtu: 64, discovery: false, bitrate: 200_000)),
-            priority: 20)
+            LoopbackTransport(
+                name: "slow",
+                address: name,
+                network: slow,
+                configuration: .init(mtu: 64, discovery: false, bitrate: 200_000)
+            ),
+            priority: 20
+        )
         if tcp { await router.add(Self.tcp(), priority: 10) }
         return router
     }
@@ -47,14 +61,23 @@ import TransportTCP
             await a.transportStatus().contains { $0.name == "tcp" && $0.state == .running && !$0.addresses.isEmpty }
         }
         await a.connect(to: PeerHint(transport: "slow", address: "B"))
-        try await eventually("A links to B over the slow transport", attempts: 1500) { await a.peers().first?.links.isEmpty == false }
+        try await eventually("A links to B over the slow transport", attempts: 1500) {
+            await a.peers().first?.links.isEmpty == false
+        }
 
         // Messages go out from the moment the slow link is up, while the upgrade happens.
         var sent: [MessageID] = []
         for index in 0..<200 {
-            sent.append(try await a.send(to: bob.peerID, payload: Array("message \(index) ".utf8) + [UInt8](repeating: UInt8(index % 251), count: 300)))
+            sent.append(
+                try await a.send(
+                    to: bob.peerID,
+                    payload: Array("message \(index) ".utf8) + [UInt8](repeating: UInt8(index % 251), count: 300)
+                )
+            )
         }
-        try await eventually("some messages arrive over the slow link", attempts: 1500) { received.withLock { $0.count } >= 10 }
+        try await eventually("some messages arrive over the slow link", attempts: 1500) {
+            received.withLock { $0.count } >= 10
+        }
         #expect(await a.peers().first?.links.map(\.transport) == ["slow"])
         await b.add(Self.tcp(), priority: 10)
         try await eventually("A and B link over TCP too", attempts: 1500) {
@@ -77,7 +100,9 @@ import TransportTCP
         }
         let last = try await a.send(to: bob.peerID, payload: Array("after the upgrade".utf8))
         sent.append(last)
-        try await eventually("the last message is delivered", attempts: 1500) { await a.status(of: last)?.status == .delivered }
+        try await eventually("the last message is delivered", attempts: 1500) {
+            await a.status(of: last)?.status == .delivered
+        }
         let ids = received.withLock { $0 }
         #expect(ids.count == sent.count, "\(ids.count) deliveries for \(sent.count) messages")
         #expect(Set(ids) == Set(sent))

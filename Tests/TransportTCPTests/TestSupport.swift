@@ -133,7 +133,10 @@ struct Listening {
     var events: EventLog
 
     /// Starts `listen` and returns once it reported `.listening`.
-    static func start(_ configuration: TCPTransport.Configuration, capture: LogCapture = LogCapture()) async throws -> Listening {
+    static func start(
+        _ configuration: TCPTransport.Configuration,
+        capture: LogCapture = LogCapture()
+    ) async throws -> Listening {
         let transport = TCPTransport(configuration: configuration)
         let running = try await RunningTransport.start(transport, logger: capture.logger())
         return Listening(transport: transport, running: running, events: EventLog(running))

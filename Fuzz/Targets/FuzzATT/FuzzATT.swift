@@ -20,8 +20,14 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     for _ in 0..<2 {
         let (response, _) = server.handle(bytes)
         if let response {
-            fuzzCheck((try? ATTPDU(decoding: response)) != nil, "the server's answer \(response) to \(bytes) does not decode")
-            fuzzCheck(response.count <= server.mtu, "the server's answer of \(response.count) bytes exceeds the ATT MTU \(server.mtu)")
+            fuzzCheck(
+                (try? ATTPDU(decoding: response)) != nil,
+                "the server's answer \(response) to \(bytes) does not decode"
+            )
+            fuzzCheck(
+                response.count <= server.mtu,
+                "the server's answer of \(response.count) bytes exceeds the ATT MTU \(server.mtu)"
+            )
         }
     }
     return 0

@@ -24,8 +24,10 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     case .failure(let message):
         fuzzCheck(
-            message.hasPrefix("request ") || message.hasPrefix("unknown request field") || message.hasPrefix("unknown cmd "),
-            "unexpected refusal text: \(message)")
+            message.hasPrefix("request ") || message.hasPrefix("unknown request field")
+                || message.hasPrefix("unknown cmd "),
+            "unexpected refusal text: \(message)"
+        )
     }
     return 0
 }

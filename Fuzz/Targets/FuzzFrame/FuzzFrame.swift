@@ -15,7 +15,10 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     do {
         inbound = try Frame.decodeInbound(bytes, maxMessageLength: 1 << 24)
     } catch {
-        fuzzCheck((try? Frame.decode(bytes, maxMessageLength: 1 << 24)) == nil, "decodeInbound refused what decode accepts")
+        fuzzCheck(
+            (try? Frame.decode(bytes, maxMessageLength: 1 << 24)) == nil,
+            "decodeInbound refused what decode accepts"
+        )
         return 0
     }
     guard let frame = inbound else {

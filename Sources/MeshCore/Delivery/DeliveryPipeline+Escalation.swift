@@ -22,7 +22,8 @@ extension DeliveryPipeline {
             guard !live.isEmpty else { break }
             let ranked = policy.rank(live.map(\.candidate), payloadSize: frame.payload.count)
             guard let choice = ranked.first(where: { !tried.contains($0.linkID) }) ?? ranked.first,
-                  let session = live.first(where: { $0.id == choice.linkID }) else { break }
+                let session = live.first(where: { $0.id == choice.linkID })
+            else { break }
             let timeout = policy.ackTimeout(for: choice, bytes: frame.payload.count + Frame.dataHeaderSize)
             do {
                 try await session.sendData(frame, timeout: timeout)
@@ -46,8 +47,10 @@ extension DeliveryPipeline {
         }
         if let lastError {
             throw MeshError(
-                .deliveryFailed, "no link to \(peer) acknowledged message \(frame.messageID) (last: \(lastError.message))",
-                cause: lastError)
+                .deliveryFailed,
+                "no link to \(peer) acknowledged message \(frame.messageID) (last: \(lastError.message))",
+                cause: lastError
+            )
         }
         throw MeshError(.noRoute, "no live link to peer \(peer); the message was not sent")
     }

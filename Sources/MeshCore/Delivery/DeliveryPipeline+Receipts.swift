@@ -40,7 +40,12 @@ extension DeliveryPipeline {
     @discardableResult
     func acceptReceipt(_ payload: [UInt8], from origin: PeerID, transport: String) async -> Bool {
         guard let receipts else {
-            countReceipt(ignored: "noSigner", origin: origin, transport: transport, detail: "this router checks no receipts")
+            countReceipt(
+                ignored: "noSigner",
+                origin: origin,
+                transport: transport,
+                detail: "this router checks no receipts"
+            )
             return false
         }
         let receipt: DeliveryReceipt
@@ -50,40 +55,66 @@ extension DeliveryPipeline {
             countReceipt(rejected: "malformed", origin: origin, transport: transport, detail: error.message)
             return false
         }
-        guard let record = await queue.record(receipt.messageID), record.flags & DataFrame.receiptFlag == 0, record.origin == nil else {
-            countReceipt(ignored: "unknownMessage", origin: origin, transport: transport, detail: "no message \(receipt.messageID.hex) was sent from here")
+        guard let record = await queue.record(receipt.messageID), record.flags & DataFrame.receiptFlag == 0,
+            record.origin == nil
+        else {
+            countReceipt(
+                ignored: "unknownMessage",
+                origin: origin,
+                transport: transport,
+                detail: "no message \(receipt.messageID.hex) was sent from here"
+            )
             return false
         }
         guard record.destination == origin else {
             countReceipt(
-                rejected: "notFromDestination", origin: origin, transport: transport,
-                detail: "receipt for message \(receipt.messageID.hex) to \(record.destination) came from \(origin)")
+                rejected: "notFromDestination",
+                origin: origin,
+                transport: transport,
+                detail: "receipt for message \(receipt.messageID.hex) to \(record.destination) came from \(origin)"
+            )
             return false
         }
         guard receipts.verify(receipt.signature, of: receipt.signedBytes(sender: localPeerID), by: origin) else {
             countReceipt(
-                rejected: "badSignature", origin: origin, transport: transport,
-                detail: "receipt for message \(receipt.messageID.hex) is not signed by \(origin)")
+                rejected: "badSignature",
+                origin: origin,
+                transport: transport,
+                detail: "receipt for message \(receipt.messageID.hex) is not signed by \(origin)"
+            )
             return false
         }
         guard receipt.contentDigest == record.contentDigest else {
             countReceipt(
-                rejected: "digestMismatch", origin: origin, transport: transport,
-                detail: "receipt for message \(receipt.messageID.hex) is for other content than was sent")
+                rejected: "digestMismatch",
+                origin: origin,
+                transport: transport,
+                detail: "receipt for message \(receipt.messageID.hex) is for other content than was sent"
+            )
             return true
         }
         guard !record.status.isFinal else {
             countReceipt(
-                ignored: record.status == .delivered ? "alreadyDelivered" : "finished", origin: origin, transport: transport,
-                detail: "message \(receipt.messageID.hex) is \(record.status) already")
+                ignored: record.status == .delivered ? "alreadyDelivered" : "finished",
+                origin: origin,
+                transport: transport,
+                detail: "message \(receipt.messageID.hex) is \(record.status) already"
+            )
             return true
         }
         // The receipt can overtake the hop acknowledgement's bookkeeping: then the
         // transport it came back on stands in for the one the message went out on.
-        await queue.update(receipt.messageID, to: .delivered, transport: record.transport == nil ? transport : nil, reason: nil)
+        await queue.update(
+            receipt.messageID,
+            to: .delivered,
+            transport: record.transport == nil ? transport : nil,
+            reason: nil
+        )
         waiters.notify(receipt.messageID)
         stats.update { $0.receiptsAccepted += 1 }
-        bus.emit(.message(.messageDelivered, id: receipt.messageID, peer: origin, transport: record.transport ?? transport))
+        bus.emit(
+            .message(.messageDelivered, id: receipt.messageID, peer: origin, transport: record.transport ?? transport)
+        )
         return true
     }
 

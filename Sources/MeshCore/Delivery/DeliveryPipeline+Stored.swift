@@ -5,17 +5,24 @@ extension DeliveryPipeline {
     /// on its way or arrived (which changes nothing).
     func admit(to peer: PeerID, bytes: Int, options: SendOptions) async throws -> (MessageID, known: Bool) {
         guard relay.isEnabled else {
-            throw MeshError(.relayDisabled, "relaying is switched off, so this node neither sends nor receives (set relay.enabled: true)")
+            throw MeshError(
+                .relayDisabled,
+                "relaying is switched off, so this node neither sends nor receives (set relay.enabled: true)"
+            )
         }
         guard bytes <= configuration.maxMessageSize else {
-            throw MeshError(.messageTooLarge, "message of \(bytes) bytes exceeds max message size \(configuration.maxMessageSize)")
+            throw MeshError(
+                .messageTooLarge,
+                "message of \(bytes) bytes exceeds max message size \(configuration.maxMessageSize)"
+            )
         }
         let id = options.id ?? MessageID.random()
         if options.id != nil, let existing = await queue.record(id) {
             guard existing.destination == peer else {
                 throw MeshError(
                     .invalidArgument,
-                    "message \(id.hex) was queued for \(existing.destination), not \(peer); use a new message ID")
+                    "message \(id.hex) was queued for \(existing.destination), not \(peer); use a new message ID"
+                )
             }
             // A retry of a message that is on its way (or arrived) changes nothing.
             if existing.status != .failed && existing.status != .expired { return (id, true) }
@@ -43,7 +50,8 @@ extension DeliveryPipeline {
     func ownEmergencyLimit(_ refusal: String) -> MeshError {
         MeshError(
             .rateLimited,
-            "this node sent flood.emergency_per_hour (\(configuration.flood.emergencyPerHour)) emergency messages in the last hour (\(refusal)); nothing was queued: send it without the emergency flag, or later")
+            "this node sent flood.emergency_per_hour (\(configuration.flood.emergencyPerHour)) emergency messages in the last hour (\(refusal)); nothing was queued: send it without the emergency flag, or later"
+        )
     }
 
     /// Queues a payload that is already stored (``Router/send(to:stored:options:)``).
@@ -75,9 +83,15 @@ extension DeliveryPipeline {
             }
             try await queue.enqueue(
                 OutboundMessage(
-                    id: id, destination: peer, payload: [], flags: 0, contentDigest: receipts == nil ? [] : stored.contentDigest,
-                    expiresAfter: options.expiresAfter),
-                stored: stored)
+                    id: id,
+                    destination: peer,
+                    payload: [],
+                    flags: 0,
+                    contentDigest: receipts == nil ? [] : stored.contentDigest,
+                    expiresAfter: options.expiresAfter
+                ),
+                stored: stored
+            )
         } catch {
             stored.discard()
             throw error

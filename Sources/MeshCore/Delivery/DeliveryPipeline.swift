@@ -32,9 +32,23 @@ final class DeliveryPipeline: Sendable {
     let routeWanted = PeerCallback()
 
     init(
-        localPeerID: PeerID, configuration: RouterConfiguration, policy: any RoutingPolicy, sealer: (any MessageSealer)?,
-        receipts: (any ReceiptSigner)?, queue: any OutboundQueue, sink: any MessageSink, table: LinkTable, routes: RouteTable,
-        relay: RelaySwitch, relayBudget: RelayBudget, paths: PathTracker, flood: FloodControl, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger
+        localPeerID: PeerID,
+        configuration: RouterConfiguration,
+        policy: any RoutingPolicy,
+        sealer: (any MessageSealer)?,
+        receipts: (any ReceiptSigner)?,
+        queue: any OutboundQueue,
+        sink: any MessageSink,
+        table: LinkTable,
+        routes: RouteTable,
+        relay: RelaySwitch,
+        relayBudget: RelayBudget,
+        paths: PathTracker,
+        flood: FloodControl,
+        clock: any MeshClock,
+        stats: StatsRecorder,
+        bus: EventBus,
+        logger: Logger
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -80,7 +94,10 @@ final class DeliveryPipeline: Sendable {
             flags |= DataFrame.sealedFlag
             payload = try sealer.seal(payload, to: peer, binding: SealBinding(messageID: id, flags: flags))
             guard payload.count <= configuration.maxMessageSize else {
-                throw MeshError(.messageTooLarge, "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)")
+                throw MeshError(
+                    .messageTooLarge,
+                    "sealed message of \(payload.count) bytes exceeds max message size \(configuration.maxMessageSize)"
+                )
             }
         } else if let sealer, peer != localPeerID, !hasLink(to: peer) {
             // With `.relayedOnly` (the default) a message sent straight to its
@@ -90,15 +107,23 @@ final class DeliveryPipeline: Sendable {
             // When it cannot be sealed (too large once sealed, a peer ID that is no
             // key) it is queued as it is: a direct link may still carry it, and a
             // relay attempt records why it cannot go that way.
-            if let sealed = try? sealer.seal(payload, to: peer, binding: SealBinding(messageID: id, flags: flags)), sealed.count <= configuration.maxMessageSize {
+            if let sealed = try? sealer.seal(payload, to: peer, binding: SealBinding(messageID: id, flags: flags)),
+                sealed.count <= configuration.maxMessageSize
+            {
                 flags |= DataFrame.sealedFlag
                 payload = sealed
             }
         }
         try await queue.enqueue(
             OutboundMessage(
-                id: id, destination: peer, payload: payload, flags: flags, contentDigest: digest,
-                expiresAfter: options.expiresAfter))
+                id: id,
+                destination: peer,
+                payload: payload,
+                flags: flags,
+                contentDigest: digest,
+                expiresAfter: options.expiresAfter
+            )
+        )
         return try await queued(id, to: peer, options: options)
     }
 
@@ -121,7 +146,9 @@ final class DeliveryPipeline: Sendable {
     private func deliverLocally(_ id: MessageID) async throws {
         guard let message = await queue.claim(id) else { return }
         do {
-            try await sink.accept(InboundMessage(id: id, from: localPeerID, payload: message.payload, transport: "local"))
+            try await sink.accept(
+                InboundMessage(id: id, from: localPeerID, payload: message.payload, transport: "local")
+            )
         } catch {
             await update(message, to: .queued, transport: nil, reason: "this node's inbox refused it: \(error)")
             throw error
@@ -177,7 +204,10 @@ final class DeliveryPipeline: Sendable {
                     for await ok in group where !ok { all = false }
                     return all
                 }
-                if !results { failed = true; break }
+                if !results {
+                    failed = true
+                    break
+                }
                 if !hasRoute(to: peer) || Task.isCancelled { return }
             }
             if failed { return }
@@ -194,7 +224,8 @@ final class DeliveryPipeline: Sendable {
             return true
         } catch {
             let cancelled = error is CancellationError || Task.isCancelled
-            let reason = cancelled ? "the router stopped while it was being sent" : (error as? MeshError)?.message ?? "\(error)"
+            let reason =
+                cancelled ? "the router stopped while it was being sent" : (error as? MeshError)?.message ?? "\(error)"
             await update(message, to: .queued, transport: nil, reason: reason)
             if !cancelled {
                 stats.update { $0.deliveryRetries += 1 }
@@ -237,7 +268,8 @@ final class DeliveryPipeline: Sendable {
         // A flood copy from a neighbour, sent on by route (§A.9): the next hop may hold
         // it as a flood copy already and acknowledge it as a duplicate, so it may only
         // go as a flood copy while it carries no hop's custody here.
-        var floodCopy = message.isRelayed && message.flags & DataFrame.floodFlag != 0
+        var floodCopy =
+            message.isRelayed && message.flags & DataFrame.floodFlag != 0
             && message.flags & DataFrame.floodStartedLocalFlag == 0
         if floodCopy, let custody = flood.takeCustody(message.id) {
             message = try await keepFloodCopy(message, custodyTTL: custody)
@@ -253,7 +285,10 @@ final class DeliveryPipeline: Sendable {
             // Custody came with an ordinary copy while the next hop took this flood copy
             // (perhaps as a duplicate of a copy it let go): sent again, as an ordinary one.
             _ = try await keepFloodCopy(message, custodyTTL: custody)
-            throw MeshError(.deliveryFailed, "a hop's custody of flood copy \(message.id.hex) came while it was sent on as a flood copy; it goes again as an ordinary message")
+            throw MeshError(
+                .deliveryFailed,
+                "a hop's custody of flood copy \(message.id.hex) came while it was sent on as a flood copy; it goes again as an ordinary message"
+            )
         }
         defer { if floodCopy { flood.endRelease(message.id) } }
         if message.isRelayed {
@@ -262,7 +297,9 @@ final class DeliveryPipeline: Sendable {
                 $0.bytesRelayed += message.payload.count
             }
             await update(message, to: .relayed, transport: transport, reason: "handed to \(hop)")
-            bus.emit(.message(.messageRelayed, id: message.id, peer: peer, transport: transport, reason: "handed to \(hop)"))
+            bus.emit(
+                .message(.messageRelayed, id: message.id, peer: peer, transport: transport, reason: "handed to \(hop)")
+            )
             return
         }
         if message.isReceipt {
@@ -313,13 +350,19 @@ final class DeliveryPipeline: Sendable {
         guard !message.isRelayed, let sealer else {
             throw MeshError(
                 .noRoute,
-                "message \(message.id.hex) to \(peer) is not sealed and this node has no sealer, so only a direct link to \(peer) may carry it (relays refuse unsealed messages); it waits for one")
+                "message \(message.id.hex) to \(peer) is not sealed and this node has no sealer, so only a direct link to \(peer) may carry it (relays refuse unsealed messages); it waits for one"
+            )
         }
-        let sealed = try sealer.seal(message.payload, to: peer, binding: SealBinding(messageID: message.id, flags: message.flags))
+        let sealed = try sealer.seal(
+            message.payload,
+            to: peer,
+            binding: SealBinding(messageID: message.id, flags: message.flags)
+        )
         guard sealed.count <= configuration.maxMessageSize else {
             throw MeshError(
                 .messageTooLarge,
-                "message \(message.id.hex) sealed for a relay is \(sealed.count) bytes, over max message size \(configuration.maxMessageSize); it waits for a direct link to \(peer)")
+                "message \(message.id.hex) sealed for a relay is \(sealed.count) bytes, over max message size \(configuration.maxMessageSize); it waits for a direct link to \(peer)"
+            )
         }
         let flags = message.flags | DataFrame.sealedFlag
         try await queue.replacePayload(message.id, with: sealed, flags: flags)
@@ -339,9 +382,17 @@ final class DeliveryPipeline: Sendable {
             let start = index * Frame.chunkSize
             let end = min(message.payload.count, start + Frame.chunkSize)
             return DataFrame(
-                sequence: 0, messageID: message.id, origin: origin, destination: message.destination, ttl: ttl,
-                chunkIndex: UInt16(index), chunkCount: UInt16(count), messageLength: UInt32(message.payload.count),
-                flags: message.flags & ~DataFrame.localFlags, payload: count == 1 ? message.payload : Array(message.payload[start..<end]))
+                sequence: 0,
+                messageID: message.id,
+                origin: origin,
+                destination: message.destination,
+                ttl: ttl,
+                chunkIndex: UInt16(index),
+                chunkCount: UInt16(count),
+                messageLength: UInt32(message.payload.count),
+                flags: message.flags & ~DataFrame.localFlags,
+                payload: count == 1 ? message.payload : Array(message.payload[start..<end])
+            )
         }
         if count == 1 { return try await deliver(chunk(0), to: hop) }
         return try await withThrowingTaskGroup(of: String.self) { group in

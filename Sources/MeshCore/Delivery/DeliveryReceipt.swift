@@ -31,7 +31,10 @@ public struct DeliveryReceipt: Sendable, Hashable {
 
     /// Makes and signs the receipt for a message `sender` sent to the signer's node.
     public static func sign(
-        messageID: MessageID, content: [UInt8], sender: PeerID, signer: any ReceiptSigner
+        messageID: MessageID,
+        content: [UInt8],
+        sender: PeerID,
+        signer: any ReceiptSigner
     ) -> DeliveryReceipt {
         let digest = signer.digest(content)
         let signed = signedBytes(messageID: messageID, digest: digest, sender: sender)
@@ -66,12 +69,18 @@ public struct DeliveryReceipt: Sendable, Hashable {
     /// - Throws: ``MeshError`` `.malformedFrame` when the length or version is wrong.
     public init(decoding bytes: [UInt8]) throws(MeshError) {
         guard bytes.count == Self.encodedLength else {
-            throw MeshError(.malformedFrame, "receipt of \(bytes.count) bytes; a version-1 receipt has \(Self.encodedLength)")
+            throw MeshError(
+                .malformedFrame,
+                "receipt of \(bytes.count) bytes; a version-1 receipt has \(Self.encodedLength)"
+            )
         }
         var reader = ByteReader(bytes, context: "receipt")
         let version = try reader.readInteger(UInt8.self, field: "version")
         guard version == Self.version else {
-            throw MeshError(.malformedFrame, "receipt version \(version) is not supported (this build reads \(Self.version))")
+            throw MeshError(
+                .malformedFrame,
+                "receipt version \(version) is not supported (this build reads \(Self.version))"
+            )
         }
         let high = try reader.readInteger(UInt64.self, field: "message ID")
         let low = try reader.readInteger(UInt64.self, field: "message ID")

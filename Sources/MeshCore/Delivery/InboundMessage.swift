@@ -14,7 +14,14 @@ public struct InboundMessage: Sendable, Hashable, Codable {
     public var emergency: Bool
 
     /// Creates a message record.
-    public init(id: MessageID, from: PeerID, payload: [UInt8], transport: String, topic: String? = nil, emergency: Bool = false) {
+    public init(
+        id: MessageID,
+        from: PeerID,
+        payload: [UInt8],
+        transport: String,
+        topic: String? = nil,
+        emergency: Bool = false
+    ) {
         self.id = id
         self.from = from
         self.payload = payload
@@ -38,4 +45,3 @@ public struct InboundMessage: Sendable, Hashable, Codable {
         emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency) ?? false
     }
 }
-

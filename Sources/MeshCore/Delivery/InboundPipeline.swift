@@ -35,8 +35,16 @@ final class InboundPipeline: Sendable {
     let state: Mutex<State>
 
     init(
-        localPeerID: PeerID, configuration: RouterConfiguration, sealer: (any MessageSealer)?, sink: any MessageSink,
-        delivery: DeliveryPipeline, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger, remoteLog: LogLimiter
+        localPeerID: PeerID,
+        configuration: RouterConfiguration,
+        sealer: (any MessageSealer)?,
+        sink: any MessageSink,
+        delivery: DeliveryPipeline,
+        clock: any MeshClock,
+        stats: StatsRecorder,
+        bus: EventBus,
+        logger: Logger,
+        remoteLog: LogLimiter
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -49,7 +57,11 @@ final class InboundPipeline: Sendable {
         self.logger = logger
         self.remoteLog = remoteLog
         self.state = Mutex(
-            State(dedup: DedupCache(capacity: configuration.dedupCapacity), assembler: MessageAssembler(limits: configuration.reassembly)))
+            State(
+                dedup: DedupCache(capacity: configuration.dedupCapacity),
+                assembler: MessageAssembler(limits: configuration.reassembly)
+            )
+        )
     }
 
     private enum Step {
@@ -147,8 +159,12 @@ final class InboundPipeline: Sendable {
             return .accepted
         }
         let message = InboundMessage(
-            id: frame.messageID, from: frame.origin, payload: opened, transport: session.transport,
-            emergency: frame.flags & DataFrame.emergencyFlag != 0)
+            id: frame.messageID,
+            from: frame.origin,
+            payload: opened,
+            transport: session.transport,
+            emergency: frame.flags & DataFrame.emergencyFlag != 0
+        )
         let receipt: OutboundMessage?
         do {
             receipt = try delivery.makeReceipt(for: frame.messageID, from: frame.origin, content: opened)
@@ -197,7 +213,10 @@ final class InboundPipeline: Sendable {
     /// Puts a refused multi-chunk message back, missing only `frame`'s chunk, so the
     /// sender's retry of that chunk completes it again.
     func reopen(
-        _ frame: DataFrame, _ payload: [UInt8], from neighbour: PeerID, result: LinkSession.AcceptResult
+        _ frame: DataFrame,
+        _ payload: [UInt8],
+        from neighbour: PeerID,
+        result: LinkSession.AcceptResult
     ) -> LinkSession.AcceptResult {
         guard frame.chunkCount > 1 else { return result }
         let now = clock.now
@@ -212,7 +231,11 @@ final class InboundPipeline: Sendable {
     func verifyRelayed(_ frame: DataFrame, _ payload: [UInt8], session: LinkSession) -> Bool {
         guard let sealer else { return true }
         do {
-            try sealer.verify(payload, from: frame.origin, binding: SealBinding(messageID: frame.messageID, flags: frame.flags))
+            try sealer.verify(
+                payload,
+                from: frame.origin,
+                binding: SealBinding(messageID: frame.messageID, flags: frame.flags)
+            )
             return true
         } catch {
             rejectEnvelope(frame, error, session: session)
@@ -224,7 +247,10 @@ final class InboundPipeline: Sendable {
         let code = (error as? MeshError)?.code.name ?? "openFailed"
         let reason = (error as? MeshError)?.message ?? "\(error)"
         stats.update { $0.sealedMessagesRejected[code, default: 0] += 1 }
-        remoteLog.note("open_failed.\(code)", "dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)") {
+        remoteLog.note(
+            "open_failed.\(code)",
+            "dropping message \(frame.messageID) from \(frame.origin) over \(session.transport): \(reason)"
+        ) {
             "dropped \(LogLimiter.formatted($0)) more messages whose envelope did not open in the last \(LogLimiter.formatted($1)): \(code)"
         }
         bus.emit(.malformedInput(transport: session.transport, peer: frame.origin, reason: reason))
@@ -241,8 +267,16 @@ final class InboundPipeline: Sendable {
                 remoteLog.note(
                     "unsealed_from_third_party",
                     "dropping unsealed message \(frame.messageID) claiming origin \(frame.origin) from \(session.remote)"
-                ) { "dropped \(LogLimiter.formatted($0)) more unsealed messages claiming another origin in the last \(LogLimiter.formatted($1))" }
-                bus.emit(.malformedInput(transport: session.transport, peer: session.remote, reason: "unsealed message claims another origin"))
+                ) {
+                    "dropped \(LogLimiter.formatted($0)) more unsealed messages claiming another origin in the last \(LogLimiter.formatted($1))"
+                }
+                bus.emit(
+                    .malformedInput(
+                        transport: session.transport,
+                        peer: session.remote,
+                        reason: "unsealed message claims another origin"
+                    )
+                )
                 return nil
             }
             return payload
@@ -250,12 +284,19 @@ final class InboundPipeline: Sendable {
         guard let sealer else {
             stats.update { $0.sealedMessagesRejected["noSealer", default: 0] += 1 }
             remoteLog.note(
-                "sealed_no_sealer", "dropping sealed message \(frame.messageID) from \(frame.origin): this router has no sealer to open it"
-            ) { "dropped \(LogLimiter.formatted($0)) more sealed messages (no sealer) in the last \(LogLimiter.formatted($1))" }
+                "sealed_no_sealer",
+                "dropping sealed message \(frame.messageID) from \(frame.origin): this router has no sealer to open it"
+            ) {
+                "dropped \(LogLimiter.formatted($0)) more sealed messages (no sealer) in the last \(LogLimiter.formatted($1))"
+            }
             return nil
         }
         do {
-            return try sealer.open(payload, from: frame.origin, binding: SealBinding(messageID: frame.messageID, flags: frame.flags))
+            return try sealer.open(
+                payload,
+                from: frame.origin,
+                binding: SealBinding(messageID: frame.messageID, flags: frame.flags)
+            )
         } catch {
             rejectEnvelope(frame, error, session: session)
             return nil

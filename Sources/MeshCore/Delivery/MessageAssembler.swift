@@ -60,7 +60,9 @@ struct MessageAssembler {
         let size = frame.payload.count
         var share = shares[neighbour] ?? Share()
         if var partial = partials[frame.messageID] {
-            guard partial.origin == frame.origin, partial.length == length, partial.chunks.count == Int(frame.chunkCount) else {
+            guard partial.origin == frame.origin, partial.length == length,
+                partial.chunks.count == Int(frame.chunkCount)
+            else {
                 return .rejected("chunk \(frame.chunkIndex) of \(frame.messageID) disagrees with earlier chunks")
             }
             if partial.chunks[index] != nil { return .duplicateChunk }
@@ -91,7 +93,9 @@ struct MessageAssembler {
             return .rejected("\(partials.count) messages are already being reassembled (limit \(limits.maxMessages))")
         }
         guard share.messages < limits.maxMessagesPerPeer else {
-            return .rejected("\(neighbour) already has \(share.messages) messages being reassembled (limit \(limits.maxMessagesPerPeer) per peer)")
+            return .rejected(
+                "\(neighbour) already has \(share.messages) messages being reassembled (limit \(limits.maxMessagesPerPeer) per peer)"
+            )
         }
         if let refusal = refusal(adding: size, to: share, neighbour: neighbour) { return .rejected(refusal) }
         var chunks = [[UInt8]?](repeating: nil, count: Int(frame.chunkCount))
@@ -99,8 +103,15 @@ struct MessageAssembler {
         share.messages += 1
         shares[neighbour] = share
         var partial = Partial(
-            origin: frame.origin, neighbour: neighbour, length: length, chunks: chunks, remaining: Int(frame.chunkCount) - 1,
-            heldBytes: 0, startedAt: now, lastChunkAt: now)
+            origin: frame.origin,
+            neighbour: neighbour,
+            length: length,
+            chunks: chunks,
+            remaining: Int(frame.chunkCount) - 1,
+            heldBytes: 0,
+            startedAt: now,
+            lastChunkAt: now
+        )
         hold(size, in: &partial)
         partials[frame.messageID] = partial
         return .incomplete
@@ -115,7 +126,8 @@ struct MessageAssembler {
             let mine = shares[neighbour] ?? Share()
             let byCount = partials.count + messages > limits.maxMessages
             let larger = shares.filter { peer, share in
-                peer != neighbour && (byCount ? share.messages > mine.messages + messages : share.bytes > mine.bytes + bytes)
+                peer != neighbour
+                    && (byCount ? share.messages > mine.messages + messages : share.bytes > mine.bytes + bytes)
             }
             guard
                 let victim = partials.filter({ larger[$0.value.neighbour] != nil && $0.key != kept })
@@ -132,7 +144,8 @@ struct MessageAssembler {
             return "reassembly would hold \(heldBytes + size) bytes (limit \(limits.maxBytes))"
         }
         if share.bytes + size > limits.maxBytesPerPeer {
-            return "reassembly would hold \(share.bytes + size) bytes from \(neighbour) (limit \(limits.maxBytesPerPeer) per peer)"
+            return
+                "reassembly would hold \(share.bytes + size) bytes from \(neighbour) (limit \(limits.maxBytesPerPeer) per peer)"
         }
         return nil
     }
@@ -154,18 +167,32 @@ struct MessageAssembler {
     /// Puts back a message that `frame` completed, missing only `frame`'s chunk (its
     /// delivery was refused), so that a retry of that chunk completes it again. It
     /// counts against `neighbour`'s share even above the limits (it was admitted).
-    mutating func reopen(_ frame: DataFrame, completed buffer: [UInt8], from neighbour: PeerID, now: ContinuousClock.Instant) {
+    mutating func reopen(
+        _ frame: DataFrame,
+        completed buffer: [UInt8],
+        from neighbour: PeerID,
+        now: ContinuousClock.Instant
+    ) {
         let count = Int(frame.chunkCount)
         guard partials[frame.messageID] == nil, Int(frame.chunkIndex) < count else { return }
         var chunks: [[UInt8]?] = []
         chunks.reserveCapacity(count)
         for index in 0..<count {
             let start = index * Frame.chunkSize
-            chunks.append(index == Int(frame.chunkIndex) ? nil : Array(buffer[start..<min(buffer.count, start + Frame.chunkSize)]))
+            chunks.append(
+                index == Int(frame.chunkIndex) ? nil : Array(buffer[start..<min(buffer.count, start + Frame.chunkSize)])
+            )
         }
         var partial = Partial(
-            origin: frame.origin, neighbour: neighbour, length: buffer.count, chunks: chunks, remaining: 1, heldBytes: 0,
-            startedAt: now, lastChunkAt: now)
+            origin: frame.origin,
+            neighbour: neighbour,
+            length: buffer.count,
+            chunks: chunks,
+            remaining: 1,
+            heldBytes: 0,
+            startedAt: now,
+            lastChunkAt: now
+        )
         shares[neighbour, default: Share()].messages += 1
         hold(buffer.count - frame.payload.count, in: &partial)
         partials[frame.messageID] = partial

@@ -29,7 +29,11 @@ public protocol MessageSink: Sendable {
 extension MessageSink {
     /// Two steps: ``accept(_:)``, then the receipt into `queue` unless it waits there
     /// already.
-    public func accept(_ message: InboundMessage, queueing receipt: OutboundMessage, in queue: any OutboundQueue) async throws {
+    public func accept(
+        _ message: InboundMessage,
+        queueing receipt: OutboundMessage,
+        in queue: any OutboundQueue
+    ) async throws {
         try await accept(message)
         try await queue.enqueueReceipt(receipt)
     }

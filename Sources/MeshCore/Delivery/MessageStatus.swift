@@ -64,8 +64,15 @@ public struct OutboundMessage: Sendable, Hashable {
 
     /// Creates a message record.
     public init(
-        id: MessageID, destination: PeerID, payload: [UInt8], flags: UInt16, contentDigest: [UInt8] = [],
-        expiresAfter: Duration? = nil, origin: PeerID? = nil, ttl: UInt8? = nil, previousHop: PeerID? = nil
+        id: MessageID,
+        destination: PeerID,
+        payload: [UInt8],
+        flags: UInt16,
+        contentDigest: [UInt8] = [],
+        expiresAfter: Duration? = nil,
+        origin: PeerID? = nil,
+        ttl: UInt8? = nil,
+        previousHop: PeerID? = nil
     ) {
         self.previousHop = previousHop
         self.id = id
@@ -120,8 +127,17 @@ public struct OutboundRecord: Sendable, Hashable {
 
     /// Creates a record.
     public init(
-        id: MessageID, destination: PeerID, bytes: Int, status: MessageStatus, transport: String? = nil, reason: String? = nil,
-        flags: UInt16 = 0, contentDigest: [UInt8] = [], attempts: Int = 0, origin: PeerID? = nil, previousHop: PeerID? = nil,
+        id: MessageID,
+        destination: PeerID,
+        bytes: Int,
+        status: MessageStatus,
+        transport: String? = nil,
+        reason: String? = nil,
+        flags: UInt16 = 0,
+        contentDigest: [UInt8] = [],
+        attempts: Int = 0,
+        origin: PeerID? = nil,
+        previousHop: PeerID? = nil,
         ttl: UInt8? = nil
     ) {
         self.previousHop = previousHop

@@ -113,16 +113,28 @@ public final class InMemoryOutboundQueue: OutboundQueue {
     public func enqueue(_ message: OutboundMessage) async throws {
         let now = clock.now
         try state.withLock { state in
-            if let old = state.records[message.id], !old.status.isFinal, !(old.status == .sent && message.previousHop != nil) {
+            if let old = state.records[message.id], !old.status.isFinal,
+                !(old.status == .sent && message.previousHop != nil)
+            {
                 throw MeshError(
-                    .invalidArgument, "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID")
+                    .invalidArgument,
+                    "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID"
+                )
             }
             let attempts = state.records[message.id]?.attempts ?? 0
             if state.records[message.id]?.status.isFinal == true { state.finished.removeAll { $0 == message.id } }
             state.records[message.id] = OutboundRecord(
-                id: message.id, destination: message.destination, bytes: message.payload.count, status: .queued,
-                flags: message.flags, contentDigest: message.contentDigest, attempts: attempts, origin: message.origin,
-                previousHop: message.previousHop, ttl: message.previousHop == nil ? nil : message.ttl)
+                id: message.id,
+                destination: message.destination,
+                bytes: message.payload.count,
+                status: .queued,
+                flags: message.flags,
+                contentDigest: message.contentDigest,
+                attempts: attempts,
+                origin: message.origin,
+                previousHop: message.previousHop,
+                ttl: message.previousHop == nil ? nil : message.ttl
+            )
             state.nextNumber += 1
             let expiry = message.expiresAfter ?? defaultExpiry
             state.messages[message.id] = (state.nextNumber, message, expiry.map { now + $0 })
@@ -133,9 +145,16 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         let now = clock.now
         return state.withLock { state in
             guard let entry = state.messages[id], state.records[id]?.status == .queued,
-                  !state.claimed.contains(id) else { return nil }
+                !state.claimed.contains(id)
+            else { return nil }
             if let expiresAt = entry.expiresAt, expiresAt <= now {
-                Self.finish(&state, id, status: .expired, reason: "its expiry passed before it could be delivered", limit: historyLimit)
+                Self.finish(
+                    &state,
+                    id,
+                    status: .expired,
+                    reason: "its expiry passed before it could be delivered",
+                    limit: historyLimit
+                )
                 return nil
             }
             state.claimed.insert(id)
@@ -148,7 +167,10 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         let now = clock.now
         return state.withLock { state in
             let candidates = state.messages
-                .filter { $0.value.message.destination == destination && !state.claimed.contains($0.key) && state.records[$0.key]?.status == .queued }
+                .filter {
+                    $0.value.message.destination == destination && !state.claimed.contains($0.key)
+                        && state.records[$0.key]?.status == .queued
+                }
                 .sorted {
                     let (left, right) = ($0.value.message.isEmergency, $1.value.message.isEmergency)
                     return left != right ? left : $0.value.number < $1.value.number
@@ -156,7 +178,13 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             var ids: [MessageID] = []
             for (id, entry) in candidates {
                 if let expiresAt = entry.expiresAt, expiresAt <= now {
-                    Self.finish(&state, id, status: .expired, reason: "its expiry passed before it could be delivered", limit: historyLimit)
+                    Self.finish(
+                        &state,
+                        id,
+                        status: .expired,
+                        reason: "its expiry passed before it could be delivered",
+                        limit: historyLimit
+                    )
                 } else {
                     ids.append(id)
                 }
@@ -169,9 +197,16 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         let now = clock.now
         return state.withLock { state in
             var holds = false
-            for (id, entry) in state.messages where entry.message.destination == destination && state.records[id]?.status == .queued {
+            for (id, entry) in state.messages
+            where entry.message.destination == destination && state.records[id]?.status == .queued {
                 if let expiresAt = entry.expiresAt, expiresAt <= now, !state.claimed.contains(id) {
-                    Self.finish(&state, id, status: .expired, reason: "its expiry passed before it could be delivered", limit: historyLimit)
+                    Self.finish(
+                        &state,
+                        id,
+                        status: .expired,
+                        reason: "its expiry passed before it could be delivered",
+                        limit: historyLimit
+                    )
                 } else {
                     holds = true
                 }
@@ -196,7 +231,8 @@ public final class InMemoryOutboundQueue: OutboundQueue {
         }
     }
 
-    private static func finish(_ state: inout State, _ id: MessageID, status: MessageStatus, reason: String, limit: Int) {
+    private static func finish(_ state: inout State, _ id: MessageID, status: MessageStatus, reason: String, limit: Int)
+    {
         state.records[id]?.status = status
         state.records[id]?.reason = reason
         state.messages[id] = nil
@@ -218,7 +254,10 @@ public final class InMemoryOutboundQueue: OutboundQueue {
     public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16, ttl: UInt8?) async throws {
         try state.withLock { state in
             guard state.messages[id] != nil, state.records[id]?.status == .queued else {
-                throw MeshError(.unknownMessage, "message \(id.hex) is not waiting in the outbox any more; its payload was not replaced")
+                throw MeshError(
+                    .unknownMessage,
+                    "message \(id.hex) is not waiting in the outbox any more; its payload was not replaced"
+                )
             }
             state.messages[id]?.message.payload = payload
             state.messages[id]?.message.flags = flags

@@ -20,7 +20,10 @@ public struct ReassemblyLimits: Sendable, Hashable, Codable {
     /// Defaults: 256 messages and 64 MiB in all; 16 messages and 17 MiB (a whole
     /// 16 MiB message and change) per neighbour; 60 s.
     public init(
-        maxMessages: Int = 256, maxBytes: Int = 64 << 20, maxMessagesPerPeer: Int = 16, maxBytesPerPeer: Int = 17 << 20,
+        maxMessages: Int = 256,
+        maxBytes: Int = 64 << 20,
+        maxMessagesPerPeer: Int = 16,
+        maxBytesPerPeer: Int = 17 << 20,
         timeout: Duration = .seconds(60)
     ) {
         self.maxMessages = maxMessages
@@ -44,12 +47,20 @@ public struct ReassemblyLimits: Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         maxMessages = try container.decode(Int.self, forKey: .maxMessages, default: defaults.maxMessages)
         maxBytes = try container.decode(Int.self, forKey: .maxBytes, default: defaults.maxBytes)
-        maxMessagesPerPeer = try container.decode(Int.self, forKey: .maxMessagesPerPeer, default: defaults.maxMessagesPerPeer)
+        maxMessagesPerPeer = try container.decode(
+            Int.self,
+            forKey: .maxMessagesPerPeer,
+            default: defaults.maxMessagesPerPeer
+        )
         maxBytesPerPeer = try container.decode(Int.self, forKey: .maxBytesPerPeer, default: defaults.maxBytesPerPeer)
         let timeoutMs = try container.decode(Int.self, forKey: .timeoutMs, default: defaults.timeout.wholeMilliseconds)
         try container.check(maxMessages >= 1, .maxMessages, "must be at least 1, got \(maxMessages)")
         try container.check(maxBytes >= 1, .maxBytes, "must be at least 1, got \(maxBytes)")
-        try container.check(maxMessagesPerPeer >= 1, .maxMessagesPerPeer, "must be at least 1, got \(maxMessagesPerPeer)")
+        try container.check(
+            maxMessagesPerPeer >= 1,
+            .maxMessagesPerPeer,
+            "must be at least 1, got \(maxMessagesPerPeer)"
+        )
         try container.check(maxBytesPerPeer >= 1, .maxBytesPerPeer, "must be at least 1, got \(maxBytesPerPeer)")
         try container.check(timeoutMs >= 1, .timeoutMs, "must be at least 1, got \(timeoutMs)")
         timeout = .milliseconds(timeoutMs)

@@ -15,7 +15,10 @@ final class EventBus: Sendable {
 
     /// A new stream of every event from now on.
     func subscribe() -> AsyncStream<RouterEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RouterEvent.self, bufferingPolicy: .bufferingNewest(4096))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: RouterEvent.self,
+            bufferingPolicy: .bufferingNewest(4096)
+        )
         let key: Int? = state.withLock { state in
             guard !state.finished else { return nil }
             defer { state.next += 1 }

@@ -96,8 +96,15 @@ public struct RouterEvent: Sendable, Hashable, Codable, CustomStringConvertible 
 
     /// Creates an event.
     public init(
-        _ kind: Kind, transport: String? = nil, peer: PeerID? = nil, link: LinkID? = nil, address: String? = nil,
-        from: String? = nil, to: String? = nil, reason: String? = nil, messageID: MessageID? = nil
+        _ kind: Kind,
+        transport: String? = nil,
+        peer: PeerID? = nil,
+        link: LinkID? = nil,
+        address: String? = nil,
+        from: String? = nil,
+        to: String? = nil,
+        reason: String? = nil,
+        messageID: MessageID? = nil
     ) {
         self.kind = kind
         self.transport = transport
@@ -130,7 +137,11 @@ public struct RouterEvent: Sendable, Hashable, Codable, CustomStringConvertible 
 
 extension RouterEvent {
     static func transportStarted(_ transport: String, addresses: [String]) -> Self {
-        Self(.transportStarted, transport: transport, address: addresses.isEmpty ? nil : addresses.joined(separator: ","))
+        Self(
+            .transportStarted,
+            transport: transport,
+            address: addresses.isEmpty ? nil : addresses.joined(separator: ",")
+        )
     }
     static func transportUnavailable(_ transport: String, reason: String) -> Self {
         Self(.transportUnavailable, transport: transport, reason: reason)
@@ -166,7 +177,13 @@ extension RouterEvent {
         Self(kind, transport: transport, peer: destination, reason: reason)
     }
 
-    static func message(_ kind: Kind, id: MessageID, peer: PeerID, transport: String? = nil, reason: String? = nil) -> Self {
+    static func message(
+        _ kind: Kind,
+        id: MessageID,
+        peer: PeerID,
+        transport: String? = nil,
+        reason: String? = nil
+    ) -> Self {
         Self(kind, transport: transport, peer: peer, reason: reason, messageID: id)
     }
 }

@@ -154,4 +154,3 @@ public struct RouterStats: Sendable, Hashable, Codable {
     /// Zero counters.
     public init() {}
 }
-

@@ -36,7 +36,8 @@ public struct MessageID: Hashable, Sendable, CustomStringConvertible, Codable {
         guard let bytes = Hex.decode(hex), bytes.count == 16 else { return nil }
         var reader = ByteReader(bytes, context: "message id")
         guard let high = try? reader.readInteger(UInt64.self, field: "high"),
-              let low = try? reader.readInteger(UInt64.self, field: "low") else { return nil }
+            let low = try? reader.readInteger(UInt64.self, field: "low")
+        else { return nil }
         self.init(high: high, low: low)
     }
 

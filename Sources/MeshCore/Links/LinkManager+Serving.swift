@@ -5,14 +5,24 @@ extension LinkManager {
     /// Runs the handshake on a link, registers it and serves it until it ends.
     /// - Returns: the remote's peer ID when the handshake succeeded.
     @discardableResult
-    func serve(link: any Link, id: LinkID, role: HandshakeRole, transport name: String, hint: PeerHint?) async -> PeerID? {
+    func serve(
+        link: any Link,
+        id: LinkID,
+        role: HandshakeRole,
+        transport name: String,
+        hint: PeerHint?
+    ) async -> PeerID? {
         defer { forgetPending(id) }
         guard let priority = priority(of: name), let capabilities = capabilities(of: name) else {
             await link.close()
             return nil
         }
         let context = HandshakeContext(
-            transportName: name, remoteAddress: link.remoteAddress, expectedPeer: hint?.peerID, capabilities: configuration.features)
+            transportName: name,
+            remoteAddress: link.remoteAddress,
+            expectedPeer: hint?.peerID,
+            capabilities: configuration.features
+        )
         let secure: SecureSession
         do {
             secure = try await handshake(link: link, id: id, role: role, context: context)
@@ -38,7 +48,11 @@ extension LinkManager {
                 stats.handshakeFailuresByReason[code, default: 0] += 1
             }
             let reason = meshError?.message ?? "\(error)"
-            remoteLog.note("handshake_failed.\(code)", level: .info, "handshake over \(name) with \(link.remoteAddress) failed: \(reason)") {
+            remoteLog.note(
+                "handshake_failed.\(code)",
+                level: .info,
+                "handshake over \(name) with \(link.remoteAddress) failed: \(reason)"
+            ) {
                 "\(LogLimiter.formatted($0)) more handshakes failed in the last \(LogLimiter.formatted($1)): \(code)"
             }
             bus.emit(.handshakeFailed(transport: name, address: link.remoteAddress, reason: reason))
@@ -50,9 +64,21 @@ extension LinkManager {
             return nil
         }
         let session = LinkSession(
-            link: link, id: id, transport: name, priority: priority, capabilities: capabilities,
-            remote: secure.remotePeerID, role: role, cipher: secure.cipher, remoteVersion: secure.remoteVersion,
-            remoteCapabilities: secure.remoteCapabilities, configuration: configuration, clock: clock, stats: stats, logger: logger)
+            link: link,
+            id: id,
+            transport: name,
+            priority: priority,
+            capabilities: capabilities,
+            remote: secure.remotePeerID,
+            role: role,
+            cipher: secure.cipher,
+            remoteVersion: secure.remoteVersion,
+            remoteCapabilities: secure.remoteCapabilities,
+            configuration: configuration,
+            clock: clock,
+            stats: stats,
+            logger: logger
+        )
         guard await register(session) else { return secure.remotePeerID }
         let inbound = self.inbound
         let announcer = self.announcer
@@ -62,7 +88,8 @@ extension LinkManager {
             announce: { frame, session in announcer.accept(frame, from: session) },
             addresses: { record, session in self.acceptAddresses(record, from: session) },
             topic: { frame, session in await gossip.accept(frame, from: session) },
-            onMalformed: { error in self.noteMalformed(error, session: session) })
+            onMalformed: { error in self.noteMalformed(error, session: session) }
+        )
         if session.endedByWriteStall.load(ordering: .relaxed) {
             stats.update { $0.writeStalledLinksClosed += 1 }
         }
@@ -70,7 +97,12 @@ extension LinkManager {
         return secure.remotePeerID
     }
 
-    private func handshake(link: any Link, id: LinkID, role: HandshakeRole, context: HandshakeContext) async throws -> SecureSession {
+    private func handshake(
+        link: any Link,
+        id: LinkID,
+        role: HandshakeRole,
+        context: HandshakeContext
+    ) async throws -> SecureSession {
         let security = self.security
         let channel = LinkHandshakeChannel(link: link) { [self] in
             _ = handshakeProgress.withLock { $0.heard.insert(id) }
@@ -120,7 +152,8 @@ extension LinkManager {
         }
         let features = session.remoteCapabilities.names
         logger.info(
-            "link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress)), wire version \(session.remoteVersion), features: \(features.isEmpty ? "none (minimal profile)" : features.joined(separator: ", "))")
+            "link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress)), wire version \(session.remoteVersion), features: \(features.isEmpty ? "none (minimal profile)" : features.joined(separator: ", "))"
+        )
         bus.emit(.linkUp(peer: peer, transport: session.transport, link: session.id))
         sendAddresses(on: session)
         linkCameUp(peer)
@@ -142,7 +175,10 @@ extension LinkManager {
     private nonisolated func noteMalformed(_ error: MeshError, session: LinkSession) {
         let code = error.code.name
         stats.update { $0.malformedInputs[code, default: 0] += 1 }
-        remoteLog.note("malformed.\(code)", "closing \(session.transport) link \(session.id) to \(session.remote): \(error.message)") {
+        remoteLog.note(
+            "malformed.\(code)",
+            "closing \(session.transport) link \(session.id) to \(session.remote): \(error.message)"
+        ) {
             "closed \(LogLimiter.formatted($0)) more links on malformed input in the last \(LogLimiter.formatted($1)): \(code)"
         }
         bus.emit(.malformedInput(transport: session.transport, peer: session.remote, reason: error.message))

@@ -18,7 +18,9 @@ extension LinkManager {
     /// The addresses this node's running transports listen on, in transport order.
     var listeningEntries: [AddressesFrame.Entry] {
         transportStatus.filter { $0.state == .running }.flatMap { status in
-            status.addresses.filter { !Self.isUnspecified($0) }.map { AddressesFrame.Entry(transport: status.name, address: $0) }
+            status.addresses.filter { !Self.isUnspecified($0) }.map {
+                AddressesFrame.Entry(transport: status.name, address: $0)
+            }
         }
     }
 
@@ -29,7 +31,8 @@ extension LinkManager {
         guard !entries.isEmpty else { return }
         addressSequence &+= 1
         session.queueAddresses(
-            AddressesFrame.originate(peer: localPeerID, sequence: addressSequence, entries: entries, signer: signer))
+            AddressesFrame.originate(peer: localPeerID, sequence: addressSequence, entries: entries, signer: signer)
+        )
     }
 
     /// Takes an address record that arrived on `session`: checked here, acted on by
@@ -60,14 +63,18 @@ extension LinkManager {
         var dialled: Set<String> = []
         for entry in record.entries {
             guard let local = transports[entry.transport], local.status.state == .running, local.priority < best,
-                  !sessions.contains(where: { $0.transport == entry.transport }), !dialled.contains(entry.transport),
-                  AddressFamily.admits(entry.address, listeningOn: local.status.addresses)
+                !sessions.contains(where: { $0.transport == entry.transport }), !dialled.contains(entry.transport),
+                AddressFamily.admits(entry.address, listeningOn: local.status.addresses)
             else { continue }
             dialled.insert(entry.transport)
             stats.update { $0.upgradeDials += 1 }
             logger.info(
-                "\(record.peer) is also reachable over \(entry.transport) at \(entry.address), ranked above its current link: dialling it there")
-            connect(to: PeerHint(transport: entry.transport, address: entry.address, peerID: record.peer), maxFailures: Router.requestedDialFailureLimit)
+                "\(record.peer) is also reachable over \(entry.transport) at \(entry.address), ranked above its current link: dialling it there"
+            )
+            connect(
+                to: PeerHint(transport: entry.transport, address: entry.address, peerID: record.peer),
+                maxFailures: Router.requestedDialFailureLimit
+            )
         }
     }
 }

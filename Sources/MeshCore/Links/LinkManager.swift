@@ -69,8 +69,17 @@ actor LinkManager {
     private nonisolated let spawnContinuation: AsyncStream<@Sendable () async -> Void>.Continuation
 
     init(
-        security: any LinkSecurity, configuration: RouterConfiguration, clock: any MeshClock, table: LinkTable,
-        inbound: InboundPipeline, announcer: Announcer, gossip: GossipRouter, bus: EventBus, stats: StatsRecorder, logger: Logger, remoteLog: LogLimiter
+        security: any LinkSecurity,
+        configuration: RouterConfiguration,
+        clock: any MeshClock,
+        table: LinkTable,
+        inbound: InboundPipeline,
+        announcer: Announcer,
+        gossip: GossipRouter,
+        bus: EventBus,
+        stats: StatsRecorder,
+        logger: Logger,
+        remoteLog: LogLimiter
     ) {
         self.localPeerID = security.localPeerID
         self.security = security
@@ -96,8 +105,10 @@ actor LinkManager {
     func add(_ transport: any Transport, priority: Int) {
         precondition(transports[transport.name] == nil, "transport \(transport.name) added twice")
         transports[transport.name] = TransportEntry(
-            transport: transport, priority: priority,
-            status: TransportStatus(name: transport.name, priority: priority, state: .starting))
+            transport: transport,
+            priority: priority,
+            status: TransportStatus(name: transport.name, priority: priority, state: .starting)
+        )
         transportOrder.append(transport.name)
         if runState == .running {
             let name = transport.name
@@ -136,7 +147,9 @@ actor LinkManager {
             guard let victim = pendingLinks[oldest] else { continue }
             evicted.insert(oldest)
             stats.update { $0.unauthenticatedLinksEvicted += 1 }
-            logger.debug("closing unauthenticated link from \(victim.remoteAddress): \(configuration.maxUnauthenticatedLinks) links are in their handshake (max_unauthenticated_links)")
+            logger.debug(
+                "closing unauthenticated link from \(victim.remoteAddress): \(configuration.maxUnauthenticatedLinks) links are in their handshake (max_unauthenticated_links)"
+            )
             spawn { await victim.close() }
         }
         pendingLinks[id] = link
@@ -364,7 +377,8 @@ actor LinkManager {
     /// Stops dialling every hint given on request that names `peer` (it is no longer
     /// wanted: a removed contact). Hints from discovery stay.
     func forget(peer: PeerID) {
-        for (key, hint) in hints where dialFailureLimits[key] != nil && (hint.peerID == peer || hintPeers[key] == peer) {
+        for (key, hint) in hints where dialFailureLimits[key] != nil && (hint.peerID == peer || hintPeers[key] == peer)
+        {
             handle(.peerLost(hint), transport: key.transport)
         }
     }

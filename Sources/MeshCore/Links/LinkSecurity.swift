@@ -31,7 +31,12 @@ public struct HandshakeContext: Sendable {
     public var capabilities: Capabilities
 
     /// Creates a context.
-    public init(transportName: String, remoteAddress: String, expectedPeer: PeerID? = nil, capabilities: Capabilities = .all) {
+    public init(
+        transportName: String,
+        remoteAddress: String,
+        expectedPeer: PeerID? = nil,
+        capabilities: Capabilities = .all
+    ) {
         self.transportName = transportName
         self.remoteAddress = remoteAddress
         self.expectedPeer = expectedPeer
@@ -68,7 +73,12 @@ public struct SecureSession: Sendable {
 
     /// Creates a session. A link security that carries no capabilities leaves
     /// `remoteCapabilities` at ``Capabilities/all``: both ends run the same code.
-    public init(remotePeerID: PeerID, cipher: any SessionCipher, remoteVersion: UInt8 = wireProtocolVersion, remoteCapabilities: Capabilities = .all) {
+    public init(
+        remotePeerID: PeerID,
+        cipher: any SessionCipher,
+        remoteVersion: UInt8 = wireProtocolVersion,
+        remoteCapabilities: Capabilities = .all
+    ) {
         self.remotePeerID = remotePeerID
         self.cipher = cipher
         self.remoteVersion = remoteVersion
@@ -86,7 +96,11 @@ public protocol LinkSecurity: Sendable {
     var localPeerID: PeerID { get }
     /// Runs the handshake.
     /// - Throws: ``MeshError`` `.handshakeFailed` saying what the remote got wrong.
-    func handshake(role: HandshakeRole, channel: any HandshakeChannel, context: HandshakeContext) async throws -> SecureSession
+    func handshake(
+        role: HandshakeRole,
+        channel: any HandshakeChannel,
+        context: HandshakeContext
+    ) async throws -> SecureSession
 }
 
 /// The placeholder link security: each side sends `"SCM0"`, the protocol version
@@ -103,7 +117,11 @@ public struct PlaintextLinkSecurity: LinkSecurity {
 
     static let magic: [UInt8] = Array("SCM0".utf8)
 
-    public func handshake(role: HandshakeRole, channel: any HandshakeChannel, context: HandshakeContext) async throws -> SecureSession {
+    public func handshake(
+        role: HandshakeRole,
+        channel: any HandshakeChannel,
+        context: HandshakeContext
+    ) async throws -> SecureSession {
         let features = context.capabilities.rawValue
         let hello = Self.magic + [Frame.version] + localPeerID.bytes + [UInt8(features >> 8), UInt8(features & 0xFF)]
         let remote: [UInt8]
@@ -116,17 +134,32 @@ public struct PlaintextLinkSecurity: LinkSecurity {
             try await channel.send(hello)
         }
         guard remote.count == 37 || remote.count == 39, Array(remote[0..<4]) == Self.magic else {
-            throw MeshError(.handshakeFailed, "hello from \(context.remoteAddress) is not an SCMesh hello (\(remote.count) bytes)")
+            throw MeshError(
+                .handshakeFailed,
+                "hello from \(context.remoteAddress) is not an SCMesh hello (\(remote.count) bytes)"
+            )
         }
         guard remote[4] == Frame.version else {
-            throw MeshError(.handshakeFailed, Capabilities.versionMismatch(remote: remote[4], at: context.remoteAddress))
+            throw MeshError(
+                .handshakeFailed,
+                Capabilities.versionMismatch(remote: remote[4], at: context.remoteAddress)
+            )
         }
         let peer = try PeerID(bytes: remote[5..<37])
         if let expected = context.expectedPeer, expected != peer {
-            throw MeshError(.handshakeFailed, "peer at \(context.remoteAddress) claims \(peer.short), expected \(expected.short)")
+            throw MeshError(
+                .handshakeFailed,
+                "peer at \(context.remoteAddress) claims \(peer.short), expected \(expected.short)"
+            )
         }
-        let capabilities = remote.count == 39 ? Capabilities(rawValue: UInt16(remote[37]) << 8 | UInt16(remote[38])) : .all
-        return SecureSession(remotePeerID: peer, cipher: PlaintextCipher(), remoteVersion: remote[4], remoteCapabilities: capabilities)
+        let capabilities =
+            remote.count == 39 ? Capabilities(rawValue: UInt16(remote[37]) << 8 | UInt16(remote[38])) : .all
+        return SecureSession(
+            remotePeerID: peer,
+            cipher: PlaintextCipher(),
+            remoteVersion: remote[4],
+            remoteCapabilities: capabilities
+        )
     }
 }
 

@@ -9,7 +9,10 @@ extension LinkSession {
         var resumes: [CheckedContinuation<Void, any Error>] = []
         try state.withLock { state throws(MeshError) in
             guard ack.cumulative < state.nextSequence else {
-                throw MeshError(.malformedFrame, "ack for sequence \(ack.cumulative) which was never sent (next is \(state.nextSequence))")
+                throw MeshError(
+                    .malformedFrame,
+                    "ack for sequence \(ack.cumulative) which was never sent (next is \(state.nextSequence))"
+                )
             }
             var newest: ContinuousClock.Instant?
             func resolve(_ sequence: UInt32, _ state: inout State) {
@@ -66,7 +69,13 @@ extension LinkSession {
         let executor = link.preferredTaskExecutor
         let reason: String = await withTaskGroup(of: String?.self) { group in
             group.addTask(executorPreference: executor) {
-                await self.readLoop(deliver: deliver, announce: announce, addresses: addresses, topic: topic, onMalformed: onMalformed)
+                await self.readLoop(
+                    deliver: deliver,
+                    announce: announce,
+                    addresses: addresses,
+                    topic: topic,
+                    onMalformed: onMalformed
+                )
             }
             group.addTask(executorPreference: executor) {
                 await self.controlLoop()
@@ -86,9 +95,11 @@ extension LinkSession {
     }
 
     func readLoop(
-        deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult, announce: @Sendable (Frame, LinkSession) -> Void,
+        deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult,
+        announce: @Sendable (Frame, LinkSession) -> Void,
         addresses: @Sendable (AddressesFrame, LinkSession) -> Void,
-        topic: @Sendable (Frame, LinkSession) async -> Void, onMalformed: @Sendable (MeshError) async -> Void
+        topic: @Sendable (Frame, LinkSession) async -> Void,
+        onMalformed: @Sendable (MeshError) async -> Void
     ) async -> String {
         var reassembler = PacketReassembler()
         do {
@@ -104,7 +115,8 @@ extension LinkSession {
                 do {
                     plain = try cipher.open(segment)
                 } catch {
-                    let meshError = (error as? MeshError) ?? MeshError(.malformedFrame, "frame failed to decrypt", cause: error)
+                    let meshError =
+                        (error as? MeshError) ?? MeshError(.malformedFrame, "frame failed to decrypt", cause: error)
                     await onMalformed(meshError)
                     return "rejected input: \(meshError.message)"
                 }
@@ -121,7 +133,9 @@ extension LinkSession {
                 }
                 switch frame {
                 case .data(let arrived):
-                    if let expiry = state.withLock({ $0.received.arrived(arrived.sequence, at: now) }) { ticker.wake(before: expiry) }
+                    if let expiry = state.withLock({ $0.received.arrived(arrived.sequence, at: now) }) {
+                        ticker.wake(before: expiry)
+                    }
                     let result = await deliver(inbound(arrived), self)
                     switch result {
                     case .accepted, .duplicate:
@@ -132,7 +146,9 @@ extension LinkSession {
                         if owed { controlSignal.yield() }
                     case .refused:
                         let now = clock.now
-                        if let expiry = state.withLock({ $0.received.refuse(arrived, at: now) }) { ticker.wake(before: expiry) }
+                        if let expiry = state.withLock({ $0.received.refuse(arrived, at: now) }) {
+                            ticker.wake(before: expiry)
+                        }
                     }
                 case .ack(let ack):
                     try handleAck(ack)
@@ -196,8 +212,12 @@ extension LinkSession {
                         now: now,
                         known: { frame in
                             guard let held = heard[frame.origin] else { return false }
-                            return held.sequence > frame.sequence || (held.sequence == frame.sequence && held.hops <= frame.hops &+ 1)
-                        }, dropped: &known))
+                            return held.sequence > frame.sequence
+                                || (held.sequence == frame.sequence && held.hops <= frame.hops &+ 1)
+                        },
+                        dropped: &known
+                    )
+                )
                 if let record = state.addressesOwed {
                     state.addressesOwed = nil
                     frames.append(.addresses(record))
@@ -236,7 +256,8 @@ extension LinkSession {
     func tickLoop() async -> String? {
         var writes = WriteStallDetector(
             timeout: configuration.linkWriteStallTimeout,
-            degradeAfter: min(configuration.escalation.ackTimeoutMax, configuration.linkWriteStallTimeout / 2))
+            degradeAfter: min(configuration.escalation.ackTimeoutMax, configuration.linkWriteStallTimeout / 2)
+        )
         var wake = clock.now + writes.degradeAfter
         while true {
             guard await ticker.sleep(until: wake, on: clock) else { return nil }
@@ -246,7 +267,9 @@ extension LinkSession {
             var dead = false
             state.withLock { state in
                 for (sequence, waiter) in state.waiters {
-                    guard let deadline = waiter.deadline, let continuation = waiter.continuation, deadline <= now else { continue }
+                    guard let deadline = waiter.deadline, let continuation = waiter.continuation, deadline <= now else {
+                        continue
+                    }
                     state.waiters[sequence] = nil
                     expired.append(continuation)
                 }
@@ -258,20 +281,30 @@ extension LinkSession {
                     state.pingSentAt = nil  // unanswered; try again
                 }
                 let degraded = state.consecutiveFailures >= configuration.escalation.degradeAfterFailures
-                let pingEvery = degraded ? min(configuration.keepaliveInterval, .seconds(1)) : configuration.keepaliveInterval
-                if state.pingSentAt == nil && (now - state.lastPingSent > pingEvery) && (degraded || idle > pingEvery / 2) {
+                let pingEvery =
+                    degraded ? min(configuration.keepaliveInterval, .seconds(1)) : configuration.keepaliveInterval
+                if state.pingSentAt == nil && (now - state.lastPingSent > pingEvery)
+                    && (degraded || idle > pingEvery / 2)
+                {
                     wantPing = true
                     state.pingOwed = true
                 }
             }
             for continuation in expired {
-                continuation.resume(throwing: MeshError(.ackTimeout, "no hop acknowledgement on \(transport) \(id) within the ack timeout"))
+                continuation.resume(
+                    throwing: MeshError(
+                        .ackTimeout,
+                        "no hop acknowledgement on \(transport) \(id) within the ack timeout"
+                    )
+                )
             }
             if state.withLock({ $0.received.expire(now: now) }) { controlSignal.yield() }
             if dead {
                 return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
             }
-            if wantPing || state.withLock({ $0.announces.nextDue(now: now).map { $0 <= now } ?? false }) { controlSignal.yield() }
+            if wantPing || state.withLock({ $0.announces.nextDue(now: now).map { $0 <= now } ?? false }) {
+                controlSignal.yield()
+            }
             if let stalled = checkWrites(&writes, now: now) { return stalled }
             // Never sooner than 1 ms from now (a busy link is looked at no more often),
             // never later than a write could start and wait `degradeAfter`.
@@ -325,7 +358,10 @@ extension LinkSession {
             // New frames go out on another link first; the next ack or pong makes
             // the link healthy again.
             state.withLock { state in
-                state.consecutiveFailures = max(state.consecutiveFailures, configuration.escalation.degradeAfterFailures)
+                state.consecutiveFailures = max(
+                    state.consecutiveFailures,
+                    configuration.escalation.degradeAfterFailures
+                )
             }
             return nil
         case .stalled(let waited):

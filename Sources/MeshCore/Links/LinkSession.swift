@@ -102,9 +102,20 @@ final class LinkSession: Sendable {
     }
 
     init(
-        link: any Link, id: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities, remote: PeerID,
-        role: HandshakeRole, cipher: any SessionCipher, remoteVersion: UInt8 = Frame.version, remoteCapabilities: Capabilities = .all,
-        configuration: RouterConfiguration, clock: any MeshClock, stats: StatsRecorder, logger: Logger
+        link: any Link,
+        id: LinkID,
+        transport: String,
+        priority: Int,
+        capabilities: TransportCapabilities,
+        remote: PeerID,
+        role: HandshakeRole,
+        cipher: any SessionCipher,
+        remoteVersion: UInt8 = Frame.version,
+        remoteCapabilities: Capabilities = .all,
+        configuration: RouterConfiguration,
+        clock: any MeshClock,
+        stats: StatsRecorder,
+        logger: Logger
     ) {
         self.link = link
         self.id = id
@@ -132,9 +143,13 @@ final class LinkSession: Sendable {
         let burst = configuration.routing.announceBurst
         self.state = Mutex(
             State(
-                received: ReceiveWindow(hold: configuration.escalation.ackTimeoutMax * 2), lastReceived: now, lastPingSent: now,
+                received: ReceiveWindow(hold: configuration.escalation.ackTimeoutMax * 2),
+                lastReceived: now,
+                lastPingSent: now,
                 announces: AnnounceQueue(budget: AnnounceBudget(rate: rate, burst: burst, now: now)),
-                inboundAnnounces: AnnounceBudget(rate: rate * 2, burst: burst * 2, now: now)))
+                inboundAnnounces: AnnounceBudget(rate: rate * 2, burst: burst * 2, now: now)
+            )
+        )
     }
 
     // MARK: Views for the router
@@ -142,9 +157,13 @@ final class LinkSession: Sendable {
     var candidate: LinkCandidate {
         state.withLock { state in
             LinkCandidate(
-                linkID: id, transport: transport, priority: priority, capabilities: capabilities,
+                linkID: id,
+                transport: transport,
+                priority: priority,
+                capabilities: capabilities,
                 smoothedRTT: state.smoothedRTT.map { .milliseconds(Int64($0 * 1000)) },
-                consecutiveFailures: state.consecutiveFailures)
+                consecutiveFailures: state.consecutiveFailures
+            )
         }
     }
 
@@ -153,10 +172,19 @@ final class LinkSession: Sendable {
     var snapshot: LinkSnapshot {
         state.withLock { state in
             LinkSnapshot(
-                id: id.rawValue, transport: transport, priority: priority, address: link.remoteAddress,
-                rttMilliseconds: state.smoothedRTT.map { $0 * 1000 }, consecutiveFailures: state.consecutiveFailures,
-                inFlight: state.waiters.count, framesSent: framesWritten.load(ordering: .relaxed), framesReceived: framesRead.load(ordering: .relaxed),
-                outbound: role == .initiator, wireVersion: Int(remoteVersion), capabilities: remoteCapabilities.names)
+                id: id.rawValue,
+                transport: transport,
+                priority: priority,
+                address: link.remoteAddress,
+                rttMilliseconds: state.smoothedRTT.map { $0 * 1000 },
+                consecutiveFailures: state.consecutiveFailures,
+                inFlight: state.waiters.count,
+                framesSent: framesWritten.load(ordering: .relaxed),
+                framesReceived: framesRead.load(ordering: .relaxed),
+                outbound: role == .initiator,
+                wireVersion: Int(remoteVersion),
+                capabilities: remoteCapabilities.names
+            )
         }
     }
 
@@ -242,7 +270,10 @@ final class LinkSession: Sendable {
         framesWritten.add(1, ordering: .relaxed)
         for packet in try PacketFramer.packets(for: sealed, mtu: link.mtu) {
             let started = clock.now - epoch
-            writeStartedAt.store(started.components.seconds * 1_000_000_000 + started.components.attoseconds / 1_000_000_000, ordering: .relaxed)
+            writeStartedAt.store(
+                started.components.seconds * 1_000_000_000 + started.components.attoseconds / 1_000_000_000,
+                ordering: .relaxed
+            )
             writesStarted.add(1, ordering: .releasing)
             defer { writesFinished.add(1, ordering: .relaxed) }
             try await link.send(packet)
@@ -351,7 +382,9 @@ final class LinkSession: Sendable {
     func heard(_ frame: AnnounceFrame) {
         state.withLock { state in
             if let held = state.heard[frame.origin] {
-                if held.sequence > frame.sequence || (held.sequence == frame.sequence && held.hops <= frame.hops) { return }
+                if held.sequence > frame.sequence || (held.sequence == frame.sequence && held.hops <= frame.hops) {
+                    return
+                }
             } else if state.heard.count >= Self.maxHeardOrigins {
                 return
             }

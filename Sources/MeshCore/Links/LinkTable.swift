@@ -33,8 +33,11 @@ final class LinkTable: Sendable {
         let (outcome, wake): (Registration, [CheckedContinuation<Void, Never>]) = state.withLock { state in
             let peer = session.remote
             var outcome = Registration.added
-            if let existingID = state.byPeer[peer, default: []].first(where: { state.sessions[$0]?.transport == session.transport }),
-               let existing = state.sessions[existingID] {
+            if let existingID = state.byPeer[peer, default: []].first(where: {
+                state.sessions[$0]?.transport == session.transport
+            }),
+                let existing = state.sessions[existingID]
+            {
                 // Same direction: the newer link replaces the older (the remote
                 // redialled). Opposite directions: the one dialled by the lower peer ID
                 // wins, so both ends keep the same link.
@@ -95,7 +98,12 @@ final class LinkTable: Sendable {
 
     /// Suspends until a session not in `excluding` is open to `peer`, the clock passes
     /// `deadline`, or the task is cancelled. Returns at once if there is one already.
-    func waitForLink(to peer: PeerID, excluding: Set<LinkID>, until deadline: ContinuousClock.Instant, clock: any MeshClock) async {
+    func waitForLink(
+        to peer: PeerID,
+        excluding: Set<LinkID>,
+        until deadline: ContinuousClock.Instant,
+        clock: any MeshClock
+    ) async {
         func ready() -> Bool { sessions(to: peer).contains { !excluding.contains($0.id) } }
         while !Task.isCancelled, clock.now < deadline, !ready() {
             await withTaskGroup(of: Void.self) { group in

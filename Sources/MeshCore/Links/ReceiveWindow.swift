@@ -102,7 +102,8 @@ package struct ReceiveWindow: Sendable {
     @discardableResult
     package mutating func refuse(_ frame: DataFrame, at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         guard frame.sequence > cumulative, frame.sequence < .max, !above.contains(frame.sequence),
-              holes.count < Self.maxOutOfOrder else { return nil }
+            holes.count < Self.maxOutOfOrder
+        else { return nil }
         holes[frame.sequence] = Hole(messageID: frame.messageID, chunkIndex: frame.chunkIndex)
         return mark(frame.sequence + 1, at: now)
     }
@@ -113,7 +114,8 @@ package struct ReceiveWindow: Sendable {
     @discardableResult
     package mutating func retried(_ frame: DataFrame) -> Bool {
         guard !holes.isEmpty else { return false }
-        let matching = holes.filter { $0.value.messageID == frame.messageID && $0.value.chunkIndex == frame.chunkIndex }.keys
+        let matching = holes.filter { $0.value.messageID == frame.messageID && $0.value.chunkIndex == frame.chunkIndex }
+            .keys
         for sequence in matching {
             holes[sequence] = nil
             record(sequence)

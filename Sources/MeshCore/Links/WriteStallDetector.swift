@@ -48,7 +48,10 @@ struct WriteStallDetector: Sendable {
     ///   - finished: Writes that returned so far (with success or an error).
     ///   - pendingSince: When the pending write started, if known (at or before `now`).
     mutating func observe(
-        started: Int, finished: Int, pendingSince: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant
+        started: Int,
+        finished: Int,
+        pendingSince: ContinuousClock.Instant? = nil,
+        now: ContinuousClock.Instant
     ) -> Verdict {
         guard started > finished else {
             reset(finished)

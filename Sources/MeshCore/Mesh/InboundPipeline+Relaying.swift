@@ -38,7 +38,9 @@ extension InboundPipeline {
             // carries this hop's custody and will not be released unsent.
             if record.status.isFinal {
                 known = nil
-            } else if record.flags & DataFrame.floodStartedLocalFlag == 0, !delivery.flood.noteCustody(frame.messageID, ttl: frame.ttl - 1) {
+            } else if record.flags & DataFrame.floodStartedLocalFlag == 0,
+                !delivery.flood.noteCustody(frame.messageID, ttl: frame.ttl - 1)
+            {
                 // The flood copy is being let go this moment: refused, so its sender
                 // keeps custody and offers it again, when this node takes it back.
                 return refuseRelay("floodReleasing", frame, session, "its flood copy here is being released")
@@ -52,7 +54,8 @@ extension InboundPipeline {
             let remembered = state.withLock { $0.relayedFrom[frame.messageID] }
             let from = remembered?.peer ?? record.previousHop
             // (A flood copy's record has a flood TTL, not this copy's: left out.)
-            let cameWith = remembered?.ttl ?? (record.flags & DataFrame.floodFlag == 0 ? record.ttl.map { $0 &+ 1 } : nil)
+            let cameWith =
+                remembered?.ttl ?? (record.flags & DataFrame.floodFlag == 0 ? record.ttl.map { $0 &+ 1 } : nil)
             let passingOn = record.status == .relayed || !record.status.isFinal
             // A retry of the hop that brought it comes from the same neighbour with the
             // same TTL; a copy that went round a loop back to that neighbour has a lower
@@ -61,7 +64,9 @@ extension InboundPipeline {
             if passingOn, let from, cameRound {
                 // It came from another neighbour, and this node holds it, is handing
                 // it on, or handed it on: it went round a loop (or came a second way).
-                if record.status == .relayed, delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote {
+                if record.status == .relayed,
+                    delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote
+                {
                     // Handed on earlier, and this node's route no longer leads back to
                     // the neighbour offering it (it leads elsewhere, or nowhere yet): the
                     // routes changed since (a partition, a restart), so this node takes
@@ -94,8 +99,15 @@ extension InboundPipeline {
         }
         // This node's own receipt taken back (rule 3(b)) stays its own: no origin.
         let message = OutboundMessage(
-            id: frame.messageID, destination: frame.destination, payload: payload, flags: frame.flags, contentDigest: ownDigest,
-            origin: frame.origin == localPeerID ? nil : frame.origin, ttl: frame.ttl - 1, previousHop: session.remote)
+            id: frame.messageID,
+            destination: frame.destination,
+            payload: payload,
+            flags: frame.flags,
+            contentDigest: ownDigest,
+            origin: frame.origin == localPeerID ? nil : frame.origin,
+            ttl: frame.ttl - 1,
+            previousHop: session.remote
+        )
         do {
             try await delivery.queue.enqueue(message)
         } catch {
@@ -125,7 +137,11 @@ extension InboundPipeline {
 
     /// What to answer to a copy of this node's own message (or receipt) that came back
     /// round a loop (§A.6 rule 3(b)); nil to take it into custody again.
-    private func ownCopyReturned(_ frame: DataFrame, _ record: OutboundRecord, from session: LinkSession) -> LinkSession.AcceptResult? {
+    private func ownCopyReturned(
+        _ frame: DataFrame,
+        _ record: OutboundRecord,
+        from session: LinkSession
+    ) -> LinkSession.AcceptResult? {
         if !record.status.isFinal {
             // Sent (its first hop took it) and waiting for its receipt, and this node's
             // route no longer leads back to the neighbour offering it: the routes have
@@ -134,7 +150,8 @@ extension InboundPipeline {
             // refusing would leave it with its holder, retrying, for as long as that
             // route lasts. (The queue lets a `sent` message start over when it comes
             // with the neighbour it came back from.)
-            if record.status == .sent, delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote {
+            if record.status == .sent, delivery.routes.nextHop(for: frame.destination, now: clock.now) != session.remote
+            {
                 return nil
             }
             // Being sent (queued or claimed here), or the route leads straight back:
@@ -157,12 +174,20 @@ extension InboundPipeline {
         return nil
     }
 
-    private func refuseRelay(_ reason: String, _ frame: DataFrame, _ session: LinkSession, _ detail: String) -> LinkSession.AcceptResult {
+    private func refuseRelay(
+        _ reason: String,
+        _ frame: DataFrame,
+        _ session: LinkSession,
+        _ detail: String
+    ) -> LinkSession.AcceptResult {
         stats.update {
             $0.framesRefused += 1
             $0.relayRefused[reason, default: 0] += 1
         }
-        remoteLog.note("relay_refused.\(reason)", "not relaying message \(frame.messageID) from \(frame.origin) to \(frame.destination) (via \(session.remote)): \(detail)") {
+        remoteLog.note(
+            "relay_refused.\(reason)",
+            "not relaying message \(frame.messageID) from \(frame.origin) to \(frame.destination) (via \(session.remote)): \(detail)"
+        ) {
             "refused \(LogLimiter.formatted($0)) more messages to relay in the last \(LogLimiter.formatted($1)): \(reason)"
         }
         return .refused

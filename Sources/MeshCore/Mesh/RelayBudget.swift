@@ -62,10 +62,14 @@ final class RelayBudget: Sendable {
     /// ``spend(from:)``).
     func check(from neighbour: PeerID) -> Refusal? {
         let limits = self.limits
-        if limits.batteryFloorPercent > 0, let percent = gauge?.dischargingPercent(), percent < limits.batteryFloorPercent {
+        if limits.batteryFloorPercent > 0, let percent = gauge?.dischargingPercent(),
+            percent < limits.batteryFloorPercent
+        {
             return Refusal(
                 reason: "batteryLow",
-                detail: "the battery is at \(percent) %, below relay.battery_floor_percent (\(limits.batteryFloorPercent) %)")
+                detail:
+                    "the battery is at \(percent) %, below relay.battery_floor_percent (\(limits.batteryFloorPercent) %)"
+            )
         }
         guard let perNeighbour = limits.perNeighbour else { return nil }
         let now = clock.now
@@ -80,7 +84,9 @@ final class RelayBudget: Sendable {
             if bucket.tokens < 1 {
                 return Refusal(
                     reason: "neighbourShare",
-                    detail: "this neighbour used its share (\(perNeighbour) an hour, relay.neighbour_share \(limits.neighbourShare))")
+                    detail:
+                        "this neighbour used its share (\(perNeighbour) an hour, relay.neighbour_share \(limits.neighbourShare))"
+                )
             }
             return nil
         }

@@ -141,7 +141,8 @@ package struct AnnounceQueue: Sendable {
     /// (to a request or a listing) always goes.
     package mutating func add(_ frame: AnnounceFrame, unlessKnown: Bool = false) {
         if let waiting = pending[frame.origin] {
-            let better = frame.sequence > waiting.sequence || (frame.sequence == waiting.sequence && frame.hops < waiting.hops)
+            let better =
+                frame.sequence > waiting.sequence || (frame.sequence == waiting.sequence && frame.hops < waiting.hops)
             if better {
                 pending[frame.origin] = frame
                 if unlessKnown { self.unlessKnown.insert(frame.origin) } else { self.unlessKnown.remove(frame.origin) }
@@ -159,7 +160,9 @@ package struct AnnounceQueue: Sendable {
     /// one asks for a newer sequence already.
     mutating func add(_ request: RouteRequestFrame) {
         if let waiting = requests[request.target] {
-            if request.sequence > waiting.sequence || (request.sequence == waiting.sequence && request.hopLimit > waiting.hopLimit) {
+            if request.sequence > waiting.sequence
+                || (request.sequence == waiting.sequence && request.hopLimit > waiting.hopLimit)
+            {
                 requests[request.target] = request
             }
             return
@@ -172,7 +175,11 @@ package struct AnnounceQueue: Sendable {
     /// the hops, then announcements, oldest first. Passed-on news the remote turns out
     /// to know already (`known`: it told this node of that origin as new, at most one
     /// hop further) is dropped without using the budget; `dropped` counts those.
-    package mutating func take(now: ContinuousClock.Instant, known: (AnnounceFrame) -> Bool = { _ in false }, dropped: inout Int) -> [Frame] {
+    package mutating func take(
+        now: ContinuousClock.Instant,
+        known: (AnnounceFrame) -> Bool = { _ in false },
+        dropped: inout Int
+    ) -> [Frame] {
         var out: [Frame] = []
         while !requestOrder.isEmpty, budget.take(now: now), let target = requestOrder.popFirst() {
             if let request = requests.removeValue(forKey: target) { out.append(.routeRequest(request)) }

@@ -28,19 +28,29 @@ extension Announcer {
     /// `hopsRepeated`) and every frame with ``RoutingConfiguration/hopCounts`` off.
     func accept(_ frame: RouteHopsFrame, from session: LinkSession) {
         guard configuration.hopCounts else { return }
-        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + frame.bodySize) else { return count("rateLimited") }
+        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + frame.bodySize) else {
+            return count("rateLimited")
+        }
         guard isActive, relay.isEnabled else { return count("dropped") }
         guard summaryTimers.withLock({ $0.takeHops(from: session.remote) }) else { return count("hopsRepeated") }
         let now = clock.now
         let held = sortedRoutes(now: now)
         guard held.count == frame.hops.count, Self.digest(of: held) == frame.digest else { return count("hopsStale") }
         var offered = 0
-        for (route, theirs) in zip(held, frame.hops) where route.origin != session.remote && route.origin != localPeerID {
+        for (route, theirs) in zip(held, frame.hops) where route.origin != session.remote && route.origin != localPeerID
+        {
             // Most origins leave here without taking the table's lock again.
             guard let mine = route.hops, mine &+ 1 < theirs else { continue }
-            guard let answer = routes.answer(
-                for: route.origin, atLeast: route.sequence, to: session.remote, maxHops: configuration.maxHops, now: now),
-                  answer.hops < theirs else { continue }
+            guard
+                let answer = routes.answer(
+                    for: route.origin,
+                    atLeast: route.sequence,
+                    to: session.remote,
+                    maxHops: configuration.maxHops,
+                    now: now
+                ),
+                answer.hops < theirs
+            else { continue }
             session.queueAnnounce(answer)
             offered += 1
         }

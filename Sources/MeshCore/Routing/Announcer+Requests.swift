@@ -47,8 +47,10 @@ extension Announcer {
             return
         }
         let request = RouteRequestFrame(
-            target: target, sequence: routes.highestSequence(of: target, now: now).map { $0 &+ 1 } ?? 0,
-            hopLimit: configuration.maxHops)
+            target: target,
+            sequence: routes.highestSequence(of: target, now: now).map { $0 &+ 1 } ?? 0,
+            hopLimit: configuration.maxHops
+        )
         let live = { (peer: PeerID) in self.links.sessions(to: peer).first(where: { !$0.isClosed }) }
         let position = RouteRequests.rankPosition(ofAsk: number)
         let ranked = position == nil ? [] : routes.requestCandidates(for: target, now: now).compactMap(live)
@@ -87,7 +89,13 @@ extension Announcer {
         // and the asker would drop it; the request goes on instead, to a node nearer
         // the target (rules 3 and 4).
         let reach = min(configuration.maxHops, request.hopLimit)
-        if var answer = routes.answer(for: request.target, atLeast: request.sequence, to: session.remote, maxHops: reach, now: now) {
+        if var answer = routes.answer(
+            for: request.target,
+            atLeast: request.sequence,
+            to: session.remote,
+            maxHops: reach,
+            now: now
+        ) {
             answer.solicited = true
             session.queueAnnounce(answer)
             return count("answered")
@@ -108,14 +116,21 @@ extension Announcer {
         // target for a new sequence.
         let toward = routes.requestHop(for: request.target, except: session.remote, below: request.hopLimit, now: now)
             .flatMap { hop in links.sessions(to: hop).first(where: { !$0.isClosed }) }
-        let onward = toward.map { [$0] } ?? links.peers.filter { $0 != session.remote }
+        let onward =
+            toward.map { [$0] }
+            ?? links.peers.filter { $0 != session.remote }
             .compactMap { peer in links.sessions(to: peer).first(where: { !$0.isClosed }) }
         guard !onward.isEmpty else { return count("dropped") }
         // Forwarded, or a repeat of a request forwarded already: either way the
         // target's answer is owed to this neighbour too.
         let forward = requests.withLock { requests in
             requests.requesters.record(request.target, from: session.remote, sequence: request.sequence, now: now)
-            return requests.mayForward(request.target, sequence: onwardRequest.sequence, flooding: toward == nil, now: now)
+            return requests.mayForward(
+                request.target,
+                sequence: onwardRequest.sequence,
+                flooding: toward == nil,
+                now: now
+            )
         }
         guard forward else { return count("dropped") }
         for link in onward { link.queueRouteRequest(onwardRequest) }
@@ -128,13 +143,16 @@ extension Announcer {
     /// whether its link is up) and whether it is still asking.
     func routeDiagnosis(for target: PeerID, name: (PeerID) -> String) -> String {
         let now = clock.now
-        var text = "asking: " + (requests.withLock { $0.asking(target) }.map { "\($0.asked) asks, next in \($0.next - now)" } ?? "no")
+        var text =
+            "asking: "
+            + (requests.withLock { $0.asking(target) }.map { "\($0.asked) asks, next in \($0.next - now)" } ?? "no")
         guard let entry = routes.entry(for: target, now: now) else { return text + "; no entry" }
         text += "; highest \(entry.highest & 0xFFFFF) (summarised \(entry.summarised.map { "\($0 & 0xFFFFF)" } ?? "-"))"
         text += ", fd \(entry.feasibilityDistance), age \(entry.age); adverts"
         for ad in entry.advertisements.sorted(by: { $0.hops < $1.hops }) {
             let live = links.sessions(to: ad.neighbour).contains { !$0.isClosed }
-            text += " \(name(ad.neighbour)):\(ad.sequence & 0xFFFFF)/\(ad.hops) \(Int(PriorityEscalationPolicy.seconds(ad.age))) s\(live ? "" : " down")"
+            text +=
+                " \(name(ad.neighbour)):\(ad.sequence & 0xFFFFF)/\(ad.hops) \(Int(PriorityEscalationPolicy.seconds(ad.age))) s\(live ? "" : " down")"
         }
         return text
     }

@@ -101,7 +101,9 @@ extension Announcer {
     /// summary instead of a listing of the whole table: the neighbour lists the
     /// buckets that differ, and gets what it lacks.
     func accept(_ summary: RouteSummaryFrame, from session: LinkSession) {
-        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + summary.bodySize) else { return count("rateLimited") }
+        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + summary.bodySize) else {
+            return count("rateLimited")
+        }
         guard isActive, relay.isEnabled else { return count("dropped") }
         let bits = summary.bucketBits
         let held = summaryPairs(now: clock.now)
@@ -116,7 +118,8 @@ extension Announcer {
         var buckets = [[RouteListingFrame.Pair]](repeating: [], count: summary.hashes.count)
         for pair in held {
             buckets[RouteSummaryFrame.bucket(of: pair.origin, bits: bits)].append(
-                RouteListingFrame.Pair(origin: pair.origin, sequence: pair.sequence))
+                RouteListingFrame.Pair(origin: pair.origin, sequence: pair.sequence)
+            )
         }
         var listed: [Int] = []
         var pairs: [RouteListingFrame.Pair] = []
@@ -136,7 +139,9 @@ extension Announcer {
     /// node's route in use sent, one hop further, when it has one that does not go
     /// through that neighbour (for this node itself, ``latestUnsolicited``).
     func accept(_ listing: RouteListingFrame, from session: LinkSession) {
-        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + listing.bodySize) else { return count("rateLimited") }
+        guard session.takeInboundAnnounceTokens(bytes: Frame.headerSize + listing.bodySize) else {
+            return count("rateLimited")
+        }
         guard isActive, relay.isEnabled else { return count("dropped") }
         let now = clock.now
         let covered = Set(listing.buckets)
@@ -144,15 +149,21 @@ extension Announcer {
         for pair in listing.pairs { theirs[pair.origin] = max(theirs[pair.origin] ?? 0, pair.sequence) }
         var repaired = 0
         for pair in summaryPairs(now: now) where pair.origin != session.remote {
-            guard covered.contains(RouteSummaryFrame.bucket(of: pair.origin, bits: listing.bucketBits)) else { continue }
+            guard covered.contains(RouteSummaryFrame.bucket(of: pair.origin, bits: listing.bucketBits)) else {
+                continue
+            }
             if let held = theirs[pair.origin], held >= pair.sequence { continue }
             let frame: AnnounceFrame?
             if pair.origin == localPeerID {
                 frame = latestUnsolicited
             } else {
                 frame = routes.answer(
-                    for: pair.origin, atLeast: theirs[pair.origin].map { $0 &+ 1 } ?? 0, to: session.remote,
-                    maxHops: configuration.maxHops, now: now)
+                    for: pair.origin,
+                    atLeast: theirs[pair.origin].map { $0 &+ 1 } ?? 0,
+                    to: session.remote,
+                    maxHops: configuration.maxHops,
+                    now: now
+                )
             }
             guard let frame else { continue }
             session.queueAnnounce(frame)

@@ -15,7 +15,9 @@ extension Announcer {
         let saved = await tableStore.load()
         guard !saved.isEmpty else { return }
         let taken = routes.restore(saved, now: clock.now)
-        logger.debug("route table: \(taken) of \(saved.count) saved entries taken back, dormant until their neighbours link")
+        logger.debug(
+            "route table: \(taken) of \(saved.count) saved entries taken back, dormant until their neighbours link"
+        )
         // The neighbours of the saved table compared routes with this node before it
         // stopped: no hop counts to them (docs/PROTOCOL.md §A.5, "Route summaries",
         // *Hop counts*).

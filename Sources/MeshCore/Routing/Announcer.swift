@@ -51,9 +51,18 @@ final class Announcer: Sendable {
     private let stateSaves: (stream: AsyncStream<AnnounceState>, continuation: AsyncStream<AnnounceState>.Continuation)
 
     init(
-        localPeerID: PeerID, configuration: RoutingConfiguration, signer: (any ReceiptSigner)?, routes: RouteTable,
-        links: LinkTable, relay: RelaySwitch, clock: any MeshClock, stats: StatsRecorder, bus: EventBus, logger: Logger,
-        stateStore: (any AnnounceStateStore)? = nil, tableStore: (any RouteTableStore)? = nil
+        localPeerID: PeerID,
+        configuration: RoutingConfiguration,
+        signer: (any ReceiptSigner)?,
+        routes: RouteTable,
+        links: LinkTable,
+        relay: RelaySwitch,
+        clock: any MeshClock,
+        stats: StatsRecorder,
+        bus: EventBus,
+        logger: Logger,
+        stateStore: (any AnnounceStateStore)? = nil,
+        tableStore: (any RouteTableStore)? = nil
     ) {
         self.stateStore = stateStore
         self.tableStore = tableStore
@@ -219,7 +228,9 @@ final class Announcer: Sendable {
         summaryTimers.withLock { $0.lost(peer) }
         let (lost, rerouted) = routes.neighbourLost(peer, now: clock.now)
         guard !lost.isEmpty else { return }
-        logger.debug("\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour")
+        logger.debug(
+            "\(lost.count) routes through \(peer) dropped (its last link went down), \(rerouted.count) moved to another neighbour"
+        )
         for destination in rerouted { learned(destination, reason: "rerouted: \(peer) went away") }
         for destination in lost where !rerouted.contains(destination) {
             bus.emit(.route(.routeLost, to: destination, reason: "its next hop \(peer) went away"))
@@ -246,8 +257,12 @@ final class Announcer: Sendable {
         guard session.takeInboundAnnounceToken() else {
             return reject("rateLimited", frame, session, detail: "over its share of the link")
         }
-        guard let signer else { return reject("noVerifier", frame, session, detail: "this router has no identity signer") }
-        guard frame.origin != localPeerID else { return reject("aboutSelf", frame, session, detail: "it claims this node") }
+        guard let signer else {
+            return reject("noVerifier", frame, session, detail: "this router has no identity signer")
+        }
+        guard frame.origin != localPeerID else {
+            return reject("aboutSelf", frame, session, detail: "it claims this node")
+        }
         guard frame.hops >= 1, frame.hops <= configuration.maxHops else {
             return reject("hopLimit", frame, session, detail: "\(frame.hops) hops (limit \(configuration.maxHops))")
         }
@@ -277,14 +292,21 @@ final class Announcer: Sendable {
                 // until the origin's next periodic announcement (moving the route is
                 // what the new sequence does at most nodes it reaches, as the first
                 // copy of it often comes from another neighbour than the old route's).
-                let asked = Set(requests.withLock {
-                    $0.requesters.take(
-                        frame.origin, sequence: frame.sequence, hops: onward.hops, now: clock.now)
-                })
+                let asked = Set(
+                    requests.withLock {
+                        $0.requesters.take(
+                            frame.origin,
+                            sequence: frame.sequence,
+                            hops: onward.hops,
+                            now: clock.now
+                        )
+                    }
+                )
                 let everyone = !frame.solicited || gained
                 var returned = 0
                 var withheld = 0
-                for other in links.all where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {
+                for other in links.all
+                where !other.isClosed && other.remote != session.remote && other.remote != frame.origin {
                     if asked.contains(other.remote) {
                         other.queueAnnounce(onward)
                         returned += 1
@@ -296,7 +318,12 @@ final class Announcer: Sendable {
                     }
                     // A neighbour that already told this node of the same sequence at
                     // most one hop further than `onward` offers is as close already.
-                    if routes.neighbour(other.remote, knows: frame.origin, sequence: frame.sequence, within: onward.hops &+ 1) {
+                    if routes.neighbour(
+                        other.remote,
+                        knows: frame.origin,
+                        sequence: frame.sequence,
+                        within: onward.hops &+ 1
+                    ) {
                         stats.update { $0.announcesSuppressed += 1 }
                         continue
                     }
@@ -309,7 +336,13 @@ final class Announcer: Sendable {
                     }
                 }
             }
-            if changed { learned(frame.origin, transport: session.transport, reason: "via \(session.remote) in \(frame.hops) hops") }
+            if changed {
+                learned(
+                    frame.origin,
+                    transport: session.transport,
+                    reason: "via \(session.remote) in \(frame.hops) hops"
+                )
+            }
         }
     }
 
@@ -326,9 +359,16 @@ final class Announcer: Sendable {
         // least 2 hops, so below 4 there is nothing to offer: most ignored
         // announcements leave here, without taking the table's lock.
         guard relay.isEnabled, frame.hops > 3 else { return }
-        guard let ours = routes.answer(
-            for: frame.origin, atLeast: frame.sequence, to: session.remote, maxHops: configuration.maxHops, now: clock.now),
-              ours.sequence == frame.sequence, ours.hops < frame.hops - 1 else { return }
+        guard
+            let ours = routes.answer(
+                for: frame.origin,
+                atLeast: frame.sequence,
+                to: session.remote,
+                maxHops: configuration.maxHops,
+                now: clock.now
+            ),
+            ours.sequence == frame.sequence, ours.hops < frame.hops - 1
+        else { return }
         session.queueAnnounce(ours)
         stats.update { $0.shortcutsOffered += 1 }
     }
@@ -363,4 +403,3 @@ final class RelaySwitch: Sendable {
         enabled.exchange(value, ordering: .relaxed)
     }
 }
-

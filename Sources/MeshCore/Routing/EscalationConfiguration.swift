@@ -19,8 +19,11 @@ public struct EscalationConfiguration: Sendable, Hashable, Codable {
 
     /// Defaults: 250 ms ... 10 s, 4 x RTT, 4 attempts, degraded after 2 failures.
     public init(
-        ackTimeoutMin: Duration = .milliseconds(250), ackTimeoutMax: Duration = .seconds(10),
-        rttMultiplier: Double = 4, maxAttempts: Int = 4, degradeAfterFailures: Int = 2
+        ackTimeoutMin: Duration = .milliseconds(250),
+        ackTimeoutMax: Duration = .seconds(10),
+        rttMultiplier: Double = 4,
+        maxAttempts: Int = 4,
+        degradeAfterFailures: Int = 2
     ) {
         self.ackTimeoutMin = ackTimeoutMin
         self.ackTimeoutMax = ackTimeoutMax
@@ -41,16 +44,36 @@ public struct EscalationConfiguration: Sendable, Hashable, Codable {
         try decoder.rejectUnknownKeys(CodingKeys.self, section: "escalation")
         let defaults = Self()
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let minMs = try container.decode(Int.self, forKey: .ackTimeoutMinMs, default: defaults.ackTimeoutMin.wholeMilliseconds)
-        let maxMs = try container.decode(Int.self, forKey: .ackTimeoutMaxMs, default: defaults.ackTimeoutMax.wholeMilliseconds)
+        let minMs = try container.decode(
+            Int.self,
+            forKey: .ackTimeoutMinMs,
+            default: defaults.ackTimeoutMin.wholeMilliseconds
+        )
+        let maxMs = try container.decode(
+            Int.self,
+            forKey: .ackTimeoutMaxMs,
+            default: defaults.ackTimeoutMax.wholeMilliseconds
+        )
         rttMultiplier = try container.decode(Double.self, forKey: .rttMultiplier, default: defaults.rttMultiplier)
         maxAttempts = try container.decode(Int.self, forKey: .maxAttempts, default: defaults.maxAttempts)
-        degradeAfterFailures = try container.decode(Int.self, forKey: .degradeAfterFailures, default: defaults.degradeAfterFailures)
+        degradeAfterFailures = try container.decode(
+            Int.self,
+            forKey: .degradeAfterFailures,
+            default: defaults.degradeAfterFailures
+        )
         try container.check(minMs >= 1, .ackTimeoutMinMs, "must be at least 1, got \(minMs)")
-        try container.check(maxMs >= minMs, .ackTimeoutMaxMs, "must not be below ack_timeout_min_ms (\(minMs)), got \(maxMs)")
+        try container.check(
+            maxMs >= minMs,
+            .ackTimeoutMaxMs,
+            "must not be below ack_timeout_min_ms (\(minMs)), got \(maxMs)"
+        )
         try container.check(rttMultiplier > 0, .rttMultiplier, "must be above 0, got \(rttMultiplier)")
         try container.check(maxAttempts >= 1, .maxAttempts, "must be at least 1, got \(maxAttempts)")
-        try container.check(degradeAfterFailures >= 1, .degradeAfterFailures, "must be at least 1, got \(degradeAfterFailures)")
+        try container.check(
+            degradeAfterFailures >= 1,
+            .degradeAfterFailures,
+            "must be at least 1, got \(degradeAfterFailures)"
+        )
         ackTimeoutMin = .milliseconds(minMs)
         ackTimeoutMax = .milliseconds(maxMs)
     }

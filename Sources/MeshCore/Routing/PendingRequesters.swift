@@ -43,7 +43,12 @@ package struct PendingRequesters: Sendable {
     /// the later expiry). False when the table is full of live entries and the new one
     /// is not recorded.
     @discardableResult
-    package mutating func record(_ target: PeerID, from neighbour: PeerID, sequence: UInt64, now: ContinuousClock.Instant) -> Bool {
+    package mutating func record(
+        _ target: PeerID,
+        from neighbour: PeerID,
+        sequence: UInt64,
+        now: ContinuousClock.Instant
+    ) -> Bool {
         let until = now + Self.lifetime
         if var held = waiting[target]?[neighbour] {
             if held.given != nil, sequence > held.sequence { held.given = nil }
@@ -64,7 +69,12 @@ package struct PendingRequesters: Sendable {
     /// `sequence` or older and were not given it yet, or were given a copy of exactly
     /// `sequence` with more hops than `hops`. Each is marked as given `sequence` at
     /// `hops`; expired entries of `origin` are removed.
-    package mutating func take(_ origin: PeerID, sequence: UInt64, hops: UInt8, now: ContinuousClock.Instant) -> [PeerID] {
+    package mutating func take(
+        _ origin: PeerID,
+        sequence: UInt64,
+        hops: UInt8,
+        now: ContinuousClock.Instant
+    ) -> [PeerID] {
         guard var entries = waiting.removeValue(forKey: origin) else { return [] }
         var answered: [PeerID] = []
         for (neighbour, var entry) in entries {

@@ -50,7 +50,8 @@ struct RouteRequests: Sendable {
     private var wanted: [PeerID: Wanted] = [:]
     /// Per target, the newest request forwarded: its sequence, when, and when one at
     /// that sequence was last flooded.
-    private var forwarded: [PeerID: (sequence: UInt64, at: ContinuousClock.Instant, flooded: ContinuousClock.Instant?)] = [:]
+    private var forwarded:
+        [PeerID: (sequence: UInt64, at: ContinuousClock.Instant, flooded: ContinuousClock.Instant?)] = [:]
     private var reannouncedAt: ContinuousClock.Instant?
     /// The neighbours whose requests this node forwarded, waiting for the target's
     /// solicited announcement.
@@ -102,7 +103,12 @@ struct RouteRequests: Sendable {
     /// every neighbour but the asker): not when one for the same target, at that
     /// sequence or newer, was forwarded within ``retry``, nor, when `flooding`, flooded
     /// within ``floodHold``. Records it when it should.
-    mutating func mayForward(_ target: PeerID, sequence: UInt64, flooding: Bool = false, now: ContinuousClock.Instant) -> Bool {
+    mutating func mayForward(
+        _ target: PeerID,
+        sequence: UInt64,
+        flooding: Bool = false,
+        now: ContinuousClock.Instant
+    ) -> Bool {
         // Only a request at this sequence or newer holds this one back.
         let last = forwarded[target].flatMap { $0.sequence >= sequence ? $0 : nil }
         if let last {

@@ -16,7 +16,14 @@ public struct RouteSnapshot: Sendable, Hashable, Codable {
     public var transport: String
 
     /// Creates a snapshot row.
-    public init(destination: PeerID, nextHop: PeerID, hops: Int, sequence: UInt64?, ageMilliseconds: Int, transport: String) {
+    public init(
+        destination: PeerID,
+        nextHop: PeerID,
+        hops: Int,
+        sequence: UInt64?,
+        ageMilliseconds: Int,
+        transport: String
+    ) {
         self.destination = destination
         self.nextHop = nextHop
         self.hops = hops

@@ -22,7 +22,10 @@ extension RouteTable {
     /// `make` of each entry younger than the maximum age, with its summarised sequence
     /// (the highest from an announcement without the solicited flag, else the highest)
     /// and the maximum age, under the table's lock.
-    private func summarised<T: Sendable>(now: ContinuousClock.Instant, _ make: (PeerID, UInt64, Entry, Duration) -> T) -> [T] {
+    private func summarised<T: Sendable>(
+        now: ContinuousClock.Instant,
+        _ make: (PeerID, UInt64, Entry, Duration) -> T
+    ) -> [T] {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             return entries.compactMap { origin, entry in

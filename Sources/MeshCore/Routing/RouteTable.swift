@@ -61,18 +61,26 @@ package final class RouteTable: Sendable {
 
     /// The router's table: a neighbour is live while `links` holds a session to it.
     convenience init(localPeerID: PeerID, links: LinkTable, routing: RoutingConfiguration, maxEntries: Int = 65_536) {
-        self.init(localPeerID: localPeerID, links: links, routing: routing, maxEntries: maxEntries) { !links.sessions(to: $0).isEmpty }
+        self.init(localPeerID: localPeerID, links: links, routing: routing, maxEntries: maxEntries) {
+            !links.sessions(to: $0).isEmpty
+        }
     }
 
     /// A table on its own (tests): `isLinked` says whether a neighbour is live.
     package convenience init(
-        localPeerID: PeerID, routing: RoutingConfiguration, maxEntries: Int = 65_536, isLinked: @escaping @Sendable (PeerID) -> Bool
+        localPeerID: PeerID,
+        routing: RoutingConfiguration,
+        maxEntries: Int = 65_536,
+        isLinked: @escaping @Sendable (PeerID) -> Bool
     ) {
         self.init(localPeerID: localPeerID, links: nil, routing: routing, maxEntries: maxEntries, isLinked: isLinked)
     }
 
     private init(
-        localPeerID: PeerID, links: LinkTable?, routing: RoutingConfiguration, maxEntries: Int,
+        localPeerID: PeerID,
+        links: LinkTable?,
+        routing: RoutingConfiguration,
+        maxEntries: Int,
         isLinked: @escaping @Sendable (PeerID) -> Bool
     ) {
         self.localPeerID = localPeerID
@@ -85,8 +93,15 @@ package final class RouteTable: Sendable {
     /// Origins the table holds an entry for.
     package var origins: Int { entries.withLock { $0.count } }
 
-    private func usable(_ route: Route?, now: ContinuousClock.Instant, maxAge: Duration, alsoLive: PeerID? = nil) -> Route? {
-        guard let route, now - route.updatedAt < maxAge, route.nextHop == alsoLive || isLinked(route.nextHop) else { return nil }
+    private func usable(
+        _ route: Route?,
+        now: ContinuousClock.Instant,
+        maxAge: Duration,
+        alsoLive: PeerID? = nil
+    ) -> Route? {
+        guard let route, now - route.updatedAt < maxAge, route.nextHop == alsoLive || isLinked(route.nextHop) else {
+            return nil
+        }
         return route
     }
 
@@ -108,7 +123,12 @@ package final class RouteTable: Sendable {
     }
 
     /// Takes a verified announcement that arrived from `neighbour`.
-    package func consider(_ announce: AnnounceFrame, from neighbour: PeerID, transport: String, now: ContinuousClock.Instant) -> Verdict {
+    package func consider(
+        _ announce: AnnounceFrame,
+        from neighbour: PeerID,
+        transport: String,
+        now: ContinuousClock.Instant
+    ) -> Verdict {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             let current: Route?
@@ -120,10 +140,14 @@ package final class RouteTable: Sendable {
                     // An ordinary announcement of a sequence this node holds, or an
                     // older one (a repeat, a stale copy): the whole mesh is given that
                     // sequence, so summaries list it (docs/PROTOCOL.md §A.5).
-                    if !announce.solicited, announce.sequence <= existing.highest, announce.sequence > existing.summarised ?? 0 {
+                    if !announce.solicited, announce.sequence <= existing.highest,
+                        announce.sequence > existing.summarised ?? 0
+                    {
                         entries[announce.origin]?.summarised = announce.sequence
                     }
-                    if announce.sequence < existing.highest && now - existing.seenAt < maxAge { return .rejected("stale") }
+                    if announce.sequence < existing.highest && now - existing.seenAt < maxAge {
+                        return .rejected("stale")
+                    }
                 } else if entries.count >= maxEntries {
                     return .rejected("tableFull")
                 }
@@ -143,13 +167,20 @@ package final class RouteTable: Sendable {
             }
             if !announce.solicited { updated.summarised = max(updated.summarised ?? 0, announce.sequence) }
             updated.routes[neighbour] = Route(
-                nextHop: neighbour, hops: announce.hops, sequence: announce.sequence, signature: announce.signature,
-                updatedAt: now, transport: transport)
+                nextHop: neighbour,
+                hops: announce.hops,
+                sequence: announce.sequence,
+                signature: announce.signature,
+                updatedAt: now,
+                transport: transport
+            )
             let chosen = best(updated, now: now, maxAge: maxAge)
             if let chosen { updated.feasible = min(updated.feasible, chosen.hops) }
             entries[announce.origin] = updated
             guard let chosen, chosen.nextHop == neighbour else { return .ignored }
-            if let current, current.nextHop == neighbour, current.sequence == chosen.sequence, current.hops == chosen.hops {
+            if let current, current.nextHop == neighbour, current.sequence == chosen.sequence,
+                current.hops == chosen.hops
+            {
                 return .ignored
             }
             guard let current else { return .accepted(changed: true, gained: true) }
@@ -162,14 +193,18 @@ package final class RouteTable: Sendable {
     /// when a link to it is up, else the next hop of a live route; nil when none.
     package func nextHop(for destination: PeerID, now: ContinuousClock.Instant) -> PeerID? {
         if isLinked(destination) { return destination }
-        return entries.withLock { best($0[destination], now: now, maxAge: routing.routeMaxAge(origins: $0.count))?.nextHop }
+        return entries.withLock {
+            best($0[destination], now: now, maxAge: routing.routeMaxAge(origins: $0.count))?.nextHop
+        }
     }
 
     /// The highest sequence of `origin`'s announcements this node holds (while its
     /// entry is younger than the maximum age); nil when none.
     func highestSequence(of origin: PeerID, now: ContinuousClock.Instant) -> UInt64? {
         entries.withLock { entries in
-            guard let entry = entries[origin], now - entry.seenAt < routing.routeMaxAge(origins: entries.count) else { return nil }
+            guard let entry = entries[origin], now - entry.seenAt < routing.routeMaxAge(origins: entries.count) else {
+                return nil
+            }
             return entry.highest
         }
     }
@@ -178,11 +213,17 @@ package final class RouteTable: Sendable {
     /// the route in use, one hop further, when its sequence is at least `sequence`, it
     /// does not go through `neighbour` and is shorter than `maxHops`; nil otherwise.
     func answer(
-        for target: PeerID, atLeast sequence: UInt64, to neighbour: PeerID, maxHops: UInt8, now: ContinuousClock.Instant
+        for target: PeerID,
+        atLeast sequence: UInt64,
+        to neighbour: PeerID,
+        maxHops: UInt8,
+        now: ContinuousClock.Instant
     ) -> AnnounceFrame? {
         entries.withLock { entries in
-            guard let entry = entries[target], let route = best(entry, now: now, maxAge: routing.routeMaxAge(origins: entries.count)),
-                  route.sequence >= sequence, route.nextHop != neighbour, route.hops < maxHops else { return nil }
+            guard let entry = entries[target],
+                let route = best(entry, now: now, maxAge: routing.routeMaxAge(origins: entries.count)),
+                route.sequence >= sequence, route.nextHop != neighbour, route.hops < maxHops
+            else { return nil }
             return Self.copy(of: route, in: entry, to: target)
         }
     }
@@ -193,15 +234,26 @@ package final class RouteTable: Sendable {
     /// shortest), feasible or not — a request cannot make a loop, it only asks. Only
     /// routes of fewer than `hopLimit` hops count (rule 4: along a longer one the
     /// request dies before the target).
-    func requestHop(for target: PeerID, except neighbour: PeerID, below hopLimit: UInt8, now: ContinuousClock.Instant) -> PeerID? {
+    func requestHop(
+        for target: PeerID,
+        except neighbour: PeerID,
+        below hopLimit: UInt8,
+        now: ContinuousClock.Instant
+    ) -> PeerID? {
         if target != neighbour, isLinked(target) { return target }
         return entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             guard let entry = entries[target] else { return nil }
-            if let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour, route.hops < hopLimit { return route.nextHop }
+            if let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour, route.hops < hopLimit {
+                return route.nextHop
+            }
             var chosen: Route?
-            for route in entry.routes.values where route.nextHop != neighbour && now - route.updatedAt < maxAge && route.hops < hopLimit {
-                if let best = chosen, (best.sequence, UInt8.max - best.hops) >= (route.sequence, UInt8.max - route.hops) { continue }
+            for route in entry.routes.values
+            where route.nextHop != neighbour && now - route.updatedAt < maxAge && route.hops < hopLimit {
+                if let best = chosen, (best.sequence, UInt8.max - best.hops) >= (route.sequence, UInt8.max - route.hops)
+                {
+                    continue
+                }
                 if isLinked(route.nextHop) { chosen = route }
             }
             return chosen?.nextHop
@@ -242,7 +294,10 @@ package final class RouteTable: Sendable {
     /// origin's highest sequence held and within the feasibility distance.)
     /// - Returns: the destinations whose route in use went through it, and of those
     ///   the ones that still have a route (an alternate through another neighbour).
-    package func neighbourLost(_ neighbour: PeerID, now: ContinuousClock.Instant) -> (lost: [PeerID], rerouted: [PeerID]) {
+    package func neighbourLost(
+        _ neighbour: PeerID,
+        now: ContinuousClock.Instant
+    ) -> (lost: [PeerID], rerouted: [PeerID]) {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             var lost: [PeerID] = []
@@ -264,7 +319,8 @@ package final class RouteTable: Sendable {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             return entries.compactMap { origin, entry in
-                entry.routes[neighbour] != nil && best(entry, now: now, maxAge: maxAge)?.nextHop == neighbour ? origin : nil
+                entry.routes[neighbour] != nil && best(entry, now: now, maxAge: maxAge)?.nextHop == neighbour
+                    ? origin : nil
             }
         }
     }
@@ -304,16 +360,28 @@ package final class RouteTable: Sendable {
     /// `entry` as kept or shown, with the advertisements `include` lets through; ages
     /// are from `now`.
     private static func saved(
-        _ origin: PeerID, _ entry: Entry, now: ContinuousClock.Instant, include: (Route) -> Bool = { _ in true }
+        _ origin: PeerID,
+        _ entry: Entry,
+        now: ContinuousClock.Instant,
+        include: (Route) -> Bool = { _ in true }
     ) -> SavedRouteEntry {
         SavedRouteEntry(
-            origin: origin, highest: entry.highest, age: now - entry.seenAt, summarised: entry.summarised,
+            origin: origin,
+            highest: entry.highest,
+            age: now - entry.seenAt,
+            summarised: entry.summarised,
             feasibilityDistance: entry.feasible,
             advertisements: entry.routes.values.filter(include).map {
                 SavedRouteEntry.Advertisement(
-                    neighbour: $0.nextHop, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
-                    transport: $0.transport, age: now - $0.updatedAt)
-            })
+                    neighbour: $0.nextHop,
+                    hops: $0.hops,
+                    sequence: $0.sequence,
+                    signature: $0.signature,
+                    transport: $0.transport,
+                    age: now - $0.updatedAt
+                )
+            }
+        )
     }
 
     /// Takes back the entries a restarted node kept (``RouteTableStore``), before any
@@ -327,16 +395,26 @@ package final class RouteTable: Sendable {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: max(entries.count, saved.count))
             var taken = 0
-            for item in saved where item.origin != localPeerID && entries[item.origin] == nil && entries.count < maxEntries {
+            for item in saved
+            where item.origin != localPeerID && entries[item.origin] == nil && entries.count < maxEntries {
                 let routes = item.advertisements.filter { $0.neighbour != localPeerID && $0.age < maxAge }.map {
                     Route(
-                        nextHop: $0.neighbour, hops: $0.hops, sequence: $0.sequence, signature: $0.signature,
-                        updatedAt: now - $0.age, transport: $0.transport)
+                        nextHop: $0.neighbour,
+                        hops: $0.hops,
+                        sequence: $0.sequence,
+                        signature: $0.signature,
+                        updatedAt: now - $0.age,
+                        transport: $0.transport
+                    )
                 }
                 guard !routes.isEmpty, item.age < maxAge else { continue }
                 entries[item.origin] = Entry(
-                    highest: item.highest, seenAt: now - item.age, summarised: item.summarised,
-                    feasible: item.feasibilityDistance, routes: Dictionary(routes.map { ($0.nextHop, $0) }) { a, _ in a })
+                    highest: item.highest,
+                    seenAt: now - item.age,
+                    summarised: item.summarised,
+                    feasible: item.feasibilityDistance,
+                    routes: Dictionary(routes.map { ($0.nextHop, $0) }) { a, _ in a }
+                )
                 taken += 1
             }
             return taken
@@ -349,8 +427,10 @@ package final class RouteTable: Sendable {
         entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
             return entries.compactMap { origin, entry -> AnnounceFrame? in
-                guard origin != neighbour, let route = best(entry, now: now, maxAge: maxAge), route.nextHop != neighbour,
-                      route.hops < maxHops else { return nil }
+                guard origin != neighbour, let route = best(entry, now: now, maxAge: maxAge),
+                    route.nextHop != neighbour,
+                    route.hops < maxHops
+                else { return nil }
                 return Self.copy(of: route, in: entry, to: origin)
             }
         }
@@ -361,8 +441,12 @@ package final class RouteTable: Sendable {
     /// ordinary announcement (it came here as a request's answer, and goes on as one).
     private static func copy(of route: Route, in entry: Entry, to origin: PeerID) -> AnnounceFrame {
         AnnounceFrame(
-            origin: origin, sequence: route.sequence, hops: route.hops + 1, signature: route.signature,
-            solicited: route.sequence > entry.summarised ?? 0)
+            origin: origin,
+            sequence: route.sequence,
+            hops: route.hops + 1,
+            signature: route.signature,
+            solicited: route.sequence > entry.summarised ?? 0
+        )
     }
 
     /// Every route: direct links (1 hop) and usable announced routes, sorted by
@@ -371,18 +455,32 @@ package final class RouteTable: Sendable {
         var rows: [PeerID: RouteSnapshot] = [:]
         let announced = entries.withLock { entries in
             let maxAge = routing.routeMaxAge(origins: entries.count)
-            return entries.compactMap { origin, entry in best(entry, now: now, maxAge: maxAge).map { (origin, $0, entry.highest) } }
+            return entries.compactMap { origin, entry in
+                best(entry, now: now, maxAge: maxAge).map { (origin, $0, entry.highest) }
+            }
         }
         for (origin, route, _) in announced {
             let transport = links.flatMap { rank($0.sessions(to: route.nextHop)) }?.transport ?? route.transport
             rows[origin] = RouteSnapshot(
-                destination: origin, nextHop: route.nextHop, hops: Int(route.hops), sequence: route.sequence,
-                ageMilliseconds: (now - route.updatedAt).wholeMilliseconds, transport: transport)
+                destination: origin,
+                nextHop: route.nextHop,
+                hops: Int(route.hops),
+                sequence: route.sequence,
+                ageMilliseconds: (now - route.updatedAt).wholeMilliseconds,
+                transport: transport
+            )
         }
         for peer in links?.peers ?? [] {
             guard let links, let best = rank(links.sessions(to: peer)) else { continue }
             let sequence = entries.withLock { $0[peer]?.highest }
-            rows[peer] = RouteSnapshot(destination: peer, nextHop: peer, hops: 1, sequence: sequence, ageMilliseconds: 0, transport: best.transport)
+            rows[peer] = RouteSnapshot(
+                destination: peer,
+                nextHop: peer,
+                hops: 1,
+                sequence: sequence,
+                ageMilliseconds: 0,
+                transport: best.transport
+            )
         }
         return rows.values.sorted { $0.destination < $1.destination }
     }

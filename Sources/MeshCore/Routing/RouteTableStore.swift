@@ -20,7 +20,14 @@ public struct SavedRouteEntry: Sendable, Hashable {
         public var age: Duration
 
         /// Creates an advertisement.
-        public init(neighbour: PeerID, hops: UInt8, sequence: UInt64, signature: [UInt8], transport: String, age: Duration) {
+        public init(
+            neighbour: PeerID,
+            hops: UInt8,
+            sequence: UInt64,
+            signature: [UInt8],
+            transport: String,
+            age: Duration
+        ) {
             self.neighbour = neighbour
             self.hops = hops
             self.sequence = sequence
@@ -46,7 +53,11 @@ public struct SavedRouteEntry: Sendable, Hashable {
 
     /// Creates an entry.
     public init(
-        origin: PeerID, highest: UInt64, age: Duration, summarised: UInt64?, feasibilityDistance: UInt8,
+        origin: PeerID,
+        highest: UInt64,
+        age: Duration,
+        summarised: UInt64?,
+        feasibilityDistance: UInt8,
         advertisements: [Advertisement]
     ) {
         self.origin = origin

@@ -47,9 +47,15 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// requests and link-up digests repair routes between two refreshes, so the
     /// refresh can be rare.
     public init(
-        announceInterval: Duration = .seconds(3600), announceJitter: Double = 0.25, maxHops: UInt8 = 7,
-        routeMaxAge: Duration = .seconds(12_000), announcesPerSecond: Double = 10, announceBurst: Int = 32,
-        controlShare: Double = 0.02, summaryInterval: Duration = .seconds(60), hopCounts: Bool = true
+        announceInterval: Duration = .seconds(3600),
+        announceJitter: Double = 0.25,
+        maxHops: UInt8 = 7,
+        routeMaxAge: Duration = .seconds(12_000),
+        announcesPerSecond: Double = 10,
+        announceBurst: Int = 32,
+        controlShare: Double = 0.02,
+        summaryInterval: Duration = .seconds(60),
+        hopCounts: Bool = true
     ) {
         self.hopCounts = hopCounts
         self.summaryInterval = summaryInterval
@@ -88,7 +94,8 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
     /// stretch alike.
     package func refreshInterval(origins: Int) -> Duration {
         let floor = Double(origins) / (announcesPerSecond * Self.refreshShare)
-        return floor > PriorityEscalationPolicy.seconds(announceInterval) ? .milliseconds(Int64(floor * 1000)) : announceInterval
+        return floor > PriorityEscalationPolicy.seconds(announceInterval)
+            ? .milliseconds(Int64(floor * 1000)) : announceInterval
     }
 
     /// How long a route lives unrefreshed in a table of `origins` entries:
@@ -121,24 +128,52 @@ public struct RoutingConfiguration: Sendable, Hashable, Codable {
         self.init()
         let defaults = self
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let interval = try container.decode(Int.self, forKey: .announceIntervalMs, default: defaults.announceInterval.wholeMilliseconds)
+        let interval = try container.decode(
+            Int.self,
+            forKey: .announceIntervalMs,
+            default: defaults.announceInterval.wholeMilliseconds
+        )
         try container.check(interval >= 1, .announceIntervalMs, "must be at least 1, got \(interval)")
         announceInterval = .milliseconds(interval)
         announceJitter = try container.decode(Double.self, forKey: .announceJitter, default: defaults.announceJitter)
-        try container.check((0...1).contains(announceJitter), .announceJitter, "must be between 0 and 1, got \(announceJitter)")
+        try container.check(
+            (0...1).contains(announceJitter),
+            .announceJitter,
+            "must be between 0 and 1, got \(announceJitter)"
+        )
         let hops = try container.decode(Int.self, forKey: .maxHops, default: Int(defaults.maxHops))
         try container.check((1...255).contains(hops), .maxHops, "must be between 1 and 255, got \(hops)")
         maxHops = UInt8(hops)
-        let age = try container.decode(Int.self, forKey: .routeMaxAgeMs, default: defaults.routeMaxAge.wholeMilliseconds)
-        try container.check(age >= interval, .routeMaxAgeMs, "must be at least announce_interval_ms (\(interval)), got \(age)")
+        let age = try container.decode(
+            Int.self,
+            forKey: .routeMaxAgeMs,
+            default: defaults.routeMaxAge.wholeMilliseconds
+        )
+        try container.check(
+            age >= interval,
+            .routeMaxAgeMs,
+            "must be at least announce_interval_ms (\(interval)), got \(age)"
+        )
         routeMaxAge = .milliseconds(age)
-        announcesPerSecond = try container.decode(Double.self, forKey: .announcesPerSecond, default: defaults.announcesPerSecond)
+        announcesPerSecond = try container.decode(
+            Double.self,
+            forKey: .announcesPerSecond,
+            default: defaults.announcesPerSecond
+        )
         try container.check(announcesPerSecond > 0, .announcesPerSecond, "must be above 0, got \(announcesPerSecond)")
         announceBurst = try container.decode(Int.self, forKey: .announceBurst, default: defaults.announceBurst)
         try container.check(announceBurst >= 1, .announceBurst, "must be at least 1, got \(announceBurst)")
         controlShare = try container.decode(Double.self, forKey: .controlShare, default: defaults.controlShare)
-        try container.check(controlShare > 0 && controlShare <= 1, .controlShare, "must be above 0 and at most 1, got \(controlShare)")
-        let summary = try container.decode(Int.self, forKey: .summaryIntervalMs, default: defaults.summaryInterval.wholeMilliseconds)
+        try container.check(
+            controlShare > 0 && controlShare <= 1,
+            .controlShare,
+            "must be above 0 and at most 1, got \(controlShare)"
+        )
+        let summary = try container.decode(
+            Int.self,
+            forKey: .summaryIntervalMs,
+            default: defaults.summaryInterval.wholeMilliseconds
+        )
         try container.check(summary >= 0, .summaryIntervalMs, "must be 0 (no summaries) or more, got \(summary)")
         summaryInterval = .milliseconds(summary)
         hopCounts = try container.decode(Bool.self, forKey: .hopCounts, default: defaults.hopCounts)

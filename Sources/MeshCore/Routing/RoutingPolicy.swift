@@ -15,8 +15,12 @@ public struct LinkCandidate: Sendable, Hashable {
 
     /// Creates a candidate.
     public init(
-        linkID: LinkID, transport: String, priority: Int, capabilities: TransportCapabilities,
-        smoothedRTT: Duration?, consecutiveFailures: Int
+        linkID: LinkID,
+        transport: String,
+        priority: Int,
+        capabilities: TransportCapabilities,
+        smoothedRTT: Duration?,
+        consecutiveFailures: Int
     ) {
         self.linkID = linkID
         self.transport = transport
@@ -81,7 +85,10 @@ public struct PriorityEscalationPolicy: RoutingPolicy {
         let rtt = candidate.smoothedRTT.map(Self.seconds) ?? 1.0
         let transfer = candidate.capabilities.transferTime(bytes: bytes)
         let raw = configuration.rttMultiplier * rtt + 2 * (transfer.isFinite ? transfer : 0)
-        let clamped = min(max(raw, Self.seconds(configuration.ackTimeoutMin)), Self.seconds(configuration.ackTimeoutMax))
+        let clamped = min(
+            max(raw, Self.seconds(configuration.ackTimeoutMin)),
+            Self.seconds(configuration.ackTimeoutMax)
+        )
         return .milliseconds(Int64((clamped * 1000).rounded(.up)))
     }
 

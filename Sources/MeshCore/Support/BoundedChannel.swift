@@ -58,7 +58,8 @@ public final class BoundedChannel<Element: Sendable>: Sendable {
                 await withCheckedContinuation { continuation in
                     // State may have changed since the first look: a receiver may be
                     // waiting now (the buffer is then empty), so hand off to it first.
-                    let (receiver, immediate): (CheckedContinuation<Element?, Never>?, Bool?) = state.withLock { state in
+                    let (receiver, immediate): (CheckedContinuation<Element?, Never>?, Bool?) = state.withLock {
+                        state in
                         if state.finished || Task.isCancelled { return (nil, false) }
                         if let receiver = state.receiver {
                             state.receiver = nil

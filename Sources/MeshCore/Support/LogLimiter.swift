@@ -52,7 +52,12 @@ public final class LogLimiter: Sendable {
     ///   - interval: One line (plus one summary) per kind per interval.
     ///   - maximumKinds: Kinds tracked apart (at least 1).
     ///   - clock: The time source (a test clock in tests).
-    public init(logger: Logger, interval: Duration = .seconds(10), maximumKinds: Int = 64, clock: any MeshClock = SystemClock()) {
+    public init(
+        logger: Logger,
+        interval: Duration = .seconds(10),
+        maximumKinds: Int = 64,
+        clock: any MeshClock = SystemClock()
+    ) {
         self.logger = logger
         self.interval = interval
         self.maximumKinds = max(1, maximumKinds)
@@ -66,7 +71,9 @@ public final class LogLimiter: Sendable {
     ///   - message: The line, logged when this is the first occurrence in an interval.
     ///   - summary: The summary line for `count` further occurrences over `elapsed`.
     public func note(
-        _ kind: String, level: Logger.Level = .warning, _ message: @autoclosure () -> String,
+        _ kind: String,
+        level: Logger.Level = .warning,
+        _ message: @autoclosure () -> String,
         summary: @escaping @Sendable (_ count: Int, _ elapsed: Duration) -> String
     ) {
         let now = clock.now

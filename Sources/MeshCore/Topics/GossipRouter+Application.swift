@@ -32,18 +32,31 @@ extension GossipRouter {
     func publish(_ payload: [UInt8], to topic: String) async throws -> MessageID {
         try TopicName.validate(topic)
         guard relay.isEnabled else {
-            throw MeshError(.relayDisabled, "relaying is off (relay.enabled), so this node neither sends nor receives; switch it on to publish")
+            throw MeshError(
+                .relayDisabled,
+                "relaying is off (relay.enabled), so this node neither sends nor receives; switch it on to publish"
+            )
         }
         guard let signer else {
             throw MeshError(.notRunning, "this router has no identity signer, so it cannot sign topic messages")
         }
         guard payload.count <= TopicMessageFrame.maxPayload else {
             throw MeshError(
-                .messageTooLarge, "a topic message carries at most \(TopicMessageFrame.maxPayload) bytes; this one has \(payload.count)")
+                .messageTooLarge,
+                "a topic message carries at most \(TopicMessageFrame.maxPayload) bytes; this one has \(payload.count)"
+            )
         }
         var frame = TopicMessageFrame(
-            id: .random(), origin: localPeerID, ttl: configuration.ttl, ageMillis: 0, lifetimeSeconds: configuration.lifetimeSeconds,
-            topic: topic, payload: payload, signature: [], publishedMillis: clock.wallClockMillis)
+            id: .random(),
+            origin: localPeerID,
+            ttl: configuration.ttl,
+            ageMillis: 0,
+            lifetimeSeconds: configuration.lifetimeSeconds,
+            topic: topic,
+            payload: payload,
+            signature: [],
+            publishedMillis: clock.wallClockMillis
+        )
         frame.signature = signer.sign(frame.signedBytes)
         let lifetime = Duration.seconds(Int64(frame.lifetimeSeconds))
         try await store.rememberTopicMessage(frame.id, for: lifetime)
@@ -72,10 +85,14 @@ extension GossipRouter {
             knownTopics(state).sorted().map { topic in
                 let distance = self.distance(topic, state)
                 return TopicSnapshot(
-                    topic: topic, subscribed: state.subscribed.contains(topic), relaying: distance != nil,
-                    distance: distance.map(Int.init), mesh: (state.mesh[topic] ?? []).sorted(),
+                    topic: topic,
+                    subscribed: state.subscribed.contains(topic),
+                    relaying: distance != nil,
+                    distance: distance.map(Int.init),
+                    mesh: (state.mesh[topic] ?? []).sorted(),
                     peers: candidates(topic, state, now: now).sorted(),
-                    cached: state.cache.values.count { $0.frame.topic == topic })
+                    cached: state.cache.values.count { $0.frame.topic == topic }
+                )
             }
         }
     }

@@ -1,5 +1,6 @@
 import DequeModule
 import Synchronization
+
 extension GossipRouter {
     /// One heartbeat: expire old state, repeat recent announcements, keep each mesh
     /// between D_low and D_high, and send IHAVE with the recent message IDs to every
@@ -26,7 +27,12 @@ extension GossipRouter {
                 for peer in excess {
                     state.mesh[topic]?.remove(peer)
                     state.backoff[topic, default: [:]][peer] = now + configuration.pruneBackoff
-                    outbox.append((peer, .topicControl(TopicControlFrame(topic: topic, body: .prune(backoffSeconds: backoffSeconds)))))
+                    outbox.append(
+                        (
+                            peer,
+                            .topicControl(TopicControlFrame(topic: topic, body: .prune(backoffSeconds: backoffSeconds)))
+                        )
+                    )
                 }
             }
             let since = state.heartbeats - configuration.gossipWindow

@@ -1,6 +1,6 @@
 import DequeModule
-import Synchronization
 import Logging
+import Synchronization
 
 extension GossipRouter {
     /// IWANT answers per message and neighbour (gossipsub's retransmission limit).
@@ -43,7 +43,11 @@ extension GossipRouter {
         guard let signer else { return reject("noVerifier", frame, peer) }
         guard frame.verify(with: signer) else {
             reject("badSignature", frame, peer)
-            return penalise(peer, reason: "badSignature", detail: "message \(frame.id) on \(frame.topic) is not signed by its origin \(frame.origin)")
+            return penalise(
+                peer,
+                reason: "badSignature",
+                detail: "message \(frame.id) on \(frame.topic) is not signed by its origin \(frame.origin)"
+            )
         }
         guard frame.ttl >= 1 else { return reject("ttlExhausted", frame, peer) }
         let lifetimeMillis = UInt64(frame.lifetimeSeconds) * 1000
@@ -59,7 +63,8 @@ extension GossipRouter {
             if state.originBuckets.count >= Self.maxOriginBuckets && state.originBuckets[key] == nil {
                 state.originBuckets.removeAll()
             }
-            var bucket = state.originBuckets[key]
+            var bucket =
+                state.originBuckets[key]
                 ?? AnnounceBudget(rate: configuration.peerRate, burst: configuration.peerBurst, now: now)
             let allowed = bucket.take(now: now)
             state.originBuckets[key] = bucket
@@ -70,7 +75,11 @@ extension GossipRouter {
         case .overRate: return reject("originOverRate", frame, peer)
         case .flooding:
             reject("flooding", frame, peer)
-            return penalise(peer, reason: "flooding", detail: "published more than \(configuration.peerBurst) messages on \(frame.topic) at once")
+            return penalise(
+                peer,
+                reason: "flooding",
+                detail: "published more than \(configuration.peerBurst) messages on \(frame.topic) at once"
+            )
         case .allowed: break
         }
         guard frame.origin != localPeerID else {
@@ -96,7 +105,8 @@ extension GossipRouter {
             state.requested[frame.id] = nil
             let participating = distance(frame.topic, state) != nil
             if participating { cacheMessage(frame, now: now, &state) }
-            let targets = participating && frame.ttl > 1
+            let targets =
+                participating && frame.ttl > 1
                 ? (state.mesh[frame.topic] ?? []).filter { $0 != peer && $0 != frame.origin } : []
             return (true, state.subscribed.contains(frame.topic), Array(targets))
         }
@@ -112,7 +122,14 @@ extension GossipRouter {
         }
         if subscribed { await deliver(frame, transport: session.transport) }
         guard !targets.isEmpty else { return }
-        guard admission.admitTopicRelay(topic: frame.topic, origin: frame.origin, from: peer, bytes: frame.payload.count, recipients: targets.count)
+        guard
+            admission.admitTopicRelay(
+                topic: frame.topic,
+                origin: frame.origin,
+                from: peer,
+                bytes: frame.payload.count,
+                recipients: targets.count
+            )
         else {
             stats.update { $0.topics.relayRefused += 1 }
             return
@@ -124,7 +141,13 @@ extension GossipRouter {
 
     /// Hands a new message on a subscribed topic to the sink (the inbox).
     private func deliver(_ frame: TopicMessageFrame, transport: String) async {
-        let message = InboundMessage(id: frame.id, from: frame.origin, payload: frame.payload, transport: transport, topic: frame.topic)
+        let message = InboundMessage(
+            id: frame.id,
+            from: frame.origin,
+            payload: frame.payload,
+            transport: transport,
+            topic: frame.topic
+        )
         do {
             try await sink.accept(message)
         } catch let error as MeshError where error.code == .discarded {
@@ -141,12 +164,23 @@ extension GossipRouter {
             return
         }
         stats.update { $0.topics.delivered += 1 }
-        bus.emit(RouterEvent(.topicMessageReceived, transport: transport, peer: frame.origin, reason: frame.topic, messageID: frame.id))
+        bus.emit(
+            RouterEvent(
+                .topicMessageReceived,
+                transport: transport,
+                peer: frame.origin,
+                reason: frame.topic,
+                messageID: frame.id
+            )
+        )
     }
 
     private func reject(_ reason: String, _ frame: TopicMessageFrame, _ peer: PeerID) {
         stats.update { $0.topics.rejected[reason, default: 0] += 1 }
-        remoteLog.note("topic_rejected.\(reason)", "dropping topic message \(frame.id) on \(frame.topic) from \(peer): \(reason)") {
+        remoteLog.note(
+            "topic_rejected.\(reason)",
+            "dropping topic message \(frame.id) on \(frame.topic) from \(peer): \(reason)"
+        ) {
             "dropped \(LogLimiter.formatted($0)) more topic messages in the last \(LogLimiter.formatted($1)): \(reason)"
         }
     }
@@ -164,12 +198,18 @@ extension GossipRouter {
                 state.backoff[topic, default: [:]][peer] = until
                 guard mesh.contains(peer) else { continue }
                 state.mesh[topic]?.remove(peer)
-                outbox.append((peer, .topicControl(TopicControlFrame(topic: topic, body: .prune(backoffSeconds: backoffSeconds)))))
+                outbox.append(
+                    (peer, .topicControl(TopicControlFrame(topic: topic, body: .prune(backoffSeconds: backoffSeconds))))
+                )
             }
             return outbox + reconcile(&state, now: now)
         }
         stats.update { $0.topics.peersPenalised[reason, default: 0] += 1 }
-        remoteLog.note("topic_penalised.\(reason)", level: .info, "pruning \(peer) from the topic meshes for \(configuration.pruneBackoff): \(detail)") {
+        remoteLog.note(
+            "topic_penalised.\(reason)",
+            level: .info,
+            "pruning \(peer) from the topic meshes for \(configuration.pruneBackoff): \(detail)"
+        ) {
             "pruned \(LogLimiter.formatted($0)) more neighbours from topic meshes in the last \(LogLimiter.formatted($1)): \(reason)"
         }
         bus.emit(RouterEvent(.topicPeerPruned, peer: peer, reason: "\(reason): \(detail)"))
@@ -186,7 +226,8 @@ extension GossipRouter {
         var penalty: String?
         state.withLock { state in
             guard !isIgnored(peer, state, now: now) else { return }
-            var budget = state.peers[peer]?.control
+            var budget =
+                state.peers[peer]?.control
                 ?? AnnounceBudget(rate: configuration.controlRate, burst: configuration.controlBurst, now: now)
             let allowed = budget.take(now: now)
             state.peers[peer, default: PeerState()].control = budget
@@ -199,7 +240,8 @@ extension GossipRouter {
             switch control.body {
             case .subscribe(let distance):
                 let known = state.peers[peer]?.topics[topic] != nil
-                if !known && !knownTopics(state).contains(topic) && knownTopics(state).count >= configuration.maxTopics {
+                if !known && !knownTopics(state).contains(topic) && knownTopics(state).count >= configuration.maxTopics
+                {
                     stats.update { $0.topics.rejected["tooManyTopics", default: 0] += 1 }
                     return
                 }
@@ -227,7 +269,14 @@ extension GossipRouter {
                 if backedOff { penalty = "graftInBackoff" }
                 let backoff = configuration.pruneBackoff
                 state.backoff[topic, default: [:]][peer] = now + backoff
-                outbox.append((peer, .topicControl(TopicControlFrame(topic: topic, body: .prune(backoffSeconds: pruneBackoffSeconds)))))
+                outbox.append(
+                    (
+                        peer,
+                        .topicControl(
+                            TopicControlFrame(topic: topic, body: .prune(backoffSeconds: pruneBackoffSeconds))
+                        )
+                    )
+                )
             case .prune(let seconds):
                 stats.update { $0.topics.prunesReceived += 1 }
                 state.mesh[topic]?.remove(peer)
@@ -243,7 +292,9 @@ extension GossipRouter {
                     state.requested[id] = now + configuration.iwantTimeout
                     want.append(id)
                 }
-                if !want.isEmpty { outbox.append((peer, .topicControl(TopicControlFrame(topic: "", body: .iwant(want))))) }
+                if !want.isEmpty {
+                    outbox.append((peer, .topicControl(TopicControlFrame(topic: "", body: .iwant(want)))))
+                }
             case .iwant(let ids):
                 var served = 0
                 for id in ids.prefix(256) {
@@ -260,8 +311,11 @@ extension GossipRouter {
         if penalty == "controlFlood" {
             send(outbox)
             return penalise(
-                peer, reason: "controlFlood",
-                detail: "sent more than \(configuration.controlBurst) topic control frames at once (\(configuration.controlRate) a second allowed)")
+                peer,
+                reason: "controlFlood",
+                detail:
+                    "sent more than \(configuration.controlBurst) topic control frames at once (\(configuration.controlRate) a second allowed)"
+            )
         }
         if let penalty {
             stats.update { $0.topics.peersPenalised[penalty, default: 0] += 1 }
@@ -276,7 +330,9 @@ extension GossipRouter {
         var ids: [MessageID] = []
         let holds = state.peers[peer]?.holds ?? []
         for id in state.cacheOrder {
-            guard let cached = state.cache[id], cached.frame.topic == topic, cached.frame.origin != peer, !holds.contains(id) else { continue }
+            guard let cached = state.cache[id], cached.frame.topic == topic, cached.frame.origin != peer,
+                !holds.contains(id)
+            else { continue }
             if let since, cached.heartbeat < since { continue }
             ids.append(id)
         }

@@ -87,9 +87,19 @@ final class GossipRouter: Sendable {
     let state = Mutex(State())
 
     init(
-        localPeerID: PeerID, configuration: TopicConfiguration, signer: (any ReceiptSigner)?, store: any TopicStore,
-        admission: any TopicRelayAdmission, sink: any MessageSink, links: LinkTable, relay: RelaySwitch, clock: any MeshClock,
-        stats: StatsRecorder, bus: EventBus, logger: Logger, remoteLog: LogLimiter
+        localPeerID: PeerID,
+        configuration: TopicConfiguration,
+        signer: (any ReceiptSigner)?,
+        store: any TopicStore,
+        admission: any TopicRelayAdmission,
+        sink: any MessageSink,
+        links: LinkTable,
+        relay: RelaySwitch,
+        clock: any MeshClock,
+        stats: StatsRecorder,
+        bus: EventBus,
+        logger: Logger,
+        remoteLog: LogLimiter
     ) {
         self.localPeerID = localPeerID
         self.configuration = configuration
@@ -203,7 +213,8 @@ final class GossipRouter: Sendable {
     func distance(_ topic: String, _ state: State) -> UInt8? {
         guard isActive, relay.isEnabled else { return nil }
         if state.subscribed.contains(topic) { return 0 }
-        guard let best = state.peers.values.compactMap({ $0.topics[topic] }).min(), best < configuration.maxDistance else { return nil }
+        guard let best = state.peers.values.compactMap({ $0.topics[topic] }).min(), best < configuration.maxDistance
+        else { return nil }
         return best + 1
     }
 
@@ -240,12 +251,16 @@ final class GossipRouter: Sendable {
             for (topic, value) in after where before[topic] != value {
                 let frame = Frame.topicControl(TopicControlFrame(topic: topic, body: .subscribe(distance: value)))
                 announcements.append((peer, frame))
-                if configuration.announceRepeats > 0 { state.repeats[peer, default: [:]][topic] = (frame, configuration.announceRepeats) }
+                if configuration.announceRepeats > 0 {
+                    state.repeats[peer, default: [:]][topic] = (frame, configuration.announceRepeats)
+                }
             }
             for topic in before.keys where after[topic] == nil {
                 let frame = Frame.topicControl(TopicControlFrame(topic: topic, body: .unsubscribe))
                 announcements.append((peer, frame))
-                if configuration.announceRepeats > 0 { state.repeats[peer, default: [:]][topic] = (frame, configuration.announceRepeats) }
+                if configuration.announceRepeats > 0 {
+                    state.repeats[peer, default: [:]][topic] = (frame, configuration.announceRepeats)
+                }
             }
             state.advertised[peer] = after
         }

@@ -73,12 +73,29 @@ public struct TopicConfiguration: Sendable, Hashable {
 
     /// Creates a configuration; every parameter has the gossipsub-like default.
     public init(
-        defaultTopics: [String] = TopicConfiguration.seedTopics, meshDegree: Int = 6, meshDegreeLow: Int = 4,
-        meshDegreeHigh: Int = 12, gossipDegree: Int = 6, heartbeatInterval: Duration = .seconds(1), gossipWindow: Int = 3,
-        gossipToMesh: Bool = true, iwantTimeout: Duration = .seconds(1), announceRepeats: Int = 2,
-        cacheDuration: Duration = .seconds(120), cacheCapacity: Int = 4096, ttl: UInt8 = 64, lifetimeSeconds: UInt32 = 3600,
-        seenCapacity: Int = 65_536, maxDistance: UInt8 = 8, maxTopics: Int = 64, peerRate: Double = 50, peerBurst: Int = 200,
-        pruneBackoff: Duration = .seconds(60), outboxCapacity: Int = 1024, controlRate: Double = 100, controlBurst: Int = 1000
+        defaultTopics: [String] = TopicConfiguration.seedTopics,
+        meshDegree: Int = 6,
+        meshDegreeLow: Int = 4,
+        meshDegreeHigh: Int = 12,
+        gossipDegree: Int = 6,
+        heartbeatInterval: Duration = .seconds(1),
+        gossipWindow: Int = 3,
+        gossipToMesh: Bool = true,
+        iwantTimeout: Duration = .seconds(1),
+        announceRepeats: Int = 2,
+        cacheDuration: Duration = .seconds(120),
+        cacheCapacity: Int = 4096,
+        ttl: UInt8 = 64,
+        lifetimeSeconds: UInt32 = 3600,
+        seenCapacity: Int = 65_536,
+        maxDistance: UInt8 = 8,
+        maxTopics: Int = 64,
+        peerRate: Double = 50,
+        peerBurst: Int = 200,
+        pruneBackoff: Duration = .seconds(60),
+        outboxCapacity: Int = 1024,
+        controlRate: Double = 100,
+        controlBurst: Int = 1000
     ) {
         self.defaultTopics = defaultTopics
         self.meshDegree = meshDegree
@@ -116,23 +133,29 @@ public struct TopicConfiguration: Sendable, Hashable {
         guard meshDegreeLow >= 1, meshDegreeLow <= meshDegree, meshDegree <= meshDegreeHigh else {
             throw MeshError(
                 .invalidConfiguration,
-                "topics: mesh degrees must satisfy 1 <= low (\(meshDegreeLow)) <= degree (\(meshDegree)) <= high (\(meshDegreeHigh))")
+                "topics: mesh degrees must satisfy 1 <= low (\(meshDegreeLow)) <= degree (\(meshDegree)) <= high (\(meshDegreeHigh))"
+            )
         }
         guard ttl >= 1 else { throw MeshError(.invalidConfiguration, "topics.ttl must be at least 1 hop") }
         guard lifetimeSeconds >= 1 else {
             throw MeshError(.invalidConfiguration, "topics.lifetime_seconds must be at least 1")
         }
         guard peerRate > 0, peerBurst >= 1 else {
-            throw MeshError(.invalidConfiguration, "topics.peer_rate must be above 0 (messages a second per neighbour and topic)")
+            throw MeshError(
+                .invalidConfiguration,
+                "topics.peer_rate must be above 0 (messages a second per neighbour and topic)"
+            )
         }
         guard controlRate > 0, controlBurst >= 1 else {
             throw MeshError(.invalidConfiguration, "topics: the control frame rate and burst must be positive")
         }
         guard heartbeatInterval > .zero, gossipWindow >= 1, cacheCapacity >= 1, seenCapacity >= 1, maxTopics >= 1,
-              outboxCapacity >= 1, maxDistance >= 1, iwantTimeout > .zero, announceRepeats >= 0
+            outboxCapacity >= 1, maxDistance >= 1, iwantTimeout > .zero, announceRepeats >= 0
         else {
             throw MeshError(
-                .invalidConfiguration, "topics: heartbeat, window, capacities, distance and IWANT timeout must be positive, announcement repeats ≥ 0")
+                .invalidConfiguration,
+                "topics: heartbeat, window, capacities, distance and IWANT timeout must be positive, announcement repeats ≥ 0"
+            )
         }
     }
 }

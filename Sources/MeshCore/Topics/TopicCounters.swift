@@ -61,7 +61,15 @@ public struct TopicSnapshot: Sendable, Hashable, Codable {
     public var cached: Int
 
     /// Creates a snapshot.
-    public init(topic: String, subscribed: Bool, relaying: Bool, distance: Int?, mesh: [PeerID], peers: [PeerID], cached: Int) {
+    public init(
+        topic: String,
+        subscribed: Bool,
+        relaying: Bool,
+        distance: Int?,
+        mesh: [PeerID],
+        peers: [PeerID],
+        cached: Int
+    ) {
         self.topic = topic
         self.subscribed = subscribed
         self.relaying = relaying

@@ -37,8 +37,15 @@ package struct TopicMessageFrame: Sendable, Hashable {
 
     /// Creates a topic message frame.
     package init(
-        id: MessageID, origin: PeerID, ttl: UInt8, ageMillis: UInt32, lifetimeSeconds: UInt32, topic: String, payload: [UInt8],
-        signature: [UInt8], publishedMillis: UInt64? = nil
+        id: MessageID,
+        origin: PeerID,
+        ttl: UInt8,
+        ageMillis: UInt32,
+        lifetimeSeconds: UInt32,
+        topic: String,
+        payload: [UInt8],
+        signature: [UInt8],
+        publishedMillis: UInt64? = nil
     ) {
         self.id = id
         self.origin = origin
@@ -107,7 +114,10 @@ package struct TopicMessageFrame: Sendable, Hashable {
         let topic = try readTopic(from: &reader, context: "topic message", allowEmpty: false)
         let length = try reader.readInteger(UInt32.self, field: "payload length")
         guard Int(length) <= maxPayload else {
-            throw MeshError(.frameTooLarge, "topic message: payload of \(length) bytes exceeds the \(maxPayload)-byte limit")
+            throw MeshError(
+                .frameTooLarge,
+                "topic message: payload of \(length) bytes exceeds the \(maxPayload)-byte limit"
+            )
         }
         let payload = Array(try reader.readBytes(Int(length), field: "payload"))
         let signature = Array(try reader.readBytes(64, field: "signature"))
@@ -115,8 +125,16 @@ package struct TopicMessageFrame: Sendable, Hashable {
             throw MeshError(.malformedFrame, "topic message: \(reader.remaining) trailing bytes")
         }
         return TopicMessageFrame(
-            id: MessageID(high: high, low: low), origin: origin, ttl: ttl, ageMillis: age, lifetimeSeconds: lifetime, topic: topic,
-            payload: payload, signature: signature, publishedMillis: published)
+            id: MessageID(high: high, low: low),
+            origin: origin,
+            ttl: ttl,
+            ageMillis: age,
+            lifetimeSeconds: lifetime,
+            topic: topic,
+            payload: payload,
+            signature: signature,
+            publishedMillis: published
+        )
     }
 }
 
@@ -157,7 +175,8 @@ package struct TopicControlFrame: Sendable, Hashable {
     }
 
     enum Code: UInt8 {
-        case subscribe = 1, unsubscribe, graft, prune, ihave, iwant
+        case subscribe = 1
+        case unsubscribe, graft, prune, ihave, iwant
     }
 
     func write(to writer: inout ByteWriter) {
@@ -215,7 +234,10 @@ package struct TopicControlFrame: Sendable, Hashable {
                 throw MeshError(.malformedFrame, "topic control: \(count) message IDs exceed the limit of \(maxIDs)")
             }
             guard reader.remaining == Int(count) * 16 else {
-                throw MeshError(.malformedFrame, "topic control: declares \(count) IDs but \(reader.remaining) bytes follow")
+                throw MeshError(
+                    .malformedFrame,
+                    "topic control: declares \(count) IDs but \(reader.remaining) bytes follow"
+                )
             }
             var ids: [MessageID] = []
             ids.reserveCapacity(Int(count))

@@ -12,10 +12,15 @@ public enum TopicName {
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "a topic name is empty; write it like /scmesh/global/v1" }
         // The name may come from a peer and end up in a log line: quoted escaped.
-        if bytes.count > maxLength { return "topic \(TerminalText.escaped(name.prefix(40)))… is \(bytes.count) bytes long (at most \(maxLength))" }
-        if bytes.first != UInt8(ascii: "/") { return "topic \"\(TerminalText.escaped(name))\" must start with / (like /scmesh/global/v1)" }
+        if bytes.count > maxLength {
+            return "topic \(TerminalText.escaped(name.prefix(40)))… is \(bytes.count) bytes long (at most \(maxLength))"
+        }
+        if bytes.first != UInt8(ascii: "/") {
+            return "topic \"\(TerminalText.escaped(name))\" must start with / (like /scmesh/global/v1)"
+        }
         if let bad = bytes.first(where: { $0 < 0x21 || $0 > 0x7E }) {
-            return "topic \"\(TerminalText.escaped(name))\" contains byte 0x\(String(bad, radix: 16)): only printable ASCII without spaces is allowed"
+            return
+                "topic \"\(TerminalText.escaped(name))\" contains byte 0x\(String(bad, radix: 16)): only printable ASCII without spaces is allowed"
         }
         return nil
     }

@@ -14,7 +14,13 @@ public struct AdmitEveryTopicRelay: TopicRelayAdmission {
     /// Creates the admission.
     public init() {}
 
-    public func admitTopicRelay(topic: String, origin: PeerID, from neighbour: PeerID, bytes: Int, recipients: Int) -> Bool {
+    public func admitTopicRelay(
+        topic: String,
+        origin: PeerID,
+        from neighbour: PeerID,
+        bytes: Int,
+        recipients: Int
+    ) -> Bool {
         true
     }
 }

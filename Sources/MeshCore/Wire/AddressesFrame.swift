@@ -44,8 +44,10 @@ package struct AddressesFrame: Sendable, Hashable {
     /// The entries a record can carry: the first ``maxEntries`` whose transport and
     /// address fit their length limits.
     package static func fitting(_ entries: [Entry]) -> [Entry] {
-        Array(entries.filter { (1...32).contains($0.transport.utf8.count) && (1...255).contains($0.address.utf8.count) }
-            .prefix(maxEntries))
+        Array(
+            entries.filter { (1...32).contains($0.transport.utf8.count) && (1...255).contains($0.address.utf8.count) }
+                .prefix(maxEntries)
+        )
     }
 
     /// The bytes the peer signs: the domain, then the body up to the signature.
@@ -57,17 +59,29 @@ package struct AddressesFrame: Sendable, Hashable {
     }
 
     /// Makes and signs this node's own record (entries beyond the limits are left out).
-    package static func originate(peer: PeerID, sequence: UInt64, entries: [Entry], signer: any ReceiptSigner) -> AddressesFrame {
+    package static func originate(
+        peer: PeerID,
+        sequence: UInt64,
+        entries: [Entry],
+        signer: any ReceiptSigner
+    ) -> AddressesFrame {
         let entries = fitting(entries)
         return AddressesFrame(
-            peer: peer, sequence: sequence, entries: entries,
-            signature: signer.sign(signedBytes(peer: peer, sequence: sequence, entries: entries)))
+            peer: peer,
+            sequence: sequence,
+            entries: entries,
+            signature: signer.sign(signedBytes(peer: peer, sequence: sequence, entries: entries))
+        )
     }
 
     /// Whether the peer's signature verifies.
     package func verify(with signer: any ReceiptSigner) -> Bool {
         signature.count == 64
-            && signer.verify(signature, of: Self.signedBytes(peer: peer, sequence: sequence, entries: entries), by: peer)
+            && signer.verify(
+                signature,
+                of: Self.signedBytes(peer: peer, sequence: sequence, entries: entries),
+                by: peer
+            )
     }
 
     private static func writeUnsigned(peer: PeerID, sequence: UInt64, entries: [Entry], to writer: inout ByteWriter) {

@@ -51,12 +51,18 @@ package struct AnnounceFrame: Sendable, Hashable {
 
     /// Makes and signs this node's own announcement.
     package static func originate(sequence: UInt64, signer: any ReceiptSigner, origin: PeerID) -> AnnounceFrame {
-        AnnounceFrame(origin: origin, sequence: sequence, hops: 1, signature: signer.sign(signedBytes(origin: origin, sequence: sequence)))
+        AnnounceFrame(
+            origin: origin,
+            sequence: sequence,
+            hops: 1,
+            signature: signer.sign(signedBytes(origin: origin, sequence: sequence))
+        )
     }
 
     /// Whether the origin's signature verifies.
     package func verify(with signer: any ReceiptSigner) -> Bool {
-        signature.count == 64 && signer.verify(signature, of: Self.signedBytes(origin: origin, sequence: sequence), by: origin)
+        signature.count == 64
+            && signer.verify(signature, of: Self.signedBytes(origin: origin, sequence: sequence), by: origin)
     }
 
     /// The same announcement one hop further away (the solicited flag kept).
@@ -82,6 +88,11 @@ package struct AnnounceFrame: Sendable, Hashable {
             throw MeshError(.malformedFrame, "announce frame: \(reader.remaining) trailing bytes")
         }
         return AnnounceFrame(
-            origin: origin, sequence: sequence, hops: hops, signature: signature, solicited: flags & solicitedFlag != 0)
+            origin: origin,
+            sequence: sequence,
+            hops: hops,
+            signature: signature,
+            solicited: flags & solicitedFlag != 0
+        )
     }
 }

@@ -32,10 +32,16 @@ package struct ByteReader {
 
     package var remaining: Int { bytes.count - offset }
 
-    package mutating func readInteger<T: FixedWidthInteger & UnsignedInteger>(_: T.Type = T.self, field: String) throws(MeshError) -> T {
+    package mutating func readInteger<T: FixedWidthInteger & UnsignedInteger>(
+        _: T.Type = T.self,
+        field: String
+    ) throws(MeshError) -> T {
         let size = MemoryLayout<T>.size
         guard remaining >= size else {
-            throw MeshError(.malformedFrame, "\(context): truncated at \(field) (needs \(size) bytes, \(remaining) left)")
+            throw MeshError(
+                .malformedFrame,
+                "\(context): truncated at \(field) (needs \(size) bytes, \(remaining) left)"
+            )
         }
         var value: T = 0
         for index in offset..<(offset + size) {
@@ -47,7 +53,10 @@ package struct ByteReader {
 
     package mutating func readBytes(_ count: Int, field: String) throws(MeshError) -> ArraySlice<UInt8> {
         guard count >= 0, remaining >= count else {
-            throw MeshError(.malformedFrame, "\(context): truncated at \(field) (needs \(count) bytes, \(remaining) left)")
+            throw MeshError(
+                .malformedFrame,
+                "\(context): truncated at \(field) (needs \(count) bytes, \(remaining) left)"
+            )
         }
         defer { offset += count }
         return bytes[offset..<(offset + count)]

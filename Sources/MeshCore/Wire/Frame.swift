@@ -134,8 +134,13 @@ package enum Frame: Sendable, Hashable {
     /// frame of a type this release does not know, with a complete header of this
     /// version, is nil: a receiver ignores it and counts it (docs/PROTOCOL.md §A.11).
     /// Frames of the known types are decoded as strictly as ever.
-    package static func decodeInbound(_ bytes: [UInt8], maxMessageLength: Int = defaultMaxMessageLength) throws(MeshError) -> Frame? {
-        if bytes.count >= headerSize, bytes.count <= maxEncodedSize, bytes[0] == version, Kind(rawValue: bytes[1]) == nil {
+    package static func decodeInbound(
+        _ bytes: [UInt8],
+        maxMessageLength: Int = defaultMaxMessageLength
+    ) throws(MeshError) -> Frame? {
+        if bytes.count >= headerSize, bytes.count <= maxEncodedSize, bytes[0] == version,
+            Kind(rawValue: bytes[1]) == nil
+        {
             return nil
         }
         return try decode(bytes, maxMessageLength: maxMessageLength)
@@ -147,7 +152,10 @@ package enum Frame: Sendable, Hashable {
     /// - Parameters:
     ///   - bytes: exactly one encoded frame.
     ///   - maxMessageLength: the largest message length a data frame may declare.
-    package static func decode(_ bytes: [UInt8], maxMessageLength: Int = defaultMaxMessageLength) throws(MeshError) -> Frame {
+    package static func decode(
+        _ bytes: [UInt8],
+        maxMessageLength: Int = defaultMaxMessageLength
+    ) throws(MeshError) -> Frame {
         guard bytes.count <= maxEncodedSize else {
             throw MeshError(.frameTooLarge, "frame of \(bytes.count) bytes exceeds the \(maxEncodedSize)-byte limit")
         }
@@ -176,36 +184,65 @@ package enum Frame: Sendable, Hashable {
             let payloadLength = try reader.readInteger(UInt32.self, field: "payload length")
             guard sequence != 0 else { throw MeshError(.malformedFrame, "data frame: sequence 0 is reserved") }
             guard Int(messageLength) <= maxMessageLength else {
-                throw MeshError(.frameTooLarge, "data frame: message length \(messageLength) exceeds the \(maxMessageLength)-byte limit")
+                throw MeshError(
+                    .frameTooLarge,
+                    "data frame: message length \(messageLength) exceeds the \(maxMessageLength)-byte limit"
+                )
             }
             let expectedChunks = max(1, (Int(messageLength) + chunkSize - 1) / chunkSize)
             guard Int(chunkCount) == expectedChunks else {
-                throw MeshError(.malformedFrame, "data frame: chunk count \(chunkCount) does not match message length \(messageLength) (expected \(expectedChunks))")
+                throw MeshError(
+                    .malformedFrame,
+                    "data frame: chunk count \(chunkCount) does not match message length \(messageLength) (expected \(expectedChunks))"
+                )
             }
             guard chunkIndex < chunkCount else {
-                throw MeshError(.malformedFrame, "data frame: chunk index \(chunkIndex) is not below chunk count \(chunkCount)")
+                throw MeshError(
+                    .malformedFrame,
+                    "data frame: chunk index \(chunkIndex) is not below chunk count \(chunkCount)"
+                )
             }
             let expectedPayload = DataFrame.chunkLength(index: Int(chunkIndex), messageLength: Int(messageLength))
             guard Int(payloadLength) == expectedPayload else {
-                throw MeshError(.malformedFrame, "data frame: chunk \(chunkIndex) carries \(payloadLength) bytes, expected \(expectedPayload)")
+                throw MeshError(
+                    .malformedFrame,
+                    "data frame: chunk \(chunkIndex) carries \(payloadLength) bytes, expected \(expectedPayload)"
+                )
             }
             guard reader.remaining == Int(payloadLength) else {
-                throw MeshError(.malformedFrame, "data frame: declares \(payloadLength) payload bytes but \(reader.remaining) follow")
+                throw MeshError(
+                    .malformedFrame,
+                    "data frame: declares \(payloadLength) payload bytes but \(reader.remaining) follow"
+                )
             }
             frame = .data(
                 DataFrame(
-                    sequence: sequence, messageID: MessageID(high: high, low: low), origin: origin,
-                    destination: destination, ttl: ttl, chunkIndex: chunkIndex, chunkCount: chunkCount,
-                    messageLength: messageLength, flags: flags, payload: Array(reader.readRest())
-                ))
+                    sequence: sequence,
+                    messageID: MessageID(high: high, low: low),
+                    origin: origin,
+                    destination: destination,
+                    ttl: ttl,
+                    chunkIndex: chunkIndex,
+                    chunkCount: chunkCount,
+                    messageLength: messageLength,
+                    flags: flags,
+                    payload: Array(reader.readRest())
+                )
+            )
         case .ack:
             let cumulative = try reader.readInteger(UInt32.self, field: "cumulative")
             let count = try reader.readInteger(UInt16.self, field: "selective count")
             guard Int(count) <= maxSelectiveAcks else {
-                throw MeshError(.malformedFrame, "ack frame: \(count) selective acknowledgements exceed the limit of \(maxSelectiveAcks)")
+                throw MeshError(
+                    .malformedFrame,
+                    "ack frame: \(count) selective acknowledgements exceed the limit of \(maxSelectiveAcks)"
+                )
             }
             guard reader.remaining == Int(count) * 4 else {
-                throw MeshError(.malformedFrame, "ack frame: declares \(count) entries but \(reader.remaining) bytes follow")
+                throw MeshError(
+                    .malformedFrame,
+                    "ack frame: declares \(count) entries but \(reader.remaining) bytes follow"
+                )
             }
             var selective: [UInt32] = []
             selective.reserveCapacity(Int(count))
@@ -263,8 +300,16 @@ package struct DataFrame: Sendable, Hashable {
 
     /// Creates a data frame.
     package init(
-        sequence: UInt32, messageID: MessageID, origin: PeerID, destination: PeerID, ttl: UInt8,
-        chunkIndex: UInt16, chunkCount: UInt16, messageLength: UInt32, flags: UInt16 = 0, payload: [UInt8]
+        sequence: UInt32,
+        messageID: MessageID,
+        origin: PeerID,
+        destination: PeerID,
+        ttl: UInt8,
+        chunkIndex: UInt16,
+        chunkCount: UInt16,
+        messageLength: UInt32,
+        flags: UInt16 = 0,
+        payload: [UInt8]
     ) {
         self.sequence = sequence
         self.messageID = messageID

@@ -101,7 +101,10 @@ public struct PacketReassembler: Sendable {
             }
             let total = Int(packet[1]) << 8 | Int(packet[2])
             guard total > packet.count - 3 else {
-                throw MeshError(.malformedFrame, "packet: first fragment carries \(packet.count - 3) bytes of a \(total)-byte segment")
+                throw MeshError(
+                    .malformedFrame,
+                    "packet: first fragment carries \(packet.count - 3) bytes of a \(total)-byte segment"
+                )
             }
             buffer = []
             buffer.reserveCapacity(total)
@@ -117,7 +120,8 @@ public struct PacketReassembler: Sendable {
             }
             // Format errors before `reset`, which zeroes `expected`.
             guard buffer.count + packet.count - 1 <= expected else {
-                let message = "packet: fragments exceed the declared segment length \(expected) (\(buffer.count + packet.count - 1) bytes)"
+                let message =
+                    "packet: fragments exceed the declared segment length \(expected) (\(buffer.count + packet.count - 1) bytes)"
                 reset(discard: true)
                 throw MeshError(.malformedFrame, message)
             }

@@ -41,7 +41,10 @@ package struct RouteHopsFrame: Sendable, Hashable {
             throw MeshError(.malformedFrame, "route hops frame: \(count) pairs (at most \(maxPairs))")
         }
         guard reader.remaining == count else {
-            throw MeshError(.malformedFrame, "route hops frame: \(count) pairs need \(count) bytes, \(reader.remaining) follow")
+            throw MeshError(
+                .malformedFrame,
+                "route hops frame: \(count) pairs need \(count) bytes, \(reader.remaining) follow"
+            )
         }
         return RouteHopsFrame(digest: digest, hops: Array(try reader.readBytes(count, field: "hop counts")))
     }

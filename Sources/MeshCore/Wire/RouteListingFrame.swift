@@ -58,14 +58,20 @@ package struct RouteListingFrame: Sendable, Hashable {
     static func read(from reader: inout ByteReader) throws(MeshError) -> RouteListingFrame {
         let bits = try reader.readInteger(UInt8.self, field: "bucket bits")
         guard bits <= RouteSummaryFrame.maxBucketBits else {
-            throw MeshError(.malformedFrame, "route listing frame: \(bits) bucket bits (at most \(RouteSummaryFrame.maxBucketBits))")
+            throw MeshError(
+                .malformedFrame,
+                "route listing frame: \(bits) bucket bits (at most \(RouteSummaryFrame.maxBucketBits))"
+            )
         }
         let bitmap = Array(try reader.readBytes(bitmapBytes(bits), field: "bucket bitmap"))
         let bucketCount = 1 << Int(bits)
         var buckets: [Int] = []
         for index in 0..<(bitmap.count * 8) where bitmap[index / 8] & (0x80 >> UInt8(index % 8)) != 0 {
             guard index < bucketCount else {
-                throw MeshError(.malformedFrame, "route listing frame: bucket \(index) set, but there are \(bucketCount)")
+                throw MeshError(
+                    .malformedFrame,
+                    "route listing frame: bucket \(index) set, but there are \(bucketCount)"
+                )
             }
             buckets.append(index)
         }
@@ -74,7 +80,10 @@ package struct RouteListingFrame: Sendable, Hashable {
             throw MeshError(.malformedFrame, "route listing frame: \(count) pairs (at most \(maxPairs))")
         }
         guard reader.remaining == 40 * count else {
-            throw MeshError(.malformedFrame, "route listing frame: \(count) pairs need \(40 * count) bytes, \(reader.remaining) follow")
+            throw MeshError(
+                .malformedFrame,
+                "route listing frame: \(count) pairs need \(40 * count) bytes, \(reader.remaining) follow"
+            )
         }
         var pairs: [Pair] = []
         pairs.reserveCapacity(count)
@@ -83,7 +92,10 @@ package struct RouteListingFrame: Sendable, Hashable {
             let sequence = try reader.readInteger(UInt64.self, field: "sequence")
             let bucket = RouteSummaryFrame.bucket(of: origin, bits: bits)
             guard bitmap[bucket / 8] & (0x80 >> UInt8(bucket % 8)) != 0 else {
-                throw MeshError(.malformedFrame, "route listing frame: origin \(origin) is in a bucket the listing does not cover")
+                throw MeshError(
+                    .malformedFrame,
+                    "route listing frame: origin \(origin) is in a bucket the listing does not cover"
+                )
             }
             pairs.append(Pair(origin: origin, sequence: sequence))
         }

@@ -27,7 +27,10 @@ package struct RouteSummaryFrame: Sendable, Hashable {
     package init(bucketBits: UInt8, pairs: some Sequence<(origin: PeerID, sequence: UInt64)>) {
         var hashes = [UInt64](repeating: 0, count: 1 << Int(bucketBits))
         for pair in pairs {
-            hashes[Self.bucket(of: pair.origin, bits: bucketBits)] ^= Self.entryHash(origin: pair.origin, sequence: pair.sequence)
+            hashes[Self.bucket(of: pair.origin, bits: bucketBits)] ^= Self.entryHash(
+                origin: pair.origin,
+                sequence: pair.sequence
+            )
         }
         self.init(bucketBits: bucketBits, hashes: hashes)
     }
@@ -75,7 +78,10 @@ package struct RouteSummaryFrame: Sendable, Hashable {
         }
         let count = 1 << Int(bits)
         guard reader.remaining == 8 * count else {
-            throw MeshError(.malformedFrame, "route summary frame: \(count) buckets need \(8 * count) bytes, \(reader.remaining) follow")
+            throw MeshError(
+                .malformedFrame,
+                "route summary frame: \(count) buckets need \(8 * count) bytes, \(reader.remaining) follow"
+            )
         }
         var hashes: [UInt64] = []
         hashes.reserveCapacity(count)

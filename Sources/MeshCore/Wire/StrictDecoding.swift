@@ -24,7 +24,10 @@ extension Decoder {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: container.codingPath + [key],
-                    debugDescription: "unknown \(section) key '\(key.stringValue)'; known keys: \(known.joined(separator: ", "))"))
+                    debugDescription:
+                        "unknown \(section) key '\(key.stringValue)'; known keys: \(known.joined(separator: ", "))"
+                )
+            )
         }
     }
 }

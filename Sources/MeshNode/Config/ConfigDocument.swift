@@ -41,7 +41,11 @@ extension DecodingError {
     /// The same error with `prefix` in front of its coding path.
     func prefixed(with prefix: [any CodingKey]) -> DecodingError {
         func context(_ c: Context) -> Context {
-            Context(codingPath: prefix + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
+            Context(
+                codingPath: prefix + c.codingPath,
+                debugDescription: c.debugDescription,
+                underlyingError: c.underlyingError
+            )
         }
         switch self {
         case .typeMismatch(let type, let c): return .typeMismatch(type, context(c))

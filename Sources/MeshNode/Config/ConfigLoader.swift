@@ -122,12 +122,19 @@ struct ConfigLoader {
         do {
             document = try Yams.compose(yaml: fileText)
         } catch {
-            throw MeshError(.invalidConfiguration, "\(source): not valid YAML or JSON: \(ConfigTree.oneLine(error))", cause: error)
+            throw MeshError(
+                .invalidConfiguration,
+                "\(source): not valid YAML or JSON: \(ConfigTree.oneLine(error))",
+                cause: error
+            )
         }
         guard let document else { return }  // an empty file changes nothing
         if case .scalar(let scalar) = document, document.null != nil || scalar.string.isEmpty { return }
         guard case .mapping = document else {
-            throw MeshError(.invalidConfiguration, "\(source): the top level must be a mapping of sections (node, relay, transports, ...)")
+            throw MeshError(
+                .invalidConfiguration,
+                "\(source): the top level must be a mapping of sections (node, relay, transports, ...)"
+            )
         }
         for (path, mark) in ConfigTree.keyMarks(document) {
             origins[ConfigTree.dotted(path)] = mark.map { "\(source) line \($0.line)" } ?? source
@@ -148,12 +155,15 @@ struct ConfigLoader {
             sectionPrefixes = sections.map { ConfigTree.environmentName([ConfigTree.keyName($0.key)]) }
         }
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
-            guard name.hasPrefix("SCMESH_"), !NodeConfiguration.reservedEnvironmentVariables.contains(name) else { continue }
+            guard name.hasPrefix("SCMESH_"), !NodeConfiguration.reservedEnvironmentVariables.contains(name) else {
+                continue
+            }
             guard let path = index[name] else {
                 guard sectionPrefixes.contains(where: { name == $0 || name.hasPrefix($0 + "_") }) else { continue }
                 throw MeshError(
                     .invalidConfiguration,
-                    "environment variable \(name) names no config key (write SCMESH_ and the dotted key in upper case with _ for ., e.g. SCMESH_RELAY_ENABLED; unset it otherwise)")
+                    "environment variable \(name) names no config key (write SCMESH_ and the dotted key in upper case with _ for ., e.g. SCMESH_RELAY_ENABLED; unset it otherwise)"
+                )
             }
             try set(path, text: value, flowAllowed: false, origin: "environment \(name)")
         }
@@ -163,13 +173,19 @@ struct ConfigLoader {
     mutating func apply(overrides: [String]) throws {
         for override in overrides {
             guard let equals = override.firstIndex(of: "=") else {
-                throw MeshError(.invalidConfiguration, "--set \(override): expected KEY=VALUE, e.g. --set relay.enabled=false")
+                throw MeshError(
+                    .invalidConfiguration,
+                    "--set \(override): expected KEY=VALUE, e.g. --set relay.enabled=false"
+                )
             }
             let key = String(override[..<equals]).trimmingCharacters(in: .whitespaces)
             let value = String(override[override.index(after: equals)...])
             let path = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard !key.isEmpty, !path.contains(where: \.isEmpty) else {
-                throw MeshError(.invalidConfiguration, "--set \(override): \"\(key)\" is not a dotted key like escalation.max_attempts")
+                throw MeshError(
+                    .invalidConfiguration,
+                    "--set \(override): \"\(key)\" is not a dotted key like escalation.max_attempts"
+                )
             }
             try set(path, text: value, flowAllowed: true, origin: "--set \(key)")
         }
@@ -183,10 +199,15 @@ struct ConfigLoader {
             do {
                 value = try Yams.compose(yaml: trimmed) ?? YAMLNode("null")
             } catch {
-                throw MeshError(.invalidConfiguration, "\(origin): \(trimmed) is not valid YAML: \(ConfigTree.oneLine(error))")
+                throw MeshError(
+                    .invalidConfiguration,
+                    "\(origin): \(trimmed) is not valid YAML: \(ConfigTree.oneLine(error))"
+                )
             }
         } else if case .sequence = ConfigTree.value(at: path, in: defaults) {
-            let items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
             value = YAMLNode(items.map { YAMLNode($0) })
         } else {
             value = YAMLNode(text)
@@ -196,7 +217,8 @@ struct ConfigLoader {
         } catch let error as ConfigTree.PathError {
             throw MeshError(
                 .invalidConfiguration,
-                "\(origin): \(ConfigTree.dotted(error.prefix)) is a single value, so \(ConfigTree.dotted(path)) cannot be set")
+                "\(origin): \(ConfigTree.dotted(error.prefix)) is a single value, so \(ConfigTree.dotted(path)) cannot be set"
+            )
         }
         origins[ConfigTree.dotted(path)] = origin
         for leaf in ConfigTree.leafPaths(value, prefix: path) { origins[ConfigTree.dotted(leaf)] = origin }
@@ -223,7 +245,9 @@ struct ConfigLoader {
             configuration.topics = document.topics
             configuration.http = document.http
             configuration.routerConfiguration = try YAMLDecoder().decode(
-                RouterConfiguration.self, from: Self.without(ConfigDocument.nodeKeys, in: tree))
+                RouterConfiguration.self,
+                from: Self.without(ConfigDocument.nodeKeys, in: tree)
+            )
             configuration.transports = try decodeTransports()
         } catch let error as DecodingError {
             throw describe(error)
@@ -241,12 +265,16 @@ struct ConfigLoader {
         if let moved = ConfigDocument.movedKeys[ConfigTree.dotted(unknown)] {
             return MeshError(
                 .invalidConfiguration,
-                "\(ConfigTree.dotted(unknown)) is now \(moved); rename the key\(originSuffix(unknown))")
+                "\(ConfigTree.dotted(unknown)) is now \(moved); rename the key\(originSuffix(unknown))"
+            )
         }
         var message = "unknown key \(ConfigTree.dotted(unknown))"
         if case .mapping(let siblings) = ConfigTree.value(at: parent, in: known) {
             let names = siblings.keys.compactMap(\.string)
-            if !names.isEmpty { message += " (known keys\(parent.isEmpty ? "" : " of \(ConfigTree.dotted(parent))"): \(names.joined(separator: ", ")))" }
+            if !names.isEmpty {
+                message +=
+                    " (known keys\(parent.isEmpty ? "" : " of \(ConfigTree.dotted(parent))"): \(names.joined(separator: ", ")))"
+            }
         }
         return MeshError(.invalidConfiguration, message + originSuffix(unknown))
     }
@@ -263,7 +291,9 @@ struct ConfigLoader {
         let prefix = [AnyCodingKey("transports")]
         guard case .mapping(let sections) = ConfigTree.value(at: ["transports"], in: tree) else {
             throw DecodingError.typeMismatch(
-                YAMLNode.Mapping.self, .init(codingPath: prefix, debugDescription: "transports must be a mapping"))
+                YAMLNode.Mapping.self,
+                .init(codingPath: prefix, debugDescription: "transports must be a mapping")
+            )
         }
         var result: [String: NodeConfiguration.TransportSettings] = [:]
         for (key, value) in sections {
@@ -274,7 +304,10 @@ struct ConfigLoader {
                 throw DecodingError.dataCorrupted(
                     .init(
                         codingPath: path,
-                        debugDescription: "unknown transport \"\(name)\" (registered: \(known.isEmpty ? "none" : known))"))
+                        debugDescription:
+                            "unknown transport \"\(name)\" (registered: \(known.isEmpty ? "none" : known))"
+                    )
+                )
             }
             guard case .mapping(let section) = value else {
                 throw DecodingError.typeMismatch(YAMLNode.Mapping.self, .init(codingPath: path, debugDescription: ""))
@@ -301,7 +334,8 @@ struct ConfigLoader {
             } catch let error as MeshError {
                 // A transport may name its key as "tcp.listen ..."; make that dotted from the top.
                 let message =
-                    error.message.hasPrefix("\(name).") ? "transports.\(error.message)" : "transports.\(name): \(error.message)"
+                    error.message.hasPrefix("\(name).")
+                    ? "transports.\(error.message)" : "transports.\(name): \(error.message)"
                 throw MeshError(.invalidConfiguration, message + originSuffix(["transports", name]), cause: error)
             }
             result[name] = .init(enabled: header.enabled, priority: header.priority, configuration: settings)
@@ -316,7 +350,8 @@ struct ConfigLoader {
         switch error {
         case .typeMismatch(let type, let context):
             path = ConfigTree.pathComponents(context.codingPath)
-            problem = "expected \(ConfigTree.expectation(type)), got \(ConfigTree.describe(ConfigTree.value(at: path, in: tree)))"
+            problem =
+                "expected \(ConfigTree.expectation(type)), got \(ConfigTree.describe(ConfigTree.value(at: path, in: tree)))"
         case .valueNotFound(let type, let context):
             path = ConfigTree.pathComponents(context.codingPath)
             problem = "expected \(ConfigTree.expectation(type)), got null"

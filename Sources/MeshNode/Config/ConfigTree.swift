@@ -25,7 +25,8 @@ enum ConfigTree {
         case .sequence(let sequence):
             return YAMLNode(sequence.map(plainNumbers))
         case .scalar(let scalar):
-            guard scalar.style == .plain || scalar.style == .any, scalar.string.contains(where: { $0 == "e" || $0 == "E" }),
+            guard scalar.style == .plain || scalar.style == .any,
+                scalar.string.contains(where: { $0 == "e" || $0 == "E" }),
                 let value = Double(scalar.string), value.isFinite
             else { return node }
             return YAMLNode("\(value)")
@@ -62,7 +63,12 @@ enum ConfigTree {
 
     /// `node` with `value` at `path`, creating mappings on the way.
     /// - Throws: ``PathError`` when a prefix of the path holds a single value or list.
-    static func setting(_ value: YAMLNode, at path: [String], in node: YAMLNode, walked: [String] = []) throws -> YAMLNode {
+    static func setting(
+        _ value: YAMLNode,
+        at path: [String],
+        in node: YAMLNode,
+        walked: [String] = []
+    ) throws -> YAMLNode {
         guard let head = path.first else { return value }
         var pairs: [(YAMLNode, YAMLNode)]
         switch node {
@@ -74,7 +80,12 @@ enum ConfigTree {
         if let index = pairs.firstIndex(where: { keyName($0.0) == head }) {
             pairs[index].1 = try setting(value, at: rest, in: pairs[index].1, walked: walked + [head])
         } else {
-            pairs.append((YAMLNode(head), try setting(value, at: rest, in: YAMLNode([(YAMLNode, YAMLNode)]()), walked: walked + [head])))
+            pairs.append(
+                (
+                    YAMLNode(head),
+                    try setting(value, at: rest, in: YAMLNode([(YAMLNode, YAMLNode)]()), walked: walked + [head])
+                )
+            )
         }
         return YAMLNode(pairs)
     }

@@ -18,7 +18,9 @@ public enum ConfigValue: Sendable, Hashable {
         case .scalar(let scalar): self = node.null != nil ? .null : .scalar(scalar.string)
         case .sequence(let sequence): self = .list(sequence.map(ConfigValue.init))
         case .mapping(let mapping):
-            self = .section(Dictionary(mapping.map { (ConfigTree.keyName($0.key), ConfigValue($0.value)) }) { a, _ in a })
+            self = .section(
+                Dictionary(mapping.map { (ConfigTree.keyName($0.key), ConfigValue($0.value)) }) { a, _ in a }
+            )
         case .alias: self = .null
         }
     }

@@ -16,7 +16,10 @@ public enum DurationArgument {
             number = number.dropLast()
         }
         guard let value = Double(number), value.isFinite, value > 0 else {
-            throw MeshError(.invalidArgument, "\(option) takes a duration such as 90s, 30m, 24h or 7d, got \"\(text.prefix(40))\"")
+            throw MeshError(
+                .invalidArgument,
+                "\(option) takes a duration such as 90s, 30m, 24h or 7d, got \"\(text.prefix(40))\""
+            )
         }
         return value * factor
     }

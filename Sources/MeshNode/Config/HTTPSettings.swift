@@ -59,7 +59,9 @@ extension NodeConfiguration {
             var host: Substring
             let portText: Substring
             if text.hasPrefix("[") {
-                guard let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") else { return .failure(example) }
+                guard let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") else {
+                    return .failure(example)
+                }
                 host = text[text.index(after: text.startIndex)..<close]
                 portText = text[text.index(close, offsetBy: 2)...]
             } else {
@@ -71,7 +73,8 @@ extension NodeConfiguration {
             guard let port = Int(portText), (0...65_535).contains(port) else {
                 return .failure("port must be 0 to 65535; \(example)")
             }
-            guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":" }) else {
+            guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":" })
+            else {
                 return .failure(example)
             }
             host = host.lowercased()[...]

@@ -44,20 +44,34 @@ public struct NodeConfiguration: Sendable {
             let level = try container.decode(String.self, forKey: .logLevel)
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .logLevel, in: container,
-                    debugDescription: "expected one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(level)\"")
+                    forKey: .logLevel,
+                    in: container,
+                    debugDescription:
+                        "expected one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(level)\""
+                )
             }
             logLevel = parsed
             controlMaxConnections = try container.decode(Int.self, forKey: .controlMaxConnections)
             try require(
-                (1...100_000).contains(controlMaxConnections), .controlMaxConnections, in: container,
-                "must be 1 to 100000, got \(controlMaxConnections)")
+                (1...100_000).contains(controlMaxConnections),
+                .controlMaxConnections,
+                in: container,
+                "must be 1 to 100000, got \(controlMaxConnections)"
+            )
             controlWriteTimeoutMs = try container.decode(Int.self, forKey: .controlWriteTimeoutMs)
             try require(
-                (1...3_600_000).contains(controlWriteTimeoutMs), .controlWriteTimeoutMs, in: container,
-                "must be 1 to 3600000, got \(controlWriteTimeoutMs)")
+                (1...3_600_000).contains(controlWriteTimeoutMs),
+                .controlWriteTimeoutMs,
+                in: container,
+                "must be 1 to 3600000, got \(controlWriteTimeoutMs)"
+            )
             logFile = try container.decodeIfPresent(String.self, forKey: .logFile)
-            try require(logFile.map { !$0.isEmpty } ?? true, .logFile, in: container, "must be a file path or null, got \"\"")
+            try require(
+                logFile.map { !$0.isEmpty } ?? true,
+                .logFile,
+                in: container,
+                "must be a file path or null, got \"\""
+            )
         }
 
         /// Encodes every key.
@@ -159,7 +173,10 @@ public struct NodeConfiguration: Sendable {
         var transports: [String: TransportSettings] = [:]
         for factory in registry.all {
             transports[factory.name] = TransportSettings(
-                enabled: false, priority: factory.defaultPriority, configuration: factory.defaultConfiguration())
+                enabled: false,
+                priority: factory.defaultPriority,
+                configuration: factory.defaultConfiguration()
+            )
         }
         self.transports = transports
     }
@@ -182,7 +199,10 @@ extension Duration {
 
 /// Throws a `dataCorrupted` error naming `key` unless `condition` holds.
 func require<Key: CodingKey>(
-    _ condition: Bool, _ key: Key, in container: KeyedDecodingContainer<Key>, _ message: @autoclosure () -> String
+    _ condition: Bool,
+    _ key: Key,
+    in container: KeyedDecodingContainer<Key>,
+    _ message: @autoclosure () -> String
 ) throws {
     if !condition {
         throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: message())

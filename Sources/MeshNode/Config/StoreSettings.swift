@@ -67,8 +67,12 @@ extension NodeConfiguration {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             path = try container.decodeIfPresent(String.self, forKey: .path)
             if let path {
-                try require(!path.trimmingCharacters(in: .whitespaces).isEmpty, .path, in: container,
-                    "must be a file path or null (for DATA-DIR/store.sqlite), got an empty string")
+                try require(
+                    !path.trimmingCharacters(in: .whitespaces).isEmpty,
+                    .path,
+                    in: container,
+                    "must be a file path or null (for DATA-DIR/store.sqlite), got an empty string"
+                )
             }
             func positive(_ key: CodingKeys) throws -> Int {
                 let value = try container.decode(Int.self, forKey: key)
@@ -78,8 +82,11 @@ extension NodeConfiguration {
             defaultExpirySeconds = try positive(.defaultExpirySeconds)
             dedupRetentionSeconds = try positive(.dedupRetentionSeconds)
             try require(
-                dedupRetentionSeconds >= defaultExpirySeconds, .dedupRetentionSeconds, in: container,
-                "must be at least store.default_expiry_seconds (\(defaultExpirySeconds)), got \(dedupRetentionSeconds): a copy arriving after its ID was forgotten would be delivered twice")
+                dedupRetentionSeconds >= defaultExpirySeconds,
+                .dedupRetentionSeconds,
+                in: container,
+                "must be at least store.default_expiry_seconds (\(defaultExpirySeconds)), got \(dedupRetentionSeconds): a copy arriving after its ID was forgotten would be delivered twice"
+            )
             outboxMaxMessages = try positive(.outboxMaxMessages)
             outboxMaxBytes = try positive(.outboxMaxBytes)
             outboxMaxMessagesPerPeer = try positive(.outboxMaxMessagesPerPeer)

@@ -39,11 +39,18 @@ extension NodeConfiguration {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             defaultTopics = try container.decode([String].self, forKey: .defaultTopics)
             for topic in defaultTopics {
-                if let problem = TopicName.problem(with: topic) { try require(false, .defaultTopics, in: container, problem) }
+                if let problem = TopicName.problem(with: topic) {
+                    try require(false, .defaultTopics, in: container, problem)
+                }
             }
             func ranged(_ key: CodingKeys, _ range: ClosedRange<Int>) throws -> Int {
                 let value = try container.decode(Int.self, forKey: key)
-                try require(range.contains(value), key, in: container, "must be \(range.lowerBound) to \(range.upperBound), got \(value)")
+                try require(
+                    range.contains(value),
+                    key,
+                    in: container,
+                    "must be \(range.lowerBound) to \(range.upperBound), got \(value)"
+                )
                 return value
             }
             ttl = try ranged(.ttl, 1...255)
@@ -71,9 +78,16 @@ extension NodeConfiguration {
         /// min(4, D) and max(12, 2·D)).
         public var topicConfiguration: TopicConfiguration {
             TopicConfiguration(
-                defaultTopics: defaultTopics, meshDegree: meshDegree, meshDegreeLow: min(4, meshDegree),
-                meshDegreeHigh: max(12, 2 * meshDegree), heartbeatInterval: .milliseconds(heartbeatIntervalMs), ttl: UInt8(ttl),
-                lifetimeSeconds: UInt32(lifetimeSeconds), peerRate: peerRate, peerBurst: peerBurst)
+                defaultTopics: defaultTopics,
+                meshDegree: meshDegree,
+                meshDegreeLow: min(4, meshDegree),
+                meshDegreeHigh: max(12, 2 * meshDegree),
+                heartbeatInterval: .milliseconds(heartbeatIntervalMs),
+                ttl: UInt8(ttl),
+                lifetimeSeconds: UInt32(lifetimeSeconds),
+                peerRate: peerRate,
+                peerBurst: peerBurst
+            )
         }
     }
 }

@@ -47,7 +47,9 @@ public struct ControlClient: Sendable {
     ///   the reply is not a JSON object.
     public func inbox(after: Int? = nil, limit: Int? = nil, payloads: Bool = true) async throws -> ControlReply {
         let reply = try await call(.inbox(InboxRequest(after: after, limit: limit, payloads: payloads ? nil : false)))
-        guard !payloads, !reply.ok, reply.error?.hasPrefix(#"unknown request field "payloads""#) == true else { return reply }
+        guard !payloads, !reply.ok, reply.error?.hasPrefix(#"unknown request field "payloads""#) == true else {
+            return reply
+        }
         return try await call(.inbox(InboxRequest(after: after, limit: limit)))
     }
 
@@ -55,7 +57,9 @@ public struct ControlClient: Sendable {
     /// - Throws: `.nodeNotRunning` when no node answers.
     public func exchange(_ line: [UInt8]) async throws -> [UInt8] {
         let notRunning = MeshError(
-            .nodeNotRunning, "no node is running with data dir \(dataDirectory) (start one with `scmesh run`)")
+            .nodeNotRunning,
+            "no node is running with data dir \(dataDirectory) (start one with `scmesh run`)"
+        )
         guard FileManager.default.fileExists(atPath: socketPath) else { throw notRunning }
         let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
@@ -63,7 +67,8 @@ public struct ControlClient: Sendable {
                 .connect(unixDomainSocketPath: socketPath) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(LineFrameDecoder(maximumLength: 1 << 30)))
+                            ByteToMessageHandler(LineFrameDecoder(maximumLength: 1 << 30))
+                        )
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
@@ -88,7 +93,8 @@ public struct ControlClient: Sendable {
                         throw MeshError(
                             .controlRequestFailed,
                             "the node at \(dataDirectory) dropped the connection before replying (\(Self.describe(error)))",
-                            cause: error)
+                            cause: error
+                        )
                     }
                     return []
                 }
@@ -96,11 +102,17 @@ public struct ControlClient: Sendable {
                     guard let reply = result else { continue }
                     group.cancelAll()
                     guard !reply.isEmpty else {
-                        throw MeshError(.controlRequestFailed, "the node at \(dataDirectory) closed the connection without replying")
+                        throw MeshError(
+                            .controlRequestFailed,
+                            "the node at \(dataDirectory) closed the connection without replying"
+                        )
                     }
                     return reply
                 }
-                throw MeshError(.controlRequestFailed, "the node at \(dataDirectory) closed the connection without replying")
+                throw MeshError(
+                    .controlRequestFailed,
+                    "the node at \(dataDirectory) closed the connection without replying"
+                )
             }
         }
     }
@@ -164,7 +176,10 @@ public struct ControlReply: Sendable {
     ///   decoding error.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         guard ok else {
-            throw MeshError(code.map(MeshError.Code.init) ?? .controlRequestFailed, error ?? "the node refused the request")
+            throw MeshError(
+                code.map(MeshError.Code.init) ?? .controlRequestFailed,
+                error ?? "the node refused the request"
+            )
         }
         return try ControlJSON.decoder().decode(T.self, from: Data(line.utf8))
     }

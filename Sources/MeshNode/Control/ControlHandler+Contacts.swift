@@ -14,15 +14,20 @@ extension ControlHandler {
             break
         case .add(let alias, let peerText, let note):
             guard let alias else {
-                throw MeshError(.invalidArgument, "contacts_add needs \"alias\" (the name to use) and \"peer\" (64 hex characters)")
+                throw MeshError(
+                    .invalidArgument,
+                    "contacts_add needs \"alias\" (the name to use) and \"peer\" (64 hex characters)"
+                )
             }
             let prefixed = try await peerText.asyncFlatMap { try await resolvePeerPrefix($0, for: "contacts_add") }
             guard let text = peerText, let peer = PeerID(hex: text) ?? prefixed else {
                 throw MeshError(
                     .invalidArgument,
-                    "contacts_add needs \"peer\": the peer ID, 64 hex characters (`scmesh identity` on that node prints it), got \"\((peerText ?? "").prefix(80))\"")
+                    "contacts_add needs \"peer\": the peer ID, 64 hex characters (`scmesh identity` on that node prints it), got \"\((peerText ?? "").prefix(80))\""
+                )
             }
-            if var existing = try await contacts.contact(peer: peer), existing.alias.hasPrefix(Self.blockedAliasPrefix) {
+            if var existing = try await contacts.contact(peer: peer), existing.alias.hasPrefix(Self.blockedAliasPrefix)
+            {
                 // A peer blocked before it had a name keeps its blocked flag under the new alias.
                 existing.alias = alias
                 existing.note = note ?? existing.note
@@ -33,7 +38,10 @@ extension ControlHandler {
             changed = "added \(alias.trimmingCharacters(in: .whitespacesAndNewlines)) = \(peer.hex)"
         case .remove(let name):
             guard let name else {
-                throw MeshError(.invalidArgument, "contacts_remove needs \"alias\" (or \"peer\") of the contact to remove")
+                throw MeshError(
+                    .invalidArgument,
+                    "contacts_remove needs \"alias\" (or \"peer\") of the contact to remove"
+                )
             }
             let (peer, alias) = try await resolvePeer(name, for: "contacts_remove")
             guard try await contacts.remove(peer: peer) else {
@@ -46,7 +54,9 @@ extension ControlHandler {
             let blocking = request == .block(peer: name)
             let (peer, alias) = try await resolvePeer(name, for: request.name)
             if alias == nil {
-                guard blocking else { throw MeshError(.invalidArgument, "peer \(peer.hex) is not a contact, so it is not blocked") }
+                guard blocking else {
+                    throw MeshError(.invalidArgument, "peer \(peer.hex) is not a contact, so it is not blocked")
+                }
                 // Blocking a stranger: it becomes a contact under a placeholder alias
                 // (the contact book is where the blocked flag lives).
                 try await contacts.add(peer: peer, alias: Self.blockedAliasPrefix + peer.short)
@@ -57,18 +67,26 @@ extension ControlHandler {
             } else {
                 try await contacts.setBlocked(blocking, peer: peer)
             }
-            changed = "\(blocking ? "blocked" : "unblocked") \(alias ?? Self.blockedAliasPrefix + peer.short) (\(peer.hex))"
+            changed =
+                "\(blocking ? "blocked" : "unblocked") \(alias ?? Self.blockedAliasPrefix + peer.short) (\(peer.hex))"
         case .allowOnly(let on):
             guard let on else {
-                throw MeshError(.invalidArgument, "contacts_allow_only needs \"on\": true (accept messages only from contacts) or false")
+                throw MeshError(
+                    .invalidArgument,
+                    "contacts_allow_only needs \"on\": true (accept messages only from contacts) or false"
+                )
             }
             try await contacts.setAllowListOnly(on)
-            changed = on ? "allow-list mode on: messages from peers that are not contacts are dropped" : "allow-list mode off"
+            changed =
+                on ? "allow-list mode on: messages from peers that are not contacts are dropped" : "allow-list mode off"
         }
         if changed != nil { try await contactFilter.reload() }
         return ContactsReply(
-            contacts: try await contacts.all().map(ContactsReply.Entry.init), allowOnly: try await contacts.allowListOnly(),
-            dropped: contactFilter.counters, changed: changed)
+            contacts: try await contacts.all().map(ContactsReply.Entry.init),
+            allowOnly: try await contacts.allowListOnly(),
+            dropped: contactFilter.counters,
+            changed: changed
+        )
     }
 
     /// The alias a peer gets when it is blocked without being a contact.

@@ -14,16 +14,23 @@ extension ControlHandler {
         let counts = try await store.history.statusCounts(peer: peer)
         return HistoryReply(
             messages: entries.map { HistoryMessage($0, alias: aliases[$0.peer]) },
-            outboundCounts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.name, $0.value) }))
+            outboundCounts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.name, $0.value) })
+        )
     }
 
     /// `trace`: one message's history entry and trace ("why did my message not arrive").
     package func trace(id text: String?) async throws -> TraceReply {
         guard let text else {
-            throw MeshError(.invalidArgument, "trace needs \"id\": the message ID (32 hex characters) that send printed")
+            throw MeshError(
+                .invalidArgument,
+                "trace needs \"id\": the message ID (32 hex characters) that send printed"
+            )
         }
         guard let id = MessageID(hex: text) else {
-            throw MeshError(.invalidArgument, "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\"")
+            throw MeshError(
+                .invalidArgument,
+                "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\""
+            )
         }
         var direction = MessageDirection.outbound
         var entry = try await store.history.entry(id, direction: .outbound)
@@ -35,8 +42,10 @@ extension ControlHandler {
             throw MessageFailure(
                 error: MeshError(
                     .unknownMessage,
-                    "this node has no record of message \(id.hex): it neither sent nor received it, or its history was pruned (store.history_limit)"),
-                messageID: id)
+                    "this node has no record of message \(id.hex): it neither sent nor received it, or its history was pruned (store.history_limit)"
+                ),
+                messageID: id
+            )
         }
         let trace = try await store.history.trace(of: id, direction: direction)
         let alias = try await store.contacts.contact(peer: entry.peer)?.alias
@@ -56,7 +65,11 @@ extension ControlHandler {
         let connected = Set(await router.peers().filter { !$0.links.isEmpty }.map(\.peer))
             .union(await router.routes().map(\.destination))
         let messages = entries.map { entry in
-            HistoryMessage(entry, alias: aliases[entry.peer], waitingFor: Self.waitingFor(entry, connected: connected.contains(entry.peer)))
+            HistoryMessage(
+                entry,
+                alias: aliases[entry.peer],
+                waitingFor: Self.waitingFor(entry, connected: connected.contains(entry.peer))
+            )
         }
         return OutboxReply(messages: messages, total: totals.messages, totalBytes: totals.bytes)
     }
@@ -68,7 +81,8 @@ extension ControlHandler {
             return "the destination's delivery receipt: the next hop took it\(hop)"
         }
         if !connected {
-            let tried = entry.attempts == 0 ? "never tried" : "\(entry.attempts) attempt\(entry.attempts == 1 ? "" : "s")"
+            let tried =
+                entry.attempts == 0 ? "never tried" : "\(entry.attempts) attempt\(entry.attempts == 1 ? "" : "s")"
             let last = entry.reason.map { "; last: \($0)" } ?? ""
             return "a link to the peer: none is up (\(tried)\(last))"
         }

@@ -18,12 +18,16 @@ extension ControlHandler {
     package func invite(expiresSeconds: Double? = nil) async throws -> InviteReply {
         guard let signer = inviter else {
             throw MeshError(
-                .controlRequestFailed, "this node's identity has no Ed25519 key to sign an invitation with (it was built with a test identity)")
+                .controlRequestFailed,
+                "this node's identity has no Ed25519 key to sign an invitation with (it was built with a test identity)"
+            )
         }
         let seconds = expiresSeconds ?? Self.defaultInvitationSeconds
         guard seconds.isFinite, seconds >= 60, seconds <= Self.maximumInvitationSeconds else {
             throw MeshError(
-                .invalidArgument, "an invitation is valid for 60 s to 30 days (\"expires_seconds\" 60 to 2592000), got \(seconds)")
+                .invalidArgument,
+                "an invitation is valid for 60 s to 30 days (\"expires_seconds\" 60 to 2592000), got \(seconds)"
+            )
         }
         let expiry = Date().addingTimeInterval(seconds)
         let addresses = Array(listeningAddresses().prefix(Invitation.maximumAddresses))
@@ -37,15 +41,23 @@ extension ControlHandler {
             name = cut
         }
         let invitation = try Invitation.signed(
-            by: signer, name: name, addresses: addresses, expiresAt: UInt32(clamping: Int64(expiry.timeIntervalSince1970)))
+            by: signer,
+            name: name,
+            addresses: addresses,
+            expiresAt: UInt32(clamping: Int64(expiry.timeIntervalSince1970))
+        )
         let warning =
             addresses.isEmpty
             ? "no transport of this node listens on a TCP address, so the invitation lists none: the joiner adds the contact but can only find this node by discovery (mDNS, BLE) or a route"
             : nil
         return InviteReply(
-            link: invitation.link, peer: router.localPeerID, name: invitation.name,
+            link: invitation.link,
+            peer: router.localPeerID,
+            name: invitation.name,
             addresses: addresses.map { "\($0.transport) \($0.address)" },
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt)), warning: warning)
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt)),
+            warning: warning
+        )
     }
 
     /// Where the node's TCP-based transports listen, wildcards expanded to the
@@ -74,14 +86,19 @@ extension ControlHandler {
     /// dials its addresses through this node's TCP transport.
     package func join(_ request: JoinRequest) async throws -> JoinReply {
         guard let text = request.invitation, !text.isEmpty else {
-            throw MeshError(.invalidArgument, "join needs \"invitation\": the scmesh:… link that `scmesh invite` printed")
+            throw MeshError(
+                .invalidArgument,
+                "join needs \"invitation\": the scmesh:… link that `scmesh invite` printed"
+            )
         }
         let invitation = try Invitation(link: text)
         try invitation.verify(now: Int64(Date().timeIntervalSince1970))
         let peer = invitation.peerID
         guard peer != router.localPeerID else {
             throw MeshError(
-                .invalidArgument, "this is this node's own invitation; run `scmesh join` with it on the node that should connect to this one")
+                .invalidArgument,
+                "this is this node's own invitation; run `scmesh join` with it on the node that should connect to this one"
+            )
         }
         let contacts = store.contacts
         var alias: String
@@ -117,22 +134,33 @@ extension ControlHandler {
                 continue
             }
             guard let local else {
-                notDialled.append("\(address.transport) \(address.address): this node runs no TCP transport (transports.tcp)")
+                notDialled.append(
+                    "\(address.transport) \(address.address): this node runs no TCP transport (transports.tcp)"
+                )
                 continue
             }
             let listening = await router.transportStatus().first { $0.name == local.name }?.addresses ?? []
             guard AddressFamily.admits(address.address, listeningOn: listening) else {
                 notDialled.append(
-                    "\(address.transport) \(TextReport.escaped(address.address)): not an IP address of a family \(local.name) listens on (\(listening.joined(separator: ", ")))")
+                    "\(address.transport) \(TextReport.escaped(address.address)): not an IP address of a family \(local.name) listens on (\(listening.joined(separator: ", ")))"
+                )
                 continue
             }
             await router.connect(
-                to: PeerHint(transport: local.name, address: address.address, peerID: peer), maxFailures: Router.requestedDialFailureLimit)
+                to: PeerHint(transport: local.name, address: address.address, peerID: peer),
+                maxFailures: Router.requestedDialFailureLimit
+            )
             dialling.append("\(local.name) \(address.address)")
         }
         return JoinReply(
-            peer: peer, alias: alias, name: invitation.name, contactAdded: added, dialling: dialling, notDialled: notDialled,
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt)))
+            peer: peer,
+            alias: alias,
+            name: invitation.name,
+            contactAdded: added,
+            dialling: dialling,
+            notDialled: notDialled,
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt))
+        )
     }
 
     /// The alias of a joined node whose name is missing or taken: `peer-<8 hex>`.

@@ -13,7 +13,9 @@ extension ControlHandler {
     /// - Throws: `.invalidArgument` when several known peers match, listing them.
     func resolvePeerPrefix(_ text: String, for command: String) async throws -> PeerID? {
         let prefix = text.lowercased()
-        guard prefix.count >= Self.minimumPeerPrefix, prefix.count < 64, prefix.allSatisfy(\.isHexDigit) else { return nil }
+        guard prefix.count >= Self.minimumPeerPrefix, prefix.count < 64, prefix.allSatisfy(\.isHexDigit) else {
+            return nil
+        }
         var known: Set<PeerID> = []
         for contact in try await store.contacts.all() { known.insert(contact.peer) }
         for peer in await router.peers() { known.insert(peer.peer) }
@@ -24,7 +26,8 @@ extension ControlHandler {
             let listed = matches.prefix(5).map(\.hex).joined(separator: ", ")
             throw MeshError(
                 .invalidArgument,
-                "\(command): \"\(prefix)\" is the start of \(matches.count) known peer IDs (\(listed)\(matches.count > 5 ? ", ..." : "")); give more characters")
+                "\(command): \"\(prefix)\" is the start of \(matches.count) known peer IDs (\(listed)\(matches.count > 5 ? ", ..." : "")); give more characters"
+            )
         }
         return matches.first
     }

@@ -17,7 +17,10 @@ extension ControlHandler {
         switch (request.text, request.payloadBase64) {
         case (nil, nil) where rawPayload != nil: payload = rawPayload!
         case (_, _) where rawPayload != nil:
-            throw MeshError(.invalidArgument, "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both")
+            throw MeshError(
+                .invalidArgument,
+                "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both"
+            )
         case (let text?, nil): payload = Array(text.utf8)
         case (nil, let base64?):
             guard let data = Data(base64Encoded: base64) else {
@@ -82,19 +85,31 @@ extension ControlHandler {
     ///   a ``MessageFailure`` naming the message ID.
     package func checkSend(_ request: SendRequest, declaredBytes: Int? = nil) async throws -> CheckedSend {
         guard request.text == nil, request.payloadBase64 == nil else {
-            throw MeshError(.invalidArgument, "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both")
+            throw MeshError(
+                .invalidArgument,
+                "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both"
+            )
         }
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         let checked = CheckedSend(
-            peer: peer, alias: alias, id: id, expiresAfter: expiresAfter, wait: wait, timeout: timeout,
-            emergency: request.emergency ?? false)
+            peer: peer,
+            alias: alias,
+            id: id,
+            expiresAfter: expiresAfter,
+            wait: wait,
+            timeout: timeout,
+            emergency: request.emergency ?? false
+        )
         if let declaredBytes {
             // What the router would refuse for this size (relaying off, too large, the
             // emergency limit, no room in the outbox) is refused before the body is read.
             do {
                 try await router.checkSend(
-                    to: peer, bytes: declaredBytes, options: SendOptions(id: id, expiresAfter: expiresAfter, emergency: checked.emergency))
+                    to: peer,
+                    bytes: declaredBytes,
+                    options: SendOptions(id: id, expiresAfter: expiresAfter, emergency: checked.emergency)
+                )
             } catch let error as MeshError {
                 throw MessageFailure(error: Self.notQueued(error, id: id), messageID: id)
             }
@@ -119,8 +134,14 @@ extension ControlHandler {
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         let checked = CheckedSend(
-            peer: peer, alias: alias, id: id, expiresAfter: expiresAfter, wait: wait, timeout: timeout,
-            emergency: request.emergency ?? false)
+            peer: peer,
+            alias: alias,
+            id: id,
+            expiresAfter: expiresAfter,
+            wait: wait,
+            timeout: timeout,
+            emergency: request.emergency ?? false
+        )
         return try await send(checked, payload: payload)
     }
 
@@ -139,25 +160,39 @@ extension ControlHandler {
         guard wait else {
             let record = await router.status(of: id)
             return SendReply(
-                messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record?.status ?? .queued,
-                transport: record?.transport)
+                messageID: id,
+                peer: peer,
+                alias: alias,
+                bytes: payload.count,
+                status: record?.status ?? .queued,
+                transport: record?.transport
+            )
         }
         let record: OutboundRecord
         do {
-            record = try await router.waitForStatus(of: id, until: .delivered, timeout: .milliseconds(Int64(timeout * 1000)))
+            record = try await router.waitForStatus(
+                of: id,
+                until: .delivered,
+                timeout: .milliseconds(Int64(timeout * 1000))
+            )
         } catch let error as MeshError where error.code == .timedOut {
             let now = await router.status(of: id)
             let connected = await router.peers().contains { $0.peer == peer && !$0.links.isEmpty }
             var state = "status \(now?.status.name ?? "queued"), \(now?.attempts ?? 0) attempts"
             if let reason = now?.reason { state += ", last: \(reason)" }
-            let situation = now?.status == .sent
+            let situation =
+                now?.status == .sent
                 ? "the next hop has it; the receipt may still come"
-                : connected ? "it stays in the outbox and is retried" : "no link to the peer is up; it stays in the outbox and goes out when one appears"
+                : connected
+                    ? "it stays in the outbox and is retried"
+                    : "no link to the peer is up; it stays in the outbox and goes out when one appears"
             throw MessageFailure(
                 error: MeshError(
                     .timedOut,
-                    "message \(id.hex) to \(describe(peer, alias)) not delivered within \(Self.seconds(timeout)) (\(state)): \(situation). `scmesh history --trace \(id.hex)` shows its trace; sending again with --id \(id.hex) makes no duplicate"),
-                messageID: id)
+                    "message \(id.hex) to \(describe(peer, alias)) not delivered within \(Self.seconds(timeout)) (\(state)): \(situation). `scmesh history --trace \(id.hex)` shows its trace; sending again with --id \(id.hex) makes no duplicate"
+                ),
+                messageID: id
+            )
         } catch let error as MeshError {
             throw MessageFailure(error: error, messageID: id)
         }
@@ -166,13 +201,21 @@ extension ControlHandler {
             throw MessageFailure(
                 error: MeshError(
                     .deliveryFailed,
-                    "message \(id.hex) to \(describe(peer, alias)) \(record.status)\(why); `scmesh history --trace \(id.hex)` shows its trace, and sending again with --id \(id.hex) queues it again"),
-                messageID: id)
+                    "message \(id.hex) to \(describe(peer, alias)) \(record.status)\(why); `scmesh history --trace \(id.hex)` shows its trace, and sending again with --id \(id.hex) queues it again"
+                ),
+                messageID: id
+            )
         }
         let waited = ContinuousClock.now - started
         return SendReply(
-            messageID: id, peer: peer, alias: alias, bytes: payload.count, status: record.status,
-            transport: record.transport, waitedSeconds: Double(waited.milliseconds) / 1000)
+            messageID: id,
+            peer: peer,
+            alias: alias,
+            bytes: payload.count,
+            status: record.status,
+            transport: record.transport,
+            waitedSeconds: Double(waited.milliseconds) / 1000
+        )
     }
 
     /// A send request's message ID (the caller's or a new one), expiry, whether it
@@ -182,7 +225,10 @@ extension ControlHandler {
         let id: MessageID
         if let text = request.id {
             guard let parsed = MessageID(hex: text) else {
-                throw MeshError(.invalidArgument, "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\"")
+                throw MeshError(
+                    .invalidArgument,
+                    "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\""
+                )
             }
             id = parsed
         } else {
@@ -191,14 +237,20 @@ extension ControlHandler {
         }
         let expiresAfter = try request.expiresSeconds.map { seconds throws(MeshError) -> Duration in
             guard seconds.isFinite, seconds > 0, seconds <= 10 * 365 * 86_400 else {
-                throw MeshError(.invalidArgument, "\"expires_seconds\" must be a positive number of seconds, got \(seconds)")
+                throw MeshError(
+                    .invalidArgument,
+                    "\"expires_seconds\" must be a positive number of seconds, got \(seconds)"
+                )
             }
             return .milliseconds(Int64(seconds * 1000))
         }
         let wait = request.wait ?? (request.timeoutSeconds != nil)
         let timeout = request.timeoutSeconds ?? Self.defaultWaitTimeout
         guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
-            throw MeshError(.invalidArgument, "\"timeout_seconds\" must be a number of seconds from 0 to 86400, got \(timeout)")
+            throw MeshError(
+                .invalidArgument,
+                "\"timeout_seconds\" must be a number of seconds from 0 to 86400, got \(timeout)"
+            )
         }
         return (id, expiresAfter, wait, timeout)
     }
@@ -225,7 +277,10 @@ extension ControlHandler {
     /// - Throws: `.invalidArgument` naming what was given and what is accepted.
     func resolvePeer(_ text: String?, for command: String) async throws -> (PeerID, String?) {
         guard let text, !text.isEmpty else {
-            throw MeshError(.invalidArgument, "\(command) needs \"peer\": a 64-hex-character peer ID or a contact's alias")
+            throw MeshError(
+                .invalidArgument,
+                "\(command) needs \"peer\": a 64-hex-character peer ID or a contact's alias"
+            )
         }
         if let peer = PeerID(hex: text) {
             return (peer, try await store.contacts.contact(peer: peer)?.alias)
@@ -241,10 +296,12 @@ extension ControlHandler {
         if text.count == 64 || text.allSatisfy(\.isHexDigit) && text.count > 16 {
             throw MeshError(
                 .invalidArgument,
-                "\"peer\" must be a peer ID (64 hex characters, or the start of a known one) or a contact's alias; no known peer's ID starts with \"\(text.prefix(80))\"")
+                "\"peer\" must be a peer ID (64 hex characters, or the start of a known one) or a contact's alias; no known peer's ID starts with \"\(text.prefix(80))\""
+            )
         }
         throw MeshError(
             .invalidArgument,
-            "\"peer\": no contact has the alias \"\(text.prefix(80))\" and no known peer's ID starts with it (a peer ID is 64 hex characters; its first 4 or more are enough); `scmesh contacts list` shows the aliases")
+            "\"peer\": no contact has the alias \"\(text.prefix(80))\" and no known peer's ID starts with it (a peer ID is 64 hex characters; its first 4 or more are enough); `scmesh contacts list` shows the aliases"
+        )
     }
 }

@@ -71,7 +71,10 @@ extension ControlHandler {
 
     private func topicName(_ topic: String?, for command: String) throws(MeshError) -> String {
         guard let topic else {
-            throw MeshError(.invalidArgument, "\(command) needs \"topic\", e.g. {\"cmd\":\"\(command)\",\"topic\":\"/scmesh/global/v1\"}")
+            throw MeshError(
+                .invalidArgument,
+                "\(command) needs \"topic\", e.g. {\"cmd\":\"\(command)\",\"topic\":\"/scmesh/global/v1\"}"
+            )
         }
         try TopicName.validate(topic)
         return topic

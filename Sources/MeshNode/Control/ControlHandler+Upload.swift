@@ -26,7 +26,8 @@ extension ControlHandler {
         guard declaredBytes <= maximumPayloadSize else {
             throw MeshError(
                 .messageTooLarge,
-                "the payload of \(declaredBytes) bytes is larger than max_message_size (\(maximumPayloadSize)); raise max_message_size to send more")
+                "the payload of \(declaredBytes) bytes is larger than max_message_size (\(maximumPayloadSize)); raise max_message_size to send more"
+            )
         }
         let writer = try store.outbox.stagePayload()
         do {
@@ -34,14 +35,16 @@ extension ControlHandler {
                 guard writer.byteCount + chunk.readableBytes <= declaredBytes else {
                     throw MeshError(
                         .invalidArgument,
-                        "the body carries more than the \(declaredBytes) bytes it declared; nothing was queued")
+                        "the body carries more than the \(declaredBytes) bytes it declared; nothing was queued"
+                    )
                 }
                 try chunk.withUnsafeReadableBytes { bytes throws(MeshError) in try writer.append(bytes) }
             }
             guard writer.byteCount == declaredBytes else {
                 throw MeshError(
                     .invalidArgument,
-                    "the body ended after \(writer.byteCount) of its \(declaredBytes) declared bytes (the client stopped sending); nothing was queued")
+                    "the body ended after \(writer.byteCount) of its \(declaredBytes) declared bytes (the client stopped sending); nothing was queued"
+                )
             }
             return try await writer.finish(digestingWith: router.makeContentDigester())
         } catch {

@@ -51,12 +51,19 @@ package struct ControlHandler: Sendable {
         do {
             return try await reply(to: command)
         } catch let failure as MessageFailure {
-            return ControlJSON.failure(failure.error.message, code: failure.error.code.name, messageID: failure.messageID)
+            return ControlJSON.failure(
+                failure.error.message,
+                code: failure.error.code.name,
+                messageID: failure.messageID
+            )
         } catch let error as MeshError {
             return ControlJSON.failure(error.message, code: error.code.name)
         } catch {
             // Not a MeshError: an internal failure (encoding a reply); its text is not for clients.
-            return ControlJSON.failure("the node could not answer \"\(command.name)\"", code: MeshError.Code.controlRequestFailed.name)
+            return ControlJSON.failure(
+                "the node could not answer \"\(command.name)\"",
+                code: MeshError.Code.controlRequestFailed.name
+            )
         }
     }
 
@@ -87,13 +94,22 @@ package struct ControlHandler: Sendable {
     package func status() async throws -> StatusReply {
         let elapsed = ContinuousClock.now - startedAt
         return StatusReply(
-            peerID: router.localPeerID, name: configuration.node.name, dataDir: dataDirectory,
+            peerID: router.localPeerID,
+            name: configuration.node.name,
+            dataDir: dataDirectory,
             uptimeSeconds: Double(elapsed.milliseconds) / 1000,
-            relayEnabled: router.relayEnabled, transports: await router.transportStatus(),
-            peerCount: await router.peers().count, inboxCount: try await inbox.count,
-            outboxCount: try await store.history.pendingTotals().messages, stats: await router.stats(),
-            transportCounters: transportCounters(), httpAddress: httpEndpoint.address, httpProblem: httpEndpoint.problem,
-            wireVersion: Int(Frame.version), features: router.features.names)
+            relayEnabled: router.relayEnabled,
+            transports: await router.transportStatus(),
+            peerCount: await router.peers().count,
+            inboxCount: try await inbox.count,
+            outboxCount: try await store.history.pendingTotals().messages,
+            stats: await router.stats(),
+            transportCounters: transportCounters(),
+            httpAddress: httpEndpoint.address,
+            httpProblem: httpEndpoint.problem,
+            wireVersion: Int(Frame.version),
+            features: router.features.names
+        )
     }
 
     /// `peers`: every peer with a live link, links best first.
@@ -121,7 +137,11 @@ package struct ControlHandler: Sendable {
             let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
             return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
         }
-        let summaries = try await inbox.summaries(after: request.after ?? 0, limit: limit, headBytes: InboxReply.headBytes)
+        let summaries = try await inbox.summaries(
+            after: request.after ?? 0,
+            limit: limit,
+            headBytes: InboxReply.headBytes
+        )
         return InboxReply(messages: summaries.map(Self.message), totalReceived: try await inbox.totalReceived)
     }
 
@@ -132,7 +152,8 @@ package struct ControlHandler: Sendable {
         guard let payload = try await inbox.payload(sequence: sequence) else {
             throw MeshError(
                 .invalidArgument,
-                "the inbox holds no message with sequence number \(sequence) (it was removed, or never arrived); list them with inbox")
+                "the inbox holds no message with sequence number \(sequence) (it was removed, or never arrived); list them with inbox"
+            )
         }
         return payload
     }
@@ -152,29 +173,39 @@ package struct ControlHandler: Sendable {
             guard let mode = MDNSTransport.DiscoveryMode(rawValue: word) else {
                 throw MeshError(
                     .invalidArgument,
-                    "\"discovery_mode\" must be normal (announce the peer ID), cautious (announce without it) or paranoid (announce nothing, only browse), got \"\(word.prefix(40))\"")
+                    "\"discovery_mode\" must be normal (announce the peer ID), cautious (announce without it) or paranoid (announce nothing, only browse), got \"\(word.prefix(40))\""
+                )
             }
             guard !mdns.isEmpty else {
                 throw MeshError(
                     .invalidArgument,
-                    "\"discovery_mode\" applies to mDNS transports and this node runs none; enable transports.mdns in the config")
+                    "\"discovery_mode\" applies to mDNS transports and this node runs none; enable transports.mdns in the config"
+                )
             }
             discoveryMode = mode
         }
         var limits = router.relayLimits()
         if let perHour = request.relayMaxPerHour {
-            guard perHour >= 0 else { throw MeshError(.invalidArgument, "\"relay_max_per_hour\" must be 0 (no limit) or more, got \(perHour)") }
+            guard perHour >= 0 else {
+                throw MeshError(.invalidArgument, "\"relay_max_per_hour\" must be 0 (no limit) or more, got \(perHour)")
+            }
             limits.maxPerHour = perHour
         }
         if let share = request.relayNeighbourShare {
             guard share > 0 && share <= 1 else {
-                throw MeshError(.invalidArgument, "\"relay_neighbour_share\" must be above 0 and at most 1, got \(share)")
+                throw MeshError(
+                    .invalidArgument,
+                    "\"relay_neighbour_share\" must be above 0 and at most 1, got \(share)"
+                )
             }
             limits.neighbourShare = share
         }
         if let floor = request.relayBatteryFloorPercent {
             guard (0...100).contains(floor) else {
-                throw MeshError(.invalidArgument, "\"relay_battery_floor_percent\" must be between 0 (never) and 100, got \(floor)")
+                throw MeshError(
+                    .invalidArgument,
+                    "\"relay_battery_floor_percent\" must be between 0 (never) and 100, got \(floor)"
+                )
             }
             limits.batteryFloorPercent = floor
         }
@@ -189,8 +220,10 @@ package struct ControlHandler: Sendable {
             router.setRelayEnabled(enabled)
         }
         return SettingsReply(
-            relayEnabled: router.relayEnabled, limits: router.relayLimits(),
-            discoveryMode: mdns.first?.discoveryMode.rawValue)
+            relayEnabled: router.relayEnabled,
+            limits: router.relayLimits(),
+            discoveryMode: mdns.first?.discoveryMode.rawValue
+        )
     }
 
     private func transportCounters() -> [String: [String: Int]] {
@@ -209,10 +242,18 @@ package struct ControlHandler: Sendable {
     static func message(_ entry: StoreInbox.Entry) -> InboxReply.Message {
         let payload = entry.message.payload
         return InboxReply.Message(
-            seq: entry.sequence, id: entry.message.id, from: entry.message.from, transport: entry.message.transport,
-            receivedAt: entry.receivedAt, bytes: payload.count, text: String(validating: payload, as: UTF8.self),
-            payloadBase64: Data(payload).base64EncodedString(), headBase64: nil, topic: entry.message.topic,
-            emergency: entry.message.emergency ? true : nil)
+            seq: entry.sequence,
+            id: entry.message.id,
+            from: entry.message.from,
+            transport: entry.message.transport,
+            receivedAt: entry.receivedAt,
+            bytes: payload.count,
+            text: String(validating: payload, as: UTF8.self),
+            payloadBase64: Data(payload).base64EncodedString(),
+            headBase64: nil,
+            topic: entry.message.topic,
+            emergency: entry.message.emergency ? true : nil
+        )
     }
 
     /// A message of a listing without payloads: `text` when the whole payload is at
@@ -220,10 +261,18 @@ package struct ControlHandler: Sendable {
     static func message(_ summary: StoreInbox.Summary) -> InboxReply.Message {
         let text = summary.isWhole ? String(validating: summary.head, as: UTF8.self) : nil
         return InboxReply.Message(
-            seq: summary.sequence, id: summary.id, from: summary.from, transport: summary.transport,
-            receivedAt: summary.receivedAt, bytes: summary.byteCount, text: text, payloadBase64: nil,
+            seq: summary.sequence,
+            id: summary.id,
+            from: summary.from,
+            transport: summary.transport,
+            receivedAt: summary.receivedAt,
+            bytes: summary.byteCount,
+            text: text,
+            payloadBase64: nil,
             headBase64: text == nil ? Data(summary.head.prefix(InboxReply.headBytes)).base64EncodedString() : nil,
-            topic: summary.topic, emergency: summary.emergency ? true : nil)
+            topic: summary.topic,
+            emergency: summary.emergency ? true : nil
+        )
     }
 
     /// A request line, decoded or refused.
@@ -261,7 +310,8 @@ package struct ControlHandler: Sendable {
     static func describeParseError(_ error: any Error) -> String {
         let example = "send one JSON object per line, e.g. {\"cmd\":\"status\"}"
         if let unknown = error as? ControlRequest.UnknownField {
-            return "unknown request field \"\(Self.snakeCase(unknown.name))\" (known fields: \(ControlRequest.fields.joined(separator: ", ")))"
+            return
+                "unknown request field \"\(Self.snakeCase(unknown.name))\" (known fields: \(ControlRequest.fields.joined(separator: ", ")))"
         }
         switch error as? DecodingError {
         case .keyNotFound(let key, _)?:
@@ -271,9 +321,11 @@ package struct ControlHandler: Sendable {
                 return "request is not a JSON object; \(example)"
             }
             let expected =
-                ControlRequest.integerFields.contains(key.stringValue) ? "an integer"
-                : ControlRequest.numberFields.contains(key.stringValue) ? "a number"
-                : ControlRequest.booleanFields.contains(key.stringValue) ? "true or false" : "a string"
+                ControlRequest.integerFields.contains(key.stringValue)
+                ? "an integer"
+                : ControlRequest.numberFields.contains(key.stringValue)
+                    ? "a number"
+                    : ControlRequest.booleanFields.contains(key.stringValue) ? "true or false" : "a string"
             return "request field \"\(Self.snakeCase(key.stringValue))\" must be \(expected)"
         default:
             return "request is not a JSON object; \(example)"

@@ -73,11 +73,28 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     /// Creates a request.
     public init(
-        cmd: String, peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, after: Int? = nil,
-        limit: Int? = nil, id: String? = nil, expiresSeconds: Double? = nil, wait: Bool? = nil,
-        timeoutSeconds: Double? = nil, alias: String? = nil, note: String? = nil, on: Bool? = nil, topic: String? = nil,
-        relayEnabled: Bool? = nil, invitation: String? = nil, relayMaxPerHour: Int? = nil, relayNeighbourShare: Double? = nil,
-        relayBatteryFloorPercent: Int? = nil, emergency: Bool? = nil, discoveryMode: String? = nil, payloads: Bool? = nil
+        cmd: String,
+        peer: String? = nil,
+        text: String? = nil,
+        payloadBase64: String? = nil,
+        after: Int? = nil,
+        limit: Int? = nil,
+        id: String? = nil,
+        expiresSeconds: Double? = nil,
+        wait: Bool? = nil,
+        timeoutSeconds: Double? = nil,
+        alias: String? = nil,
+        note: String? = nil,
+        on: Bool? = nil,
+        topic: String? = nil,
+        relayEnabled: Bool? = nil,
+        invitation: String? = nil,
+        relayMaxPerHour: Int? = nil,
+        relayNeighbourShare: Double? = nil,
+        relayBatteryFloorPercent: Int? = nil,
+        emergency: Bool? = nil,
+        discoveryMode: String? = nil,
+        payloads: Bool? = nil
     ) {
         self.cmd = cmd
         self.peer = peer
@@ -113,7 +130,8 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency", "payloads"]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on, topic
+        case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on,
+            topic
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
         case emergency, discoveryMode, payloads
     }
@@ -267,8 +285,13 @@ public struct SendReply: Codable, Sendable, Hashable {
 
     /// Creates a reply.
     public init(
-        messageID: MessageID, peer: PeerID, alias: String? = nil, bytes: Int, status: MessageStatus,
-        transport: String? = nil, waitedSeconds: Double? = nil
+        messageID: MessageID,
+        peer: PeerID,
+        alias: String? = nil,
+        bytes: Int,
+        status: MessageStatus,
+        transport: String? = nil,
+        waitedSeconds: Double? = nil
     ) {
         self.messageID = messageID
         self.peer = peer
@@ -377,5 +400,6 @@ public enum ControlJSON {
 func camelCase(_ snake: String) -> String {
     let parts = snake.split(separator: "_", omittingEmptySubsequences: true)
     guard let first = parts.first, parts.count > 1 else { return snake }
-    return String(first) + parts.dropFirst().map { $0 == "id" ? "ID" : $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    return String(first)
+        + parts.dropFirst().map { $0 == "id" ? "ID" : $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
 }

@@ -80,7 +80,13 @@ public final class ControlServer: Service, Sendable {
 
     private let counters: Counters
 
-    init(dataDirectory: String, handler: ControlHandler, limits: Limits, counters: Counters = Counters(), logger: Logger) {
+    init(
+        dataDirectory: String,
+        handler: ControlHandler,
+        limits: Limits,
+        counters: Counters = Counters(),
+        logger: Logger
+    ) {
         self.counters = counters
         self.dataDirectory = dataDirectory
         self.socketPath = DataDirectory.controlSocketPath(dataDirectory)
@@ -105,7 +111,8 @@ public final class ControlServer: Service, Sendable {
                 .bind(unixDomainSocketPath: socketPath) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumLineLength)))
+                            ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumLineLength))
+                        )
                         return try Connection(wrappingChannelSynchronously: channel)
                     }
                 }
@@ -145,7 +152,7 @@ public final class ControlServer: Service, Sendable {
                             group.addTask { await self.serve(connection) }
                         }
                     }
-                } catch where Task.isCancelled {
+                } catch  where Task.isCancelled {
                     // Cancellation ends the accept loop; nothing to report.
                 }
                 group.cancelAll()
@@ -165,7 +172,11 @@ public final class ControlServer: Service, Sendable {
                     let message =
                         "the node serves at most \(limits.maximumConnections) control connections at once "
                         + "(node.control_max_connections); try again later"
-                    try await write(ControlJSON.failure(message, code: MeshError.Code.controlRequestFailed.name), to: outbound, of: connection)
+                    try await write(
+                        ControlJSON.failure(message, code: MeshError.Code.controlRequestFailed.name),
+                        to: outbound,
+                        of: connection
+                    )
                     // Read what the client sent before closing (for up to a second):
                     // closing on unread data resets the connection, and the client
                     // could lose the reply.
@@ -191,7 +202,11 @@ public final class ControlServer: Service, Sendable {
                     let message =
                         "request is larger than the control socket's limit of \(limits.maximumLineLength) bytes "
                         + "(a payload of \(limits.maximumLineLengthSource) bytes as base64, plus 64 KiB; raise max_message_size to send more)"
-                    try await write(ControlJSON.failure(message, code: MeshError.Code.messageTooLarge.name), to: outbound, of: connection)
+                    try await write(
+                        ControlJSON.failure(message, code: MeshError.Code.messageTooLarge.name),
+                        to: outbound,
+                        of: connection
+                    )
                 }
             }
         } catch {
@@ -217,7 +232,9 @@ public final class ControlServer: Service, Sendable {
     /// not take it within the write timeout (so a client that never reads holds at
     /// most one reply and its connection only for that long).
     private func write(
-        _ reply: [UInt8], to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, of connection: Connection
+        _ reply: [UInt8],
+        to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        of connection: Connection
     ) async throws {
         let buffer = Self.line(reply)
         let timeout = limits.writeTimeout
@@ -249,7 +266,8 @@ public final class ControlServer: Service, Sendable {
         guard path.utf8.count <= 107 else {
             throw MeshError(
                 .invalidConfiguration,
-                "control socket path \(path) is \(path.utf8.count) bytes, more than the 107 a Unix socket allows; use a shorter --data-dir")
+                "control socket path \(path) is \(path.utf8.count) bytes, more than the 107 a Unix socket allows; use a shorter --data-dir"
+            )
         }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
         guard attributes[.type] as? FileAttributeType == .typeSocket else {
@@ -258,7 +276,8 @@ public final class ControlServer: Service, Sendable {
         if await ControlClient.isAnswering(socketPath: path) {
             throw MeshError(
                 .nodeAlreadyRunning,
-                "another node is running with data dir \(dataDirectory) (stop it, or pass another --data-dir)")
+                "another node is running with data dir \(dataDirectory) (stop it, or pass another --data-dir)"
+            )
         }
         unlink(path)
     }

@@ -12,10 +12,18 @@ extension NodeCommand {
         case "send":
             self = .send(
                 SendRequest(
-                    peer: request.peer, text: request.text, payloadBase64: request.payloadBase64, id: request.id,
-                    expiresSeconds: request.expiresSeconds, wait: request.wait, timeoutSeconds: request.timeoutSeconds,
-                    emergency: request.emergency))
-        case "inbox": self = .inbox(InboxRequest(after: request.after, limit: request.limit, payloads: request.payloads))
+                    peer: request.peer,
+                    text: request.text,
+                    payloadBase64: request.payloadBase64,
+                    id: request.id,
+                    expiresSeconds: request.expiresSeconds,
+                    wait: request.wait,
+                    timeoutSeconds: request.timeoutSeconds,
+                    emergency: request.emergency
+                )
+            )
+        case "inbox":
+            self = .inbox(InboxRequest(after: request.after, limit: request.limit, payloads: request.payloads))
         case "history": self = .history(MessageQuery(peer: request.peer, limit: request.limit))
         case "trace": self = .trace(id: request.id)
         case "outbox": self = .outbox(MessageQuery(peer: request.peer, limit: request.limit))
@@ -28,18 +36,27 @@ extension NodeCommand {
         case "topics": self = .topics
         case "subscribe": self = .subscribe(topic: request.topic)
         case "unsubscribe": self = .unsubscribe(topic: request.topic)
-        case "publish": self = .publish(PublishRequest(topic: request.topic, text: request.text, payloadBase64: request.payloadBase64))
+        case "publish":
+            self = .publish(
+                PublishRequest(topic: request.topic, text: request.text, payloadBase64: request.payloadBase64)
+            )
         case "settings":
             self = .settings(
                 SettingsRequest(
-                    relayEnabled: request.relayEnabled, relayMaxPerHour: request.relayMaxPerHour,
-                    relayNeighbourShare: request.relayNeighbourShare, relayBatteryFloorPercent: request.relayBatteryFloorPercent,
-                    discoveryMode: request.discoveryMode))
+                    relayEnabled: request.relayEnabled,
+                    relayMaxPerHour: request.relayMaxPerHour,
+                    relayNeighbourShare: request.relayNeighbourShare,
+                    relayBatteryFloorPercent: request.relayBatteryFloorPercent,
+                    discoveryMode: request.discoveryMode
+                )
+            )
         case "invite": self = .invite(expiresSeconds: request.expiresSeconds)
         case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
         default:
             throw MeshError(
-                .controlRequestFailed, "unknown cmd \"\(request.cmd)\" (known: \(Self.names.joined(separator: ", ")))")
+                .controlRequestFailed,
+                "unknown cmd \"\(request.cmd)\" (known: \(Self.names.joined(separator: ", ")))"
+            )
         }
     }
 

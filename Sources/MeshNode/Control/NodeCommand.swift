@@ -70,8 +70,10 @@ public enum NodeCommand: Sendable, Hashable {
 
     /// Every command word the control socket knows.
     public static let names = [
-        "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add", "contacts_remove",
-        "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish", "settings",
+        "status", "peers", "routes", "send", "inbox", "history", "trace", "outbox", "contacts", "contacts_add",
+        "contacts_remove",
+        "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
+        "settings",
         "invite", "join",
     ]
 }
@@ -99,8 +101,14 @@ public struct SendRequest: Sendable, Hashable {
 
     /// Creates a request.
     public init(
-        peer: String? = nil, text: String? = nil, payloadBase64: String? = nil, id: String? = nil,
-        expiresSeconds: Double? = nil, wait: Bool? = nil, timeoutSeconds: Double? = nil, emergency: Bool? = nil
+        peer: String? = nil,
+        text: String? = nil,
+        payloadBase64: String? = nil,
+        id: String? = nil,
+        expiresSeconds: Double? = nil,
+        wait: Bool? = nil,
+        timeoutSeconds: Double? = nil,
+        emergency: Bool? = nil
     ) {
         self.peer = peer
         self.text = text
@@ -206,8 +214,11 @@ public struct SettingsRequest: Sendable, Hashable {
 
     /// Creates a request.
     public init(
-        relayEnabled: Bool? = nil, relayMaxPerHour: Int? = nil, relayNeighbourShare: Double? = nil,
-        relayBatteryFloorPercent: Int? = nil, discoveryMode: String? = nil
+        relayEnabled: Bool? = nil,
+        relayMaxPerHour: Int? = nil,
+        relayNeighbourShare: Double? = nil,
+        relayBatteryFloorPercent: Int? = nil,
+        discoveryMode: String? = nil
     ) {
         self.relayEnabled = relayEnabled
         self.relayMaxPerHour = relayMaxPerHour

@@ -19,7 +19,8 @@ public struct InviteReply: Codable, Sendable, Hashable {
     public var warning: String?
 
     /// Creates a reply.
-    public init(link: String, peer: PeerID, name: String?, addresses: [String], expiresAt: Date, warning: String? = nil) {
+    public init(link: String, peer: PeerID, name: String?, addresses: [String], expiresAt: Date, warning: String? = nil)
+    {
         self.link = link
         self.peer = peer
         self.name = name
@@ -49,7 +50,12 @@ public struct JoinReply: Codable, Sendable, Hashable {
 
     /// Creates a reply.
     public init(
-        peer: PeerID, alias: String, name: String?, contactAdded: Bool, dialling: [String], notDialled: [String],
+        peer: PeerID,
+        alias: String,
+        name: String?,
+        contactAdded: Bool,
+        dialling: [String],
+        notDialled: [String],
         expiresAt: Date
     ) {
         self.peer = peer

@@ -59,15 +59,21 @@ extension QRCode {
         for y in 0..<size {
             var x = 0
             while x < size {
-                guard self[x, y] else { x += 1; continue }
+                guard self[x, y] else {
+                    x += 1
+                    continue
+                }
                 var run = 1
                 while x + run < size && self[x + run, y] { run += 1 }
                 path += "M\(x + margin) \(y + margin)h\(run)v1h-\(run)z"
                 x += run
             }
         }
-        let escapedTitle = title.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
+        let escapedTitle = title.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(
+            of: "<",
+            with: "&lt;"
+        )
+        .replacingOccurrences(of: ">", with: "&gt;")
         return """
             <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(side) \(side)" shape-rendering="crispEdges" \
             role="img" data-qr-version="\(version)"><title>\(escapedTitle)</title>\
@@ -81,7 +87,10 @@ extension QRCode {
     public static func modules(fromTerminalText text: String) -> [[Bool]] {
         var rows: [[Bool]] = []
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let line = rawLine.replacingOccurrences(of: "\u{1B}[30;47m", with: "").replacingOccurrences(of: "\u{1B}[0m", with: "")
+            let line = rawLine.replacingOccurrences(of: "\u{1B}[30;47m", with: "").replacingOccurrences(
+                of: "\u{1B}[0m",
+                with: ""
+            )
             var top: [Bool] = []
             var bottom: [Bool] = []
             for character in line {

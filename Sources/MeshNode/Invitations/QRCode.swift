@@ -66,17 +66,26 @@ public struct QRCode: Sendable, Hashable {
     /// - Throws: `MeshError` `.invalidArgument` when they do not fit in a symbol of
     ///   `maximumVersion` at `errorCorrection`.
     public static func encode(
-        _ bytes: [UInt8], errorCorrection: ErrorCorrection = .medium, maximumVersion: Int = 40
+        _ bytes: [UInt8],
+        errorCorrection: ErrorCorrection = .medium,
+        maximumVersion: Int = 40
     ) throws(MeshError) -> QRCode {
         let limit = min(max(maximumVersion, 1), 40)
-        guard let version = (1...limit).first(where: { byteCapacity(version: $0, errorCorrection: errorCorrection) >= bytes.count })
+        guard
+            let version = (1...limit).first(where: {
+                byteCapacity(version: $0, errorCorrection: errorCorrection) >= bytes.count
+            })
         else {
             throw MeshError(
                 .invalidArgument,
-                "\(bytes.count) bytes do not fit in a QR code of version \(limit) at error correction \(errorCorrection) (at most \(byteCapacity(version: limit, errorCorrection: errorCorrection)))")
+                "\(bytes.count) bytes do not fit in a QR code of version \(limit) at error correction \(errorCorrection) (at most \(byteCapacity(version: limit, errorCorrection: errorCorrection)))"
+            )
         }
-        let codewords = interleavedCodewords(dataCodewords(bytes, version: version, errorCorrection: errorCorrection),
-                                             version: version, errorCorrection: errorCorrection)
+        let codewords = interleavedCodewords(
+            dataCodewords(bytes, version: version, errorCorrection: errorCorrection),
+            version: version,
+            errorCorrection: errorCorrection
+        )
         var grid = QRGrid(version: version)
         grid.drawFunctionPatterns()
         grid.placeCodewords(codewords)

@@ -114,10 +114,13 @@ public struct AddressLedgerService: Service {
         for entry in chosen.values.sorted(by: { ($0.lastSuccess ?? $0.lastSeen) > ($1.lastSuccess ?? $1.lastSeen) }) {
             await router.connect(
                 to: PeerHint(transport: entry.transport, address: entry.address, peerID: entry.peer),
-                maxFailures: Router.requestedDialFailureLimit)
+                maxFailures: Router.requestedDialFailureLimit
+            )
         }
         if !chosen.isEmpty {
-            logger.info("redialling \(peers.count) known peer\(peers.count == 1 ? "" : "s") from the address ledger (\(chosen.count) address\(chosen.count == 1 ? "" : "es"))")
+            logger.info(
+                "redialling \(peers.count) known peer\(peers.count == 1 ? "" : "s") from the address ledger (\(chosen.count) address\(chosen.count == 1 ? "" : "es"))"
+            )
         }
         return index
     }

@@ -33,7 +33,8 @@ public enum ExposureNotice {
         var parts: [String] = []
         if !listening.isEmpty { parts.append("listens beyond loopback (\(listening.joined(separator: ", ")))") }
         if !announcing.isEmpty { parts.append("announces \(announcing.joined(separator: " and "))") }
-        return "this node " + parts.joined(separator: " and ") + " on the local network; see README \"Exposure\" to narrow it"
+        return "this node " + parts.joined(separator: " and ")
+            + " on the local network; see README \"Exposure\" to narrow it"
     }
 
     /// Whether a listen address (`ip:port`, `[ip]:port`) is a loopback address.

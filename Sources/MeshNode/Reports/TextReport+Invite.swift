@@ -17,7 +17,8 @@ extension TextReport {
         lines.append("invitation to \(reply.name.map { escaped($0) + " " } ?? "")(\(reply.peer.hex))")
         lines.append("expires     \(ISO8601DateFormatter().string(from: reply.expiresAt))")
         lines.append(
-            "addresses   \(reply.addresses.isEmpty ? "none" : reply.addresses.map { escaped($0) }.joined(separator: ", "))")
+            "addresses   \(reply.addresses.isEmpty ? "none" : reply.addresses.map { escaped($0) }.joined(separator: ", "))"
+        )
         if let warning = reply.warning { lines.append("warning     \(escaped(warning))") }
         lines.append("on the other node: scmesh join \(reply.link)")
         return lines.joined(separator: "\n")
@@ -31,7 +32,9 @@ extension TextReport {
         if reply.dialling.isEmpty {
             lines.append("no address to dial: the link comes up once discovery (mDNS, BLE) or a route finds the node")
         } else {
-            lines.append("dialling    \(reply.dialling.map { escaped($0) }.joined(separator: ", ")) (`scmesh peers` shows the link)")
+            lines.append(
+                "dialling    \(reply.dialling.map { escaped($0) }.joined(separator: ", ")) (`scmesh peers` shows the link)"
+            )
         }
         for entry in reply.notDialled { lines.append("not dialled \(escaped(entry))") }
         return lines.joined(separator: "\n")

@@ -21,7 +21,9 @@ extension TextReport {
         let relay = status.relayEnabled ? "relay on" : "RELAY OFF (the node neither sends nor receives)"
         var lines = [
             "\(name)  \(status.peerID.hex)",
-            [relay, peers, "inbox \(status.inboxCount)", outbox, "up \(duration(status.uptimeSeconds))"].joined(separator: " · "),
+            [relay, peers, "inbox \(status.inboxCount)", outbox, "up \(duration(status.uptimeSeconds))"].joined(
+                separator: " · "
+            ),
             "",
         ]
         if status.transports.isEmpty {
@@ -31,8 +33,11 @@ extension TextReport {
             for transport in status.transports.sorted(by: { ($0.priority, $0.name) < ($1.priority, $1.name) }) {
                 let detail =
                     transport.reason.map { escaped($0) }
-                    ?? (transport.addresses.isEmpty ? "-" : transport.addresses.map { escaped($0) }.joined(separator: ", "))
-                rows.append([escaped(transport.name), escaped(transport.state.name), String(transport.priority), detail])
+                    ?? (transport.addresses.isEmpty
+                        ? "-" : transport.addresses.map { escaped($0) }.joined(separator: ", "))
+                rows.append([
+                    escaped(transport.name), escaped(transport.state.name), String(transport.priority), detail,
+                ])
             }
             lines.append(table(rows))
         }
@@ -47,23 +52,34 @@ extension TextReport {
             let off = Capabilities.named.map(\.name).filter { !features.contains($0) }
             let version = status.wireVersion.map { "wire version \($0) · " } ?? ""
             let on = features.isEmpty ? "none (minimal profile)" : features.joined(separator: ", ")
-            lines.append("protocol    \(version)features \(on)" + (off.isEmpty ? "" : "; off: \(off.joined(separator: ", "))"))
+            lines.append(
+                "protocol    \(version)features \(on)" + (off.isEmpty ? "" : "; off: \(off.joined(separator: ", "))")
+            )
         }
         if !stats.framesIgnored.isEmpty {
-            let list = stats.framesIgnored.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            let list = stats.framesIgnored.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(
+                separator: ", "
+            )
             lines.append("ignored     frames: \(list)")
         }
         if !stats.framesWithheld.isEmpty {
-            let list = stats.framesWithheld.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            let list = stats.framesWithheld.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(
+                separator: ", "
+            )
             lines.append("withheld    frames: \(list) (peers without the feature)")
         }
         let router = routerRefusals(stats)
         if !router.isEmpty {
-            let list = router.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+            let list = router.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(
+                separator: ", "
+            )
             lines.append("refused     router: \(list)")
         }
-        for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key }) where !counters.isEmpty {
-            let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(separator: ", ")
+        for (name, counters) in (status.transportCounters ?? [:]).sorted(by: { $0.key < $1.key })
+        where !counters.isEmpty {
+            let list = counters.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }.joined(
+                separator: ", "
+            )
             lines.append("refused     \(escaped(name)): \(list)")
         }
         lines.append("data dir    \(escaped(status.dataDir))")

@@ -9,11 +9,13 @@ extension TextReport {
         let over = reply.transport.map { " over \(escaped($0))" } ?? ""
         switch reply.status {
         case .delivered where reply.waitedSeconds != nil:
-            return "delivered message \(reply.messageID.hex) (\(reply.bytes) bytes) to \(to)\(over) in \(seconds(reply.waitedSeconds ?? 0))"
+            return
+                "delivered message \(reply.messageID.hex) (\(reply.bytes) bytes) to \(to)\(over) in \(seconds(reply.waitedSeconds ?? 0))"
         case .delivered:
             return "message \(reply.messageID.hex) to \(to) was delivered already\(over); nothing sent again"
         case .sent:
-            return "message \(reply.messageID.hex) to \(to) was sent already\(over) and waits for its receipt; nothing sent again"
+            return
+                "message \(reply.messageID.hex) to \(to) was sent already\(over) and waits for its receipt; nothing sent again"
         default:
             return "queued message \(reply.messageID.hex) (\(reply.bytes) bytes) for \(to)"
         }
@@ -46,7 +48,9 @@ extension TextReport {
             "bytes       \(message.bytes)",
             "attempts    \(message.attempts)",
         ]
-        if let expires = message.expiresAt, !message.status.isFinal { lines.append("expires     \(timestamp(expires))") }
+        if let expires = message.expiresAt, !message.status.isFinal {
+            lines.append("expires     \(timestamp(expires))")
+        }
         lines.append("trace")
         for event in reply.trace {
             var text = "  \(timestamp(event.at))  \(escaped(event.kind.name))"
@@ -61,17 +65,21 @@ extension TextReport {
 
     /// `scmesh outbox`.
     public static func outbox(_ reply: OutboxReply) -> String {
-        guard !reply.messages.isEmpty else { return "outbox is empty: every message sent was delivered, failed or expired" }
+        guard !reply.messages.isEmpty else {
+            return "outbox is empty: every message sent was delivered, failed or expired"
+        }
         var rows = [["SINCE", "PEER", "STATUS", "ATTEMPTS", "EXPIRES", "ID", "WAITING FOR"]]
         for message in reply.messages {
             rows.append([
-                timestamp(message.createdAt), peerName(message.peer, message.alias, short: true), escaped(message.status.name),
+                timestamp(message.createdAt), peerName(message.peer, message.alias, short: true),
+                escaped(message.status.name),
                 String(message.attempts), message.expiresAt.map(timestamp) ?? "-", message.id.hex,
                 message.waitingFor.map { escaped($0) } ?? "",
             ])
         }
         let shown = reply.messages.count < reply.total ? " (\(reply.messages.count) shown)" : ""
-        return table(rows) + "\n\(reply.total) message\(reply.total == 1 ? "" : "s") on the way, \(reply.totalBytes) bytes\(shown)"
+        return table(rows)
+            + "\n\(reply.total) message\(reply.total == 1 ? "" : "s") on the way, \(reply.totalBytes) bytes\(shown)"
     }
 
     /// `scmesh contacts`.

@@ -8,7 +8,8 @@ extension TextReport {
         for topic in reply.topics {
             rows.append([
                 escaped(topic.topic), topic.subscribed ? "yes" : "no", topic.relaying ? "yes" : "no",
-                topic.distance.map(String.init) ?? "-", String(topic.mesh.count), String(topic.peers.count), String(topic.cached),
+                topic.distance.map(String.init) ?? "-", String(topic.mesh.count), String(topic.peers.count),
+                String(topic.cached),
             ])
         }
         return table(rows)

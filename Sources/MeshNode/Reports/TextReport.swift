@@ -85,7 +85,9 @@ public enum TextReport {
         if let text = message.text { return "    " + escaped(text, newlines: "\n    ") }
         let head = message.headBase64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
         if let head, head.count < message.bytes, let start = textStart(head) {
-            let lines = start.split(separator: "\n", maxSplits: previewLines, omittingEmptySubsequences: false).prefix(previewLines)
+            let lines = start.split(separator: "\n", maxSplits: previewLines, omittingEmptySubsequences: false).prefix(
+                previewLines
+            )
             return "    " + escaped(lines.joined(separator: "\n"), newlines: "\n    ")
                 + "…\n    (\(message.bytes) bytes in all; --save DIR writes them to a file)"
         }
@@ -105,7 +107,6 @@ public enum TextReport {
         }
         return nil
     }
-
 
     /// `text` with every character that a terminal would act on made visible: C0
     /// controls (but newlines when `newlines` is given, which replaces each), DEL,

@@ -61,7 +61,10 @@ public final class ContactFilter: MessageSink, Sendable {
             throw MeshError(.discarded, "message \(message.id.hex) from blocked contact \(message.from.short) dropped")
         case .notAContact:
             dropped.withLock { $0["dropped.not_a_contact", default: 0] += 1 }
-            throw MeshError(.discarded, "message \(message.id.hex) from \(message.from.short), not a contact, dropped (allow-list mode)")
+            throw MeshError(
+                .discarded,
+                "message \(message.id.hex) from \(message.from.short), not a contact, dropped (allow-list mode)"
+            )
         }
     }
 
@@ -69,7 +72,11 @@ public final class ContactFilter: MessageSink, Sendable {
     /// `StoreInbox.accept(_:queueing:in:)`), or drops the message, and queues no
     /// receipt, when the contact book says so.
     /// - Throws: as ``accept(_:)``, or when the receipt cannot be queued.
-    public func accept(_ message: InboundMessage, queueing receipt: OutboundMessage, in queue: any OutboundQueue) async throws {
+    public func accept(
+        _ message: InboundMessage,
+        queueing receipt: OutboundMessage,
+        in queue: any OutboundQueue
+    ) async throws {
         guard try await verdict(for: message.from) == .accept else {
             try await accept(message)  // throws `discarded`, counted
             return
@@ -104,8 +111,10 @@ public final class ContactFilter: MessageSink, Sendable {
         }
         let all = try await contacts.all()
         let loaded = Book(
-            contacts: Set(all.map(\.peer)), blocked: Set(all.filter(\.blocked).map(\.peer)),
-            allowListOnly: try await contacts.allowListOnly())
+            contacts: Set(all.map(\.peer)),
+            blocked: Set(all.filter(\.blocked).map(\.peer)),
+            allowListOnly: try await contacts.allowListOnly()
+        )
         tickets.withLock { tickets in
             guard ticket > tickets.written else { return }
             tickets.written = ticket

@@ -38,7 +38,8 @@ public final class PowerSupplyGauge: BatteryGauge {
             if type == "Mains" || type == "USB" || type.hasPrefix("USB_") {
                 if value(supply, "online") == "1" { return nil }
             } else if type == "Battery", value(supply, "status") == "Discharging",
-                      let capacity = value(supply, "capacity").flatMap(Int.init) {
+                let capacity = value(supply, "capacity").flatMap(Int.init)
+            {
                 lowest = min(lowest ?? capacity, capacity)
             }
         }

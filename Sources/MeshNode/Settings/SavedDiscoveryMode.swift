@@ -34,7 +34,8 @@ public enum SavedDiscoveryMode {
         guard let mode = MDNSTransport.DiscoveryMode(rawValue: word) else {
             throw MeshError(
                 .invalidConfiguration,
-                "\(path) must hold normal, cautious or paranoid, got \"\(word.prefix(40))\"; fix it, or delete it to use the config's discovery_mode")
+                "\(path) must hold normal, cautious or paranoid, got \"\(word.prefix(40))\"; fix it, or delete it to use the config's discovery_mode"
+            )
         }
         return mode
     }
@@ -64,7 +65,8 @@ public enum SavedDiscoveryMode {
 
     /// `configuration` with `mode` as the discovery mode of every mDNS transport.
     public static func applied(
-        _ mode: MDNSTransport.DiscoveryMode, to configuration: NodeConfiguration
+        _ mode: MDNSTransport.DiscoveryMode,
+        to configuration: NodeConfiguration
     ) -> NodeConfiguration {
         var result = configuration
         for (name, settings) in configuration.transports {
@@ -86,6 +88,7 @@ public enum SavedDiscoveryMode {
     private static func failure(_ path: String, _ code: Int32) -> MeshError {
         MeshError(
             .invalidArgument,
-            "cannot save the discovery mode to \(path): \(String(cString: strerror(code)).lowercased()); the mode was not changed")
+            "cannot save the discovery mode to \(path): \(String(cString: strerror(code)).lowercased()); the mode was not changed"
+        )
     }
 }

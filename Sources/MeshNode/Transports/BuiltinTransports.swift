@@ -1,11 +1,11 @@
 import Foundation
 import MeshCore
 import MeshCrypto
-import TransportLoopback
+import Synchronization
 import TransportBLE
+import TransportLoopback
 import TransportMDNS
 import TransportTCP
-import Synchronization
 
 extension TransportRegistry {
     /// The transports the node ships with. To add one: write its
@@ -31,13 +31,17 @@ extension TransportFactory {
     ///   - defaultPriority: priority when the config sets none.
     public static func loopback(name: String = "loopback", defaultPriority: Int = 0) -> TransportFactory {
         TransportFactory(
-            name: name, defaultPriority: defaultPriority,
+            name: name,
+            defaultPriority: defaultPriority,
             summary: "in-memory transport between nodes of one process (tests and simulations)",
             configuration: LoopbackSettings.self
         ) { settings, context in
             LoopbackTransport(
-                name: context.name, address: settings.address ?? context.identity.peerID.hex,
-                network: LoopbackNetworks.named(settings.network), configuration: settings.transport)
+                name: context.name,
+                address: settings.address ?? context.identity.peerID.hex,
+                network: LoopbackNetworks.named(settings.network),
+                configuration: settings.transport
+            )
         }
     }
 }
@@ -51,7 +55,8 @@ extension TransportFactory {
     ///     the last resort after the LAN and BLE, as in the seed app).
     public static func tcp(name: String = "tcp", defaultPriority: Int = 30) -> TransportFactory {
         TransportFactory(
-            name: name, defaultPriority: defaultPriority,
+            name: name,
+            defaultPriority: defaultPriority,
             summary: "TCP over IP: listen addresses and bootstrap peers",
             configuration: TCPTransport.Configuration.self,
             validate: { try $0.validate() }
@@ -76,7 +81,8 @@ extension TransportFactory {
     ///   - defaultPriority: priority when the config sets none (10: the LAN first).
     public static func mdns(name: String = "mdns", defaultPriority: Int = 10) -> TransportFactory {
         TransportFactory(
-            name: name, defaultPriority: defaultPriority,
+            name: name,
+            defaultPriority: defaultPriority,
             summary: "local network: Avahi/mDNS discovery, data over TCP",
             configuration: MDNSTransport.Configuration.self,
             validate: { try $0.validate() }
@@ -91,7 +97,8 @@ extension TransportFactory {
     /// - Parameter defaultPriority: priority when the config sets none (20).
     public static func ble(defaultPriority: Int = 20) -> TransportFactory {
         TransportFactory(
-            name: "ble", defaultPriority: defaultPriority,
+            name: "ble",
+            defaultPriority: defaultPriority,
             summary: "Bluetooth LE: BlueZ advertising, scanning and L2CAP channels",
             configuration: BLETransport.Configuration.self,
             validate: { try $0.validate() }
@@ -139,7 +146,11 @@ public struct LoopbackSettings: TransportConfiguration, Hashable {
             let key = error.message.split(separator: ":").first.map(String.init) ?? ""
             let rest = error.message.drop(while: { $0 != ":" }).dropFirst().trimmingCharacters(in: .whitespaces)
             throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath + [AnyCodingKey(key)], debugDescription: rest.isEmpty ? error.message : rest))
+                .init(
+                    codingPath: decoder.codingPath + [AnyCodingKey(key)],
+                    debugDescription: rest.isEmpty ? error.message : rest
+                )
+            )
         }
     }
 

@@ -104,7 +104,8 @@ public struct TransportFactory: Sendable {
             guard let typed = settings as? Configuration else {
                 throw MeshError(
                     .invalidConfiguration,
-                    "transport \(name) got settings of type \(type(of: settings)), expected \(Configuration.self)")
+                    "transport \(name) got settings of type \(type(of: settings)), expected \(Configuration.self)"
+                )
             }
             return try make(typed, context)
         }
@@ -113,7 +114,10 @@ public struct TransportFactory: Sendable {
     /// Builds the transport from decoded settings.
     /// - Throws: what the factory throws, or `.invalidConfiguration` when the settings
     ///   are not of ``configurationType``.
-    public func makeTransport(_ settings: any TransportConfiguration, context: TransportBuildContext) throws -> any Transport {
+    public func makeTransport(
+        _ settings: any TransportConfiguration,
+        context: TransportBuildContext
+    ) throws -> any Transport {
         try make(settings, context)
     }
 

@@ -242,20 +242,25 @@ public enum ATTPDU: Hashable, Sendable {
             default: throw reader.error("format \(format) is neither 1 (16-bit UUIDs) nor 2 (128-bit UUIDs)")
             }
             let entries = try reader.entries(of: 2 + size)
-            self = .findInformationResponse(entries.map { HandleUUID(handle: $0.attLE16(at: 0), uuid: ATTUUID(wire: $0[2...])!) })
+            self = .findInformationResponse(
+                entries.map { HandleUUID(handle: $0.attLE16(at: 0), uuid: ATTUUID(wire: $0[2...])!) }
+            )
         case Opcode.findByTypeValueRequest:
             let (start, end) = try reader.range()
             let type = try reader.le16()
             self = .findByTypeValueRequest(start: start, end: end, type: type, value: reader.rest())
         case Opcode.findByTypeValueResponse:
             let entries = try reader.entries(of: 4)
-            self = .findByTypeValueResponse(entries.map { HandleRange(handle: $0.attLE16(at: 0), groupEnd: $0.attLE16(at: 2)) })
+            self = .findByTypeValueResponse(
+                entries.map { HandleRange(handle: $0.attLE16(at: 0), groupEnd: $0.attLE16(at: 2)) }
+            )
         case Opcode.readByTypeRequest, Opcode.readByGroupTypeRequest:
             let (start, end) = try reader.range()
             guard let type = ATTUUID(wire: reader.rest()) else {
                 throw reader.error("attribute type of \(pdu.count - 5) bytes is neither a 16-bit nor a 128-bit UUID")
             }
-            self = opcode == Opcode.readByTypeRequest
+            self =
+                opcode == Opcode.readByTypeRequest
                 ? .readByTypeRequest(start: start, end: end, type: type)
                 : .readByGroupTypeRequest(start: start, end: end, type: type)
         case Opcode.readByTypeResponse:
@@ -274,7 +279,10 @@ public enum ATTPDU: Hashable, Sendable {
             guard length >= 4 else { throw reader.error("entry length \(length) is shorter than two handles") }
             let entries = try reader.entries(of: length)
             self = .readByGroupTypeResponse(
-                entries.map { GroupValue(handle: $0.attLE16(at: 0), groupEnd: $0.attLE16(at: 2), value: Array($0[4...])) })
+                entries.map {
+                    GroupValue(handle: $0.attLE16(at: 0), groupEnd: $0.attLE16(at: 2), value: Array($0[4...]))
+                }
+            )
         case Opcode.writeRequest, Opcode.writeCommand, Opcode.notification, Opcode.indication:
             let handle = try reader.le16()
             let value = reader.rest()
@@ -291,7 +299,6 @@ public enum ATTPDU: Hashable, Sendable {
             self = .unknown(opcode: opcode, parameters: Array(pdu.dropFirst()))
         }
     }
-
 
     /// A readable name for an opcode (in errors and logs).
     public static func name(of opcode: UInt8) -> String {
@@ -336,7 +343,9 @@ public enum ATTPDU: Hashable, Sendable {
         }
 
         mutating func le16() throws(MeshError) -> UInt16 {
-            guard position + 2 <= bytes.count else { throw error("ends at byte \(bytes.count), inside a 2-byte field at \(position)") }
+            guard position + 2 <= bytes.count else {
+                throw error("ends at byte \(bytes.count), inside a 2-byte field at \(position)")
+            }
             defer { position += 2 }
             return bytes.attLE16(at: position)
         }
@@ -351,14 +360,18 @@ public enum ATTPDU: Hashable, Sendable {
         }
 
         func end() throws(MeshError) {
-            guard position == bytes.count else { throw error("\(bytes.count - position) unexpected bytes after byte \(position)") }
+            guard position == bytes.count else {
+                throw error("\(bytes.count - position) unexpected bytes after byte \(position)")
+            }
         }
 
         /// The rest as a non-empty list of `size`-byte entries.
         mutating func entries(of size: Int) throws(MeshError) -> [[UInt8]] {
             let remaining = bytes.count - position
             guard remaining > 0 else { throw error("has no entries") }
-            guard remaining % size == 0 else { throw error("\(remaining) bytes of entries are not a multiple of the entry length \(size)") }
+            guard remaining % size == 0 else {
+                throw error("\(remaining) bytes of entries are not a multiple of the entry length \(size)")
+            }
             var entries: [[UInt8]] = []
             while position < bytes.count {
                 entries.append(Array(bytes[position..<position + size]))

@@ -22,7 +22,9 @@ enum ATTSocket {
             address.l2_cid = cbluez_htobs(cid)
             try Posix.call("bind(ATT, CID 4)") {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+                    }
                 }
             }
             var sendBuffer = Int32(L2CAP.sendBufferBytes)
@@ -42,7 +44,9 @@ enum ATTSocket {
         var address = L2CAP.socketAddress(remote.bytes, type: remote.type, psm: 0)
         address.l2_cid = cbluez_htobs(cid)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+            }
         }
         if result == 0 { return true }
         let code = errno

@@ -22,7 +22,10 @@ public struct ATTUUID: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) throws(MeshError) {
         let hex = text.filter { $0 != "-" }
         guard hex.count == 4 || hex.count == 32, let display = Hex.decode(hex) else {
-            throw MeshError(.invalidArgument, "\"\(text)\" is not a Bluetooth UUID (4 or 32 hex digits, dashes allowed)")
+            throw MeshError(
+                .invalidArgument,
+                "\"\(text)\" is not a Bluetooth UUID (4 or 32 hex digits, dashes allowed)"
+            )
         }
         bytes = display.reversed()
     }

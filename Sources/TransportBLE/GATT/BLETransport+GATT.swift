@@ -29,7 +29,9 @@ extension BLETransport {
     func currentIdentity() -> [UInt8] {
         let (schedule, listening) = state.withLock { ($0.schedule, $0.listeningPSM) }
         let psm = UInt16(configuration.psm)
-        let beacon = schedule?.beacon(psm: psm, at: Posix.unixTime()) ?? BLEBeacon(psm: psm, ephemeralID: Array(repeating: 0, count: 8))
+        let beacon =
+            schedule?.beacon(psm: psm, at: Posix.unixTime())
+            ?? BLEBeacon(psm: psm, ephemeralID: Array(repeating: 0, count: 8))
         return GATTIdentity(beacon: beacon, listeningPSM: listening).encoded()
     }
 
@@ -48,8 +50,10 @@ extension BLETransport {
         } catch {
             guard configuration.dataPath != .gatt else {
                 throw MeshError(
-                    .transportUnavailable, "BLE unavailable: cannot serve GATT on \(configuration.adapter): \(Self.explain(error)) (data_path is gatt)",
-                    cause: error)
+                    .transportUnavailable,
+                    "BLE unavailable: cannot serve GATT on \(configuration.adapter): \(Self.explain(error)) (data_path is gatt)",
+                    cause: error
+                )
             }
             logger.warning("BLE: no GATT server on \(configuration.adapter) (\(Self.explain(error))); L2CAP only")
             return nil
@@ -69,7 +73,8 @@ extension BLETransport {
                         continue
                     }
                     let type: BLEPeerAddress.AddressType = peer.l2_bdaddr_type == 2 ? .random : .public
-                    let text = (try? BLEPeerAddress(bytes: L2CAP.addressBytes(peer), type: type, psm: 0))
+                    let text =
+                        (try? BLEPeerAddress(bytes: L2CAP.addressBytes(peer), type: type, psm: 0))
                         .map { "\($0.deviceAddress)/\($0.type)/gatt" } ?? "unknown/gatt"
                     // makeGATTConnection owns the descriptor, also when it throws.
                     guard let connection = try? makeGATTConnection(fd: fd, remoteAddress: text) else { continue }
@@ -97,9 +102,13 @@ extension BLETransport {
         guard await connection.waitForSubscription() else { return }
         let box = Mutex<ObjectIdentifier?>(nil)
         let link = GATTLink(
-            connection: connection, role: .peripheral, remoteAddress: text,
-            preferredTaskExecutor: linkTaskExecutor, logger: context.logger,
-            onClose: { [weak self] in if let key = box.withLock({ $0 }) { self?.untrack(key) } })
+            connection: connection,
+            role: .peripheral,
+            remoteAddress: text,
+            preferredTaskExecutor: linkTaskExecutor,
+            logger: context.logger,
+            onClose: { [weak self] in if let key = box.withLock({ $0 }) { self?.untrack(key) } }
+        )
         box.withLock { $0 = ObjectIdentifier(link) }
         track(link)
         context.logger.debug("BLE: GATT client \(text) subscribed (ATT MTU \(connection.mtu))")
@@ -114,11 +123,18 @@ extension BLETransport {
         let bearer: SeqPacketLink
         do {
             bearer = try SeqPacketLink(
-                adopting: fd, transportName: "ble (ATT)", remoteAddress: remoteAddress, mtu: Self.attMTU, receiveMTU: 672,
+                adopting: fd,
+                transportName: "ble (ATT)",
+                remoteAddress: remoteAddress,
+                mtu: Self.attMTU,
+                receiveMTU: 672,
                 onClose: { [weak self] _ in
-                    if let key = box.withLock({ $0 }) { self?.state.withLock { _ = $0.gattConnections.removeValue(forKey: key) } }
+                    if let key = box.withLock({ $0 }) {
+                        self?.state.withLock { _ = $0.gattConnections.removeValue(forKey: key) }
+                    }
                 },
-                unsentBytes: { Int(cbluez_unsent_bytes($0)) })
+                unsentBytes: { Int(cbluez_unsent_bytes($0)) }
+            )
         } catch {
             _ = Glibc.close(fd)
             throw error
@@ -148,7 +164,10 @@ extension BLETransport {
         if let existing {
             // One client per bearer: its notifications have one reader.
             guard !existing.hasLink(.central) else {
-                throw MeshError(.dialFailed, "BLE GATT dial to \(remote.deviceAddress) not needed: this node's GATT link to it is up")
+                throw MeshError(
+                    .dialFailed,
+                    "BLE GATT dial to \(remote.deviceAddress) not needed: this node's GATT link to it is up"
+                )
             }
             if let link = try? await setUpCentral(existing, local: local, remote: remote) { return link }
         }
@@ -164,7 +183,11 @@ extension BLETransport {
             }
         } catch let error as SystemError {
             _ = Glibc.close(fd)
-            throw MeshError(.dialFailed, "BLE GATT dial to \(remote.deviceAddress) failed: \(Self.explain(error))", cause: error)
+            throw MeshError(
+                .dialFailed,
+                "BLE GATT dial to \(remote.deviceAddress) failed: \(Self.explain(error))",
+                cause: error
+            )
         } catch {
             _ = Glibc.close(fd)
             throw error
@@ -179,7 +202,9 @@ extension BLETransport {
         // The remote may be dialling too: its client then runs on this bearer (the
         // kernel's one ATT channel per connection), and its link must come up here,
         // or it fails its handshake and closes (the core keeps one of the two links).
-        if let context { spawn { [weak self] in await self?.servePeripheral(connection, remoteAddress: text, context: context) } }
+        if let context {
+            spawn { [weak self] in await self?.servePeripheral(connection, remoteAddress: text, context: context) }
+        }
         do {
             return try await setUpCentral(connection, local: local, remote: remote)
         } catch {
@@ -190,7 +215,11 @@ extension BLETransport {
 
     /// Runs the client set-up on a bearer, bounded by ``gattSetUpTimeout`` (which
     /// closes the bearer); the link may move to L2CAP later (``scheduleMove``).
-    private func setUpCentral(_ connection: GATTConnection, local: BLEPeerAddress, remote: BLEPeerAddress) async throws -> GATTLink {
+    private func setUpCentral(
+        _ connection: GATTConnection,
+        local: BLEPeerAddress,
+        remote: BLEPeerAddress
+    ) async throws -> GATTLink {
         let text = "\(remote.deviceAddress)/\(remote.type)/gatt"
         let timeout = Task {
             try await Task.sleep(for: Self.gattSetUpTimeout)
@@ -199,10 +228,17 @@ extension BLETransport {
         do {
             let profile = try await connection.setUpClient(requestedMTU: Self.attMTU)
             timeout.cancel()
-            state.withLock { $0.logger }?.debug("BLE: GATT link to \(text): ATT MTU \(profile.mtu), TX \(profile.txHandle), RX \(profile.rxHandle)")
+            state.withLock { $0.logger }?.debug(
+                "BLE: GATT link to \(text): ATT MTU \(profile.mtu), TX \(profile.txHandle), RX \(profile.rxHandle)"
+            )
             let link = GATTLink(
-                connection: connection, role: .central(txHandle: profile.txHandle), remoteAddress: text,
-                preferredTaskExecutor: linkTaskExecutor, writeWindow: configuration.gattWriteWindow, logger: state.withLock { $0.logger })
+                connection: connection,
+                role: .central(txHandle: profile.txHandle),
+                remoteAddress: text,
+                preferredTaskExecutor: linkTaskExecutor,
+                writeWindow: configuration.gattWriteWindow,
+                logger: state.withLock { $0.logger }
+            )
             scheduleMove(link, local: local, remote: remote, identityHandle: profile.identityHandle)
             return link
         } catch {

@@ -32,7 +32,9 @@ extension BLETransport {
     /// link after all.
     func offerToGATTLink(_ channel: SeqPacketLink, remoteAddress: String, context: TransportContext) -> Bool {
         let gattAddress = "\(remoteAddress)/gatt"
-        let candidates = state.withLock { $0.peripheralGATTLinks.values.filter { $0.remoteAddress == gattAddress && $0.takesChannel } }
+        let candidates = state.withLock {
+            $0.peripheralGATTLinks.values.filter { $0.remoteAddress == gattAddress && $0.takesChannel }
+        }
         guard let link = candidates.first(where: { $0.offerChannel(channel) }) else { return false }
         context.logger.debug("BLE: L2CAP channel from \(remoteAddress) offered to its GATT link")
         spawn { [weak self] in
@@ -42,7 +44,9 @@ extension BLETransport {
                 await unclaimed.close()
                 return
             }
-            context.logger.debug("BLE: the GATT link from \(remoteAddress) did not move; its channel is a link of its own")
+            context.logger.debug(
+                "BLE: the GATT link from \(remoteAddress) did not move; its channel is a link of its own"
+            )
             context.report(.inboundLink(unclaimed))
         }
         return true
@@ -55,7 +59,9 @@ extension BLETransport {
     /// names another PSM. A failure leaves the link on GATT with one log line.
     func scheduleMove(_ link: GATTLink, local: BLEPeerAddress, remote: BLEPeerAddress, identityHandle: UInt16?) {
         guard configuration.dataPath.movesToL2CAP, let identityHandle else { return }
-        let delay = configuration.dataPath == .gattFirst ? Duration.milliseconds(Int(configuration.moveToL2CAPAfterSeconds * 1000)) : .zero
+        let delay =
+            configuration.dataPath == .gattFirst
+            ? Duration.milliseconds(Int(configuration.moveToL2CAPAfterSeconds * 1000)) : .zero
         spawn { [weak self] in
             if delay > .zero {
                 do { try await Task.sleep(for: delay) } catch { return }
@@ -64,18 +70,27 @@ extension BLETransport {
         }
     }
 
-    private func moveToL2CAP(_ link: GATTLink, local: BLEPeerAddress, remote: BLEPeerAddress, identityHandle: UInt16) async {
+    private func moveToL2CAP(
+        _ link: GATTLink,
+        local: BLEPeerAddress,
+        remote: BLEPeerAddress,
+        identityHandle: UInt16
+    ) async {
         let logger = state.withLock { $0.logger }
         guard isRunning, link.takesChannel else { return }
         let identity: GATTIdentity
         do {
             identity = try GATTIdentity(decoding: try await link.connection.read(handle: identityHandle))
         } catch {
-            logger?.info("BLE: GATT link to \(remote.deviceAddress) stays on GATT: its identity could not be read (\(error))")
+            logger?.info(
+                "BLE: GATT link to \(remote.deviceAddress) stays on GATT: its identity could not be read (\(error))"
+            )
             return
         }
         guard identity.listeningPSM != 0 else {
-            logger?.debug("BLE: GATT link to \(remote.deviceAddress) stays on GATT: the remote accepts no L2CAP channel")
+            logger?.debug(
+                "BLE: GATT link to \(remote.deviceAddress) stays on GATT: the remote accepts no L2CAP channel"
+            )
             return
         }
         guard configuration.dataPath == .gattFirst || identity.listeningPSM != remote.psm else { return }
@@ -90,15 +105,21 @@ extension BLETransport {
         do {
             channel = try await connect(local: local, remote: target)
         } catch {
-            logger?.info("BLE: GATT link to \(remote.deviceAddress) stays on GATT: \((error as? MeshError)?.message ?? "\(error)")")
+            logger?.info(
+                "BLE: GATT link to \(remote.deviceAddress) stays on GATT: \((error as? MeshError)?.message ?? "\(error)")"
+            )
             return
         }
         do {
             try await link.moveSending(to: channel)
-            logger?.info("BLE: GATT link to \(remote.deviceAddress) moving to L2CAP PSM \(identity.listeningPSM) (MTU \(link.mtu))")
+            logger?.info(
+                "BLE: GATT link to \(remote.deviceAddress) moving to L2CAP PSM \(identity.listeningPSM) (MTU \(link.mtu))"
+            )
         } catch {
             await channel.close()
-            logger?.info("BLE: GATT link to \(remote.deviceAddress) stays on GATT: \((error as? MeshError)?.message ?? "\(error)")")
+            logger?.info(
+                "BLE: GATT link to \(remote.deviceAddress) stays on GATT: \((error as? MeshError)?.message ?? "\(error)")"
+            )
         }
     }
 }

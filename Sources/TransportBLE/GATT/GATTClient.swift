@@ -31,20 +31,35 @@ extension GATTConnection {
         guard let tx = characteristics.first(where: { $0.uuid == GATTProfile.tx }) else {
             throw failure("the SCMesh service has no TX characteristic (\(GATTProfile.tx))")
         }
-        guard tx.properties & GATTProfile.Property.write != 0 else { throw failure("TX does not accept write requests") }
+        guard tx.properties & GATTProfile.Property.write != 0 else {
+            throw failure("TX does not accept write requests")
+        }
         guard let rxIndex = characteristics.firstIndex(where: { $0.uuid == GATTProfile.rx }) else {
             throw failure("the SCMesh service has no RX characteristic (\(GATTProfile.rx))")
         }
         let rx = characteristics[rxIndex]
-        let descriptorsEnd = rxIndex + 1 < characteristics.count ? characteristics[rxIndex + 1].declarationHandle - 1 : end
-        guard let cccd = try await findDescriptor(.clientCharacteristicConfiguration, start: rx.valueHandle + 1, end: descriptorsEnd) else {
+        let descriptorsEnd =
+            rxIndex + 1 < characteristics.count ? characteristics[rxIndex + 1].declarationHandle - 1 : end
+        guard
+            let cccd = try await findDescriptor(
+                .clientCharacteristicConfiguration,
+                start: rx.valueHandle + 1,
+                end: descriptorsEnd
+            )
+        else {
             throw failure("RX has no client characteristic configuration descriptor")
         }
         setRemoteRX(rx.valueHandle, cccd: cccd)
         try await write(handle: cccd, value: [0x01, 0x00])
         return GATTRemoteProfile(
-            serviceStart: start, serviceEnd: end, txHandle: tx.valueHandle, rxHandle: rx.valueHandle, rxCCCDHandle: cccd,
-            identityHandle: characteristics.first(where: { $0.uuid == GATTProfile.identity })?.valueHandle, mtu: mtu)
+            serviceStart: start,
+            serviceEnd: end,
+            txHandle: tx.valueHandle,
+            rxHandle: rx.valueHandle,
+            rxCCCDHandle: cccd,
+            identityHandle: characteristics.first(where: { $0.uuid == GATTProfile.identity })?.valueHandle,
+            mtu: mtu
+        )
     }
 
     /// Exchange MTU: asks for `requested` (clamped to 23–517); returns the agreed MTU.
@@ -66,7 +81,9 @@ extension GATTConnection {
 
     /// Primary service discovery by UUID (Find By Type Value); the first match's range.
     package func discoverService(_ uuid: ATTUUID) async throws -> (UInt16, UInt16) {
-        let response = try await request(.findByTypeValueRequest(start: 1, end: 0xFFFF, type: 0x2800, value: uuid.bytes))
+        let response = try await request(
+            .findByTypeValueRequest(start: 1, end: 0xFFFF, type: 0x2800, value: uuid.bytes)
+        )
         switch response {
         case .findByTypeValueResponse(let ranges):
             guard let first = ranges.first, first.handle != 0, first.handle <= first.groupEnd else {
@@ -107,7 +124,12 @@ extension GATTConnection {
                     else { throw failure("a malformed characteristic declaration at handle \(entry.handle)") }
                     found.append(
                         Characteristic(
-                            declarationHandle: entry.handle, properties: entry.value[0], valueHandle: entry.value.attLE16(at: 1), uuid: uuid))
+                            declarationHandle: entry.handle,
+                            properties: entry.value[0],
+                            valueHandle: entry.value.attLE16(at: 1),
+                            uuid: uuid
+                        )
+                    )
                     last = max(last, entry.handle)
                 }
                 guard last < end else { return found }
@@ -143,13 +165,17 @@ extension GATTConnection {
     /// Write Request; returns once the Write Response came.
     package func write(handle: UInt16, value: [UInt8]) async throws {
         let response = try await request(.writeRequest(handle: handle, value: value))
-        guard case .writeResponse = response else { throw unexpected(response, for: "Write Request to handle \(handle)") }
+        guard case .writeResponse = response else {
+            throw unexpected(response, for: "Write Request to handle \(handle)")
+        }
     }
 
     /// Read Request.
     package func read(handle: UInt16) async throws -> [UInt8] {
         let response = try await request(.readRequest(handle: handle))
-        guard case .readResponse(let value) = response else { throw unexpected(response, for: "Read Request of handle \(handle)") }
+        guard case .readResponse(let value) = response else {
+            throw unexpected(response, for: "Read Request of handle \(handle)")
+        }
         return value
     }
 

@@ -181,7 +181,9 @@ package final class GATTConnection: Sendable {
                     // the frame without waiting.
                     guard notifiedFrames.count < Self.frameCapacity else {
                         throw MeshError(
-                            .linkClosed, "\(Self.frameCapacity) notified frames from \(bearer.remoteAddress) wait unread; closing the GATT link")
+                            .linkClosed,
+                            "\(Self.frameCapacity) notified frames from \(bearer.remoteAddress) wait unread; closing the GATT link"
+                        )
                     }
                     _ = await notifiedFrames.send(value)
                 }
@@ -239,7 +241,9 @@ package final class GATTConnection: Sendable {
                     return nil
                 }
                 if let ended {
-                    continuation.resume(throwing: MeshError(.linkClosed, "GATT bearer to \(bearer.remoteAddress) ended: \(ended)"))
+                    continuation.resume(
+                        throwing: MeshError(.linkClosed, "GATT bearer to \(bearer.remoteAddress) ended: \(ended)")
+                    )
                     return
                 }
                 let bytes = pdu.encoded()

@@ -79,8 +79,13 @@ package final class GATTLink: Link, Sendable {
     /// A link on `connection` whose set-up (client discovery and subscription, or the
     /// remote's subscription) is done.
     package init(
-        connection: GATTConnection, role: Role, remoteAddress: String, channelWait: Duration = .seconds(5),
-        preferredTaskExecutor: (any TaskExecutor)? = nil, writeWindow: Int = 1, logger: Logger? = nil,
+        connection: GATTConnection,
+        role: Role,
+        remoteAddress: String,
+        channelWait: Duration = .seconds(5),
+        preferredTaskExecutor: (any TaskExecutor)? = nil,
+        writeWindow: Int = 1,
+        logger: Logger? = nil,
         onClose: (@Sendable () -> Void)? = nil
     ) {
         self.logger = logger
@@ -116,7 +121,10 @@ package final class GATTLink: Link, Sendable {
     ///   peripheral) the remote switched notifications off.
     package func send(_ frame: [UInt8]) async throws {
         guard frame.count <= mtu else {
-            throw MeshError(.frameTooLarge, "frame of \(frame.count) bytes exceeds the GATT link MTU of \(mtu) bytes (ATT MTU − 3); fragment it first")
+            throw MeshError(
+                .frameTooLarge,
+                "frame of \(frame.count) bytes exceeds the GATT link MTU of \(mtu) bytes (ATT MTU − 3); fragment it first"
+            )
         }
         guard !frame.isEmpty else { throw MeshError(.invalidArgument, "an empty frame cannot be sent on a GATT link") }
         try await sendLock.withLock {
@@ -151,7 +159,9 @@ package final class GATTLink: Link, Sendable {
             }
             do {
                 if command {
-                    try await connection.sendUnacknowledged(ATTPDU.writeCommand(handle: txHandle, value: frame).encoded())
+                    try await connection.sendUnacknowledged(
+                        ATTPDU.writeCommand(handle: txHandle, value: frame).encoded()
+                    )
                 } else {
                     try await connection.write(handle: txHandle, value: frame)
                 }
@@ -163,7 +173,9 @@ package final class GATTLink: Link, Sendable {
             guard connection.remoteSubscribed else {
                 throw MeshError(.linkClosed, "GATT link to \(remoteAddress): the remote switched RX notifications off")
             }
-            try await connection.sendUnacknowledged(ATTPDU.notification(handle: GATTServer.rxHandle, value: frame).encoded())
+            try await connection.sendUnacknowledged(
+                ATTPDU.notification(handle: GATTServer.rxHandle, value: frame).encoded()
+            )
         }
     }
 
@@ -175,7 +187,10 @@ package final class GATTLink: Link, Sendable {
     ///   could not be sent (the link closes).
     package func moveSending(to channel: any Link) async throws {
         guard channel.mtu >= mtu else {
-            throw MeshError(.invalidArgument, "the L2CAP channel's MTU \(channel.mtu) is below the GATT link's \(mtu); the link stays on GATT")
+            throw MeshError(
+                .invalidArgument,
+                "the L2CAP channel's MTU \(channel.mtu) is below the GATT link's \(mtu); the link stays on GATT"
+            )
         }
         guard offerChannel(channel) else {
             throw MeshError(.invalidArgument, "the GATT link to \(remoteAddress) is closed or already has a channel")
@@ -240,7 +255,9 @@ package final class GATTLink: Link, Sendable {
             if !frame.isEmpty { return frame }
             // The marker: the remote's later frames come on the channel.
             guard await waitForChannel() != nil else {
-                logger?.info("BLE: GATT link \(remoteAddress): the remote's move marker came without an L2CAP channel; ignored")
+                logger?.info(
+                    "BLE: GATT link \(remoteAddress): the remote's move marker came without an L2CAP channel; ignored"
+                )
                 continue
             }
             noteIfMoved()
@@ -287,7 +304,8 @@ package final class GATTLink: Link, Sendable {
     /// link on it (the remote's, when both dialled) still runs
     /// (``GATTConnection/detach(_:)``). Idempotent.
     package func close() async {
-        let (channel, waiter, first) = move.withLock { state -> ((any Link)?, CheckedContinuation<(any Link)?, Never>?, Bool) in
+        let (channel, waiter, first) = move.withLock {
+            state -> ((any Link)?, CheckedContinuation<(any Link)?, Never>?, Bool) in
             let first = !state.closed
             state.closed = true
             defer { state.waiter = nil }

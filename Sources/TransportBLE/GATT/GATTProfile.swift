@@ -21,7 +21,9 @@ public enum GATTProfile {
 
     /// `6E4000xx-B5A3-F393-E0A9-E50E24DCCA9E`, little-endian.
     private static func uuid(_ last: UInt8) -> ATTUUID {
-        let display: [UInt8] = [0x6E, 0x40, 0x00, last, 0xB5, 0xA3, 0xF3, 0x93, 0xE0, 0xA9, 0xE5, 0x0E, 0x24, 0xDC, 0xCA, 0x9E]
+        let display: [UInt8] = [
+            0x6E, 0x40, 0x00, last, 0xB5, 0xA3, 0xF3, 0x93, 0xE0, 0xA9, 0xE5, 0x0E, 0x24, 0xDC, 0xCA, 0x9E,
+        ]
         return ATTUUID(wire: display.reversed())!
     }
 
@@ -63,7 +65,10 @@ public struct GATTIdentity: Hashable, Sendable {
     /// - Throws: `.malformedFrame` for a short value or a bad beacon.
     public init(decoding bytes: [UInt8]) throws(MeshError) {
         guard bytes.count >= Self.encodedLength else {
-            throw MeshError(.malformedFrame, "GATT identity value of \(bytes.count) bytes is shorter than \(Self.encodedLength)")
+            throw MeshError(
+                .malformedFrame,
+                "GATT identity value of \(bytes.count) bytes is shorter than \(Self.encodedLength)"
+            )
         }
         beacon = try BLEBeacon(decoding: Array(bytes[0..<BLEBeacon.encodedLength]))
         listeningPSM = bytes.attLE16(at: BLEBeacon.encodedLength)

@@ -73,7 +73,11 @@ public struct GATTServer: Sendable {
         cccdValue.attAppendLE16(cccd)
         return [
             Attribute(handle: 1, type: .primaryService, value: GATTProfile.service.bytes),
-            Attribute(handle: 2, type: .characteristic, value: declaration(property.write | property.writeWithoutResponse, 3, GATTProfile.tx)),
+            Attribute(
+                handle: 2,
+                type: .characteristic,
+                value: declaration(property.write | property.writeWithoutResponse, 3, GATTProfile.tx)
+            ),
             Attribute(handle: 3, type: GATTProfile.tx, value: [], readable: false),
             Attribute(handle: 4, type: .characteristic, value: declaration(property.notify, 5, GATTProfile.rx)),
             Attribute(handle: 5, type: GATTProfile.rx, value: [], readable: false),
@@ -94,7 +98,10 @@ public struct GATTServer: Sendable {
         do {
             pdu = try ATTPDU(decoding: bytes)
         } catch {
-            return (kind == .request ? ATTPDU.errorResponse(request: opcode, handle: 0, error: .invalidPDU).encoded() : nil, [])
+            return (
+                kind == .request ? ATTPDU.errorResponse(request: opcode, handle: 0, error: .invalidPDU).encoded() : nil,
+                []
+            )
         }
         var events: [Event] = []
         let response = answer(pdu, events: &events)
@@ -155,7 +162,8 @@ public struct GATTServer: Sendable {
             var entries: [ATTPDU.HandleValue] = []
             var size = 2
             for attribute in found {
-                guard attribute.readable, min(attribute.value.count, mtu - 4, 253) == length, size + 2 + length <= mtu else { break }
+                guard attribute.readable, min(attribute.value.count, mtu - 4, 253) == length, size + 2 + length <= mtu
+                else { break }
                 size += 2 + length
                 entries.append(.init(handle: attribute.handle, value: Array(attribute.value.prefix(length))))
             }
@@ -163,14 +171,20 @@ public struct GATTServer: Sendable {
 
         case .readByGroupTypeRequest(let start, let end, let type):
             guard validRange(start, end) else { return error(.invalidHandle, start) }
-            guard type == .primaryService || type == .secondaryService else { return error(.unsupportedGroupType, start) }
+            guard type == .primaryService || type == .secondaryService else {
+                return error(.unsupportedGroupType, start)
+            }
             let found = attributes.filter { $0.handle >= start && $0.handle <= end && $0.type == type }
             guard let first = found.first else { return error(.attributeNotFound, start) }
             let length = min(first.value.count, mtu - 6)
-            return .readByGroupTypeResponse([.init(handle: first.handle, groupEnd: Self.lastHandle, value: Array(first.value.prefix(length)))])
+            return .readByGroupTypeResponse([
+                .init(handle: first.handle, groupEnd: Self.lastHandle, value: Array(first.value.prefix(length)))
+            ])
 
         case .readRequest(let handle):
-            guard let attribute = attributes.first(where: { $0.handle == handle }) else { return error(.invalidHandle, handle) }
+            guard let attribute = attributes.first(where: { $0.handle == handle }) else {
+                return error(.invalidHandle, handle)
+            }
             guard attribute.readable else { return error(.readNotPermitted, handle) }
             return .readResponse(value: Array(attribute.value.prefix(mtu - 1)))
 

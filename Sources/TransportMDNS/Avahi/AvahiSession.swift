@@ -73,18 +73,23 @@ final class AvahiSession: Sendable {
             Self.freeClient(&state)
             state.generation += 1
             let context = Unmanaged.passRetained(
-                AvahiCallbackContext(generation: state.generation, continuation: continuation))
+                AvahiCallbackContext(generation: state.generation, continuation: continuation)
+            )
             var error: Int32 = 0
             let client = avahi_client_new(
-                avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL,
+                avahi_threaded_poll_get(poll),
+                AVAHI_CLIENT_NO_FAIL,
                 { client, cState, userdata in
                     guard let userdata else { return }
                     let context = Unmanaged<AvahiCallbackContext>.fromOpaque(userdata).takeUnretainedValue()
                     let error = client.map { avahi_client_errno($0) } ?? 0
                     context.continuation.yield(
-                        .client(generation: context.generation, status: AvahiClientStatus(cState), error: error))
+                        .client(generation: context.generation, status: AvahiClientStatus(cState), error: error)
+                    )
                 },
-                context.toOpaque(), &error)
+                context.toOpaque(),
+                &error
+            )
             guard let client else {
                 context.release()
                 return .failure(AvahiError(code: error, operation: "avahi_client_new"))
@@ -106,7 +111,11 @@ final class AvahiSession: Sendable {
     /// - Returns: 0, or Avahi's negative error code (`AVAHI_ERR_COLLISION` means: pick
     ///   another name and call again).
     func publish(
-        name: String, type: String, txt: [String], interfaces: [Int32], targets: [(proto: Int32, port: UInt16)]
+        name: String,
+        type: String,
+        txt: [String],
+        interfaces: [Int32],
+        targets: [(proto: Int32, port: UInt16)]
     ) -> Int32 {
         withAvahiLock { state in
             guard let client = state.client, let context = state.context else { return Int32(AVAHI_ERR_BAD_STATE) }
@@ -122,9 +131,11 @@ final class AvahiSession: Sendable {
                             let client = group.flatMap { avahi_entry_group_get_client($0) }
                             let error = client.map { avahi_client_errno($0) } ?? 0
                             context.continuation.yield(
-                                .group(generation: context.generation, status: AvahiGroupStatus(gState), error: error))
+                                .group(generation: context.generation, status: AvahiGroupStatus(gState), error: error)
+                            )
                         },
-                        context.toOpaque())
+                        context.toOpaque()
+                    )
                 else { return avahi_client_errno(client) }
                 state.group = group
             }
@@ -135,7 +146,17 @@ final class AvahiSession: Sendable {
             for interface in indices {
                 for target in targets {
                     let rc = avahi_entry_group_add_service_strlst(
-                        group, interface, target.proto, AvahiPublishFlags(0), name, type, nil, nil, target.port, list)
+                        group,
+                        interface,
+                        target.proto,
+                        AvahiPublishFlags(0),
+                        name,
+                        type,
+                        nil,
+                        nil,
+                        target.port,
+                        list
+                    )
                     if rc < 0 {
                         avahi_entry_group_reset(group)
                         return rc
@@ -160,7 +181,11 @@ final class AvahiSession: Sendable {
             guard let client = state.client, let context = state.context else { return Int32(AVAHI_ERR_BAD_STATE) }
             if state.browser != nil { return 0 }
             let browser = avahi_service_browser_new(
-                client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), type, nil,
+                client,
+                AvahiIfIndex(AVAHI_IF_UNSPEC),
+                AvahiProtocol(AVAHI_PROTO_UNSPEC),
+                type,
+                nil,
                 AvahiLookupFlags(0),
                 { _, interface, proto, event, name, type, domain, flags, userdata in
                     guard let userdata else { return }
@@ -170,8 +195,12 @@ final class AvahiSession: Sendable {
                     case AVAHI_BROWSER_NEW, AVAHI_BROWSER_REMOVE:
                         guard let name, let type, let domain else { return }
                         let key = AvahiServiceKey(
-                            interface: interface, proto: proto, name: String(cString: name),
-                            type: String(cString: type), domain: String(cString: domain))
+                            interface: interface,
+                            proto: proto,
+                            name: String(cString: name),
+                            type: String(cString: type),
+                            domain: String(cString: domain)
+                        )
                         if event == AVAHI_BROWSER_NEW {
                             let own = flags.rawValue & AVAHI_LOOKUP_RESULT_OUR_OWN.rawValue != 0
                             context.continuation.yield(.browseNew(generation: generation, key: key, ownService: own))
@@ -179,12 +208,15 @@ final class AvahiSession: Sendable {
                             context.continuation.yield(.browseRemove(generation: generation, key: key))
                         }
                     case AVAHI_BROWSER_FAILURE:
-                        context.continuation.yield(.browseFailure(generation: generation, error: Int32(AVAHI_ERR_FAILURE)))
+                        context.continuation.yield(
+                            .browseFailure(generation: generation, error: Int32(AVAHI_ERR_FAILURE))
+                        )
                     default:
                         break
                     }
                 },
-                context.toOpaque())
+                context.toOpaque()
+            )
             guard let browser else { return avahi_client_errno(client) }
             state.browser = browser
             return 0
@@ -198,27 +230,43 @@ final class AvahiSession: Sendable {
             guard let client = state.client, let context = state.context else { return Int32(AVAHI_ERR_BAD_STATE) }
             if state.resolvers[key] != nil { return 0 }
             let resolver = avahi_service_resolver_new(
-                client, key.interface, key.proto, key.name, key.type, key.domain, key.proto, AvahiLookupFlags(0),
+                client,
+                key.interface,
+                key.proto,
+                key.name,
+                key.type,
+                key.domain,
+                key.proto,
+                AvahiLookupFlags(0),
                 { _, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
                     guard let userdata, let name, let type, let domain else { return }
                     let context = Unmanaged<AvahiCallbackContext>.fromOpaque(userdata).takeUnretainedValue()
                     let key = AvahiServiceKey(
-                        interface: interface, proto: proto, name: String(cString: name),
-                        type: String(cString: type), domain: String(cString: domain))
+                        interface: interface,
+                        proto: proto,
+                        name: String(cString: name),
+                        type: String(cString: type),
+                        domain: String(cString: domain)
+                    )
                     guard event == AVAHI_RESOLVER_FOUND, let address else {
                         context.continuation.yield(
-                            .resolveFailure(generation: context.generation, key: key, error: Int32(AVAHI_ERR_TIMEOUT)))
+                            .resolveFailure(generation: context.generation, key: key, error: Int32(AVAHI_ERR_TIMEOUT))
+                        )
                         return
                     }
                     let service = AvahiResolvedService(
-                        key: key, hostName: host.map { String(cString: $0) } ?? "",
+                        key: key,
+                        hostName: host.map { String(cString: $0) } ?? "",
                         address: AvahiSession.format(address),
                         isIPv6: address.pointee.proto == AvahiProtocol(AVAHI_PROTO_INET6),
-                        port: port, txt: AvahiSession.strings(txt),
-                        isLocal: flags.rawValue & AVAHI_LOOKUP_RESULT_LOCAL.rawValue != 0)
+                        port: port,
+                        txt: AvahiSession.strings(txt),
+                        isLocal: flags.rawValue & AVAHI_LOOKUP_RESULT_LOCAL.rawValue != 0
+                    )
                     context.continuation.yield(.resolved(generation: context.generation, service: service))
                 },
-                context.toOpaque())
+                context.toOpaque()
+            )
             guard let resolver else { return avahi_client_errno(client) }
             state.resolvers[key] = resolver
             return 0

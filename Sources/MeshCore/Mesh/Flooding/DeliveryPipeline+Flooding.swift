@@ -90,7 +90,9 @@ extension DeliveryPipeline {
         if out.flags & DataFrame.sealedFlag == 0 { out = try await sealForRelay(out) }
         out.flags |= DataFrame.floodFlag
         if step == .start {
-            out.ttl = message.isRelayed ? min(message.ttl ?? configuration.flood.ttl, configuration.flood.ttl) : configuration.flood.ttl
+            out.ttl =
+                message.isRelayed
+                ? min(message.ttl ?? configuration.flood.ttl, configuration.flood.ttl) : configuration.flood.ttl
         }
         var skip = flood.offered(id)
         skip.insert(localPeerID)
@@ -118,7 +120,10 @@ extension DeliveryPipeline {
             return used
         }
         guard let transport = taken.first else {
-            throw MeshError(.deliveryFailed, "no neighbour took flooded message \(id.hex) (\(targets.count) tried); it stays queued")
+            throw MeshError(
+                .deliveryFailed,
+                "no neighbour took flooded message \(id.hex) (\(targets.count) tried); it stays queued"
+            )
         }
         let reason = "flooded to \(taken.count) of \(targets.count) neighbours"
         bus.emit(.message(.messageFlooded, id: id, peer: peer, transport: transport, reason: reason))
@@ -143,12 +148,21 @@ extension DeliveryPipeline {
             _ = try? await flood.seen.insert(id)
             do {
                 try await queue.replacePayload(
-                    id, with: out.payload, flags: out.flags | DataFrame.floodStartedLocalFlag, ttl: custody.map { Self.custodyTTL($0, of: message) })
+                    id,
+                    with: out.payload,
+                    flags: out.flags | DataFrame.floodStartedLocalFlag,
+                    ttl: custody.map { Self.custodyTTL($0, of: message) }
+                )
             } catch {
                 logger.debug("flooded message \(id.hex) could not be marked as flooded: \(error)")
             }
             // Custody stays here: the copy waits for a route (or the receipt).
-            await update(message, to: .queued, transport: transport, reason: "\(reason); kept until a route to \(peer) appears")
+            await update(
+                message,
+                to: .queued,
+                transport: transport,
+                reason: "\(reason); kept until a route to \(peer) appears"
+            )
             // A route that appeared while the copy was out (claimed) drained nothing
             // for it: look again now that it waits.
             if hasRoute(to: peer) { scheduler.schedule(.drain(peer)) }

@@ -38,8 +38,13 @@ public struct FloodConfiguration: Sendable, Hashable, Codable {
     /// 200 ms, suppressed after 3 neighbours, after 4 failed attempts; 10 emergencies per
     /// origin and 60 per neighbour an hour.
     public init(
-        enabled: Bool = false, ttl: UInt8 = 7, maxDelay: Duration = .milliseconds(200), suppressAfter: Int = 3,
-        afterFailedAttempts: Int = 4, emergencyPerHour: Int = 10, emergencyPerNeighbourPerHour: Int = 60
+        enabled: Bool = false,
+        ttl: UInt8 = 7,
+        maxDelay: Duration = .milliseconds(200),
+        suppressAfter: Int = 3,
+        afterFailedAttempts: Int = 4,
+        emergencyPerHour: Int = 10,
+        emergencyPerNeighbourPerHour: Int = 60
     ) {
         self.enabled = enabled
         self.ttl = ttl
@@ -73,14 +78,28 @@ public struct FloodConfiguration: Sendable, Hashable, Codable {
         maxDelay = .milliseconds(delayMs)
         suppressAfter = try container.decode(Int.self, forKey: .suppressAfter, default: defaults.suppressAfter)
         try container.check(suppressAfter >= 0, .suppressAfter, "must be 0 (never) or more, got \(suppressAfter)")
-        afterFailedAttempts = try container.decode(Int.self, forKey: .afterFailedAttempts, default: defaults.afterFailedAttempts)
-        try container.check(afterFailedAttempts >= 0, .afterFailedAttempts, "must be 0 (never) or more, got \(afterFailedAttempts)")
+        afterFailedAttempts = try container.decode(
+            Int.self,
+            forKey: .afterFailedAttempts,
+            default: defaults.afterFailedAttempts
+        )
+        try container.check(
+            afterFailedAttempts >= 0,
+            .afterFailedAttempts,
+            "must be 0 (never) or more, got \(afterFailedAttempts)"
+        )
         emergencyPerHour = try container.decode(Int.self, forKey: .emergencyPerHour, default: defaults.emergencyPerHour)
         try container.check(emergencyPerHour >= 1, .emergencyPerHour, "must be at least 1, got \(emergencyPerHour)")
         emergencyPerNeighbourPerHour = try container.decode(
-            Int.self, forKey: .emergencyPerNeighbourPerHour, default: defaults.emergencyPerNeighbourPerHour)
+            Int.self,
+            forKey: .emergencyPerNeighbourPerHour,
+            default: defaults.emergencyPerNeighbourPerHour
+        )
         try container.check(
-            emergencyPerNeighbourPerHour >= 1, .emergencyPerNeighbourPerHour, "must be at least 1, got \(emergencyPerNeighbourPerHour)")
+            emergencyPerNeighbourPerHour >= 1,
+            .emergencyPerNeighbourPerHour,
+            "must be at least 1, got \(emergencyPerNeighbourPerHour)"
+        )
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -96,7 +96,12 @@ final class FloodControl: Sendable {
     }
 
     /// `origin`'s emergency bucket as of `now` (full for an origin not seen yet).
-    private static func originBucket(_ state: State, _ origin: PeerID, perHour: Int, now: ContinuousClock.Instant) -> Bucket {
+    private static func originBucket(
+        _ state: State,
+        _ origin: PeerID,
+        perHour: Int,
+        now: ContinuousClock.Instant
+    ) -> Bucket {
         var bucket = state.origins[origin] ?? Bucket(tokens: Double(perHour), updatedAt: now)
         bucket.refill(perHour: perHour, now: now)
         return bucket

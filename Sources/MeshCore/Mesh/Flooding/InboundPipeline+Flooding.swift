@@ -44,12 +44,23 @@ extension InboundPipeline {
         if isEmergency, let reason = flood.admitEmergency(origin: frame.origin, neighbour: session.remote) {
             state.withLock { _ = $0.handingOver.remove(id) }
             stats.update { $0.flood.emergencyRateLimited[reason, default: 0] += 1 }
-            _ = refuseFlood(reason, frame, session, "over the emergency rate limit (flood.emergency_per_hour / emergency_per_neighbour_per_hour)")
+            _ = refuseFlood(
+                reason,
+                frame,
+                session,
+                "over the emergency rate limit (flood.emergency_per_hour / emergency_per_neighbour_per_hour)"
+            )
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
         let message = OutboundMessage(
-            id: id, destination: frame.destination, payload: payload, flags: frame.flags & ~DataFrame.localFlags, origin: frame.origin,
-            ttl: frame.ttl - 1, previousHop: session.remote)
+            id: id,
+            destination: frame.destination,
+            payload: payload,
+            flags: frame.flags & ~DataFrame.localFlags,
+            origin: frame.origin,
+            ttl: frame.ttl - 1,
+            previousHop: session.remote
+        )
         do {
             try await delivery.queue.enqueue(message)
         } catch {
@@ -86,12 +97,20 @@ extension InboundPipeline {
         return .duplicate
     }
 
-    private func refuseFlood(_ reason: String, _ frame: DataFrame, _ session: LinkSession, _ detail: String) -> LinkSession.AcceptResult {
+    private func refuseFlood(
+        _ reason: String,
+        _ frame: DataFrame,
+        _ session: LinkSession,
+        _ detail: String
+    ) -> LinkSession.AcceptResult {
         stats.update {
             $0.framesRefused += 1
             $0.relayRefused[reason, default: 0] += 1
         }
-        remoteLog.note("flood_refused.\(reason)", "not relaying flooded message \(frame.messageID) from \(frame.origin) to \(frame.destination) (via \(session.remote)): \(detail)") {
+        remoteLog.note(
+            "flood_refused.\(reason)",
+            "not relaying flooded message \(frame.messageID) from \(frame.origin) to \(frame.destination) (via \(session.remote)): \(detail)"
+        ) {
             "refused \(LogLimiter.formatted($0)) more flooded messages in the last \(LogLimiter.formatted($1)): \(reason)"
         }
         return .refused

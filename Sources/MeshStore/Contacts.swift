@@ -164,10 +164,11 @@ public struct Contacts: Sendable {
         guard !trimmed.isEmpty else {
             throw MeshError(.invalidArgument, "an alias must not be empty")
         }
-        guard trimmed.count <= 64 else {
+        // Counted in Unicode scalars, as JSON Schema's maxLength in the OpenAPI document.
+        guard trimmed.unicodeScalars.count <= 64 else {
             throw MeshError(
                 .invalidArgument,
-                "alias \"\(trimmed.prefix(20))…\" has \(trimmed.count) characters; at most 64"
+                "alias \"\(trimmed.prefix(20))…\" has \(trimmed.unicodeScalars.count) characters; at most 64"
             )
         }
         guard PeerID(hex: trimmed) == nil else {

@@ -140,7 +140,7 @@ enum SimBench {
             "\(label) control after convergence \(fmt(report.runningControlPercent)) % "
                 + "(whole run \(fmt(report.controlPercent)) %; routing bytes / all bytes on links)")
         print(
-            "\(label) routes settled after \(report.settled) virtual (\(report.settledKnown) of \(report.routesPossible) known, "
+            "\(label) routes settled after \(seconds(report.settled)) virtual (\(report.settledKnown) of \(report.routesPossible) known, "
                 + "stretch \(fmt(report.settledStretch)) x the shortest paths)")
         print(
             "\(label) memory \(fmt(Double(rssConverged - rssBefore) / Double(n) / 1024)) KiB per node once routes settled, "
@@ -148,7 +148,7 @@ enum SimBench {
         if report.topicPublished > 0 {
             print("\(label) topics delivery \(fmt(report.topicDeliveryPercent)) % (\(report.topicDelivered) of \(report.topicExpected) subscriber × message pairs)")
         }
-        print("\(label) time \(report.virtualTime) virtual in \(report.realTime) real")
+        print("\(label) time \(seconds(report.virtualTime)) virtual in \(seconds(report.realTime)) real")
         guard verbose else { return }
         printDiagnostics(report, configuration)
     }
@@ -216,6 +216,9 @@ enum SimBench {
     }
 
     static func fmt(_ value: Double) -> String { BenchFigure.format(value) }
+
+    /// A duration in whole seconds ("362 s").
+    static func seconds(_ duration: Duration) -> String { "\(duration.components.seconds) s" }
 
     static func elapsed(since start: ContinuousClock.Instant) -> String {
         let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)

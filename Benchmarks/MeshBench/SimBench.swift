@@ -9,7 +9,7 @@ import Synchronization
 enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood] [--topics-only]
-                             [--converge S] [--settle S] [--refresh S] [--summary S] [--mix LIST]
+                             [--converge S] [--settle S] [--refresh S] [--summary S] [--no-hop-counts]
                              [--verbose]
           --nodes N        one run of N nodes (default: a run of 200, then one of 1000)
           --seed S         seeds the graph, the traffic, the disturbances and the loss (default 1)
@@ -23,8 +23,7 @@ enum SimBench {
           --refresh S      routing.announce_interval_ms in seconds (default 3600; routes live
                            10/3 of it, as by default)
           --summary S      routing.summary_interval_ms in seconds (default 60; 0: none)
-          --mix LIST       the nodes' protocol features, round robin by node index: a comma-
-                           separated list of full, minimal and gateway (routing only)
+          --no-hop-counts  routing.hop_counts false
           --verbose        progress lines and diagnostics (wire by frame and phase, router
                            counters, undelivered messages explained)
         """
@@ -38,7 +37,7 @@ enum SimBench {
         var verbose = false
         var flood = false
         var topicsOnly = false
-        var mix: [Capabilities] = []
+        var hopCounts = true
         var converge: Duration?
         var settle: Duration?
         var refresh: Int?
@@ -87,7 +86,7 @@ enum SimBench {
             case "--settle": settle = .seconds(try seconds(flag, atLeast: 1))
             case "--refresh": refresh = try seconds(flag, atLeast: 1)
             case "--summary": summary = try seconds(flag, atLeast: 0)
-            case "--mix": mix = try featureMix(try value(flag))
+            case "--no-hop-counts": hopCounts = false
             case "--verbose": verbose = true
             case "--flood": flood = true
             case "--topics-only": topicsOnly = true
@@ -107,7 +106,7 @@ enum SimBench {
                 configuration.router.routing.routeMaxAge = .seconds(refresh * 10 / 3)
             }
             if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
-            configuration.featureMix = mix
+            configuration.router.routing.hopCounts = hopCounts
             // A topic-only run needs no routes across the mesh: the gossip uses none.
             configuration.routesAcrossMesh = !topicsOnly
             if let converge { configuration.convergenceLimit = converge }
@@ -153,7 +152,7 @@ enum SimBench {
                 + "(whole run \(fmt(report.controlPercent)) %; routing bytes / all bytes on links)"
         )
         print(
-            "\(label) routes settled after \(report.settled) virtual (\(report.settledKnown) of \(report.routesPossible) known, "
+            "\(label) routes settled after \(seconds(report.settled)) virtual (\(report.settledKnown) of \(report.routesPossible) known, "
                 + "stretch \(fmt(report.settledStretch)) x the shortest paths)"
         )
         print(
@@ -165,7 +164,7 @@ enum SimBench {
                 "\(label) topics delivery \(fmt(report.topicDeliveryPercent)) % (\(report.topicDelivered) of \(report.topicExpected) subscriber × message pairs)"
             )
         }
-        print("\(label) time \(report.virtualTime) virtual in \(report.realTime) real")
+        print("\(label) time \(seconds(report.virtualTime)) virtual in \(seconds(report.realTime)) real")
         guard verbose else { return }
         printDiagnostics(report, configuration)
     }
@@ -176,7 +175,6 @@ enum SimBench {
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
                 + "\(report.bridges) links added to connect it; max_hops \(report.maxHops), message TTL \(report.messageTTL); "
-                + mixDescription(configuration.featureMix)
                 + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)"
         )
         print(
@@ -248,6 +246,9 @@ enum SimBench {
     }
 
     static func fmt(_ value: Double) -> String { BenchFigure.format(value) }
+
+    /// A duration in whole seconds ("362 s").
+    static func seconds(_ duration: Duration) -> String { "\(duration.components.seconds) s" }
 
     static func elapsed(since start: ContinuousClock.Instant) -> String {
         let seconds =

@@ -9,7 +9,7 @@ import Synchronization
 enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood] [--topics-only]
-                             [--converge S] [--settle S] [--refresh S] [--summary S] [--no-hop-counts]
+                             [--converge S] [--settle S] [--refresh S] [--summary S] [--mix LIST]
                              [--verbose]
           --nodes N        one run of N nodes (default: a run of 200, then one of 1000)
           --seed S         seeds the graph, the traffic, the disturbances and the loss (default 1)
@@ -23,7 +23,8 @@ enum SimBench {
           --refresh S      routing.announce_interval_ms in seconds (default 3600; routes live
                            10/3 of it, as by default)
           --summary S      routing.summary_interval_ms in seconds (default 60; 0: none)
-          --no-hop-counts  routing.hop_counts false
+          --mix LIST       the nodes' protocol features, round robin by node index: a comma-
+                           separated list of full, minimal and gateway (routing only)
           --verbose        progress lines and diagnostics (wire by frame and phase, router
                            counters, undelivered messages explained)
         """
@@ -37,7 +38,7 @@ enum SimBench {
         var verbose = false
         var flood = false
         var topicsOnly = false
-        var hopCounts = true
+        var mix: [Capabilities] = []
         var converge: Duration?
         var settle: Duration?
         var refresh: Int?
@@ -86,7 +87,7 @@ enum SimBench {
             case "--settle": settle = .seconds(try seconds(flag, atLeast: 1))
             case "--refresh": refresh = try seconds(flag, atLeast: 1)
             case "--summary": summary = try seconds(flag, atLeast: 0)
-            case "--no-hop-counts": hopCounts = false
+            case "--mix": mix = try featureMix(try value(flag))
             case "--verbose": verbose = true
             case "--flood": flood = true
             case "--topics-only": topicsOnly = true
@@ -106,7 +107,7 @@ enum SimBench {
                 configuration.router.routing.routeMaxAge = .seconds(refresh * 10 / 3)
             }
             if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
-            configuration.router.routing.hopCounts = hopCounts
+            configuration.featureMix = mix
             // A topic-only run needs no routes across the mesh: the gossip uses none.
             configuration.routesAcrossMesh = !topicsOnly
             if let converge { configuration.convergenceLimit = converge }
@@ -175,6 +176,7 @@ enum SimBench {
         print(
             "graph: \(n) nodes, \(report.edges) links, mean degree \(fmt(report.meanDegree)), diameter \(report.diameter) hops, "
                 + "\(report.bridges) links added to connect it; max_hops \(report.maxHops), message TTL \(report.messageTTL); "
+                + mixDescription(configuration.featureMix)
                 + "limits: convergence \(configuration.convergenceLimit), settling \(configuration.settleLimit)"
         )
         print(

@@ -16,8 +16,8 @@ struct GroupCommitKillProcessTests {
     static let perSender = 60
 
     @Test(
-        .disabled("open: the harness finds no node running at the first client call"),
-        "receiver killed under load: every message whose hop the sender saw acknowledged is in its store; after restarts of both nodes each message arrives exactly once"
+        "receiver killed under load: every message whose hop the sender saw acknowledged is in its store; after restarts of both nodes each message arrives exactly once",
+        .disabled("open: the harness finds no node running at the first client call")
     )
     func killUnderLoad() async throws {
         try #require(

@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+import Logging
+import MeshCore
+
+/// Inserting a message or a receipt in a caller's transaction, within the outbox's bounds.
+extension StoreOutbox {
+    /// Queues a delivery receipt in the caller's transaction (the inbox's, which stores
+    /// the message it answers), unless the outbox holds it unfinished already: what
+    /// ``OutboundQueue/enqueueReceipt(_:)`` does in two steps.
+    static func insertReceipt(
+        _ db: Database,
+        _ receipt: OutboundMessage,
+        now: Int64,
+        configuration: StoreConfiguration
+    ) throws {
+        if let old = try HistoryRow.outbound(db, receipt.id.hex), !MessageStatus(old.status).isFinal { return }
+        let expiresAt = now + Millis.from(receipt.expiresAfter ?? configuration.defaultExpiry)
+        try insert(
+            db,
+            receipt,
+            bytes: receipt.payload.count,
+            payloadFile: nil,
+            now: now,
+            expiresAt: expiresAt,
+            configuration: configuration
+        )
+    }
+
+    /// The rows of ``insert(_:bytes:payloadFile:now:expiresAt:)``, in the caller's transaction.
+    static func insert(
+        _ db: Database,
+        _ message: OutboundMessage,
+        bytes: Int,
+        payloadFile: String?,
+        now: Int64,
+        expiresAt: Int64,
+        configuration: StoreConfiguration
+    ) throws {
+        try Self.checkBounds(db, to: message.destination, id: message.id, bytes: bytes, configuration: configuration)
+        var history = HistoryRow(
+            messageID: message.id.hex,
+            direction: MessageDirection.outbound.name,
+            peer: message.destination.hex,
+            bytes: bytes,
+            status: MessageStatus.queued.name,
+            createdAt: now,
+            expiresAt: expiresAt,
+            attempts: 0,
+            flags: Int(message.flags),
+            contentDigest: message.contentDigest.isEmpty ? nil : Data(message.contentDigest),
+            origin: message.origin?.hex,
+            previousHop: message.previousHop?.hex,
+            ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init)
+        )
+        if let old = try HistoryRow.outbound(db, message.id.hex) {
+            // A finished message sent again under the same ID, or this node's own
+            // sent message taken back after it came round a loop (it comes with the
+            // neighbour it came back from; its outbox row went when it was sent):
+            // the entry starts over, its trace goes on.
+            let status = MessageStatus(old.status)
+            guard status.isFinal || (status == .sent && message.previousHop != nil) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "message \(message.id.hex) is already in the outbox (status \(old.status)); use a new message ID"
+                )
+            }
+            history.id = old.id
+            history.attempts = old.attempts
+            try history.update(db)
+        } else {
+            try history.insert(db)
+        }
+        guard let historyID = history.id else { return }
+        var row = OutboxRow(
+            historyID: historyID,
+            messageID: message.id.hex,
+            destination: message.destination.hex,
+            flags: Int(message.flags),
+            bytes: bytes,
+            claimed: false,
+            payload: payloadFile == nil ? Data(message.payload) : Data(),
+            origin: message.origin?.hex,
+            ttl: message.ttl.map(Int.init),
+            payloadFile: payloadFile
+        )
+        try row.insert(db)
+        try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
+    }
+
+    /// Throws `.storeFull` naming the bound when a message of `size` bytes to
+    /// `destination` would not fit in the outbox now (`id`: the message, for the error;
+    /// nil for a check before it exists).
+    static func checkBounds(
+        _ db: Database,
+        to destination: PeerID,
+        id: MessageID?,
+        bytes size: Int,
+        configuration: StoreConfiguration
+    ) throws {
+        let peer = try Row.fetchOne(
+            db,
+            sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?",
+            arguments: [destination.hex]
+        )
+        let total = try Row.fetchOne(
+            db,
+            sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox"
+        )
+        let peerMessages: Int = peer?["messages"] ?? 0
+        let peerBytes: Int = peer?["bytes"] ?? 0
+        let totalMessages: Int = total?["messages"] ?? 0
+        let totalBytes: Int = total?["bytes"] ?? 0
+        let advice = "wait until messages are delivered or expire, or raise the limit"
+        let what =
+            id.map { "message \($0.hex) to \(destination) not queued" }
+            ?? "a message of \(size) bytes to \(destination) would not be queued"
+        func full(_ text: String) -> MeshError {
+            MeshError(.storeFull, "outbox full: \(what): \(text); \(advice)")
+        }
+        if peerMessages + 1 > configuration.outboxMaxMessagesPerPeer {
+            throw full(
+                "\(peerMessages) messages wait for peer \(destination), the limit is outboxMaxMessagesPerPeer = \(configuration.outboxMaxMessagesPerPeer)"
+            )
+        }
+        if peerBytes + size > configuration.outboxMaxBytesPerPeer {
+            throw full(
+                "\(peerBytes) bytes wait for peer \(destination) and this message has \(size), the limit is outboxMaxBytesPerPeer = \(configuration.outboxMaxBytesPerPeer)"
+            )
+        }
+        if totalMessages + 1 > configuration.outboxMaxMessages {
+            throw full(
+                "\(totalMessages) messages wait in all, the limit is outboxMaxMessages = \(configuration.outboxMaxMessages)"
+            )
+        }
+        if totalBytes + size > configuration.outboxMaxBytes {
+            throw full(
+                "\(totalBytes) bytes wait in all and this message has \(size), the limit is outboxMaxBytes = \(configuration.outboxMaxBytes)"
+            )
+        }
+    }
+
+    /// What a claim took from the outbox: the message, and the file its payload is in
+    /// (read after the commit) when it has one.
+    struct ClaimedRow: Sendable {
+        var message: OutboundMessage
+        var payloadFile: String?
+        var bytes: Int
+    }
+}

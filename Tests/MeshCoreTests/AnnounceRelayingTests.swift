@@ -82,7 +82,7 @@ import TransportLoopback
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func ignoredAnnouncementsAreNotPassedOnNorNewsToANeighbourThatHasIt() async throws {
+    @Test(.timeLimit(.minutes(3))) func ignoredAnnouncementsAreNotPassedOnNorNewsToANeighbourThatHasIt() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         var logger = Logger(label: "r")

@@ -35,7 +35,7 @@ import TransportLoopback
         #expect(throws: MeshError.self) { try Frame.decode(Array(bytes.dropLast())) }
     }
 
-    @Test(.timeLimit(.minutes(1))) func hostileAnnouncementsAreRejectedCountedAndHeldToTheirShare() async throws {
+    @Test(.timeLimit(.minutes(3))) func hostileAnnouncementsAreRejectedCountedAndHeldToTheirShare() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         var logger = Logger(label: "r")

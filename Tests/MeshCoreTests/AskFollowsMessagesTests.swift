@@ -10,7 +10,7 @@ import TransportLoopback
 @Suite struct AskFollowsMessagesTests {
     /// R's message for O (no route anywhere) expires after 5 s: R asks at 0 and 2 s;
     /// the ask due at 6 s finds nothing waiting, and R stops.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func askingStopsOnceNothingWaits() async throws {
         let clock = ManualClock()
         let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)
@@ -40,7 +40,7 @@ import TransportLoopback
     /// (2, 4, … 64 s apart, ≈ 12 minutes), then every 300 s while the message waits,
     /// rather than leaving it to O's next periodic announcement (up to an hour away);
     /// the answer to a slow ask (X announces O) ends the asking.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aWaitingMessageIsAskedForEveryFiveMinutesAfterTheFastAsks() async throws {
         let clock = ManualClock()
         let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)
@@ -79,7 +79,7 @@ import TransportLoopback
     /// X floods R a copy of a message for T, whom R has no route to. R passes it on to
     /// Y after its flood delay and lets it go (custody stayed with X): it asks nobody
     /// for a route to T.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aFloodCopyPassedOnAsksNothing() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()

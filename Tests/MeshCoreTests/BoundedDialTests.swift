@@ -49,7 +49,7 @@ import TransportLoopback
         return (router, transport, run)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aGivenAddressIsDialledABoundedNumberOfTimes() async throws {
+    @Test(.timeLimit(.minutes(3))) func aGivenAddressIsDialledABoundedNumberOfTimes() async throws {
         let clock = ManualClock()
         let (router, transport, run) = try await Self.router(clock: clock)
         defer { run.cancel() }
@@ -73,7 +73,7 @@ import TransportLoopback
         #expect(transport.count("nowhere") == Router.requestedDialFailureLimit)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aForgottenPeersAddressIsDialledNoMore() async throws {
+    @Test(.timeLimit(.minutes(3))) func aForgottenPeersAddressIsDialledNoMore() async throws {
         let clock = ManualClock()
         let (router, transport, run) = try await Self.router(clock: clock)
         defer { run.cancel() }

@@ -7,7 +7,7 @@ import TransportLoopback
 /// The emergency class (docs/PROTOCOL.md §A.10): ahead of every queue, flooded, marked
 /// in the inbox, and held to its rate limits at the sender and at every relay.
 @Suite struct EmergencyTests {
-    @Test(.timeLimit(.minutes(2))) func emergencyOvertakesAFullQueue() async throws {
+    @Test(.timeLimit(.minutes(3))) func emergencyOvertakesAFullQueue() async throws {
         // Flooding off: only the emergency class floods.
         let graph = await FloodGraph(count: 2, edges: [], flood: FloodConfiguration())
         defer { Task { await graph.stop() } }
@@ -62,7 +62,7 @@ import TransportLoopback
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aFlooderOfEmergenciesIsHeldToItsLimitWhileHonestTrafficFlows() async throws {
+    @Test(.timeLimit(.minutes(3))) func aFlooderOfEmergenciesIsHeldToItsLimitWhileHonestTrafficFlows() async throws {
         let network = LoopbackNetwork()
         let r = PeerID.random()
         var logger = Logger(label: "r")

@@ -29,7 +29,7 @@ import TransportLoopback
         return try #require(frame)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aFloodCopyCarryingCustodyGoesOnAsAnOrdinaryCopy() async throws {
+    @Test(.timeLimit(.minutes(3))) func aFloodCopyCarryingCustodyGoesOnAsAnOrdinaryCopy() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         let (router, run) = try await RelayRulesTests.relay(

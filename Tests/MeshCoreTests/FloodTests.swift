@@ -11,7 +11,7 @@ import TransportLoopback
 @Suite struct FloodTests {
     static let flood = FloodConfiguration(enabled: true, maxDelay: .milliseconds(30))
 
-    @Test(.timeLimit(.minutes(2))) func noRouteMeansFloodDeliveredOnceWithReceipt() async throws {
+    @Test(.timeLimit(.minutes(3))) func noRouteMeansFloodDeliveredOnceWithReceipt() async throws {
         let graph = await FloodGraph(count: 5, edges: FloodGraph.line(5), flood: Self.flood)
         defer { Task { await graph.stop() } }
         try await graph.waitForLinks()
@@ -36,7 +36,7 @@ import TransportLoopback
         #expect(graph.received(at: 4).count == 1)
     }
 
-    @Test(.timeLimit(.minutes(2))) func ttlBoundsTheFlood() async throws {
+    @Test(.timeLimit(.minutes(3))) func ttlBoundsTheFlood() async throws {
         var flood = Self.flood
         flood.ttl = 3
         let graph = await FloodGraph(count: 5, edges: FloodGraph.line(5), flood: flood)

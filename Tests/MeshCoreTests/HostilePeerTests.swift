@@ -9,7 +9,7 @@ import TransportLoopback
 /// another (issue 16): a few first chunks of declared 16 MiB messages must not reserve
 /// the whole budget.
 @Suite struct ReassemblySharesTests {
-    @Test(.timeLimit(.minutes(1))) func aPeerHoldingPartialMessagesCannotBlockAnotherPeersMessages() async throws {
+    @Test(.timeLimit(.minutes(3))) func aPeerHoldingPartialMessagesCannotBlockAnotherPeersMessages() async throws {
         let pair = await RouterPair(
             transports: [("lo", 10, .init(mtu: 65_535))],
             configuration: RouterTests.testConfiguration
@@ -76,7 +76,7 @@ import TransportLoopback
 /// Strangers holding idle connections in their handshake cannot lock honest peers
 /// out: the oldest unauthenticated link makes room for the newcomer.
 @Suite struct UnauthenticatedBudgetTests {
-    @Test(.timeLimit(.minutes(1))) func idleStrangersAreEvictedAndAnHonestPeerGetsIn() async throws {
+    @Test(.timeLimit(.minutes(3))) func idleStrangersAreEvictedAndAnHonestPeerGetsIn() async throws {
         var configuration = RouterTests.testConfiguration
         configuration.maxUnauthenticatedLinks = 8
         configuration.handshakeTimeout = .seconds(600)  // only eviction can free a slot here
@@ -129,7 +129,7 @@ import TransportLoopback
 
     /// An authenticated link leaves the budget of unauthenticated ones: strangers
     /// arriving afterwards evict each other, never it.
-    @Test(.timeLimit(.minutes(1))) func strangersNeverEvictAnAuthenticatedLink() async throws {
+    @Test(.timeLimit(.minutes(3))) func strangersNeverEvictAnAuthenticatedLink() async throws {
         var configuration = RouterTests.testConfiguration
         configuration.maxUnauthenticatedLinks = 4
         configuration.handshakeTimeout = .seconds(600)

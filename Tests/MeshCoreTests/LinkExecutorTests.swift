@@ -153,7 +153,7 @@ import TransportLoopback
         return wrapped.log
     }
 
-    @Test(.timeLimit(.minutes(1))) func aLinkThatPrefersAnExecutorIsReadOnIt() async throws {
+    @Test(.timeLimit(.minutes(3))) func aLinkThatPrefersAnExecutorIsReadOnIt() async throws {
         let executor = MarkedExecutor()
         let log = try await Self.exchange(preferred: executor, marked: executor)
         // Handshake and session reads, each noted as it starts and as it resumes.
@@ -162,7 +162,7 @@ import TransportLoopback
         #expect(executor.jobs.load(ordering: .relaxed) > 0)
     }
 
-    @Test(.timeLimit(.minutes(1))) func withoutAPreferenceNothingRunsThere() async throws {
+    @Test(.timeLimit(.minutes(3))) func withoutAPreferenceNothingRunsThere() async throws {
         let executor = MarkedExecutor()
         let log = try await Self.exchange(preferred: nil, marked: executor)
         #expect(log.onExecutor.load(ordering: .relaxed) == 0)

@@ -76,7 +76,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func anIdleLinkDoesNotWakeEveryTick() async throws {
+    @Test(.timeLimit(.minutes(3))) func anIdleLinkDoesNotWakeEveryTick() async throws {
         let clock = ManualClock()
         let session = Self.session(clock: clock)
         let run = Self.start(session)
@@ -92,7 +92,7 @@ import Testing
         #expect(!session.isClosed)
     }
 
-    @Test(.timeLimit(.minutes(1))) func anAckTimeoutFiresAtItsDeadline() async throws {
+    @Test(.timeLimit(.minutes(3))) func anAckTimeoutFiresAtItsDeadline() async throws {
         let clock = ManualClock()
         let session = Self.session(clock: clock)
         let run = Self.start(session)

@@ -11,7 +11,7 @@ import TransportLoopback
     /// A–B–C–D–E, each dialling only its left neighbour: A learns E four hops away,
     /// its message crosses three relays, E's receipt comes back and makes it
     /// delivered; E gets it exactly once, and no relay delivers or opens it.
-    @Test(.timeLimit(.minutes(2))) func fiveNodeLineDeliversThroughThreeRelays() async throws {
+    @Test(.timeLimit(.minutes(3))) func fiveNodeLineDeliversThroughThreeRelays() async throws {
         let line = await MeshLine(count: 5)
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
@@ -66,7 +66,7 @@ import TransportLoopback
     /// Messages sent while the line is cut between B and C wait (at A or in B's
     /// custody) and are delivered, each once, after the cut heals; the receipts
     /// come back too.
-    @Test(.timeLimit(.minutes(2))) func messagesSentDuringAPartitionArriveAfterTheHeal() async throws {
+    @Test(.timeLimit(.minutes(3))) func messagesSentDuringAPartitionArriveAfterTheHeal() async throws {
         let line = await MeshLine(count: 5)
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
@@ -110,7 +110,7 @@ import TransportLoopback
     /// With relaying off at C, C neither announces nor carries anything: A never
     /// learns a route to E and its message waits in A's outbox. Once C relays again it
     /// announces, the route reaches A, and the message is delivered, once.
-    @Test(.timeLimit(.minutes(2))) func relayOffInTheMiddleHoldsMessagesUntilItIsBackOn() async throws {
+    @Test(.timeLimit(.minutes(3))) func relayOffInTheMiddleHoldsMessagesUntilItIsBackOn() async throws {
         let line = await MeshLine(count: 5, relayOff: [2])
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
@@ -144,7 +144,7 @@ import TransportLoopback
     /// A message queued unsealed (a direct link was up) whose direct link is gone
     /// before it could be delivered is sealed once, in the queue, and goes through the
     /// relay: never sent unsealed via a relay, never lost, delivered once.
-    @Test(.timeLimit(.minutes(2))) func anUnsealedMessageIsSealedOnceToGoThroughARelay() async throws {
+    @Test(.timeLimit(.minutes(3))) func anUnsealedMessageIsSealedOnceToGoThroughARelay() async throws {
         // A–B–C in a line, plus a direct link C–A; C starts with relaying (and so
         // receiving) off, so A's direct send is refused and the message stays queued.
         let line = await MeshLine(count: 3, relayOff: [2])
@@ -175,7 +175,7 @@ import TransportLoopback
     /// A's route to C through B goes after `route_max_age`, a direct link stays a
     /// 1-hop route, and a message for C then waits; C's next periodic announcement
     /// brings the route back and the message goes.
-    @Test(.timeLimit(.minutes(1))) func routesAgeOutAndComeBackWithTheNextAnnouncement() async throws {
+    @Test(.timeLimit(.minutes(3))) func routesAgeOutAndComeBackWithTheNextAnnouncement() async throws {
         let clock = ManualClock()
         let routing = RoutingConfiguration(
             announceInterval: .seconds(1000),

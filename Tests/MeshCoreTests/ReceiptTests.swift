@@ -61,7 +61,7 @@ struct TestReceiptSigner: ReceiptSigner {
         )
     }
 
-    @Test(.timeLimit(.minutes(1))) func receiptsAreIssuedCheckedAndCounted() async throws {
+    @Test(.timeLimit(.minutes(3))) func receiptsAreIssuedCheckedAndCounted() async throws {
         let network = LoopbackNetwork()
         let r = PeerID.random()
         let x = PeerID.random()

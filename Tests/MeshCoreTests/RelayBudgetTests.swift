@@ -80,7 +80,7 @@ import TransportLoopback
         return ids
     }
 
-    @Test(.timeLimit(.minutes(1))) func hourlyBudgetAndFairShare() async throws {
+    @Test(.timeLimit(.minutes(3))) func hourlyBudgetAndFairShare() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         // 8 an hour for the node, 4 an hour for any one neighbour.
@@ -135,7 +135,7 @@ import TransportLoopback
         #expect(await router.stats().relayAccepted == 16)
     }
 
-    @Test(.timeLimit(.minutes(1))) func batteryFloor() async throws {
+    @Test(.timeLimit(.minutes(3))) func batteryFloor() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         let (router, run) = try await Self.relay(

@@ -93,7 +93,7 @@ import TransportLoopback
         return (router, run)
     }
 
-    @Test(.timeLimit(.minutes(1))) func custodyDuplicatesAndLoops() async throws {
+    @Test(.timeLimit(.minutes(3))) func custodyDuplicatesAndLoops() async throws {
         let network = LoopbackNetwork()
         let (router, run) = try await Self.relay(.random(), network: network)
         defer { run.cancel() }
@@ -170,7 +170,7 @@ import TransportLoopback
     /// refused as a loop, and one coming back round a loop through the first neighbour
     /// (a lower TTL) is taken into custody again — acknowledging either as a retry would
     /// let its holder drop the last moving copy.
-    @Test(.timeLimit(.minutes(1))) func theLoopRuleHoldsAfterARestart() async throws {
+    @Test(.timeLimit(.minutes(3))) func theLoopRuleHoldsAfterARestart() async throws {
         let network = LoopbackNetwork()
         let r = PeerID.random()
         let queue = InMemoryOutboundQueue()
@@ -238,7 +238,7 @@ import TransportLoopback
     /// (W announced a newer sequence), the next copy from Y is taken into custody again
     /// and handed to W — without this the copy would stay with Y for as long as Y's
     /// route points at R.
-    @Test(.timeLimit(.minutes(1))) func aLoopedCopyIsTakenBackOnceTheRouteMoved() async throws {
+    @Test(.timeLimit(.minutes(3))) func aLoopedCopyIsTakenBackOnceTheRouteMoved() async throws {
         let network = LoopbackNetwork()
         let (router, run) = try await Self.relay(.random(), network: network)
         defer { run.cancel() }
@@ -291,7 +291,7 @@ import TransportLoopback
     /// took it, so a copy of it coming back round a loop is the one still moving. Taken
     /// back and sent again when R would send it another way — never dropped as a
     /// duplicate, which lost receipts in the simulator.
-    @Test(.timeLimit(.minutes(1))) func anOwnReceiptComingBackIsTakenBack() async throws {
+    @Test(.timeLimit(.minutes(3))) func anOwnReceiptComingBackIsTakenBack() async throws {
         let network = LoopbackNetwork()
         let r = PeerID.random()
         let (router, run) = try await Self.relay(r, network: network)
@@ -351,7 +351,7 @@ import TransportLoopback
     /// keeps it); once X offers a newer route, Y's next copy is taken back into custody
     /// (acknowledged; R's record queued again, still R's own) and handed to X. Without
     /// this Y held it, retrying R, for as long as Y's route pointed at R.
-    @Test(.timeLimit(.minutes(1))) func anOwnSentMessageComingBackIsTakenBackOnceTheRouteMoved() async throws {
+    @Test(.timeLimit(.minutes(3))) func anOwnSentMessageComingBackIsTakenBackOnceTheRouteMoved() async throws {
         let network = LoopbackNetwork()
         let (router, run) = try await Self.relay(.random(), network: network)
         defer { run.cancel() }

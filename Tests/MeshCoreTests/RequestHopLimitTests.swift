@@ -11,7 +11,7 @@ import Testing
     /// R (neighbours X, Y, Z) routes to O through Z in 5 hops. A request from X with
     /// hop limit 5 cannot reach O that way: it goes to Y and Z (flooded). With hop
     /// limit 6 it goes to Z alone.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aRequestGoesAlongARouteOnlyWhenItsHopLimitReachesTheEnd() async throws {
         let clock = ManualClock()
         let (star, o) = try await Self.routingToOThroughZ(clock: clock)
@@ -39,7 +39,7 @@ import Testing
     /// further (6), would reach the asker beyond `max_hops`, so R does not answer but
     /// floods the request, asking for sequence 11. With hop limit 6, R answers, with
     /// the solicited flag.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aRequestIsAnsweredOnlyWithARouteThatReachesTheAsker() async throws {
         let clock = ManualClock()
         let (star, o) = try await Self.routingToOThroughZ(clock: clock)

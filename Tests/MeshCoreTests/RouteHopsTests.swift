@@ -18,7 +18,7 @@ import Testing
     /// time they come on the link; a lost offer is made again), and not a third time;
     /// hop counts of a table that lacks an origin get nothing. With `hopCounts` off,
     /// neither.
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    @Test(.timeLimit(.minutes(3)), arguments: [true, false])
     func aMatchingSummaryGetsHopCountsAndHopCountsGetShorterRoutes(on: Bool) async throws {
         let clock = ManualClock()
         let setup = try await RouteRequestTests.routerWith(

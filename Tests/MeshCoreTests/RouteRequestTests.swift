@@ -32,7 +32,7 @@ import TransportLoopback
     /// passing the request on would be a second within the retry interval).
     /// Asked about itself, R answers with its latest announcement, or announces anew
     /// when a newer sequence is asked for.
-    @Test(.timeLimit(.minutes(1))) func aRequestIsAnsweredForwardedOrMakesTheTargetAnnounceAnew() async throws {
+    @Test(.timeLimit(.minutes(3))) func aRequestIsAnsweredForwardedOrMakesTheTargetAnnounceAnew() async throws {
         let setup = try await Self.routerWithXAndZ(clock: ManualClock())
         defer { Task { await setup.stop() } }
         let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
@@ -86,7 +86,7 @@ import TransportLoopback
     /// R has neighbours X, Y and Z and knows nothing of O, or only a route back through
     /// the asker: a request from X goes on to Y and Z both (flooded), once per retry
     /// interval; with a route to O through Z it goes to Z alone (forwarded).
-    @Test(.timeLimit(.minutes(1))) func aRequestNoRouteLeadsOnGoesToEveryOtherNeighbour() async throws {
+    @Test(.timeLimit(.minutes(3))) func aRequestNoRouteLeadsOnGoesToEveryOtherNeighbour() async throws {
         let clock = ManualClock()
         let star = try await Self.routerWithXYZ(clock: clock)
         let (router, x, y, z) = (star.router, star.x, star.y, star.z)
@@ -129,7 +129,7 @@ import TransportLoopback
     /// A message for O, whom R has no route to, makes R ask both neighbours (sequence
     /// 0: any route helps), and ask again after 2 s, then 4 s; once Z announces O, R
     /// asks no more.
-    @Test(.timeLimit(.minutes(1))) func aMessageWithoutARouteMakesTheNodeAskUntilOneAppears() async throws {
+    @Test(.timeLimit(.minutes(3))) func aMessageWithoutARouteMakesTheNodeAskUntilOneAppears() async throws {
         let clock = ManualClock()
         let setup = try await Self.routerWithXAndZ(clock: clock)
         defer { Task { await setup.stop() } }
@@ -167,7 +167,7 @@ import TransportLoopback
 
     /// While no route appears, R asks 2, 4, 8, 16, 32 and 64 s apart, then every 64 s,
     /// 16 times in all, and then every 300 s while the message waits.
-    @Test(.timeLimit(.minutes(1))) func askingGoesOnEvery64SecondsThenEvery300After16Asks() async throws {
+    @Test(.timeLimit(.minutes(3))) func askingGoesOnEvery64SecondsThenEvery300After16Asks() async throws {
         let clock = ManualClock()
         let setup = try await Self.routerWithXAndZ(clock: clock)
         defer { Task { await setup.stop() } }
@@ -199,7 +199,7 @@ import TransportLoopback
     /// hops); N0 offers it a 3-hop alternate, which is not feasible. Cut N1–N2: N1 has
     /// no route it may use. Its message for N3 makes it ask; the request goes N0 → N4
     /// → N3, N3 announces a new sequence, and the message arrives through N0, once.
-    @Test(.timeLimit(.minutes(2))) func aStarvedNodeGetsARouteFromItsDestinationsNewSequence() async throws {
+    @Test(.timeLimit(.minutes(3))) func aStarvedNodeGetsARouteFromItsDestinationsNewSequence() async throws {
         let routing = RoutingConfiguration(announceInterval: .seconds(3600), routeMaxAge: .seconds(7200))
         let ring = await MeshLine(count: 5, routing: routing)
         defer { Task { await ring.stop() } }

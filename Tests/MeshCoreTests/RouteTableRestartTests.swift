@@ -16,7 +16,7 @@ import TransportLoopback
     /// counts to W but not to Z; its routes age on the clock while it is down, so after
     /// longer than the route maximum age it has none. Without a store the restarted R
     /// knows nothing of O, and Z is a new neighbour like W.
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    @Test(.timeLimit(.minutes(3)), arguments: [true, false])
     func aRestartedRouterUsesTheRoutesItHadOnceTheirNeighboursLink(kept: Bool) async throws {
         let clock = ManualClock()
         let network = LoopbackNetwork()

@@ -222,7 +222,7 @@ final class RouterPair: Sendable {
 
     /// Messages queued while the destination is away go out, in order and once each,
     /// when a link to it comes up.
-    @Test(.timeLimit(.minutes(1))) func messagesQueuedWithoutARouteAreDeliveredWhenALinkComesUp() async throws {
+    @Test(.timeLimit(.minutes(3))) func messagesQueuedWithoutARouteAreDeliveredWhenALinkComesUp() async throws {
         let network = LoopbackNetwork()
         var logger = Logger(label: "t")
         logger.logLevel = .warning

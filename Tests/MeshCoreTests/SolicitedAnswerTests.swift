@@ -123,7 +123,7 @@ import TransportLoopback
     /// a new origin P, which gives R a route, goes to both. Then X and Z ask for 14
     /// (Z's request a repeat R does not pass on, but remembers): the answer goes back to
     /// both.
-    @Test(.timeLimit(.minutes(1))) func aSolicitedSequenceGoesBackToTheAskerNotToANeighbourThatDidNotAsk() async throws
+    @Test(.timeLimit(.minutes(3))) func aSolicitedSequenceGoesBackToTheAskerNotToANeighbourThatDidNotAsk() async throws
     {
         let clock = ManualClock()
         let star = try await RouteRequestTests.routerWithXYZ(clock: clock)
@@ -217,7 +217,7 @@ import TransportLoopback
     /// for 11; R forwards the request to Z. The answer comes back first by a detour (Z,
     /// 5 hops: R passes it to X at 6), then by a shorter way (Y, 2 hops): R passes that
     /// copy to X too, at 3, and a copy longer again to nobody.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aShorterCopyOfTheAnswerFollowsTheFirst() async throws {
         let star = try await RouteRequestTests.routerWith(["X", "Y", "Z"], clock: ManualClock())
         let (router, x, y, z) = (star.router, star.x, star.y, star.z)
@@ -255,7 +255,7 @@ import TransportLoopback
     /// (Y) is given R's latest *unsolicited* announcement, the sequence the rest of the
     /// mesh holds, not the flagged one without its flag (which would cross the whole
     /// mesh from Y on).
-    @Test(.timeLimit(.minutes(1))) func theTargetGivesANewNeighbourItsUnsolicitedSequence() async throws {
+    @Test(.timeLimit(.minutes(3))) func theTargetGivesANewNeighbourItsUnsolicitedSequence() async throws {
         let network = LoopbackNetwork()
         let (router, r, run) = try await RouteRequestTests.router(network: network, clock: ManualClock())
         let x = try await Neighbour(address: "X", network: network)
@@ -290,7 +290,7 @@ import TransportLoopback
     /// start below both, it gives a new neighbour 1001 again (the sequence the mesh
     /// holds, not a new one), and asked for more it announces 1003, above anything it
     /// announced before. Without the store the restart would announce 501.
-    @Test(.timeLimit(.minutes(1))) func aRestartedRouterRepeatsTheSequenceTheMeshHolds() async throws {
+    @Test(.timeLimit(.minutes(3))) func aRestartedRouterRepeatsTheSequenceTheMeshHolds() async throws {
         let network = LoopbackNetwork()
         let store = InMemoryAnnounceStateStore()
         let r = PeerID.random()
@@ -350,7 +350,7 @@ import TransportLoopback
     /// message makes it ask; the request goes N1 → N5 → N4, whose new sequence comes
     /// back N5 → N1 → N2 and the message arrives. N0, which did not ask and whose route
     /// through N1 does not change, keeps the older sequence.
-    @Test(.timeLimit(.minutes(2))) func theAnswerToARequestDoesNotReachASideBranchThatDidNotAsk() async throws {
+    @Test(.timeLimit(.minutes(3))) func theAnswerToARequestDoesNotReachASideBranchThatDidNotAsk() async throws {
         let routing = RoutingConfiguration(announceInterval: .seconds(3600), routeMaxAge: .seconds(7200))
         let mesh = await MeshLine(count: 6, routing: routing)
         defer { Task { await mesh.stop() } }

@@ -13,7 +13,7 @@ import TransportLoopback
     /// summary X gets is a digest of them; X's matching digest is left unanswered; X's
     /// digest lacking one origin gets R's full summary back, not a listing, and R's next
     /// summary to X comes within one interval.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func periodicSummariesAreDigestsAndADifferingDigestGetsTheFullSummary() async throws {
         let clock = ManualClock()
         let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)
@@ -62,7 +62,7 @@ import TransportLoopback
     /// R knows six origins through Z (seven pairs with itself: two buckets). A new
     /// neighbour W gets a digest when its link comes up, not the full summary; W's
     /// matching digest is left unanswered, a differing one gets the full summary.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theLinkUpSummaryIsADigest() async throws {
         let clock = ManualClock()
         let setup = try await RouteRequestTests.routerWith(["X", "Z"], clock: clock)

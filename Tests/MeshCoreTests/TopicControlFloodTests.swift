@@ -11,7 +11,7 @@ import TransportLoopback
 @Suite struct TopicControlFloodTests {
     static let topic = "/test/control/v1"
 
-    @Test(.timeLimit(.minutes(2))) func aNeighbourFloodingControlFramesIsPrunedAndStaysIgnored() async throws {
+    @Test(.timeLimit(.minutes(3))) func aNeighbourFloodingControlFramesIsPrunedAndStaysIgnored() async throws {
         let burst = 30
         let graph = await TopicGraph(count: 2, edges: [(0, 1)]) { _ in
             TopicConfiguration(defaultTopics: [], controlRate: 1, controlBurst: burst)

@@ -98,7 +98,7 @@ import TransportLoopback
     /// A neighbour whose messages carry signatures that do not verify is pruned from
     /// the topic mesh and ignored; honest messages published meanwhile still reach
     /// every subscriber, and no forged one lands in any inbox.
-    @Test(.timeLimit(.minutes(2))) func aNeighbourSendingForgedMessagesIsPrunedAndHonestTrafficFlows() async throws {
+    @Test(.timeLimit(.minutes(3))) func aNeighbourSendingForgedMessagesIsPrunedAndHonestTrafficFlows() async throws {
         // 0 – 1 – 2 – 3 in a line, and the forger F = 4 linked to 1 and 2.
         let forger = 4
         let graph = await TopicGraph(
@@ -138,7 +138,7 @@ import TransportLoopback
     /// A neighbour publishing beyond its share on a topic is pruned (reason
     /// `flooding`); its excess is not passed on, and an honest publisher's messages
     /// still arrive.
-    @Test(.timeLimit(.minutes(2))) func aNeighbourFloodingATopicIsPruned() async throws {
+    @Test(.timeLimit(.minutes(3))) func aNeighbourFloodingATopicIsPruned() async throws {
         let flooder = 3
         let graph = await TopicGraph(count: 4, edges: [(0, 1), (1, 2), (1, 3)]) { _ in
             TopicConfiguration(defaultTopics: [], peerRate: 1, peerBurst: 10)

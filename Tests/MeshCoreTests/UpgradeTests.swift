@@ -46,7 +46,7 @@ import TransportLoopback
         return router
     }
 
-    @Test(.timeLimit(.minutes(1))) func trafficMovesUpToTheFasterTransportWithNothingLostOrRepeated() async throws {
+    @Test(.timeLimit(.minutes(3))) func trafficMovesUpToTheFasterTransportWithNothingLostOrRepeated() async throws {
         let (slow, fast) = (LoopbackNetwork(), LoopbackNetwork())
         let a = await Self.router("A", slow: slow, fast: fast)
         let b = await Self.router("B", slow: slow, fast: fast)

@@ -68,7 +68,7 @@ import TransportLoopback
 /// of the injected clock, and the sends waiting on it escalate to another link instead
 /// of hanging.
 @Suite struct WriteStallTests {
-    @Test(.timeLimit(.minutes(1))) func aLinkWhoseRemoteStopsReadingIsDroppedAndSendsEscalate() async throws {
+    @Test(.timeLimit(.minutes(3))) func aLinkWhoseRemoteStopsReadingIsDroppedAndSendsEscalate() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
         var logger = Logger(label: "test")

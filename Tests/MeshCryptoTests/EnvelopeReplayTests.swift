@@ -12,7 +12,7 @@ import TransportLoopback
 /// binds the message ID and the end-to-end flags (docs/PROTOCOL.md §B.3, format 2), so
 /// C delivers it once, R spends nothing on the copies, and every mismatch is counted.
 @Suite struct EnvelopeReplayTests {
-    @Test(.timeLimit(.minutes(1))) func aRelayCannotReplayAnEnvelopeUnderFreshIDsOrSpendTheOriginsEmergencies()
+    @Test(.timeLimit(.minutes(3))) func aRelayCannotReplayAnEnvelopeUnderFreshIDsOrSpendTheOriginsEmergencies()
         async throws
     {
         let network = LoopbackNetwork()

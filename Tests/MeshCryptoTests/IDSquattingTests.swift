@@ -13,7 +13,7 @@ import TransportLoopback
 @Suite struct IDSquattingTests {
     @Test(
         .disabled("open: A never sees both messages delivered; the squatting fix is unproven until this passes"),
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(3))
     ) func aForgedReceiptOrAnotherOriginsMessageDoesNotSquatAnID() async throws {
         let network = LoopbackNetwork()
         let a = try await MaliciousRelayTests.node("A", network: network)

@@ -10,7 +10,7 @@ import TransportLoopback
 /// carries Alice's large message (reassembled, queued, forwarded in chunks) and Carol's
 /// receipt without being able to read either.
 @Suite struct SecureRelayTests {
-    @Test(.timeLimit(.minutes(1))) func aRelayCarriesSealedMessagesAndSignedReceipts() async throws {
+    @Test(.timeLimit(.minutes(3))) func aRelayCarriesSealedMessagesAndSignedReceipts() async throws {
         let network = LoopbackNetwork()
         let alice = NodeIdentity.generate()
         let relay = NodeIdentity.generate()

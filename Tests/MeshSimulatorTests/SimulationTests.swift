@@ -10,7 +10,7 @@ import Testing
     /// every message is delivered (its signed receipt came back), each reached its
     /// destination exactly once, and the routes learned before any traffic reach every
     /// node.
-    @Test(.timeLimit(.minutes(2))) func lossyMeshWithChurnDeliversEverythingExactlyOnce() async throws {
+    @Test(.timeLimit(.minutes(3))) func lossyMeshWithChurnDeliversEverythingExactlyOnce() async throws {
         let configuration = SimulationConfiguration(
             nodes: 20,
             seed: 7,
@@ -79,7 +79,7 @@ import Testing
     /// A quarter of 16 nodes cut off for 30 s while messages flow: nothing is lost or
     /// duplicated — every message reached its destination, or (when stale routes sent
     /// it round a loop) is still held in some node's queue.
-    @Test(.timeLimit(.minutes(2))) func partitionLosesNothing() async throws {
+    @Test(.timeLimit(.minutes(3))) func partitionLosesNothing() async throws {
         let configuration = SimulationConfiguration(
             nodes: 16,
             seed: 3,
@@ -103,7 +103,7 @@ import Testing
     /// direct neighbours only, 10 % loss: every subscriber gets every message once, and
     /// the wire tally counts topic messages and topic control frames (IHAVE, GRAFT,
     /// SUBSCRIBE…) apart from the rest, so the control cost is reported beside the ratio.
-    @Test(.timeLimit(.minutes(2))) func topicPhaseCountsMessagesAndControlFramesApart() async throws {
+    @Test(.timeLimit(.minutes(3))) func topicPhaseCountsMessagesAndControlFramesApart() async throws {
         var configuration = SimulationConfiguration(
             nodes: 20,
             seed: 5,

@@ -3,7 +3,7 @@ import MeshCore
 import Testing
 @testable import TransportBLE
 
-@Suite("FDReactor as a task executor", .timeLimit(.minutes(1)))
+@Suite("FDReactor as a task executor", .timeLimit(.minutes(3)))
 struct FDReactorExecutorTests {
     @Test("a link loop that prefers the reactor runs on the reactor thread, before and after every wait")
     func linkLoopOnReactorThread() async throws {

@@ -14,7 +14,7 @@ import Testing
 /// L2CAP channel) runs each link's reader on the reactor thread when the link asks for
 /// it (`link_executor: reactor`): a message is delivered to the sink on that thread.
 /// With `pool` it never is.
-@Suite("Router links on the BLE reactor", .timeLimit(.minutes(1)))
+@Suite("Router links on the BLE reactor", .timeLimit(.minutes(3)))
 struct ReactorLinkRouterTests {
     /// Joins two ``PairTransport``s: a dial hands the far end of a new socketpair to
     /// the other transport as an inbound link.

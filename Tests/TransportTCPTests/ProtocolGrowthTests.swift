@@ -86,7 +86,7 @@ import TransportTCP
     /// link stays up for more keepalive intervals than the three after which the node
     /// closes a silent link (the node's `keepalive_interval_ms`, 2 s here), while it only
     /// answers PINGs.
-    @Test(.timeLimit(.minutes(2)), arguments: [HandshakeRole.initiator, .responder])
+    @Test(.timeLimit(.minutes(3)), arguments: [HandshakeRole.initiator, .responder])
     func minimalPeerExchangesMessagesAndKeepsItsLink(role: HandshakeRole) async throws {
         let node = try await Self.node(Self.configuration(keepalive: .seconds(2)))
         let events = await node.router.events()
@@ -154,7 +154,7 @@ import TransportTCP
     /// Frames of unassigned types, and a known optional type for a feature the node
     /// switched off, are ignored and counted; the link stays up and the next DATA is
     /// acknowledged and delivered. A malformed frame of a known type still closes it.
-    @Test(.timeLimit(.minutes(2)), arguments: [HandshakeRole.initiator, .responder])
+    @Test(.timeLimit(.minutes(3)), arguments: [HandshakeRole.initiator, .responder])
     func unknownAndSwitchedOffFramesAreIgnored(role: HandshakeRole) async throws {
         let node = try await Self.node(Self.configuration(features: Capabilities.all.subtracting([.routing, .topics])))
         // The peer announces every feature: only the node's own switch decides.
@@ -182,7 +182,7 @@ import TransportTCP
 
     /// A full node and a node with every optional feature off: messages both ways,
     /// each delivered; each lists the other's features.
-    @Test(.timeLimit(.minutes(2))) func fullNodeAndNodeWithEveryFeatureOffExchangeMessages() async throws {
+    @Test(.timeLimit(.minutes(3))) func fullNodeAndNodeWithEveryFeatureOffExchangeMessages() async throws {
         let full = try await Self.node(Self.configuration())
         let bare = try await Self.node(Self.configuration(features: .none), listen: [])
         await bare.router.connect(
@@ -220,7 +220,7 @@ import TransportTCP
     /// feature off): a and c learn no route through m, so a message goes out as a flood,
     /// which m receives as an ordinary message and hands to its linked destination;
     /// messages flow end to end both ways.
-    @Test(.timeLimit(.minutes(2))) func lineWithMinimalMiddleNodeCarriesMessagesEndToEnd() async throws {
+    @Test(.timeLimit(.minutes(3))) func lineWithMinimalMiddleNodeCarriesMessagesEndToEnd() async throws {
         let middle = try await Self.node(Self.configuration(features: .none))
         let a = try await Self.node(Self.configuration(), listen: [])
         let c = try await Self.node(Self.configuration(), listen: [])

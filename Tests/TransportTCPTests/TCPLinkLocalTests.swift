@@ -15,7 +15,7 @@ import Glibc
 /// (`unshare --net`) that holds a veth pair with fixed link-local addresses, and runs the
 /// inner test there; nothing outside that namespace is touched. Needs root, unshare and
 /// iproute2 (disabled where a namespace with a veth pair cannot be made).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(3)))
 struct TCPLinkLocalTests {
     static let innerFlag = "SCMESH_TCP_LINK_LOCAL_INNER"
     static var isInner: Bool { ProcessInfo.processInfo.environment[innerFlag] != nil }

@@ -5,7 +5,7 @@ import Testing
 import TransportTCP
 
 /// Frames, MTU, back-pressure and close semantics of TCP links on real loopback sockets.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TCPLinkTests {
     /// A frame whose bytes tell its sequence number and size, so order and content are checked.
     static func frame(_ index: Int, size: Int) -> [UInt8] {

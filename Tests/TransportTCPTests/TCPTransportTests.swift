@@ -4,7 +4,7 @@ import Testing
 import TransportTCP
 
 /// Listening, dialling, limits, hostile peers and bootstrap hints on real loopback sockets.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TCPTransportTests {
     @Test func dialToADeadPortFails() async throws {
         let client = try await Listening.start(.init(listen: []))

@@ -103,7 +103,7 @@ import TransportLoopback
         )
         let run = Task { try await router.run() }
         defer { run.cancel() }
-        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the transport runs") { await router.transportStatus().first?.state == .running }
 
         let x = try await Neighbour(address: "X", network: network)
         defer { Task { await x.stop() } }

@@ -57,7 +57,7 @@ import TransportLoopback
         )
         let run = Task { try await router.run() }
         defer { run.cancel() }
-        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the transport runs") { await router.transportStatus().first?.state == .running }
 
         // The hostile neighbour X, speaking the wire protocol by hand.
         let x = PeerID.random()
@@ -127,7 +127,7 @@ import TransportLoopback
         defer { honestRun.cancel() }
         // Dial only once H's transport runs: a failed dial would back off on a clock
         // that never moves.
-        while await honest.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the transport runs") { await honest.transportStatus().first?.state == .running }
         await honest.connect(to: PeerHint(transport: "lo", address: "R"))
         try await waitUntil("H is linked to R") { await honest.peers().contains { $0.peer == r } }
         let inbox = Task {

@@ -90,7 +90,7 @@ import TransportLoopback
         )
         let run = Task { try await router.run() }
         defer { run.cancel() }
-        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the transport runs") { await router.transportStatus().first?.state == .running }
         let (x, y, z) = (PeerID.random(), PeerID.random(), PeerID.random())
         let (flooder, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)
         let (honest, runningY) = try await RelayRulesTests.rawPeer(y, address: "Y", network: network)

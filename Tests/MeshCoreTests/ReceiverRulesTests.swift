@@ -54,7 +54,7 @@ import TransportLoopback
         )
         let run = Task { try await router.run() }
         defer { run.cancel() }
-        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the transport runs") { await router.transportStatus().first?.state == .running }
 
         let transport = LoopbackTransport(
             name: "lo",

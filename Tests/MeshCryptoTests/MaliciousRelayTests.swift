@@ -48,7 +48,7 @@ import TransportLoopback
             priority: 10
         )
         let run = Task { try await router.run() }
-        while await router.transportStatus().first?.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the transport runs") { await router.transportStatus().first?.state == .running }
         return Node(identity: identity, router: router, run: run)
     }
 

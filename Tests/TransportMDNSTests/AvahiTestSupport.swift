@@ -19,6 +19,11 @@ enum AvahiTestSupport {
     /// How long any one expectation waits before failing (never a speed assertion).
     static let timeout: Duration = .seconds(15)
 
+    /// The service type every test here publishes and browses: one of this test process's
+    /// own, so an SCMesh node sharing the avahi-daemon (on `_scmesh._tcp`) or another test
+    /// run is never taken for a test's peer.
+    static let serviceType = "_scmt\(getpid() % 100_000)._tcp"
+
     /// The repository root (the test sources may be reached through a symlink).
     static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
@@ -42,7 +47,7 @@ enum AvahiTestSupport {
     /// on the system bus within a few seconds.
     static func requireDaemon() async throws {
         var options = MDNSDiscoveryOptions(
-            serviceType: "_scmesh._tcp",
+            serviceType: AvahiTestSupport.serviceType,
             serviceName: "probe",
             publish: [],
             txt: MDNSTXTRecord(identity: nil)
@@ -123,7 +128,7 @@ enum AvahiTestSupport {
         interfaces: [String] = []
     ) -> MDNSDiscoveryOptions {
         var options = MDNSDiscoveryOptions(
-            serviceType: "_scmesh._tcp",
+            serviceType: AvahiTestSupport.serviceType,
             serviceName: name,
             publish: port.map { [MDNSPublishTarget(family: .ipv4, port: $0)] } ?? [],
             txt: MDNSTXTRecord(identity: revealIdentity ? peer : nil)

@@ -88,15 +88,18 @@ extension AvahiDaemonTests {
             )
             _ = try await events.next(where: Self.published)
 
-            let browse = try AvahiTestSupport.run(try AvahiTestSupport.which("avahi-browse"), ["-rpt", "_scmesh._tcp"])
+            let browse = try AvahiTestSupport.run(
+                try AvahiTestSupport.which("avahi-browse"),
+                ["-rpt", AvahiTestSupport.serviceType]
+            )
             #expect(browse.status == 0)
-            // =;lo;IPv4;<name>;_scmesh._tcp;local;<host>;127.0.0.1;40011;"id=..." "v=1"
+            // =;lo;IPv4;<name>;<service type>;local;<host>;127.0.0.1;40011;"id=..." "v=1"
             let line = browse.output.split(separator: "\n").first { $0.hasPrefix("=") && $0.contains(";\(name);") }
             let fields = line.map { $0.split(separator: ";", omittingEmptySubsequences: false).map(String.init) } ?? []
             #expect(fields.count >= 10, "avahi-browse output has no resolved line for \(name): \(browse.output)")
             if fields.count >= 10 {
                 #expect(fields[1] == "lo")
-                #expect(fields[4] == "_scmesh._tcp")
+                #expect(fields[4] == AvahiTestSupport.serviceType)
                 #expect(fields[7] == "127.0.0.1")
                 #expect(fields[8] == "40011")
                 #expect(fields[9].contains("\"id=\(peer.hex)\""))
@@ -116,7 +119,9 @@ extension AvahiDaemonTests {
             let name = AvahiTestSupport.randomName("external")
             let publisher = Process()
             publisher.executableURL = URL(fileURLWithPath: try AvahiTestSupport.which("avahi-publish"))
-            publisher.arguments = ["-s", name, "_scmesh._tcp", "40021", "v=1", "id=\(peer.hex)", "extra=yes"]
+            publisher.arguments = [
+                "-s", name, AvahiTestSupport.serviceType, "40021", "v=1", "id=\(peer.hex)", "extra=yes",
+            ]
             publisher.standardOutput = FileHandle.nullDevice
             publisher.standardError = FileHandle.nullDevice
             try publisher.run()
@@ -207,7 +212,10 @@ extension AvahiDaemonTests {
             )
             _ = try await quietEvents.next(where: Self.found(loudName))
             _ = try await loudEvents.next(where: Self.published)
-            let browse = try AvahiTestSupport.run(try AvahiTestSupport.which("avahi-browse"), ["-pt", "_scmesh._tcp"])
+            let browse = try AvahiTestSupport.run(
+                try AvahiTestSupport.which("avahi-browse"),
+                ["-pt", AvahiTestSupport.serviceType]
+            )
             #expect(browse.output.contains(";\(loudName);"))
             #expect(!browse.output.contains(";\(quietName);"))
             await quiet.stop()
@@ -233,7 +241,10 @@ extension AvahiDaemonTests {
                 "lo"
             )
             _ = try await loEvents.next(where: Self.published)
-            let browse = try AvahiTestSupport.run(try AvahiTestSupport.which("avahi-browse"), ["-pt", "_scmesh._tcp"])
+            let browse = try AvahiTestSupport.run(
+                try AvahiTestSupport.which("avahi-browse"),
+                ["-pt", AvahiTestSupport.serviceType]
+            )
             #expect(browse.output.contains("+;lo;IPv4;\(loName);"))
             #expect(!browse.output.contains(";\(nowhereName);"))
             #expect(try await nowhereEvents.none(during: .milliseconds(500), where: Self.found(loName)))

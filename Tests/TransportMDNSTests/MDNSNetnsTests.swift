@@ -129,7 +129,7 @@ struct MDNSNetnsTests {
                 }.joined(separator: " | ")
         )
         for child in children {
-            while child.process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            try await eventually("a peer's test run ends (\(child.log))", attempts: 3000) { !child.process.isRunning }
             #expect(child.process.terminationStatus == 0, "a peer's test run failed; see \(child.log)")
         }
     }

@@ -33,6 +33,7 @@ extension AvahiDaemonTests {
         ) -> MDNSTransport.Configuration {
             MDNSTransport.Configuration(
                 discoveryMode: mode,
+                serviceType: AvahiTestSupport.serviceType,
                 serviceName: name,
                 listen: ["127.0.0.1:0"],
                 ipv6: false
@@ -137,7 +138,9 @@ extension AvahiDaemonTests {
 
             let publisher = Process()
             publisher.executableURL = URL(fileURLWithPath: try AvahiTestSupport.which("avahi-publish"))
-            publisher.arguments = ["-s", AvahiTestSupport.randomName("by-hand"), "_scmesh._tcp", "\(port)", "v=1"]
+            publisher.arguments = [
+                "-s", AvahiTestSupport.randomName("by-hand"), AvahiTestSupport.serviceType, "\(port)", "v=1",
+            ]
             publisher.standardOutput = FileHandle.nullDevice
             publisher.standardError = FileHandle.nullDevice
             try publisher.run()
@@ -279,6 +282,7 @@ extension TransportConformance.Harness {
             makeTransport: { index in
                 MDNSTransport(
                     configuration: .init(
+                        serviceType: AvahiTestSupport.serviceType,
                         serviceName: names[index],
                         listen: ["127.0.0.1:\(ports[index])"],
                         ipv6: false

@@ -40,8 +40,12 @@ enum StoreBench {
         }
     }
 
-    /// Queues `count` messages of `size` bytes from A to B, then waits until B's sink
-    /// took them all and A saw every receipt. Returns seconds from the first send.
+    /// How many tasks send at once.
+    static let senders = 16
+
+    /// Queues `count` messages of `size` bytes from A to B (``senders`` tasks at once),
+    /// then waits until B's sink took them all and A saw every receipt. Returns seconds
+    /// from the first send.
     static func queueAndDeliver(durable: Bool, count: Int, size: Int) async throws -> Double {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storebench-\(UUID().uuidString)")
             .path
@@ -101,10 +105,22 @@ enum StoreBench {
         }
         let payload = [UInt8](repeating: 0x5A, count: size)
         let start = ContinuousClock.now
-        var ids: [MessageID] = []
-        ids.reserveCapacity(count)
-        for _ in 0..<count {
-            ids.append(try await a.send(to: b.localPeerID, payload: payload))
+        // Several senders at once, as a node's clients send: writes that wait at the same
+        // moment share a commit. Each sender's sends follow one another.
+        let destination = b.localPeerID
+        let ids = try await withThrowingTaskGroup(of: [MessageID].self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    var ids: [MessageID] = []
+                    for _ in stride(from: sender, to: count, by: senders) {
+                        ids.append(try await a.send(to: destination, payload: payload))
+                    }
+                    return ids
+                }
+            }
+            var all: [MessageID] = []
+            for try await some in group { all += some }
+            return all
         }
         for await _ in sinkB.done { break }
         for id in ids {
@@ -114,6 +130,14 @@ enum StoreBench {
             }
         }
         let seconds = TCPBench.seconds(ContinuousClock.now - start)
+        if durable {
+            let (sender, receiver) = (stores[0].commitCounts, stores[1].commitCounts)
+            print(
+                "  \(count) × \(size) B: sender \(sender.transactions) commits of \(sender.writes) writes, "
+                    + "receiver \(receiver.transactions) commits of \(receiver.writes) writes "
+                    + "(\(String(format: "%.2f", Double(sender.transactions + receiver.transactions) / Double(count))) commits per message)"
+            )
+        }
         await a.shutdown()
         await b.shutdown()
         for run in runs { await run.value }
@@ -122,7 +146,7 @@ enum StoreBench {
 
     /// The figure's name for messages of `size` bytes.
     static func name(size: Int) -> String {
-        "queue-and-deliver \(size) B messages (receipt back), SQLite StoreOutbox + StoreInbox"
+        "queue-and-deliver \(size) B messages, \(senders) senders (receipt back), SQLite StoreOutbox + StoreInbox"
     }
 
     /// Figures: 64 B and 4 KiB messages queued and delivered (receipt back), SQLite

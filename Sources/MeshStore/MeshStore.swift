@@ -145,6 +145,10 @@ public final class MeshStore: Sendable {
         }
     }
 
+    /// Transactions the store committed since it was opened, and the writes they
+    /// carried: writes per transaction is how much group commit shared each fsync.
+    public var commitCounts: (transactions: Int, writes: Int) { database.committer.counts }
+
     /// The file's schema version: the number of migrations applied
     /// (``currentSchemaVersion`` once opened by this build).
     /// - Throws: ``MeshError`` when the store cannot be read.

@@ -219,7 +219,7 @@ import TransportTCP
     /// A line a – m – c whose middle node speaks the minimal profile (every optional
     /// feature off): a and c learn no route through m, so a message goes out as a flood,
     /// which m receives as an ordinary message and hands to its linked destination;
-    /// messages flow end to end both ways.
+    /// messages flow end to end both ways, and their receipts come back through m.
     @Test(.timeLimit(.minutes(2))) func lineWithMinimalMiddleNodeCarriesMessagesEndToEnd() async throws {
         let middle = try await Self.node(Self.configuration(features: .none))
         let a = try await Self.node(Self.configuration(), listen: [])
@@ -231,12 +231,20 @@ import TransportTCP
         let aID = a.router.localPeerID
         let cID = c.router.localPeerID
         for round in 0..<3 {
-            try await a.router.send(to: cID, payload: [UInt8(round)])
+            let there = try await a.router.send(to: cID, payload: [UInt8(round)])
             let arrived = try await Self.nextMessage(at: c.router)
             #expect(arrived?.payload == [UInt8(round)] && arrived?.from == aID)
-            try await c.router.send(to: aID, payload: [UInt8(100 + round)])
+            let back = try await c.router.send(to: aID, payload: [UInt8(100 + round)])
             let returned = try await Self.nextMessage(at: a.router)
             #expect(returned?.payload == [UInt8(100 + round)] && returned?.from == cID)
+            // The receipts come back through the minimal node too, which carries them
+            // as any sealed message although it speaks no receipts itself.
+            for (router, id) in [(a.router, there), (c.router, back)] {
+                #expect(
+                    try await router.waitForStatus(of: id, until: .delivered, timeout: .seconds(30)).status
+                        == .delivered
+                )
+            }
         }
         #expect(
             await a.router.routes().allSatisfy { $0.destination == m },

@@ -4,7 +4,7 @@ import Synchronization
 /// What this node knows of other nodes' sealed-envelope formats (docs/PROTOCOL.md
 /// §A.11 and §B.3): whether a peer speaks format 2, learnt from the `sealed_v2` bit of
 /// its most recent link handshake with this node, or from a valid format-2 envelope it
-/// signed. Both facts are authenticated (the handshake proves the peer's identity; the
+/// sealed to this node. Both facts are authenticated (the handshake proves the peer's identity; the
 /// envelope carries its signature), so no relay can make this node believe either.
 ///
 /// A sender seals format 1 only to a peer known not to speak format 2; a receiver
@@ -31,7 +31,7 @@ final class EnvelopeFormats: Sendable {
         note(peer, formatTwo: capabilities.contains(.sealedV2))
     }
 
-    /// Records that `origin` signed a valid format-2 envelope.
+    /// Records that `origin` sealed a valid format-2 envelope to this node.
     func noteFormatTwo(from origin: PeerID) {
         note(origin, formatTwo: true)
     }

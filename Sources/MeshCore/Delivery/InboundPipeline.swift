@@ -231,14 +231,14 @@ final class InboundPipeline: Sendable {
     /// without a sealer (nothing to check with).
     func verifyRelayed(_ frame: DataFrame, _ payload: [UInt8], session: LinkSession) -> Bool {
         guard let sealer else { return true }
+        // No format rule here: an origin seals format 1 to a destination it knows does
+        // not speak format 2, which a relay cannot tell from a replay.
         do {
-            let bound = try checkFormat(of: payload, from: frame.origin, sealer: sealer)
             try sealer.verify(
                 payload,
                 from: frame.origin,
                 binding: SealBinding(messageID: frame.messageID, flags: frame.flags)
             )
-            if bound { delivery.table.formats.noteFormatTwo(from: frame.origin) }
             return true
         } catch {
             rejectEnvelope(frame, error, session: session)
@@ -246,8 +246,8 @@ final class InboundPipeline: Sendable {
         }
     }
 
-    /// The format rules of docs/PROTOCOL.md §B.3, checked before an envelope is opened
-    /// or verified: format 2 only at a node that announces `sealed_v2`, and format 1
+    /// The format rules of docs/PROTOCOL.md §B.3, checked before an envelope addressed
+    /// to this node is opened: format 2 only at a node that announces `sealed_v2`, and format 1
     /// never from an origin known to seal format 2 (such an origin seals format 1 to no
     /// node that announces `sealed_v2`, so the envelope is a replay of an old one).
     /// - Returns: whether the envelope is of format 2.

@@ -151,6 +151,42 @@ import TransportTCP
         await node.stop()
     }
 
+    /// The envelope format follows the peer's `sealed_v2` bit (docs/PROTOCOL.md §B.3,
+    /// *Which format*): a node that seals every message (`sealing: always`) sends a
+    /// peer that announced nothing format 1, which an implementation of the earlier
+    /// revision opens, and a peer that announced `sealed_v2` format 2, bound to the
+    /// frame's message ID. Either opens with the peer's key to the payload.
+    @Test(.timeLimit(.minutes(1)), arguments: [Capabilities.none, .sealedV2])
+    func sealedFormatFollowsThePeersCapabilities(_ capabilities: Capabilities) async throws {
+        var configuration = Self.configuration()
+        configuration.sealing = .always
+        let node = try await Self.node(configuration)
+        let listening = try await Listening.start(.init(listen: ["127.0.0.1:0"]))
+        let identity = NodeIdentity.generate()
+        let link = try await listening.transport.dial(PeerHint(transport: "tcp", address: try node.address))
+        var peer = try await MinimalPeer.handshake(
+            on: link,
+            role: .initiator,
+            identity: identity,
+            capabilities: capabilities
+        )
+        try await eventually("the node lists the peer") { await node.router.peers().contains { $0.peer == peer.id } }
+        let id = try await node.router.send(to: peer.id, payload: Array("sealed for you".utf8))
+        let data = try #require(
+            try await peer.next { frame -> DataFrame? in if case .data(let data) = frame { data } else { nil } }
+        )
+        #expect(data.messageID == id && data.flags == DataFrame.sealedFlag)
+        let expected = capabilities.contains(.sealedV2) ? Envelope.boundVersion : Envelope.version
+        #expect(data.payload.first == expected)
+        let (sender, payload) = try Envelope.open(data.payload, as: identity)
+        #expect(sender == node.router.localPeerID && payload == Array("sealed for you".utf8))
+        if capabilities.contains(.sealedV2) {
+            #expect(try Envelope.binding(of: data.payload)?.binding.messageID == id)
+        }
+        await listening.running.stop()
+        await node.stop()
+    }
+
     /// Frames of unassigned types, and a known optional type for a feature the node
     /// switched off, are ignored and counted; the link stays up and the next DATA is
     /// acknowledged and delivered. A malformed frame of a known type still closes it.

@@ -26,7 +26,8 @@ import Testing
         let fromT1 = try await graph[1].publish(Array("from T1".utf8), to: Self.topic)
         let fromT2 = try await graph[2].publish(Array("from T2".utf8), to: Self.topic)
         let fromT0 = try await graph[0].publish(Array("from T0".utf8), to: Self.topic)
-        try await graph.waitUntil("T0 and T2 got T1's message, T0 got T2's, T1 got T0's", advancing: .milliseconds(100)) {
+        try await graph.waitUntil("T0 and T2 got T1's message, T0 got T2's, T1 got T0's", advancing: .milliseconds(100))
+        {
             let ids = (0..<3).map { Set(graph.received(at: $0).map(\.id)) }
             return ids[0] == [fromT1, fromT2] && ids[1] == [fromT0, fromT2] && ids[2].contains(fromT1)
         }

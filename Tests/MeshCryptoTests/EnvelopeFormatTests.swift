@@ -76,7 +76,10 @@ import TransportLoopback
             // And back: O seals format 1 to everyone; A takes it from a node that
             // does not speak format 2.
             let back = try await o.router.send(to: a.peer, payload: [UInt8(100 + round)])
-            #expect(try await o.router.waitForStatus(of: back, until: .delivered, timeout: .seconds(20)).status == .delivered)
+            #expect(
+                try await o.router.waitForStatus(of: back, until: .delivered, timeout: .seconds(20)).status
+                    == .delivered
+            )
         }
         for node in [a, n, o] {
             #expect(await node.router.stats().sealedMessagesRejected.isEmpty)
@@ -101,7 +104,12 @@ import TransportLoopback
         try await eventually("B is linked to A and O") { await b.router.peers().count == 2 }
 
         let m = PeerID.random()
-        let mTransport = LoopbackTransport(name: "lo", address: "M", network: network, configuration: .init(discovery: false))
+        let mTransport = LoopbackTransport(
+            name: "lo",
+            address: "M",
+            network: network,
+            configuration: .init(discovery: false)
+        )
         let running = try await RunningTransport.start(mTransport, localPeerID: m)
         defer { Task { await running.stop() } }
         var toB = try await MaliciousRelayTests.link(from: mTransport, as: m, to: "B")

@@ -19,7 +19,12 @@ extension DeliveryPipeline {
         var flags = DataFrame.receiptFlag
         if let sealer, configuration.sealing == .always || !hasLink(to: sender) {
             // Like any message: sealed when a relay may carry it.
-            payload = try seal(payload, with: sealer, to: sender, binding: SealBinding(messageID: receiptID, flags: flags))
+            payload = try seal(
+                payload,
+                with: sealer,
+                to: sender,
+                binding: SealBinding(messageID: receiptID, flags: flags)
+            )
             flags |= DataFrame.sealedFlag
         }
         return OutboundMessage(id: receiptID, destination: sender, payload: payload, flags: flags)

@@ -107,7 +107,12 @@ final class DeliveryPipeline: Sendable {
             // When it cannot be sealed (too large once sealed, a peer ID that is no
             // key) it is queued as it is: a direct link may still carry it, and a
             // relay attempt records why it cannot go that way.
-            if let sealed = try? seal(payload, with: sealer, to: peer, binding: SealBinding(messageID: id, flags: flags)),
+            if let sealed = try? seal(
+                payload,
+                with: sealer,
+                to: peer,
+                binding: SealBinding(messageID: id, flags: flags)
+            ),
                 sealed.count <= configuration.maxMessageSize
             {
                 flags |= DataFrame.sealedFlag

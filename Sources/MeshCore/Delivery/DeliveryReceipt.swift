@@ -94,7 +94,8 @@ public struct DeliveryReceipt: Sendable, Hashable {
     /// deduplicated. The origin is part of it because message IDs are unique per origin
     /// only (duplicates are keyed on both): a node that used another origin's ID first
     /// must not take the receipt ID of the genuine message.
-    public static func receiptMessageID(for id: MessageID, from origin: PeerID, signer: any ReceiptSigner) -> MessageID {
+    public static func receiptMessageID(for id: MessageID, from origin: PeerID, signer: any ReceiptSigner) -> MessageID
+    {
         let digest = signer.digest(Array("SCMesh receipt id".utf8) + id.bytes + origin.bytes)
         var high: UInt64 = 0
         var low: UInt64 = 0

@@ -48,7 +48,8 @@ final class EnvelopeFormats: Sendable {
             state.nextStamp += 1
             state.speaks[peer] = (formatTwo, state.nextStamp)
             state.order.append((peer, state.nextStamp))
-            while state.speaks.count > capacity || state.order.count > 2 * capacity, let oldest = state.order.popFirst() {
+            while state.speaks.count > capacity || state.order.count > 2 * capacity, let oldest = state.order.popFirst()
+            {
                 if state.speaks[oldest.peer]?.stamp == oldest.stamp { state.speaks[oldest.peer] = nil }
             }
             // Entries superseded by a newer fact about the same peer are dropped lazily.

@@ -54,6 +54,7 @@ extension MeshSimulation {
                 // The receipt is a message of its own (a derived ID) from the sink back.
                 let receiptID = DeliveryReceipt.receiptMessageID(
                     for: message.id,
+                    from: nodes[message.from].peerID,
                     signer: SimulationSigner(peer: nodes[message.to].peerID)
                 )
                 var receiptHolders: [String] = []

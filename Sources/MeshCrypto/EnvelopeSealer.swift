@@ -94,6 +94,12 @@ public struct EnvelopeSealer: MessageSealer {
         try check(sealed, from: origin, against: binding)
     }
 
+    public var bindsFrames: Bool { true }
+
+    public func isBound(_ sealed: [UInt8]) -> Bool {
+        sealed.first == Envelope.boundVersion
+    }
+
     private static func check(_ sender: PeerID, is origin: PeerID) throws {
         guard sender == origin else {
             throw MeshError(

@@ -189,7 +189,7 @@ struct TestReceiptSigner: ReceiptSigner {
         #expect(receiptData.flags & DataFrame.receiptFlag != 0)
         #expect(receiptData.origin == r)
         #expect(receiptData.destination == x)
-        #expect(receiptData.messageID == DeliveryReceipt.receiptMessageID(for: mine, signer: signerR))
+        #expect(receiptData.messageID == DeliveryReceipt.receiptMessageID(for: mine, from: x, signer: signerR))
         let receipt = try DeliveryReceipt(decoding: receiptData.payload)
         #expect(receipt.messageID == mine)
         #expect(receipt.contentDigest == signerR.digest(content))

@@ -20,12 +20,14 @@ final class TopicGraph: Sendable {
     ///   - signers: a signer per index to use instead of the honest test signer.
     ///   - topics: the topic settings per index (default: no default topics).
     ///   - transport: wraps each index's loopback transport (default: none).
+    ///   - features: the capabilities each index announces (default: all).
     init(
         count: Int,
         edges: [(Int, Int)],
         signers: [Int: any ReceiptSigner] = [:],
         topics: (Int) -> TopicConfiguration = { _ in TopicConfiguration(defaultTopics: []) },
-        transport: (Int, LoopbackTransport) -> any Transport = { $1 }
+        transport: (Int, LoopbackTransport) -> any Transport = { $1 },
+        features: (Int) -> Capabilities = { _ in .all }
     ) async {
         self.edges = edges
         var logger = Logger(label: "topic-graph")
@@ -33,7 +35,7 @@ final class TopicGraph: Sendable {
         var routers: [Router] = []
         for index in 0..<count {
             let id = PeerID.random()
-            let configuration = RouterConfiguration(
+            var configuration = RouterConfiguration(
                 reconnect: ReconnectConfiguration(
                     initialDelay: .milliseconds(20),
                     maxDelay: .milliseconds(200),
@@ -41,6 +43,7 @@ final class TopicGraph: Sendable {
                 ),
                 keepaliveInterval: .seconds(30)
             )
+            configuration.features = features(index)
             let router = Router(
                 security: PlaintextLinkSecurity(localPeerID: id),
                 configuration: configuration,

@@ -11,10 +11,7 @@ import TransportLoopback
 /// (origin, ID), and an ID enters them only once its message or receipt verified, so
 /// the genuine message is still delivered, exactly once.
 @Suite struct IDSquattingTests {
-    @Test(
-        .disabled("open: A never sees both messages delivered; the squatting fix is unproven until this passes"),
-        .timeLimit(.minutes(3))
-    ) func aForgedReceiptOrAnotherOriginsMessageDoesNotSquatAnID() async throws {
+    @Test(.timeLimit(.minutes(3))) func aForgedReceiptOrAnotherOriginsMessageDoesNotSquatAnID() async throws {
         let network = LoopbackNetwork()
         let a = try await MaliciousRelayTests.node("A", network: network)
         let c = try await MaliciousRelayTests.node("C", network: network)

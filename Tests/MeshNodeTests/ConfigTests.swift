@@ -277,8 +277,12 @@ struct ConfigTests {
             overrides: ["features.routing=false"],
             registry: .builtIn
         )
-        #expect(config.routerConfiguration.features == [.routeSync, .addresses, .flooding, .emergency])
-        #expect(config.routerConfiguration.features.consistent == [.addresses, .flooding, .emergency])
+        #expect(
+            config.routerConfiguration.features == [
+                .routeSync, .addresses, .flooding, .emergency, .sealedV2, .topicTime,
+            ]
+        )
+        #expect(config.routerConfiguration.features.consistent == [.addresses, .flooding, .emergency, .sealedV2])
         let printed = try config.yaml()
         for line in ["features:", "  routing: false", "  topics: false", "  receipts: false", "  flooding: true"] {
             #expect(printed.contains(line + "\n"), "\(line) in \(printed)")

@@ -13,13 +13,18 @@ extension DeliveryPipeline {
     ///   acknowledge the message, so the sender retries.
     func makeReceipt(for id: MessageID, from sender: PeerID, content: [UInt8]) throws -> OutboundMessage? {
         guard let receipts, sender != localPeerID else { return nil }
-        let receiptID = DeliveryReceipt.receiptMessageID(for: id, signer: receipts)
+        let receiptID = DeliveryReceipt.receiptMessageID(for: id, from: sender, signer: receipts)
         let receipt = DeliveryReceipt.sign(messageID: id, content: content, sender: sender, signer: receipts)
         var payload = receipt.encoded
         var flags = DataFrame.receiptFlag
         if let sealer, configuration.sealing == .always || !hasLink(to: sender) {
             // Like any message: sealed when a relay may carry it.
-            payload = try sealer.seal(payload, to: sender, binding: SealBinding(messageID: receiptID, flags: flags))
+            payload = try seal(
+                payload,
+                with: sealer,
+                to: sender,
+                binding: SealBinding(messageID: receiptID, flags: flags)
+            )
             flags |= DataFrame.sealedFlag
         }
         return OutboundMessage(id: receiptID, destination: sender, payload: payload, flags: flags)

@@ -92,7 +92,7 @@ final class DeliveryPipeline: Sendable {
         }
         if let sealer, peer != localPeerID, configuration.sealing == .always {
             flags |= DataFrame.sealedFlag
-            payload = try sealer.seal(payload, to: peer, binding: SealBinding(messageID: id, flags: flags))
+            payload = try seal(payload, with: sealer, to: peer, binding: SealBinding(messageID: id, flags: flags))
             guard payload.count <= configuration.maxMessageSize else {
                 throw MeshError(
                     .messageTooLarge,
@@ -107,7 +107,12 @@ final class DeliveryPipeline: Sendable {
             // When it cannot be sealed (too large once sealed, a peer ID that is no
             // key) it is queued as it is: a direct link may still carry it, and a
             // relay attempt records why it cannot go that way.
-            if let sealed = try? sealer.seal(payload, to: peer, binding: SealBinding(messageID: id, flags: flags)),
+            if let sealed = try? seal(
+                payload,
+                with: sealer,
+                to: peer,
+                binding: SealBinding(messageID: id, flags: flags)
+            ),
                 sealed.count <= configuration.maxMessageSize
             {
                 flags |= DataFrame.sealedFlag
@@ -353,8 +358,9 @@ final class DeliveryPipeline: Sendable {
                 "message \(message.id.hex) to \(peer) is not sealed and this node has no sealer, so only a direct link to \(peer) may carry it (relays refuse unsealed messages); it waits for one"
             )
         }
-        let sealed = try sealer.seal(
+        let sealed = try seal(
             message.payload,
+            with: sealer,
             to: peer,
             binding: SealBinding(messageID: message.id, flags: message.flags)
         )

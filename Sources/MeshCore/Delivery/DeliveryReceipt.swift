@@ -89,10 +89,14 @@ public struct DeliveryReceipt: Sendable, Hashable {
         signature = Array(try reader.readBytes(64, field: "signature"))
     }
 
-    /// The ID of the receipt message that answers message `id`: derived, so a receipt
-    /// issued twice (after a restart) is the same message and is deduplicated.
-    public static func receiptMessageID(for id: MessageID, signer: any ReceiptSigner) -> MessageID {
-        let digest = signer.digest(Array("SCMesh receipt id".utf8) + id.bytes)
+    /// The ID of the receipt message that answers message `id` from `origin`: derived,
+    /// so a receipt issued twice (after a restart) is the same message and is
+    /// deduplicated. The origin is part of it because message IDs are unique per origin
+    /// only (duplicates are keyed on both): a node that used another origin's ID first
+    /// must not take the receipt ID of the genuine message.
+    public static func receiptMessageID(for id: MessageID, from origin: PeerID, signer: any ReceiptSigner) -> MessageID
+    {
+        let digest = signer.digest(Array("SCMesh receipt id".utf8) + id.bytes + origin.bytes)
         var high: UInt64 = 0
         var low: UInt64 = 0
         for (index, byte) in digest.prefix(16).enumerated() {

@@ -11,10 +11,11 @@ final class InboundPipeline: Sendable {
     struct State {
         var dedup: DedupCache
         var assembler: MessageAssembler
-        /// Complete messages being handed to the sink: a second copy arriving
-        /// meanwhile is refused (not acknowledged), so it is retried and then dropped
-        /// as a duplicate, never delivered twice.
-        var handingOver: Set<MessageID> = []
+        /// Complete messages being handed to the sink or the relay queue, by origin
+        /// and ID: a second copy arriving meanwhile is refused (not acknowledged), so it
+        /// is retried and then dropped as a duplicate, never delivered twice. Another
+        /// origin's message with the same ID is another message (as in ``DedupCache``).
+        var handingOver: Set<DedupCache.Key> = []
         /// The neighbour each recently relayed message came from, and the TTL it came
         /// with: the same message coming back from another neighbour, or from that one
         /// with a lower TTL, is a loop, not a retry.
@@ -89,7 +90,7 @@ final class InboundPipeline: Sendable {
         let step: Step = state.withLock { state in
             if checkingDedup, state.dedup.contains(frame.messageID, from: frame.origin) { return .answer(.duplicate) }
             func handOver(_ bytes: [UInt8]) -> Step {
-                state.handingOver.insert(frame.messageID).inserted ? .complete(bytes) : .busy(bytes)
+                state.handingOver.insert(frame.handOverKey).inserted ? .complete(bytes) : .busy(bytes)
             }
             if frame.chunkCount == 1 { return handOver(frame.payload) }
             switch state.assembler.add(frame, from: session.remote, now: now) {
@@ -149,7 +150,7 @@ final class InboundPipeline: Sendable {
             // Forged or unreadable: acknowledged (it arrived), never delivered, and its
             // ID not marked as seen — else a relay that altered one copy could make the
             // destination drop the genuine one as a duplicate (PROTOCOL §A.6).
-            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
             return .accepted
         }
         if isReceipt {
@@ -171,7 +172,7 @@ final class InboundPipeline: Sendable {
         } catch {
             stats.update { $0.sinkRefusals += 1 }
             logger.debug("the receipt for \(frame.messageID) from \(frame.origin) could not be made: \(error)")
-            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
         do {
@@ -191,7 +192,7 @@ final class InboundPipeline: Sendable {
         } catch {
             stats.update { $0.sinkRefusals += 1 }
             logger.debug("the message sink refused \(frame.messageID) from \(frame.origin): \(error)")
-            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
         if let receipt { delivery.receiptQueued(receipt) }
@@ -205,7 +206,7 @@ final class InboundPipeline: Sendable {
     /// duplicates, unless `remembering` is false (the message did not verify).
     private func finishHandOver(_ frame: DataFrame, remembering: Bool = true) {
         state.withLock { state in
-            state.handingOver.remove(frame.messageID)
+            state.handingOver.remove(frame.handOverKey)
             if remembering { state.dedup.insert(frame.messageID, from: frame.origin) }
         }
     }
@@ -230,6 +231,8 @@ final class InboundPipeline: Sendable {
     /// without a sealer (nothing to check with).
     func verifyRelayed(_ frame: DataFrame, _ payload: [UInt8], session: LinkSession) -> Bool {
         guard let sealer else { return true }
+        // No format rule here: an origin seals format 1 to a destination it knows does
+        // not speak format 2, which a relay cannot tell from a replay.
         do {
             try sealer.verify(
                 payload,
@@ -241,6 +244,29 @@ final class InboundPipeline: Sendable {
             rejectEnvelope(frame, error, session: session)
             return false
         }
+    }
+
+    /// The format rules of docs/PROTOCOL.md §B.3, checked before an envelope addressed
+    /// to this node is opened: format 2 only at a node that announces `sealed_v2`, and format 1
+    /// never from an origin known to seal format 2 (such an origin seals format 1 to no
+    /// node that announces `sealed_v2`, so the envelope is a replay of an old one).
+    /// - Returns: whether the envelope is of format 2.
+    private func checkFormat(of payload: [UInt8], from origin: PeerID, sealer: any MessageSealer) throws -> Bool {
+        guard sealer.bindsFrames else { return false }
+        let bound = sealer.isBound(payload)
+        if bound, !configuration.features.contains(.sealedV2) {
+            throw MeshError(
+                .envelopeFormatUnsupported,
+                "envelope from \(origin.short) is of format 2, which this node does not announce (sealed_v2); dropped"
+            )
+        }
+        if !bound, configuration.features.contains(.sealedV2), delivery.table.formats.speaksFormatTwo(origin) == true {
+            throw MeshError(
+                .envelopeDowngraded,
+                "envelope from \(origin.short) is of format 1, which binds no message ID, but \(origin.short) seals format 2 to this node: a replay of an old envelope; dropped"
+            )
+        }
+        return bound
     }
 
     private func rejectEnvelope(_ frame: DataFrame, _ error: any Error, session: LinkSession) {
@@ -292,14 +318,22 @@ final class InboundPipeline: Sendable {
             return nil
         }
         do {
-            return try sealer.open(
+            let bound = try checkFormat(of: payload, from: frame.origin, sealer: sealer)
+            let opened = try sealer.open(
                 payload,
                 from: frame.origin,
                 binding: SealBinding(messageID: frame.messageID, flags: frame.flags)
             )
+            if bound { delivery.table.formats.noteFormatTwo(from: frame.origin) }
+            return opened
         } catch {
             rejectEnvelope(frame, error, session: session)
             return nil
         }
     }
+}
+
+extension DataFrame {
+    /// The key of this frame's message in the hand-over set: its origin and its ID.
+    var handOverKey: DedupCache.Key { DedupCache.Key(origin: origin, id: messageID) }
 }

@@ -26,6 +26,14 @@ public protocol MessageSealer: Sendable {
     /// does before it spends an origin's budget on it).
     /// - Throws: when it was not signed by `origin`, or binds another ID or flags.
     func verify(_ sealed: [UInt8], from origin: PeerID, binding: SealBinding) throws
+    /// Whether this sealer has two formats, one that binds the frame (format 2) and
+    /// one that does not (format 1); the router applies the format rules of
+    /// docs/PROTOCOL.md §B.3 only to such a sealer's envelopes.
+    var bindsFrames: Bool { get }
+    /// Whether `sealed` is of a format that binds the frame (format 2), by its format
+    /// alone, before any check: the router refuses an unbound envelope from an origin
+    /// known to seal bound ones (docs/PROTOCOL.md §B.3).
+    func isBound(_ sealed: [UInt8]) -> Bool
 }
 
 extension MessageSealer {
@@ -41,6 +49,12 @@ extension MessageSealer {
 
     /// A sealer that binds nothing has nothing a relay could check.
     public func verify(_ sealed: [UInt8], from origin: PeerID, binding: SealBinding) throws {}
+
+    /// A sealer that binds nothing has one format.
+    public var bindsFrames: Bool { false }
+
+    /// A sealer that binds nothing makes no bound envelopes.
+    public func isBound(_ sealed: [UInt8]) -> Bool { false }
 }
 
 /// What a sealed envelope binds of the DATA frame that carries it: the message ID and

@@ -131,6 +131,13 @@ extension LinkSession {
                     stats.update { $0.framesIgnored[frame.kind.name, default: 0] += 1 }
                     continue
                 }
+                if case .topicMessage(let message) = frame, message.publishedMillis != nil,
+                    !shared.contains(.topicTime)
+                {
+                    // Format 2 on a link that does not share `topic_time` (§A.7).
+                    stats.update { $0.framesIgnored["topic_message_v2", default: 0] += 1 }
+                    continue
+                }
                 switch frame {
                 case .data(let arrived):
                     if let expiry = state.withLock({ $0.received.arrived(arrived.sequence, at: now) }) {

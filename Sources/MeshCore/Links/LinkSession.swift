@@ -301,12 +301,16 @@ final class LinkSession: Sendable {
     /// A DATA frame as this link may carry it, or nil when it must not go out at all.
     /// A receipt for a remote that did not announce receipts is withheld (the sender
     /// counts it as acknowledged: the remote would take it for a message; one it only
-    /// relays goes on unchanged); the flood and emergency flags are cleared for a remote
+    /// relays goes on unchanged). Whether this node speaks receipts does not matter: a
+    /// node with receipts off still carries other nodes' receipts to a remote that
+    /// announced them. The flood and emergency flags are cleared for a remote
     /// without those features, so a flood copy reaches it as an ordinary message it can
     /// deliver or relay.
     func outbound(_ frame: DataFrame) -> DataFrame? {
         var frame = frame
-        if frame.flags & DataFrame.receiptFlag != 0 && frame.destination == remote && !shared.contains(.receipts) {
+        if frame.flags & DataFrame.receiptFlag != 0 && frame.destination == remote
+            && !remoteCapabilities.consistent.contains(.receipts)
+        {
             stats.update { $0.framesWithheld["receipt", default: 0] += 1 }
             return nil
         }

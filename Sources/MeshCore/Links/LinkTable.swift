@@ -23,6 +23,8 @@ final class LinkTable: Sendable {
 
     private let localPeerID: PeerID
     private let state = Mutex(State())
+    /// The envelope formats peers speak, as their link handshakes announced them.
+    let formats = EnvelopeFormats()
 
     init(localPeerID: PeerID) {
         self.localPeerID = localPeerID
@@ -30,6 +32,9 @@ final class LinkTable: Sendable {
 
     /// Adds a session, resolving duplicates: one link per peer per transport.
     func register(_ session: LinkSession) -> Registration {
+        // The handshake completed, so its capabilities are the peer's own, whichever
+        // link the tie-break keeps.
+        formats.noteHandshake(with: session.remote, capabilities: session.remoteCapabilities)
         let (outcome, wake): (Registration, [CheckedContinuation<Void, Never>]) = state.withLock { state in
             let peer = session.remote
             var outcome = Registration.added

@@ -111,7 +111,7 @@ extension InboundPipeline {
         do {
             try await delivery.queue.enqueue(message)
         } catch {
-            state.withLock { _ = $0.handingOver.remove(frame.messageID) }
+            state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
             if await delivery.queue.record(frame.messageID) != nil {
                 // Another copy got there first.
                 stats.update { $0.duplicatesDropped += 1 }
@@ -122,7 +122,7 @@ extension InboundPipeline {
         }
         let capacity = configuration.dedupCapacity
         state.withLock { state in
-            state.handingOver.remove(frame.messageID)
+            state.handingOver.remove(frame.handOverKey)
             state.relayedFrom[frame.messageID] = (session.remote, frame.ttl)
             state.relayedOrder.append(frame.messageID)
             while state.relayedOrder.count > capacity, let oldest = state.relayedOrder.popFirst() {

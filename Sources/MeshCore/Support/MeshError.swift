@@ -49,6 +49,11 @@ public struct MeshError: Error, Sendable, CustomStringConvertible {
         /// A rate limit refused the operation (e.g. this node's emergency messages per
         /// hour, `flood.emergency_per_hour`); try again later or without the flag.
         public static let rateLimited = Code("rateLimited")
+        /// A sealed envelope of format 1 (it binds neither the frame's ID nor its flags)
+        /// from an origin known to seal format 2: a replay (docs/PROTOCOL.md §B.3).
+        public static let envelopeDowngraded = Code("envelopeDowngraded")
+        /// A sealed envelope of a format this node does not announce (`sealed_v2`).
+        public static let envelopeFormatUnsupported = Code("envelopeFormatUnsupported")
     }
 
     /// The failure's code.

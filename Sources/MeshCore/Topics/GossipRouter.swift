@@ -314,12 +314,32 @@ final class GossipRouter: Sendable {
 
     // MARK: Sending
 
+    /// A topic message as `session` may carry it: this node's own message of format 2
+    /// goes to a neighbour that did not announce `topic_time` as its format-1 twin
+    /// (same ID, signed again without the publication time), as the origin publishes
+    /// it to such neighbours (docs/PROTOCOL.md §A.7). Another origin's format-2
+    /// message cannot be turned into format 1 and is withheld by the link.
+    static func format(
+        _ frame: Frame,
+        for session: LinkSession,
+        signer: (any ReceiptSigner)?,
+        localPeerID: PeerID
+    ) -> Frame {
+        guard case .topicMessage(var message) = frame, message.publishedMillis != nil, message.origin == localPeerID,
+            !session.shared.contains(.topicTime), let signer
+        else { return frame }
+        message.publishedMillis = nil
+        message.signature = signer.sign(message.signedBytes)
+        return .topicMessage(message)
+    }
+
     /// Queues each frame on a live link to its neighbour.
     func send(_ outbox: Outbox) {
         guard !outbox.isEmpty else { return }
         var counters = TopicCounters()
         for (peer, frame) in outbox {
             guard let session = links.sessions(to: peer).first(where: { !$0.isClosed }) else { continue }
+            let frame = Self.format(frame, for: session, signer: signer, localPeerID: localPeerID)
             counters.outboxDropped += session.queueGossip(frame, capacity: configuration.outboxCapacity)
             switch frame {
             case .topicMessage: counters.transmissions += 1

@@ -33,6 +33,12 @@ extension LinkSession {
     /// (nothing is queued on a closed link).
     func queueGossip(_ frame: Frame, capacity: Int) -> Int {
         guard carries(frame.kind) else { return 0 }
+        if case .topicMessage(let message) = frame, message.publishedMillis != nil, !shared.contains(.topicTime) {
+            // Format 2 only where both ends announced `topic_time`: an earlier release
+            // would misread its body and close the link (docs/PROTOCOL.md §A.7).
+            stats.update { $0.framesWithheld["topic_message_v2", default: 0] += 1 }
+            return 0
+        }
         let (closed, dropped) = state.withLock { state -> (Bool, Int) in
             guard state.closed == nil else { return (true, 0) }
             return (false, state.gossip.add(frame, capacity: capacity))

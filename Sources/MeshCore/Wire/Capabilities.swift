@@ -34,22 +34,37 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     public static let flooding = Capabilities(rawValue: 0x0020)
     /// DATA with flag `0x0008`: emergency messages (§A.10). Needs ``flooding``.
     public static let emergency = Capabilities(rawValue: 0x0040)
+    /// Sealed envelopes of format 2, which bind the frame's ID, flags and a creation
+    /// time (§B.3): the node opens them and seals them. Not a `features:` switch.
+    public static let sealedV2 = Capabilities(rawValue: 0x0080)
+    /// TOPIC MESSAGE format 2, with a signed publication time (§A.7). Needs ``topics``.
+    /// Not a `features:` switch.
+    public static let topicTime = Capabilities(rawValue: 0x0100)
 
     /// No optional feature: the minimal profile.
     public static let none: Capabilities = []
     /// Every feature this release defines.
-    public static let all: Capabilities = [.routing, .routeSync, .topics, .addresses, .receipts, .flooding, .emergency]
+    public static let all: Capabilities = [
+        .routing, .routeSync, .topics, .addresses, .receipts, .flooding, .emergency, .sealedV2, .topicTime,
+    ]
 
-    /// Each defined feature with its name (the config key under `features:`), in bit order.
+    /// Each feature an operator may switch off, with its name (the config key under
+    /// `features:`), in bit order.
     public static let named: [(name: String, feature: Capabilities)] = [
         ("routing", .routing), ("route_sync", .routeSync), ("topics", .topics), ("addresses", .addresses),
         ("receipts", .receipts), ("flooding", .flooding), ("emergency", .emergency),
     ]
 
+    /// The newer formats of existing frames, with their names, in bit order. Always on:
+    /// switching one off would only let replays through (docs/PROTOCOL.md §A.11).
+    public static let formats: [(name: String, feature: Capabilities)] = [
+        ("sealed_v2", .sealedV2), ("topic_time", .topicTime),
+    ]
+
     /// The names of the features in the set, in bit order; a bit this release does not
     /// define reads `bit_0xNNNN`.
     public var names: [String] {
-        var names = Self.named.filter { contains($0.feature) }.map(\.name)
+        var names = (Self.named + Self.formats).filter { contains($0.feature) }.map(\.name)
         let unknown = rawValue & ~Self.all.rawValue
         for bit in 0..<16 where unknown & (1 << bit) != 0 {
             let hex = String(UInt16(1) << bit, radix: 16)
@@ -58,12 +73,14 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
         return names
     }
 
-    /// The set with its dependencies enforced: ``routeSync`` without ``routing`` and
-    /// ``emergency`` without ``flooding`` are dropped.
+    /// The set with its dependencies enforced: ``routeSync`` without ``routing``,
+    /// ``emergency`` without ``flooding`` and ``topicTime`` without ``topics`` are
+    /// dropped.
     public var consistent: Capabilities {
         var set = self
         if !set.contains(.routing) { set.remove(.routeSync) }
         if !set.contains(.flooding) { set.remove(.emergency) }
+        if !set.contains(.topics) { set.remove(.topicTime) }
         return set
     }
 

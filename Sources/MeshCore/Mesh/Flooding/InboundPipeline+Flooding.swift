@@ -17,7 +17,7 @@ extension InboundPipeline {
         if await flood.seen.contains(id) {
             return floodDuplicate()
         }
-        if await delivery.queue.record(id) != nil, !state.withLock({ $0.handingOver.contains(id) }) {
+        if await delivery.queue.record(id) != nil, !state.withLock({ $0.handingOver.contains(frame.handOverKey) }) {
             return floodDuplicate()
         }
         guard frame.ttl > 1 else {
@@ -38,11 +38,11 @@ extension InboundPipeline {
         }
         if isEmergency, !verifyRelayed(frame, payload, session: session) {
             // Not the origin's emergency: acknowledged and dropped, no budget spent.
-            state.withLock { _ = $0.handingOver.remove(id) }
+            state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
             return .accepted
         }
         if isEmergency, let reason = flood.admitEmergency(origin: frame.origin, neighbour: session.remote) {
-            state.withLock { _ = $0.handingOver.remove(id) }
+            state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
             stats.update { $0.flood.emergencyRateLimited[reason, default: 0] += 1 }
             _ = refuseFlood(
                 reason,
@@ -64,12 +64,12 @@ extension InboundPipeline {
         do {
             try await delivery.queue.enqueue(message)
         } catch {
-            state.withLock { _ = $0.handingOver.remove(id) }
+            state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
             if await delivery.queue.record(id) != nil { return floodDuplicate() }
             _ = refuseFlood("queueRefused", frame, session, "the outbound queue refused it: \(error)")
             return reopen(frame, payload, from: session.remote, result: .refused)
         }
-        state.withLock { _ = $0.handingOver.remove(id) }
+        state.withLock { _ = $0.handingOver.remove(frame.handOverKey) }
         do {
             try await flood.seen.insert(id)
         } catch {

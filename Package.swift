@@ -218,20 +218,23 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // What the test targets share (temporary directories, free ports, bounded
+        // polls, a raw socket client); in no product.
+        .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "MeshCryptoTests",
-            dependencies: ["MeshCrypto", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestSupport", "MeshCrypto", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "TransportTCPTests", dependencies: ["TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TransportMDNSTests", dependencies: ["TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting", "TransportLoopback"]),
+        .testTarget(name: "TransportTCPTests", dependencies: ["TestSupport", "TransportTCP", "MeshCore", "MeshTesting", "MeshCrypto", "TransportLoopback", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TransportMDNSTests", dependencies: ["TestSupport", "TransportMDNS", "TransportTCP", "MeshCore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "TransportBLETests", dependencies: ["TransportBLE", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshNodeTests", dependencies: ["MeshNode", "MeshCore", "MeshCrypto", "MeshStore", "MeshTesting", "TransportLoopback"]),
         .testTarget(name: "MeshNodeHTTPTests", dependencies: ["MeshNodeHTTP", "MeshNode", "MeshCore", "MeshTesting", "TransportLoopback", "TransportMDNS", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshSimulatorTests", dependencies: ["MeshSimulator", "MeshCore"]),
-        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MeshStoreTests", dependencies: ["TestSupport", "MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 
         // MARK: Plugins
         .plugin(

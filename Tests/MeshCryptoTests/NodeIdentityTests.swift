@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import TestSupport
 import Testing
 
 @testable import MeshCrypto
@@ -11,12 +12,11 @@ import Glibc
 /// Ed25519 identities and their key file.
 @Suite("Node identity")
 struct NodeIdentityTests {
-    /// A fresh temporary directory, removed afterwards.
+    /// A path that does not exist yet, inside a fresh temporary directory removed afterwards.
     static func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("scmesh-identity-\(UUID().uuidString)")
-            .path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        try body(path)
+        let parent = try TemporaryDirectory(prefix: "scmesh-identity")
+        defer { parent.cleanUp() }
+        try body(parent.file("data"))
     }
 
     static func mode(of path: String) throws -> Int {

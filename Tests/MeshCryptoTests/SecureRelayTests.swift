@@ -39,7 +39,7 @@ import TransportLoopback
         let runs = [a, r, c].map { router in Task { try? await router.run() } }
         await r.connect(to: PeerHint(transport: "lo", address: "alice"))
         await c.connect(to: PeerHint(transport: "lo", address: "relay"))
-        try await SecureRouterTests.eventually {
+        try await eventually("A learns a 2-hop route to Carol") {
             await a.routes().contains { $0.destination == carol.peerID && $0.hops == 2 }
         }
         #expect(await a.peers().contains { $0.peer == carol.peerID } == false)

@@ -52,7 +52,7 @@ import TransportLoopback
         let b = await Self.makeRouter(bob, address: "bob", network: network, sealing: sealing)
         let runs = [Task { try? await a.run() }, Task { try? await b.run() }]
         let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
-        try await Self.eventually { await a.peers().contains { $0.peer == bob.peerID } }
+        try await eventually("A links to Bob") { await a.peers().contains { $0.peer == bob.peerID } }
         try await a.send(to: bob.peerID, payload: Array("hello bob".utf8), waitUntil: .delivered)
         try await a.send(to: bob.peerID, payload: large, waitUntil: .delivered)
         try await b.send(to: alice.peerID, payload: Array("hi alice".utf8), waitUntil: .delivered)
@@ -143,14 +143,5 @@ import TransportLoopback
         }
         #expect(error?.code == .senderMismatch)
         #expect(try EnvelopeSealer(identity: bob).open(sealed, from: mallory.peerID) == [1, 2, 3])
-    }
-
-    static func eventually(_ condition: @Sendable () async -> Bool) async throws {
-        for _ in 0..<1000 {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("condition never became true")
-        throw CancellationError()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MeshStore
@@ -23,13 +24,11 @@ final class TestClock: Sendable {
     }
 }
 
-/// A fresh directory under the system's temporary directory, removed afterwards.
+/// A fresh temporary directory (``TemporaryDirectory``), removed afterwards.
 func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("meshstore-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try await body(path)
+    let directory = try TemporaryDirectory(prefix: "meshstore")
+    defer { directory.cleanUp() }
+    return try await body(directory.path)
 }
 
 /// A store in a fresh temporary directory, closed and removed afterwards.

@@ -4,6 +4,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Testing
+import TestSupport
 import TransportTCP
 
 @testable import TransportMDNS
@@ -275,9 +276,9 @@ extension TransportConformance.Harness {
     /// browser resolves for B's service, so every check dials an mDNS-discovered address.
     /// Malformed input is a raw socket writing a 0xFFFF length prefix and garbage.
     static func mdns() throws -> Self {
-        let ports = [try RawSocket.freePort(), try RawSocket.freePort()]
+        let ports = [try freeLoopbackPort(), try freeLoopbackPort()]
         let names = [AvahiTestSupport.randomName("conf-a"), AvahiTestSupport.randomName("conf-b")]
-        let deadPort = try RawSocket.freePort()
+        let deadPort = try freeLoopbackPort()
         return Self(
             makeTransport: { index in
                 MDNSTransport(
@@ -306,14 +307,10 @@ extension TransportConformance.Harness {
             deadHint: PeerHint(transport: "mdns", address: "127.0.0.1:\(deadPort)"),
             injectMalformed: { hint in
                 let port = try #require(MDNSTransport.port(of: hint.address))
-                // Blocking reads, on a thread of their own: the transport closing the
-                // socket runs in this process, on the cooperative pool.
-                try await onOwnThread {
-                    try RawSocket.writeAndAwaitClose(
-                        port: port,
-                        [0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-                    )
-                }
+                let client = try RawTCPClient(port: Int(port))
+                try client.write([0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                client.finishWriting()
+                _ = await client.closedByServer()
             }
         )
     }

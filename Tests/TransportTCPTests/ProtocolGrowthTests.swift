@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshCrypto
 import MeshTesting
+import TestSupport
 import Testing
 import TransportTCP
 

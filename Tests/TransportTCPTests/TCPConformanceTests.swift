@@ -1,5 +1,6 @@
 import MeshCore
 import MeshTesting
+import TestSupport
 import Testing
 import TransportTCP
 
@@ -19,8 +20,8 @@ extension TransportConformance.Harness {
     /// restarted side B listens where it did); malformed input is a raw socket writing a
     /// 0xFFFF length prefix, garbage, then closing.
     static func tcp(maxFrameSize: Int = 65535) throws -> Self {
-        let ports = [try freePort(), try freePort()]
-        let deadPort = try freePort()
+        let ports = [try freeLoopbackPort(), try freeLoopbackPort()]
+        let deadPort = try freeLoopbackPort()
         return Self(
             makeTransport: { index in
                 TCPTransport(
@@ -33,8 +34,8 @@ extension TransportConformance.Harness {
             },
             deadHint: PeerHint(transport: "tcp", address: "127.0.0.1:\(deadPort)"),
             injectMalformed: { hint in
-                let client = try RawClient(port: try TCPAddress(hint.address).port)
-                client.write([0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                let client = try RawTCPClient(port: try TCPAddress(hint.address).port)
+                try client.write([0xFF, 0xFF] + (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
                 client.finishWriting()
                 _ = await client.closedByServer()
             },

@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshCrypto
 import Synchronization
+import TestSupport
 import Testing
 import TransportTCP
 
@@ -155,9 +156,9 @@ struct TCPNode {
         let events = await node.router.events()
         let deafID = PeerID.random()
         // A small receive buffer, so the kernel takes little before our writes wait.
-        let deaf = try RawClient(port: try TCPAddress(try node.address).port, receiveBuffer: 4096)
+        let deaf = try RawTCPClient(port: try TCPAddress(try node.address).port, receiveBuffer: 4096)
         let hello = [0xC0] + Array("SCM0".utf8) + [Frame.version] + deafID.bytes
-        deaf.write([UInt8(hello.count >> 8), UInt8(hello.count & 0xFF)] + hello)
+        try deaf.write([UInt8(hello.count >> 8), UInt8(hello.count & 0xFF)] + hello)
         // It never reads a byte from here on.
         var iterator = events.makeAsyncIterator()
         while let event = await iterator.next(), !(event.kind == .linkUp && event.peer == deafID) {}

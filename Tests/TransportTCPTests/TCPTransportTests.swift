@@ -1,5 +1,6 @@
 import MeshCore
 import MeshTesting
+import TestSupport
 import Testing
 import TransportTCP
 
@@ -8,7 +9,7 @@ import TransportTCP
 struct TCPTransportTests {
     @Test func dialToADeadPortFails() async throws {
         let client = try await Listening.start(.init(listen: []))
-        let port = try freePort()
+        let port = try freeLoopbackPort()
         await expectMeshError(.dialFailed) { _ = try await client.dial("127.0.0.1:\(port)") }
         await expectMeshError(.invalidArgument) { _ = try await client.dial("not an address") }
         await client.stop()
@@ -117,7 +118,7 @@ struct TCPTransportTests {
     }
 
     @Test func restartOnTheSamePortThenDialWorks() async throws {
-        let port = try freePort()
+        let port = try freeLoopbackPort()
         let client = try await Listening.start(.init(listen: []))
         for round in 0..<2 {
             let server = try await Listening.start(.init(listen: ["127.0.0.1:\(port)"]))
@@ -191,10 +192,10 @@ struct TCPTransportTests {
                 #expect(echoed == [UInt8(truncatingIfNeeded: index)])
             }
         }
-        let hostile = try RawClient(port: port)
+        let hostile = try RawTCPClient(port: port)
         let hostileLink = try await pair.serverEvents.nextInboundLink()
-        hostile.write([0x00, 0x02, 0xCA, 0xFE])  // one valid frame first
-        hostile.write([0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 3000))
+        try hostile.write([0x00, 0x02, 0xCA, 0xFE])  // one valid frame first
+        try hostile.write([0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 3000))
         #expect(await hostile.closedByServer())
         #expect(try await hostileLink.receive() == [0xCA, 0xFE])
         await expectMeshError(.malformedFrame) { _ = try await hostileLink.receive() }
@@ -210,9 +211,9 @@ struct TCPTransportTests {
     /// garbage and EOF: the link fails as malformed, the transport keeps serving.
     @Test func truncatedFrameThenEOFIsMalformed() async throws {
         let pair = try await LinkedPair.make()
-        let hostile = try RawClient(port: try pair.server.port)
+        let hostile = try RawTCPClient(port: try pair.server.port)
         let hostileLink = try await pair.serverEvents.nextInboundLink()
-        hostile.write([0xFF, 0xFF] + (0..<100).map { UInt8($0) })
+        try hostile.write([0xFF, 0xFF] + (0..<100).map { UInt8($0) })
         hostile.finishWriting()
         await expectMeshError(.malformedFrame) { _ = try await hostileLink.receive() }
         #expect(await hostile.closedByServer())
@@ -226,12 +227,12 @@ struct TCPTransportTests {
         let server = try await Listening.start(.init(listen: ["127.0.0.1:0"], maxInbound: 2), capture: capture)
         let events = server.events
         let port = try server.port
-        let first = try RawClient(port: port)
-        let second = try RawClient(port: port)
+        let first = try RawTCPClient(port: port)
+        let second = try RawTCPClient(port: port)
         // Children are set up on several event loops, so links may arrive in any order.
         let links = [try await events.nextInboundLink(), try await events.nextInboundLink()]
         let secondLink = try #require(links.first { $0.remoteAddress == second.localAddress })
-        let third = try RawClient(port: port)
+        let third = try RawTCPClient(port: port)
         #expect(await third.closedByServer())
         #expect(capture.messages.contains { $0.contains("refused") && $0.contains("max_inbound (2)") })
         #expect(events.inboundLinkCount == 2)
@@ -239,7 +240,7 @@ struct TCPTransportTests {
         // Closing one frees a slot.
         await secondLink.close()
         #expect(await second.closedByServer())
-        let fourth = try RawClient(port: port)
+        let fourth = try RawTCPClient(port: port)
         _ = try await events.nextInboundLink()
         #expect(events.inboundLinkCount == 3)
         _ = (first, fourth)
@@ -252,11 +253,11 @@ struct TCPTransportTests {
         let capture = LogCapture()
         let server = try await Listening.start(.init(listen: ["127.0.0.1:0"], maxInbound: 1), capture: capture)
         let port = try server.port
-        let holder = try RawClient(port: port)
+        let holder = try RawTCPClient(port: port)
         _ = try await server.events.nextInboundLink()
         let started = ContinuousClock.now
         for _ in 0..<200 {
-            let extra = try RawClient(port: port)
+            let extra = try RawTCPClient(port: port)
             #expect(await extra.closedByServer())
         }
         #expect(server.transport.counters["refused.max_inbound"] == 200)
@@ -283,17 +284,17 @@ struct TCPTransportTests {
         )
         let events = server.events
         let port = try server.port
-        let first = try RawClient(port: port)
+        let first = try RawTCPClient(port: port)
         let firstLink = try await events.nextInboundLink()
-        let second = try RawClient(port: port)
+        let second = try RawTCPClient(port: port)
         #expect(await second.closedByServer())
         #expect(capture.messages.contains { $0.contains("max_per_address (1)") && $0.contains("127.0.0.1") })
         // When the remote goes away its slot is freed.
         first.finishWriting()
         #expect(try await within("the first link to end") { try await firstLink.receive() } == nil)
-        var probes: [RawClient] = []
+        var probes: [RawTCPClient] = []
         for _ in 0..<50 where events.inboundLinkCount < 2 {
-            probes.append(try RawClient(port: port))
+            probes.append(try RawTCPClient(port: port))
             _ = try? await eventually("the probe to be admitted", seconds: 0.2) {
                 events.inboundLinkCount == 2 ? true : nil
             }

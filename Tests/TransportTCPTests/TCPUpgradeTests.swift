@@ -3,6 +3,7 @@ import MeshCore
 import MeshCrypto
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 import TransportTCP

@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportTCP
 
@@ -86,46 +87,6 @@ final class EventLog: Sendable {
     }
 }
 
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Polls `check` until it returns a value (at most `seconds`).
-func eventually<T>(_ what: String, seconds: Double = hangGuardSeconds, _ check: () throws -> T?) async throws -> T {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if let value = try check() { return value }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    throw TimedOut(what: what)
-}
-
-/// How long ``within`` and ``eventually`` wait by default: a bound on a hang, not a
-/// speed limit. Generous, because the suite runs its tests in parallel on two cores,
-/// often beside builds, where tests that take milliseconds can take tens of seconds.
-let hangGuardSeconds: Double = 60
-
-/// Runs `body` with a deadline so a broken contract fails the test instead of hanging it.
-func within<T: Sendable>(
-    seconds: Double = hangGuardSeconds,
-    _ what: String,
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw TimedOut(what: what)
-        }
-        return value
-    }
-}
-
 /// A TCP transport whose `listen` runs in the background, with its events logged.
 struct Listening {
     var transport: TCPTransport
@@ -159,101 +120,6 @@ struct Listening {
 
     /// Cancels `listen` and waits until it returned.
     func stop() async { await running.stop() }
-}
-
-/// Ports handed out by ``freePort()``: below Linux's ephemeral range (32768–60999), so
-/// no outgoing connection of a test running in parallel can take one between the moment
-/// it is chosen and the moment a transport listens on it (again, after a restart).
-private let nextPort = Atomic<Int>(Int.random(in: 0..<12_000))
-
-/// A loopback TCP port nobody listens on now, from 20000–31999 (see `nextPort`).
-func freePort() throws -> Int {
-    for _ in 0..<12_000 {
-        let port = 20_000 + nextPort.add(1, ordering: .relaxed).newValue % 12_000
-        if try canBind(port) { return port }
-    }
-    throw TimedOut(what: "a free port in 20000-31999")
-}
-
-private func canBind(_ port: Int) throws -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TimedOut(what: "socket") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    return withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
-    }
-}
-
-/// A plain BSD socket client that misbehaves on purpose.
-final class RawClient {
-    let fd: Int32
-
-    /// Connects to `127.0.0.1:port`; `receiveBuffer` sets `SO_RCVBUF` first (a small
-    /// one makes a client that never reads back up the server's writes sooner).
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            close(fd)
-            throw TimedOut(what: "raw connect to port \(port)")
-        }
-    }
-
-    /// Writes `bytes`, blocking while the socket buffer is full: small writes only, or
-    /// inside `onOwnThread` (MeshTesting), or the wait can starve the in-process server
-    /// that must read them.
-    func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return }
-            offset += sent
-        }
-    }
-
-    /// The client's own address as the server sees it, `"127.0.0.1:port"`.
-    var localAddress: String {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return "127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
-    }
-
-    /// Shuts down the write side (the server sees EOF).
-    func finishWriting() { shutdown(fd, Int32(SHUT_WR)) }
-
-    /// Whether the server closed the connection within `seconds` (EOF or reset).
-    func closedByServer(seconds: Double = 10) async -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count == 0 { return true }
-            if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK { return true }
-            if count < 0 { try? await Task.sleep(for: .milliseconds(5)) }
-        }
-        return false
-    }
-
-    deinit { close(fd) }
 }
 
 /// A listening transport and a dialling one, linked once.

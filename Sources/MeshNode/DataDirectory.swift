@@ -113,4 +113,21 @@ public final class DataDirectoryLock: Sendable {
     deinit {
         close(descriptor)  // releases the flock
     }
+
+    /// Whether a process holds the lock of `dataDirectory` now (a node is running or
+    /// starting there). Read from `/proc/locks`, never by taking the lock: a probe
+    /// that took it for a moment could make a starting node fail.
+    public static func isHeld(dataDirectory: String) -> Bool {
+        let path = (dataDirectory as NSString).appendingPathComponent(fileName)
+        var info = stat()
+        guard stat(path, &info) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
+            return false
+        }
+        // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF": the device and inode last.
+        let inode = ":\(info.st_ino)"
+        return locks.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count >= 6 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode)
+        }
+    }
 }

@@ -9,6 +9,7 @@ struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the running node's state.")
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     func run() async throws {
@@ -27,6 +28,7 @@ struct PeersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "peers", abstract: "List peers with a live link.")
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     func run() async throws {
@@ -48,6 +50,7 @@ struct RoutesCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     func run() async throws {
@@ -74,6 +77,7 @@ struct SendCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Flag(help: "Wait until the destination's signed delivery receipt arrives (or --timeout passes).")
@@ -119,6 +123,19 @@ struct SendCommand: AsyncParsableCommand {
             timeoutSeconds: timeout
         )
         if emergency { request.emergency = true }
+        if request.wait == true {
+            // The ID is chosen here, so that it can be named before the wait and when
+            // Ctrl-C ends it: the message stays queued in the node either way.
+            let messageID = id ?? MessageID.random().hex
+            request.id = messageID
+            InterruptedWait.install(messageID: messageID, peer: peer, json: output.json)
+            // On a terminal only: a script reading stderr gets the one line it had.
+            if !output.json, isatty(STDERR_FILENO) == 1 {
+                printError(
+                    "sending message \(messageID) to \(peer); waiting for its delivery receipt (Ctrl-C stops the wait, not the message)"
+                )
+            }
+        }
         // On a terminal, a large payload from standard input shows bytes and rate.
         var progress = TransferProgress()
         var bytes = 0
@@ -155,6 +172,8 @@ struct SendCommand: AsyncParsableCommand {
             as: SendReply.self,
             render: { reply in
                 handover.finish(bytes, "the node stored")
+                // On stderr, so that $(scmesh send ...) still captures only the ID line.
+                if let warning = reply.warning { printError("warning: \(warning)") }
                 return TextReport.sent(reply)
             }
         )
@@ -165,15 +184,29 @@ struct SendCommand: AsyncParsableCommand {
 struct IdentityCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "identity",
-        abstract: "Print this node's peer ID and Ed25519 public key (creating the identity if the data dir has none)."
+        abstract: "Print this node's peer ID and Ed25519 public key (creating the identity if the data dir has none).",
+        discussion: """
+            A data directory that does not exist is refused (a typo would otherwise make a \
+            new identity): pass --create to make it and a new identity.
+            """
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
 
+    @Flag(help: "Create the data directory and a new identity when the directory does not exist.")
+    var create = false
+
     func run() async throws {
         try await reportingErrors(json: output.json) {
-            let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory.path)
+            let path = dataDirectory.path
+            guard create || FileManager.default.fileExists(atPath: path) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "no data directory at \(path): check the path, or pass --create to make it and a new identity there"
+                )
+            }
+            let identity = try LocalIdentity.loadOrCreate(dataDirectory: path)
             if output.json {
                 print(
                     #"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#
@@ -218,12 +251,14 @@ struct ConfigCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let environment = ProcessInfo.processInfo.environment
-                let configuration = try NodeConfiguration.load(
+                let check = try NodeConfiguration.checked(
                     file: file ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 },
                     environment: environment,
                     overrides: overrides
                 )
-                print(try configuration.yaml(), terminator: "")
+                print(try check.configuration.yaml(), terminator: "")
+                // Valid but unable to work: one line each on stderr, after the YAML.
+                for warning in check.warnings { printError("warning: \(warning)") }
             }
         }
     }

@@ -77,6 +77,7 @@ private func sendRaw(
             let reply = try reply.decode(SendReply.self)
             handover.finish(bytes, "the node stored")
             print(TextReport.sent(reply))
+            if let warning = reply.warning { printError("warning: \(warning)") }
         }
     }
     return sent
@@ -94,6 +95,7 @@ struct DashboardCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
 
     @Flag(name: .customLong("print-url"), help: "Print the URL instead of opening a browser.")
     var printURL = false

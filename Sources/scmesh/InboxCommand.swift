@@ -19,6 +19,7 @@ struct InboxCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Option(help: "Only messages with a sequence number above this.")

@@ -39,9 +39,12 @@ struct RunCommand: AsyncParsableCommand {
         try await reportingErrors {
             let environment = ProcessInfo.processInfo.environment
             let file = config ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-            let loaded = try NodeConfiguration.load(file: file, environment: environment, overrides: overrides)
+            let check = try NodeConfiguration.checked(file: file, environment: environment, overrides: overrides)
             // A discovery mode set at run time (scmesh settings --discovery-mode) outlives restarts.
-            let configuration = try SavedDiscoveryMode.applied(to: loaded, dataDirectory: dataDirectory.path)
+            let configuration = try SavedDiscoveryMode.applied(
+                to: check.configuration,
+                dataDirectory: dataDirectory.path
+            )
             // The log file may live in the data directory, which the first run creates.
             if configuration.node.logFile != nil { try DataDirectory.prepare(dataDirectory.path) }
             try LogOutput.choose(
@@ -54,6 +57,8 @@ struct RunCommand: AsyncParsableCommand {
                 printError("note: \(notice)")
             }
             let logger = Logger(label: "scmesh")
+            // A node that can do nothing says so before anything else.
+            for warning in check.warnings { logger.warning("\(warning)") }
             let node = try buildNode(config: configuration, dataDirectory: dataDirectory.path, logger: logger)
             // The HTTP API (http.enabled) runs as one more service of the node.
             let http: [any Service] =

@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 import MeshStore
 
 extension ControlHandler {
@@ -91,6 +92,7 @@ extension ControlHandler {
             )
         }
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        try Self.requireValidKey(peer)
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         let checked = CheckedSend(
             peer: peer,
@@ -132,6 +134,7 @@ extension ControlHandler {
 
     private func send(_ request: SendRequest, payload: SendPayload) async throws -> SendReply {
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        try Self.requireValidKey(peer)
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         let checked = CheckedSend(
             peer: peer,
@@ -148,6 +151,8 @@ extension ControlHandler {
     private func send(_ checked: CheckedSend, payload: SendPayload) async throws -> SendReply {
         let (peer, alias, id, wait, timeout) = (checked.peer, checked.alias, checked.id, checked.wait, checked.timeout)
         let started = ContinuousClock.now
+        // Asked before the send: a message that was flooded made its peer no better known.
+        let warning = try await unknownDestinationWarning(peer, alias: alias)
         do {
             let options = SendOptions(id: id, expiresAfter: checked.expiresAfter, emergency: checked.emergency)
             switch payload {
@@ -165,7 +170,8 @@ extension ControlHandler {
                 alias: alias,
                 bytes: payload.count,
                 status: record?.status ?? .queued,
-                transport: record?.transport
+                transport: record?.transport,
+                warning: warning
             )
         }
         let record: OutboundRecord
@@ -216,6 +222,30 @@ extension ControlHandler {
             transport: record.transport,
             waitedSeconds: Double(waited.milliseconds) / 1000
         )
+    }
+
+    /// Refuses a destination that is not an Ed25519 public key (a point on the curve):
+    /// no node can have it, so a message to it could never be delivered or sealed.
+    /// - Throws: `.invalidArgument`; nothing is queued.
+    static func requireValidKey(_ peer: PeerID) throws {
+        guard Sodium.ed25519PublicKeyToX25519(peer.bytes) != nil else {
+            throw MeshError(
+                .invalidArgument,
+                "\(peer.hex) is not a valid peer ID: a peer ID is a node's Ed25519 public key, and these 64 hex characters are not one (check for a typo; `scmesh identity` on the peer's machine prints its ID); nothing was queued"
+            )
+        }
+    }
+
+    /// A warning when this node knows nothing of `peer`: not a contact, no link, no
+    /// route, and no address ever seen. The message is queued all the same (the peer
+    /// may appear later), but a typo in a full peer ID looks exactly like this.
+    func unknownDestinationWarning(_ peer: PeerID, alias: String?) async throws -> String? {
+        if alias != nil { return nil }
+        if await router.peers().contains(where: { $0.peer == peer }) { return nil }
+        if await router.routes().contains(where: { $0.destination == peer }) { return nil }
+        if ((try? await store.ledger.all()) ?? []).contains(where: { $0.peer == peer }) { return nil }
+        return
+            "\(peer.hex) is unknown to this node (not a contact, no route to it, never seen): the message waits until it appears; check the ID, or add it with `scmesh contacts add`"
     }
 
     /// A send request's message ID (the caller's or a new one), expiry, whether it

@@ -282,6 +282,9 @@ public struct SendReply: Codable, Sendable, Hashable {
     public var transport: String?
     /// With `wait`: seconds from the request to the receipt.
     public var waitedSeconds: Double?
+    /// Something the sender should know although the message was queued: the
+    /// destination is unknown to this node (not a contact, no route, never seen).
+    public var warning: String?
 
     /// Creates a reply.
     public init(
@@ -291,7 +294,8 @@ public struct SendReply: Codable, Sendable, Hashable {
         bytes: Int,
         status: MessageStatus,
         transport: String? = nil,
-        waitedSeconds: Double? = nil
+        waitedSeconds: Double? = nil,
+        warning: String? = nil
     ) {
         self.messageID = messageID
         self.peer = peer
@@ -300,6 +304,7 @@ public struct SendReply: Codable, Sendable, Hashable {
         self.status = status
         self.transport = transport
         self.waitedSeconds = waitedSeconds
+        self.warning = warning
     }
 }
 

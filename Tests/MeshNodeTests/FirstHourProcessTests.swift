@@ -1,0 +1,252 @@
+import Foundation
+import MeshCore
+import MeshNode
+import MeshTesting
+import Testing
+
+// Issue 43, a newcomer's first hour: a node that can do nothing says so, the default
+// config holds no in-process transport, and the CLI catches mistakes before they are
+// queued. Real `scmesh` processes over TCP on 127.0.0.1; every wait is a bounded poll.
+
+@Suite("scmesh for a newcomer: warnings, defaults, mistakes caught")
+struct FirstHourProcessTests {
+    @Test(
+        "config check and run warn in one line each when relaying is off, no transport is enabled, or the file leaves out default sections"
+    )
+    func nodeThatCanDoNothingSaysSo() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let file = directory.file("minimal.yaml")
+        try "node: {name: x}\n".write(toFile: file, atomically: true, encoding: .utf8)
+
+        let check = try await runScmesh(["config", "check", file], home: home)
+        #expect(check.status == 0, "\(check.standardError)")
+        #expect(check.standardOutput.contains("name: x"))
+        let warnings = check.standardError.split(separator: "\n").filter { $0.hasPrefix("scmesh: warning: ") }
+        #expect(warnings.count == 3, "\(check.standardError)")
+        #expect(check.standardError.contains("warning: relay.enabled is not set, which counts as off"))
+        #expect(check.standardError.contains("warning: no transport is enabled"))
+        let sections = try #require(warnings.first { $0.contains("leaves out sections") })
+        #expect(sections.contains("\(file) leaves out sections the default config has ("), "\(sections)")
+        for applied in ["http off", "relay off", "every transport off"] {
+            #expect(sections.contains(applied), "\(sections)")
+        }
+        #expect(!sections.contains("(node,") && !sections.contains(" node,"), "node is in the file: \(sections)")
+
+        // What a file says (or --set) silences its warning; the built-in config has none.
+        let given = try await runScmesh(
+            ["config", "check", file, "--set", "relay.enabled=true", "--set", "transports.tcp.enabled=true"],
+            home: home
+        )
+        #expect(given.status == 0)
+        #expect(!given.standardError.contains("relay.enabled"), "\(given.standardError)")
+        #expect(!given.standardError.contains("no transport"), "\(given.standardError)")
+        #expect(given.standardError.contains("leaves out sections"))
+        #expect(!given.standardError.contains("relay off"), "\(given.standardError)")
+        let builtIn = try await runScmesh(["config", "check"], home: home)
+        #expect(builtIn.status == 0)
+        #expect(!builtIn.standardError.contains("warning"), "\(builtIn.standardError)")
+
+        // run logs the same lines at warning level.
+        let data = directory.file("data")
+        let log = directory.file("node.log")
+        let node = try startLogged(["run", "--config", file, "--data-dir", data], log: log, home: home)
+        defer { stopProcess(node) }
+        let client = ControlClient(dataDirectory: data)
+        try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let logged = lines.filter { $0.contains("warning") }
+        #expect(logged.contains { $0.contains("relay.enabled is not set, which counts as off") }, "\(lines)")
+        #expect(logged.contains { $0.contains("no transport is enabled") }, "\(lines)")
+        #expect(logged.contains { $0.contains("leaves out sections the default config has") }, "\(lines)")
+    }
+
+    @Test(
+        "two processes on the default config: no loopback transport in status, and their TCP link dials nothing over loopback"
+    )
+    func defaultConfigHasNoLoopback() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let (a, b) = (directory.file("a"), directory.file("b"))
+        let (logA, logB) = (directory.file("a.log"), directory.file("b.log"))
+        let port = try unusedLoopbackPort()
+        // The default config, with only the parts that would reach beyond this test off.
+        let common = [
+            "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
+            "--set", "http.listen=127.0.0.1:0",
+        ]
+        let nodeA = try startLogged(
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + common,
+            log: logA,
+            home: home
+        )
+        defer { stopProcess(nodeA) }
+        let nodeB = try startLogged(
+            [
+                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0",
+                "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)",
+            ] + common,
+            log: logB,
+            home: home
+        )
+        defer { stopProcess(nodeB) }
+        let (clientA, clientB) = (ControlClient(dataDirectory: a), ControlClient(dataDirectory: b))
+        for client in [clientA, clientB] {
+            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
+        }
+        let idB = try await clientB.call(.status).decode(StatusReply.self).peerID
+        // A delivered message: the link is up and each side's address record (sent at
+        // link-up, before any message on the link) has arrived.
+        let sent = try await runScmesh(["send", "--data-dir", a, "--timeout", "30", idB.hex, "over tcp"], home: home)
+        #expect(sent.status == 0, "\(sent.standardError)")
+        #expect(sent.standardOutput.contains("over tcp in"), "\(sent.standardOutput)")
+        for data in [a, b] {
+            let status = try await runScmesh(["status", "--data-dir", data], home: home)
+            #expect(status.status == 0)
+            #expect(!status.standardOutput.contains("loopback"), "\(status.standardOutput)")
+        }
+        for log in [logA, logB] {
+            let text = try String(contentsOfFile: log, encoding: .utf8)
+            #expect(!text.contains("over loopback"), "\(text)")
+        }
+    }
+
+    @Test(
+        "send refuses a peer ID that is no Ed25519 key, warns about an unknown one; identity asks for --create; history --trace takes a prefix; Ctrl-C during send --wait says the message stays queued"
+    )
+    func mistakesAreCaught() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let data = directory.file("a")
+        let node = try startScmesh(
+            [
+                "run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
+                "http.listen=127.0.0.1:0",
+            ]
+                + tcpOnlyNodeArguments,
+            home: home
+        )
+        defer { stopProcess(node) }
+        let client = ControlClient(dataDirectory: data)
+        try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
+
+        // 64 hex characters that are not a point on the curve: refused, nothing queued.
+        let notAKey = String(repeating: "ab", count: 32)
+        let refused = try await runScmesh(["send", "--data-dir", data, notAKey, "to nobody"], home: home)
+        #expect(refused.status == 1)
+        #expect(refused.standardOutput.isEmpty)
+        #expect(refused.standardError.contains("is not a valid peer ID"), "\(refused.standardError)")
+        #expect(refused.standardError.contains("nothing was queued"), "\(refused.standardError)")
+        let empty = try jsonObject(
+            try await runScmesh(["outbox", "--data-dir", data, "--json"], home: home).standardOutput
+        )
+        #expect((empty["messages"] as? [Any])?.isEmpty == true, "\(empty)")
+
+        // A valid key nobody here knows: queued, with a warning.
+        let unknown = try await runScmesh(["send", "--data-dir", data, strangerPeerHex, "to a stranger"], home: home)
+        #expect(unknown.status == 0, "\(unknown.standardError)")
+        #expect(unknown.standardOutput.hasPrefix("queued message "), "\(unknown.standardOutput)")
+        #expect(unknown.standardError.contains("warning: \(strangerPeerHex) is unknown to this node"))
+        let unknownJSON = try await runScmesh(
+            ["send", "--data-dir", data, "--json", strangerPeerHex, "again"],
+            home: home
+        )
+        let reply = try jsonObject(unknownJSON.standardOutput)
+        #expect((reply["warning"] as? String)?.contains("not a contact, no route to it, never seen") == true)
+        let messageID = try #require(reply["message_id"] as? String)
+        // As a contact it is known: no warning.
+        #expect(
+            try await runScmesh(["contacts", "add", "--data-dir", data, "carol", strangerPeerHex], home: home).status
+                == 0
+        )
+        let known = try await runScmesh(["send", "--data-dir", data, "carol", "to carol"], home: home)
+        #expect(known.status == 0)
+        #expect(!known.standardError.contains("warning"), "\(known.standardError)")
+
+        // history --trace by the start of an ID, as peers are named.
+        let traced = try await runScmesh(
+            ["history", "--data-dir", data, "--json", "--trace", String(messageID.prefix(8)).uppercased()],
+            home: home
+        )
+        #expect(traced.status == 0, "\(traced.standardError)")
+        let message = try jsonObject(traced.standardOutput)["message"] as? [String: Any]
+        #expect(message?["id"] as? String == messageID, "\(traced.standardOutput)")
+        let tooShort = try await runScmesh(["history", "--data-dir", data, "--trace", "ab"], home: home)
+        #expect(tooShort.status == 1)
+        #expect(tooShort.standardError.contains("its first 4 or more"), "\(tooShort.standardError)")
+
+        // identity on a directory that does not exist: refused, nothing made.
+        let typo = directory.file("no-such-dir")
+        let identity = try await runScmesh(["identity", "--data-dir", typo], home: home)
+        #expect(identity.status == 1)
+        #expect(identity.standardError.contains("pass --create"), "\(identity.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: typo))
+        let created = try await runScmesh(["identity", "--create", "--data-dir", typo], home: home)
+        #expect(created.status == 0)
+        #expect(PeerID(hex: created.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) != nil)
+
+        // send --wait names the message first on a terminal (a real pseudo-terminal
+        // made by util-linux's script); into a pipe stderr keeps its one line.
+        let script = "/usr/bin/script"
+        try #require(FileManager.default.isExecutableFile(atPath: script), "util-linux's script is missing")
+        let command = "'\(scmeshExecutable.path)' send --data-dir '\(data)' --timeout 0.2 carol 'on a terminal'"
+        let terminal = try await runProcess(script, ["--quiet", "--return", "--command", command, "/dev/null"])
+        let transcript = String(decoding: terminal.output, as: UTF8.self)
+        #expect(terminal.status == 1, "\(transcript)")
+        let first = try #require(transcript.range(of: "scmesh: sending message "), "\(transcript)")
+        let timedOut = try #require(transcript.range(of: "not delivered within"), "\(transcript)")
+        #expect(first.lowerBound < timedOut.lowerBound)
+
+        // SIGINT ends the wait, not the message.
+        let waitLog = directory.file("wait.log")
+        let waitedID = MessageID.random().hex
+        let waiting = try startLogged(
+            ["send", "--data-dir", data, "--wait", "--timeout", "600", "--id", waitedID, "carol", "waited for"],
+            log: waitLog,
+            home: home
+        )
+        defer { stopProcess(waiting) }
+        try await eventually("the message is in the outbox", attempts: 1500) {
+            let outbox = try await runScmesh(["outbox", "--data-dir", data], home: home)
+            return outbox.standardOutput.contains(waitedID)
+        }
+        kill(waiting.processIdentifier, SIGINT)
+        waiting.waitUntilExit()
+        #expect(waiting.terminationReason == .exit)
+        #expect(waiting.terminationStatus == 130)
+        let said = try String(contentsOfFile: waitLog, encoding: .utf8)
+        #expect(said.contains("stopped waiting: message \(waitedID) stays queued"), "\(said)")
+        let outbox = try await runScmesh(["outbox", "--data-dir", data], home: home)
+        #expect(outbox.standardOutput.contains(waitedID), "\(outbox.standardOutput)")
+    }
+}
+
+/// Starts a long-running `scmesh` whose standard output and error go to `log`.
+func startLogged(_ arguments: [String], log: String, home: String) throws -> Process {
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+    let process = Process()
+    process.executableURL = scmeshExecutable
+    process.arguments = arguments
+    process.environment = scmeshEnvironment(home: home)
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    return process
+}

@@ -250,3 +250,132 @@ func startLogged(_ arguments: [String], log: String, home: String) throws -> Pro
     try process.run()
     return process
 }
+
+@Suite("scmesh for a newcomer: two nodes on one machine")
+struct FirstHourTwoNodesProcessTests {
+    @Test(
+        "a second node whose HTTP port is taken serves on a free one and says so; status shows the HTTP address, or why there is none"
+    )
+    func secondNodeTakesAFreeHTTPPort() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let httpPort = try unusedLoopbackPort()
+        let (a, b, c) = (directory.file("a"), directory.file("b"), directory.file("c"))
+        let logB = directory.file("b.log")
+        let common =
+            tcpOnlyNodeArguments + [
+                "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.listen=127.0.0.1:\(httpPort)",
+            ]
+        let nodeA = try startScmesh(["run", "--data-dir", a] + common, home: home)
+        defer { stopProcess(nodeA) }
+        let clientA = ControlClient(dataDirectory: a)
+        try await eventually("A serves HTTP on its port", attempts: 1500) {
+            (try? await clientA.call(.status).decode(StatusReply.self).httpAddress) == "127.0.0.1:\(httpPort)"
+        }
+        let nodeB = try startLogged(["run", "--data-dir", b] + common, log: logB, home: home)
+        defer { stopProcess(nodeB) }
+        let clientB = ControlClient(dataDirectory: b)
+        var statusB: StatusReply?
+        try await eventually("B serves HTTP somewhere", attempts: 1500) {
+            statusB = try? await clientB.call(.status).decode(StatusReply.self)
+            return statusB?.httpAddress != nil
+        }
+        let addressB = try #require(statusB?.httpAddress)
+        #expect(addressB.hasPrefix("127.0.0.1:") && addressB != "127.0.0.1:\(httpPort)", "\(addressB)")
+        #expect(statusB?.httpProblem == nil)
+        #expect(statusB?.httpNote?.contains("127.0.0.1:\(httpPort) (http.listen) is in use") == true)
+        // Said in the log at warning level, and in the plain status.
+        let log = try String(contentsOfFile: logB, encoding: .utf8)
+        #expect(
+            log.split(separator: "\n").contains {
+                $0.contains("warning") && $0.contains("http api listening on http://\(addressB)/")
+            },
+            "\(log)"
+        )
+        let text = try await runScmesh(["status", "--data-dir", b], home: home)
+        #expect(text.standardOutput.contains("http        http://\(addressB)/"), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("is in use"), "\(text.standardOutput)")
+        let textA = try await runScmesh(["status", "--data-dir", a], home: home)
+        #expect(
+            textA.standardOutput.contains("http        http://127.0.0.1:\(httpPort)/ (API"),
+            "\(textA.standardOutput)"
+        )
+        // The dashboard of B is where status says.
+        let dashboard = try await runScmesh(["dashboard", "--data-dir", b, "--print-url"], home: home)
+        #expect(dashboard.standardOutput.contains("http://\(addressB)/#login="), "\(dashboard.standardOutput)")
+
+        // HTTP off: status says so.
+        let nodeC = try startScmesh(
+            ["run", "--data-dir", c, "--set", "http.enabled=false"] + tcpOnlyNodeArguments
+                + ["--set", "transports.tcp.listen=127.0.0.1:0"],
+            home: home
+        )
+        defer { stopProcess(nodeC) }
+        let off = try await runScmesh(["status", "--data-dir", c, "--wait-for-node", "30"], home: home)
+        #expect(off.status == 0, "\(off.standardError)")
+        #expect(off.standardOutput.contains("http        off (http.enabled: false)"), "\(off.standardOutput)")
+    }
+
+    @Test(
+        "client commands wait for a node that is starting: --wait-for-node before the node runs, and a held lock"
+    )
+    func clientsWaitForAStartingNode() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let data = directory.file("a")
+        // The client first, the node after it: the client waits for the node.
+        let statusLog = directory.file("status.log")
+        let status = try startLogged(
+            ["status", "--data-dir", data, "--wait-for-node", "60"],
+            log: statusLog,
+            home: home
+        )
+        defer { stopProcess(status) }
+        let node = try startScmesh(
+            ["run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.enabled=false"]
+                + tcpOnlyNodeArguments,
+            home: home
+        )
+        defer { stopProcess(node) }
+        status.waitUntilExit()
+        let said = try String(contentsOfFile: statusLog, encoding: .utf8)
+        #expect(status.terminationStatus == 0, "\(said)")
+        #expect(said.contains("relay on"), "\(said)")
+        #expect(DataDirectoryLock.isHeld(dataDirectory: data))
+        kill(node.processIdentifier, SIGTERM)
+        node.waitUntilExit()
+        #expect(!DataDirectoryLock.isHeld(dataDirectory: data))
+
+        // A lock held with no socket is a node starting: named as such after the wait.
+        let other = directory.file("b")
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        let held = open((other as NSString).appendingPathComponent("node.lock"), O_RDWR | O_CREAT, 0o600)
+        try #require(held >= 0)
+        defer { close(held) }
+        try #require(flock(held, LOCK_EX | LOCK_NB) == 0)
+        #expect(DataDirectoryLock.isHeld(dataDirectory: other))
+        let starting = try await runScmesh(["status", "--data-dir", other, "--wait-for-node", "0.2"], home: home)
+        #expect(starting.status == 1)
+        #expect(
+            starting.standardError.contains("a node is starting with data dir \(other)"),
+            "\(starting.standardError)"
+        )
+        // Without a lock nothing is waited for; the hint names the data directory.
+        let none = try await runScmesh(["status", "--data-dir", directory.file("c")], home: home)
+        #expect(none.status == 1)
+        #expect(
+            none.standardError.contains("start one with `scmesh run --data-dir \(directory.file("c"))`"),
+            "\(none.standardError)"
+        )
+    }
+}

@@ -108,7 +108,9 @@ package struct ControlHandler: Sendable {
             httpAddress: httpEndpoint.address,
             httpProblem: httpEndpoint.problem,
             wireVersion: Int(Frame.version),
-            features: router.features.names
+            features: router.features.names,
+            httpEnabled: configuration.http.enabled,
+            httpNote: httpEndpoint.note
         )
     }
 

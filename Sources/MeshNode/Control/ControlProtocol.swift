@@ -221,6 +221,12 @@ public struct StatusReply: Codable, Sendable, Hashable {
     /// The optional protocol features this node speaks and announces (`features:`), by
     /// name; empty when every one is off. Absent from replies of older nodes.
     public var features: [String]?
+    /// Whether the config turns the HTTP API on (`http.enabled`). Absent from replies
+    /// of older nodes.
+    public var httpEnabled: Bool? = nil
+    /// Why the HTTP API listens elsewhere than `http.listen` says (its port was taken,
+    /// so the node chose a free one), when it does.
+    public var httpNote: String? = nil
 }
 
 /// The reply to `settings`: the settings a node changes at run time.

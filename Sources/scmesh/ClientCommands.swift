@@ -83,8 +83,13 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(help: "Wait until the destination's signed delivery receipt arrives (or --timeout passes).")
     var wait = false
 
-    @Option(help: ArgumentHelp("How long --wait waits, in seconds (default 60; implies --wait).", valueName: "seconds"))
-    var timeout: Double?
+    @Option(
+        help: ArgumentHelp(
+            "How long --wait waits: seconds, or a duration such as 90s, 5m or 1h (default 60; implies --wait).",
+            valueName: "duration"
+        )
+    )
+    var timeout: String?
 
     @Option(
         help: ArgumentHelp(
@@ -96,11 +101,11 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "How long the message may wait for delivery, in seconds (default: store.default_expiry_seconds).",
-            valueName: "seconds"
+            "How long the message may wait for delivery: seconds, or a duration such as 90s, 30m, 1h or 7d (default: store.default_expiry_seconds).",
+            valueName: "duration"
         )
     )
-    var expires: Double?
+    var expires: String?
 
     @Flag(
         help:
@@ -115,12 +120,22 @@ struct SendCommand: AsyncParsableCommand {
     var text: String
 
     func run() async throws {
+        var timeoutSeconds: Double?
+        var expiresSeconds: Double?
+        try await reportingErrors(json: output.json) {
+            timeoutSeconds = try timeout.map { text throws(MeshError) in
+                try DurationArgument.seconds(text, option: "--timeout")
+            }
+            expiresSeconds = try expires.map { text throws(MeshError) in
+                try DurationArgument.seconds(text, option: "--expires")
+            }
+        }
         var request = SendRequest(
             peer: peer,
             id: id,
-            expiresSeconds: expires,
+            expiresSeconds: expiresSeconds,
             wait: wait || timeout != nil ? true : nil,
-            timeoutSeconds: timeout
+            timeoutSeconds: timeoutSeconds
         )
         if emergency { request.emergency = true }
         if request.wait == true {

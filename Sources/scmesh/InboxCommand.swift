@@ -28,6 +28,13 @@ struct InboxCommand: AsyncParsableCommand {
     @Option(help: "At most this many (the newest).")
     var limit: Int?
 
+    func validate() throws {
+        // 0 would list nothing and read as an empty inbox.
+        if let limit, limit < 1 {
+            throw ValidationError("--limit takes the number of newest messages to show, 1 or more, got \(limit)")
+        }
+    }
+
     @Flag(
         name: [.customShort("f"), .long],
         help: "After the messages so far, keep printing new ones as they arrive (until Ctrl-C)."

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MeshCore
 import MeshNode
 import MeshNodeHTTP
 import ServiceLifecycle
@@ -52,6 +53,14 @@ struct RunCommand: AsyncParsableCommand {
                 dataDirectory: dataDirectory.path,
                 environment: environment
             ).bootstrap(level: configuration.node.logLevel)
+            // Another node on this data directory is the one error worth saying first,
+            // before any note about this one (the lock itself is taken in Node.run).
+            if DataDirectoryLock.isHeld(dataDirectory: dataDirectory.path) {
+                throw MeshError(
+                    .nodeAlreadyRunning,
+                    "another node is running with data dir \(dataDirectory.path) (it holds \(DataDirectoryLock.fileName)); stop it, or pass another --data-dir"
+                )
+            }
             if let notice = ExposureNotice.line(for: configuration) {
                 // One line on stderr (the journal under systemd), before the node's log.
                 printError("note: \(notice)")

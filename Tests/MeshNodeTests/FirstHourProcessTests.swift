@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import MeshStore
 import MeshTesting
 import Testing
 
@@ -378,4 +379,105 @@ struct FirstHourTwoNodesProcessTests {
             "\(none.standardError)"
         )
     }
+}
+
+@Suite("scmesh for a newcomer: small things")
+struct FirstHourSmallThingsProcessTests {
+    @Test(
+        "durations for send, clear limits, the run-time relay hint, duplicate and unprintable aliases, a bad listen address at its own line, the lock error first"
+    )
+    func smallThings() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let data = directory.file("a")
+        let node = try startScmesh(
+            ["run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.enabled=false"]
+                + tcpOnlyNodeArguments,
+            home: home
+        )
+        defer { stopProcess(node) }
+        let client = ControlClient(dataDirectory: data)
+        try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
+        #expect(
+            try await runScmesh(["contacts", "add", "--data-dir", data, "carol", strangerPeerHex], home: home).status
+                == 0
+        )
+
+        // --timeout 0: the range says what it takes, the number as typed.
+        let zero = try await runScmesh(["send", "--data-dir", data, "--timeout", "0", "carol", "x"], home: home)
+        #expect(zero.status == 1)
+        #expect(zero.standardError.contains("--timeout must be longer than 0"), "\(zero.standardError)")
+        let socketZero = try await client.call(.send(SendRequest(peer: "carol", text: "x", timeoutSeconds: 0)))
+        #expect(socketZero.error?.contains("above 0 and at most 86400 (one day), got 0") == true, "\(socketZero.line)")
+        // --expires takes a duration, as invite --expires does.
+        let hour = try await runScmesh(
+            ["send", "--data-dir", data, "--json", "--expires", "1h", "carol", "x"],
+            home: home
+        )
+        #expect(hour.status == 0, "\(hour.standardOutput) \(hour.standardError)")
+        let id = try #require(try jsonObject(hour.standardOutput)["message_id"] as? String)
+        let entry = try await client.call(.trace(id: id)).decode(TraceReply.self).message.entry
+        let expiry = try #require(entry.expiresAt).timeIntervalSince(entry.createdAt)
+        #expect(abs(expiry - 3600) < 1, "\(expiry)")
+
+        // inbox --limit 0 is a usage error, not an empty inbox.
+        let limit = try await runScmesh(["inbox", "--data-dir", data, "--limit", "0"], home: home)
+        #expect(limit.status == 64)
+        #expect(limit.standardError.contains("--limit takes the number of newest messages"), "\(limit.standardError)")
+
+        // A duplicate contact names the command that changes its alias; ESC is refused.
+        let again = try await runScmesh(["contacts", "add", "--data-dir", data, "dave", strangerPeerHex], home: home)
+        #expect(again.status == 1)
+        #expect(again.standardError.contains("`scmesh contacts remove carol`"), "\(again.standardError)")
+        #expect(!again.standardError.contains("save the contact"))
+        let escape = try await runScmesh(
+            ["contacts", "add", "--data-dir", data, "ev\u{1B}[2Jil", NodeIdentityProbe.peerHex],
+            home: home
+        )
+        #expect(escape.status == 1)
+        #expect(escape.standardError.contains("cannot hold control characters"), "\(escape.standardError)")
+        #expect(escape.standardError.contains("U+1B"), "\(escape.standardError)")
+
+        // Relay switched off at run time: the hint is the run-time switch.
+        #expect(try await runScmesh(["settings", "--data-dir", data, "--relay", "off"], home: home).status == 0)
+        let off = try await runScmesh(["send", "--data-dir", data, "carol", "x"], home: home)
+        #expect(off.status == 1)
+        #expect(off.standardError.contains("`scmesh settings --relay on`"), "\(off.standardError)")
+
+        // A second run on the same data dir: the lock error, and no exposure note before it.
+        let second = try await runScmesh(
+            ["run", "--data-dir", data, "--set", "transports.tcp.listen=0.0.0.0:0"] + tcpOnlyNodeArguments,
+            home: home
+        )
+        #expect(second.status == 1)
+        #expect(
+            second.standardError.hasPrefix("scmesh: another node is running with data dir"),
+            "\(second.standardError)"
+        )
+        #expect(!second.standardError.contains("note:"), "\(second.standardError)")
+
+        // A bad listen address is reported at the line of its own key.
+        let file = directory.file("bad.yaml")
+        try "relay: {enabled: true}\ntransports:\n  tcp:\n    enabled: true\n\n    listen: [\"127.0.0.1:99999\"]\n"
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let bad = try await runScmesh(["config", "check", file], home: home)
+        #expect(bad.status == 1)
+        #expect(bad.standardError.contains("(from \(file) line 6)"), "\(bad.standardError)")
+
+        // One of a thing is singular.
+        let published = TextReport.published(
+            PublishReply(messageID: MessageID.random(), topic: "/t", bytes: 1, meshPeers: 1)
+        )
+        #expect(published.hasSuffix("(1 bytes, 1 mesh peer)") || published.hasSuffix("(1 byte, 1 mesh peer)"))
+    }
+}
+
+/// A second valid Ed25519 public key no node here has (RFC 8032, test 2).
+enum NodeIdentityProbe {
+    static let peerHex = "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c"
 }

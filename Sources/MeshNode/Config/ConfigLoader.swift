@@ -417,7 +417,13 @@ struct ConfigLoader {
                 let message =
                     error.message.hasPrefix("\(name).")
                     ? "transports.\(error.message)" : "transports.\(name): \(error.message)"
-                throw MeshError(.invalidConfiguration, message + originSuffix(["transports", name]), cause: error)
+                // Where the named key was set ("tcp.listen entry ..."), else the section.
+                var keyPath = ["transports", name]
+                if error.message.hasPrefix("\(name).") {
+                    let key = error.message.dropFirst(name.count + 1).prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                    if !key.isEmpty { keyPath.append(String(key)) }
+                }
+                throw MeshError(.invalidConfiguration, message + originSuffix(keyPath), cause: error)
             }
             result[name] = .init(enabled: header.enabled, priority: header.priority, configuration: settings)
         }

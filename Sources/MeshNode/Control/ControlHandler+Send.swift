@@ -184,7 +184,8 @@ extension ControlHandler {
         } catch let error as MeshError where error.code == .timedOut {
             let now = await router.status(of: id)
             let connected = await router.peers().contains { $0.peer == peer && !$0.links.isEmpty }
-            var state = "status \(now?.status.name ?? "queued"), \(now?.attempts ?? 0) attempts"
+            let attempts = now?.attempts ?? 0
+            var state = "status \(now?.status.name ?? "queued"), \(attempts) attempt\(attempts == 1 ? "" : "s")"
             if let reason = now?.reason { state += ", last: \(reason)" }
             let situation =
                 now?.status == .sent
@@ -269,7 +270,7 @@ extension ControlHandler {
             guard seconds.isFinite, seconds > 0, seconds <= 10 * 365 * 86_400 else {
                 throw MeshError(
                     .invalidArgument,
-                    "\"expires_seconds\" must be a positive number of seconds, got \(seconds)"
+                    "\"expires_seconds\" must be a number of seconds above 0 and at most ten years, got \(Self.number(seconds))"
                 )
             }
             return .milliseconds(Int64(seconds * 1000))
@@ -279,7 +280,7 @@ extension ControlHandler {
         guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
             throw MeshError(
                 .invalidArgument,
-                "\"timeout_seconds\" must be a number of seconds from 0 to 86400, got \(timeout)"
+                "\"timeout_seconds\" must be a number of seconds above 0 and at most 86400 (one day), got \(Self.number(timeout))"
             )
         }
         return (id, expiresAfter, wait, timeout)
@@ -287,8 +288,18 @@ extension ControlHandler {
 
     /// A refusal of the queue, with the message ID and what it means for a retry.
     static func notQueued(_ error: MeshError, id: MessageID) -> MeshError {
-        let text = error.message.contains(id.hex) ? error.message : "message \(id.hex) not queued: \(error.message)"
+        // The router's words name the config key; at run time the switch is a command.
+        let message =
+            error.code == .relayDisabled
+            ? "relaying is switched off, so this node neither sends nor receives (`scmesh settings --relay on` switches it on; relay.enabled: true in the config keeps it on after a restart)"
+            : error.message
+        let text = message.contains(id.hex) ? message : "message \(id.hex) not queued: \(message)"
         return MeshError(error.code, text, cause: error)
+    }
+
+    /// `0`, `2.5`: a number as a user typed it, without a trailing `.0`.
+    static func number(_ value: Double) -> String {
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
     /// `peer` or `alias (peer)` for messages.

@@ -121,10 +121,20 @@ struct DashboardCommand: AsyncParsableCommand {
                 process.arguments = [URL(fileURLWithPath: page).absoluteString]
                 if (try? process.run()) != nil {
                     process.waitUntilExit()
-                    print(
-                        "opened the dashboard at http://\(client.address)/ (the login link is in \(page), readable by you only)"
+                    if process.terminationReason == .exit, process.terminationStatus == 0 {
+                        print(
+                            "opened the dashboard at http://\(client.address)/ (the login link is in \(page), readable by you only)"
+                        )
+                        return
+                    }
+                    // No browser came up (no display, no handler): the link itself is the answer.
+                    unlink(page)
+                    printError(
+                        "\(opener) could not open the dashboard (exit \(process.terminationStatus)); open this link in a browser on this machine instead:"
                     )
-                    return
+                } else {
+                    unlink(page)
+                    printError("cannot run \(opener); open this link in a browser on this machine instead:")
                 }
             }
             print(url)

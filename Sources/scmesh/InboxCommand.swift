@@ -29,9 +29,12 @@ struct InboxCommand: AsyncParsableCommand {
     var limit: Int?
 
     func validate() throws {
-        // 0 would list nothing and read as an empty inbox.
-        if let limit, limit < 1 {
-            throw ValidationError("--limit takes the number of newest messages to show, 1 or more, got \(limit)")
+        // 0 would list nothing and read as an empty inbox; in JSON it asks for the
+        // counts alone (total_received).
+        if let limit, limit < 0 || limit == 0 && !output.json {
+            throw ValidationError(
+                "--limit takes the number of newest messages to show, 1 or more (0 only with --json, for the counts), got \(limit)"
+            )
         }
     }
 

@@ -46,6 +46,8 @@ struct RunCommand: AsyncParsableCommand {
                 to: check.configuration,
                 dataDirectory: dataDirectory.path
             )
+            // Nothing is created in a data directory whose socket path cannot be bound.
+            try DataDirectory.requireSocketPathFits(dataDirectory.path)
             // The log file may live in the data directory, which the first run creates.
             if configuration.node.logFile != nil { try DataDirectory.prepare(dataDirectory.path) }
             try LogOutput.choose(

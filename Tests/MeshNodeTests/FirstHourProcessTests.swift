@@ -481,3 +481,27 @@ struct FirstHourSmallThingsProcessTests {
 enum NodeIdentityProbe {
     static let peerHex = "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c"
 }
+
+extension FirstHourSmallThingsProcessTests {
+    @Test("a data dir too long for the control socket is refused before anything is created in it")
+    func dataDirectoryTooLong() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        // 91 bytes: one more than the longest that works.
+        let long = directory.file(String(repeating: "d", count: 89 - directory.path.utf8.count))
+        let tooLong = long + "x"
+        #expect(tooLong.utf8.count == 91)
+        let run = try await runScmesh(
+            ["run", "--data-dir", tooLong, "--set", "http.enabled=false"] + tcpOnlyNodeArguments,
+            home: directory.path
+        )
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("is 91 bytes long"), "\(run.standardError)")
+        #expect(run.standardError.contains("at most 90 bytes"), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: tooLong))
+    }
+}

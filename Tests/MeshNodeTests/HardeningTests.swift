@@ -327,9 +327,9 @@ struct ProcessHardeningTests {
             input: [UInt8](repeating: 1, count: 13_000_000)
         )
         #expect(tooLarge.status == 1)
-        // It goes over the HTTP API (raw bytes), which refuses it naming the limit.
+        // It goes over the HTTP API (raw bytes), which refuses it naming its size and the limit.
         #expect(
-            tooLarge.standardError.hasPrefix("scmesh: the body is larger than 12000000 bytes"),
+            tooLarge.standardError.hasPrefix("scmesh: the body (13000000 bytes) is larger than 12000000 bytes"),
             "\(tooLarge.standardError)"
         )
         #expect(tooLarge.standardError.contains("max_message_size"))

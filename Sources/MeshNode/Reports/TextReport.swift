@@ -21,7 +21,7 @@ public enum TextReport {
     /// `scmesh peers`.
     public static func peers(_ reply: PeersReply) -> String {
         guard !reply.peers.isEmpty else { return "no peers with a live link" }
-        var rows = [["PEER", "WIRE", "FEATURES", "TRANSPORT", "PRIORITY", "ADDRESS", "RTT", "IN FLIGHT", ""]]
+        var rows = [["PEER", "WIRE", "FEATURES", "TRANSPORT", "PRIORITY", "ADDRESS", "RTT", "IN FLIGHT", "STATE"]]
         for peer in reply.peers {
             let wire = "v\(peer.wireVersion)"
             let features = featureSummary(peer.capabilities)
@@ -47,6 +47,18 @@ public enum TextReport {
         return names.map { escaped($0) }.joined(separator: ",")
     }
 
+    /// An announcement sequence as a reader can take it in. A node starts its
+    /// sequences from the wall clock (milliseconds shifted left by 20 bits), so such
+    /// a sequence reads as the time the node started announcing and the count since:
+    /// `2026-11-28T19:32:34Z #1`; a small one stays a number.
+    package static func sequence(_ value: UInt64) -> String {
+        let milliseconds = value >> 20
+        // 2001-09-09 to 2286-11-20: a clock-based sequence, not a counter.
+        guard (1_000_000_000_000...9_999_999_999_999).contains(milliseconds) else { return String(value) }
+        let started = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        return "\(ISO8601DateFormatter().string(from: started)) #\(value & 0xFFFFF)"
+    }
+
     /// `scmesh routes`: one row per destination, nearest first. The transport name
     /// comes from the node but is escaped like every other string.
     public static func routes(_ reply: RoutesReply) -> String {
@@ -57,7 +69,7 @@ public enum TextReport {
             rows.append([
                 route.destination.hex, route.nextHop == route.destination ? "direct" : route.nextHop.hex,
                 String(route.hops), escaped(route.transport),
-                duration(Double(route.ageMilliseconds) / 1000), route.sequence.map(String.init) ?? "-",
+                duration(Double(route.ageMilliseconds) / 1000), route.sequence.map(sequence) ?? "-",
             ])
         }
         return table(rows)

@@ -505,3 +505,49 @@ extension FirstHourSmallThingsProcessTests {
         #expect(!FileManager.default.fileExists(atPath: tooLong))
     }
 }
+
+extension FirstHourTwoNodesProcessTests {
+    @Test("inbox names a sender that is a contact by its alias and 8 hex characters (--full: the whole ID)")
+    func inboxNamesContacts() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let (a, b) = (directory.file("a"), directory.file("b"))
+        let port = try unusedLoopbackPort()
+        let common = tcpOnlyNodeArguments + ["--set", "http.enabled=false"]
+        let nodeA = try startScmesh(
+            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + common,
+            home: home
+        )
+        defer { stopProcess(nodeA) }
+        let nodeB = try startScmesh(
+            [
+                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0",
+                "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)",
+            ] + common,
+            home: home
+        )
+        defer { stopProcess(nodeB) }
+        let statusA = try await runScmesh(["status", "--json", "--data-dir", a, "--wait-for-node", "30"], home: home)
+        let idA = try #require(try jsonObject(statusA.standardOutput)["peer_id"] as? String)
+        let statusB = try await runScmesh(["status", "--json", "--data-dir", b, "--wait-for-node", "30"], home: home)
+        let idB = try #require(try jsonObject(statusB.standardOutput)["peer_id"] as? String)
+        #expect(try await runScmesh(["contacts", "add", "--data-dir", b, "alice", idA], home: home).status == 0)
+        let sent = try await runScmesh(["send", "--data-dir", a, "--timeout", "30", idB, "hi b"], home: home)
+        #expect(sent.status == 0, "\(sent.standardError)")
+
+        let text = try await runScmesh(["inbox", "--data-dir", b], home: home)
+        #expect(text.standardOutput.contains("from alice (\(idA.prefix(8))…)  via tcp"), "\(text.standardOutput)")
+        #expect(!text.standardOutput.contains(idA), "\(text.standardOutput)")
+        let full = try await runScmesh(["inbox", "--data-dir", b, "--full"], home: home)
+        #expect(full.standardOutput.contains("from alice (\(idA))"), "\(full.standardOutput)")
+        let json = try jsonObject(try await runScmesh(["inbox", "--data-dir", b, "--json"], home: home).standardOutput)
+        let message = try #require((json["messages"] as? [[String: Any]])?.first)
+        #expect(message["alias"] as? String == "alice")
+        #expect(message["from"] as? String == idA)
+    }
+}

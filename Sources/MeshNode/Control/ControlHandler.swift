@@ -135,16 +135,29 @@ package struct ControlHandler: Sendable {
             throw MeshError(.invalidArgument, "\"limit\" must be 0 or more, got \(limit)")
         }
         let limit = request.limit ?? .max
+        let aliases = try await aliases()
+        // Each sender by its contact alias too, as history names peers.
+        func named(_ message: InboxReply.Message) -> InboxReply.Message {
+            var message = message
+            message.alias = aliases[message.from]
+            return message
+        }
         guard request.payloads == false else {
             let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
-            return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
+            return InboxReply(
+                messages: entries.map(Self.message).map(named),
+                totalReceived: try await inbox.totalReceived
+            )
         }
         let summaries = try await inbox.summaries(
             after: request.after ?? 0,
             limit: limit,
             headBytes: InboxReply.headBytes
         )
-        return InboxReply(messages: summaries.map(Self.message), totalReceived: try await inbox.totalReceived)
+        return InboxReply(
+            messages: summaries.map(Self.message).map(named),
+            totalReceived: try await inbox.totalReceived
+        )
     }
 
     /// The payload of one inbox entry, for a raw download: in memory when small, else

@@ -349,6 +349,8 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var topic: String?
         /// True when its origin sent it as an emergency; absent otherwise.
         public var emergency: Bool?
+        /// The sender's alias when it is a contact; absent otherwise.
+        public var alias: String? = nil
     }
 
     /// How many of a payload's first bytes ``Message/headBase64`` carries.

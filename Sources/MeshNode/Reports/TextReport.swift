@@ -75,16 +75,18 @@ public enum TextReport {
         return table(rows)
     }
 
-    /// `scmesh inbox`.
-    public static func inbox(_ reply: InboxReply) -> String {
+    /// `scmesh inbox`. A sender that is a contact reads `alias (8 hex…)`, with its
+    /// whole ID when `full`; any other sender by its whole ID.
+    public static func inbox(_ reply: InboxReply, full: Bool = false) -> String {
         guard !reply.messages.isEmpty else { return "inbox is empty" }
-        return reply.messages.map { inboxMessage($0) }.joined(separator: "\n")
+        return reply.messages.map { inboxMessage($0, full: full) }.joined(separator: "\n")
     }
 
     /// One message of `scmesh inbox` (also each new one of `scmesh inbox --follow`).
-    public static func inboxMessage(_ message: InboxReply.Message) -> String {
+    public static func inboxMessage(_ message: InboxReply.Message, full: Bool = false) -> String {
+        let sender = peerName(message.from, message.alias, short: !full && message.alias != nil)
         let header =
-            "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
+            "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"
             + (message.topic.map { "  topic \(escaped($0))" } ?? "")
             + (message.emergency == true ? "  EMERGENCY" : "")
         return header + "\n" + inboxBody(message)

@@ -31,13 +31,16 @@ struct PeersCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
+    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
+    var full = false
+
     func run() async throws {
         try await callNode(
             .peers,
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: PeersReply.self,
-            render: TextReport.peers
+            render: { TextReport.peers($0, full: full) }
         )
     }
 }
@@ -53,13 +56,16 @@ struct RoutesCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
+    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
+    var full = false
+
     func run() async throws {
         try await callNode(
             .routes,
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: RoutesReply.self,
-            render: TextReport.routes
+            render: { TextReport.routes($0, full: full) }
         )
     }
 }

@@ -507,7 +507,7 @@ extension FirstHourSmallThingsProcessTests {
 }
 
 extension FirstHourTwoNodesProcessTests {
-    @Test("inbox names a sender that is a contact by its alias and 8 hex characters (--full: the whole ID)")
+    @Test("inbox, peers and routes name a contact by its alias and 8 hex characters (--full: the whole ID)")
     func inboxNamesContacts() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
@@ -549,5 +549,18 @@ extension FirstHourTwoNodesProcessTests {
         let message = try #require((json["messages"] as? [[String: Any]])?.first)
         #expect(message["alias"] as? String == "alice")
         #expect(message["from"] as? String == idA)
+
+        // peers and routes name her the same way.
+        for command in ["peers", "routes"] {
+            let listed = try await runScmesh([command, "--data-dir", b], home: home)
+            #expect(listed.standardOutput.contains("alice (\(idA.prefix(8))…)"), "\(listed.standardOutput)")
+            #expect(!listed.standardOutput.contains(idA), "\(listed.standardOutput)")
+            let whole = try await runScmesh([command, "--data-dir", b, "--full"], home: home)
+            #expect(whole.standardOutput.contains("alice (\(idA))"), "\(whole.standardOutput)")
+        }
+        let routes = try jsonObject(
+            try await runScmesh(["routes", "--data-dir", b, "--json"], home: home).standardOutput
+        )
+        #expect((routes["aliases"] as? [String: String])?[idA] == "alice", "\(routes)")
     }
 }

@@ -116,12 +116,23 @@ package struct ControlHandler: Sendable {
 
     /// `peers`: every peer with a live link, links best first.
     package func peers() async -> PeersReply {
-        PeersReply(peers: await router.peers())
+        let peers = await router.peers()
+        return PeersReply(peers: peers, aliases: await aliases(of: peers.map(\.peer)))
     }
 
     /// `routes`: the route table.
     package func routes() async -> RoutesReply {
-        RoutesReply(routes: await router.routes())
+        let routes = await router.routes()
+        return RoutesReply(routes: routes, aliases: await aliases(of: routes.flatMap { [$0.destination, $0.nextHop] }))
+    }
+
+    /// The contact aliases of `peers`, by hex ID; nil when none is a contact (or the
+    /// contacts cannot be read: the listing still answers).
+    func aliases(of peers: [PeerID]) async -> [String: String]? {
+        guard let all = try? await aliases() else { return nil }
+        var named: [String: String] = [:]
+        for peer in peers { if let alias = all[peer] { named[peer.hex] = alias } }
+        return named.isEmpty ? nil : named
     }
 
     /// `inbox`: received messages with a sequence number above `after`, at most `limit`;

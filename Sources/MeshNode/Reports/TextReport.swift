@@ -19,7 +19,7 @@ public enum TextReport {
     }
 
     /// `scmesh peers`.
-    public static func peers(_ reply: PeersReply) -> String {
+    public static func peers(_ reply: PeersReply, full: Bool = false) -> String {
         guard !reply.peers.isEmpty else { return "no peers with a live link" }
         var rows = [["PEER", "WIRE", "FEATURES", "TRANSPORT", "PRIORITY", "ADDRESS", "RTT", "IN FLIGHT", "STATE"]]
         for peer in reply.peers {
@@ -27,14 +27,17 @@ public enum TextReport {
             let features = featureSummary(peer.capabilities)
             for (index, link) in peer.links.enumerated() {
                 rows.append([
-                    index == 0 ? peer.peer.hex : "", index == 0 ? wire : "", index == 0 ? features : "",
+                    index == 0 ? named(peer.peer, reply.aliases, full: full) : "", index == 0 ? wire : "",
+                    index == 0 ? features : "",
                     escaped(link.transport), String(link.priority), escaped(link.address),
                     link.rttMilliseconds.map { String(format: "%.1f ms", $0) } ?? "-",
                     String(link.inFlight),
                     link.transport == peer.activeTransport ? "active" : "",
                 ])
             }
-            if peer.links.isEmpty { rows.append([peer.peer.hex, wire, features, "-", "-", "-", "-", "-", ""]) }
+            if peer.links.isEmpty {
+                rows.append([named(peer.peer, reply.aliases, full: full), wire, features, "-", "-", "-", "-", "-", ""])
+            }
         }
         return table(rows)
     }
@@ -59,15 +62,23 @@ public enum TextReport {
         return "\(ISO8601DateFormatter().string(from: started)) #\(value & 0xFFFFF)"
     }
 
+    /// A peer in a listing: a contact as `alias (8 hex…)` (its whole ID when `full`),
+    /// anyone else by the whole ID.
+    static func named(_ peer: PeerID, _ aliases: [String: String]?, full: Bool) -> String {
+        let alias = aliases?[peer.hex]
+        return peerName(peer, alias, short: !full && alias != nil)
+    }
+
     /// `scmesh routes`: one row per destination, nearest first. The transport name
     /// comes from the node but is escaped like every other string.
-    public static func routes(_ reply: RoutesReply) -> String {
+    public static func routes(_ reply: RoutesReply, full: Bool = false) -> String {
         guard !reply.routes.isEmpty else { return "no routes (no peer reachable)" }
         var rows = [["DESTINATION", "NEXT HOP", "HOPS", "TRANSPORT", "AGE", "SEQUENCE"]]
         let ordered = reply.routes.sorted { ($0.hops, $0.destination) < ($1.hops, $1.destination) }
         for route in ordered {
             rows.append([
-                route.destination.hex, route.nextHop == route.destination ? "direct" : route.nextHop.hex,
+                named(route.destination, reply.aliases, full: full),
+                route.nextHop == route.destination ? "direct" : named(route.nextHop, reply.aliases, full: full),
                 String(route.hops), escaped(route.transport),
                 duration(Double(route.ageMilliseconds) / 1000), route.sequence.map(sequence) ?? "-",
             ])

@@ -22,6 +22,23 @@ public enum DataDirectory {
         (dataDirectory as NSString).appendingPathComponent("control.sock")
     }
 
+    /// The longest Unix socket path SwiftNIO binds (`sun_path` less its own margin).
+    public static let maximumSocketPathBytes = 103
+
+    /// Refuses a data directory whose control socket path would be too long to bind,
+    /// before anything is created in it (identity, store).
+    /// - Throws: ``MeshError`` `.invalidConfiguration` naming both lengths.
+    public static func requireSocketPathFits(_ dataDirectory: String) throws {
+        let socket = controlSocketPath(dataDirectory)
+        guard socket.utf8.count <= maximumSocketPathBytes else {
+            let most = maximumSocketPathBytes - "/control.sock".utf8.count
+            throw MeshError(
+                .invalidConfiguration,
+                "data directory \(dataDirectory) is \(dataDirectory.utf8.count) bytes long; its control socket path would be \(socket.utf8.count) bytes, more than the \(maximumSocketPathBytes) a Unix socket path may have: use a data directory path of at most \(most) bytes"
+            )
+        }
+    }
+
     /// Creates the directory (and parents, mode 0700) when it does not exist. One that
     /// exists with access for group or others is set to 0700, with a warning: it holds
     /// the identity key, the API token and the control socket.
@@ -112,5 +129,36 @@ public final class DataDirectoryLock: Sendable {
 
     deinit {
         close(descriptor)  // releases the flock
+    }
+
+    /// A `/proc` file read to its end (its size says 0, so a read by size gets a part).
+    private static func readProcFile(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether a process holds the lock of `dataDirectory` now (a node is running or
+    /// starting there). Read from `/proc/locks`, never by taking the lock: a probe
+    /// that took it for a moment could make a starting node fail.
+    public static func isHeld(dataDirectory: String) -> Bool {
+        let path = (dataDirectory as NSString).appendingPathComponent(fileName)
+        var info = stat()
+        guard stat(path, &info) == 0, let locks = readProcFile("/proc/locks") else { return false }
+        // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF": the device and inode last.
+        let inode = ":\(info.st_ino)"
+        return locks.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count >= 6 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode)
+        }
     }
 }

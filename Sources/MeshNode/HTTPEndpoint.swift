@@ -4,7 +4,7 @@ import Synchronization
 /// `http.listen` asked for port 0), or why it does not; `scmesh status` shows it.
 /// Written by the HTTP server (module `MeshNodeHTTP`), read by the control handler.
 package final class HTTPEndpoint: Sendable {
-    private let state = Mutex<(address: String?, problem: String?)>((nil, nil))
+    private let state = Mutex<(address: String?, problem: String?, note: String?)>((nil, nil, nil))
 
     package init() {}
 
@@ -12,10 +12,14 @@ package final class HTTPEndpoint: Sendable {
     package var address: String? { state.withLock { $0.address } }
     /// Why it does not listen (bind failed), or nil.
     package var problem: String? { state.withLock { $0.problem } }
+    /// Why it listens elsewhere than `http.listen` says (the port was taken), or nil.
+    package var note: String? { state.withLock { $0.note } }
 
-    /// Records the bound address.
-    package func listening(on address: String) { state.withLock { $0 = (address, nil) } }
+    /// Records the bound address, and why it is not the configured one.
+    package func listening(on address: String, note: String? = nil) {
+        state.withLock { $0 = (address, nil, note) }
+    }
 
     /// Records that the server could not listen, or stopped.
-    package func stopped(problem: String?) { state.withLock { $0 = (nil, problem) } }
+    package func stopped(problem: String?) { state.withLock { $0 = (nil, problem, nil) } }
 }

@@ -27,7 +27,9 @@ public func buildNode(
     registry: TransportRegistry = .current,
     identity: LocalIdentity? = nil
 ) throws -> Node {
-    // Before any file is created in it: a directory open to others is closed first.
+    // Before any file is created in it: a path too long for the control socket is
+    // refused, and a directory open to others is closed first.
+    try DataDirectory.requireSocketPathFits(dataDirectory)
     try DataDirectory.prepare(dataDirectory, logger: logger)
     let identity = try identity ?? LocalIdentity.loadOrCreate(dataDirectory: dataDirectory)
     // A discovery mode chosen at run time outlives a restart.

@@ -263,7 +263,7 @@ extension NodeHTTPServer {
         // and the parameters are checked first: a bad send is refused before its body
         // is read, and nothing is written.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= commands.uploadThreshold {
-            guard declared <= limit else { throw Self.tooLarge(limit) }
+            guard declared <= limit else { throw Self.tooLarge(limit, declared: declared) }
             let checked = try await commands.checkSend(send, declaredBytes: declared)
             let stored = try await commands.receivePayload(request.body, declaredBytes: declared)
             return try Self.json(await commands.send(checked, stored: stored))
@@ -295,7 +295,9 @@ extension NodeHTTPServer {
     static func collect(_ request: inout Request, upTo limit: Int) async throws -> [UInt8] {
         let refusal = tooLarge(limit)
         // Refused before reading when the length is declared.
-        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw refusal }
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit {
+            throw tooLarge(limit, declared: declared)
+        }
         do {
             let buffer = try await request.collectBody(upTo: limit)
             return Array(buffer: buffer)
@@ -306,12 +308,13 @@ extension NodeHTTPServer {
         }
     }
 
-    /// The 413 for a body over `limit` bytes.
-    static func tooLarge(_ limit: Int) -> APIError {
-        APIError(
+    /// The 413 for a body over `limit` bytes; its size when the request declared it.
+    static func tooLarge(_ limit: Int, declared: Int? = nil) -> APIError {
+        let size = declared.map { " (\($0) bytes)" } ?? ""
+        return APIError(
             .contentTooLarge,
             code: "payloadTooLarge",
-            "the body is larger than \(limit) bytes (max_message_size); raise max_message_size to send more"
+            "the body\(size) is larger than \(limit) bytes (max_message_size); raise max_message_size to send more"
         )
     }
 
@@ -323,7 +326,7 @@ extension NodeHTTPServer {
         guard let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared >= 0 else {
             return try await collect(&request, upTo: limit)
         }
-        guard declared <= limit else { throw tooLarge(limit) }
+        guard declared <= limit else { throw tooLarge(limit, declared: declared) }
         var payload: [UInt8] = []
         payload.reserveCapacity(declared)
         for try await part in request.body {

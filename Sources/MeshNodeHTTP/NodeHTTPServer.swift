@@ -108,19 +108,35 @@ public final class NodeHTTPServer: Service, Sendable {
         let dataDirectory = node.dataDirectory
         APIAddress.remove(dataDirectory: dataDirectory)
         defer { APIAddress.remove(dataDirectory: dataDirectory) }
-        let app = Application(
-            router: router,
-            // A 10 MiB upload arrived in 160-350 reads of at most 64 KiB (NIO's default),
-            // each a hop from the event loop to the handler and a write of its own.
-            server: .http1(maximumRead: Self.maximumRead, idleTimeout: idleTimeout),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { channel in
-                let bound = Self.describe(channel.localAddress) ?? settings.listen
-                endpoint.listening(on: bound)
-                APIAddress.write(bound, dataDirectory: dataDirectory)
-                logger.info("http api listening on http://\(bound)/", metadata: ["http_address": "\(bound)"])
-            },
-            logger: logger
+        // The configured port first; when another process holds it (a second node on
+        // this machine), a free port, said in the log and in `scmesh status`.
+        func application(port: Int, note: String?) -> some ApplicationProtocol {
+            Application(
+                router: router,
+                // A 10 MiB upload arrived in 160-350 reads of at most 64 KiB (NIO's default),
+                // each a hop from the event loop to the handler and a write of its own.
+                server: .http1(maximumRead: Self.maximumRead, idleTimeout: idleTimeout),
+                configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
+                onServerRunning: { channel in
+                    let bound = Self.describe(channel.localAddress) ?? settings.listen
+                    endpoint.listening(on: bound, note: note)
+                    APIAddress.write(bound, dataDirectory: dataDirectory)
+                    if let note {
+                        logger.warning(
+                            "http api listening on http://\(bound)/: \(note)",
+                            metadata: ["http_address": "\(bound)"]
+                        )
+                    } else {
+                        logger.info("http api listening on http://\(bound)/", metadata: ["http_address": "\(bound)"])
+                    }
+                },
+                logger: logger
+            )
+        }
+        let app = application(port: port, note: nil)
+        let fallback = application(
+            port: 0,
+            note: "\(settings.listen) (http.listen) is in use, by another node perhaps, so the node chose a free port"
         )
         let events = self.events
         let routerEvents = self.routerEvents
@@ -136,7 +152,11 @@ public final class NodeHTTPServer: Service, Sendable {
             group.addTask {
                 do {
                     try await withGracefulShutdownHandler {
-                        try await app.run()
+                        do {
+                            try await app.run()
+                        } catch let error as IOError where error.errnoCode == EADDRINUSE && port != 0 {
+                            try await fallback.run()
+                        }
                     } onGracefulShutdown: {
                         events.finish()
                     }

@@ -9,6 +9,7 @@ struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the running node's state.")
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     func run() async throws {
@@ -27,7 +28,11 @@ struct PeersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "peers", abstract: "List peers with a live link.")
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
+
+    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
+    var full = false
 
     func run() async throws {
         try await callNode(
@@ -35,7 +40,7 @@ struct PeersCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: PeersReply.self,
-            render: TextReport.peers
+            render: { TextReport.peers($0, full: full) }
         )
     }
 }
@@ -48,7 +53,11 @@ struct RoutesCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
+
+    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
+    var full = false
 
     func run() async throws {
         try await callNode(
@@ -56,7 +65,7 @@ struct RoutesCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: RoutesReply.self,
-            render: TextReport.routes
+            render: { TextReport.routes($0, full: full) }
         )
     }
 }
@@ -74,13 +83,19 @@ struct SendCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Flag(help: "Wait until the destination's signed delivery receipt arrives (or --timeout passes).")
     var wait = false
 
-    @Option(help: ArgumentHelp("How long --wait waits, in seconds (default 60; implies --wait).", valueName: "seconds"))
-    var timeout: Double?
+    @Option(
+        help: ArgumentHelp(
+            "How long --wait waits: seconds, or a duration such as 90s, 5m or 1h (default 60; implies --wait).",
+            valueName: "duration"
+        )
+    )
+    var timeout: String?
 
     @Option(
         help: ArgumentHelp(
@@ -92,11 +107,11 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "How long the message may wait for delivery, in seconds (default: store.default_expiry_seconds).",
-            valueName: "seconds"
+            "How long the message may wait for delivery: seconds, or a duration such as 90s, 30m, 1h or 7d (default: store.default_expiry_seconds).",
+            valueName: "duration"
         )
     )
-    var expires: Double?
+    var expires: String?
 
     @Flag(
         help:
@@ -111,14 +126,37 @@ struct SendCommand: AsyncParsableCommand {
     var text: String
 
     func run() async throws {
+        var timeoutSeconds: Double?
+        var expiresSeconds: Double?
+        try await reportingErrors(json: output.json) {
+            timeoutSeconds = try timeout.map { text throws(MeshError) in
+                try DurationArgument.seconds(text, option: "--timeout")
+            }
+            expiresSeconds = try expires.map { text throws(MeshError) in
+                try DurationArgument.seconds(text, option: "--expires")
+            }
+        }
         var request = SendRequest(
             peer: peer,
             id: id,
-            expiresSeconds: expires,
+            expiresSeconds: expiresSeconds,
             wait: wait || timeout != nil ? true : nil,
-            timeoutSeconds: timeout
+            timeoutSeconds: timeoutSeconds
         )
         if emergency { request.emergency = true }
+        if request.wait == true {
+            // The ID is chosen here, so that it can be named before the wait and when
+            // Ctrl-C ends it: the message stays queued in the node either way.
+            let messageID = id ?? MessageID.random().hex
+            request.id = messageID
+            InterruptedWait.install(messageID: messageID, peer: peer, json: output.json)
+            // On a terminal only: a script reading stderr gets the one line it had.
+            if !output.json, isatty(STDERR_FILENO) == 1 {
+                printError(
+                    "sending message \(messageID) to \(peer); waiting for its delivery receipt (Ctrl-C stops the wait, not the message)"
+                )
+            }
+        }
         // On a terminal, a large payload from standard input shows bytes and rate.
         var progress = TransferProgress()
         var bytes = 0
@@ -155,6 +193,8 @@ struct SendCommand: AsyncParsableCommand {
             as: SendReply.self,
             render: { reply in
                 handover.finish(bytes, "the node stored")
+                // On stderr, so that $(scmesh send ...) still captures only the ID line.
+                if let warning = reply.warning { printError("warning: \(warning)") }
                 return TextReport.sent(reply)
             }
         )
@@ -165,15 +205,29 @@ struct SendCommand: AsyncParsableCommand {
 struct IdentityCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "identity",
-        abstract: "Print this node's peer ID and Ed25519 public key (creating the identity if the data dir has none)."
+        abstract: "Print this node's peer ID and Ed25519 public key (creating the identity if the data dir has none).",
+        discussion: """
+            A data directory that does not exist is refused (a typo would otherwise make a \
+            new identity): pass --create to make it and a new identity.
+            """
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
 
+    @Flag(help: "Create the data directory and a new identity when the directory does not exist.")
+    var create = false
+
     func run() async throws {
         try await reportingErrors(json: output.json) {
-            let identity = try LocalIdentity.loadOrCreate(dataDirectory: dataDirectory.path)
+            let path = dataDirectory.path
+            guard create || FileManager.default.fileExists(atPath: path) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "no data directory at \(path): check the path, or pass --create to make it and a new identity there"
+                )
+            }
+            let identity = try LocalIdentity.loadOrCreate(dataDirectory: path)
             if output.json {
                 print(
                     #"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#
@@ -218,12 +272,14 @@ struct ConfigCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let environment = ProcessInfo.processInfo.environment
-                let configuration = try NodeConfiguration.load(
+                let check = try NodeConfiguration.checked(
                     file: file ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 },
                     environment: environment,
                     overrides: overrides
                 )
-                print(try configuration.yaml(), terminator: "")
+                print(try check.configuration.yaml(), terminator: "")
+                // Valid but unable to work: one line each on stderr, after the YAML.
+                for warning in check.warnings { printError("warning: \(warning)") }
             }
         }
     }

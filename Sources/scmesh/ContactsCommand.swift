@@ -32,6 +32,7 @@ struct ContactsCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the contacts.")
         @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var nodeWait: NodeWaitOption
         @OptionGroup var output: JSONOption
 
         func run() async throws {
@@ -46,6 +47,7 @@ struct ContactsCommand: AsyncParsableCommand {
             abstract: "Add a contact: an alias for a peer ID."
         )
         @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var nodeWait: NodeWaitOption
         @OptionGroup var output: JSONOption
         @Option(help: "A free note.") var note: String?
         @Argument(help: "The alias (1 to 64 characters, unique, not a peer ID).") var alias: String
@@ -64,6 +66,7 @@ struct ContactsCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a contact.")
         @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var nodeWait: NodeWaitOption
         @OptionGroup var output: JSONOption
         @Argument(help: "The contact's alias (or peer ID).") var alias: String
 
@@ -83,6 +86,7 @@ struct ContactsCommand: AsyncParsableCommand {
             abstract: "Drop every message from a peer (a peer that is not a contact becomes one, as blocked-<8 hex>)."
         )
         @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var nodeWait: NodeWaitOption
         @OptionGroup var output: JSONOption
         @Argument(help: "A peer ID or a contact's alias.") var peer: String
 
@@ -102,6 +106,7 @@ struct ContactsCommand: AsyncParsableCommand {
             abstract: "Accept messages from a blocked peer again."
         )
         @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var nodeWait: NodeWaitOption
         @OptionGroup var output: JSONOption
         @Argument(help: "A peer ID or a contact's alias.") var peer: String
 
@@ -123,6 +128,7 @@ struct ContactsCommand: AsyncParsableCommand {
             aliases: ["allow"]
         )
         @OptionGroup var dataDirectory: DataDirectoryOption
+        @OptionGroup var nodeWait: NodeWaitOption
         @OptionGroup var output: JSONOption
         @Argument(help: "on or off.") var setting: String
 

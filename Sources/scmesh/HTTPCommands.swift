@@ -77,6 +77,7 @@ private func sendRaw(
             let reply = try reply.decode(SendReply.self)
             handover.finish(bytes, "the node stored")
             print(TextReport.sent(reply))
+            if let warning = reply.warning { printError("warning: \(warning)") }
         }
     }
     return sent
@@ -94,6 +95,7 @@ struct DashboardCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
 
     @Flag(name: .customLong("print-url"), help: "Print the URL instead of opening a browser.")
     var printURL = false
@@ -119,10 +121,20 @@ struct DashboardCommand: AsyncParsableCommand {
                 process.arguments = [URL(fileURLWithPath: page).absoluteString]
                 if (try? process.run()) != nil {
                     process.waitUntilExit()
-                    print(
-                        "opened the dashboard at http://\(client.address)/ (the login link is in \(page), readable by you only)"
+                    if process.terminationReason == .exit, process.terminationStatus == 0 {
+                        print(
+                            "opened the dashboard at http://\(client.address)/ (the login link is in \(page), readable by you only)"
+                        )
+                        return
+                    }
+                    // No browser came up (no display, no handler): the link itself is the answer.
+                    unlink(page)
+                    printError(
+                        "\(opener) could not open the dashboard (exit \(process.terminationStatus)); open this link in a browser on this machine instead:"
                     )
-                    return
+                } else {
+                    unlink(page)
+                    printError("cannot run \(opener); open this link in a browser on this machine instead:")
                 }
             }
             print(url)

@@ -11,6 +11,7 @@ struct HistoryCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Option(help: "At most this many (the newest; default 100).")
@@ -18,7 +19,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Show the trace of one message: every attempt, transport, status change and reason.",
+            "Show the trace of one message (its ID, or the first 4 or more hex characters of it): every attempt, transport, status change and reason.",
             valueName: "message-id"
         )
     )
@@ -62,6 +63,7 @@ struct OutboxCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Option(help: "At most this many (the oldest; default 1000).")

@@ -19,6 +19,7 @@ struct InboxCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Option(help: "Only messages with a sequence number above this.")
@@ -26,6 +27,19 @@ struct InboxCommand: AsyncParsableCommand {
 
     @Option(help: "At most this many (the newest).")
     var limit: Int?
+
+    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
+    var full = false
+
+    func validate() throws {
+        // 0 would list nothing and read as an empty inbox; in JSON it asks for the
+        // counts alone (total_received).
+        if let limit, limit < 0 || limit == 0 && !output.json {
+            throw ValidationError(
+                "--limit takes the number of newest messages to show, 1 or more (0 only with --json, for the counts), got \(limit)"
+            )
+        }
+    }
 
     @Flag(
         name: [.customShort("f"), .long],
@@ -62,10 +76,13 @@ struct InboxCommand: AsyncParsableCommand {
                 let reply = try await client.inbox(after: cursor, limit: first ? limit : nil, payloads: payloads)
                 let inbox = try reply.decode(InboxReply.self)
                 if !follow {
-                    print(output.json ? reply.line : TextReport.inbox(inbox))
+                    print(output.json ? reply.line : TextReport.inbox(inbox, full: full))
                 } else {
                     for message in inbox.messages {
-                        print(output.json ? try InboxReply.jsonLine(message) : TextReport.inboxMessage(message))
+                        print(
+                            output.json
+                                ? try InboxReply.jsonLine(message) : TextReport.inboxMessage(message, full: full)
+                        )
                     }
                     if first, inbox.messages.isEmpty, !output.json {
                         printError("waiting for messages (Ctrl-C to stop)")

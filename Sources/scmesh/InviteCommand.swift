@@ -16,6 +16,7 @@ struct InviteCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Option(
@@ -53,6 +54,7 @@ struct JoinCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Option(help: "The alias for the new contact (default: the name in the invitation, else peer-<8 hex>).")

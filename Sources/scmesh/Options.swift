@@ -15,6 +15,27 @@ struct DataDirectoryOption: ParsableArguments {
     var path: String { dataDirectory ?? DataDirectory.defaultPath() }
 }
 
+/// `--wait-for-node`, shared by every subcommand that talks to a running node.
+struct NodeWaitOption: ParsableArguments {
+    @Option(
+        name: .customLong("wait-for-node"),
+        help: ArgumentHelp(
+            "Wait up to this many seconds for the node to answer (default: 10 while a node is starting in the data dir, else none).",
+            valueName: "seconds"
+        )
+    )
+    var seconds: Double?
+
+    /// Sets the wait for every control-socket call of this process.
+    func validate() throws {
+        guard let seconds else { return }
+        guard seconds.isFinite, seconds >= 0, seconds <= 3600 else {
+            throw ValidationError("--wait-for-node takes a number of seconds from 0 to 3600, got \(seconds)")
+        }
+        ControlClient.nodeWait = .milliseconds(Int64(seconds * 1000))
+    }
+}
+
 /// `--json`.
 struct JSONOption: ParsableArguments {
     @Flag(name: .customLong("json"), help: "Print the node's JSON reply instead of text.")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MeshCore
 import MeshNode
 import MeshNodeHTTP
 import ServiceLifecycle
@@ -39,9 +40,14 @@ struct RunCommand: AsyncParsableCommand {
         try await reportingErrors {
             let environment = ProcessInfo.processInfo.environment
             let file = config ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-            let loaded = try NodeConfiguration.load(file: file, environment: environment, overrides: overrides)
+            let check = try NodeConfiguration.checked(file: file, environment: environment, overrides: overrides)
             // A discovery mode set at run time (scmesh settings --discovery-mode) outlives restarts.
-            let configuration = try SavedDiscoveryMode.applied(to: loaded, dataDirectory: dataDirectory.path)
+            let configuration = try SavedDiscoveryMode.applied(
+                to: check.configuration,
+                dataDirectory: dataDirectory.path
+            )
+            // Nothing is created in a data directory whose socket path cannot be bound.
+            try DataDirectory.requireSocketPathFits(dataDirectory.path)
             // The log file may live in the data directory, which the first run creates.
             if configuration.node.logFile != nil { try DataDirectory.prepare(dataDirectory.path) }
             try LogOutput.choose(
@@ -49,11 +55,21 @@ struct RunCommand: AsyncParsableCommand {
                 dataDirectory: dataDirectory.path,
                 environment: environment
             ).bootstrap(level: configuration.node.logLevel)
+            // Another node on this data directory is the one error worth saying first,
+            // before any note about this one (the lock itself is taken in Node.run).
+            if DataDirectoryLock.isHeld(dataDirectory: dataDirectory.path) {
+                throw MeshError(
+                    .nodeAlreadyRunning,
+                    "another node is running with data dir \(dataDirectory.path) (it holds \(DataDirectoryLock.fileName)); stop it, or pass another --data-dir"
+                )
+            }
             if let notice = ExposureNotice.line(for: configuration) {
                 // One line on stderr (the journal under systemd), before the node's log.
                 printError("note: \(notice)")
             }
             let logger = Logger(label: "scmesh")
+            // A node that can do nothing says so before anything else.
+            for warning in check.warnings { logger.warning("\(warning)") }
             let node = try buildNode(config: configuration, dataDirectory: dataDirectory.path, logger: logger)
             // The HTTP API (http.enabled) runs as one more service of the node.
             let http: [any Service] =

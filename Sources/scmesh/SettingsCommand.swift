@@ -13,6 +13,7 @@ struct SettingsCommand: AsyncParsableCommand {
             """
     )
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
     @Option(help: ArgumentHelp("Relay (and with it send and receive): on or off.", valueName: "on|off"))
     var relay: String?

@@ -11,6 +11,7 @@ struct SubscribeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Argument(help: "The topic, e.g. /scmesh/global/v1.")
@@ -35,6 +36,7 @@ struct UnsubscribeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Argument(help: "The topic, e.g. /scmesh/global/v1.")
@@ -59,6 +61,7 @@ struct TopicsCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     func run() async throws {
@@ -80,6 +83,7 @@ struct PublishCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
     @Argument(help: "The topic, e.g. /scmesh/global/v1.")

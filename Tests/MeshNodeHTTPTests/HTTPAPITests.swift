@@ -214,7 +214,7 @@ struct HTTPAPITests {
         let network = uniqueNetwork()
         let a = try await HTTPNode.start(network: network)
         defer { Task { try await a.stop() } }
-        let bob = String(repeating: "ab", count: 32)
+        let bob = strangerPeerHex
         let added = try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":"bob","peer":"\#(bob)","note":"n"}"#)
         #expect(added.status == 200, "\(added.text)")
         let contacts = try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [[String: Any]]

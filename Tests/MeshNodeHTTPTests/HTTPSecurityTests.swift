@@ -39,7 +39,7 @@ struct HTTPSecurityTests {
         let port = try #require(a.address.split(separator: ":").last)
         #expect(cookie.hasPrefix("scmesh_session_\(port)="), "\(cookie)")
         let evil = "http://127.0.0.1:1"
-        let peer = String(repeating: "ab", count: 32)
+        let peer = strangerPeerHex
         // What a form or a no-cors fetch on 127.0.0.1:1 can send.
         let message = try await a.call(
             .POST,

@@ -138,3 +138,7 @@ extension NodeHTTPClient.Reply {
 
 /// A network name no other test uses.
 func uniqueNetwork() -> String { "http-\(UInt64.random(in: 0...UInt64.max))" }
+
+/// A valid Ed25519 public key that no node of these tests has (RFC 8032, test 1): a
+/// destination `send` accepts and queues, waiting for a route that never comes.
+let strangerPeerHex = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"

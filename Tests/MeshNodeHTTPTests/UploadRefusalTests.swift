@@ -23,7 +23,7 @@ struct UploadRefusalTests {
         defer { Task { try await a.stop() } }
         let payloads = a.directory.path + "/store.sqlite-payloads"
         let size = 10 << 20
-        let peer = PeerID.random().hex
+        let peer = strangerPeerHex
         let cases: [(query: String, field: String)] = [
             ("to=nosuchalias", "no contact has the alias \"nosuchalias\""),
             ("to=\(peer)&expires_seconds=-5", "\"expires_seconds\""),
@@ -64,7 +64,7 @@ struct UploadRefusalTests {
     )
     func uploadsThatCannotBeQueuedAreRefusedFirst() async throws {
         let size = 10 << 20
-        let peer = PeerID.random().hex
+        let peer = strangerPeerHex
         let a = try await HTTPNode.start(
             network: uniqueNetwork(),
             overrides: ["store.outbox_max_bytes_per_peer=1048576", "flood.emergency_per_hour=1"]

@@ -99,7 +99,7 @@ struct UploadTests {
         // A real client that goes away in the middle of its body.
         let (host, port) = try #require(a.address.split(separator: ":").map(String.init).splitHostPort())
         let head =
-            "POST /api/v1/messages?to=\(PeerID.random().hex) HTTP/1.1\r\nHost: \(a.address)\r\nAuthorization: Bearer \(a.token)\r\n"
+            "POST /api/v1/messages?to=\(strangerPeerHex) HTTP/1.1\r\nHost: \(a.address)\r\nAuthorization: Bearer \(a.token)\r\n"
             + "Content-Type: application/octet-stream\r\nContent-Length: \(1 << 20)\r\n\r\n"
         // The blocking write on a thread of its own: the node reading it is in this process.
         let socket = try await onOwnThread {

@@ -51,18 +51,21 @@ struct ConfigTests {
         #expect(try config.value(at: "node.log_level")?.text == "info")
     }
 
-    @Test("the default file enables relay and every transport: loopback, mDNS 10, BLE 20, TCP 30 on 127.0.0.1:7420")
+    @Test(
+        "the default file enables relay and the transports that cross processes: mDNS 10, BLE 20, TCP 30 on 127.0.0.1:7420"
+    )
     func defaultFile() throws {
         let config = try NodeConfiguration.load(file: nil, environment: [:], registry: .builtIn)
         #expect(config.relay.enabled)
         #expect(config.routerConfiguration.relayEnabled)
-        #expect(config.transports["loopback"]?.enabled == true)
+        // The in-process loopback transport cannot link two processes: it stays off.
+        #expect(config.transports["loopback"]?.enabled == false)
         let tcp = try #require(config.transports["tcp"])
         #expect(tcp.enabled && tcp.priority == 30)
         #expect(tcp.configuration(as: TCPSettingsProbe.self) == nil)  // typed access is by concrete type
         #expect(try tcpListen(config) == ["127.0.0.1:7420"])
-        #expect(config.enabledTransports.map(\.name) == ["loopback", "mdns", "ble", "tcp"])
-        #expect(config.enabledTransports.map(\.settings.priority) == [0, 10, 20, 30])
+        #expect(config.enabledTransports.map(\.name) == ["mdns", "ble", "tcp"])
+        #expect(config.enabledTransports.map(\.settings.priority) == [10, 20, 30])
     }
 
     @Test("Config/node.yaml and the embedded resource are the same file")

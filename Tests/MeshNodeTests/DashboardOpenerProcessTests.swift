@@ -52,5 +52,16 @@ struct DashboardOpenerProcessTests {
         )
         let html = try String(contentsOfFile: page, encoding: .utf8)
         #expect(html.contains("/#login="), "\(html)")
+
+        // An opener that fails (no display): no "opened", the link on stdout instead.
+        let failing = directory.file("failing-opener")
+        try "#!/bin/sh\nexit 3\n".write(toFile: failing, atomically: true, encoding: .utf8)
+        chmod(failing, 0o700)
+        environment["BROWSER"] = failing
+        let failed = try await runScmesh(["dashboard", "--data-dir", data], environment: environment)
+        #expect(failed.status == 0, "\(failed.standardError)")
+        #expect(!failed.standardOutput.contains("opened"), "\(failed.standardOutput)")
+        #expect(failed.standardOutput.contains("/#login="), "\(failed.standardOutput)")
+        #expect(failed.standardError.contains("could not open the dashboard (exit 3)"), "\(failed.standardError)")
     }
 }

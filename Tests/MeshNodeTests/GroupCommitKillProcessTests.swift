@@ -39,7 +39,7 @@ struct GroupCommitKillProcessTests {
             ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + tcpOnlyNodeArguments
         let idB = try #require(
             PeerID(
-                hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+                hex: try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
                     .trimmingCharacters(in: .whitespacesAndNewlines)
             )
         )

@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 import MeshNode
 import MeshTesting
 import Testing
@@ -130,7 +131,12 @@ struct HardeningTests {
         // 4 MB: far over the limit; the reply comes although the node stops reading.
         let payload = [UInt8](repeating: 0x41, count: 3_000_000)
         let reply = try await node.client.call(
-            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString()))
+            NodeCommand.send(
+                SendRequest(
+                    peer: NodeIdentity.generate().peerID.hex,
+                    payloadBase64: Data(payload).base64EncodedString()
+                )
+            )
         )
         #expect(reply.ok == false)
         #expect(reply.code == MeshError.Code.messageTooLarge.name, "\(reply.line)")
@@ -148,7 +154,12 @@ struct HardeningTests {
         // 12 MB of base64 for an unknown peer: read whole, decoded, queued for later.
         let payload = [UInt8](repeating: 7, count: 9_000_000)
         let reply = try await node.client.call(
-            NodeCommand.send(SendRequest(peer: PeerID.random().hex, payloadBase64: Data(payload).base64EncodedString()))
+            NodeCommand.send(
+                SendRequest(
+                    peer: NodeIdentity.generate().peerID.hex,
+                    payloadBase64: Data(payload).base64EncodedString()
+                )
+            )
         )
         #expect(reply.ok, "\(reply.line.prefix(300))")
         #expect(try reply.decode(SendReply.self).bytes == payload.count)
@@ -277,9 +288,9 @@ struct ProcessHardeningTests {
             home: directory.path
         )
         defer { if nodeB.isRunning { nodeB.terminate() } }
-        let idB = try await scmesh(["identity", "--data-dir", b], home: directory.path).standardOutput
+        let idB = try await scmesh(["identity", "--create", "--data-dir", b], home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let idA = try await scmesh(["identity", "--data-dir", a], home: directory.path).standardOutput
+        let idA = try await scmesh(["identity", "--create", "--data-dir", a], home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await eventually("A has a link to B") {
             try await scmesh(["peers", "--data-dir", a], home: directory.path).standardOutput.contains(idB)
@@ -316,9 +327,9 @@ struct ProcessHardeningTests {
             input: [UInt8](repeating: 1, count: 13_000_000)
         )
         #expect(tooLarge.status == 1)
-        // It goes over the HTTP API (raw bytes), which refuses it naming the limit.
+        // It goes over the HTTP API (raw bytes), which refuses it naming its size and the limit.
         #expect(
-            tooLarge.standardError.hasPrefix("scmesh: the body is larger than 12000000 bytes"),
+            tooLarge.standardError.hasPrefix("scmesh: the body (13000000 bytes) is larger than 12000000 bytes"),
             "\(tooLarge.standardError)"
         )
         #expect(tooLarge.standardError.contains("max_message_size"))

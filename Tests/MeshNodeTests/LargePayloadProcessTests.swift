@@ -34,7 +34,7 @@ struct LargePayloadProcessTests {
         let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
         let idB = try #require(
             PeerID(
-                hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+                hex: try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
                     .trimmingCharacters(in: .whitespacesAndNewlines)
             )
         )
@@ -146,7 +146,7 @@ struct LargePayloadProcessTests {
         defer { stopProcess(nodeA) }
         let idB = try #require(
             PeerID(
-                hex: try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+                hex: try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
                     .trimmingCharacters(in: .whitespacesAndNewlines)
             )
         )

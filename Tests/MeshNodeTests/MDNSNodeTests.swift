@@ -597,7 +597,7 @@ private func scmeshCLI(_ arguments: [String], home: String) async throws -> Scme
 
 /// `scmesh identity` on `dataDirectory` (creating it).
 private func identity(_ dataDirectory: String, home: String) async throws -> PeerID {
-    let result = try await scmeshCLI(["identity", "--data-dir", dataDirectory], home: home)
+    let result = try await scmeshCLI(["identity", "--create", "--data-dir", dataDirectory], home: home)
     let hex = result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     guard result.status == 0, let peer = PeerID(hex: hex) else {
         throw MDNSNodeTestFailure(

@@ -211,7 +211,7 @@ struct NodeLine {
         var ids: [PeerID] = []
         for index in 0..<count {
             let output = try await runScmesh(
-                ["identity", "--data-dir", directory.file("node\(index)")],
+                ["identity", "--create", "--data-dir", directory.file("node\(index)")],
                 home: directory.path
             )
             ids.append(try #require(PeerID(hex: output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))))

@@ -175,7 +175,9 @@ struct NodeStoreTests {
         #expect(TextReport.sent(again).contains("delivered already"))
         #expect(try await Self.inboxTexts(bob) == ["once"])
 
-        let other = try await alice.client.call(.send(SendRequest(peer: PeerID.random().hex, text: "x", id: id)))
+        let other = try await alice.client.call(
+            .send(SendRequest(peer: NodeIdentity.generate().peerID.hex, text: "x", id: id))
+        )
         #expect(other.code == MeshError.Code.invalidArgument.name)
         #expect(other.messageID?.hex == id)
         #expect(other.error?.contains(id) == true)

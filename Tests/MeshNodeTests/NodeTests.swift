@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 import MeshNode
 import MeshTesting
 import Testing
@@ -195,7 +196,7 @@ struct NodeTests {
     func malformedRequests() async throws {
         let node = try await RunningNode.start(yaml: "relay: {enabled: true}")
         defer { node.directory.cleanUp() }
-        let valid = PeerID.random().hex
+        let valid = NodeIdentity.generate().peerID.hex
         let lines = [
             "hello",
             "{}",
@@ -251,7 +252,8 @@ struct NodeTests {
         } throws: { error in
             guard let error = error as? MeshError else { return false }
             return error.code == .nodeNotRunning
-                && error.message == "no node is running with data dir \(directory.path) (start one with `scmesh run`)"
+                && error.message
+                    == "no node is running with data dir \(directory.path) (start one with `scmesh run --data-dir \(directory.path)`)"
         }
     }
 }

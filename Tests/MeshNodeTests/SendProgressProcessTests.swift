@@ -38,8 +38,10 @@ struct SendProgressProcessTests {
         let client = ControlClient(dataDirectory: data)
         try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
         // A peer that is not there: the message is queued, which is all this needs.
-        let peer = String(repeating: "ab", count: 32)
+        let peer = strangerPeerHex
         let payload = [UInt8](repeating: 0x5A, count: 3 << 20)
+        // A contact, so that no "unknown destination" warning joins the progress lines.
+        #expect(try await client.call(.contacts(.add(alias: "stranger", peer: peer, note: nil))).ok)
 
         let piped = try await runScmesh(
             ["send", "--data-dir", data, peer, "-"],

@@ -91,11 +91,11 @@ struct StatusTextTests {
         #expect(lines[1].hasPrefix("relay on · 0 peers · inbox 0 · outbox 0 · up "), "\(lines[1])")
         #expect(lines[2].isEmpty)
         #expect(lines[3].hasPrefix("TRANSPORT") && lines[3].contains("LISTENING ON"))
-        // Preferred (lowest priority) first; columns aligned.
-        #expect(lines[4].hasPrefix("loopback "))
-        #expect(lines[5].hasPrefix("tcp ") && lines[5].hasSuffix(bound), "\(lines[5])")
+        // The enabled transports only (the default config has no loopback); columns aligned.
+        #expect(lines[4].hasPrefix("tcp ") && lines[4].hasSuffix(bound), "\(lines[4])")
+        #expect(!text.standardOutput.contains("loopback"))
         #expect(
-            lines[5].range(of: "running")?.lowerBound.utf16Offset(in: lines[5])
+            lines[4].range(of: "running")?.lowerBound.utf16Offset(in: lines[4])
                 == lines[3].range(of: "STATE")?.lowerBound.utf16Offset(in: lines[3])
         )
         #expect(lines.last == "data dir    \(data)")

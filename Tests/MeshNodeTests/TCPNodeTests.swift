@@ -53,9 +53,9 @@ struct TCPNodeTests {
         var nodeB = try startScmesh(argumentsB, home: home)
         defer { stopProcess(nodeB) }
 
-        let idB = try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput
+        let idB = try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let idA = try await runScmesh(["identity", "--data-dir", a], home: home).standardOutput
+        let idA = try await runScmesh(["identity", "--create", "--data-dir", a], home: home).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(PeerID(hex: idA) != nil && PeerID(hex: idB) != nil)
 
@@ -119,7 +119,9 @@ struct TCPNodeTests {
         try await eventually("node A has a link to the restarted node B", attempts: 1500) {
             try await runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
         }
-        #expect(try await runScmesh(["identity", "--data-dir", b], home: home).standardOutput.contains(idB))
+        #expect(
+            try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput.contains(idB)
+        )
         let second = try await runScmesh(["send", "--data-dir", a, idB, "after the restart"], home: home)
         #expect(second.status == 0, "\(second.standardError)")
         // The inbox is persisted: the first message survived the kill; the messages

@@ -56,4 +56,26 @@ import Testing
         #expect(json.contains(#""next_hop":"\#(near.hex)""#) && json.contains(#""age_milliseconds":1500"#), "\(json)")
         #expect(json.contains(#""sequence":42"#) && json.contains(#""hops":3"#))
     }
+
+    @Test("a clock-based announcement sequence reads as its start time and count; JSON keeps the number")
+    func readableSequence() throws {
+        // 2026-11-28T19:32:34Z in milliseconds, shifted as a node's first sequence is, plus one.
+        let started: UInt64 = 1_795_894_354_000
+        let value = (started << 20) + 1
+        #expect(TextReport.sequence(value) == "2026-11-28T19:32:34Z #1")
+        #expect(TextReport.sequence(42) == "42")
+        let peer = try PeerID(bytes: [UInt8](repeating: 2, count: 32))
+        let reply = RoutesReply(routes: [
+            RouteSnapshot(
+                destination: peer,
+                nextHop: peer,
+                hops: 1,
+                sequence: value,
+                ageMilliseconds: 0,
+                transport: "tcp"
+            )
+        ])
+        #expect(TextReport.routes(reply).contains("2026-11-28T19:32:34Z #1"))
+        #expect(String(decoding: try ControlJSON.encoder().encode(reply), as: UTF8.self).contains("\(value)"))
+    }
 }

@@ -9,8 +9,8 @@ ONLY_BLE="--set transports.loopback.enabled=false --set transports.tcp.enabled=f
 # Where the guest's time goes (printed in scripts/test.sh's log): the uptime at each part.
 stamp() { echo "--- uptime $(cut -d' ' -f1 /proc/uptime) s: $*"; }
 stamp "start"; scmesh --version >/dev/null; stamp "one scmesh process (scmesh --version) done"
-IDA=$(scmesh identity --data-dir $A) || { echo "scmesh identity failed"; exit 1; }
-IDB=$(scmesh identity --data-dir $B) || exit 1
+IDA=$(scmesh identity --create --data-dir $A) || { echo "scmesh identity failed"; exit 1; }
+IDB=$(scmesh identity --create --data-dir $B) || exit 1
 stamp "identities of A and B"; echo "node A $IDA on hci0, node B $IDB on hci1"
 scmesh run --data-dir $A $ONLY_BLE --set transports.ble.adapter=hci0 > /tmp/node-a.log 2>&1 & PA=$!
 scmesh run --data-dir $B $ONLY_BLE --set transports.ble.adapter=hci1 > /tmp/node-b.log 2>&1 & PB=$!
@@ -56,8 +56,8 @@ echo "GUEST-SCMESH-PASS: two scmesh nodes exchanged messages over BLE (Noise XX 
 # listener); node C on hci0 (auto) finds its channel refused and falls back to GATT, and
 # D dials C's GATT server. Handshake and messages both ways, one larger than the ATT MTU.
 C=/tmp/node-c; D=/tmp/node-d
-IDC=$(scmesh identity --data-dir $C) || exit 1
-IDD=$(scmesh identity --data-dir $D) || exit 1
+IDC=$(scmesh identity --create --data-dir $C) || exit 1
+IDD=$(scmesh identity --create --data-dir $D) || exit 1
 echo "=== GATT: node C $IDC on hci0 (auto), node D $IDD on hci1 (data_path gatt)"
 scmesh run --data-dir $C $ONLY_BLE --set transports.ble.adapter=hci0 > /tmp/node-c.log 2>&1 & PA=$!
 scmesh run --data-dir $D $ONLY_BLE --set transports.ble.adapter=hci1 --set transports.ble.data_path=gatt > /tmp/node-d.log 2>&1 & PB=$!
@@ -104,8 +104,8 @@ kill -TERM $PA $PB; wait $PA; wait $PB
 # dial, so closing the duplicate link must not close the shared ATT bearer: no link may
 # go down.
 F=/tmp/node-f; G=/tmp/node-g
-IDF=$(scmesh identity --data-dir $F) || exit 1
-IDG=$(scmesh identity --data-dir $G) || exit 1
+IDF=$(scmesh identity --create --data-dir $F) || exit 1
+IDG=$(scmesh identity --create --data-dir $G) || exit 1
 MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2cap_after_seconds=15"
 echo "=== GATT then L2CAP: node F $IDF on hci0, node G $IDG on hci1 (gatt_first)"
 scmesh run --data-dir $F $ONLY_BLE --set transports.ble.adapter=hci0 $MOVE > /tmp/node-f.log 2>&1 & PA=$!

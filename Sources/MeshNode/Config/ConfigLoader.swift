@@ -24,6 +24,17 @@ extension NodeConfiguration {
         overrides: [String] = [],
         registry: TransportRegistry = .current
     ) throws -> NodeConfiguration {
+        try checked(file: file, environment: environment, overrides: overrides, registry: registry).configuration
+    }
+
+    /// Like ``load(file:environment:overrides:registry:)``, and says what in the
+    /// result leaves the node unable to do its work (``ConfigCheck/warnings``).
+    public static func checked(
+        file: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        overrides: [String] = [],
+        registry: TransportRegistry = .current
+    ) throws -> ConfigCheck {
         let text: String
         let source: String
         if let file {
@@ -37,7 +48,74 @@ extension NodeConfiguration {
             text = defaultFileContents()
             source = "built-in Config/node.yaml"
         }
-        return try load(yaml: text, source: source, environment: environment, overrides: overrides, registry: registry)
+        var check = try checked(
+            yaml: text,
+            source: source,
+            environment: environment,
+            overrides: overrides,
+            registry: registry
+        )
+        if file == nil {
+            check.omittedSections = []
+            check.differingSections = []
+        }
+        return check
+    }
+
+    /// Like ``checked(file:environment:overrides:registry:)`` with the file's text given.
+    public static func checked(
+        yaml: String,
+        source: String,
+        environment: [String: String] = [:],
+        overrides: [String] = [],
+        registry: TransportRegistry = .current
+    ) throws -> ConfigCheck {
+        let (configuration, loader) = try decoded(
+            yaml: yaml,
+            source: source,
+            environment: environment,
+            overrides: overrides,
+            registry: registry
+        )
+        let omitted = ConfigCheck.defaultSections.filter { !loader.givenSections.contains($0) }
+        // Which left-out sections the built-in defaults set otherwise than Config/node.yaml.
+        var differing: [String] = []
+        if !omitted.isEmpty {
+            // A registry without the shipped file's transports cannot read it: then no
+            // left-out section is said to match it.
+            let shipped = try? decoded(
+                yaml: defaultFileContents(),
+                source: "built-in Config/node.yaml",
+                registry: registry
+            )
+            .configuration.tree()
+            differing = omitted.filter {
+                shipped == nil
+                    || ConfigTree.value(at: [$0], in: loader.defaults) != ConfigTree.value(at: [$0], in: shipped!)
+            }
+        }
+        return ConfigCheck(
+            configuration: configuration,
+            source: source,
+            relayGiven: loader.origins["relay.enabled"] != nil,
+            omittedSections: omitted,
+            differingSections: differing
+        )
+    }
+
+    /// The configuration from the layers, and the loader that read them.
+    private static func decoded(
+        yaml: String,
+        source: String,
+        environment: [String: String] = [:],
+        overrides: [String] = [],
+        registry: TransportRegistry
+    ) throws -> (configuration: NodeConfiguration, loader: ConfigLoader) {
+        var loader = try ConfigLoader(registry: registry)
+        try loader.apply(fileText: yaml, source: source)
+        try loader.apply(environment: environment)
+        try loader.apply(overrides: overrides)
+        return (try loader.decode(), loader)
     }
 
     /// Like ``load(file:environment:overrides:registry:)`` with the file's text given.
@@ -49,11 +127,8 @@ extension NodeConfiguration {
         overrides: [String] = [],
         registry: TransportRegistry = .current
     ) throws -> NodeConfiguration {
-        var loader = try ConfigLoader(registry: registry)
-        try loader.apply(fileText: yaml, source: source)
-        try loader.apply(environment: environment)
-        try loader.apply(overrides: overrides)
-        return try loader.decode()
+        try checked(yaml: yaml, source: source, environment: environment, overrides: overrides, registry: registry)
+            .configuration
     }
 
     /// The effective configuration as YAML, every key present (what `scmesh config check` prints).
@@ -109,6 +184,8 @@ struct ConfigLoader {
     var tree: YAMLNode
     /// Dotted key → where its value came from, for error messages.
     var origins: [String: String] = [:]
+    /// The top-level sections some layer (file, environment, `--set`) gave.
+    var givenSections: Set<String> = []
 
     init(registry: TransportRegistry) throws {
         self.registry = registry
@@ -135,6 +212,9 @@ struct ConfigLoader {
                 .invalidConfiguration,
                 "\(source): the top level must be a mapping of sections (node, relay, transports, ...)"
             )
+        }
+        if case .mapping(let sections) = document {
+            givenSections.formUnion(sections.keys.map(ConfigTree.keyName))
         }
         for (path, mark) in ConfigTree.keyMarks(document) {
             origins[ConfigTree.dotted(path)] = mark.map { "\(source) line \($0.line)" } ?? source
@@ -221,6 +301,7 @@ struct ConfigLoader {
             )
         }
         origins[ConfigTree.dotted(path)] = origin
+        givenSections.insert(path[0])
         for leaf in ConfigTree.leafPaths(value, prefix: path) { origins[ConfigTree.dotted(leaf)] = origin }
     }
 
@@ -336,7 +417,13 @@ struct ConfigLoader {
                 let message =
                     error.message.hasPrefix("\(name).")
                     ? "transports.\(error.message)" : "transports.\(name): \(error.message)"
-                throw MeshError(.invalidConfiguration, message + originSuffix(["transports", name]), cause: error)
+                // Where the named key was set ("tcp.listen entry ..."), else the section.
+                var keyPath = ["transports", name]
+                if error.message.hasPrefix("\(name).") {
+                    let key = error.message.dropFirst(name.count + 1).prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                    if !key.isEmpty { keyPath.append(String(key)) }
+                }
+                throw MeshError(.invalidConfiguration, message + originSuffix(keyPath), cause: error)
             }
             result[name] = .init(enabled: header.enabled, priority: header.priority, configuration: settings)
         }

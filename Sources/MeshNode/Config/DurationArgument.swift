@@ -15,6 +15,12 @@ public enum DurationArgument {
             factor = unit
             number = number.dropLast()
         }
+        if let value = Double(number), value.isFinite, value <= 0 {
+            throw MeshError(
+                .invalidArgument,
+                "\(option) must be longer than 0 (a duration such as 90s, 30m, 24h or 7d), got \"\(text.prefix(40))\""
+            )
+        }
         guard let value = Double(number), value.isFinite, value > 0 else {
             throw MeshError(
                 .invalidArgument,

@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Talks to a running node over its control socket (what `scmesh status`, `peers`,
 /// `send` and `inbox` use).
@@ -53,12 +54,60 @@ public struct ControlClient: Sendable {
         return try await call(.inbox(InboxRequest(after: after, limit: limit)))
     }
 
-    /// Sends one raw line (a newline is appended) and returns the reply line.
-    /// - Throws: `.nodeNotRunning` when no node answers.
+    /// Sends one raw line (a newline is appended) and returns the reply line. A node
+    /// that does not answer yet is waited for (``nodeWait``; by default only while the
+    /// data directory's lock shows a node starting, up to ``startingNodeWait``).
+    /// - Throws: `.nodeNotRunning` when no node answers within that wait.
     public func exchange(_ line: [UInt8]) async throws -> [UInt8] {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let requested = Self.nodeWait
+        while true {
+            do {
+                return try await exchangeOnce(line)
+            } catch let error as MeshError where error.code == .nodeNotRunning {
+                // Nothing was sent (no connection), so asking again cannot repeat a request.
+                let starting = DataDirectoryLock.isHeld(dataDirectory: dataDirectory)
+                let limit = requested ?? (starting ? Self.startingNodeWait : .zero)
+                guard clock.now - started < limit else {
+                    guard starting, limit > .zero else { throw error }
+                    throw MeshError(
+                        .nodeNotRunning,
+                        "a node is starting with data dir \(dataDirectory) (it holds \(DataDirectoryLock.fileName)) but did not answer within \(Self.seconds(limit)); its log says why, or pass --wait-for-node SECONDS to wait longer",
+                        cause: error
+                    )
+                }
+                try await Task.sleep(for: Self.nodeWaitPoll)
+            }
+        }
+    }
+
+    /// How long a call waits by default for a node whose lock is held but whose
+    /// control socket does not answer yet (it is starting).
+    public static let startingNodeWait: Duration = .seconds(10)
+    /// How often a waiting call tries the socket again.
+    static let nodeWaitPoll: Duration = .milliseconds(50)
+    private static let nodeWaitSetting = Mutex<Duration?>(nil)
+
+    /// How long every call in this process waits for a node that does not answer yet
+    /// (`scmesh --wait-for-node SECONDS`); nil waits only for a node that is starting
+    /// (its lock is held), up to ``startingNodeWait``.
+    public static var nodeWait: Duration? {
+        get { nodeWaitSetting.withLock { $0 } }
+        set { nodeWaitSetting.withLock { $0 = newValue } }
+    }
+
+    /// `10 s`, `0.5 s`.
+    static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+
+    /// One attempt of ``exchange(_:)``.
+    private func exchangeOnce(_ line: [UInt8]) async throws -> [UInt8] {
         let notRunning = MeshError(
             .nodeNotRunning,
-            "no node is running with data dir \(dataDirectory) (start one with `scmesh run`)"
+            "no node is running with data dir \(dataDirectory) (start one with `scmesh run --data-dir \(dataDirectory)`)"
         )
         guard FileManager.default.fileExists(atPath: socketPath) else { throw notRunning }
         let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>

@@ -26,8 +26,15 @@ extension ControlHandler {
                     "contacts_add needs \"peer\": the peer ID, 64 hex characters (`scmesh identity` on that node prints it), got \"\((peerText ?? "").prefix(80))\""
                 )
             }
-            if var existing = try await contacts.contact(peer: peer), existing.alias.hasPrefix(Self.blockedAliasPrefix)
-            {
+            try Self.requirePrintableAlias(alias)
+            let current = try await contacts.contact(peer: peer)
+            if let current, !current.alias.hasPrefix(Self.blockedAliasPrefix) {
+                throw MeshError(
+                    .invalidArgument,
+                    "peer \(peer.hex) is already a contact, as \"\(current.alias)\"; to give it another alias, remove it (`scmesh contacts remove \(current.alias)`) and add it again"
+                )
+            }
+            if var existing = current, existing.alias.hasPrefix(Self.blockedAliasPrefix) {
                 // A peer blocked before it had a name keeps its blocked flag under the new alias.
                 existing.alias = alias
                 existing.note = note ?? existing.note
@@ -91,4 +98,21 @@ extension ControlHandler {
 
     /// The alias a peer gets when it is blocked without being a contact.
     static let blockedAliasPrefix = "blocked-"
+
+    /// Refuses an alias with control characters (ESC, newlines, ...) or bidirectional
+    /// overrides: an alias is printed wherever its peer is, and must not rewrite the
+    /// terminal or reorder the line around it.
+    /// - Throws: `.invalidArgument` naming the first such character.
+    static func requirePrintableAlias(_ alias: String) throws {
+        let bidi: ClosedRange<UInt32> = 0x202A...0x202E
+        let isolates: ClosedRange<UInt32> = 0x2066...0x2069
+        if let bad = alias.unicodeScalars.first(where: {
+            $0.properties.generalCategory == .control || bidi.contains($0.value) || isolates.contains($0.value)
+        }) {
+            throw MeshError(
+                .invalidArgument,
+                "an alias cannot hold control characters or direction overrides; \"\(TextReport.escaped(alias))\" has U+\(String(bad.value, radix: 16, uppercase: true))"
+            )
+        }
+    }
 }

@@ -26,12 +26,7 @@ extension ControlHandler {
                 "trace needs \"id\": the message ID (32 hex characters) that send printed"
             )
         }
-        guard let id = MessageID(hex: text) else {
-            throw MeshError(
-                .invalidArgument,
-                "\"id\" must be a message ID of 32 hex characters, got \"\(text.prefix(80))\""
-            )
-        }
+        let id = try await resolveMessageID(text, for: "trace")
         var direction = MessageDirection.outbound
         var entry = try await store.history.entry(id, direction: .outbound)
         if entry == nil {
@@ -51,6 +46,36 @@ extension ControlHandler {
         let alias = try await store.contacts.contact(peer: entry.peer)?.alias
         let connected = await router.peers().contains { $0.peer == entry.peer && !$0.links.isEmpty }
         return TraceReply(message: HistoryMessage(entry, alias: alias), trace: trace, peerConnected: connected)
+    }
+
+    /// A message named in a request: its 32-hex-character ID, or the unique start (4
+    /// or more hex characters, any case) of one in the history, as peers are named.
+    /// - Throws: `.invalidArgument` when `text` is neither, or starts several IDs
+    ///   (listing them); `.unknownMessage` when a prefix matches no message.
+    func resolveMessageID(_ text: String, for command: String) async throws -> MessageID {
+        if let id = MessageID(hex: text) { return id }
+        let prefix = text.lowercased()
+        guard prefix.count >= Self.minimumPeerPrefix, prefix.count < 32, prefix.allSatisfy(\.isHexDigit) else {
+            throw MeshError(
+                .invalidArgument,
+                "\"id\" must be a message ID (32 hex characters, or its first 4 or more), got \"\(text.prefix(80))\""
+            )
+        }
+        let matches = try await store.history.messageIDs(startingWith: prefix)
+        guard matches.count <= 1 else {
+            let listed = matches.prefix(5).map(\.hex).joined(separator: ", ")
+            throw MeshError(
+                .invalidArgument,
+                "\(command): \"\(prefix)\" is the start of \(matches.count > 5 ? "more than 5" : String(matches.count)) message IDs (\(listed)\(matches.count > 5 ? ", ..." : "")); give more characters"
+            )
+        }
+        guard let id = matches.first else {
+            throw MeshError(
+                .unknownMessage,
+                "no message in this node's history has an ID starting with \"\(prefix)\" (`scmesh history` lists them)"
+            )
+        }
+        return id
     }
 
     /// `outbox`: what is on its way, for whom, since when, and why it still waits.

@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import MeshCrypto
 import MeshStore
 
 extension ControlHandler {
@@ -91,6 +92,7 @@ extension ControlHandler {
             )
         }
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        try Self.requireValidKey(peer)
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         let checked = CheckedSend(
             peer: peer,
@@ -132,6 +134,7 @@ extension ControlHandler {
 
     private func send(_ request: SendRequest, payload: SendPayload) async throws -> SendReply {
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
+        try Self.requireValidKey(peer)
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
         let checked = CheckedSend(
             peer: peer,
@@ -148,6 +151,8 @@ extension ControlHandler {
     private func send(_ checked: CheckedSend, payload: SendPayload) async throws -> SendReply {
         let (peer, alias, id, wait, timeout) = (checked.peer, checked.alias, checked.id, checked.wait, checked.timeout)
         let started = ContinuousClock.now
+        // Asked before the send: a message that was flooded made its peer no better known.
+        let warning = try await unknownDestinationWarning(peer, alias: alias)
         do {
             let options = SendOptions(id: id, expiresAfter: checked.expiresAfter, emergency: checked.emergency)
             switch payload {
@@ -165,7 +170,8 @@ extension ControlHandler {
                 alias: alias,
                 bytes: payload.count,
                 status: record?.status ?? .queued,
-                transport: record?.transport
+                transport: record?.transport,
+                warning: warning
             )
         }
         let record: OutboundRecord
@@ -178,7 +184,8 @@ extension ControlHandler {
         } catch let error as MeshError where error.code == .timedOut {
             let now = await router.status(of: id)
             let connected = await router.peers().contains { $0.peer == peer && !$0.links.isEmpty }
-            var state = "status \(now?.status.name ?? "queued"), \(now?.attempts ?? 0) attempts"
+            let attempts = now?.attempts ?? 0
+            var state = "status \(now?.status.name ?? "queued"), \(attempts) attempt\(attempts == 1 ? "" : "s")"
             if let reason = now?.reason { state += ", last: \(reason)" }
             let situation =
                 now?.status == .sent
@@ -218,6 +225,30 @@ extension ControlHandler {
         )
     }
 
+    /// Refuses a destination that is not an Ed25519 public key (a point on the curve):
+    /// no node can have it, so a message to it could never be delivered or sealed.
+    /// - Throws: `.invalidArgument`; nothing is queued.
+    static func requireValidKey(_ peer: PeerID) throws {
+        guard Sodium.ed25519PublicKeyToX25519(peer.bytes) != nil else {
+            throw MeshError(
+                .invalidArgument,
+                "\(peer.hex) is not a valid peer ID: a peer ID is a node's Ed25519 public key, and these 64 hex characters are not one (check for a typo; `scmesh identity` on the peer's machine prints its ID); nothing was queued"
+            )
+        }
+    }
+
+    /// A warning when this node knows nothing of `peer`: not a contact, no link, no
+    /// route, and no address ever seen. The message is queued all the same (the peer
+    /// may appear later), but a typo in a full peer ID looks exactly like this.
+    func unknownDestinationWarning(_ peer: PeerID, alias: String?) async throws -> String? {
+        if alias != nil { return nil }
+        if await router.peers().contains(where: { $0.peer == peer }) { return nil }
+        if await router.routes().contains(where: { $0.destination == peer }) { return nil }
+        if ((try? await store.ledger.all()) ?? []).contains(where: { $0.peer == peer }) { return nil }
+        return
+            "\(peer.hex) is unknown to this node (not a contact, no route to it, never seen): the message waits until it appears; check the ID, or add it with `scmesh contacts add`"
+    }
+
     /// A send request's message ID (the caller's or a new one), expiry, whether it
     /// waits, and how long.
     /// - Throws: `.invalidArgument` naming the bad field.
@@ -239,7 +270,7 @@ extension ControlHandler {
             guard seconds.isFinite, seconds > 0, seconds <= 10 * 365 * 86_400 else {
                 throw MeshError(
                     .invalidArgument,
-                    "\"expires_seconds\" must be a positive number of seconds, got \(seconds)"
+                    "\"expires_seconds\" must be a number of seconds above 0 and at most ten years, got \(Self.number(seconds))"
                 )
             }
             return .milliseconds(Int64(seconds * 1000))
@@ -249,7 +280,7 @@ extension ControlHandler {
         guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
             throw MeshError(
                 .invalidArgument,
-                "\"timeout_seconds\" must be a number of seconds from 0 to 86400, got \(timeout)"
+                "\"timeout_seconds\" must be a number of seconds above 0 and at most 86400 (one day), got \(Self.number(timeout))"
             )
         }
         return (id, expiresAfter, wait, timeout)
@@ -257,8 +288,18 @@ extension ControlHandler {
 
     /// A refusal of the queue, with the message ID and what it means for a retry.
     static func notQueued(_ error: MeshError, id: MessageID) -> MeshError {
-        let text = error.message.contains(id.hex) ? error.message : "message \(id.hex) not queued: \(error.message)"
+        // The router's words name the config key; at run time the switch is a command.
+        let message =
+            error.code == .relayDisabled
+            ? "relaying is switched off, so this node neither sends nor receives (`scmesh settings --relay on` switches it on; relay.enabled: true in the config keeps it on after a restart)"
+            : error.message
+        let text = message.contains(id.hex) ? message : "message \(id.hex) not queued: \(message)"
         return MeshError(error.code, text, cause: error)
+    }
+
+    /// `0`, `2.5`: a number as a user typed it, without a trailing `.0`.
+    static func number(_ value: Double) -> String {
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
     /// `peer` or `alias (peer)` for messages.

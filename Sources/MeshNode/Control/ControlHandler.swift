@@ -108,18 +108,31 @@ package struct ControlHandler: Sendable {
             httpAddress: httpEndpoint.address,
             httpProblem: httpEndpoint.problem,
             wireVersion: Int(Frame.version),
-            features: router.features.names
+            features: router.features.names,
+            httpEnabled: configuration.http.enabled,
+            httpNote: httpEndpoint.note
         )
     }
 
     /// `peers`: every peer with a live link, links best first.
     package func peers() async -> PeersReply {
-        PeersReply(peers: await router.peers())
+        let peers = await router.peers()
+        return PeersReply(peers: peers, aliases: await aliases(of: peers.map(\.peer)))
     }
 
     /// `routes`: the route table.
     package func routes() async -> RoutesReply {
-        RoutesReply(routes: await router.routes())
+        let routes = await router.routes()
+        return RoutesReply(routes: routes, aliases: await aliases(of: routes.flatMap { [$0.destination, $0.nextHop] }))
+    }
+
+    /// The contact aliases of `peers`, by hex ID; nil when none is a contact (or the
+    /// contacts cannot be read: the listing still answers).
+    func aliases(of peers: [PeerID]) async -> [String: String]? {
+        guard let all = try? await aliases() else { return nil }
+        var named: [String: String] = [:]
+        for peer in peers { if let alias = all[peer] { named[peer.hex] = alias } }
+        return named.isEmpty ? nil : named
     }
 
     /// `inbox`: received messages with a sequence number above `after`, at most `limit`;
@@ -133,16 +146,29 @@ package struct ControlHandler: Sendable {
             throw MeshError(.invalidArgument, "\"limit\" must be 0 or more, got \(limit)")
         }
         let limit = request.limit ?? .max
+        let aliases = try await aliases()
+        // Each sender by its contact alias too, as history names peers.
+        func named(_ message: InboxReply.Message) -> InboxReply.Message {
+            var message = message
+            message.alias = aliases[message.from]
+            return message
+        }
         guard request.payloads == false else {
             let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
-            return InboxReply(messages: entries.map(Self.message), totalReceived: try await inbox.totalReceived)
+            return InboxReply(
+                messages: entries.map(Self.message).map(named),
+                totalReceived: try await inbox.totalReceived
+            )
         }
         let summaries = try await inbox.summaries(
             after: request.after ?? 0,
             limit: limit,
             headBytes: InboxReply.headBytes
         )
-        return InboxReply(messages: summaries.map(Self.message), totalReceived: try await inbox.totalReceived)
+        return InboxReply(
+            messages: summaries.map(Self.message).map(named),
+            totalReceived: try await inbox.totalReceived
+        )
     }
 
     /// The payload of one inbox entry, for a raw download: in memory when small, else

@@ -221,6 +221,12 @@ public struct StatusReply: Codable, Sendable, Hashable {
     /// The optional protocol features this node speaks and announces (`features:`), by
     /// name; empty when every one is off. Absent from replies of older nodes.
     public var features: [String]?
+    /// Whether the config turns the HTTP API on (`http.enabled`). Absent from replies
+    /// of older nodes.
+    public var httpEnabled: Bool? = nil
+    /// Why the HTTP API listens elsewhere than `http.listen` says (its port was taken,
+    /// so the node chose a free one), when it does.
+    public var httpNote: String? = nil
 }
 
 /// The reply to `settings`: the settings a node changes at run time.
@@ -251,6 +257,8 @@ public struct SettingsReply: Codable, Sendable, Hashable {
 public struct PeersReply: Codable, Sendable, Hashable {
     /// Every peer with a live link, with its links best first.
     public var peers: [PeerSnapshot]
+    /// The contact aliases of those peers that are contacts, by peer ID (hex).
+    public var aliases: [String: String]? = nil
 }
 
 /// The reply to `routes`.
@@ -258,10 +266,14 @@ public struct RoutesReply: Codable, Sendable, Hashable {
     /// The route table: every destination this node can reach, direct links (1 hop)
     /// included, as ``Router/routes()`` lists them.
     public var routes: [RouteSnapshot]
+    /// The contact aliases of the destinations and next hops that are contacts, by
+    /// peer ID (hex).
+    public var aliases: [String: String]?
 
     /// Creates a reply.
-    public init(routes: [RouteSnapshot]) {
+    public init(routes: [RouteSnapshot], aliases: [String: String]? = nil) {
         self.routes = routes
+        self.aliases = aliases
     }
 }
 
@@ -282,6 +294,9 @@ public struct SendReply: Codable, Sendable, Hashable {
     public var transport: String?
     /// With `wait`: seconds from the request to the receipt.
     public var waitedSeconds: Double?
+    /// Something the sender should know although the message was queued: the
+    /// destination is unknown to this node (not a contact, no route, never seen).
+    public var warning: String?
 
     /// Creates a reply.
     public init(
@@ -291,7 +306,8 @@ public struct SendReply: Codable, Sendable, Hashable {
         bytes: Int,
         status: MessageStatus,
         transport: String? = nil,
-        waitedSeconds: Double? = nil
+        waitedSeconds: Double? = nil,
+        warning: String? = nil
     ) {
         self.messageID = messageID
         self.peer = peer
@@ -300,6 +316,7 @@ public struct SendReply: Codable, Sendable, Hashable {
         self.status = status
         self.transport = transport
         self.waitedSeconds = waitedSeconds
+        self.warning = warning
     }
 }
 
@@ -338,6 +355,8 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var topic: String?
         /// True when its origin sent it as an emergency; absent otherwise.
         public var emergency: Bool?
+        /// The sender's alias when it is a contact; absent otherwise.
+        public var alias: String? = nil
     }
 
     /// How many of a payload's first bytes ``Message/headBase64`` carries.

@@ -263,10 +263,10 @@ public final class ControlServer: Service, Sendable {
 
     /// Removes a socket file no live node answers on.
     static func clearStaleSocket(at path: String, dataDirectory: String) async throws {
-        guard path.utf8.count <= 107 else {
+        guard path.utf8.count <= DataDirectory.maximumSocketPathBytes else {
             throw MeshError(
                 .invalidConfiguration,
-                "control socket path \(path) is \(path.utf8.count) bytes, more than the 107 a Unix socket allows; use a shorter --data-dir"
+                "control socket path \(path) is \(path.utf8.count) bytes, more than the \(DataDirectory.maximumSocketPathBytes) a Unix socket path may have; use a shorter --data-dir"
             )
         }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }

@@ -41,6 +41,7 @@ extension TextReport {
             }
             lines.append(table(rows))
         }
+        if let line = http(status) { lines += ["", line] }
         let stats = status.stats
         lines += [
             "",
@@ -84,5 +85,20 @@ extension TextReport {
         }
         lines.append("data dir    \(escaped(status.dataDir))")
         return lines.joined(separator: "\n")
+    }
+
+    /// Where the HTTP API (and the dashboard) is, or why there is none; nil for an
+    /// older node that does not say.
+    static func http(_ status: StatusReply) -> String? {
+        if let address = status.httpAddress {
+            let note = status.httpNote.map { " (\(escaped($0)))" } ?? ""
+            return "http        http://\(escaped(address))/ (API and `scmesh dashboard`)\(note)"
+        }
+        if let problem = status.httpProblem { return "http        none: \(escaped(problem))" }
+        switch status.httpEnabled {
+        case false?: return "http        off (http.enabled: false)"
+        case true?: return "http        starting"
+        case nil: return nil
+        }
     }
 }

@@ -24,7 +24,7 @@ extension TextReport {
     /// `scmesh history`.
     public static func history(_ reply: HistoryReply) -> String {
         guard !reply.messages.isEmpty else { return "no messages in the history" }
-        var rows = [["WHEN", "", "PEER", "STATUS", "VIA", "BYTES", "ID", "REASON"]]
+        var rows = [["WHEN", "DIR", "PEER", "STATUS", "VIA", "BYTES", "ID", "REASON"]]
         for message in reply.messages {
             rows.append([
                 timestamp(message.createdAt), message.direction == .outbound ? "to" : "from",
@@ -89,7 +89,7 @@ extension TextReport {
         if reply.contacts.isEmpty {
             lines.append("no contacts")
         } else {
-            var rows = [["ALIAS", "PEER", "", "NOTE"]]
+            var rows = [["ALIAS", "PEER", "BLOCKED", "NOTE"]]
             for contact in reply.contacts {
                 rows.append([
                     escaped(contact.alias), contact.peer.hex, contact.blocked ? "blocked" : "",

@@ -17,6 +17,6 @@ extension TextReport {
 
     /// `scmesh publish`.
     public static func published(_ reply: PublishReply) -> String {
-        "\(reply.messageID.hex)  published on \(escaped(reply.topic)) (\(reply.bytes) bytes, \(reply.meshPeers) mesh peers)"
+        "\(reply.messageID.hex)  published on \(escaped(reply.topic)) (\(reply.bytes) bytes, \(reply.meshPeers) mesh peer\(reply.meshPeers == 1 ? "" : "s"))"
     }
 }

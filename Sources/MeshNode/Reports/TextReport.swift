@@ -19,22 +19,25 @@ public enum TextReport {
     }
 
     /// `scmesh peers`.
-    public static func peers(_ reply: PeersReply) -> String {
+    public static func peers(_ reply: PeersReply, full: Bool = false) -> String {
         guard !reply.peers.isEmpty else { return "no peers with a live link" }
-        var rows = [["PEER", "WIRE", "FEATURES", "TRANSPORT", "PRIORITY", "ADDRESS", "RTT", "IN FLIGHT", ""]]
+        var rows = [["PEER", "WIRE", "FEATURES", "TRANSPORT", "PRIORITY", "ADDRESS", "RTT", "IN FLIGHT", "STATE"]]
         for peer in reply.peers {
             let wire = "v\(peer.wireVersion)"
             let features = featureSummary(peer.capabilities)
             for (index, link) in peer.links.enumerated() {
                 rows.append([
-                    index == 0 ? peer.peer.hex : "", index == 0 ? wire : "", index == 0 ? features : "",
+                    index == 0 ? named(peer.peer, reply.aliases, full: full) : "", index == 0 ? wire : "",
+                    index == 0 ? features : "",
                     escaped(link.transport), String(link.priority), escaped(link.address),
                     link.rttMilliseconds.map { String(format: "%.1f ms", $0) } ?? "-",
                     String(link.inFlight),
                     link.transport == peer.activeTransport ? "active" : "",
                 ])
             }
-            if peer.links.isEmpty { rows.append([peer.peer.hex, wire, features, "-", "-", "-", "-", "-", ""]) }
+            if peer.links.isEmpty {
+                rows.append([named(peer.peer, reply.aliases, full: full), wire, features, "-", "-", "-", "-", "-", ""])
+            }
         }
         return table(rows)
     }
@@ -47,32 +50,54 @@ public enum TextReport {
         return names.map { escaped($0) }.joined(separator: ",")
     }
 
+    /// An announcement sequence as a reader can take it in. A node starts its
+    /// sequences from the wall clock (milliseconds shifted left by 20 bits), so such
+    /// a sequence reads as the time the node started announcing and the count since:
+    /// `2026-11-28T19:32:34Z #1`; a small one stays a number.
+    package static func sequence(_ value: UInt64) -> String {
+        let milliseconds = value >> 20
+        // 2001-09-09 to 2286-11-20: a clock-based sequence, not a counter.
+        guard (1_000_000_000_000...9_999_999_999_999).contains(milliseconds) else { return String(value) }
+        let started = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        return "\(ISO8601DateFormatter().string(from: started)) #\(value & 0xFFFFF)"
+    }
+
+    /// A peer in a listing: a contact as `alias (8 hex…)` (its whole ID when `full`),
+    /// anyone else by the whole ID.
+    static func named(_ peer: PeerID, _ aliases: [String: String]?, full: Bool) -> String {
+        let alias = aliases?[peer.hex]
+        return peerName(peer, alias, short: !full && alias != nil)
+    }
+
     /// `scmesh routes`: one row per destination, nearest first. The transport name
     /// comes from the node but is escaped like every other string.
-    public static func routes(_ reply: RoutesReply) -> String {
+    public static func routes(_ reply: RoutesReply, full: Bool = false) -> String {
         guard !reply.routes.isEmpty else { return "no routes (no peer reachable)" }
         var rows = [["DESTINATION", "NEXT HOP", "HOPS", "TRANSPORT", "AGE", "SEQUENCE"]]
         let ordered = reply.routes.sorted { ($0.hops, $0.destination) < ($1.hops, $1.destination) }
         for route in ordered {
             rows.append([
-                route.destination.hex, route.nextHop == route.destination ? "direct" : route.nextHop.hex,
+                named(route.destination, reply.aliases, full: full),
+                route.nextHop == route.destination ? "direct" : named(route.nextHop, reply.aliases, full: full),
                 String(route.hops), escaped(route.transport),
-                duration(Double(route.ageMilliseconds) / 1000), route.sequence.map(String.init) ?? "-",
+                duration(Double(route.ageMilliseconds) / 1000), route.sequence.map(sequence) ?? "-",
             ])
         }
         return table(rows)
     }
 
-    /// `scmesh inbox`.
-    public static func inbox(_ reply: InboxReply) -> String {
+    /// `scmesh inbox`. A sender that is a contact reads `alias (8 hex…)`, with its
+    /// whole ID when `full`; any other sender by its whole ID.
+    public static func inbox(_ reply: InboxReply, full: Bool = false) -> String {
         guard !reply.messages.isEmpty else { return "inbox is empty" }
-        return reply.messages.map { inboxMessage($0) }.joined(separator: "\n")
+        return reply.messages.map { inboxMessage($0, full: full) }.joined(separator: "\n")
     }
 
     /// One message of `scmesh inbox` (also each new one of `scmesh inbox --follow`).
-    public static func inboxMessage(_ message: InboxReply.Message) -> String {
+    public static func inboxMessage(_ message: InboxReply.Message, full: Bool = false) -> String {
+        let sender = peerName(message.from, message.alias, short: !full && message.alias != nil)
         let header =
-            "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(message.from.hex)  via \(escaped(message.transport))  \(message.bytes) bytes"
+            "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"
             + (message.topic.map { "  topic \(escaped($0))" } ?? "")
             + (message.emergency == true ? "  EMERGENCY" : "")
         return header + "\n" + inboxBody(message)

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import TestSupport
 import Testing
 
 @testable import MeshNodeHTTP

@@ -4,6 +4,7 @@ import MeshNode
 import MeshNodeHTTP
 import MeshTesting
 import NIOHTTP1
+import TestSupport
 import Testing
 import TransportMDNS
 

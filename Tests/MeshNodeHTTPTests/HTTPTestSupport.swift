@@ -6,24 +6,8 @@ import MeshNodeHTTP
 import MeshTesting
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
-
-/// A fresh directory under /tmp, removed by `cleanUp()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/scmesh-http-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw MeshError(.invalidArgument, "mkdtemp failed: \(String(cString: strerror(errno)))")
-        }
-        path = String(cString: made)
-    }
-
-    func cleanUp() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
 
 /// A node running in this process with its HTTP API on a free loopback port (or, with
 /// `http: false`, none at all, as `http.enabled: false` makes `scmesh run`), on an

@@ -6,6 +6,7 @@ import MeshTesting
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TestSupport
 import Testing
 
 @testable import MeshNodeHTTP

@@ -5,6 +5,7 @@ import MeshNodeHTTP
 import MeshTesting
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 // A raw body at or above the outbox's file threshold goes straight into a payload file

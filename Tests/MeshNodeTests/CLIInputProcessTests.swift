@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // Issue 15's "what a new user missed": short peer IDs, JSON client errors, inbox
@@ -25,7 +26,7 @@ struct CLIInputProcessTests {
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
-        let portA = try unusedLoopbackPort()
+        let portA = try freeLoopbackPort()
         let nodeA = try startScmesh(
             ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + Self.common,
             home: home

@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshStore
 import MeshTesting
+import TestSupport
 import Testing
 import TransportLoopback
 

@@ -3,6 +3,7 @@ import Glibc
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // `ControlClient.inbox(payloads: false)` against a node started before the `payloads`

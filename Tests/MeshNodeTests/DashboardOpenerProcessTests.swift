@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 /// `scmesh dashboard` hands the login link to the browser opener without putting it in

@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshStore
 import MeshTesting
+import TestSupport
 import Testing
 
 // Issue 43, a newcomer's first hour: a node that can do nothing says so, the default
@@ -80,7 +81,7 @@ struct FirstHourProcessTests {
         let home = directory.path
         let (a, b) = (directory.file("a"), directory.file("b"))
         let (logA, logB) = (directory.file("a.log"), directory.file("b.log"))
-        let port = try unusedLoopbackPort()
+        let port = try freeLoopbackPort()
         // The default config, with only the parts that would reach beyond this test off.
         let common = [
             "--set", "transports.mdns.enabled=false", "--set", "transports.ble.enabled=false",
@@ -265,7 +266,7 @@ struct FirstHourTwoNodesProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let home = directory.path
-        let httpPort = try unusedLoopbackPort()
+        let httpPort = try freeLoopbackPort()
         let (a, b, c) = (directory.file("a"), directory.file("b"), directory.file("c"))
         let logB = directory.file("b.log")
         let common =
@@ -517,7 +518,7 @@ extension FirstHourTwoNodesProcessTests {
         defer { directory.cleanUp() }
         let home = directory.path
         let (a, b) = (directory.file("a"), directory.file("b"))
-        let port = try unusedLoopbackPort()
+        let port = try freeLoopbackPort()
         let common = tcpOnlyNodeArguments + ["--set", "http.enabled=false"]
         let nodeA = try startScmesh(
             ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + common,

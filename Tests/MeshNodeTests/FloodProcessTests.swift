@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import TestSupport
 import Testing
 
 /// Issue 13's flooding fallback and emergency class with real `scmesh run` processes

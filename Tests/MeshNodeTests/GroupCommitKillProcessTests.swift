@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshStore
 import MeshTesting
+import TestSupport
 import Testing
 
 // Issue 42's crash test: the store commits writes in groups (one transaction, one fsync
@@ -28,8 +29,8 @@ struct GroupCommitKillProcessTests {
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
-        let portA = try unusedLoopbackPort()
-        let portB = try unusedLoopbackPort()
+        let portA = try freeLoopbackPort()
+        let portB = try freeLoopbackPort()
         let argumentsA =
             [
                 "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",

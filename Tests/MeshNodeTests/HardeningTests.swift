@@ -3,6 +3,7 @@ import MeshCore
 import MeshCrypto
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 /// A raw Unix-socket client that writes and never reads (unless asked).
@@ -191,8 +192,8 @@ struct HardeningTests {
     }
 }
 
-/// A TCP port on 127.0.0.1 that nobody listens on now (see ``unusedLoopbackPort()``).
-func freeTCPPort() throws -> Int { try unusedLoopbackPort() }
+/// A TCP port on 127.0.0.1 that nobody listens on now (see ``freeLoopbackPort()``).
+func freeTCPPort() throws -> Int { try freeLoopbackPort() }
 
 @Suite("scmesh process hardening")
 struct ProcessHardeningTests {

@@ -3,6 +3,7 @@ import MeshCore
 import MeshCrypto
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // Issue 15's invitation test: `scmesh invite` on one node, `scmesh join` on another,

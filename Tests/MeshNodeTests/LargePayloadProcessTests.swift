@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // A payload above the outbox's file threshold waits in a file beside the store, not in
@@ -23,8 +24,8 @@ struct LargePayloadProcessTests {
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
-        let portA = try unusedLoopbackPort()
-        let portB = try unusedLoopbackPort()
+        let portA = try freeLoopbackPort()
+        let portB = try freeLoopbackPort()
         let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
         let argumentsA =
             [
@@ -128,7 +129,7 @@ struct LargePayloadProcessTests {
         defer { directory.cleanUp() }
         let home = directory.path
         let (a, b) = (directory.file("a"), directory.file("b"))
-        let portB = try unusedLoopbackPort()
+        let portB = try freeLoopbackPort()
         let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
         let nodeB = try startScmesh(
             ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common,

@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshStore
 import MeshTesting
+import TestSupport
 import Testing
 
 // The address ledger as the node keeps and uses it, over real TCP on loopback.
@@ -22,8 +23,8 @@ struct LedgerNodeTests {
         "a node records the address that worked, redials it after a restart without bootstrap config, and counts failed dials against it"
     )
     func redialAfterRestart() async throws {
-        let portAlice = try unusedLoopbackPort()
-        let portBob = try unusedLoopbackPort()
+        let portAlice = try freeLoopbackPort()
+        let portBob = try freeLoopbackPort()
         var bob = try await RunningNode.start(yaml: Self.tcpYAML(listen: portBob))
         let bobDirectory = bob.directory
         var alice = try await RunningNode.start(yaml: Self.tcpYAML(listen: portAlice, bootstrap: portBob))

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import TestSupport
 import Testing
 
 // "Fits Linux" (issue 15): --version, shell completions, the systemd unit.

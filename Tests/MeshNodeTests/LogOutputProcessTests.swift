@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // `node.log_file` and the journald form of standard error.

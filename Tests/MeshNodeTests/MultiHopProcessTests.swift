@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshStore
 import MeshTesting
+import TestSupport
 import Testing
 
 // Issue 13's process test: five `scmesh run` processes in a line A–B–C–D–E over TCP
@@ -206,7 +207,7 @@ struct NodeLine {
 
     init(count: Int = 5, common: [String] = []) async throws {
         directory = try TemporaryDirectory()
-        ports = try (0..<count).map { _ in try unusedLoopbackPort() }
+        ports = try (0..<count).map { _ in try freeLoopbackPort() }
         self.common = common
         var ids: [PeerID] = []
         for index in 0..<count {

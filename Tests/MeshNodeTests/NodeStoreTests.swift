@@ -4,6 +4,7 @@ import MeshCrypto
 import MeshNode
 import MeshStore
 import MeshTesting
+import TestSupport
 import Testing
 
 // The node's store-and-forward commands between in-process nodes (loopback transport,

@@ -3,6 +3,7 @@ import MeshCore
 import MeshCrypto
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 @Suite("Node")

@@ -1,46 +1,8 @@
 import Foundation
 import MeshCore
 import MeshNode
-import Synchronization
 
 // Helpers for tests that run `scmesh` processes over TCP on loopback.
-
-func systemError(_ call: String) -> MeshError {
-    MeshError(.invalidArgument, "\(call) failed: \(String(cString: strerror(errno)))")
-}
-
-/// Ports handed out by ``unusedLoopbackPort()``: below Linux's ephemeral range
-/// (32768–60999), so no outgoing connection of a test running in parallel can take one
-/// between the moment it is chosen and the moment a node listens on it (again, after a
-/// restart). A port from `bind(0)` is in that range, where under a loaded full suite a
-/// client socket can take a node's port before the node listens.
-/// `TransportTCPTests` hands out 20000–31999 in the same test process; these are
-/// 10000–19999.
-private let nextLoopbackPort = Atomic<Int>(Int.random(in: 0..<10_000))
-
-/// A TCP port on 127.0.0.1 that nobody listens on now, from 10000–19999 and handed out
-/// once per test run (see `nextLoopbackPort`).
-func unusedLoopbackPort() throws -> Int {
-    for _ in 0..<10_000 {
-        let port = 10_000 + nextLoopbackPort.add(1, ordering: .relaxed).newValue % 10_000
-        if try canBindLoopback(port) { return port }
-    }
-    throw MeshError(.invalidArgument, "no free TCP port on 127.0.0.1 in 10000-19999")
-}
-
-private func canBindLoopback(_ port: Int) throws -> Bool {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw systemError("socket") }
-    defer { Glibc.close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(port).bigEndian
-    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    return withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 }
-    }
-}
 
 // MARK: - Process helpers
 

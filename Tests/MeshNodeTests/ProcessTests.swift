@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 /// An environment with no `SCMESH_*` variables and `HOME` set to `home`.

@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import TestSupport
 import Testing
 
 @testable import MeshNode

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import TestSupport
 import Testing
 
 /// The relay budgets as a node reads them: `relay:` keys with errors naming the key,

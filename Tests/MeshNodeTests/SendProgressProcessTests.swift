@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // `scmesh send -` of a large payload: bytes and rate on a terminal, nothing when piped.

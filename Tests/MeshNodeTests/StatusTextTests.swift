@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // `scmesh status` as text, and the exposure notice of `scmesh run`.

@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshStore
 import MeshTesting
+import TestSupport
 import Testing
 
 // Issue 12's process test: store and forward across kill -9 of sender and receiver,
@@ -26,8 +27,8 @@ struct StoreForwardProcessTests {
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
-        let portA = try unusedLoopbackPort()
-        let portB = try unusedLoopbackPort()
+        let portA = try freeLoopbackPort()
+        let portB = try freeLoopbackPort()
         let common = tcpOnlyNodeArguments
         // The sender knows where the receiver will listen; the receiver knows nothing.
         let argumentsA =

@@ -3,6 +3,7 @@ import MeshCore
 import MeshNode
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 
 // Node-level tests of the TCP transport (issue 4), on real sockets on loopback:
@@ -37,8 +38,8 @@ struct TCPNodeTests {
         let home = directory.path
         let a = directory.file("a")
         let b = directory.file("b")
-        let portA = try unusedLoopbackPort()
-        let portB = try unusedLoopbackPort()
+        let portA = try freeLoopbackPort()
+        let portB = try freeLoopbackPort()
         // TCP only; a short redial schedule so a restarted peer is found again quickly.
         let common = tcpOnlyNodeArguments
         var argumentsA = ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + common
@@ -191,31 +192,27 @@ struct TCPNodeTests {
                 group.addTask {
                     // (a) Garbage: plain text. Its first two bytes ("no" = 28,271) read as
                     // a length under 65,535 but over 4096: closed by the framing.
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try socket.write(Array(String(repeating: "not a noise handshake! ", count: 200).utf8))
                     try await socket.awaitClosedByRemote("the garbage socket")
                 }
                 group.addTask {
                     // (a') Garbage inside valid TCP framing: a 5-byte frame whose first
                     // byte is no packet flag (docs/PROTOCOL.md A.1).
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try socket.write([0, 5, 1, 2, 3, 4, 5])
                     try await socket.awaitClosedByRemote("the framed-garbage socket")
                 }
                 group.addTask {
                     // (a'') Garbage one layer deeper: a whole-segment packet (flag 0xC0)
                     // whose handshake message 1 has 5 bytes, not 32.
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try socket.write([0, 6, 0xC0, 1, 2, 3, 4, 5])
                     try await socket.awaitClosedByRemote("the short-message-1 socket")
                 }
                 group.addTask {
                     // (b) A length prefix one over max_frame_size, then silence.
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try socket.write([0x10, 0x01])
                     try await socket.awaitClosedByRemote("the over-limit prefix socket")
                 }
@@ -223,16 +220,14 @@ struct TCPNodeTests {
                     // (b') A "4 GiB" prefix 0xFFFFFFFF. The prefix is two bytes, so the
                     // node reads 0xFFFF = 65,535, over this node's 4096 (for a node with
                     // the default max_frame_size see `fourGiBPrefixAtDefaultMaxFrameSize`).
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try socket.write([0xFF, 0xFF, 0xFF, 0xFF])
                     try await socket.awaitClosedByRemote("the 0xFFFFFFFF prefix socket")
                 }
                 group.addTask {
                     // (c) A valid Noise XX message 1, then silence after the node's
                     // message 2: only the node's handshake_timeout_ms ends it.
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try await socket.sendMessage1AndReadMessage2()
                     try await socket.awaitClosedByRemote("the half-handshake socket")
                 }
@@ -251,16 +246,14 @@ struct TCPNodeTests {
         let failures = try await attackWhileServingGoodPeer(tcp: "max_frame_size: 65535") { port in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try socket.write([0xFF, 0xFF, 0xFF, 0xFF])
                     try await socket.awaitClosedByRemote("the silent 0xFFFFFFFF prefix socket")
                 }
                 group.addTask {
                     // The frame completes: its first byte (0xFF, the prefix's third) is no
                     // packet flag.
-                    let socket = try RawTCPSocket(port: port)
-                    defer { socket.close() }
+                    let socket = try RawTCPClient(port: port)
                     try socket.write([0xFF, 0xFF, 0xFF, 0xFF] + [UInt8](repeating: 0x5A, count: 65_533))
                     try await socket.awaitClosedByRemote("the 0xFFFFFFFF prefix socket that sends the whole frame")
                 }
@@ -278,9 +271,8 @@ struct TCPNodeTests {
         let flood = 12
         let failures = try await attackWhileServingGoodPeer(tcp: "max_per_address: \(maxPerAddress)") { port in
             // The good peer's link holds one of the slots for 127.0.0.1.
-            var sockets: [RawTCPSocket] = []
-            defer { for socket in sockets { socket.close() } }
-            for _ in 0..<flood { sockets.append(try RawTCPSocket(port: port)) }
+            var sockets: [RawTCPClient] = []
+            for _ in 0..<flood { sockets.append(try RawTCPClient(port: port)) }
             for (index, socket) in sockets.enumerated() {
                 try await socket.awaitClosedByRemote("flood connection \(index)")
             }
@@ -321,7 +313,7 @@ private func attackWhileServingGoodPeer(
     sourceLocation: SourceLocation = #_sourceLocation,
     attack: @Sendable (Int) async throws -> Void
 ) async throws -> [String: Int] {
-    let port = try unusedLoopbackPort()
+    let port = try freeLoopbackPort()
     let target = try await RunningNode.start(yaml: targetYAML(port: port, tcp: tcp))
     let peer = try await RunningNode.start(yaml: peerYAML(bootstrap: port))
     defer {

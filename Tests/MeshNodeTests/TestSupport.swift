@@ -2,26 +2,8 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
-
-/// A fresh directory under /tmp (short, so a control socket path fits), removed by `cleanUp()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/scmesh-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw MeshError(.invalidArgument, "mkdtemp failed: \(String(cString: strerror(errno)))")
-        }
-        path = String(cString: made)
-    }
-
-    func cleanUp() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
-}
 
 /// A node running in this process on a temporary data directory.
 struct RunningNode {

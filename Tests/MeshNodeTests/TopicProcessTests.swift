@@ -2,6 +2,7 @@ import Foundation
 import MeshCore
 import MeshNode
 import MeshTesting
+import TestSupport
 import Testing
 
 // Issue 14's process test: six `scmesh run` processes in a chain N0–N1–…–N5 over TCP
@@ -27,7 +28,7 @@ struct TopicProcessTests {
         defer { directory.cleanUp() }
         let home = directory.path
         let directories = (0..<Self.count).map { directory.file("node\($0)") }
-        let ports = try (0..<Self.count).map { _ in try unusedLoopbackPort() }
+        let ports = try (0..<Self.count).map { _ in try freeLoopbackPort() }
         func arguments(_ index: Int) -> [String] {
             var arguments = [
                 "run", "--data-dir", directories[index], "--set", "transports.tcp.listen=127.0.0.1:\(ports[index])",

@@ -7,14 +7,14 @@ public struct TimedOut: Error, CustomStringConvertible {
     public var description: String { "timed out waiting for \(what)" }
 }
 
-/// How long ``within(seconds:_:_:)`` and ``eventually(_:seconds:_:)`` wait by default: a
+/// How long ``within(seconds:_:_:)`` and ``eventuallyValue(_:seconds:_:)`` wait by default: a
 /// bound on a hang, not a speed limit. Generous, because `swift test` runs every suite
 /// at once on two cores, where tests that take milliseconds can take tens of seconds.
 public let hangGuardSeconds: Double = 60
 
 /// Polls `check` every 5 ms until it returns a value, for at most `seconds`.
 /// - Throws: ``TimedOut`` naming `what`; what `check` throws.
-public func eventually<T>(
+public func eventuallyValue<T>(
     _ what: String,
     seconds: Double = hangGuardSeconds,
     _ check: () throws -> T?

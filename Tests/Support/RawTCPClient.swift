@@ -94,6 +94,13 @@ public final class RawTCPClient: Sendable {
         return false
     }
 
+    /// Waits until the other end closes the connection (EOF or reset), reading and
+    /// dropping what it sends meanwhile.
+    /// - Throws: ``TimedOut`` naming `what` when it stays open for `seconds`.
+    public func awaitClosedByRemote(_ what: String, seconds: Double = hangGuardSeconds) async throws {
+        guard await closedByServer(seconds: seconds) else { throw TimedOut(what: "the other end to close \(what)") }
+    }
+
     deinit { close(fd) }
 
     private static func failure(_ call: String) -> SystemCallFailed { SystemCallFailed(call) }

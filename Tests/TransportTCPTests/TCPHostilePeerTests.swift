@@ -101,7 +101,7 @@ struct TCPNode {
         let flood = IdleFlood(port: try TCPAddress(address).port, connections: 300)
         flood.start()
         // The flood is on: it filled the budget, was dropped and came back.
-        _ = try await eventually("the flood to be evicted and re-opened", seconds: 30) {
+        _ = try await eventuallyValue("the flood to be evicted and re-opened", seconds: 30) {
             flood.dropped.load(ordering: .relaxed) >= 300 ? true : nil
         }
 

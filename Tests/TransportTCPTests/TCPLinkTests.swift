@@ -203,7 +203,7 @@ struct TCPLinkTests {
         await expectMeshError(.linkClosed) { try await local.send([1]) }
         let end = try await within("the other end to see the end") { try await remote.receive() }
         #expect(end == nil)
-        _ = try await eventually("events to finish") { stopped.events.isFinished ? true : nil }
+        _ = try await eventuallyValue("events to finish") { stopped.events.isFinished ? true : nil }
         #expect(stopped.transport.boundAddresses.isEmpty)
         await stopped.stop()  // idempotent
         await other.stop()

@@ -160,7 +160,7 @@ struct TCPTransportTests {
     @Test func bootstrapEntriesAreReportedAsHints() async throws {
         let entries = ["seed.example.org:7420", "127.0.0.1:7421", "[::1]:7422"]
         let transport = try await Listening.start(.init(listen: [], bootstrap: entries))
-        let hints = try await eventually("three hints") {
+        let hints = try await eventuallyValue("three hints") {
             transport.events.discovered.count == 3 ? transport.events.discovered : nil
         }
         #expect(hints.map(\.address) == entries)
@@ -295,7 +295,7 @@ struct TCPTransportTests {
         var probes: [RawTCPClient] = []
         for _ in 0..<50 where events.inboundLinkCount < 2 {
             probes.append(try RawTCPClient(port: port))
-            _ = try? await eventually("the probe to be admitted", seconds: 0.2) {
+            _ = try? await eventuallyValue("the probe to be admitted", seconds: 0.2) {
                 events.inboundLinkCount == 2 ? true : nil
             }
         }

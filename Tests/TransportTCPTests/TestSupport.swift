@@ -70,7 +70,7 @@ final class EventLog: Sendable {
 
     /// The next inbound link not yet handed to the test, waiting up to 10 s.
     func nextInboundLink() async throws -> any Link {
-        let link: (any Link)? = try await eventually("an inbound link") {
+        let link: (any Link)? = try await eventuallyValue("an inbound link") {
             events.withLock { events -> (any Link)? in
                 let links = events.compactMap { event -> (any Link)? in
                     if case .inboundLink(let link) = event { return link }

@@ -49,7 +49,9 @@ struct PowerTests {
             #expect(PowerProfile(state) == profile, "\(percent) %")
         }
         #expect(PowerProfile(PowerState(batteryPercent: 30, batteryStatus: "Full")) == .maximum)
-        #expect(PowerProfile(PowerState(batteryPercent: 30, batteryStatus: "Discharging", mainsOnline: true)) == .maximum)
+        #expect(
+            PowerProfile(PowerState(batteryPercent: 30, batteryStatus: "Discharging", mainsOnline: true)) == .maximum
+        )
         #expect(PowerProfile.maximum.relayMaxPerHour(configured: 10_000) == (10_000, .config))
         #expect(PowerProfile.minimal.relayMaxPerHour(configured: 10_000) == (60, .profile))
         #expect(PowerProfile.minimal.relayMaxPerHour(configured: 0) == (60, .profile))
@@ -78,7 +80,9 @@ struct PowerTests {
         }
         let unknown = try #require(error("power:\n  poll_secs: 5\n"))
         #expect(
-            unknown.contains("unknown key power.poll_secs (known keys of power: supply_path, poll_seconds, auto_adjust)"),
+            unknown.contains(
+                "unknown key power.poll_secs (known keys of power: supply_path, poll_seconds, auto_adjust)"
+            ),
             "\(unknown)"
         )
         let bad = try #require(error("power:\n  poll_seconds: 0\n"))
@@ -153,7 +157,9 @@ struct PowerTests {
 /// `scmesh power --json` on a real `scmesh run` process reading a fake power_supply tree.
 @Suite("scmesh power on a node process")
 struct PowerProcessTests {
-    @Test("scmesh power --json says state, profile and sources; a battery change reaches the relay budget within a poll")
+    @Test(
+        "scmesh power --json says state, profile and sources; a battery change reaches the relay budget within a poll"
+    )
     func powerCommand() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
@@ -177,7 +183,9 @@ struct PowerProcessTests {
         )
         defer { stopProcess(node) }
         let client = ControlClient(dataDirectory: data)
-        try await eventually("the node answers on its control socket", attempts: 1500) { try await client.call(.status).ok }
+        try await eventually("the node answers on its control socket", attempts: 1500) {
+            try await client.call(.status).ok
+        }
 
         let first = try await runScmesh(["power", "--data-dir", data, "--json"], home: directory.path)
         #expect(first.status == 0, "\(first.standardError)")

@@ -41,7 +41,12 @@ public final class PowerMonitor: Service, Sendable {
     }
 
     /// A monitor over a router's relay budget.
-    public convenience init(settings: NodeConfiguration.PowerSettings, router: Router, clock: any MeshClock, logger: Logger) {
+    public convenience init(
+        settings: NodeConfiguration.PowerSettings,
+        router: Router,
+        clock: any MeshClock,
+        logger: Logger
+    ) {
         self.init(
             settings: settings,
             configuredMaxPerHour: router.relayLimits().maxPerHour,
@@ -81,10 +86,11 @@ public final class PowerMonitor: Service, Sendable {
             )
         }
         let current = currentMaxPerHour()
+        // The value in force is the profile's (or the config's) unless `scmesh settings`
+        // changed it since.
+        let expected = target ?? configuredMaxPerHour
         let source: PowerReply.Source =
-            if let target, current == target { planned.source } else if target == nil && current == configuredMaxPerHour {
-                .config
-            } else { .settings }
+            current != expected ? .settings : target == nil ? .config : planned.source
         return PowerReply(
             supplyPath: settings.supplyPath,
             autoAdjust: settings.autoAdjust,

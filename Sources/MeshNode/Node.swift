@@ -102,6 +102,8 @@ public final class Node: Sendable {
     public let contactFilter: ContactFilter
     /// Keeps the address ledger and redials known peers at start.
     public let ledgerService: AddressLedgerService
+    /// Reads the power state and applies its profile (`power:`).
+    public let powerMonitor: PowerMonitor
     /// The transports the node runs, with their priorities.
     public let transports: [(transport: any Transport, priority: Int)]
     /// The transports as the router gets them: wrapped to report failed dials to the
@@ -142,7 +144,7 @@ public final class Node: Sendable {
             sink: contactFilter,
             queue: store.outbox,
             clock: NodeClock(),
-            battery: PowerSupplyGauge(),
+            battery: PowerSupplyGauge(directory: configuration.power.supplyPath),
             topics: configuration.topics.topicConfiguration,
             topicStore: store.topics,
             floodSeen: store.floodSeen,
@@ -161,6 +163,7 @@ public final class Node: Sendable {
             reports: reports,
             logger: logger
         )
+        powerMonitor = PowerMonitor(settings: configuration.power, router: router, clock: NodeClock(), logger: logger)
         let handler = ControlHandler(
             router: router,
             store: store,
@@ -171,7 +174,8 @@ public final class Node: Sendable {
             transports: transports.map(\.transport),
             controlCounters: ControlServer.Counters(),
             httpEndpoint: httpEndpoint,
-            inviter: identity.signingIdentity
+            inviter: identity.signingIdentity,
+            powerMonitor: powerMonitor
         )
         commands = handler
         controlServer = ControlServer(
@@ -193,7 +197,7 @@ public final class Node: Sendable {
                 interval: .seconds(configuration.store.maintenanceIntervalSeconds),
                 logger: logger
             ),
-            RouterService(router: router, transports: routedTransports), ledgerService, controlServer,
+            RouterService(router: router, transports: routedTransports), ledgerService, powerMonitor, controlServer,
         ]
     }
 

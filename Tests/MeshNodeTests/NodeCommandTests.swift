@@ -19,7 +19,7 @@ struct NodeCommandTests {
 
     @Test("every command word decodes to the command of that name and encodes back to it")
     func everyWord() throws {
-        #expect(NodeCommand.names.count == 21)
+        #expect(NodeCommand.names.count == 22)
         for name in NodeCommand.names {
             let command = try Self.decode(#"{"cmd":"\#(name)"}"#)
             #expect(command.name == name)

@@ -74,7 +74,13 @@ struct StatusTextTests {
         try process.run()
         defer { stopProcess(process) }
         let client = ControlClient(dataDirectory: data)
-        try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
+        // The control socket answers before the router has started its transports: wait
+        // for TCP to report its address too.
+        try await eventually("the node answers with its TCP transport listening", attempts: 1500) {
+            try await client.call(.status).decode(StatusReply.self).transports.contains {
+                $0.name == "tcp" && !$0.addresses.isEmpty
+            }
+        }
 
         // --json: the TCP transport's real address (port 0 in the config).
         let json = try await client.call(.status).decode(StatusReply.self)

@@ -1,11 +1,11 @@
 import Yams
 
-/// The node's own part of a config document: `node:`, `store:` and `http:`. `transports:` is read through
+/// The node's own part of a config document: `node:`, `store:`, `topics:`, `http:` and `power:`. `transports:` is read through
 /// the registry (``ConfigLoader/decodeTransports()``); every other top-level key is the
 /// router's (`RouterConfiguration`).
 struct ConfigDocument: Decodable {
     /// The top-level keys that are not the router's.
-    static let nodeKeys: Set<String> = ["node", "store", "topics", "http", "transports"]
+    static let nodeKeys: Set<String> = ["node", "store", "topics", "http", "power", "transports"]
 
     /// Keys that moved, old dotted name → new one, so an old config gets a hint rather
     /// than a bare "unknown key".
@@ -17,9 +17,10 @@ struct ConfigDocument: Decodable {
     var store: NodeConfiguration.StoreSettings
     var topics: NodeConfiguration.TopicSettings
     var http: NodeConfiguration.HTTPSettings
+    var power: NodeConfiguration.PowerSettings
 
     enum CodingKeys: String, CodingKey {
-        case node, store, topics, http
+        case node, store, topics, http, power
     }
 
     init(from decoder: any Decoder) throws {
@@ -28,6 +29,7 @@ struct ConfigDocument: Decodable {
         store = try container.decode(NodeConfiguration.StoreSettings.self, forKey: .store)
         topics = try container.decode(NodeConfiguration.TopicSettings.self, forKey: .topics)
         http = try container.decode(NodeConfiguration.HTTPSettings.self, forKey: .http)
+        power = try container.decode(NodeConfiguration.PowerSettings.self, forKey: .power)
     }
 }
 

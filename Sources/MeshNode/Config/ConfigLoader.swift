@@ -160,6 +160,7 @@ extension NodeConfiguration {
             (YAMLNode("node"), try ConfigTree.encode(node)), (YAMLNode("store"), try ConfigTree.encode(store)),
             (YAMLNode("topics"), try ConfigTree.encode(topics)),
             (YAMLNode("http"), try ConfigTree.encode(http)),
+            (YAMLNode("power"), try ConfigTree.encode(power)),
         ]
         for (key, value) in router {
             pairs.append((key, value))
@@ -325,6 +326,7 @@ struct ConfigLoader {
             configuration.store = document.store
             configuration.topics = document.topics
             configuration.http = document.http
+            configuration.power = document.power
             configuration.routerConfiguration = try YAMLDecoder().decode(
                 RouterConfiguration.self,
                 from: Self.without(ConfigDocument.nodeKeys, in: tree)

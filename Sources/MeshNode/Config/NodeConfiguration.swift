@@ -130,6 +130,8 @@ public struct NodeConfiguration: Sendable {
     public var topics = TopicSettings()
     /// `http:` — the local HTTP API (off unless the config turns it on).
     public var http = HTTPSettings()
+    /// `power:` — the power state's source and the power profile's switch.
+    public var power = PowerSettings()
     /// `transports:`, keyed by transport name. Every registered transport has a
     /// section (disabled unless the config enables it).
     public var transports: [String: TransportSettings]

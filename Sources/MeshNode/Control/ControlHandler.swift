@@ -14,7 +14,7 @@ import TransportMDNS
 ///
 /// One file per group of commands: this one dispatches and answers `status`, `peers`,
 /// `routes`, `inbox` and `settings`; `+Send`, `+History` (history, trace, outbox),
-/// `+Contacts`, `+Topics` and `+Invite` (invite, join) the rest.
+/// `+Contacts`, `+Topics`, `+Invite` (invite, join) and `+Power` the rest.
 package struct ControlHandler: Sendable {
     let router: Router
     let store: MeshStore
@@ -30,6 +30,8 @@ package struct ControlHandler: Sendable {
     var httpEndpoint = HTTPEndpoint()
     /// The key that signs `invite`'s invitations (nil: the node cannot invite).
     var inviter: NodeIdentity? = nil
+    /// The power state and profile (`power`); nil: the node has none.
+    var powerMonitor: PowerMonitor? = nil
 
     var inbox: StoreInbox { store.inbox }
 
@@ -87,6 +89,7 @@ package struct ControlHandler: Sendable {
         case .settings(let request): try ControlJSON.success(await settings(request))
         case .invite(let expiresSeconds): try ControlJSON.success(await invite(expiresSeconds: expiresSeconds))
         case .join(let request): try ControlJSON.success(await join(request))
+        case .power: try ControlJSON.success(try power())
         }
     }
 

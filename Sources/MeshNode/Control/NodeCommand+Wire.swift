@@ -52,6 +52,7 @@ extension NodeCommand {
             )
         case "invite": self = .invite(expiresSeconds: request.expiresSeconds)
         case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
+        case "power": self = .power
         default:
             throw MeshError(
                 .controlRequestFailed,
@@ -64,7 +65,7 @@ extension NodeCommand {
     public var wire: ControlRequest {
         var request = ControlRequest(cmd: name)
         switch self {
-        case .status, .peers, .routes, .topics:
+        case .status, .peers, .routes, .topics, .power:
             break
         case .send(let send):
             request.peer = send.peer

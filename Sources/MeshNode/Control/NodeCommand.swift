@@ -45,6 +45,8 @@ public enum NodeCommand: Sendable, Hashable {
     case invite(expiresSeconds: Double?)
     /// `join`: accepts another node's invitation (``JoinReply``).
     case join(JoinRequest)
+    /// `power`: the power state, its profile and the values in effect (``PowerReply``).
+    case power
 
     /// The command's word on the control socket (`"status"`, `"contacts_add"`, …).
     public var name: String {
@@ -65,6 +67,7 @@ public enum NodeCommand: Sendable, Hashable {
         case .settings: "settings"
         case .invite: "invite"
         case .join: "join"
+        case .power: "power"
         }
     }
 
@@ -74,7 +77,7 @@ public enum NodeCommand: Sendable, Hashable {
         "contacts_remove",
         "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
         "settings",
-        "invite", "join",
+        "invite", "join", "power",
     ]
 }
 

@@ -1,0 +1,40 @@
+/// The reply to `power`: the power state as last read, the profile it maps to, and
+/// the values in effect with where each comes from.
+public struct PowerReply: Codable, Sendable, Hashable {
+    /// Where an effective value comes from.
+    public enum Source: String, Codable, Sendable, Hashable {
+        /// The power profile's value.
+        case profile
+        /// The config file's value (the profile does not lower it, or `power.auto_adjust` is off).
+        case config
+        /// Set at run time with `scmesh settings` since the profile last changed.
+        case settings
+    }
+
+    /// The values a profile can set.
+    public struct Values: Codable, Sendable, Hashable {
+        /// Messages relayed for others per hour at most (0 = no limit).
+        public var relayMaxPerHour: Int
+    }
+
+    /// Where each of ``Values`` comes from.
+    public struct Sources: Codable, Sendable, Hashable {
+        /// Where ``Values/relayMaxPerHour`` comes from.
+        public var relayMaxPerHour: Source
+    }
+
+    /// The power_supply tree read (`power.supply_path`).
+    public var supplyPath: String
+    /// Whether the node applies the profile (`power.auto_adjust`).
+    public var autoAdjust: Bool
+    /// Seconds between reads (`power.poll_seconds`).
+    public var pollSeconds: Double
+    /// The power state.
+    public var state: PowerState
+    /// The profile the state maps to.
+    public var profile: PowerProfile
+    /// The values in effect.
+    public var effective: Values
+    /// Where each effective value comes from.
+    public var sources: Sources
+}

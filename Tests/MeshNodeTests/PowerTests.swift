@@ -4,6 +4,7 @@ import MeshCore
 import MeshNode
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// Issue 46's first slice: the power state read from a fake power_supply tree, its

@@ -138,7 +138,7 @@ enum SimBench {
         )
         print(
             "\(label) delivery \(fmt(report.deliveryPercent)) % (\(report.delivered) of \(report.sent) with a signed receipt; "
-                + "held \(report.held), lost \(report.lost), duplicates \(report.duplicates + report.duplicatesAfterRestart))"
+                + "arrived \(report.arrived), held \(report.held), lost \(report.lost), duplicates \(report.duplicates + report.duplicatesAfterRestart))"
         )
         let optimal =
             report.steadyDelivered == 0 ? 0 : Double(report.steadyOptimalHops) / Double(report.steadyDelivered)

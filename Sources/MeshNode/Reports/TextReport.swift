@@ -53,10 +53,10 @@ public enum TextReport {
     /// An announcement sequence as a reader can take it in. A node starts its
     /// sequences from the wall clock (milliseconds shifted left by 20 bits), so such
     /// a sequence reads as the time the node started announcing and the count since:
-    /// `2026-11-28T19:32:34Z #1`; a small one stays a number.
+    /// an ISO 8601 start time, then `#` and the count; a small one stays a number.
     package static func sequence(_ value: UInt64) -> String {
         let milliseconds = value >> 20
-        // 2001-09-09 to 2286-11-20: a clock-based sequence, not a counter.
+        // Thirteen decimal digits of milliseconds: a clock-based sequence, not a counter.
         guard (1_000_000_000_000...9_999_999_999_999).contains(milliseconds) else { return String(value) }
         let started = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         return "\(ISO8601DateFormatter().string(from: started)) #\(value & 0xFFFFF)"

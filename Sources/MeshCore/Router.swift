@@ -32,19 +32,19 @@ public final class Router: Service, Sendable {
     /// links are slowed down rather than messages dropped.
     public let incoming: BoundedChannel<InboundMessage>
 
-    private let links: LinkManager
-    private let delivery: DeliveryPipeline
-    private let announcer: Announcer
-    private let routeTable: RouteTable
-    private let relay: RelaySwitch
+    let links: LinkManager
+    let delivery: DeliveryPipeline
+    let announcer: Announcer
+    let routeTable: RouteTable
+    let relay: RelaySwitch
     /// Topic publish/subscribe (`Topics/`, used by `Router+Topics.swift`).
     let gossip: GossipRouter
-    private let table: LinkTable
-    private let paths: PathTracker
-    private let policy: any RoutingPolicy
-    private let bus = EventBus()
-    private let counters = StatsRecorder()
-    private let clock: any MeshClock
+    let table: LinkTable
+    let paths: PathTracker
+    let policy: any RoutingPolicy
+    let bus = EventBus()
+    let counters = StatsRecorder()
+    let clock: any MeshClock
 
     /// Creates a router.
     /// - Parameters:
@@ -359,141 +359,5 @@ public final class Router: Service, Sendable {
             )
         }
         return id
-    }
-
-    /// What the outbound queue knows of a message this node sent.
-    public func status(of message: MessageID) async -> OutboundRecord? {
-        await delivery.queue.record(message)
-    }
-
-    /// Waits until a message this node sent reaches `target` (or a later status:
-    /// queued < sent < delivered; failed and expired end every wait).
-    /// - Parameters:
-    ///   - message: the message's ID.
-    ///   - target: ``MessageStatus/sent`` or ``MessageStatus/delivered``.
-    ///   - timeout: how long to wait; nil waits until the task is cancelled.
-    /// - Returns: the message's record when it got there.
-    /// - Throws: ``MeshError`` `.unknownMessage`, `.timedOut` (the message is still on
-    ///   its way: it stays queued), or `CancellationError`.
-    public func waitForStatus(
-        of message: MessageID,
-        until target: MessageStatus,
-        timeout: Duration? = nil
-    ) async throws -> OutboundRecord {
-        let deadline = timeout.map { clock.now + $0 }
-        while true {
-            let token = delivery.waiters.register(message)
-            guard let record = await delivery.queue.record(message) else {
-                delivery.waiters.remove(token)
-                throw MeshError(
-                    .unknownMessage,
-                    "no message \(message.hex) was sent from this node (or its record was forgotten)"
-                )
-            }
-            if record.hasReached(target) {
-                delivery.waiters.remove(token)
-                return record
-            }
-            try Task.checkCancellation()
-            if let deadline, clock.now >= deadline {
-                delivery.waiters.remove(token)
-                let why = record.reason.map { "; last attempt: \($0)" } ?? ""
-                throw MeshError(
-                    .timedOut,
-                    "message \(message.hex) is still \(record.status) after \(timeout.map { "\($0)" } ?? "")\(why); it stays queued and goes out when a route appears"
-                )
-            }
-            await delivery.waiters.wait(token, until: deadline, clock: clock)
-        }
-    }
-
-    // MARK: Observing
-
-    /// A new stream of router events. Each subscriber gets its own stream; a slow one
-    /// loses its oldest events (never slows the router).
-    public func events() async -> AsyncStream<RouterEvent> {
-        bus.subscribe()
-    }
-
-    /// The router's counters.
-    public func stats() async -> RouterStats { counters.snapshot(open: table.all) }
-
-    /// Every peer with a live link, with its links best first.
-    public func peers() async -> [PeerSnapshot] {
-        table.peers.map { peer in
-            let live = table.sessions(to: peer)
-            let order = policy.rank(live.map(\.candidate), payloadSize: 0).map(\.linkID)
-            let snapshots = order.compactMap { id in live.first { $0.id == id }?.snapshot }
-            return PeerSnapshot(
-                peer: peer,
-                links: snapshots,
-                activeTransport: paths.activeTransport(to: peer),
-                wireVersion: snapshots.first?.wireVersion ?? Int(Frame.version),
-                capabilities: snapshots.first?.capabilities ?? []
-            )
-        }
-    }
-
-    /// Every configured transport and its state.
-    public func transportStatus() async -> [TransportStatus] {
-        await links.transportStatus
-    }
-
-    /// What this router holds about `target`'s routes and its asks for one, in one line
-    /// (the simulator explains held messages with it); `name` names peers.
-    package func routeDiagnosis(for target: PeerID, name: @Sendable (PeerID) -> String) -> String {
-        announcer.routeDiagnosis(for: target, name: name)
-    }
-
-    /// Every destination this node can reach now: direct links (1 hop) and routes
-    /// learned from announcements (next hop, hops, age, transport), by destination.
-    public func routes() async -> [RouteSnapshot] {
-        let policy = self.policy
-        return routeTable.snapshot(now: clock.now) { sessions in
-            let order = policy.rank(sessions.map(\.candidate), payloadSize: 0)
-            return order.first.flatMap { best in sessions.first { $0.id == best.linkID } }
-        }
-    }
-
-    /// Whether this node relays, sends and receives (`relay.enabled`).
-    public var relayEnabled: Bool { relay.isEnabled }
-
-    /// Switches relaying (and with it sending and receiving: relay = messaging) on or
-    /// off while the router runs. Off: sends throw `.relayDisabled`, every DATA frame
-    /// is refused (senders keep their messages queued) and this node stops
-    /// announcing. On again: the node announces itself and its routes, and waiting
-    /// messages flow.
-    public func setRelayEnabled(_ enabled: Bool) {
-        let was = relay.set(enabled)
-        if enabled && !was { announcer.relayResumed() }
-        if enabled != was { gossip.relaySwitched() }
-    }
-
-    /// The relay's budgets now in force.
-    public func relayLimits() -> RelayLimits {
-        delivery.relayBudget.limits
-    }
-
-    /// Changes the relay's budgets at run time (the HTTP API's settings); what was spent
-    /// this hour stays spent.
-    public func setRelayLimits(_ limits: RelayLimits) {
-        delivery.relayBudget.set(limits)
-    }
-
-    /// Asks the router to keep a link to `hint` (as if discovery had reported it).
-    /// - Parameter maxFailures: give up after this many failed dials in a row (for
-    ///   addresses someone else gave: an invitation, the address ledger); nil dials
-    ///   until the hint is lost.
-    public func connect(to hint: PeerHint, maxFailures: Int? = nil) async {
-        await links.connect(to: hint, maxFailures: maxFailures)
-    }
-
-    /// Failed dials in a row after which an address someone else gave (an invitation,
-    /// an address record, the address ledger) is dropped.
-    public static let requestedDialFailureLimit = 8
-
-    /// Stops dialling the hints that name `peer` (a removed contact).
-    public func forget(peer: PeerID) async {
-        await links.forget(peer: peer)
     }
 }

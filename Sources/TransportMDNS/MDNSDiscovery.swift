@@ -26,30 +26,30 @@ enum MDNSDiscoveryEvent: Sendable, Equatable {
 actor MDNSDiscovery {
     /// Discovery events; one consumer; finishes when ``run()`` returns.
     nonisolated let events: AsyncStream<MDNSDiscoveryEvent>
-    private let continuation: AsyncStream<MDNSDiscoveryEvent>.Continuation
+    let continuation: AsyncStream<MDNSDiscoveryEvent>.Continuation
     /// What to publish and browse; ``republish(_:txt:serviceName:version:)`` changes what is published.
-    private var options: MDNSDiscoveryOptions
-    private let logger: Logger
+    var options: MDNSDiscoveryOptions
+    let logger: Logger
     /// Lines other hosts on the network can cause (name collisions): rate-limited.
-    private let remoteCaused: LogLimiter
-    private let session: AvahiSession
+    let remoteCaused: LogLimiter
+    let session: AvahiSession
 
-    private enum Phase { case idle, running, stopped }
-    private var phase = Phase.idle
+    enum Phase { case idle, running, stopped }
+    var phase = Phase.idle
     /// Asks ``run()`` to make a new client after ``MDNSDiscoveryOptions/retryInterval``.
-    private let retries: AsyncStream<Void>
-    private let retrySink: AsyncStream<Void>.Continuation
+    let retries: AsyncStream<Void>
+    let retrySink: AsyncStream<Void>.Continuation
     /// The name we publish under now (changes on collisions).
     private(set) var currentName: String
     /// Our group was committed for the current client.
-    private var publishedForClient = false
-    private var browsing = false
+    var publishedForClient = false
+    var browsing = false
     /// The version of the last ``republish(_:txt:serviceName:version:)`` applied.
-    private var republishVersion = 0
-    private var daemonAvailable = false
+    var republishVersion = 0
+    var daemonAvailable = false
     /// Whether "waiting for the daemon" was logged since it was last available.
-    private var reportedUnavailable = false
-    private var known: [AvahiServiceKey: MDNSService] = [:]
+    var reportedUnavailable = false
+    var known: [AvahiServiceKey: MDNSService] = [:]
 
     /// Creates a stopped discovery.
     /// - Throws: ``MeshError`` `.transportUnavailable` when Avahi cannot make its poll.
@@ -363,43 +363,6 @@ actor MDNSDiscovery {
         guard !options.interfaces.isEmpty else { return true }
         guard let name = AvahiNames.interfaceName(key.interface) else { return false }
         return options.interfaces.contains(name)
-    }
-
-    // MARK: Daemon loss and recovery
-
-    private func markDaemonGone() {
-        publishedForClient = false
-        browsing = false
-        if daemonAvailable {
-            daemonAvailable = false
-            continuation.yield(.daemon(available: false))
-        }
-        for (_, service) in known.sorted(by: { $0.key.name < $1.key.name }) {
-            continuation.yield(.lost(service))
-        }
-        known.removeAll()
-    }
-
-    /// One log line per outage.
-    private func reportUnavailable(_ why: String) {
-        guard !reportedUnavailable else { return }
-        reportedUnavailable = true
-        logger.warning("mDNS: \(why); waiting for it, other transports are unaffected")
-    }
-
-    /// Replaces the failed client by a new no-fail one, which waits for the daemon.
-    private func reconnect() {
-        guard phase == .running else { return }
-        do {
-            try session.connect()
-        } catch {
-            logger.debug("mDNS: cannot make an Avahi client yet (\(error)); retrying")
-            scheduleReconnect()
-        }
-    }
-
-    private func scheduleReconnect() {
-        retrySink.yield()
     }
 }
 

@@ -387,19 +387,3 @@ final class Announcer: Sendable {
         logger.trace("announcement of \(frame.origin) from \(session.remote) rejected (\(reason)): \(detail)")
     }
 }
-
-/// The `relay.enabled` switch, flipped at run time by ``Router/setRelayEnabled(_:)``.
-final class RelaySwitch: Sendable {
-    private let enabled: Atomic<Bool>
-
-    init(_ enabled: Bool) {
-        self.enabled = Atomic(enabled)
-    }
-
-    var isEnabled: Bool { enabled.load(ordering: .relaxed) }
-
-    /// Sets the switch; returns the previous value.
-    func set(_ value: Bool) -> Bool {
-        enabled.exchange(value, ordering: .relaxed)
-    }
-}

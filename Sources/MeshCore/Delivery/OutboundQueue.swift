@@ -148,13 +148,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
                 !state.claimed.contains(id)
             else { return nil }
             if let expiresAt = entry.expiresAt, expiresAt <= now {
-                Self.finish(
-                    &state,
-                    id,
-                    status: .expired,
-                    reason: "its expiry passed before it could be delivered",
-                    limit: historyLimit
-                )
+                Self.expire(&state, id, limit: historyLimit)
                 return nil
             }
             state.claimed.insert(id)
@@ -178,13 +172,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             var ids: [MessageID] = []
             for (id, entry) in candidates {
                 if let expiresAt = entry.expiresAt, expiresAt <= now {
-                    Self.finish(
-                        &state,
-                        id,
-                        status: .expired,
-                        reason: "its expiry passed before it could be delivered",
-                        limit: historyLimit
-                    )
+                    Self.expire(&state, id, limit: historyLimit)
                 } else {
                     ids.append(id)
                 }
@@ -200,13 +188,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             for (id, entry) in state.messages
             where entry.message.destination == destination && state.records[id]?.status == .queued {
                 if let expiresAt = entry.expiresAt, expiresAt <= now, !state.claimed.contains(id) {
-                    Self.finish(
-                        &state,
-                        id,
-                        status: .expired,
-                        reason: "its expiry passed before it could be delivered",
-                        limit: historyLimit
-                    )
+                    Self.expire(&state, id, limit: historyLimit)
                 } else {
                     holds = true
                 }
@@ -229,6 +211,11 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             guard status.isFinal else { return }
             Self.remember(&state, id, limit: historyLimit)
         }
+    }
+
+    /// Ends a message whose expiry passed before it was delivered.
+    private static func expire(_ state: inout State, _ id: MessageID, limit: Int) {
+        finish(&state, id, status: .expired, reason: "its expiry passed before it could be delivered", limit: limit)
     }
 
     private static func finish(_ state: inout State, _ id: MessageID, status: MessageStatus, reason: String, limit: Int)

@@ -67,7 +67,7 @@ struct LedgerNodeTests {
             .decode(SendReply.self)
         #expect(waiting.status == .queued)
         bob = try await RunningNode.start(yaml: Self.tcpYAML(listen: portBob), directory: bobDirectory)
-        try await eventually("the queued message reaches bob", attempts: 1_500) {
+        try await eventually("the queued message reaches bob", attempts: 6_000) {
             try await bob.client.call(.inbox(InboxRequest())).decode(InboxReply.self).messages.compactMap(\.text)
                 == ["found you again", "while you were away"]
         }

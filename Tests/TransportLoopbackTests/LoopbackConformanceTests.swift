@@ -6,11 +6,19 @@ import TransportLoopback
 
 @Suite struct LoopbackConformanceTests {
     @Test func loopbackPassesTheConformanceSuite() async throws {
-        try await TransportConformance.run(.loopback())
+        try await TransportConformance.run(Self.underLoad(.loopback()))
     }
 
     @Test func loopbackWithTinyMTUPassesTheConformanceSuite() async throws {
-        try await TransportConformance.run(.loopback(configuration: .init(mtu: 23)))
+        try await TransportConformance.run(Self.underLoad(.loopback(configuration: .init(mtu: 23))))
+    }
+
+    /// `harness` with a hang guard of two minutes: a check takes well under a second
+    /// alone, but `swift test` runs every suite at once on two cores.
+    static func underLoad(_ harness: TransportConformance.Harness) -> TransportConformance.Harness {
+        var harness = harness
+        harness.checkTimeout = .seconds(120)
+        return harness
     }
 
     /// The suite must be able to fail: a transport that ignores back-pressure and

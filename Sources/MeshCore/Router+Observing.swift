@@ -75,7 +75,8 @@ extension Router {
     }
 
     /// Asks the router to keep a link to `hint` (as if discovery had reported it).
-    /// - Parameter maxFailures: give up after this many failed dials in a row (for
+    /// - Parameter maxFailures: give up after this many failed dials in a row, spanning
+    ///   at least ``requestedDialPersistence`` (for
     ///   addresses someone else gave: an invitation, the address ledger); nil dials
     ///   until the hint is lost.
     public func connect(to hint: PeerHint, maxFailures: Int? = nil) async {
@@ -83,8 +84,14 @@ extension Router {
     }
 
     /// Failed dials in a row after which an address someone else gave (an invitation,
-    /// an address record, the address ledger) is dropped.
+    /// an address record, the address ledger) is dropped, once they also span
+    /// ``requestedDialPersistence``.
     public static let requestedDialFailureLimit = 8
+
+    /// How long an address someone else gave keeps being dialled while it fails: a
+    /// known peer that restarts or loses power for a few minutes is found again
+    /// without waiting for its own dial.
+    public static let requestedDialPersistence = Duration.seconds(600)
 
     /// Stops dialling the hints that name `peer` (a removed contact).
     public func forget(peer: PeerID) async {

@@ -43,8 +43,9 @@ actor LinkManager {
     private var hints: [HintKey: PeerHint] = [:]
     private var hintPeers: [HintKey: PeerID] = [:]
     /// Hints dialled on request (an invitation, an address record, the ledger): each
-    /// is dropped after this many failed dials in a row, so an address given by
-    /// someone else is never dialled for ever.
+    /// is dropped after this many failed dials in a row spanning at least
+    /// ``Router/requestedDialPersistence``, so an address given by someone else is
+    /// never dialled for ever.
     private var dialFailureLimits: [HintKey: Int] = [:]
     private var dialing: Set<HintKey> = []
     /// Links in their handshake; inbound ones also in arrival order (for eviction).
@@ -308,6 +309,7 @@ actor LinkManager {
         defer { dialing.remove(key) }
         var attempt = 0
         var failures = 0
+        var failingSince: ContinuousClock.Instant?
         if let known = hints[key]?.peerID, localPeerID > known {
             // Both ends discovered each other: let the lower peer ID dial first, so
             // that usually one link, not two, comes up.
@@ -334,6 +336,7 @@ actor LinkManager {
                     hintPeers[key] = peer
                     attempt = 0
                     failures = 0
+                    failingSince = nil
                 } else {
                     attempt += 1
                     failures += 1
@@ -343,7 +346,10 @@ actor LinkManager {
                 attempt += 1
                 failures += 1
             }
-            if let limit = dialFailureLimits[key], failures >= limit, hints[key] == hint {
+            if failures == 1 { failingSince = clock.now }
+            if let limit = dialFailureLimits[key], failures >= limit, hints[key] == hint,
+                let failingSince, failingSince.duration(to: clock.now) >= Router.requestedDialPersistence
+            {
                 logger.info("giving up on \(hint) after \(failures) failed dials in a row")
                 handle(.peerLost(hint), transport: key.transport)
                 return

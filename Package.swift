@@ -138,6 +138,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             // Embedded in the code (PackageResources), not a bundle beside the binary: an
             // installed `scmesh` is one file (README: Running as a service).

@@ -11,7 +11,8 @@ import UnixSignals
 /// address ledger), applies a discovery mode saved at run time (``SavedDiscoveryMode``),
 /// makes every
 /// enabled transport through the registry, and wires the router, the store and the
-/// control socket. Nothing starts until ``Node/run()``.
+/// control socket. Nothing starts until ``Node/run()``. `eventCapacity` events are held
+/// for resuming the event stream (`scmesh events`, `GET /api/v1/events`).
 ///
 /// ```swift
 /// let config = try NodeConfiguration.load(file: nil)
@@ -25,7 +26,8 @@ public func buildNode(
     dataDirectory: String,
     logger: Logger = Logger(label: "scmesh"),
     registry: TransportRegistry = .current,
-    identity: LocalIdentity? = nil
+    identity: LocalIdentity? = nil,
+    eventCapacity: Int = 4096
 ) throws -> Node {
     // Before any file is created in it: a path too long for the control socket is
     // refused, and a directory open to others is closed first.
@@ -67,6 +69,7 @@ public func buildNode(
         identity: identity,
         store: store,
         transports: transports,
+        events: EventLog(capacity: eventCapacity),
         logger: logger
     )
 }
@@ -104,6 +107,8 @@ public final class Node: Sendable {
     public let ledgerService: AddressLedgerService
     /// Reads the power state and applies its profile (`power:`).
     public let powerMonitor: PowerMonitor
+    /// The router's recent events, numbered (`scmesh events`, the HTTP event stream).
+    package let events: EventLog
     /// The transports the node runs, with their priorities.
     public let transports: [(transport: any Transport, priority: Int)]
     /// The transports as the router gets them: wrapped to report failed dials to the
@@ -123,9 +128,11 @@ public final class Node: Sendable {
         identity: LocalIdentity,
         store: MeshStore,
         transports: [(transport: any Transport, priority: Int)],
+        events: EventLog,
         logger: Logger
     ) {
         self.configuration = configuration
+        self.events = events
         self.dataDirectory = dataDirectory
         self.identity = identity
         self.store = store
@@ -135,7 +142,11 @@ public final class Node: Sendable {
         // Announcement sequences start from the wall clock: a restarted node's routes
         // are newer than those it announced before (docs/PROTOCOL.md §A.5).
         routerConfiguration.routing.firstSequence = Self.firstAnnounceSequence(now: Date())
-        contactFilter = ContactFilter(inbox: store.inbox, contacts: store.contacts)
+        contactFilter = ContactFilter(
+            inbox: store.inbox,
+            contacts: store.contacts,
+            notifier: Notifier(settings: configuration.notify, logger: logger)
+        )
         router = Router(
             security: identity.security,
             configuration: routerConfiguration,
@@ -175,7 +186,8 @@ public final class Node: Sendable {
             controlCounters: ControlServer.Counters(),
             httpEndpoint: httpEndpoint,
             inviter: identity.signingIdentity,
-            powerMonitor: powerMonitor
+            powerMonitor: powerMonitor,
+            events: events
         )
         commands = handler
         controlServer = ControlServer(
@@ -234,6 +246,10 @@ public final class Node: Sendable {
             )
         )
         defer { try? store.close() }
+        // Subscribed before the router starts, so the log has every event from the first.
+        let stream = await router.events()
+        let recording = Task { [events] in await events.record(stream) }
+        defer { recording.cancel() }
         try await group.run()
         logger.info("node \(peerID.short) stopped")
     }

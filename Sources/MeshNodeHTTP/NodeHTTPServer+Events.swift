@@ -64,7 +64,7 @@ extension NodeHTTPServer {
                         text += "event: gap\ndata: {\"missed\":\(missed)}\n\n"
                     }
                     for entry in batch {
-                        let data = try encoder.encode(StreamedEvent(entry))
+                        let data = try encoder.encode(NodeEvent(entry))
                         text += "id: \(entry.id)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
                         last = entry.id
                     }
@@ -79,30 +79,5 @@ extension NodeHTTPServer {
                 try await writer.finish(nil)
             }
         )
-    }
-}
-
-/// One event as the stream and the dashboard see it: the router event's fields plus
-/// its `id` and `time`.
-struct StreamedEvent: Encodable {
-    var id: Int
-    var time: Date
-    var event: RouterEvent
-
-    init(_ entry: EventLog.Entry) {
-        id = entry.id
-        time = entry.time
-        event = entry.event
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, time
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        try event.encode(to: encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(time, forKey: .time)
     }
 }

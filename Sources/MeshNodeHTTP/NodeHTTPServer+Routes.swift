@@ -105,6 +105,14 @@ extension NodeHTTPServer {
                 await self.commands.contacts(.unblock(peer: try context.parameters.require("name")))
             )
         }
+        api.put("contacts/{name}/muted") { request, context in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.contacts(.mute(peer: try context.parameters.require("name"))))
+        }
+        api.delete("contacts/{name}/muted") { request, context in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.contacts(.unmute(peer: try context.parameters.require("name"))))
+        }
         api.put("contacts-allow-only") { request, context in
             _ = try QueryParameters(request, known: [])
             let body = try await Self.jsonObject(request, context: context, allowed: ["on"], required: ["on"])

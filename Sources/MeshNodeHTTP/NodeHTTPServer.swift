@@ -24,11 +24,10 @@ import ServiceLifecycle
 public final class NodeHTTPServer: Service, Sendable {
     let node: Node
     let token: String
-    let events: EventLog
+    var events: EventLog { node.events }
     let sessions: DashboardSessions
     let metrics = MetricsExporter()
     let logger: Logger
-    private let routerEvents: AsyncStream<RouterEvent>
     /// The most one read of a connection takes (``LargeReadChannel``). It also bounds
     /// what a connection that sends faster than its handler reads holds in buffered
     /// reads before backpressure stops reading it (as many as the channel's and the
@@ -41,23 +40,21 @@ public final class NodeHTTPServer: Service, Sendable {
     /// response being written (an event stream) is never cut.
     let idleTimeout: Duration
 
-    /// Reads or creates the token and starts recording router events (before the
-    /// node runs, so the event stream has them from the first).
+    /// Reads or creates the token. The event stream serves the node's event log
+    /// (``buildNode(config:dataDirectory:logger:registry:identity:eventCapacity:)``
+    /// sets how many it holds).
     /// - Parameters:
-    ///   - eventCapacity: events kept for resuming the event stream.
     ///   - idleTimeout: how long a connection may wait without a request (or between
     ///     the parts of one) before it is closed.
     /// - Throws: `.invalidConfiguration` when the token file cannot be written.
     public convenience init(
         node: Node,
         logger: Logger,
-        eventCapacity: Int = 4096,
         idleTimeout: Duration = .seconds(60)
     ) async throws {
         try await self.init(
             node: node,
             logger: logger,
-            eventCapacity: eventCapacity,
             idleTimeout: idleTimeout,
             sessions: DashboardSessions()
         )
@@ -66,7 +63,6 @@ public final class NodeHTTPServer: Service, Sendable {
     init(
         node: Node,
         logger: Logger,
-        eventCapacity: Int,
         idleTimeout: Duration,
         sessions: DashboardSessions
     ) async throws {
@@ -74,11 +70,9 @@ public final class NodeHTTPServer: Service, Sendable {
         self.sessions = sessions
         self.idleTimeout = idleTimeout
         self.token = try APIToken.loadOrCreate(dataDirectory: node.dataDirectory)
-        self.events = EventLog(capacity: eventCapacity)
         var logger = logger
         logger[metadataKey: "component"] = "http"
         self.logger = logger
-        self.routerEvents = await node.router.events()
     }
 
     var commands: ControlHandler { node.commands }
@@ -139,9 +133,7 @@ public final class NodeHTTPServer: Service, Sendable {
             note: "\(settings.listen) (http.listen) is in use, by another node perhaps, so the node chose a free port"
         )
         let events = self.events
-        let routerEvents = self.routerEvents
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await events.record(routerEvents) }
             group.addTask {
                 // Keep-alive ticks for the event streams.
                 while !Task.isCancelled {

@@ -135,6 +135,33 @@ public struct Contacts: Sendable {
         }
     }
 
+    /// The peers whose messages raise no notification (any peer, contact or not).
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func mutedPeers() async throws(MeshError) -> Set<PeerID> {
+        try await database.read("list the muted peers") { db in
+            Set(try String.fetchAll(db, sql: "SELECT peer FROM mutedPeer").map { try PeerID.stored($0) })
+        }
+    }
+
+    /// Mutes or unmutes `peer`.
+    /// - Returns: whether anything changed (false: it was muted, or not muted, already).
+    /// - Throws: ``MeshError`` when the file cannot be written.
+    @discardableResult
+    public func setMuted(_ muted: Bool, peer: PeerID) async throws(MeshError) -> Bool {
+        let now = Millis.from(database.clock())
+        return try await database.write("\(muted ? "mute" : "unmute") peer \(peer.hex)") { db in
+            if muted {
+                try db.execute(
+                    sql: "INSERT INTO mutedPeer(peer, mutedAt) VALUES (?, ?) ON CONFLICT(peer) DO NOTHING",
+                    arguments: [peer.hex, now]
+                )
+            } else {
+                try db.execute(sql: "DELETE FROM mutedPeer WHERE peer = ?", arguments: [peer.hex])
+            }
+            return db.changesCount == 1
+        }
+    }
+
     /// Whether the node accepts messages only from contacts (allow-list mode). Off until set.
     /// - Throws: ``MeshError`` when the store cannot be read.
     public func allowListOnly() async throws(MeshError) -> Bool {

@@ -60,14 +60,25 @@ public struct StoreInbox: MessageSink {
         queueing receipt: OutboundMessage,
         in queue: any OutboundQueue
     ) async throws {
+        try await append(message, queueing: receipt, in: queue)
+    }
+
+    /// ``accept(_:queueing:in:)``, returning the new entry, or nil when the message
+    /// was a duplicate.
+    @discardableResult
+    public func append(
+        _ message: InboundMessage,
+        queueing receipt: OutboundMessage,
+        in queue: any OutboundQueue
+    ) async throws -> Entry? {
         guard let outbox = queue as? StoreOutbox, outbox.database.pool === database.pool,
             receipt.payload.count < database.configuration.outboxFileThreshold
         else {
-            try await append(message)
+            let entry = try await append(message)
             try await queue.enqueueReceipt(receipt)
-            return
+            return entry
         }
-        _ = try await append(message, at: nil, receipt: receipt)
+        return try await append(message, at: nil, receipt: receipt)
     }
 
     /// Stores a message unless its ID is already known, then enforces the bounds.

@@ -20,7 +20,7 @@ struct SCMeshCommand: AsyncParsableCommand {
             ConfigCommand.self,
             IdentityCommand.self, SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self,
             PublishCommand.self,
-            DashboardCommand.self, SettingsCommand.self, PowerCommand.self,
+            DashboardCommand.self, SettingsCommand.self, PowerCommand.self, EventsCommand.self,
         ]
     )
 }

@@ -50,7 +50,13 @@ struct HTTPNode {
         )
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let node = try buildNode(config: config, dataDirectory: directory.path, logger: logger, registry: .builtIn)
+        let node = try buildNode(
+            config: config,
+            dataDirectory: directory.path,
+            logger: logger,
+            registry: .builtIn,
+            eventCapacity: eventCapacity
+        )
         let control = ControlClient(dataDirectory: directory.path)
         guard http else {
             let task = Task { try await node.run(handlingSignals: false, extraServices: []) }
@@ -60,7 +66,6 @@ struct HTTPNode {
         let server = try await NodeHTTPServer(
             node: node,
             logger: logger,
-            eventCapacity: eventCapacity,
             idleTimeout: idleTimeout
         )
         let task = Task { try await node.run(handlingSignals: false, extraServices: [server]) }

@@ -191,17 +191,3 @@ struct CLIInputProcessTests {
         #expect(fromEnvironment.standardError.contains("(from \(file) line 3)"), "\(fromEnvironment.standardError)")
     }
 }
-
-/// Starts a long-running `scmesh` whose standard output goes to `output`.
-private func startFollower(_ arguments: [String], output: String, home: String) throws -> Process {
-    _ = FileManager.default.createFile(atPath: output, contents: nil)
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
-}

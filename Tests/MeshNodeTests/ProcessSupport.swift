@@ -19,6 +19,21 @@ func startScmesh(_ arguments: [String], home: String) throws -> Process {
     return process
 }
 
+/// Starts a long-running `scmesh` client (`inbox --follow`, `events --follow`) whose
+/// standard output goes to the file `output`.
+func startFollower(_ arguments: [String], output: String, home: String) throws -> Process {
+    _ = FileManager.default.createFile(atPath: output, contents: nil)
+    let process = Process()
+    process.executableURL = scmeshExecutable
+    process.arguments = arguments
+    process.environment = scmeshEnvironment(home: home)
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
 /// Kills `process` if it still runs and reaps it.
 func stopProcess(_ process: Process) {
     if process.isRunning { kill(process.processIdentifier, SIGKILL) }

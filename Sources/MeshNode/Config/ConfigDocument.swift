@@ -1,11 +1,12 @@
 import Yams
 
-/// The node's own part of a config document: `node:`, `store:`, `topics:`, `http:` and `power:`. `transports:` is read through
+/// The node's own part of a config document: `node:`, `store:`, `topics:`, `http:`,
+/// `power:` and `notify:`. `transports:` is read through
 /// the registry (``ConfigLoader/decodeTransports()``); every other top-level key is the
 /// router's (`RouterConfiguration`).
 struct ConfigDocument: Decodable {
     /// The top-level keys that are not the router's.
-    static let nodeKeys: Set<String> = ["node", "store", "topics", "http", "power", "transports"]
+    static let nodeKeys: Set<String> = ["node", "store", "topics", "http", "power", "notify", "transports"]
 
     /// Keys that moved, old dotted name → new one, so an old config gets a hint rather
     /// than a bare "unknown key".
@@ -18,9 +19,10 @@ struct ConfigDocument: Decodable {
     var topics: NodeConfiguration.TopicSettings
     var http: NodeConfiguration.HTTPSettings
     var power: NodeConfiguration.PowerSettings
+    var notify: NodeConfiguration.NotifySettings
 
     enum CodingKeys: String, CodingKey {
-        case node, store, topics, http, power
+        case node, store, topics, http, power, notify
     }
 
     init(from decoder: any Decoder) throws {
@@ -30,6 +32,7 @@ struct ConfigDocument: Decodable {
         topics = try container.decode(NodeConfiguration.TopicSettings.self, forKey: .topics)
         http = try container.decode(NodeConfiguration.HTTPSettings.self, forKey: .http)
         power = try container.decode(NodeConfiguration.PowerSettings.self, forKey: .power)
+        notify = try container.decode(NodeConfiguration.NotifySettings.self, forKey: .notify)
     }
 }
 

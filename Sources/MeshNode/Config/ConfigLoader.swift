@@ -153,6 +153,7 @@ struct ConfigLoader {
             configuration.topics = document.topics
             configuration.http = document.http
             configuration.power = document.power
+            configuration.notify = document.notify
             configuration.routerConfiguration = try YAMLDecoder().decode(
                 RouterConfiguration.self,
                 from: Self.without(ConfigDocument.nodeKeys, in: tree)

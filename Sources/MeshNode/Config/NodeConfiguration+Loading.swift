@@ -161,6 +161,7 @@ extension NodeConfiguration {
             (YAMLNode("topics"), try ConfigTree.encode(topics)),
             (YAMLNode("http"), try ConfigTree.encode(http)),
             (YAMLNode("power"), try ConfigTree.encode(power)),
+            (YAMLNode("notify"), try ConfigTree.encode(notify)),
         ]
         for (key, value) in router {
             pairs.append((key, value))

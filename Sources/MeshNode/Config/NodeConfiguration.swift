@@ -132,6 +132,8 @@ public struct NodeConfiguration: Sendable {
     public var http = HTTPSettings()
     /// `power:` — the power state's source and the power profile's switch.
     public var power = PowerSettings()
+    /// `notify:` — a command and desktop notifications for each received message.
+    public var notify = NotifySettings()
     /// `transports:`, keyed by transport name. Every registered transport has a
     /// section (disabled unless the config enables it).
     public var transports: [String: TransportSettings]

@@ -38,4 +38,6 @@ public struct ContactsReply: Codable, Sendable, Hashable {
     public var dropped: [String: Int]
     /// What the command changed, in one line (absent for `contacts`).
     public var changed: String?
+    /// The muted peers (contacts or not): their messages raise no notification.
+    public var muted: [PeerID] = []
 }

@@ -4,7 +4,7 @@ import MeshStore
 
 extension ControlHandler {
     /// `contacts`, `contacts_add`, `contacts_remove`, `contacts_block`,
-    /// `contacts_unblock`, `contacts_allow_only`: each replies with the whole contact
+    /// `contacts_unblock`, `contacts_allow_only`, `contacts_mute`, `contacts_unmute`: each replies with the whole contact
     /// book afterwards. Changes reach the inbound filter at once.
     package func contacts(_ request: ContactsRequest) async throws -> ContactsReply {
         let contacts = store.contacts
@@ -76,6 +76,14 @@ extension ControlHandler {
             }
             changed =
                 "\(blocking ? "blocked" : "unblocked") \(alias ?? Self.blockedAliasPrefix + peer.short) (\(peer.hex))"
+        case .mute(let name), .unmute(let name):
+            let muting = request == .mute(peer: name)
+            let (peer, alias) = try await resolvePeer(name, for: request.name)
+            let named = alias.map { "\($0) (\(peer.hex))" } ?? peer.hex
+            changed =
+                try await contacts.setMuted(muting, peer: peer)
+                ? "\(muting ? "muted" : "unmuted") \(named)"
+                : "\(named) was \(muting ? "muted" : "not muted") already"
         case .allowOnly(let on):
             guard let on else {
                 throw MeshError(
@@ -92,7 +100,8 @@ extension ControlHandler {
             contacts: try await contacts.all().map(ContactsReply.Entry.init),
             allowOnly: try await contacts.allowListOnly(),
             dropped: contactFilter.counters,
-            changed: changed
+            changed: changed,
+            muted: try await contacts.mutedPeers().sorted { $0.hex < $1.hex }
         )
     }
 

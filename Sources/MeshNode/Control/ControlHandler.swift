@@ -32,6 +32,8 @@ package struct ControlHandler: Sendable {
     var inviter: NodeIdentity? = nil
     /// The power state and profile (`power`); nil: the node has none.
     var powerMonitor: PowerMonitor? = nil
+    /// The router's recent events (`events`); nil: the node keeps none.
+    var events: EventLog? = nil
 
     var inbox: StoreInbox { store.inbox }
 
@@ -90,6 +92,7 @@ package struct ControlHandler: Sendable {
         case .invite(let expiresSeconds): try ControlJSON.success(await invite(expiresSeconds: expiresSeconds))
         case .join(let request): try ControlJSON.success(await join(request))
         case .power: try ControlJSON.success(try power())
+        case .events(let after, let limit): try ControlJSON.success(try events(after: after, limit: limit))
         }
     }
 

@@ -33,6 +33,8 @@ extension NodeCommand {
         case "contacts_block": self = .contacts(.block(peer: request.peer))
         case "contacts_unblock": self = .contacts(.unblock(peer: request.peer))
         case "contacts_allow_only": self = .contacts(.allowOnly(request.on))
+        case "contacts_mute": self = .contacts(.mute(peer: request.peer))
+        case "contacts_unmute": self = .contacts(.unmute(peer: request.peer))
         case "topics": self = .topics
         case "subscribe": self = .subscribe(topic: request.topic)
         case "unsubscribe": self = .unsubscribe(topic: request.topic)
@@ -53,6 +55,7 @@ extension NodeCommand {
         case "invite": self = .invite(expiresSeconds: request.expiresSeconds)
         case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
         case "power": self = .power
+        case "events": self = .events(after: request.after, limit: request.limit)
         default:
             throw MeshError(
                 .controlRequestFailed,
@@ -93,7 +96,8 @@ extension NodeCommand {
             request.note = note
         case .contacts(.remove(let name)):
             request.alias = name
-        case .contacts(.block(let peer)), .contacts(.unblock(let peer)):
+        case .contacts(.block(let peer)), .contacts(.unblock(let peer)), .contacts(.mute(let peer)),
+            .contacts(.unmute(let peer)):
             request.peer = peer
         case .contacts(.allowOnly(let on)):
             request.on = on
@@ -114,6 +118,9 @@ extension NodeCommand {
         case .join(let join):
             request.invitation = join.invitation
             request.alias = join.alias
+        case .events(let after, let limit):
+            request.after = after
+            request.limit = limit
         }
         return request
     }

@@ -47,6 +47,9 @@ public enum NodeCommand: Sendable, Hashable {
     case join(JoinRequest)
     /// `power`: the power state, its profile and the values in effect (``PowerReply``).
     case power
+    /// `events`: the router's recent events after event `after` (nil: the newest
+    /// `limit`), at most `limit` (default 100) (``EventsReply``).
+    case events(after: Int?, limit: Int?)
 
     /// The command's word on the control socket (`"status"`, `"contacts_add"`, …).
     public var name: String {
@@ -68,6 +71,7 @@ public enum NodeCommand: Sendable, Hashable {
         case .invite: "invite"
         case .join: "join"
         case .power: "power"
+        case .events: "events"
         }
     }
 
@@ -77,7 +81,7 @@ public enum NodeCommand: Sendable, Hashable {
         "contacts_remove",
         "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
         "settings",
-        "invite", "join", "power",
+        "invite", "join", "power", "events", "contacts_mute", "contacts_unmute",
     ]
 }
 
@@ -170,6 +174,10 @@ public enum ContactsRequest: Sendable, Hashable {
     case unblock(peer: String?)
     /// `contacts_allow_only`: accept messages only from contacts (true) or from anyone.
     case allowOnly(Bool?)
+    /// `contacts_mute`: the peer's messages (contact or not) raise no notification.
+    case mute(peer: String?)
+    /// `contacts_unmute`: they raise notifications again.
+    case unmute(peer: String?)
 
     /// The command's word on the control socket.
     public var name: String {
@@ -180,6 +188,8 @@ public enum ContactsRequest: Sendable, Hashable {
         case .block: "contacts_block"
         case .unblock: "contacts_unblock"
         case .allowOnly: "contacts_allow_only"
+        case .mute: "contacts_mute"
+        case .unmute: "contacts_unmute"
         }
     }
 }

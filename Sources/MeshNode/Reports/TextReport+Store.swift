@@ -89,15 +89,19 @@ extension TextReport {
         if reply.contacts.isEmpty {
             lines.append("no contacts")
         } else {
-            var rows = [["ALIAS", "PEER", "BLOCKED", "NOTE"]]
+            var rows = [["ALIAS", "PEER", "BLOCKED", "MUTED", "NOTE"]]
             for contact in reply.contacts {
                 rows.append([
                     escaped(contact.alias), contact.peer.hex, contact.blocked ? "blocked" : "",
+                    reply.muted.contains(contact.peer) ? "muted" : "",
                     contact.note.map { escaped($0) } ?? "",
                 ])
             }
             lines.append(table(rows))
         }
+        let contacts = Set(reply.contacts.map(\.peer))
+        let strangers = reply.muted.filter { !contacts.contains($0) }
+        if !strangers.isEmpty { lines.append("muted, not contacts: " + strangers.map(\.hex).joined(separator: ", ")) }
         lines.append("allow-list mode \(reply.allowOnly ? "on: only contacts' messages are accepted" : "off")")
         let dropped = reply.dropped.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }
         if !dropped.isEmpty { lines.append("dropped since start: " + dropped.joined(separator: ", ")) }

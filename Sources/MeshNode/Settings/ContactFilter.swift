@@ -17,6 +17,9 @@ import Synchronization
 ///
 /// The contact book is read from the store once, at the first message, and kept in
 /// memory; the control commands that change contacts call ``reload()``.
+///
+/// Each message that becomes a new inbox entry goes to the ``Notifier`` unless its
+/// sender is muted (`scmesh contacts mute`).
 public final class ContactFilter: MessageSink, Sendable {
     /// What the filter does with a message from one peer.
     public enum Verdict: Sendable, Hashable {
@@ -32,6 +35,8 @@ public final class ContactFilter: MessageSink, Sendable {
         var contacts: Set<PeerID>
         var blocked: Set<PeerID>
         var allowListOnly: Bool
+        var aliases: [PeerID: String]
+        var muted: Set<PeerID>
     }
 
     private let inbox: StoreInbox
@@ -41,11 +46,14 @@ public final class ContactFilter: MessageSink, Sendable {
     /// overwrite the other's newer result.
     private let tickets = Mutex<(issued: Int, written: Int)>((0, 0))
     private let dropped = Mutex<[String: Int]>([:])
+    private let notifier: Notifier?
 
-    /// Creates the filter in front of `inbox`, reading `contacts`.
-    public init(inbox: StoreInbox, contacts: Contacts) {
+    /// Creates the filter in front of `inbox`, reading `contacts`; new entries go to
+    /// `notifier`.
+    public init(inbox: StoreInbox, contacts: Contacts, notifier: Notifier? = nil) {
         self.inbox = inbox
         self.contacts = contacts
+        self.notifier = notifier.flatMap { $0.isActive ? $0 : nil }
     }
 
     /// Takes a message: stores it in the inbox (returning once it is committed), or
@@ -55,7 +63,8 @@ public final class ContactFilter: MessageSink, Sendable {
     public func accept(_ message: InboundMessage) async throws {
         switch try await verdict(for: message.from) {
         case .accept:
-            try await inbox.accept(message)
+            let entry = try await inbox.append(message)
+            if entry != nil { notify(message) }
         case .blocked:
             dropped.withLock { $0["dropped.blocked", default: 0] += 1 }
             throw MeshError(.discarded, "message \(message.id.hex) from blocked contact \(message.from.short) dropped")
@@ -81,7 +90,18 @@ public final class ContactFilter: MessageSink, Sendable {
             try await accept(message)  // throws `discarded`, counted
             return
         }
-        try await inbox.accept(message, queueing: receipt, in: queue)
+        if try await inbox.append(message, queueing: receipt, in: queue) != nil { notify(message) }
+    }
+
+    /// Hands a new inbox entry to the notifier, unless its sender is muted.
+    private func notify(_ message: InboundMessage) {
+        guard let notifier, let book = book.withLock({ $0 }), !book.muted.contains(message.from) else { return }
+        notifier.received(message, alias: book.aliases[message.from])
+    }
+
+    /// Whether `peer` is muted (its messages raise no notification).
+    public func isMuted(_ peer: PeerID) -> Bool {
+        book.withLock { $0?.muted.contains(peer) ?? false }
     }
 
     /// What the filter would do with a message from `peer` now.
@@ -113,7 +133,9 @@ public final class ContactFilter: MessageSink, Sendable {
         let loaded = Book(
             contacts: Set(all.map(\.peer)),
             blocked: Set(all.filter(\.blocked).map(\.peer)),
-            allowListOnly: try await contacts.allowListOnly()
+            allowListOnly: try await contacts.allowListOnly(),
+            aliases: Dictionary(all.map { ($0.peer, $0.alias) }, uniquingKeysWith: { first, _ in first }),
+            muted: try await contacts.mutedPeers()
         )
         tickets.withLock { tickets in
             guard ticket > tickets.written else { return }

@@ -7,16 +7,19 @@ import Synchronization
 /// (1, 2, 3, … — monotonically increasing for the node's lifetime) and the newest
 /// ``capacity`` stay in a ring, so an event-stream client that reconnects with the
 /// last `id` it saw resumes without a gap or a repeat.
-final class EventLog: Sendable {
+package final class EventLog: Sendable {
     /// One numbered event.
-    struct Entry: Sendable {
-        var id: Int
-        var time: Date
-        var event: RouterEvent
+    package struct Entry: Sendable {
+        /// Its number.
+        package var id: Int
+        /// When it was recorded.
+        package var time: Date
+        /// The event.
+        package var event: RouterEvent
     }
 
     /// Events held for resuming.
-    let capacity: Int
+    package let capacity: Int
 
     private struct State {
         var entries: Deque<Entry> = []
@@ -28,12 +31,12 @@ final class EventLog: Sendable {
 
     private let state = Mutex(State())
 
-    init(capacity: Int = 4096) {
+    package init(capacity: Int = 4096) {
         self.capacity = max(capacity, 1)
     }
 
     /// Numbers and keeps one event, and wakes every stream.
-    func append(_ event: RouterEvent, at time: Date = Date()) {
+    package func append(_ event: RouterEvent, at time: Date = Date()) {
         let waiters: [AsyncStream<Void>.Continuation] = state.withLock { state in
             state.entries.append(Entry(id: state.nextID, time: time, event: event))
             state.nextID += 1
@@ -44,17 +47,17 @@ final class EventLog: Sendable {
     }
 
     /// Appends every event of `events` until it ends.
-    func record(_ events: AsyncStream<RouterEvent>) async {
+    package func record(_ events: AsyncStream<RouterEvent>) async {
         for await event in events { append(event) }
     }
 
     /// The id of the newest event (0 before the first).
-    var lastID: Int { state.withLock { $0.nextID - 1 } }
+    package var lastID: Int { state.withLock { $0.nextID - 1 } }
 
     /// The held events with an id above `after`, oldest first, at most `limit`; and
     /// whether events after `after` were dropped from the ring before they could be
     /// read (`missed`: how many).
-    func entries(after: Int, limit: Int = .max) -> (entries: [Entry], missed: Int) {
+    package func entries(after: Int, limit: Int = .max) -> (entries: [Entry], missed: Int) {
         state.withLock { state in
             guard let first = state.entries.first else { return ([], 0) }
             let missed = max(0, first.id - after - 1)
@@ -68,7 +71,7 @@ final class EventLog: Sendable {
     /// A stream that yields whenever an event was appended (coalesced: a slow reader
     /// sees one wake-up for many events and reads them with ``entries(after:limit:)``).
     /// It finishes on ``finish()``, or when `end` is called.
-    func wakeUps() -> (stream: AsyncStream<Void>, end: @Sendable () -> Void) {
+    package func wakeUps() -> (stream: AsyncStream<Void>, end: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let key: Int? = state.withLock { state in
             guard !state.finished else { return nil }
@@ -88,13 +91,13 @@ final class EventLog: Sendable {
 
     /// Wakes every stream without a new event (a keep-alive tick: the stream writes a
     /// comment, which also notices a client that went away).
-    func wakeAll() {
+    package func wakeAll() {
         let waiters = state.withLock { Array($0.waiters.values) }
         for waiter in waiters { waiter.yield() }
     }
 
     /// Ends every stream (the server shuts down).
-    func finish() {
+    package func finish() {
         let waiters = state.withLock { state in
             state.finished = true
             defer { state.waiters.removeAll() }

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import MeshNode
+
+/// `scmesh events`: the router's recent events, and with `--follow` new ones as they happen.
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Show the node's recent events (links, messages, routes); --follow waits for new ones.",
+        discussion: """
+            The same events, numbered the same way, as the HTTP API's event stream \
+            (GET /api/v1/events). Ids grow by one per event for the node's lifetime; \
+            --after ID resumes after the last one seen. The node holds the newest 4096: \
+            a resume from further back says how many were missed. With --json, one JSON \
+            object per line.
+            """
+    )
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
+    @OptionGroup var output: JSONOption
+
+    @Option(help: ArgumentHelp("Only events after this id (default: the newest --limit).", valueName: "id"))
+    var after: Int?
+
+    @Option(help: "At most this many events at first (1 to 4096, default 100).")
+    var limit: Int = 100
+
+    @Flag(
+        name: [.customShort("f"), .long],
+        help: "After the events so far, keep printing new ones as they happen (until Ctrl-C)."
+    )
+    var follow = false
+
+    /// How often --follow asks the node for new events.
+    static let pollInterval: Duration = .milliseconds(250)
+
+    func validate() throws {
+        guard (1...4096).contains(limit) else { throw ValidationError("--limit takes 1 to 4096, got \(limit)") }
+        if let after, after < 0 { throw ValidationError("--after takes an event id, 0 or more, got \(after)") }
+    }
+
+    func run() async throws {
+        try await reportingErrors(json: output.json) {
+            let client = ControlClient(dataDirectory: dataDirectory.path)
+            var cursor = after
+            var first = true
+            while true {
+                let reply = try await client.call(.events(after: cursor, limit: first ? limit : 4096))
+                let events = try EventsReply.decode(reply)
+                if let seen = cursor, events.lastID < seen {
+                    // Ids count from 1 again after a node restart.
+                    printError("the node restarted: event ids start again from 1")
+                    cursor = 0
+                    continue
+                }
+                if events.missed > 0 {
+                    printError(
+                        "\(events.missed) event\(events.missed == 1 ? "" : "s") after #\(cursor ?? 0) are no longer held"
+                    )
+                }
+                for event in events.events {
+                    print(
+                        output.json
+                            ? String(decoding: try ControlJSON.encoder().encode(event), as: UTF8.self)
+                            : TextReport.event(event)
+                    )
+                }
+                if first, events.events.isEmpty, follow, !output.json {
+                    printError("waiting for events (Ctrl-C to stop)")
+                }
+                fflush(nil)  // print is buffered when piped, and --follow must not sit on lines
+                cursor = events.events.last?.id ?? max(cursor ?? 0, events.lastID)
+                first = false
+                guard follow else { return }
+                try await Task.sleep(for: Self.pollInterval)
+            }
+        }
+    }
+}

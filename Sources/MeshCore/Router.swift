@@ -180,6 +180,7 @@ public final class Router: Service, Sendable {
             signer: receipts,
             store: topicStore ?? InMemoryTopicStore(),
             admission: topicAdmission ?? BudgetedTopicAdmission(budget: delivery.relayBudget, stats: counters),
+            emergencies: configuration.features.contains(.emergency) ? delivery.flood : nil,
             sink: sink,
             links: table,
             relay: relay,

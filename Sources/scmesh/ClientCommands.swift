@@ -119,13 +119,40 @@ struct SendCommand: AsyncParsableCommand {
     )
     var emergency = false
 
-    @Argument(help: "The destination: a peer ID (64 hex characters) or a contact's alias.")
+    @Flag(
+        help:
+            "With --emergency and no peer: a signed emergency broadcast to every node within reach (the emergency topic); within flood.emergency_per_hour."
+    )
+    var broadcast = false
+
+    @Argument(help: "The destination: a peer ID, its unique start, or a contact's alias (with --broadcast: the text).")
     var peer: String
 
     @Argument(help: "The message text, or - to read the payload (any bytes) from standard input.")
-    var text: String
+    var text: String?
+
+    func validate() throws {
+        if broadcast {
+            guard emergency else {
+                throw ValidationError("--broadcast sends an emergency to everyone: give --emergency too")
+            }
+            guard text == nil else {
+                throw ValidationError(
+                    "--broadcast takes the text alone, no peer: scmesh send --emergency --broadcast TEXT"
+                )
+            }
+            guard !wait, timeout == nil, id == nil, expires == nil else {
+                throw ValidationError(
+                    "--broadcast takes no --wait, --timeout, --id or --expires: a broadcast has no receipt"
+                )
+            }
+        } else if text == nil {
+            throw ValidationError("missing the message text: scmesh send PEER TEXT (or - for standard input)")
+        }
+    }
 
     func run() async throws {
+        guard let text else { return try await sendBroadcast(peer) }
         var timeoutSeconds: Double?
         var expiresSeconds: Double?
         try await reportingErrors(json: output.json) {

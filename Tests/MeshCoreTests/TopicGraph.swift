@@ -21,13 +21,15 @@ final class TopicGraph: Sendable {
     ///   - topics: the topic settings per index (default: no default topics).
     ///   - transport: wraps each index's loopback transport (default: none).
     ///   - features: the capabilities each index announces (default: all).
+    ///   - flood: the flooding settings per index (default: the defaults).
     init(
         count: Int,
         edges: [(Int, Int)],
         signers: [Int: any ReceiptSigner] = [:],
         topics: (Int) -> TopicConfiguration = { _ in TopicConfiguration(defaultTopics: []) },
         transport: (Int, LoopbackTransport) -> any Transport = { $1 },
-        features: (Int) -> Capabilities = { _ in .all }
+        features: (Int) -> Capabilities = { _ in .all },
+        flood: (Int) -> FloodConfiguration = { _ in RouterConfiguration().flood }
     ) async {
         self.edges = edges
         var logger = Logger(label: "topic-graph")
@@ -44,6 +46,7 @@ final class TopicGraph: Sendable {
                 keepaliveInterval: .seconds(30)
             )
             configuration.features = features(index)
+            configuration.flood = flood(index)
             let router = Router(
                 security: PlaintextLinkSecurity(localPeerID: id),
                 configuration: configuration,

@@ -16,9 +16,16 @@ extension GossipRouter {
         send(outbox)
     }
 
-    /// Unsubscribes from `topic` (persisted, also for a default topic).
+    /// Unsubscribes from `topic` (persisted, also for a default topic; never the
+    /// emergency topic).
     func unsubscribe(_ topic: String) async throws {
         try TopicName.validate(topic)
+        if topic == TopicName.emergency, emergencies != nil {
+            throw MeshError(
+                .invalidArgument,
+                "every node hears emergency broadcasts (\(topic)); mute or block a sender instead (scmesh contacts mute PEER)"
+            )
+        }
         try await store.setTopicSubscription(topic, subscribed: false)
         let now = clock.now
         let outbox = state.withLock { state -> Outbox in
@@ -45,6 +52,17 @@ extension GossipRouter {
                 .messageTooLarge,
                 "a topic message carries at most \(TopicMessageFrame.maxPayload) bytes; this one has \(payload.count)"
             )
+        }
+        if topic == TopicName.emergency {
+            guard let emergencies else {
+                throw MeshError(.invalidArgument, "emergencies are switched off here (features.emergency)")
+            }
+            if let refusal = emergencies.admitEmergency(origin: localPeerID, neighbour: nil) {
+                throw MeshError(
+                    .rateLimited,
+                    "this node sent flood.emergency_per_hour emergency messages in the last hour (\(refusal)); nothing was sent: try later, or send it as an ordinary message"
+                )
+            }
         }
         var frame = TopicMessageFrame(
             id: .random(),

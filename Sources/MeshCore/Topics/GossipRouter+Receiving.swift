@@ -82,6 +82,16 @@ extension GossipRouter {
             )
         case .allowed: break
         }
+        if frame.topic == TopicName.emergency {
+            // An emergency broadcast spends the origin's emergency budget here, and the
+            // neighbour's, like a relayed emergency message (§A.10); only once verified.
+            guard let emergencies else { return reject("emergencyOff", frame, peer) }
+            if frame.origin != localPeerID,
+                let refusal = emergencies.admitEmergency(origin: frame.origin, neighbour: peer)
+            {
+                return reject(refusal, frame, peer)
+            }
+        }
         guard frame.origin != localPeerID else {
             // Our own message back from a node that lost track of it (restart).
             stats.update { $0.topics.duplicates += 1 }
@@ -146,7 +156,8 @@ extension GossipRouter {
             from: frame.origin,
             payload: frame.payload,
             transport: transport,
-            topic: frame.topic
+            topic: frame.topic,
+            emergency: frame.topic == TopicName.emergency
         )
         do {
             try await sink.accept(message)

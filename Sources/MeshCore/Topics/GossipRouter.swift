@@ -76,6 +76,9 @@ final class GossipRouter: Sendable {
     let signer: (any ReceiptSigner)?
     let store: any TopicStore
     let admission: any TopicRelayAdmission
+    /// The emergency budgets (`flood.emergency_per_hour`) that emergency broadcasts
+    /// spend; nil when the node does not take part in emergencies.
+    let emergencies: FloodControl?
     let sink: any MessageSink
     let links: LinkTable
     let relay: RelaySwitch
@@ -92,6 +95,7 @@ final class GossipRouter: Sendable {
         signer: (any ReceiptSigner)?,
         store: any TopicStore,
         admission: any TopicRelayAdmission,
+        emergencies: FloodControl? = nil,
         sink: any MessageSink,
         links: LinkTable,
         relay: RelaySwitch,
@@ -106,6 +110,7 @@ final class GossipRouter: Sendable {
         self.signer = signer
         self.store = store
         self.admission = admission
+        self.emergencies = emergencies
         self.sink = sink
         self.links = links
         self.relay = relay
@@ -132,6 +137,8 @@ final class GossipRouter: Sendable {
         let now = clock.now
         let outbox = state.withLock { state -> Outbox in
             for topic in configuration.defaultTopics where stored[topic] != false { state.subscribed.insert(topic) }
+            // Every node that takes part in emergencies hears emergency broadcasts.
+            if emergencies != nil { state.subscribed.insert(TopicName.emergency) }
             for (topic, subscribed) in stored where subscribed && TopicName.problem(with: topic) == nil {
                 state.subscribed.insert(topic)
             }

@@ -4,6 +4,11 @@
 /// control characters) starting with `/`. The rule is part of the wire format
 /// (docs/PROTOCOL.md §A.7): a frame naming another topic is malformed.
 public enum TopicName {
+    /// The emergency broadcast topic (docs/PROTOCOL.md §A.10): every node that takes
+    /// part in emergencies subscribes to it and cannot unsubscribe; its messages are
+    /// emergencies, within `flood.emergency_per_hour` per origin at every node.
+    public static let emergency = "/scmesh/emergency/v1"
+
     /// The longest topic name, in bytes.
     public static let maxLength = 200
 

@@ -284,7 +284,8 @@ package struct ControlHandler: Sendable {
             payloadBase64: Data(payload).base64EncodedString(),
             headBase64: nil,
             topic: entry.message.topic,
-            emergency: entry.message.emergency ? true : nil
+            emergency: entry.message.emergency ? true : nil,
+            broadcast: entry.message.topic == TopicName.emergency ? true : nil
         )
     }
 
@@ -303,7 +304,8 @@ package struct ControlHandler: Sendable {
             payloadBase64: nil,
             headBase64: text == nil ? Data(summary.head.prefix(InboxReply.headBytes)).base64EncodedString() : nil,
             topic: summary.topic,
-            emergency: summary.emergency ? true : nil
+            emergency: summary.emergency ? true : nil,
+            broadcast: summary.topic == TopicName.emergency ? true : nil
         )
     }
 

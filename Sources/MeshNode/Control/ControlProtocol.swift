@@ -357,6 +357,9 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var emergency: Bool?
         /// The sender's alias when it is a contact; absent otherwise.
         public var alias: String? = nil
+        /// True for an emergency broadcast (to every node, `scmesh send --emergency
+        /// --broadcast`); absent otherwise.
+        public var broadcast: Bool? = nil
     }
 
     /// How many of a payload's first bytes ``Message/headBase64`` carries.

@@ -19,4 +19,9 @@ extension TextReport {
     public static func published(_ reply: PublishReply) -> String {
         "\(reply.messageID.hex)  published on \(escaped(reply.topic)) (\(reply.bytes) bytes, \(reply.meshPeers) mesh peer\(reply.meshPeers == 1 ? "" : "s"))"
     }
+
+    /// `scmesh send --emergency --broadcast`.
+    public static func broadcast(_ reply: PublishReply) -> String {
+        "\(reply.messageID.hex)  emergency broadcast to every node within reach (\(reply.bytes) bytes, \(reply.meshPeers) neighbour\(reply.meshPeers == 1 ? "" : "s") now)"
+    }
 }

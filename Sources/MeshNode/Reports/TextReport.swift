@@ -87,10 +87,12 @@ public enum TextReport {
     }
 
     /// `scmesh inbox`. A sender that is a contact reads `alias (8 hex…)`, with its
-    /// whole ID when `full`; any other sender by its whole ID.
+    /// whole ID when `full`; any other sender by its whole ID. Emergencies come first.
     public static func inbox(_ reply: InboxReply, full: Bool = false) -> String {
         guard !reply.messages.isEmpty else { return "inbox is empty" }
-        return reply.messages.map { inboxMessage($0, full: full) }.joined(separator: "\n")
+        let emergencies = reply.messages.filter { $0.emergency == true }
+        let others = reply.messages.filter { $0.emergency != true }
+        return (emergencies + others).map { inboxMessage($0, full: full) }.joined(separator: "\n")
     }
 
     /// One message of `scmesh inbox` (also each new one of `scmesh inbox --follow`).
@@ -98,8 +100,8 @@ public enum TextReport {
         let sender = peerName(message.from, message.alias, short: !full && message.alias != nil)
         let header =
             "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"
-            + (message.topic.map { "  topic \(escaped($0))" } ?? "")
-            + (message.emergency == true ? "  EMERGENCY" : "")
+            + (message.broadcast == true ? "" : message.topic.map { "  topic \(escaped($0))" } ?? "")
+            + (message.broadcast == true ? "  🚨 EMERGENCY BROADCAST" : message.emergency == true ? "  🚨 EMERGENCY" : "")
         return header + "\n" + inboxBody(message)
     }
 

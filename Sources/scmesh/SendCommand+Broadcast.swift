@@ -1,0 +1,27 @@
+import Foundation
+import MeshCore
+import MeshNode
+
+extension SendCommand {
+    /// `scmesh send --emergency --broadcast TEXT`: publishes `text` (or standard input,
+    /// for `-`) on the emergency topic, which every node hears.
+    func sendBroadcast(_ text: String) async throws {
+        var request = PublishRequest(topic: TopicName.emergency)
+        if text == "-" {
+            var payload = Data()
+            try await reportingErrors(json: output.json) {
+                payload = FileHandle.standardInput.readDataToEndOfFile()
+            }
+            request.payloadBase64 = payload.base64EncodedString()
+        } else {
+            request.text = text
+        }
+        try await callNode(
+            .publish(request),
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: PublishReply.self,
+            render: TextReport.broadcast
+        )
+    }
+}

@@ -49,9 +49,9 @@ struct TopicProcessTests {
         for index in 0..<Self.count {
             try await eventually("node \(index) answers", attempts: 1500) { try await client(index).call(.status).ok }
         }
-        // The seed's default topics are subscribed out of the box.
+        // The seed's default topics are subscribed out of the box, and the emergency topic.
         let defaults = try await topics(0).filter(\.subscribed).map(\.topic)
-        #expect(Set(defaults) == Set(TopicConfiguration.seedTopics), "\(defaults)")
+        #expect(Set(defaults) == Set(TopicConfiguration.seedTopics + [TopicName.emergency]), "\(defaults)")
 
         for index in Self.subscribers.sorted() {
             let reply = try await runScmesh(["subscribe", "--data-dir", directories[index], Self.topic], home: home)

@@ -41,6 +41,8 @@ public final class MeshStore: Sendable {
     public let contacts: Contacts
     /// Which addresses of which peers worked.
     public let ledger: AddressLedger
+    /// The invitations this node issued and who joined by them.
+    public let invitations: IssuedInvitations
     /// Topic subscriptions and seen topic message IDs, the router's `TopicStore`.
     public let topics: StoreTopics
     /// The flood duplicate cache (the router's ``FloodSeenStore``).
@@ -134,6 +136,7 @@ public final class MeshStore: Sendable {
         dedup = DedupLog(database: database)
         contacts = Contacts(database: database)
         ledger = AddressLedger(database: database)
+        invitations = IssuedInvitations(database: database)
         topics = StoreTopics(database: database)
         floodSeen = FloodSeenLog(database: database)
         announceState = AnnounceStateLog(database: database)

@@ -26,6 +26,7 @@ enum StoreMigrations {
         "v11-route-table: the route table, kept across restarts (a restarted node starts with the routes it had)",
         "v12-dedup-origin: received message IDs and inbox entries keyed on (origin, ID), so no origin can squat another's ID",
         "v13-muted: peers whose messages raise no notification",
+        "v14-invitations: the invitations this node issued and who joined by them",
     ]
 
     /// The schema version this build writes.
@@ -92,6 +93,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[12]) { db in
             try db.execute(sql: "CREATE TABLE mutedPeer (peer TEXT PRIMARY KEY NOT NULL, mutedAt INTEGER NOT NULL)")
             try db.execute(sql: "PRAGMA user_version = 13")
+        }
+        migrator.registerMigration(identifiers[13]) { db in
+            try db.execute(sql: schemaV14Invitations)
+            try db.execute(sql: "PRAGMA user_version = 14")
         }
         return migrator
     }
@@ -310,6 +315,21 @@ enum StoreMigrations {
     /// until the retention forgets them. The inbox is rebuilt with the same key
     /// (SQLite cannot drop a UNIQUE constraint), its triggers and index recreated; the
     /// caller keeps its AUTOINCREMENT counter.
+    private static let schemaV14Invitations = """
+        CREATE TABLE invitation (
+            id TEXT PRIMARY KEY NOT NULL,
+            issuedAt INTEGER NOT NULL,
+            expiresAt INTEGER NOT NULL,
+            revoked INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE invitationJoin (
+            id TEXT NOT NULL REFERENCES invitation(id) ON DELETE CASCADE,
+            peer TEXT NOT NULL,
+            joinedAt INTEGER NOT NULL,
+            PRIMARY KEY (id, peer)
+        );
+        """
+
     private static let schemaV12DedupOrigin = """
         CREATE TABLE dedupByOrigin (
             origin TEXT NOT NULL,

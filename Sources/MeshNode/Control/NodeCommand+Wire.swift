@@ -33,6 +33,8 @@ extension NodeCommand {
         case "contacts_block": self = .contacts(.block(peer: request.peer))
         case "contacts_unblock": self = .contacts(.unblock(peer: request.peer))
         case "contacts_allow_only": self = .contacts(.allowOnly(request.on))
+        case "contacts_rename": self = .contacts(.rename(alias: request.alias ?? request.peer, newAlias: request.newAlias))
+        case "contacts_note": self = .contacts(.note(peer: request.peer ?? request.alias, note: request.note))
         case "topics": self = .topics
         case "subscribe": self = .subscribe(topic: request.topic)
         case "unsubscribe": self = .unsubscribe(topic: request.topic)
@@ -47,12 +49,25 @@ extension NodeCommand {
                     relayMaxPerHour: request.relayMaxPerHour,
                     relayNeighbourShare: request.relayNeighbourShare,
                     relayBatteryFloorPercent: request.relayBatteryFloorPercent,
-                    discoveryMode: request.discoveryMode
+                    discoveryMode: request.discoveryMode,
+                    reset: request.reset
                 )
             )
         case "invite": self = .invite(expiresSeconds: request.expiresSeconds)
         case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
         case "power": self = .power
+        case "transports": self = .transports(.list)
+        case "transports_disable": self = .transports(.disable(request.transport))
+        case "transports_enable": self = .transports(.enable(request.transport))
+        case "dial":
+            self = .dial(
+                DialRequest(
+                    transport: request.transport,
+                    address: request.address,
+                    timeoutSeconds: request.timeoutSeconds
+                )
+            )
+        case "known_peers": self = .knownPeers
         default:
             throw MeshError(
                 .controlRequestFailed,
@@ -65,7 +80,7 @@ extension NodeCommand {
     public var wire: ControlRequest {
         var request = ControlRequest(cmd: name)
         switch self {
-        case .status, .peers, .routes, .topics, .power:
+        case .status, .peers, .routes, .topics, .power, .knownPeers, .transports(.list):
             break
         case .send(let send):
             request.peer = send.peer
@@ -97,6 +112,18 @@ extension NodeCommand {
             request.peer = peer
         case .contacts(.allowOnly(let on)):
             request.on = on
+        case .contacts(.rename(let alias, let newAlias)):
+            request.alias = alias
+            request.newAlias = newAlias
+        case .contacts(.note(let peer, let note)):
+            request.peer = peer
+            request.note = note
+        case .transports(.disable(let name)), .transports(.enable(let name)):
+            request.transport = name
+        case .dial(let dial):
+            request.transport = dial.transport
+            request.address = dial.address
+            request.timeoutSeconds = dial.timeoutSeconds
         case .subscribe(let topic), .unsubscribe(let topic):
             request.topic = topic
         case .publish(let publish):
@@ -109,6 +136,7 @@ extension NodeCommand {
             request.relayNeighbourShare = settings.relayNeighbourShare
             request.relayBatteryFloorPercent = settings.relayBatteryFloorPercent
             request.discoveryMode = settings.discoveryMode
+            request.reset = settings.reset
         case .invite(let expiresSeconds):
             request.expiresSeconds = expiresSeconds
         case .join(let join):

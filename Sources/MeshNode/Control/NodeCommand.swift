@@ -47,6 +47,13 @@ public enum NodeCommand: Sendable, Hashable {
     case join(JoinRequest)
     /// `power`: the power state, its profile and the values in effect (``PowerReply``).
     case power
+    /// `transports`, `transports_disable`, `transports_enable`: the transports and their
+    /// state, changed first as the request says (``TransportsReply``).
+    case transports(TransportsRequest)
+    /// `dial`: dials an address now and replies once the link is up (``DialReply``).
+    case dial(DialRequest)
+    /// `known_peers`: the address ledger, every address of every peer met (``KnownPeersReply``).
+    case knownPeers
 
     /// The command's word on the control socket (`"status"`, `"contacts_add"`, …).
     public var name: String {
@@ -68,6 +75,9 @@ public enum NodeCommand: Sendable, Hashable {
         case .invite: "invite"
         case .join: "join"
         case .power: "power"
+        case .transports(let request): request.name
+        case .dial: "dial"
+        case .knownPeers: "known_peers"
         }
     }
 
@@ -78,6 +88,8 @@ public enum NodeCommand: Sendable, Hashable {
         "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
         "settings",
         "invite", "join", "power",
+        "transports", "transports_disable", "transports_enable", "dial", "known_peers", "contacts_rename",
+        "contacts_note",
     ]
 }
 
@@ -170,6 +182,10 @@ public enum ContactsRequest: Sendable, Hashable {
     case unblock(peer: String?)
     /// `contacts_allow_only`: accept messages only from contacts (true) or from anyone.
     case allowOnly(Bool?)
+    /// `contacts_rename`: gives the contact named `alias` (or a peer) the alias `newAlias`.
+    case rename(alias: String?, newAlias: String?)
+    /// `contacts_note`: sets the contact's free note (empty: removes it).
+    case note(peer: String?, note: String?)
 
     /// The command's word on the control socket.
     public var name: String {
@@ -180,6 +196,8 @@ public enum ContactsRequest: Sendable, Hashable {
         case .block: "contacts_block"
         case .unblock: "contacts_unblock"
         case .allowOnly: "contacts_allow_only"
+        case .rename: "contacts_rename"
+        case .note: "contacts_note"
         }
     }
 }
@@ -202,7 +220,7 @@ public struct PublishRequest: Sendable, Hashable {
 }
 
 /// The request of `settings`: the changes to make first (none: only read them).
-/// Changes last until the node stops, but for ``discoveryMode``, which is saved.
+/// Changes are saved in the data directory and hold across restarts until ``reset``.
 public struct SettingsRequest: Sendable, Hashable {
     /// Switch relaying (= sending and receiving) on or off.
     public var relayEnabled: Bool?
@@ -214,6 +232,8 @@ public struct SettingsRequest: Sendable, Hashable {
     public var relayBatteryFloorPercent: Int?
     /// What the mDNS transports reveal: `normal`, `cautious` or `paranoid`.
     public var discoveryMode: String?
+    /// Drop every run-time change (goes alone): the config's values apply again.
+    public var reset: Bool? = nil
 
     /// Creates a request.
     public init(
@@ -221,8 +241,10 @@ public struct SettingsRequest: Sendable, Hashable {
         relayMaxPerHour: Int? = nil,
         relayNeighbourShare: Double? = nil,
         relayBatteryFloorPercent: Int? = nil,
-        discoveryMode: String? = nil
+        discoveryMode: String? = nil,
+        reset: Bool? = nil
     ) {
+        self.reset = reset
         self.relayEnabled = relayEnabled
         self.relayMaxPerHour = relayMaxPerHour
         self.relayNeighbourShare = relayNeighbourShare

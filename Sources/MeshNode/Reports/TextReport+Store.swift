@@ -89,10 +89,11 @@ extension TextReport {
         if reply.contacts.isEmpty {
             lines.append("no contacts")
         } else {
-            var rows = [["ALIAS", "PEER", "BLOCKED", "NOTE"]]
+            var rows = [["ALIAS", "PEER", "BLOCKED", "LAST SEEN", "NOTE"]]
             for contact in reply.contacts {
                 rows.append([
                     escaped(contact.alias), contact.peer.hex, contact.blocked ? "blocked" : "",
+                    contact.lastSeen.map(timestamp) ?? "never",
                     contact.note.map { escaped($0) } ?? "",
                 ])
             }

@@ -205,7 +205,8 @@ public final class Node: Sendable {
                 interval: .seconds(configuration.store.maintenanceIntervalSeconds),
                 logger: logger
             ),
-            RouterService(router: router, transports: routedTransports, disabled: disabledTransports), ledgerService, powerMonitor, controlServer,
+            RouterService(router: router, transports: routedTransports, disabled: disabledTransports), ledgerService,
+            powerMonitor, controlServer,
         ]
     }
 

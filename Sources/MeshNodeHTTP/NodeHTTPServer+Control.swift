@@ -37,7 +37,8 @@ extension NodeHTTPServer {
             }
             var timeout: Double?
             if body["timeout_seconds"] != nil {
-                guard let number = body["timeout_seconds"] as? NSNumber, Self.strictBool(body["timeout_seconds"]) == nil,
+                guard let number = body["timeout_seconds"] as? NSNumber,
+                    Self.strictBool(body["timeout_seconds"]) == nil,
                     number.doubleValue.isFinite
                 else {
                     throw APIError.badRequest("\"timeout_seconds\" must be a number")

@@ -13,7 +13,9 @@ struct ContactsCommand: AsyncParsableCommand {
             blocked peer, and in allow-list mode from any peer that is not a contact, are \
             dropped on arrival (acknowledged, so the sender does not retry, and not stored).
             """,
-        subcommands: [List.self, Add.self, Remove.self, Block.self, Unblock.self, AllowOnly.self, Rename.self, Note.self],
+        subcommands: [
+            List.self, Add.self, Remove.self, Block.self, Unblock.self, AllowOnly.self, Rename.self, Note.self,
+        ],
         defaultSubcommand: List.self
     )
 

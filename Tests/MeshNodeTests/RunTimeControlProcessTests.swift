@@ -21,7 +21,12 @@ struct RunTimeControlProcessTests {
         let (portB, portC) = (try freeLoopbackPort(), try freeLoopbackPort())
         let nodeB = try startNode(b, port: portB, home: home)
         defer { stopProcess(nodeB) }
-        let nodeC = try startNode(c, port: portC, home: home, extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"])
+        let nodeC = try startNode(
+            c,
+            port: portC,
+            home: home,
+            extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
+        )
         defer { stopProcess(nodeC) }
         let nodeA = try startNode(a, port: 0, home: home)
         defer { stopProcess(nodeA) }
@@ -51,7 +56,10 @@ struct RunTimeControlProcessTests {
         #expect(dialed["address"] as? String == "127.0.0.1:\(portB)")
 
         // Through B to C: the message is delivered.
-        let sent = try await runScmesh(["send", "--data-dir", a, "--timeout", "60", idC.hex, "hello over the line"], home: home)
+        let sent = try await runScmesh(
+            ["send", "--data-dir", a, "--timeout", "60", idC.hex, "hello over the line"],
+            home: home
+        )
         #expect(sent.status == 0, "\(sent.standardError)")
         try await eventually("C has A's message", attempts: 3000) {
             try await inboxTexts(dataDirectory: c, home: home).contains("hello over the line")
@@ -106,7 +114,9 @@ struct RunTimeControlProcessTests {
         node = try startNode(data, port: port, home: home, extra: extra)
         defer { stopProcess(node) }
         _ = try await waitForNode(data)
-        let settings = try jsonObject(try await runScmesh(["settings", "--json", "--data-dir", data], home: home).standardOutput)
+        let settings = try jsonObject(
+            try await runScmesh(["settings", "--json", "--data-dir", data], home: home).standardOutput
+        )
         #expect(settings["relay_max_per_hour"] as? Int == 77, "\(settings)")
         #expect(settings["relay_neighbour_share"] as? Double == 0.5, "\(settings)")
         #expect(Set(settings["runtime"] as? [String] ?? []) == ["relay_max_per_hour", "relay_neighbour_share"])
@@ -158,7 +168,12 @@ struct RunTimeControlProcessTests {
         for (index, expected) in ["poor", "poor", "good"].enumerated() {
             let data = directory.file("spoke\(index)")
             spokes.append(
-                try startNode(data, port: 0, home: home, extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"])
+                try startNode(
+                    data,
+                    port: 0,
+                    home: home,
+                    extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"]
+                )
             )
             try await eventually("\(index + 1) peers: \(expected)", attempts: 3000) {
                 let status = try await status(hub)
@@ -185,7 +200,12 @@ struct RunTimeControlProcessTests {
         let portB = try freeLoopbackPort()
         let nodeB = try startNode(b, port: portB, home: home)
         defer { stopProcess(nodeB) }
-        let nodeA = try startNode(a, port: 0, home: home, extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"])
+        let nodeA = try startNode(
+            a,
+            port: 0,
+            home: home,
+            extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
+        )
         defer { stopProcess(nodeA) }
         let idB = try await waitForNode(b)
         _ = try await waitForNode(a)
@@ -203,7 +223,10 @@ struct RunTimeControlProcessTests {
         let renamed = try await runScmesh(["contacts", "rename", "--data-dir", a, "bob", "robert"], home: home)
         #expect(renamed.status == 0, "\(renamed.standardError)")
         #expect(renamed.standardOutput.contains("renamed bob to robert"), "\(renamed.standardOutput)")
-        let noted = try await runScmesh(["contacts", "note", "--data-dir", a, "robert", "met at the meetup"], home: home)
+        let noted = try await runScmesh(
+            ["contacts", "note", "--data-dir", a, "robert", "met at the meetup"],
+            home: home
+        )
         #expect(noted.status == 0, "\(noted.standardError)")
         let contacts = try await contactList(a, home: home)
         #expect(contacts["bob"] == nil)
@@ -285,7 +308,9 @@ private func canConnect(_ port: Int) -> Bool {
     address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     return result == 0
 }

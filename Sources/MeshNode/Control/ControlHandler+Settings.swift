@@ -15,7 +15,10 @@ extension ControlHandler {
         let mdns = liveTransports.compactMap { $0 as? MDNSTransport }
         if request.reset == true {
             guard request == SettingsRequest(reset: true) else {
-                throw MeshError(.invalidArgument, "\"reset\" goes alone: it takes every setting back to the config's value")
+                throw MeshError(
+                    .invalidArgument,
+                    "\"reset\" goes alone: it takes every setting back to the config's value"
+                )
             }
             return try await resetSettings(mdns: mdns)
         }
@@ -67,7 +70,9 @@ extension ControlHandler {
                 if let enabled = request.relayEnabled { saved.relayEnabled = enabled }
                 if request.relayMaxPerHour != nil { saved.relayMaxPerHour = limits.maxPerHour }
                 if request.relayNeighbourShare != nil { saved.relayNeighbourShare = limits.neighbourShare }
-                if request.relayBatteryFloorPercent != nil { saved.relayBatteryFloorPercent = limits.batteryFloorPercent }
+                if request.relayBatteryFloorPercent != nil {
+                    saved.relayBatteryFloorPercent = limits.batteryFloorPercent
+                }
             }
         }
         if let discoveryMode {

@@ -22,7 +22,8 @@ extension ControlHandler {
             }
             if case .disable = request {
                 try await transportControl.disable(name)
-                changed = "transport \(name) disabled (kept across restarts; scmesh transports enable \(name) starts it)"
+                changed =
+                    "transport \(name) disabled (kept across restarts; scmesh transports enable \(name) starts it)"
             } else {
                 try await transportControl.enable(name)
                 changed = "transport \(name) enabled"

@@ -33,7 +33,8 @@ extension NodeCommand {
         case "contacts_block": self = .contacts(.block(peer: request.peer))
         case "contacts_unblock": self = .contacts(.unblock(peer: request.peer))
         case "contacts_allow_only": self = .contacts(.allowOnly(request.on))
-        case "contacts_rename": self = .contacts(.rename(alias: request.alias ?? request.peer, newAlias: request.newAlias))
+        case "contacts_rename":
+            self = .contacts(.rename(alias: request.alias ?? request.peer, newAlias: request.newAlias))
         case "contacts_note": self = .contacts(.note(peer: request.peer ?? request.alias, note: request.note))
         case "topics": self = .topics
         case "subscribe": self = .subscribe(topic: request.topic)

@@ -29,7 +29,9 @@ extension TextReport {
             ],
         ]
         if let mode = reply.discoveryMode {
-            rows.append(["discovery mode", escaped(mode), source("discovery_mode", config?.discoveryMode.map { escaped($0) })])
+            rows.append([
+                "discovery mode", escaped(mode), source("discovery_mode", config?.discoveryMode.map { escaped($0) }),
+            ])
         } else {
             rows.append(["discovery mode", "- (no mDNS transport)", ""])
         }

@@ -16,7 +16,8 @@ struct TransportMaker: Sendable {
     /// - Throws: ``MeshError`` `.invalidConfiguration` when the config does not enable it
     ///   or the registry lacks it; what its factory throws.
     func make(_ name: String) throws -> any Transport {
-        let configuration = (try? SavedDiscoveryMode.applied(to: configuration, dataDirectory: dataDirectory))
+        let configuration =
+            (try? SavedDiscoveryMode.applied(to: configuration, dataDirectory: dataDirectory))
             ?? configuration
         guard let settings = configuration.transports[name], settings.enabled else {
             throw MeshError(.invalidConfiguration, "transports.\(name) is not enabled in the config")

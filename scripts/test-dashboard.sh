@@ -99,6 +99,8 @@ if not row:
     problems.append(f"message {message} not in the messages table")
 elif "delivered" not in row.group(1):
     problems.append(f"message {message} shown without status delivered: {row.group(1)[:300]}")
+if '<b id="network-quality">poor</b>' not in dom:
+    problems.append("the header does not show network quality poor (a has one peer)")
 if 'class="pill running">live' not in dom and "reconnecting" not in dom:
     problems.append("the event stream never connected")
 if not re.search(r'<span class="mono">#\d+</span> message_delivered', dom):

@@ -8,8 +8,8 @@ import UnixSignals
 /// Builds a node from a configuration: loads (or creates) the identity in
 /// `dataDirectory` (unless `identity` is given), opens the store (`store.path`, by
 /// default `DATA-DIR/store.sqlite`: the persisted inbox, outbox, history, contacts and
-/// address ledger), applies a discovery mode saved at run time (``SavedDiscoveryMode``),
-/// makes every
+/// address ledger), applies the settings saved at run time (``SavedDiscoveryMode``,
+/// ``SavedSettings``), makes every
 /// enabled transport through the registry, and wires the router, the store and the
 /// control socket. Nothing starts until ``Node/run()``. `eventCapacity` events are held
 /// for resuming the event stream (`scmesh events`, `GET /api/v1/events`).
@@ -34,29 +34,20 @@ public func buildNode(
     try DataDirectory.requireSocketPathFits(dataDirectory)
     try DataDirectory.prepare(dataDirectory, logger: logger)
     let identity = try identity ?? LocalIdentity.loadOrCreate(dataDirectory: dataDirectory)
-    // A discovery mode chosen at run time outlives a restart.
-    let config = try SavedDiscoveryMode.applied(to: config, dataDirectory: dataDirectory)
+    // Settings changed at run time (discovery mode, relay switch and budgets) outlive a restart.
+    let saved = try SavedSettings.load(dataDirectory: dataDirectory)
+    let configured = config
+    let config = saved.applied(to: try SavedDiscoveryMode.applied(to: config, dataDirectory: dataDirectory))
+    let maker = TransportMaker(
+        configuration: configured,
+        registry: registry,
+        identity: identity,
+        dataDirectory: dataDirectory,
+        logger: logger
+    )
     var transports: [(transport: any Transport, priority: Int)] = []
     for (name, settings) in config.enabledTransports {
-        guard let factory = registry.factory(named: name) else {
-            throw MeshError(
-                .invalidConfiguration,
-                "transports.\(name): no transport of that name is registered (registered: \(registry.names.joined(separator: ", ")))"
-            )
-        }
-        var transportLogger = logger
-        transportLogger[metadataKey: "transport"] = "\(name)"
-        let context = TransportBuildContext(
-            name: name,
-            identity: identity,
-            dataDirectory: dataDirectory,
-            logger: transportLogger
-        )
-        do {
-            transports.append((try factory.makeTransport(settings.configuration, context: context), settings.priority))
-        } catch let error as MeshError {
-            throw MeshError(error.code, "transports.\(name): \(error.message)", cause: error.cause)
-        }
+        transports.append((try maker.make(name), settings.priority))
     }
     let store = try MeshStore(
         path: config.store.filePath(dataDirectory: dataDirectory),
@@ -70,7 +61,10 @@ public func buildNode(
         store: store,
         transports: transports,
         events: EventLog(capacity: eventCapacity),
-        logger: logger
+        logger: logger,
+        maker: maker,
+        configured: configured,
+        disabledTransports: Set(saved.disabledTransports ?? [])
     )
 }
 
@@ -114,6 +108,8 @@ public final class Node: Sendable {
     /// The transports as the router gets them: wrapped to report failed dials to the
     /// address ledger.
     private let routedTransports: [(transport: any Transport, priority: Int)]
+    /// The transports switched off at run time before this start (``SavedSettings``).
+    private let disabledTransports: Set<String>
     private let logger: Logger
 
     /// Milliseconds since 1970 shifted left by 20 bits: room for a million
@@ -129,7 +125,10 @@ public final class Node: Sendable {
         store: MeshStore,
         transports: [(transport: any Transport, priority: Int)],
         events: EventLog,
-        logger: Logger
+        logger: Logger,
+        maker: TransportMaker,
+        configured: NodeConfiguration,
+        disabledTransports: Set<String>
     ) {
         self.configuration = configuration
         self.events = events
@@ -167,6 +166,13 @@ public final class Node: Sendable {
         self.routedTransports = transports.map {
             (transport: LedgerTransport(inner: $0.transport, reports: reports) as any Transport, priority: $0.priority)
         }
+        self.disabledTransports = disabledTransports
+        let transportControl = TransportControl(
+            router: router,
+            maker: maker,
+            reports: reports,
+            transports: transports.map(\.transport)
+        )
         ledgerService = AddressLedgerService(
             router: router,
             ledger: store.ledger,
@@ -187,7 +193,9 @@ public final class Node: Sendable {
             httpEndpoint: httpEndpoint,
             inviter: identity.signingIdentity,
             powerMonitor: powerMonitor,
-            events: events
+            events: events,
+            transportControl: transportControl,
+            configured: configured
         )
         commands = handler
         controlServer = ControlServer(
@@ -209,7 +217,8 @@ public final class Node: Sendable {
                 interval: .seconds(configuration.store.maintenanceIntervalSeconds),
                 logger: logger
             ),
-            RouterService(router: router, transports: routedTransports), ledgerService, powerMonitor, controlServer,
+            RouterService(router: router, transports: routedTransports, disabled: disabledTransports), ledgerService,
+            powerMonitor, controlServer,
         ]
     }
 
@@ -260,10 +269,16 @@ public final class Node: Sendable {
 struct RouterService: Service {
     let router: Router
     let transports: [(transport: any Transport, priority: Int)]
+    /// Transports added switched off (disabled at run time before this start).
+    var disabled: Set<String> = []
 
     func run() async throws {
         for (transport, priority) in transports {
-            await router.add(transport, priority: priority)
+            if disabled.contains(transport.name) {
+                await router.addDisabled(transport, priority: priority)
+            } else {
+                await router.add(transport, priority: priority)
+            }
         }
         try await router.run()
     }

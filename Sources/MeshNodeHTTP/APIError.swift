@@ -39,8 +39,9 @@ struct APIError: Error {
             case .messageTooLarge: .contentTooLarge
             case .rateLimited: .tooManyRequests
             // Not 5xx: the node works; the message's state (not delivered yet, or
-            // failed) is the answer, and the message stays in the outbox or history.
-            case .timedOut, .deliveryFailed, .relayDisabled, .noRoute: .conflict
+            // failed) is the answer, and the message stays in the outbox or history;
+            // likewise a `dial` whose remote did not answer or failed its handshake.
+            case .timedOut, .deliveryFailed, .relayDisabled, .noRoute, .dialFailed, .handshakeFailed: .conflict
             default: .serviceUnavailable
             }
         self.init(status, code: error.code.name, error.message, messageID: messageID)

@@ -101,6 +101,12 @@ final class MetricsExporter: Sendable {
         gauge("scmesh_outbox_messages", [], status.outboxCount ?? 0)
         gauge("scmesh_inbox_messages", [], status.inboxCount)
         gauge("scmesh_peers", [], status.peerCount)
+        // 0 offline, 1 poor, 2 good, 3 excellent; and one series per level, 1 for the current one.
+        let quality = NetworkQuality(peerCount: status.peerCount)
+        gauge("scmesh_network_quality", [], quality.level)
+        for level in NetworkQuality.allCases {
+            gauge("scmesh_network_quality_info", [("quality", level.rawValue)], level == quality ? 1 : 0)
+        }
         gauge("scmesh_relay_enabled", [], status.relayEnabled ? 1 : 0)
         gauge("scmesh_uptime_seconds", [], Int(status.uptimeSeconds))
         // Queue depths: frames in flight on each transport's links (sent, not yet acknowledged).

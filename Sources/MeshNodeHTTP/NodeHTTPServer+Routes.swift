@@ -21,7 +21,12 @@ extension NodeHTTPServer {
         }
         api.get("transports") { request, _ in
             _ = try QueryParameters(request, known: [])
-            return try Self.json(TransportsReply(await self.commands.status()))
+            return try Self.json(
+                HTTPTransportsReply(
+                    await self.commands.status(),
+                    disabled: await self.commands.transports(.list).disabled
+                )
+            )
         }
         api.get("routes") { request, _ in
             _ = try QueryParameters(request, known: [])
@@ -184,6 +189,7 @@ extension NodeHTTPServer {
             return try Self.json(reply)
         }
         addInvitationAndTopicRoutes(to: api)
+        addControlRoutes(to: api)
         api.get("events") { request, _ in try self.eventStream(request) }
         api.get("openapi.json") { _, _ in
             try Self.resource("openapi.json", contentType: "application/json")
@@ -281,8 +287,9 @@ extension NodeHTTPServer {
     }
 }
 
-/// `GET /api/v1/transports`: each transport's state, priority, addresses and counters.
-struct TransportsReply: Codable, Sendable {
+/// `GET /api/v1/transports`: each transport's state, priority, addresses and counters,
+/// and the transports switched off at run time.
+struct HTTPTransportsReply: Codable, Sendable {
     struct Entry: Codable, Sendable {
         var name: String
         var priority: Int
@@ -294,8 +301,10 @@ struct TransportsReply: Codable, Sendable {
     }
 
     var transports: [Entry]
+    var disabled: [String]
 
-    init(_ status: StatusReply) {
+    init(_ status: StatusReply, disabled: [String]) {
+        self.disabled = disabled
         transports = status.transports.map { transport in
             Entry(
                 name: transport.name,

@@ -25,7 +25,10 @@ struct StatusCommand: AsyncParsableCommand {
 
 /// `scmesh peers`.
 struct PeersCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "peers", abstract: "List peers with a live link.")
+    static let configuration = CommandConfiguration(
+        commandName: "peers",
+        abstract: "List peers with a live link (--known: every peer in the address ledger)."
+    )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var nodeWait: NodeWaitOption
@@ -34,7 +37,20 @@ struct PeersCommand: AsyncParsableCommand {
     @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
     var full = false
 
+    @Flag(help: "List the address ledger instead: every known address of every peer, with its successes and failures.")
+    var known = false
+
     func run() async throws {
+        if known {
+            try await callNode(
+                .knownPeers,
+                dataDirectory: dataDirectory.path,
+                json: output.json,
+                as: KnownPeersReply.self,
+                render: TextReport.knownPeers
+            )
+            return
+        }
         try await callNode(
             .peers,
             dataDirectory: dataDirectory.path,

@@ -14,7 +14,8 @@ struct ContactsCommand: AsyncParsableCommand {
             dropped on arrival (acknowledged, so the sender does not retry, and not stored).
             """,
         subcommands: [
-            List.self, Add.self, Remove.self, Block.self, Unblock.self, AllowOnly.self, Mute.self, Unmute.self,
+            List.self, Add.self, Remove.self, Block.self, Unblock.self, AllowOnly.self, Rename.self, Note.self,
+            Mute.self, Unmute.self,
         ],
         defaultSubcommand: List.self
     )

@@ -41,11 +41,11 @@ struct RunCommand: AsyncParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             let file = config ?? environment["SCMESH_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
             let check = try NodeConfiguration.checked(file: file, environment: environment, overrides: overrides)
-            // A discovery mode set at run time (scmesh settings --discovery-mode) outlives restarts.
-            let configuration = try SavedDiscoveryMode.applied(
-                to: check.configuration,
-                dataDirectory: dataDirectory.path
-            )
+            // The config as the file says; buildNode applies what was saved at run time.
+            let configuration = check.configuration
+            // A discovery mode set at run time (scmesh settings --discovery-mode) outlives
+            // restarts: the exposure notice speaks of the mode in force.
+            let exposed = try SavedDiscoveryMode.applied(to: configuration, dataDirectory: dataDirectory.path)
             // Nothing is created in a data directory whose socket path cannot be bound.
             try DataDirectory.requireSocketPathFits(dataDirectory.path)
             // The log file may live in the data directory, which the first run creates.
@@ -63,7 +63,7 @@ struct RunCommand: AsyncParsableCommand {
                     "another node is running with data dir \(dataDirectory.path) (it holds \(DataDirectoryLock.fileName)); stop it, or pass another --data-dir"
                 )
             }
-            if let notice = ExposureNotice.line(for: configuration) {
+            if let notice = ExposureNotice.line(for: exposed) {
                 // One line on stderr (the journal under systemd), before the node's log.
                 printError("note: \(notice)")
             }

@@ -7,9 +7,9 @@ struct SettingsCommand: AsyncParsableCommand {
         commandName: "settings",
         abstract: "Show or change the run-time settings: relay switch, relay budgets, discovery mode.",
         discussion: """
-            Without options it prints the settings. Relay changes last until the node \
-            stops; the discovery mode is saved in DATA-DIR/discovery_mode and holds across \
-            restarts (delete the file to go back to the config's transports.mdns.discovery_mode).
+            Without options it prints the settings and where each comes from. Changes are \
+            saved in the data directory (DATA-DIR/runtime_settings.json, DATA-DIR/discovery_mode) \
+            and hold across restarts; --reset goes back to the config's values.
             """
     )
     @OptionGroup var dataDirectory: DataDirectoryOption
@@ -32,8 +32,16 @@ struct SettingsCommand: AsyncParsableCommand {
         )
     )
     var discoveryMode: String?
+    @Flag(help: "Drop every run-time change: the config's values apply again, now and after restarts.")
+    var reset = false
 
     func validate() throws {
+        if reset,
+            relay != nil || relayMaxPerHour != nil || relayNeighbourShare != nil || relayBatteryFloor != nil
+                || discoveryMode != nil
+        {
+            throw ValidationError("--reset goes alone: it takes every setting back to the config's value")
+        }
         if let relay, !["on", "off"].contains(relay) {
             throw ValidationError("--relay takes on or off, got \"\(relay)\"")
         }
@@ -48,7 +56,8 @@ struct SettingsCommand: AsyncParsableCommand {
             relayMaxPerHour: relayMaxPerHour,
             relayNeighbourShare: relayNeighbourShare,
             relayBatteryFloorPercent: relayBatteryFloor,
-            discoveryMode: discoveryMode
+            discoveryMode: discoveryMode,
+            reset: reset ? true : nil
         )
         try await callNode(
             .settings(request),

@@ -23,6 +23,9 @@ struct HTTPAPITests {
         (.POST, "/api/v1/session/login"), (.GET, "/metrics"), (.GET, "/api/v1/invitation"), (.POST, "/api/v1/join"),
         (.GET, "/api/v1/topics"), (.POST, "/api/v1/topics/subscribe"), (.POST, "/api/v1/topics/unsubscribe"),
         (.POST, "/api/v1/topics/publish"), (.GET, "/api/v1/no-such-route"),
+        (.PUT, "/api/v1/transports/bob/disabled"), (.DELETE, "/api/v1/transports/bob/disabled"),
+        (.POST, "/api/v1/dial"), (.GET, "/api/v1/peers/known"), (.DELETE, "/api/v1/settings"),
+        (.PUT, "/api/v1/contacts/bob/alias"), (.PUT, "/api/v1/contacts/bob/note"),
     ]
 
     @Test(

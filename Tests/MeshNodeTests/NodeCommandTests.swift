@@ -48,6 +48,12 @@ struct NodeCommandTests {
             #"{"cmd":"settings","discovery_mode":"cautious","relay_battery_floor_percent":20,"relay_enabled":false,"relay_max_per_hour":100,"relay_neighbour_share":0.5}"#,
             #"{"cmd":"invite","expires_seconds":600}"#,
             #"{"alias":"alice","cmd":"join","invitation":"scmesh:x"}"#,
+            #"{"cmd":"settings","reset":true}"#,
+            #"{"cmd":"transports_disable","transport":"mdns"}"#,
+            #"{"cmd":"transports_enable","transport":"mdns"}"#,
+            #"{"address":"127.0.0.1:7420","cmd":"dial","timeout_seconds":5,"transport":"tcp"}"#,
+            #"{"alias":"bob","cmd":"contacts_rename","new_alias":"robert"}"#,
+            #"{"cmd":"contacts_note","note":"met","peer":"bob"}"#,
         ]
     )
     func roundTrip(line: String) throws {

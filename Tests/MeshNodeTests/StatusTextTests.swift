@@ -95,7 +95,7 @@ struct StatusTextTests {
             omittingEmptySubsequences: false
         ).map(String.init)
         #expect(lines[0] == "kitchen  \(json.peerID.hex)")
-        #expect(lines[1].hasPrefix("relay on · 0 peers · inbox 0 · outbox 0 · up "), "\(lines[1])")
+        #expect(lines[1].hasPrefix("relay on · 0 peers · network offline · inbox 0 · outbox 0 · up "), "\(lines[1])")
         #expect(lines[2].isEmpty)
         #expect(lines[3].hasPrefix("TRANSPORT") && lines[3].contains("LISTENING ON"))
         // The enabled transports only (the default config has no loopback); columns aligned.

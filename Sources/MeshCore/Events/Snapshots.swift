@@ -59,6 +59,9 @@ public struct TransportState: Hashable, Sendable, Codable, CustomStringConvertib
     public static let unavailable = TransportState("unavailable")
     /// The transport was stopped.
     public static let stopped = TransportState("stopped")
+    /// The transport was switched off at run time (``Router/disableTransport(named:)``):
+    /// it neither listens nor dials until it is enabled again.
+    public static let disabled = TransportState("disabled")
 
     public init(from decoder: any Decoder) throws {
         name = try decoder.singleValueContainer().decode(String.self)
@@ -76,7 +79,7 @@ public struct TransportStatus: Sendable, Hashable, Codable {
     public var name: String
     /// Its priority.
     public var priority: Int
-    /// Starting, running, unavailable or stopped.
+    /// Starting, running, unavailable, stopped or disabled.
     public var state: TransportState
     /// Why it is unavailable, if it is.
     public var reason: String?

@@ -10,9 +10,13 @@ extension LinkManager {
         id: LinkID,
         role: HandshakeRole,
         transport name: String,
-        hint: PeerHint?
+        hint: PeerHint?,
+        outcome: DialOutcome? = nil
     ) async -> PeerID? {
-        defer { forgetPending(id) }
+        defer {
+            forgetPending(id)
+            outcome?.finish()
+        }
         guard let priority = priority(of: name), let capabilities = capabilities(of: name) else {
             await link.close()
             return nil
@@ -56,10 +60,11 @@ extension LinkManager {
                 "\(LogLimiter.formatted($0)) more handshakes failed in the last \(LogLimiter.formatted($1)): \(code)"
             }
             bus.emit(.handshakeFailed(transport: name, address: link.remoteAddress, reason: reason))
+            outcome?.yield(.failure(MeshError(.handshakeFailed, "the handshake failed: \(reason)")))
             await link.close()
             return nil
         }
-        guard runState == .running else {
+        guard runState == .running, transports[name]?.disabled != true else {
             await link.close()
             return nil
         }
@@ -79,7 +84,10 @@ extension LinkManager {
             stats: stats,
             logger: logger
         )
-        guard await register(session) else { return secure.remotePeerID }
+        let registered = await register(session)
+        // A duplicate lost the tie-break to a link that is up: the peer is linked either way.
+        outcome?.yield(.success(secure.remotePeerID))
+        guard registered else { return secure.remotePeerID }
         let inbound = self.inbound
         let announcer = self.announcer
         let gossip = self.gossip

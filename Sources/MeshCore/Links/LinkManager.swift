@@ -11,6 +11,14 @@ actor LinkManager {
         var transport: any Transport
         var priority: Int
         var status: TransportStatus
+        /// Switched off at run time: not run, its hints not dialled.
+        var disabled = false
+        /// Ends the running `listen` (finished by ``disable(_:)``).
+        var stopper: AsyncStream<Void>.Continuation?
+        /// Whether a `listen` of this entry is running (a new one waits for it to end).
+        var listening = false
+        /// Callers of ``disable(_:)`` waiting for the running `listen` to end.
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     struct HintKey: Hashable {
@@ -38,10 +46,10 @@ actor LinkManager {
     private var peersMet: Set<PeerID> = []
     /// The sequence of this node's last address record (docs/PROTOCOL.md §A.8).
     var addressSequence: UInt64
-    private(set) var transports: [String: TransportEntry] = [:]
-    private var transportOrder: [String] = []
-    private var hints: [HintKey: PeerHint] = [:]
-    private var hintPeers: [HintKey: PeerID] = [:]
+    var transports: [String: TransportEntry] = [:]
+    private(set) var transportOrder: [String] = []
+    private(set) var hints: [HintKey: PeerHint] = [:]
+    var hintPeers: [HintKey: PeerID] = [:]
     /// Hints dialled on request (an invitation, an address record, the ledger): each
     /// is dropped after this many failed dials in a row spanning at least
     /// ``Router/requestedDialPersistence``, so an address given by someone else is
@@ -103,15 +111,16 @@ actor LinkManager {
         linkUpHandler = handler
     }
 
-    func add(_ transport: any Transport, priority: Int) {
+    func add(_ transport: any Transport, priority: Int, enabled: Bool = true) {
         precondition(transports[transport.name] == nil, "transport \(transport.name) added twice")
         transports[transport.name] = TransportEntry(
             transport: transport,
             priority: priority,
-            status: TransportStatus(name: transport.name, priority: priority, state: .starting)
+            status: TransportStatus(name: transport.name, priority: priority, state: enabled ? .starting : .disabled),
+            disabled: !enabled
         )
         transportOrder.append(transport.name)
-        if runState == .running {
+        if runState == .running, enabled {
             let name = transport.name
             spawn { await self.runTransport(name) }
         }
@@ -122,6 +131,11 @@ actor LinkManager {
     func priority(of transport: String) -> Int? { transports[transport]?.priority }
 
     func capabilities(of transport: String) -> TransportCapabilities? { transports[transport]?.transport.capabilities }
+
+    /// Holds a link in its handshake (counted, closed at shutdown) until ``forgetPending(_:)``.
+    func trackPending(_ link: any Link, id: LinkID) {
+        pendingLinks[id] = link
+    }
 
     func forgetPending(_ id: LinkID) {
         pendingLinks[id] = nil
@@ -172,7 +186,7 @@ actor LinkManager {
         runState = .running
         let remoteLog = self.remoteLog
         spawn { await remoteLog.run() }  // summaries of rate-limited lines, every interval
-        for name in transportOrder {
+        for name in transportOrder where transports[name]?.disabled == false {
             spawn { await self.runTransport(name) }
         }
         for key in hints.keys { ensureDialing(key) }
@@ -192,7 +206,8 @@ actor LinkManager {
             Task { await self.shutdown() }
         }
         runState = .stopped
-        for name in transportOrder where transports[name]?.status.state != .unavailable {
+        for name in transportOrder
+        where transports[name]?.status.state != .unavailable && transports[name]?.disabled == false {
             transports[name]?.status.state = .stopped
         }
     }
@@ -217,48 +232,13 @@ actor LinkManager {
 
     // MARK: Transports
 
-    /// Runs one transport's `listen` until the router stops, feeding its events here.
-    private func runTransport(_ name: String) async {
-        guard let entry = transports[name], runState == .running else { return }
-        var transportLogger = logger
-        transportLogger[metadataKey: "transport"] = "\(name)"
-        let (stream, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
-        let context = TransportContext(localPeerID: localPeerID, logger: transportLogger) { continuation.yield($0) }
-        let transport = entry.transport
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                for await event in stream { await self.handle(event, transport: name) }
-            }
-            var failure: (any Error)?
-            do {
-                try await transport.listen(context: context)
-            } catch {
-                failure = error
-            }
-            continuation.finish()
-            self.transportEnded(name, error: failure)
-        }
-    }
-
-    private func transportEnded(_ name: String, error: (any Error)?) {
-        guard let error, runState == .running || !(error is CancellationError) else {
-            if transports[name]?.status.state != .unavailable { transports[name]?.status.state = .stopped }
-            return
-        }
-        let reason = (error as? MeshError)?.message ?? "\(error)"
-        transports[name]?.status.state = .unavailable
-        transports[name]?.status.reason = reason
-        logger.warning("transport \(name) unavailable: \(reason)")
-        bus.emit(.transportUnavailable(name, reason: reason))
-    }
-
     func handle(_ event: TransportEvent, transport name: String) {
         if runState == .idle, case .peerDiscovered(let hint) = event, hint.peerID != localPeerID {
             // Remembered and dialled once the router runs.
             hints[HintKey(transport: name, address: hint.address)] = hint
             return
         }
-        guard runState == .running else {
+        guard runState == .running, transports[name]?.disabled != true else {
             if case .inboundLink(let link) = event { Task { await link.close() } }
             return
         }
@@ -297,7 +277,7 @@ actor LinkManager {
 
     // MARK: Dialling
 
-    private func ensureDialing(_ key: HintKey) {
+    func ensureDialing(_ key: HintKey) {
         guard !dialing.contains(key) else { return }
         dialing.insert(key)
         spawn { await self.dialLoop(key) }
@@ -323,7 +303,8 @@ actor LinkManager {
                 attempt = 0
                 continue
             }
-            guard let transport = transports[key.transport]?.transport else { return }
+            guard let entry = transports[key.transport], !entry.disabled else { return }
+            let transport = entry.transport
             do {
                 let link = try await transport.dial(hint)
                 guard runState == .running else {

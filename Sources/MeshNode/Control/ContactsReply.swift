@@ -17,6 +17,9 @@ public struct ContactsReply: Codable, Sendable, Hashable {
         public var blocked: Bool
         /// When it was added.
         public var addedAt: Date
+        /// When it was last seen: now while it has a live link, else when a link to it
+        /// last came up (from the address ledger); absent when never.
+        public var lastSeen: Date? = nil
 
         /// The reply form of a contact.
         public init(_ contact: Contact) {

@@ -4,7 +4,8 @@ import MeshStore
 
 extension ControlHandler {
     /// `contacts`, `contacts_add`, `contacts_remove`, `contacts_block`,
-    /// `contacts_unblock`, `contacts_allow_only`, `contacts_mute`, `contacts_unmute`: each replies with the whole contact
+    /// `contacts_unblock`, `contacts_allow_only`, `contacts_rename`, `contacts_note`,
+    /// `contacts_mute`, `contacts_unmute`: each replies with the whole contact
     /// book afterwards. Changes reach the inbound filter at once.
     package func contacts(_ request: ContactsRequest) async throws -> ContactsReply {
         let contacts = store.contacts
@@ -94,10 +95,19 @@ extension ControlHandler {
             try await contacts.setAllowListOnly(on)
             changed =
                 on ? "allow-list mode on: messages from peers that are not contacts are dropped" : "allow-list mode off"
+        case .rename(let alias, let newAlias):
+            changed = try await renameContact(alias, to: newAlias)
+        case .note(let peer, let note):
+            changed = try await noteContact(peer, note: note)
         }
         if changed != nil { try await contactFilter.reload() }
+        let seen = await lastSeen()
         return ContactsReply(
-            contacts: try await contacts.all().map(ContactsReply.Entry.init),
+            contacts: try await contacts.all().map { contact in
+                var entry = ContactsReply.Entry(contact)
+                entry.lastSeen = seen[contact.peer]
+                return entry
+            },
             allowOnly: try await contacts.allowListOnly(),
             dropped: contactFilter.counters,
             changed: changed,

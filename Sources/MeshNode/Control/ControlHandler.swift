@@ -13,7 +13,8 @@ import TransportMDNS
 /// the HTTP API (module `MeshNodeHTTP`) both call these functions.
 ///
 /// One file per group of commands: this one dispatches and answers `status`, `peers`,
-/// `routes`, `inbox` and `settings`; `+Send`, `+History` (history, trace, outbox),
+/// `routes` and `inbox`; `+Settings`, `+Transports` (transports, dial, known peers),
+/// `+Send`, `+History` (history, trace, outbox),
 /// `+Contacts`, `+Topics`, `+Invite` (invite, join) and `+Power` the rest.
 package struct ControlHandler: Sendable {
     let router: Router
@@ -34,6 +35,15 @@ package struct ControlHandler: Sendable {
     var powerMonitor: PowerMonitor? = nil
     /// The router's recent events (`events`); nil: the node keeps none.
     var events: EventLog? = nil
+    /// Switches transports off and on (`transports_disable`, `transports_enable`); nil:
+    /// the node cannot.
+    var transportControl: TransportControl? = nil
+    /// The config as its file says, before the settings saved at run time were
+    /// applied (what `settings` compares with and `reset` goes back to).
+    var configured: NodeConfiguration? = nil
+
+    /// The transports in use now (a transport enabled again is a new instance).
+    var liveTransports: [any Transport] { transportControl?.all ?? transports }
 
     var inbox: StoreInbox { store.inbox }
 
@@ -93,20 +103,24 @@ package struct ControlHandler: Sendable {
         case .join(let request): try ControlJSON.success(await join(request))
         case .power: try ControlJSON.success(try power())
         case .events(let after, let limit): try ControlJSON.success(try events(after: after, limit: limit))
+        case .transports(let request): try ControlJSON.success(await transports(request))
+        case .dial(let request): try ControlJSON.success(await dial(request))
+        case .knownPeers: try ControlJSON.success(await knownPeers())
         }
     }
 
     /// `status`: identity, uptime, relay switch, transports, counts and counters.
     package func status() async throws -> StatusReply {
         let elapsed = ContinuousClock.now - startedAt
-        return StatusReply(
+        let peerCount = await router.peers().count
+        var reply = StatusReply(
             peerID: router.localPeerID,
             name: configuration.node.name,
             dataDir: dataDirectory,
             uptimeSeconds: Double(elapsed.milliseconds) / 1000,
             relayEnabled: router.relayEnabled,
             transports: await router.transportStatus(),
-            peerCount: await router.peers().count,
+            peerCount: peerCount,
             inboxCount: try await inbox.count,
             outboxCount: try await store.history.pendingTotals().messages,
             stats: await router.stats(),
@@ -118,6 +132,8 @@ package struct ControlHandler: Sendable {
             httpEnabled: configuration.http.enabled,
             httpNote: httpEndpoint.note
         )
+        reply.networkQuality = NetworkQuality(peerCount: peerCount).rawValue
+        return reply
     }
 
     /// `peers`: every peer with a live link, links best first.
@@ -190,77 +206,9 @@ package struct ControlHandler: Sendable {
         return payload
     }
 
-    /// `settings`: the run-time settings; with `relay_enabled`, switches relaying (and
-    /// with it sending and receiving) on or off first; with `relay_max_per_hour`,
-    /// `relay_neighbour_share` or `relay_battery_floor_percent`, changes the relay's
-    /// budgets (each checked before any changes). These changes last until the node
-    /// stops (the config file is not rewritten). With `discovery_mode`, every mDNS
-    /// transport switches to that mode at once (``MDNSTransport/setDiscoveryMode(_:)``)
-    /// and the mode is saved in the data directory (``SavedDiscoveryMode``), so that it
-    /// holds across restarts.
-    package func settings(_ request: SettingsRequest) async throws -> SettingsReply {
-        let mdns = transports.compactMap { $0 as? MDNSTransport }
-        var discoveryMode: MDNSTransport.DiscoveryMode?
-        if let word = request.discoveryMode {
-            guard let mode = MDNSTransport.DiscoveryMode(rawValue: word) else {
-                throw MeshError(
-                    .invalidArgument,
-                    "\"discovery_mode\" must be normal (announce the peer ID), cautious (announce without it) or paranoid (announce nothing, only browse), got \"\(word.prefix(40))\""
-                )
-            }
-            guard !mdns.isEmpty else {
-                throw MeshError(
-                    .invalidArgument,
-                    "\"discovery_mode\" applies to mDNS transports and this node runs none; enable transports.mdns in the config"
-                )
-            }
-            discoveryMode = mode
-        }
-        var limits = router.relayLimits()
-        if let perHour = request.relayMaxPerHour {
-            guard perHour >= 0 else {
-                throw MeshError(.invalidArgument, "\"relay_max_per_hour\" must be 0 (no limit) or more, got \(perHour)")
-            }
-            limits.maxPerHour = perHour
-        }
-        if let share = request.relayNeighbourShare {
-            guard share > 0 && share <= 1 else {
-                throw MeshError(
-                    .invalidArgument,
-                    "\"relay_neighbour_share\" must be above 0 and at most 1, got \(share)"
-                )
-            }
-            limits.neighbourShare = share
-        }
-        if let floor = request.relayBatteryFloorPercent {
-            guard (0...100).contains(floor) else {
-                throw MeshError(
-                    .invalidArgument,
-                    "\"relay_battery_floor_percent\" must be between 0 (never) and 100, got \(floor)"
-                )
-            }
-            limits.batteryFloorPercent = floor
-        }
-        // Everything is checked before anything changes; the discovery mode is saved
-        // before it is applied, so that a failure to save changes nothing.
-        if let discoveryMode {
-            try SavedDiscoveryMode.save(discoveryMode, dataDirectory: dataDirectory)
-            for transport in mdns { await transport.setDiscoveryMode(discoveryMode) }
-        }
-        if limits != router.relayLimits() { router.setRelayLimits(limits) }
-        if let enabled = request.relayEnabled {
-            router.setRelayEnabled(enabled)
-        }
-        return SettingsReply(
-            relayEnabled: router.relayEnabled,
-            limits: router.relayLimits(),
-            discoveryMode: mdns.first?.discoveryMode.rawValue
-        )
-    }
-
     private func transportCounters() -> [String: [String: Int]] {
         var counters: [String: [String: Int]] = [:]
-        for case let transport as any TransportCounting in transports {
+        for case let transport as any TransportCounting in liveTransports {
             guard let name = (transport as? any Transport)?.name else { continue }
             counters[name] = transport.counters
         }

@@ -70,6 +70,14 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// size, and `text` or `head_base64` as ``InboxReply/Message`` says); a client
     /// then fetches a payload raw from the HTTP API (`GET /api/v1/inbox/{seq}/payload`).
     public var payloads: Bool?
+    /// `transports_disable`, `transports_enable`, `dial`: the transport's name (`tcp`, ...).
+    public var transport: String? = nil
+    /// `dial`: the address in the transport's notation (`192.0.2.7:7420` for TCP).
+    public var address: String? = nil
+    /// `contacts_rename`: the contact's new alias (`alias` names it as it is now).
+    public var newAlias: String? = nil
+    /// `settings`: drop every run-time change and go back to the config's values.
+    public var reset: Bool? = nil
 
     /// Creates a request.
     public init(
@@ -127,13 +135,14 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// refusal texts).
     static let integerFields: Set<String> = ["after", "limit"]
     static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
-    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency", "payloads"]
+    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency", "payloads", "reset"]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on,
             topic
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
         case emergency, discoveryMode, payloads
+        case transport, address, newAlias, reset
     }
 
     /// The decoder setting (a `String`) that names the command of a request without
@@ -180,6 +189,10 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency)
         discoveryMode = try container.decodeIfPresent(String.self, forKey: .discoveryMode)
         payloads = try container.decodeIfPresent(Bool.self, forKey: .payloads)
+        transport = try container.decodeIfPresent(String.self, forKey: .transport)
+        address = try container.decodeIfPresent(String.self, forKey: .address)
+        newAlias = try container.decodeIfPresent(String.self, forKey: .newAlias)
+        reset = try container.decodeIfPresent(Bool.self, forKey: .reset)
     }
 }
 
@@ -227,30 +240,9 @@ public struct StatusReply: Codable, Sendable, Hashable {
     /// Why the HTTP API listens elsewhere than `http.listen` says (its port was taken,
     /// so the node chose a free one), when it does.
     public var httpNote: String? = nil
-}
-
-/// The reply to `settings`: the settings a node changes at run time.
-public struct SettingsReply: Codable, Sendable, Hashable {
-    /// Whether the node relays, sends and receives (starts as `relay.enabled`).
-    public var relayEnabled: Bool
-    /// Messages relayed for others per hour at most (0 = no limit).
-    public var relayMaxPerHour: Int
-    /// One neighbour's share of the hourly budget.
-    public var relayNeighbourShare: Double
-    /// Below this battery charge (on battery) the node relays nothing; 0 = never.
-    public var relayBatteryFloorPercent: Int
-    /// What the mDNS transports reveal on the local network (`normal`, `cautious`,
-    /// `paranoid`); absent when the node runs no mDNS transport.
-    public var discoveryMode: String?
-
-    /// Creates a reply.
-    public init(relayEnabled: Bool, limits: RelayLimits, discoveryMode: String? = nil) {
-        self.relayEnabled = relayEnabled
-        relayMaxPerHour = limits.maxPerHour
-        relayNeighbourShare = limits.neighbourShare
-        relayBatteryFloorPercent = limits.batteryFloorPercent
-        self.discoveryMode = discoveryMode
-    }
+    /// How well connected the node is, from ``peerCount``: `offline` (no peer), `poor`
+    /// (1–2), `good` (3–5) or `excellent` (6 or more). Absent from replies of older nodes.
+    public var networkQuality: String? = nil
 }
 
 /// The reply to `peers`.

@@ -35,6 +35,9 @@ extension NodeCommand {
         case "contacts_allow_only": self = .contacts(.allowOnly(request.on))
         case "contacts_mute": self = .contacts(.mute(peer: request.peer))
         case "contacts_unmute": self = .contacts(.unmute(peer: request.peer))
+        case "contacts_rename":
+            self = .contacts(.rename(alias: request.alias ?? request.peer, newAlias: request.newAlias))
+        case "contacts_note": self = .contacts(.note(peer: request.peer ?? request.alias, note: request.note))
         case "topics": self = .topics
         case "subscribe": self = .subscribe(topic: request.topic)
         case "unsubscribe": self = .unsubscribe(topic: request.topic)
@@ -49,13 +52,26 @@ extension NodeCommand {
                     relayMaxPerHour: request.relayMaxPerHour,
                     relayNeighbourShare: request.relayNeighbourShare,
                     relayBatteryFloorPercent: request.relayBatteryFloorPercent,
-                    discoveryMode: request.discoveryMode
+                    discoveryMode: request.discoveryMode,
+                    reset: request.reset
                 )
             )
         case "invite": self = .invite(expiresSeconds: request.expiresSeconds)
         case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
         case "power": self = .power
         case "events": self = .events(after: request.after, limit: request.limit)
+        case "transports": self = .transports(.list)
+        case "transports_disable": self = .transports(.disable(request.transport))
+        case "transports_enable": self = .transports(.enable(request.transport))
+        case "dial":
+            self = .dial(
+                DialRequest(
+                    transport: request.transport,
+                    address: request.address,
+                    timeoutSeconds: request.timeoutSeconds
+                )
+            )
+        case "known_peers": self = .knownPeers
         default:
             throw MeshError(
                 .controlRequestFailed,
@@ -68,7 +84,7 @@ extension NodeCommand {
     public var wire: ControlRequest {
         var request = ControlRequest(cmd: name)
         switch self {
-        case .status, .peers, .routes, .topics, .power:
+        case .status, .peers, .routes, .topics, .power, .knownPeers, .transports(.list):
             break
         case .send(let send):
             request.peer = send.peer
@@ -101,6 +117,18 @@ extension NodeCommand {
             request.peer = peer
         case .contacts(.allowOnly(let on)):
             request.on = on
+        case .contacts(.rename(let alias, let newAlias)):
+            request.alias = alias
+            request.newAlias = newAlias
+        case .contacts(.note(let peer, let note)):
+            request.peer = peer
+            request.note = note
+        case .transports(.disable(let name)), .transports(.enable(let name)):
+            request.transport = name
+        case .dial(let dial):
+            request.transport = dial.transport
+            request.address = dial.address
+            request.timeoutSeconds = dial.timeoutSeconds
         case .subscribe(let topic), .unsubscribe(let topic):
             request.topic = topic
         case .publish(let publish):
@@ -113,6 +141,7 @@ extension NodeCommand {
             request.relayNeighbourShare = settings.relayNeighbourShare
             request.relayBatteryFloorPercent = settings.relayBatteryFloorPercent
             request.discoveryMode = settings.discoveryMode
+            request.reset = settings.reset
         case .invite(let expiresSeconds):
             request.expiresSeconds = expiresSeconds
         case .join(let join):

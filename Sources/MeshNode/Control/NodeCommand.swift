@@ -50,6 +50,13 @@ public enum NodeCommand: Sendable, Hashable {
     /// `events`: the router's recent events after event `after` (nil: the newest
     /// `limit`), at most `limit` (default 100) (``EventsReply``).
     case events(after: Int?, limit: Int?)
+    /// `transports`, `transports_disable`, `transports_enable`: the transports and their
+    /// state, changed first as the request says (``TransportsReply``).
+    case transports(TransportsRequest)
+    /// `dial`: dials an address now and replies once the link is up (``DialReply``).
+    case dial(DialRequest)
+    /// `known_peers`: the address ledger, every address of every peer met (``KnownPeersReply``).
+    case knownPeers
 
     /// The command's word on the control socket (`"status"`, `"contacts_add"`, …).
     public var name: String {
@@ -72,6 +79,9 @@ public enum NodeCommand: Sendable, Hashable {
         case .join: "join"
         case .power: "power"
         case .events: "events"
+        case .transports(let request): request.name
+        case .dial: "dial"
+        case .knownPeers: "known_peers"
         }
     }
 
@@ -82,6 +92,8 @@ public enum NodeCommand: Sendable, Hashable {
         "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
         "settings",
         "invite", "join", "power", "events", "contacts_mute", "contacts_unmute",
+        "transports", "transports_disable", "transports_enable", "dial", "known_peers", "contacts_rename",
+        "contacts_note",
     ]
 }
 
@@ -178,6 +190,10 @@ public enum ContactsRequest: Sendable, Hashable {
     case mute(peer: String?)
     /// `contacts_unmute`: they raise notifications again.
     case unmute(peer: String?)
+    /// `contacts_rename`: gives the contact named `alias` (or a peer) the alias `newAlias`.
+    case rename(alias: String?, newAlias: String?)
+    /// `contacts_note`: sets the contact's free note (empty: removes it).
+    case note(peer: String?, note: String?)
 
     /// The command's word on the control socket.
     public var name: String {
@@ -190,6 +206,8 @@ public enum ContactsRequest: Sendable, Hashable {
         case .allowOnly: "contacts_allow_only"
         case .mute: "contacts_mute"
         case .unmute: "contacts_unmute"
+        case .rename: "contacts_rename"
+        case .note: "contacts_note"
         }
     }
 }
@@ -212,7 +230,7 @@ public struct PublishRequest: Sendable, Hashable {
 }
 
 /// The request of `settings`: the changes to make first (none: only read them).
-/// Changes last until the node stops, but for ``discoveryMode``, which is saved.
+/// Changes are saved in the data directory and hold across restarts until ``reset``.
 public struct SettingsRequest: Sendable, Hashable {
     /// Switch relaying (= sending and receiving) on or off.
     public var relayEnabled: Bool?
@@ -224,6 +242,8 @@ public struct SettingsRequest: Sendable, Hashable {
     public var relayBatteryFloorPercent: Int?
     /// What the mDNS transports reveal: `normal`, `cautious` or `paranoid`.
     public var discoveryMode: String?
+    /// Drop every run-time change (goes alone): the config's values apply again.
+    public var reset: Bool? = nil
 
     /// Creates a request.
     public init(
@@ -231,8 +251,10 @@ public struct SettingsRequest: Sendable, Hashable {
         relayMaxPerHour: Int? = nil,
         relayNeighbourShare: Double? = nil,
         relayBatteryFloorPercent: Int? = nil,
-        discoveryMode: String? = nil
+        discoveryMode: String? = nil,
+        reset: Bool? = nil
     ) {
+        self.reset = reset
         self.relayEnabled = relayEnabled
         self.relayMaxPerHour = relayMaxPerHour
         self.relayNeighbourShare = relayNeighbourShare

@@ -9,14 +9,15 @@ extension TextReport {
     ///
     /// ```
     /// alice  489f48a6…dbae
-    /// relay on · 1 peer · inbox 0 · outbox 0 · up 2m 3s
+    /// relay on · 1 peer · network poor · inbox 0 · outbox 0 · up 2m 3s
     ///
     /// TRANSPORT  STATE    PRIORITY  LISTENING ON
     /// tcp        running  30        127.0.0.1:7420
     /// ```
     public static func status(_ status: StatusReply) -> String {
         let name = status.name.map { escaped($0) } ?? "(no name)"
-        let peers = "\(status.peerCount) peer\(status.peerCount == 1 ? "" : "s")"
+        let quality = status.networkQuality.map { " · network \(escaped($0))" } ?? ""
+        let peers = "\(status.peerCount) peer\(status.peerCount == 1 ? "" : "s")\(quality)"
         let outbox = status.outboxCount.map { "outbox \($0)" } ?? "outbox -"
         let relay = status.relayEnabled ? "relay on" : "RELAY OFF (the node neither sends nor receives)"
         var lines = [

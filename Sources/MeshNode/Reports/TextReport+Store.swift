@@ -89,11 +89,12 @@ extension TextReport {
         if reply.contacts.isEmpty {
             lines.append("no contacts")
         } else {
-            var rows = [["ALIAS", "PEER", "BLOCKED", "MUTED", "NOTE"]]
+            var rows = [["ALIAS", "PEER", "BLOCKED", "MUTED", "LAST SEEN", "NOTE"]]
             for contact in reply.contacts {
                 rows.append([
                     escaped(contact.alias), contact.peer.hex, contact.blocked ? "blocked" : "",
                     reply.muted.contains(contact.peer) ? "muted" : "",
+                    contact.lastSeen.map(timestamp) ?? "never",
                     contact.note.map { escaped($0) } ?? "",
                 ])
             }

@@ -25,6 +25,7 @@ enum StoreMigrations {
         "v10-announce-state: the sequences of this node's own route announcements (a restart repeats the one the mesh holds)",
         "v11-route-table: the route table, kept across restarts (a restarted node starts with the routes it had)",
         "v12-dedup-origin: received message IDs and inbox entries keyed on (origin, ID), so no origin can squat another's ID",
+        "v13-history-text: the text (or head) of each message in its history entry, and when an inbound one was read",
     ]
 
     /// The schema version this build writes.
@@ -87,6 +88,10 @@ enum StoreMigrations {
                 )
             }
             try db.execute(sql: "PRAGMA user_version = 12")
+        }
+        migrator.registerMigration(identifiers[12]) { db in
+            try db.execute(sql: schemaV13HistoryText)
+            try db.execute(sql: "PRAGMA user_version = 13")
         }
         return migrator
     }

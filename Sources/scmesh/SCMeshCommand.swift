@@ -21,6 +21,7 @@ struct SCMeshCommand: AsyncParsableCommand {
             IdentityCommand.self, SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self,
             PublishCommand.self,
             DashboardCommand.self, SettingsCommand.self, PowerCommand.self,
+            ConversationCommand.self, ConversationsCommand.self, ReadCommand.self,
         ]
     )
 }

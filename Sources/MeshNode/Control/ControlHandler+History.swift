@@ -9,7 +9,10 @@ extension ControlHandler {
         var peer: PeerID?
         if request.peer != nil { peer = try await resolvePeer(request.peer, for: "history").0 }
         let limit = try Self.limit(request.limit, default: 100)
-        let entries = try await store.history.entries(peer: peer, limit: limit)
+        if let grep = request.grep, grep.isEmpty {
+            throw MeshError(.invalidArgument, "\"grep\" must be the text to look for, got an empty string")
+        }
+        let entries = try await store.history.entries(peer: peer, matching: request.grep, limit: limit)
         let aliases = try await aliases()
         let counts = try await store.history.statusCounts(peer: peer)
         return HistoryReply(

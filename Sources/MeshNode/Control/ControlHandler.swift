@@ -90,6 +90,11 @@ package struct ControlHandler: Sendable {
         case .invite(let expiresSeconds): try ControlJSON.success(await invite(expiresSeconds: expiresSeconds))
         case .join(let request): try ControlJSON.success(await join(request))
         case .power: try ControlJSON.success(try power())
+        case .conversation(let query): try ControlJSON.success(await conversation(query))
+        case .conversations: try ControlJSON.success(await conversations())
+        case .read(let request): try ControlJSON.success(await markRead(request))
+        case .historyClear(let peer): try ControlJSON.success(await historyClear(peer: peer))
+        case .inboxDelete(let seq): try ControlJSON.success(await inboxDelete(seq: seq))
         }
     }
 
@@ -113,7 +118,8 @@ package struct ControlHandler: Sendable {
             wireVersion: Int(Frame.version),
             features: router.features.names,
             httpEnabled: configuration.http.enabled,
-            httpNote: httpEndpoint.note
+            httpNote: httpEndpoint.note,
+            unread: try await store.history.unreadCount()
         )
     }
 
@@ -157,7 +163,7 @@ package struct ControlHandler: Sendable {
             return message
         }
         guard request.payloads == false else {
-            let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
+            let entries = try await inbox.entries(after: request.after ?? 0, limit: limit, unread: request.unread == true)
             return InboxReply(
                 messages: entries.map(Self.message).map(named),
                 totalReceived: try await inbox.totalReceived
@@ -166,7 +172,8 @@ package struct ControlHandler: Sendable {
         let summaries = try await inbox.summaries(
             after: request.after ?? 0,
             limit: limit,
-            headBytes: InboxReply.headBytes
+            headBytes: InboxReply.headBytes,
+            unread: request.unread == true
         )
         return InboxReply(
             messages: summaries.map(Self.message).map(named),

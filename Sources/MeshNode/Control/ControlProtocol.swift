@@ -70,6 +70,16 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// size, and `text` or `head_base64` as ``InboxReply/Message`` says); a client
     /// then fetches a payload raw from the HTTP API (`GET /api/v1/inbox/{seq}/payload`).
     public var payloads: Bool?
+    /// `inbox`: only messages not yet marked read.
+    public var unread: Bool? = nil
+    /// `history`: only messages whose text contains this (ASCII letters in any case).
+    public var grep: String? = nil
+    /// `read`: the message IDs (or their unique starts) to mark read.
+    public var ids: [String]? = nil
+    /// `read`: mark every received message read (from `peer` when given).
+    public var all: Bool? = nil
+    /// `inbox_delete`: the sequence number of the inbox entry to delete.
+    public var seq: Int? = nil
 
     /// Creates a request.
     public init(
@@ -125,15 +135,16 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     /// The fields whose value is a number, and those whose value is a boolean (for
     /// refusal texts).
-    static let integerFields: Set<String> = ["after", "limit"]
+    static let integerFields: Set<String> = ["after", "limit", "seq"]
     static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
-    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency", "payloads"]
+    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency", "payloads", "unread", "all"]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on,
             topic
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
         case emergency, discoveryMode, payloads
+        case unread, grep, ids, all, seq
     }
 
     /// The decoder setting (a `String`) that names the command of a request without
@@ -180,6 +191,11 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency)
         discoveryMode = try container.decodeIfPresent(String.self, forKey: .discoveryMode)
         payloads = try container.decodeIfPresent(Bool.self, forKey: .payloads)
+        unread = try container.decodeIfPresent(Bool.self, forKey: .unread)
+        grep = try container.decodeIfPresent(String.self, forKey: .grep)
+        ids = try container.decodeIfPresent([String].self, forKey: .ids)
+        self.all = try container.decodeIfPresent(Bool.self, forKey: .all)
+        seq = try container.decodeIfPresent(Int.self, forKey: .seq)
     }
 }
 
@@ -227,6 +243,8 @@ public struct StatusReply: Codable, Sendable, Hashable {
     /// Why the HTTP API listens elsewhere than `http.listen` says (its port was taken,
     /// so the node chose a free one), when it does.
     public var httpNote: String? = nil
+    /// Received messages not yet marked read (`scmesh read`). Absent from replies of older nodes.
+    public var unread: Int? = nil
 }
 
 /// The reply to `settings`: the settings a node changes at run time.

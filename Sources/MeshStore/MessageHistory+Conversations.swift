@@ -1,0 +1,122 @@
+import Foundation
+import GRDB
+import MeshCore
+
+/// One peer's conversation in the list of conversations.
+public struct ConversationSummary: Sendable, Hashable, Codable {
+    /// The peer.
+    public var peer: PeerID
+    /// Messages both ways that the history keeps.
+    public var messages: Int
+    /// Received messages not yet read.
+    public var unread: Int
+    /// When the newest message was sent or received.
+    public var lastAt: Date
+}
+
+/// Conversations, unread state, clearing and retention: the history as a messenger
+/// reads it. A conversation holds this node's own messages to a peer and the peer's
+/// messages to it; relayed messages and receipts are not part of it.
+extension MessageHistory {
+    /// Rows that belong to a conversation (this node's own messages, no receipts).
+    static let conversational = "flags & 2 = 0 AND origin IS NULL"
+
+    /// The newest `limit` messages both ways with `peer`, oldest first.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func conversation(with peer: PeerID, limit: Int = 100) async throws(MeshError) -> [HistoryEntry] {
+        let limit = max(0, limit)
+        return try await database.read("read the conversation with \(peer.hex)") { db in
+            try HistoryRow.fetchAll(
+                db,
+                sql: "SELECT * FROM history WHERE peer = ? AND \(Self.conversational) ORDER BY id DESC LIMIT ?",
+                arguments: [peer.hex, limit]
+            ).reversed().map(HistoryEntry.init)
+        }
+    }
+
+    /// Every peer with a message both ways in the history, the most recent first.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func conversations() async throws(MeshError) -> [ConversationSummary] {
+        try await database.read("list the conversations") { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT peer, COUNT(*) AS messages, MAX(createdAt) AS lastAt,
+                    SUM(direction = 'inbound' AND readAt IS NULL) AS unread
+                    FROM history WHERE \(Self.conversational) GROUP BY peer ORDER BY MAX(id) DESC
+                    """
+            ).map { row in
+                ConversationSummary(
+                    peer: try PeerID.stored(row["peer"]),
+                    messages: row["messages"],
+                    unread: row["unread"],
+                    lastAt: Millis.date(row["lastAt"] as Int64)
+                )
+            }
+        }
+    }
+
+    /// Received messages not yet read, from one peer or all.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func unreadCount(peer: PeerID? = nil) async throws(MeshError) -> Int {
+        try await database.read("count the unread messages") { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM history WHERE direction = 'inbound' AND readAt IS NULL
+                    AND (?1 IS NULL OR peer = ?1)
+                    """,
+                arguments: [peer?.hex]
+            ) ?? 0
+        }
+    }
+
+    /// Marks received messages read: those with the IDs given, or (with `ids` nil) all
+    /// of them, from `peer` or from anyone. Returns how many were unread.
+    /// - Throws: ``MeshError`` when the store cannot be written.
+    @discardableResult
+    public func markRead(_ ids: [MessageID]? = nil, peer: PeerID? = nil) async throws(MeshError) -> Int {
+        let now = database.nowMillis
+        return try await database.write("mark messages read") { db in
+            let base = "UPDATE history SET readAt = ? WHERE direction = 'inbound' AND readAt IS NULL"
+            guard let ids else {
+                try db.execute(
+                    sql: base + " AND (?2 IS NULL OR peer = ?2)",
+                    arguments: [now, peer?.hex]
+                )
+                return db.changesCount
+            }
+            var changed = 0
+            for id in ids {
+                try db.execute(sql: base + " AND messageID = ?", arguments: [now, id.hex])
+                changed += db.changesCount
+            }
+            return changed
+        }
+    }
+
+    /// Deletes the history of one peer, or all of it (traces included); entries of
+    /// messages still on their way are kept. Returns how many were deleted.
+    /// - Throws: ``MeshError`` when the store cannot be written.
+    @discardableResult
+    public func clear(peer: PeerID? = nil) async throws(MeshError) -> Int {
+        try await database.write("clear the message history") { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM history WHERE (?1 IS NULL OR peer = ?1) AND \(Self.finished)
+                    """,
+                arguments: [peer?.hex]
+            )
+            return db.changesCount
+        }
+    }
+
+    /// Entries that may be deleted: not queued or sent, not in the outbox.
+    static let finished = "status NOT IN ('queued', 'sent') AND id NOT IN (SELECT historyID FROM outbox)"
+
+    /// Deletes the finished entries created before `cutoff` (milliseconds since 1970).
+    static func prune(_ db: Database, before cutoff: Int64) throws -> Int {
+        try db.execute(sql: "DELETE FROM history WHERE createdAt < ? AND \(finished)", arguments: [cutoff])
+        return db.changesCount
+    }
+}

@@ -95,19 +95,22 @@ extension MessageHistory {
         }
     }
 
-    /// Deletes the history of one peer, or all of it (traces included); entries of
-    /// messages still on their way are kept. Returns how many were deleted.
+    /// Deletes the history of one peer, or all of it (traces and the receipts this
+    /// node returned included); entries of messages still on their way are kept.
+    /// Returns how many messages were deleted (receipts not counted).
     /// - Throws: ``MeshError`` when the store cannot be written.
     @discardableResult
     public func clear(peer: PeerID? = nil) async throws(MeshError) -> Int {
         try await database.write("clear the message history") { db in
-            try db.execute(
-                sql: """
-                    DELETE FROM history WHERE (?1 IS NULL OR peer = ?1) AND \(Self.finished)
-                    """,
-                arguments: [peer?.hex]
-            )
-            return db.changesCount
+            let condition = "(?1 IS NULL OR peer = ?1) AND \(Self.finished)"
+            let messages =
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT COUNT(*) FROM history WHERE flags & 2 = 0 AND \(condition)",
+                    arguments: [peer?.hex]
+                ) ?? 0
+            try db.execute(sql: "DELETE FROM history WHERE \(condition)", arguments: [peer?.hex])
+            return messages
         }
     }
 

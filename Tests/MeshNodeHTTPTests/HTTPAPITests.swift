@@ -23,6 +23,7 @@ struct HTTPAPITests {
         (.POST, "/api/v1/session/login"), (.GET, "/metrics"), (.GET, "/api/v1/invitation"), (.POST, "/api/v1/join"),
         (.GET, "/api/v1/topics"), (.POST, "/api/v1/topics/subscribe"), (.POST, "/api/v1/topics/unsubscribe"),
         (.POST, "/api/v1/topics/publish"), (.GET, "/api/v1/no-such-route"),
+        (.GET, "/api/v1/conversations"), (.GET, "/api/v1/conversations/carol"),
     ]
 
     @Test(
@@ -377,7 +378,8 @@ struct HTTPAPITests {
         let paths = try #require(reply.object["paths"] as? [String: [String: Any]])
         for (method, path) in Self.routes where !path.contains("no-such") {
             let templated = path.replacingOccurrences(of: "00000000000000000000000000000000", with: "{id}")
-                .replacingOccurrences(of: "/inbox/1/", with: "/inbox/{seq}/").replacingOccurrences(
+                .replacingOccurrences(of: "/inbox/1/", with: "/inbox/{seq}/")
+                .replacingOccurrences(of: "/conversations/carol", with: "/conversations/{peer}").replacingOccurrences(
                     of: "/bob",
                     with: "/{name}"
                 )

@@ -19,7 +19,7 @@ struct NodeCommandTests {
 
     @Test("every command word decodes to the command of that name and encodes back to it")
     func everyWord() throws {
-        #expect(NodeCommand.names.count == 22)
+        #expect(NodeCommand.names.count == 27)
         for name in NodeCommand.names {
             let command = try Self.decode(#"{"cmd":"\#(name)"}"#)
             #expect(command.name == name)
@@ -46,6 +46,13 @@ struct NodeCommandTests {
             #"{"cmd":"settings","discovery_mode":"cautious","relay_battery_floor_percent":20,"relay_enabled":false,"relay_max_per_hour":100,"relay_neighbour_share":0.5}"#,
             #"{"cmd":"invite","expires_seconds":600}"#,
             #"{"alias":"alice","cmd":"join","invitation":"scmesh:x"}"#,
+            #"{"cmd":"history","grep":"hello","peer":"bob"}"#,
+            #"{"after":3,"cmd":"inbox","unread":true}"#,
+            #"{"cmd":"conversation","limit":20,"peer":"bob"}"#,
+            #"{"cmd":"read","ids":["abcd","0011"]}"#,
+            #"{"all":true,"cmd":"read","peer":"bob"}"#,
+            #"{"cmd":"history_clear","peer":"bob"}"#,
+            #"{"cmd":"inbox_delete","seq":7}"#,
         ]
     )
     func roundTrip(line: String) throws {

@@ -114,6 +114,38 @@ extension MessageHistory {
         }
     }
 
+    /// Keeps the text (or head) of this node's outbound message `id` from its
+    /// plaintext `payload`, when its entry has none: a message sealed before it was
+    /// queued reaches the store as ciphertext. Returns whether the entry changed.
+    /// - Throws: ``MeshError`` when the store cannot be read or written.
+    @discardableResult
+    public func keepText(of id: MessageID, payload: [UInt8]) async throws(MeshError) -> Bool {
+        let needed = try await database.read("read the history of message \(id.hex)") { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT text IS NULL AND head IS NULL FROM history
+                    WHERE messageID = ? AND direction = 'outbound' AND origin IS NULL AND flags & 2 = 0
+                    """,
+                arguments: [id.hex]
+            )
+        }
+        guard needed == true, !payload.isEmpty else { return false }
+        var row = HistoryRow(messageID: "", direction: "", peer: "", bytes: 0, status: "", createdAt: 0, attempts: 0)
+        row.keep(payload: payload, bytes: payload.count)
+        let (text, head) = (row.text, row.head)
+        return try await database.write("keep the text of message \(id.hex)") { db in
+            try db.execute(
+                sql: """
+                    UPDATE history SET text = ?, head = ? WHERE messageID = ? AND direction = 'outbound'
+                    AND text IS NULL AND head IS NULL
+                    """,
+                arguments: [text, head, id.hex]
+            )
+            return db.changesCount > 0
+        }
+    }
+
     /// Entries that may be deleted: not queued or sent, not in the outbox.
     static let finished = "status NOT IN ('queued', 'sent') AND id NOT IN (SELECT historyID FROM outbox)"
 

@@ -54,8 +54,9 @@ extension StoreOutbox {
             ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init)
         )
         // Only this node's own messages keep their text: a relayed one is sealed to
-        // someone else, a receipt is not the user's.
-        if message.origin == nil, message.previousHop == nil, message.flags & 2 == 0 {
+        // someone else, a receipt is not the user's. A payload sealed already is no
+        // text: the sender records the plaintext (MessageHistory.keepText).
+        if message.origin == nil, message.previousHop == nil, message.flags & 3 == 0 {
             history.keep(payload: message.payload, bytes: bytes)
         }
         if let old = try HistoryRow.outbound(db, message.id.hex) {

@@ -149,11 +149,19 @@ struct ConversationProcessTests {
         #expect(try await nodes.json(nodes.a, ["history", "clear"])["deleted"] as? Int == 2)
         #expect((try await nodes.json(nodes.a, ["history"])["messages"] as? [Any])?.isEmpty == true)
 
+        // With bob gone the message is sealed before it is queued; its text is kept.
+        stopProcess(nodes.processes[1])
+        let queued = try await nodes.json(nodes.a, ["send", "bob", "while you were away"])
+        #expect(queued["status"] as? String == "queued", "\(queued)")
+        let away = try await nodes.json(nodes.a, ["conversation", "bob"])["messages"] as? [[String: Any]]
+        #expect(away?.map { $0["text"] as? String } == ["while you were away"])
+        #expect(away?.first?["status"] as? String == "queued")
+
         for arguments in [
             ["conversation", "nobody"], ["read", "0123456789abcdef0123456789abcdef"], ["read", "zz"],
             ["history", "clear", "nobody"],
         ] {
-            let refused = try await nodes.run(arguments + ["--data-dir", nodes.b])
+            let refused = try await nodes.run(arguments + ["--data-dir", nodes.a])
             #expect(refused.status != 0, "\(arguments)")
             #expect(refused.standardError.split(separator: "\n").count == 1, "\(arguments): \(refused.standardError)")
         }

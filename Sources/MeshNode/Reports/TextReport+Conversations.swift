@@ -15,7 +15,9 @@ extension TextReport {
             if let text = message.text {
                 lines.append("    " + escaped(text, newlines: "\n    "))
             } else {
-                lines.append("    " + snippet(nil, headBase64: message.headBase64) + " (\(message.bytes) bytes)")
+                lines.append(
+                    "    " + snippet(nil, headBase64: message.headBase64, bytes: message.bytes) + " (\(message.bytes) bytes)"
+                )
             }
         }
         return lines.joined(separator: "\n")
@@ -44,16 +46,20 @@ extension TextReport {
         "deleted \(reply.deleted) entr\(reply.deleted == 1 ? "y" : "ies")"
     }
 
-    /// A message's text in one short line (its first line, at most 60 characters), or
-    /// `(binary)` when only the head of a non-text payload is kept.
-    static func snippet(_ text: String?, headBase64: String?) -> String {
+    /// A message's text in one short line (its first line, at most 60 characters), the
+    /// start of a longer text, or `(binary)`.
+    static func snippet(_ text: String?, headBase64: String?, bytes: Int) -> String {
         if let text {
             let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let short = line.count > 60 || line.count < text.count ? line.prefix(60) + "…" : line
             return escaped(String(short))
         }
         guard let head = headBase64.flatMap({ Data(base64Encoded: $0) }).map({ [UInt8]($0) }) else { return "" }
-        if let start = textStart(head) { return escaped(String(start.prefix(60))) + "…" }
+        if head.count < bytes, let start = textStart(head),
+            start.unicodeScalars.allSatisfy({ $0.value >= 0x20 || "\n\t\r".unicodeScalars.contains($0) })
+        {
+            return escaped(String(start.prefix(60))) + "…"
+        }
         return "(binary)"
     }
 }

@@ -9,8 +9,11 @@ extension ControlHandler {
         var peer: PeerID?
         if request.peer != nil { peer = try await resolvePeer(request.peer, for: "history").0 }
         let limit = try Self.limit(request.limit, default: 100)
-        if let grep = request.grep, grep.isEmpty {
-            throw MeshError(.invalidArgument, "\"grep\" must be the text to look for, got an empty string")
+        if let grep = request.grep, grep.isEmpty || grep.count > 200 {
+            throw MeshError(
+                .invalidArgument,
+                "\"grep\" must be the text to look for, 1 to 200 characters, got \(grep.count)"
+            )
         }
         let entries = try await store.history.entries(peer: peer, matching: request.grep, limit: limit)
         let aliases = try await aliases()

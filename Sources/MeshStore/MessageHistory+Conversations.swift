@@ -56,6 +56,22 @@ extension MessageHistory {
         }
     }
 
+    /// The distinct peers in the history whose ID starts with `prefix` (lower-case
+    /// hex), at most `limit`: how a command names a peer only the history knows (a
+    /// stranger who wrote). A prefix that is not hex matches nothing.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func peers(startingWith prefix: String, limit: Int = 6) async throws(MeshError) -> [PeerID] {
+        let prefix = prefix.lowercased()
+        guard !prefix.isEmpty, prefix.allSatisfy(\.isHexDigit) else { return [] }
+        return try await database.read("find the peers whose ID starts with \(prefix)") { db in
+            try String.fetchAll(
+                db,
+                sql: "SELECT DISTINCT peer FROM history WHERE peer >= ? AND peer < ? ORDER BY peer LIMIT ?",
+                arguments: [prefix, prefix + "g", max(0, limit)]
+            ).compactMap { PeerID(hex: $0) }
+        }
+    }
+
     /// Received messages not yet read, from one peer or all.
     /// - Throws: ``MeshError`` when the store cannot be read.
     public func unreadCount(peer: PeerID? = nil) async throws(MeshError) -> Int {

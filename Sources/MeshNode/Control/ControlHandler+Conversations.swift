@@ -6,7 +6,7 @@ extension ControlHandler {
     /// `conversation`: the newest `limit` messages both ways with one peer (default
     /// 100), oldest first.
     package func conversation(_ request: MessageQuery) async throws -> ConversationReply {
-        let (peer, alias) = try await resolvePeer(request.peer, for: "conversation")
+        let (peer, alias) = try await resolveCorrespondent(request.peer, for: "conversation")
         let limit = try Self.limit(request.limit, default: 100)
         let entries = try await store.history.conversation(with: peer, limit: limit)
         return ConversationReply(
@@ -41,7 +41,7 @@ extension ControlHandler {
                 throw MeshError(.invalidArgument, "read takes message IDs or \"all\", not both")
             }
             var peer: PeerID?
-            if request.peer != nil { peer = try await resolvePeer(request.peer, for: "read").0 }
+            if request.peer != nil { peer = try await resolveCorrespondent(request.peer, for: "read").0 }
             marked = try await store.history.markRead(peer: peer)
         } else {
             guard !ids.isEmpty else {
@@ -66,10 +66,29 @@ extension ControlHandler {
         return ReadReply(marked: marked, unread: try await store.history.unreadCount())
     }
 
+    /// A peer named as ``resolvePeer(_:for:)`` names one, or by the unique start of a
+    /// peer ID in the history (a stranger who wrote is in no contact or link list).
+    func resolveCorrespondent(_ text: String?, for command: String) async throws -> (PeerID, String?) {
+        do {
+            return try await resolvePeer(text, for: command)
+        } catch let error as MeshError where error.code == .invalidArgument {
+            guard let text, text.count >= Self.minimumPeerPrefix, text.count < 64 else { throw error }
+            let matches = try await store.history.peers(startingWith: text)
+            guard matches.count <= 1 else {
+                throw MeshError(
+                    .invalidArgument,
+                    "\(command): \"\(text.lowercased())\" is the start of several peer IDs in the history; give more characters"
+                )
+            }
+            guard let peer = matches.first else { throw error }
+            return (peer, nil)
+        }
+    }
+
     /// `history_clear`: deletes the finished history of one peer, or all of it.
     package func historyClear(peer text: String?) async throws -> ClearReply {
         var peer: PeerID?
-        if text != nil { peer = try await resolvePeer(text, for: "history_clear").0 }
+        if text != nil { peer = try await resolveCorrespondent(text, for: "history_clear").0 }
         return ClearReply(deleted: try await store.history.clear(peer: peer))
     }
 

@@ -7,7 +7,7 @@ extension ControlHandler {
     /// their status, and the outbound counts by status.
     package func history(_ request: MessageQuery) async throws -> HistoryReply {
         var peer: PeerID?
-        if request.peer != nil { peer = try await resolvePeer(request.peer, for: "history").0 }
+        if request.peer != nil { peer = try await resolveCorrespondent(request.peer, for: "history").0 }
         let limit = try Self.limit(request.limit, default: 100)
         if let grep = request.grep, grep.isEmpty || grep.count > 200 {
             throw MeshError(

@@ -63,9 +63,9 @@ public struct StoreConfiguration: Sendable, Hashable {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be at least 1, got \(value)")
         }
         for (name, value) in [
-            ("defaultExpiry", defaultExpiry), ("dedupRetention", dedupRetention), ("historyRetention", historyRetention),
-        ] where value <= .zero
-        {
+            ("defaultExpiry", defaultExpiry), ("dedupRetention", dedupRetention),
+            ("historyRetention", historyRetention),
+        ] where value <= .zero {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be positive, got \(value)")
         }
         guard dedupRetention >= defaultExpiry else {

@@ -24,7 +24,10 @@ struct HistoryConfigTests {
     @Test(
         "a bad history_days names its key in one line",
         arguments: [
-            ("store: {history_days: 0}", "store.history_days: must be the number of days the history keeps a message, at least 1, got 0"),
+            (
+                "store: {history_days: 0}",
+                "store.history_days: must be the number of days the history keeps a message, at least 1, got 0"
+            ),
             ("store: {history_days: soon}", "store.history_days: expected an integer"),
         ]
     )

@@ -28,7 +28,9 @@ struct HistoryTextTests {
             #expect(try await store.history.entry(sent.id)?.text == "hello bob")
             #expect(try await store.history.entry(received.id, direction: .inbound)?.text == "hi there")
             let binaryEntry = try await store.history.entry(binary.id, direction: .inbound)
-            #expect(binaryEntry?.text == nil && binaryEntry?.headBase64 == Data([0xff, 0xfe, 0x00]).base64EncodedString())
+            #expect(
+                binaryEntry?.text == nil && binaryEntry?.headBase64 == Data([0xff, 0xfe, 0x00]).base64EncodedString()
+            )
             let largeEntry = try await store.history.entry(large.id, direction: .inbound)
             #expect(largeEntry?.text == nil)
             #expect(largeEntry?.headBase64.flatMap { Data(base64Encoded: $0) }?.count == MessageHistory.headBytes)
@@ -78,7 +80,9 @@ struct HistoryTextTests {
         }
     }
 
-    @Test("clear deletes finished entries of one peer or all but keeps messages on their way; delete drops one inbox entry")
+    @Test(
+        "clear deletes finished entries of one peer or all but keeps messages on their way; delete drops one inbox entry"
+    )
     func clearAndDelete() async throws {
         try await withStore { store in
             let bob = PeerID.random()

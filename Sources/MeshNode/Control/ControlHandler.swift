@@ -163,7 +163,11 @@ package struct ControlHandler: Sendable {
             return message
         }
         guard request.payloads == false else {
-            let entries = try await inbox.entries(after: request.after ?? 0, limit: limit, unread: request.unread == true)
+            let entries = try await inbox.entries(
+                after: request.after ?? 0,
+                limit: limit,
+                unread: request.unread == true
+            )
             return InboxReply(
                 messages: entries.map(Self.message).map(named),
                 totalReceived: try await inbox.totalReceived

@@ -24,7 +24,12 @@ extension NodeCommand {
             )
         case "inbox":
             self = .inbox(
-                InboxRequest(after: request.after, limit: request.limit, payloads: request.payloads, unread: request.unread)
+                InboxRequest(
+                    after: request.after,
+                    limit: request.limit,
+                    payloads: request.payloads,
+                    unread: request.unread
+                )
             )
         case "history": self = .history(MessageQuery(peer: request.peer, limit: request.limit, grep: request.grep))
         case "trace": self = .trace(id: request.id)

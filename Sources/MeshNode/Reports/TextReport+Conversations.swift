@@ -16,7 +16,8 @@ extension TextReport {
                 lines.append("    " + escaped(text, newlines: "\n    "))
             } else {
                 lines.append(
-                    "    " + snippet(nil, headBase64: message.headBase64, bytes: message.bytes) + " (\(message.bytes) bytes)"
+                    "    " + snippet(nil, headBase64: message.headBase64, bytes: message.bytes)
+                        + " (\(message.bytes) bytes)"
                 )
             }
         }

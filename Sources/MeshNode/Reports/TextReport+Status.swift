@@ -19,12 +19,10 @@ extension TextReport {
         let peers = "\(status.peerCount) peer\(status.peerCount == 1 ? "" : "s")"
         let outbox = status.outboxCount.map { "outbox \($0)" } ?? "outbox -"
         let relay = status.relayEnabled ? "relay on" : "RELAY OFF (the node neither sends nor receives)"
-        let unread = status.unread.flatMap { $0 > 0 ? " (\($0) unread)" : nil } ?? ""
+        let inbox = "inbox \(status.inboxCount)" + (status.unread.flatMap { $0 > 0 ? " (\($0) unread)" : nil } ?? "")
         var lines = [
             "\(name)  \(status.peerID.hex)",
-            [relay, peers, "inbox \(status.inboxCount)" + unread, outbox, "up \(duration(status.uptimeSeconds))"].joined(
-                separator: " · "
-            ),
+            [relay, peers, inbox, outbox, "up \(duration(status.uptimeSeconds))"].joined(separator: " · "),
             "",
         ]
         if status.transports.isEmpty {

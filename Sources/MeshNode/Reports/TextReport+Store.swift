@@ -31,7 +31,8 @@ extension TextReport {
                 peerName(message.peer, message.alias, short: true),
                 escaped(message.status.name) + (message.unread == true ? " (unread)" : ""),
                 message.transport.map { escaped($0) } ?? "-", String(message.bytes), message.id.hex,
-                message.reason.map { escaped($0) } ?? "", snippet(message.text, headBase64: message.headBase64, bytes: message.bytes),
+                message.reason.map { escaped($0) } ?? "",
+                snippet(message.text, headBase64: message.headBase64, bytes: message.bytes),
             ])
         }
         let counts = reply.outboundCounts.sorted { $0.key < $1.key }.map { "\($0.value) \(escaped($0.key))" }

@@ -18,8 +18,14 @@ public struct ConversationSummary: Sendable, Hashable, Codable {
 /// reads it. A conversation holds this node's own messages to a peer and the peer's
 /// messages to it; relayed messages and receipts are not part of it.
 extension MessageHistory {
-    /// Rows that belong to a conversation (this node's own messages, no receipts).
-    static let conversational = "flags & 2 = 0 AND origin IS NULL"
+    /// The `flags` bit of an inbound entry that arrived on a topic: a message to
+    /// everyone subscribed, unread like any other but part of no conversation. (A
+    /// store-only bit, above the DATA frame's flags that outbound entries keep.)
+    static let topicFlag = 0x1_0000
+
+    /// Rows that belong to a conversation (this node's own messages, no receipts, no
+    /// topic messages).
+    static let conversational = "flags & 2 = 0 AND flags & \(topicFlag) = 0 AND origin IS NULL"
 
     /// The newest `limit` messages both ways with `peer`, oldest first.
     /// - Throws: ``MeshError`` when the store cannot be read.

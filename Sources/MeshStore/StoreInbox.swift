@@ -138,6 +138,7 @@ public struct StoreInbox: MessageSink {
                     attempts: 0
                 )
                 history.keep(payload: message.payload, bytes: message.payload.count)
+                if message.topic != nil { history.flags = MessageHistory.topicFlag }
                 try history.insert(db, onConflict: .ignore)
                 if let historyID = history.id, db.changesCount == 1 {
                     try MessageHistory.record(

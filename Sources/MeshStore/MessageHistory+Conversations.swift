@@ -93,6 +93,19 @@ extension MessageHistory {
         }
     }
 
+    /// The IDs of every received message not yet read.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func unreadIDs() async throws(MeshError) -> Set<MessageID> {
+        try await database.read("list the unread messages") { db in
+            Set(
+                try String.fetchAll(
+                    db,
+                    sql: "SELECT messageID FROM history WHERE direction = 'inbound' AND readAt IS NULL"
+                ).compactMap { MessageID(hex: $0) }
+            )
+        }
+    }
+
     /// Marks received messages read: those with the IDs given, or (with `ids` nil) all
     /// of them, from `peer` or from anyone. Returns how many were unread.
     /// - Throws: ``MeshError`` when the store cannot be written.

@@ -114,11 +114,15 @@ struct ConversationProcessTests {
         #expect(try await nodes.unread(nodes.a) == 1)
         #expect(try await nodes.json(nodes.a, ["inbox", "--unread"])["messages"] as? [Any] != nil)
         #expect((try await nodes.json(nodes.a, ["inbox", "--unread"])["messages"] as? [Any])?.count == 1)
+        let marked = try await nodes.json(nodes.a, ["inbox"])["messages"] as? [[String: Any]]
+        #expect(marked?.map { $0["unread"] as? Bool } == [true])
+        #expect(try await nodes.run(["inbox", "--data-dir", nodes.a]).standardOutput.contains("  unread\n"))
         let read = try await nodes.json(nodes.a, ["read", String(reply.prefix(8))])
         #expect(read["marked"] as? Int == 1 && read["unread"] as? Int == 0)
         #expect(try await nodes.unread(nodes.a) == 0)
         #expect((try await nodes.json(nodes.a, ["inbox", "--unread"])["messages"] as? [Any])?.isEmpty == true)
-        #expect((try await nodes.json(nodes.a, ["inbox"])["messages"] as? [Any])?.count == 1)
+        let readNow = try await nodes.json(nodes.a, ["inbox"])["messages"] as? [[String: Any]]
+        #expect(readNow?.count == 1 && readNow?.first?["unread"] == nil)
         let conversations = try await nodes.json(nodes.b, ["conversations"])
         #expect(conversations["unread"] as? Int == 1)
         #expect(try await nodes.json(nodes.b, ["read", "--all", "--peer", "alice"])["marked"] as? Int == 1)

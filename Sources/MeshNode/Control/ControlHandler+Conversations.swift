@@ -85,6 +85,17 @@ extension ControlHandler {
         }
     }
 
+    /// `messages` with ``InboxReply/Message/unread`` set on those not yet read.
+    func markingUnread(_ messages: [InboxReply.Message]) async throws -> [InboxReply.Message] {
+        guard !messages.isEmpty else { return messages }
+        let unread = try await store.history.unreadIDs()
+        return messages.map { message in
+            var message = message
+            message.unread = unread.contains(message.id) ? true : nil
+            return message
+        }
+    }
+
     /// `history_clear`: deletes the finished history of one peer, or all of it.
     package func historyClear(peer text: String?) async throws -> ClearReply {
         var peer: PeerID?

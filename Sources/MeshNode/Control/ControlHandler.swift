@@ -169,7 +169,7 @@ package struct ControlHandler: Sendable {
                 unread: request.unread == true
             )
             return InboxReply(
-                messages: entries.map(Self.message).map(named),
+                messages: try await markingUnread(entries.map(Self.message).map(named)),
                 totalReceived: try await inbox.totalReceived
             )
         }
@@ -180,7 +180,7 @@ package struct ControlHandler: Sendable {
             unread: request.unread == true
         )
         return InboxReply(
-            messages: summaries.map(Self.message).map(named),
+            messages: try await markingUnread(summaries.map(Self.message).map(named)),
             totalReceived: try await inbox.totalReceived
         )
     }

@@ -375,6 +375,8 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var emergency: Bool?
         /// The sender's alias when it is a contact; absent otherwise.
         public var alias: String? = nil
+        /// True while it is unread (`scmesh read` marks it read); absent otherwise.
+        public var unread: Bool? = nil
     }
 
     /// How many of a payload's first bytes ``Message/headBase64`` carries.

@@ -99,7 +99,7 @@ public enum TextReport {
         let header =
             "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"
             + (message.topic.map { "  topic \(escaped($0))" } ?? "")
-            + (message.emergency == true ? "  EMERGENCY" : "")
+            + (message.emergency == true ? "  EMERGENCY" : "") + (message.unread == true ? "  unread" : "")
         return header + "\n" + inboxBody(message)
     }
 

@@ -264,11 +264,20 @@ public struct StoreInbox: MessageSink {
     }
 
     /// Deletes the entry with sequence number `sequence` (its ID stays in the dedup
-    /// log, its history entry stays). Returns whether the inbox held it.
+    /// log, its history entry stays, marked read: the user has dealt with it). Returns
+    /// whether the inbox held it.
     /// - Throws: ``MeshError`` when the store cannot write.
     @discardableResult
     public func delete(sequence: Int) async throws(MeshError) -> Bool {
+        let now = database.nowMillis
         let (count, removed) = try await database.write("delete inbox entry \(sequence)") { db in
+            try db.execute(
+                sql: """
+                    UPDATE history SET readAt = ? WHERE direction = 'inbound' AND readAt IS NULL
+                    AND (messageID, peer) IN (SELECT messageID, sender FROM inbox WHERE sequence = ?)
+                    """,
+                arguments: [now, sequence]
+            )
             let removed = try Self.deleteRows(db, where: "sequence = ?", Int64(sequence))
             return (db.changesCount, removed)
         }

@@ -118,7 +118,7 @@ struct HistoryClearCommand: AsyncParsableCommand {
 struct InboxDeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
-        abstract: "Delete one received message from the inbox (its history entry stays)."
+        abstract: "Delete one received message from the inbox (its history entry stays, marked read)."
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption

@@ -104,6 +104,11 @@ struct HistoryTextTests {
             #expect(try await store.history.entries().map(\.id) == [waiting.id])
 
             #expect(try await store.inbox.count == 2)
+            // Deleting an unread message marks it read.
+            let late = try #require(try await store.inbox.append(message(from: carol, "late")))
+            #expect(try await store.history.unreadCount(peer: carol) == 1)
+            #expect(try await store.inbox.delete(sequence: late.sequence))
+            #expect(try await store.history.unreadCount(peer: carol) == 0)
             #expect(try await store.inbox.delete(sequence: carolMessage.sequence))
             #expect(try await store.inbox.delete(sequence: carolMessage.sequence) == false)
             #expect(try await store.inbox.entries().map(\.message.from) == [bob])

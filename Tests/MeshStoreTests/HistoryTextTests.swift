@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MeshCore
 import Testing
 
@@ -134,6 +135,41 @@ struct HistoryTextTests {
             #expect(try await store.maintain().historyPruned == 1)
             let kept = try await store.history.entries().map(\.id)
             #expect(Set(kept) == [recent.id, waiting.id])
+        }
+    }
+}
+
+@Suite("Migrating to history text and unread")
+struct HistoryTextMigrationTests {
+    @Test("messages received before the migration count as read and keep no text; new ones start unread")
+    func olderMessagesCountAsRead() async throws {
+        try await withTemporaryDirectory { directory throws in
+            let path = directory + "/store.sqlite"
+            let bob = PeerID.random()
+            let old = MessageID.random()
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try StoreMigrations.migrator.migrate(queue, upTo: StoreMigrations.identifiers[11])
+                try queue.write { db in
+                    try db.execute(
+                        sql: """
+                            INSERT INTO history (messageID, direction, peer, bytes, status, createdAt, attempts)
+                            VALUES (?, 'inbound', ?, 2, 'received', 5, 0)
+                            """,
+                        arguments: [old.hex, bob.hex]
+                    )
+                }
+                try queue.close()
+            }
+            try await withReopened(path) { store throws in
+                #expect(try await store.schemaVersion() == 13)
+                #expect(try await store.history.unreadCount() == 0)
+                let entry = try #require(try await store.history.entry(old, direction: .inbound))
+                #expect(entry.text == nil && entry.unread == nil && entry.readAt != nil)
+                try await store.inbox.append(message(from: bob, "new"))
+                #expect(try await store.history.unreadCount() == 1)
+                #expect(try await store.history.conversation(with: bob).map(\.text) == [nil, "new"])
+            }
         }
     }
 }

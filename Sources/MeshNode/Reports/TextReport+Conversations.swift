@@ -9,7 +9,7 @@ extension TextReport {
         guard !reply.messages.isEmpty else { return "no messages with \(name) in the history" }
         var lines = ["conversation with \(name) (\(reply.unread) unread)"]
         for message in reply.messages {
-            let who = message.direction == "in" ? "from \(reply.alias.map { escaped($0) } ?? "peer")" : "me"
+            let who = message.direction == "in" ? peerName(reply.peer, reply.alias, short: true) : "me"
             let mark = message.unread == true ? "  unread" : ""
             lines.append("\(timestamp(message.at))  \(who)  [\(escaped(message.status))]\(mark)  \(message.id.hex)")
             if let text = message.text {

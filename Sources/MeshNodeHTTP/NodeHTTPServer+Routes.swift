@@ -11,6 +11,7 @@ extension NodeHTTPServer {
     /// Every route; `openapi.json` lists them.
     func addRoutes(to router: Hummingbird.Router<BasicRequestContext>) {
         let api = router.group("api/v1")
+        addConversationRoutes(to: api)
         api.get("status") { request, _ in
             _ = try QueryParameters(request, known: [])
             return try Self.json(await self.commands.status())
@@ -34,9 +35,11 @@ extension NodeHTTPServer {
         }
         api.post("messages") { request, context in try await self.send(request, context: context) }
         api.get("messages") { request, _ in
-            let query = try QueryParameters(request, known: ["peer", "limit"])
+            let query = try QueryParameters(request, known: ["peer", "limit", "grep"])
             return try Self.json(
-                await self.commands.history(MessageQuery(peer: query.string("peer"), limit: query.int("limit")))
+                await self.commands.history(
+                    MessageQuery(peer: query.string("peer"), limit: query.int("limit"), grep: query.string("grep"))
+                )
             )
         }
         api.get("messages/{id}") { request, context in
@@ -51,10 +54,15 @@ extension NodeHTTPServer {
             )
         }
         api.get("inbox") { request, _ in
-            let query = try QueryParameters(request, known: ["after", "limit", "payloads"])
+            let query = try QueryParameters(request, known: ["after", "limit", "payloads", "unread"])
             return try Self.json(
                 await self.commands.inbox(
-                    InboxRequest(after: query.int("after"), limit: query.int("limit"), payloads: query.bool("payloads"))
+                    InboxRequest(
+                        after: query.int("after"),
+                        limit: query.int("limit"),
+                        payloads: query.bool("payloads"),
+                        unread: query.bool("unread")
+                    )
                 )
             )
         }

@@ -167,13 +167,15 @@ public final class MeshStore: Sendable {
         public var expired: [MessageID]
         /// Received message IDs forgotten (older than the dedup retention).
         public var dedupPruned: Int
-        /// History entries deleted (beyond the history limit).
+        /// History entries deleted (beyond the history limit or older than the
+        /// history retention).
         public var historyPruned: Int
     }
 
     /// The periodic upkeep, in one transaction: expires overdue outbound messages
     /// (``StoreOutbox/expire(now:)``), prunes the dedup log (``DedupLog/prune(now:)``),
-    /// and deletes the oldest finished history beyond
+    /// and deletes the finished history older than
+    /// ``StoreConfiguration/historyRetention`` and the oldest beyond
     /// ``StoreConfiguration/historyLimit``. The node calls it every few minutes.
     /// - Parameter now: the current time; nil for the store's clock.
     /// - Throws: ``MeshError`` when the store cannot be written.
@@ -186,7 +188,9 @@ public final class MeshStore: Sendable {
             let dedupPruned =
                 try DedupLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
                 + FloodSeenLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
-            let historyPruned = try MessageHistory.prune(db, keeping: configuration.historyLimit)
+            let historyPruned =
+                try MessageHistory.prune(db, before: now - Millis.from(configuration.historyRetention))
+                + MessageHistory.prune(db, keeping: configuration.historyLimit)
             return (
                 MaintenanceReport(expired: expired, dedupPruned: dedupPruned, historyPruned: historyPruned), removed
             )

@@ -62,6 +62,15 @@ public struct HistoryEntry: Sendable, Hashable, Codable {
     public var expiresAt: Date?
     /// How many times it was taken for sending.
     public var attempts: Int
+    /// The payload as text, when it is UTF-8 and under 64 KiB (not kept for messages
+    /// relayed for others).
+    public var text: String?
+    /// When ``text`` is nil: the base64 of the payload's first 1 KiB.
+    public var headBase64: String?
+    /// Inbound only: when it was marked read; nil while unread.
+    public var readAt: Date?
+    /// Inbound only: true while it is unread; nil otherwise.
+    public var unread: Bool?
 
     init(_ row: HistoryRow) throws {
         id = try MessageID.stored(row.messageID)
@@ -77,6 +86,10 @@ public struct HistoryEntry: Sendable, Hashable, Codable {
         failedAt = Millis.date(row.finishedAt)
         expiresAt = Millis.date(row.expiresAt)
         attempts = row.attempts
+        text = row.text
+        headBase64 = row.head?.base64EncodedString()
+        readAt = Millis.date(row.readAt)
+        unread = row.direction == MessageDirection.inbound.name && row.readAt == nil ? true : nil
     }
 }
 
@@ -146,30 +159,40 @@ public struct TraceEvent: Sendable, Hashable, Codable {
 public struct MessageHistory: Sendable {
     let database: StoreDatabase
 
+    /// Payloads shorter than this (64 KiB) that are UTF-8 keep their text in the history.
+    public static let textLimit = 64 << 10
+    /// How many of a payload's first bytes the history keeps when it keeps no text.
+    public static let headBytes = 1_024
+
     /// History entries, newest first (the delivery receipts this node returns are not
     /// listed).
     /// - Parameters:
     ///   - peer: only messages to or from this peer; nil for all.
+    ///   - matching: only messages whose text contains this (ASCII letters in any
+    ///     case); nil for all.
     ///   - limit: at most this many.
     /// - Throws: ``MeshError`` when the store cannot be read.
-    public func entries(peer: PeerID? = nil, limit: Int = 100) async throws(MeshError) -> [HistoryEntry] {
+    public func entries(
+        peer: PeerID? = nil,
+        matching: String? = nil,
+        limit: Int = 100
+    ) async throws(MeshError) -> [HistoryEntry] {
         let limit = max(0, limit)
+        var conditions = ["flags & 2 = 0"]
+        var arguments: StatementArguments = []
+        if let peer {
+            conditions.append("peer = ?")
+            _ = arguments.append(contentsOf: [peer.hex])
+        }
+        if let matching {
+            conditions.append("instr(lower(text), lower(?)) > 0")
+            _ = arguments.append(contentsOf: [matching])
+        }
+        _ = arguments.append(contentsOf: [limit])
+        let bound = arguments
+        let sql = "SELECT * FROM history WHERE \(conditions.joined(separator: " AND ")) ORDER BY id DESC LIMIT ?"
         return try await database.read("read the message history") { db in
-            let rows: [HistoryRow]
-            if let peer {
-                rows = try HistoryRow.fetchAll(
-                    db,
-                    sql: "SELECT * FROM history WHERE peer = ? AND flags & 2 = 0 ORDER BY id DESC LIMIT ?",
-                    arguments: [peer.hex, limit]
-                )
-            } else {
-                rows = try HistoryRow.fetchAll(
-                    db,
-                    sql: "SELECT * FROM history WHERE flags & 2 = 0 ORDER BY id DESC LIMIT ?",
-                    arguments: [limit]
-                )
-            }
-            return try rows.map(HistoryEntry.init)
+            try HistoryRow.fetchAll(db, sql: sql, arguments: bound).map(HistoryEntry.init)
         }
     }
 

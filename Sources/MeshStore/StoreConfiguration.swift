@@ -41,6 +41,9 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// finished entries (with their traces) beyond it. Pending messages are never
     /// deleted.
     public var historyLimit: Int = 100_000
+    /// How long history entries are kept: ``MeshStore/maintain(now:)`` deletes finished
+    /// entries created longer ago (90 days). Pending messages are never deleted.
+    public var historyRetention: Duration = .seconds(90 * 86_400)
 
     /// The default configuration.
     public init() {}
@@ -59,8 +62,10 @@ public struct StoreConfiguration: Sendable, Hashable {
         for (name, value) in counts where value < 1 {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be at least 1, got \(value)")
         }
-        for (name, value) in [("defaultExpiry", defaultExpiry), ("dedupRetention", dedupRetention)] where value <= .zero
-        {
+        for (name, value) in [
+            ("defaultExpiry", defaultExpiry), ("dedupRetention", dedupRetention),
+            ("historyRetention", historyRetention),
+        ] where value <= .zero {
             throw MeshError(.invalidConfiguration, "store configuration \(name) must be positive, got \(value)")
         }
         guard dedupRetention >= defaultExpiry else {

@@ -180,12 +180,19 @@ extension StoreInbox {
     /// `headBytes` bytes are read.
     /// - Throws: ``MeshError`` when the store cannot be read; `.storeCorrupt` when a
     ///   row names a missing or short file.
-    public func summaries(after: Int = 0, limit: Int = .max, headBytes: Int) async throws(MeshError) -> [Summary] {
+    /// - Parameter unread: only messages not yet marked read.
+    public func summaries(
+        after: Int = 0,
+        limit: Int = .max,
+        headBytes: Int,
+        unread: Bool = false
+    ) async throws(MeshError) -> [Summary] {
         let limit = max(0, limit)
         let rows = try await database.read("read the inbox") { db in
             try InboxRow.fetchAll(
                 db,
-                sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
+                sql:
+                    "SELECT * FROM inbox WHERE sequence > ? \(Self.unreadCondition(unread)) ORDER BY sequence DESC LIMIT ?",
                 arguments: [after, limit == .max ? -1 : limit]
             )
         }

@@ -148,6 +148,8 @@ public struct StoreInbox: MessageSink {
                     createdAt: receivedAt,
                     attempts: 0
                 )
+                history.keep(payload: message.payload, bytes: message.payload.count)
+                if message.topic != nil { history.flags = MessageHistory.topicFlag }
                 try history.insert(db, onConflict: .ignore)
                 if let historyID = history.id, db.changesCount == 1 {
                     try MessageHistory.record(
@@ -217,12 +219,14 @@ public struct StoreInbox: MessageSink {
     /// Messages with a sequence number above `after`, oldest first, at most `limit`
     /// (the newest ones when there are more) — like the node's in-memory `Inbox`.
     /// - Throws: ``MeshError`` when the store cannot be read.
-    public func entries(after: Int = 0, limit: Int = .max) async throws(MeshError) -> [Entry] {
+    /// - Parameter unread: only messages not yet marked read (``MessageHistory/markRead(_:peer:)``).
+    public func entries(after: Int = 0, limit: Int = .max, unread: Bool = false) async throws(MeshError) -> [Entry] {
         let limit = max(0, limit)
         let rows = try await database.read("read the inbox") { db in
             try InboxRow.fetchAll(
                 db,
-                sql: "SELECT * FROM inbox WHERE sequence > ? ORDER BY sequence DESC LIMIT ?",
+                sql:
+                    "SELECT * FROM inbox WHERE sequence > ? \(Self.unreadCondition(unread)) ORDER BY sequence DESC LIMIT ?",
                 arguments: [after, limit == .max ? -1 : limit]
             )
         }
@@ -261,6 +265,35 @@ public struct StoreInbox: MessageSink {
         try database.faults.crash(at: .inboxRowsDeleted)
         database.payloadFiles.remove(removed)
         return count
+    }
+
+    /// The SQL condition (after `AND`) that keeps only unread entries; empty for all.
+    static func unreadCondition(_ unread: Bool) -> String {
+        guard unread else { return "" }
+        return "AND EXISTS (SELECT 1 FROM history WHERE history.messageID = inbox.messageID"
+            + " AND history.direction = 'inbound' AND history.peer = inbox.sender AND history.readAt IS NULL)"
+    }
+
+    /// Deletes the entry with sequence number `sequence` (its ID stays in the dedup
+    /// log, its history entry stays, marked read: the user has dealt with it). Returns
+    /// whether the inbox held it.
+    /// - Throws: ``MeshError`` when the store cannot write.
+    @discardableResult
+    public func delete(sequence: Int) async throws(MeshError) -> Bool {
+        let now = database.nowMillis
+        let (count, removed) = try await database.write("delete inbox entry \(sequence)") { db in
+            try db.execute(
+                sql: """
+                    UPDATE history SET readAt = ? WHERE direction = 'inbound' AND readAt IS NULL
+                    AND (messageID, peer) IN (SELECT messageID, sender FROM inbox WHERE sequence = ?)
+                    """,
+                arguments: [now, sequence]
+            )
+            let removed = try Self.deleteRows(db, where: "sequence = ?", Int64(sequence))
+            return (db.changesCount, removed)
+        }
+        database.payloadFiles.remove(removed)
+        return count > 0
     }
 
     /// Messages held now.

@@ -27,6 +27,7 @@ enum StoreMigrations {
         "v12-dedup-origin: received message IDs and inbox entries keyed on (origin, ID), so no origin can squat another's ID",
         "v13-muted: peers whose messages raise no notification",
         "v14-invitations: the invitations this node issued and who joined by them",
+        "v15-history-text: the text (or head) of each message in its history entry, and when an inbound one was read",
     ]
 
     /// The schema version this build writes.
@@ -97,6 +98,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[13]) { db in
             try db.execute(sql: schemaV14Invitations)
             try db.execute(sql: "PRAGMA user_version = 14")
+        }
+        migrator.registerMigration(identifiers[14]) { db in
+            try db.execute(sql: schemaV15HistoryText)
+            try db.execute(sql: "PRAGMA user_version = 15")
         }
         return migrator
     }

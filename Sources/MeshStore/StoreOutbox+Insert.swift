@@ -53,6 +53,12 @@ extension StoreOutbox {
             previousHop: message.previousHop?.hex,
             ttl: message.previousHop == nil ? nil : message.ttl.map(Int.init)
         )
+        // Only this node's own messages keep their text: a relayed one is sealed to
+        // someone else, a receipt is not the user's. A payload sealed already is no
+        // text: the sender records the plaintext (MessageHistory.keepText).
+        if message.origin == nil, message.previousHop == nil, message.flags & 3 == 0 {
+            history.keep(payload: message.payload, bytes: bytes)
+        }
         if let old = try HistoryRow.outbound(db, message.id.hex) {
             // A finished message sent again under the same ID, or this node's own
             // sent message taken back after it came round a loop (it comes with the

@@ -64,9 +64,30 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
     /// The TTL a relayed message goes on with (one below the TTL it came with); nil
     /// otherwise.
     var ttl: Int?
+    /// The payload as text, when it is UTF-8 and under ``MessageHistory/textLimit``
+    /// bytes; nil otherwise (and for relayed messages and receipts).
+    var text: String? = nil
+    /// The payload's first ``MessageHistory/headBytes`` bytes when ``text`` is nil.
+    var head: Data? = nil
+    /// When an inbound message was marked read; nil while unread.
+    var readAt: Int64? = nil
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
+    }
+
+    /// Keeps what the history shows of `payload` (`bytes` long; it may be only the
+    /// start of a payload kept in a file): its text, else its head.
+    mutating func keep(payload: some Collection<UInt8>, bytes: Int) {
+        if bytes < MessageHistory.textLimit, payload.count == bytes,
+            let text = String(validating: payload, as: UTF8.self)
+        {
+            self.text = text
+            head = nil
+        } else {
+            text = nil
+            head = payload.isEmpty ? nil : Data(payload.prefix(MessageHistory.headBytes))
+        }
     }
 
     /// The outbound history row of `messageID`, if any.

@@ -3,11 +3,23 @@ import Foundation
 import MeshCore
 import MeshNode
 
-/// `scmesh history`.
+/// `scmesh history`: the listing (``HistoryListCommand``, the default) and `clear`.
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "Show messages sent and received, with their status; --trace ID shows what happened to one message."
+        abstract:
+            "Show messages sent and received, with their status and text; --trace ID shows what happened to one message.",
+        subcommands: [HistoryListCommand.self, HistoryClearCommand.self],
+        defaultSubcommand: HistoryListCommand.self
+    )
+}
+
+/// `scmesh history [list]`.
+struct HistoryListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract:
+            "Show messages sent and received, with their status and text (the default of `scmesh history`)."
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
@@ -25,12 +37,15 @@ struct HistoryCommand: AsyncParsableCommand {
     )
     var trace: String?
 
+    @Option(help: ArgumentHelp("Only messages whose text contains this (letters in any case).", valueName: "text"))
+    var grep: String?
+
     @Argument(help: "Only messages to or from this peer (a peer ID or a contact's alias).")
     var peer: String?
 
     func validate() throws {
-        if trace != nil, peer != nil || limit != nil {
-            throw ValidationError("--trace shows one message; it takes no PEER or --limit")
+        if trace != nil, peer != nil || limit != nil || grep != nil {
+            throw ValidationError("--trace shows one message; it takes no PEER, --limit or --grep")
         }
     }
 
@@ -45,7 +60,7 @@ struct HistoryCommand: AsyncParsableCommand {
             )
         } else {
             try await callNode(
-                .history(MessageQuery(peer: peer, limit: limit)),
+                .history(MessageQuery(peer: peer, limit: limit, grep: grep)),
                 dataDirectory: dataDirectory.path,
                 json: output.json,
                 as: HistoryReply.self,

@@ -14,8 +14,9 @@ struct InboxCommand: AsyncParsableCommand {
             The listing carries each payload's size, the text of a short text message, and the start of \
             any other payload; --payloads asks for the payloads themselves (payload_base64 in --json). \
             --save downloads each payload raw from the node's HTTP API, streamed to disk (over the control \
-            socket as base64 when the node serves no HTTP API).
-            """
+            socket as base64 when the node serves no HTTP API). `scmesh inbox delete SEQ` deletes one message.
+            """,
+        subcommands: [InboxDeleteCommand.self]
     )
 
     @OptionGroup var dataDirectory: DataDirectoryOption
@@ -30,6 +31,9 @@ struct InboxCommand: AsyncParsableCommand {
 
     @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
     var full = false
+
+    @Flag(help: "Only messages not yet marked read (`scmesh read`).")
+    var unread = false
 
     func validate() throws {
         // 0 would list nothing and read as an empty inbox; in JSON it asks for the
@@ -73,7 +77,19 @@ struct InboxCommand: AsyncParsableCommand {
             while true {
                 // Without --payloads the listing leaves them out (a node older than that
                 // option lists them anyway).
-                let reply = try await client.inbox(after: cursor, limit: first ? limit : nil, payloads: payloads)
+                let reply =
+                    unread
+                    ? try await client.call(
+                        .inbox(
+                            InboxRequest(
+                                after: cursor,
+                                limit: first ? limit : nil,
+                                payloads: payloads ? nil : false,
+                                unread: true
+                            )
+                        )
+                    )
+                    : try await client.inbox(after: cursor, limit: first ? limit : nil, payloads: payloads)
                 let inbox = try reply.decode(InboxReply.self)
                 if !follow {
                     print(output.json ? reply.line : TextReport.inbox(inbox, full: full))

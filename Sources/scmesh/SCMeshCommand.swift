@@ -22,6 +22,7 @@ struct SCMeshCommand: AsyncParsableCommand {
             PublishCommand.self,
             DashboardCommand.self, SettingsCommand.self, PowerCommand.self, EventsCommand.self,
             TransportsCommand.self, DialCommand.self,
+            ConversationCommand.self, ConversationsCommand.self, ReadCommand.self,
         ]
     )
 }

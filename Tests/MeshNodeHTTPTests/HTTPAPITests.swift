@@ -26,6 +26,7 @@ struct HTTPAPITests {
         (.PUT, "/api/v1/transports/bob/disabled"), (.DELETE, "/api/v1/transports/bob/disabled"),
         (.POST, "/api/v1/dial"), (.GET, "/api/v1/peers/known"), (.DELETE, "/api/v1/settings"),
         (.PUT, "/api/v1/contacts/bob/alias"), (.PUT, "/api/v1/contacts/bob/note"),
+        (.GET, "/api/v1/conversations"), (.GET, "/api/v1/conversations/carol"),
     ]
 
     @Test(
@@ -380,7 +381,8 @@ struct HTTPAPITests {
         let paths = try #require(reply.object["paths"] as? [String: [String: Any]])
         for (method, path) in Self.routes where !path.contains("no-such") {
             let templated = path.replacingOccurrences(of: "00000000000000000000000000000000", with: "{id}")
-                .replacingOccurrences(of: "/inbox/1/", with: "/inbox/{seq}/").replacingOccurrences(
+                .replacingOccurrences(of: "/inbox/1/", with: "/inbox/{seq}/")
+                .replacingOccurrences(of: "/conversations/carol", with: "/conversations/{peer}").replacingOccurrences(
                     of: "/bob",
                     with: "/{name}"
                 )

@@ -144,7 +144,7 @@ struct InboxSaveTests {
         #expect(wrongType.error == #"request field "payloads" must be true or false"#)
         let typo = try ControlReply(line: await b.control.exchange(Array(#"{"cmd":"inbox","payload":false}"#.utf8)))
         #expect(typo.error?.hasPrefix(#"unknown request field "payload" (known fields: "#) == true, "\(typo.line)")
-        #expect(typo.error?.contains(", payloads") == true, "\(typo.line)")
+        #expect(typo.error?.contains(", payloads,") == true, "\(typo.line)")
     }
 
     @Test(

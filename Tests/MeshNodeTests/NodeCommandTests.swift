@@ -54,6 +54,13 @@ struct NodeCommandTests {
             #"{"address":"127.0.0.1:7420","cmd":"dial","timeout_seconds":5,"transport":"tcp"}"#,
             #"{"alias":"bob","cmd":"contacts_rename","new_alias":"robert"}"#,
             #"{"cmd":"contacts_note","note":"met","peer":"bob"}"#,
+            #"{"cmd":"history","grep":"hello","peer":"bob"}"#,
+            #"{"after":3,"cmd":"inbox","unread":true}"#,
+            #"{"cmd":"conversation","limit":20,"peer":"bob"}"#,
+            #"{"cmd":"read","ids":["abcd","0011"]}"#,
+            #"{"all":true,"cmd":"read","peer":"bob"}"#,
+            #"{"cmd":"history_clear","peer":"bob"}"#,
+            #"{"cmd":"inbox_delete","seq":7}"#,
         ]
     )
     func roundTrip(line: String) throws {

@@ -39,6 +39,9 @@ extension NodeConfiguration {
         /// History entries kept (sent and received messages with their traces); the
         /// oldest finished ones beyond it are deleted by the periodic upkeep.
         public var historyLimit: Int = 100_000
+        /// Days the history keeps a finished message (its text, status and trace); the
+        /// periodic upkeep deletes older ones.
+        public var historyDays: Int = 90
         /// Seconds between two runs of the store's upkeep (expiry, dedup pruning,
         /// history pruning).
         public var maintenanceIntervalSeconds: Int = 300
@@ -58,6 +61,7 @@ extension NodeConfiguration {
             case inboxMaxBytes = "inbox_max_bytes"
             case inboxFileThresholdBytes = "inbox_file_threshold_bytes"
             case historyLimit = "history_limit"
+            case historyDays = "history_days"
             case maintenanceIntervalSeconds = "maintenance_interval_seconds"
         }
 
@@ -95,6 +99,13 @@ extension NodeConfiguration {
             inboxMaxBytes = try positive(.inboxMaxBytes)
             inboxFileThresholdBytes = try positive(.inboxFileThresholdBytes)
             historyLimit = try positive(.historyLimit)
+            historyDays = try container.decodeIfPresent(Int.self, forKey: .historyDays) ?? 90
+            try require(
+                historyDays >= 1,
+                .historyDays,
+                in: container,
+                "must be the number of days the history keeps a message, at least 1, got \(historyDays)"
+            )
             maintenanceIntervalSeconds = try positive(.maintenanceIntervalSeconds)
         }
 
@@ -112,6 +123,7 @@ extension NodeConfiguration {
             try container.encode(inboxMaxBytes, forKey: .inboxMaxBytes)
             try container.encode(inboxFileThresholdBytes, forKey: .inboxFileThresholdBytes)
             try container.encode(historyLimit, forKey: .historyLimit)
+            try container.encode(historyDays, forKey: .historyDays)
             try container.encode(maintenanceIntervalSeconds, forKey: .maintenanceIntervalSeconds)
         }
 
@@ -134,6 +146,7 @@ extension NodeConfiguration {
             configuration.inboxMaxBytes = inboxMaxBytes
             configuration.inboxFileThreshold = inboxFileThresholdBytes
             configuration.historyLimit = historyLimit
+            configuration.historyRetention = .seconds(historyDays * 86_400)
             return configuration
         }
     }

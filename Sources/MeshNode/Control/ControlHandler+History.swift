@@ -7,9 +7,15 @@ extension ControlHandler {
     /// their status, and the outbound counts by status.
     package func history(_ request: MessageQuery) async throws -> HistoryReply {
         var peer: PeerID?
-        if request.peer != nil { peer = try await resolvePeer(request.peer, for: "history").0 }
+        if request.peer != nil { peer = try await resolveCorrespondent(request.peer, for: "history").0 }
         let limit = try Self.limit(request.limit, default: 100)
-        let entries = try await store.history.entries(peer: peer, limit: limit)
+        if let grep = request.grep, grep.isEmpty || grep.count > 200 {
+            throw MeshError(
+                .invalidArgument,
+                "\"grep\" must be the text to look for, 1 to 200 characters, got \(grep.count)"
+            )
+        }
+        let entries = try await store.history.entries(peer: peer, matching: request.grep, limit: limit)
         let aliases = try await aliases()
         let counts = try await store.history.statusCounts(peer: peer)
         return HistoryReply(

@@ -156,7 +156,10 @@ extension ControlHandler {
         do {
             let options = SendOptions(id: id, expiresAfter: checked.expiresAfter, emergency: checked.emergency)
             switch payload {
-            case .bytes(let bytes): _ = try await router.send(to: peer, payload: bytes, options: options)
+            case .bytes(let bytes):
+                _ = try await router.send(to: peer, payload: bytes, options: options)
+                // A message sealed before it was queued keeps its text all the same.
+                _ = try? await store.history.keepText(of: id, payload: bytes)
             case .stored(let stored): _ = try await router.send(to: peer, stored: stored, options: options)
             }
         } catch let error as MeshError {

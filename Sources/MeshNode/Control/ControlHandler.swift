@@ -106,6 +106,11 @@ package struct ControlHandler: Sendable {
         case .transports(let request): try ControlJSON.success(await transports(request))
         case .dial(let request): try ControlJSON.success(await dial(request))
         case .knownPeers: try ControlJSON.success(await knownPeers())
+        case .conversation(let query): try ControlJSON.success(await conversation(query))
+        case .conversations: try ControlJSON.success(await conversations())
+        case .read(let request): try ControlJSON.success(await markRead(request))
+        case .historyClear(let peer): try ControlJSON.success(await historyClear(peer: peer))
+        case .inboxDelete(let seq): try ControlJSON.success(await inboxDelete(seq: seq))
         }
     }
 
@@ -130,7 +135,8 @@ package struct ControlHandler: Sendable {
             wireVersion: Int(Frame.version),
             features: router.features.names,
             httpEnabled: configuration.http.enabled,
-            httpNote: httpEndpoint.note
+            httpNote: httpEndpoint.note,
+            unread: try await store.history.unreadCount()
         )
         reply.networkQuality = NetworkQuality(peerCount: peerCount).rawValue
         return reply
@@ -176,19 +182,24 @@ package struct ControlHandler: Sendable {
             return message
         }
         guard request.payloads == false else {
-            let entries = try await inbox.entries(after: request.after ?? 0, limit: limit)
+            let entries = try await inbox.entries(
+                after: request.after ?? 0,
+                limit: limit,
+                unread: request.unread == true
+            )
             return InboxReply(
-                messages: entries.map(Self.message).map(named),
+                messages: try await markingUnread(entries.map(Self.message).map(named)),
                 totalReceived: try await inbox.totalReceived
             )
         }
         let summaries = try await inbox.summaries(
             after: request.after ?? 0,
             limit: limit,
-            headBytes: InboxReply.headBytes
+            headBytes: InboxReply.headBytes,
+            unread: request.unread == true
         )
         return InboxReply(
-            messages: summaries.map(Self.message).map(named),
+            messages: try await markingUnread(summaries.map(Self.message).map(named)),
             totalReceived: try await inbox.totalReceived
         )
     }

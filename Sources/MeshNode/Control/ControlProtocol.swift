@@ -78,6 +78,16 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var newAlias: String? = nil
     /// `settings`: drop every run-time change and go back to the config's values.
     public var reset: Bool? = nil
+    /// `inbox`: only messages not yet marked read.
+    public var unread: Bool? = nil
+    /// `history`: only messages whose text contains this (ASCII letters in any case).
+    public var grep: String? = nil
+    /// `read`: the message IDs (or their unique starts) to mark read.
+    public var ids: [String]? = nil
+    /// `read`: mark every received message read (from `peer` when given).
+    public var all: Bool? = nil
+    /// `inbox_delete`: the sequence number of the inbox entry to delete.
+    public var seq: Int? = nil
 
     /// Creates a request.
     public init(
@@ -133,9 +143,11 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     /// The fields whose value is a number, and those whose value is a boolean (for
     /// refusal texts).
-    static let integerFields: Set<String> = ["after", "limit"]
+    static let integerFields: Set<String> = ["after", "limit", "seq"]
     static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
-    static let booleanFields: Set<String> = ["wait", "on", "relayEnabled", "emergency", "payloads", "reset"]
+    static let booleanFields: Set<String> = [
+        "wait", "on", "relayEnabled", "emergency", "payloads", "reset", "unread", "all",
+    ]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on,
@@ -143,6 +155,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
         case emergency, discoveryMode, payloads
         case transport, address, newAlias, reset
+        case unread, grep, ids, all, seq
     }
 
     /// The decoder setting (a `String`) that names the command of a request without
@@ -193,6 +206,11 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         address = try container.decodeIfPresent(String.self, forKey: .address)
         newAlias = try container.decodeIfPresent(String.self, forKey: .newAlias)
         reset = try container.decodeIfPresent(Bool.self, forKey: .reset)
+        unread = try container.decodeIfPresent(Bool.self, forKey: .unread)
+        grep = try container.decodeIfPresent(String.self, forKey: .grep)
+        ids = try container.decodeIfPresent([String].self, forKey: .ids)
+        self.all = try container.decodeIfPresent(Bool.self, forKey: .all)
+        seq = try container.decodeIfPresent(Int.self, forKey: .seq)
     }
 }
 
@@ -243,6 +261,8 @@ public struct StatusReply: Codable, Sendable, Hashable {
     /// How well connected the node is, from ``peerCount``: `offline` (no peer), `poor`
     /// (1–2), `good` (3–5) or `excellent` (6 or more). Absent from replies of older nodes.
     public var networkQuality: String? = nil
+    /// Received messages not yet marked read (`scmesh read`). Absent from replies of older nodes.
+    public var unread: Int? = nil
 }
 
 /// The reply to `peers`.
@@ -352,6 +372,8 @@ public struct InboxReply: Codable, Sendable, Hashable {
         /// True for an emergency broadcast (to every node, `scmesh send --emergency
         /// --broadcast`); absent otherwise.
         public var broadcast: Bool? = nil
+        /// True while it is unread (`scmesh read` marks it read); absent otherwise.
+        public var unread: Bool? = nil
     }
 
     /// How many of a payload's first bytes ``Message/headBase64`` carries.

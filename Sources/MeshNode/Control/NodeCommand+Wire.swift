@@ -23,8 +23,15 @@ extension NodeCommand {
                 )
             )
         case "inbox":
-            self = .inbox(InboxRequest(after: request.after, limit: request.limit, payloads: request.payloads))
-        case "history": self = .history(MessageQuery(peer: request.peer, limit: request.limit))
+            self = .inbox(
+                InboxRequest(
+                    after: request.after,
+                    limit: request.limit,
+                    payloads: request.payloads,
+                    unread: request.unread
+                )
+            )
+        case "history": self = .history(MessageQuery(peer: request.peer, limit: request.limit, grep: request.grep))
         case "trace": self = .trace(id: request.id)
         case "outbox": self = .outbox(MessageQuery(peer: request.peer, limit: request.limit))
         case "contacts": self = .contacts(.list)
@@ -72,6 +79,11 @@ extension NodeCommand {
                 )
             )
         case "known_peers": self = .knownPeers
+        case "conversation": self = .conversation(MessageQuery(peer: request.peer, limit: request.limit))
+        case "conversations": self = .conversations
+        case "read": self = .read(ReadRequest(ids: request.ids, all: request.all, peer: request.peer))
+        case "history_clear": self = .historyClear(peer: request.peer)
+        case "inbox_delete": self = .inboxDelete(seq: request.seq)
         default:
             throw MeshError(
                 .controlRequestFailed,
@@ -84,7 +96,7 @@ extension NodeCommand {
     public var wire: ControlRequest {
         var request = ControlRequest(cmd: name)
         switch self {
-        case .status, .peers, .routes, .topics, .power, .knownPeers, .transports(.list):
+        case .status, .peers, .routes, .topics, .power, .knownPeers, .transports(.list), .conversations:
             break
         case .send(let send):
             request.peer = send.peer
@@ -99,9 +111,19 @@ extension NodeCommand {
             request.after = inbox.after
             request.limit = inbox.limit
             request.payloads = inbox.payloads
-        case .history(let query), .outbox(let query):
+            request.unread = inbox.unread
+        case .history(let query), .outbox(let query), .conversation(let query):
             request.peer = query.peer
             request.limit = query.limit
+            request.grep = query.grep
+        case .read(let read):
+            request.ids = read.ids
+            request.all = read.all
+            request.peer = read.peer
+        case .historyClear(let peer):
+            request.peer = peer
+        case .inboxDelete(let seq):
+            request.seq = seq
         case .trace(let id):
             request.id = id
         case .contacts(.list):

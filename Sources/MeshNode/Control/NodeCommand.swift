@@ -57,6 +57,16 @@ public enum NodeCommand: Sendable, Hashable {
     case dial(DialRequest)
     /// `known_peers`: the address ledger, every address of every peer met (``KnownPeersReply``).
     case knownPeers
+    /// `conversation`: the messages both ways with one peer, oldest first (``ConversationReply``).
+    case conversation(MessageQuery)
+    /// `conversations`: every peer with messages, with unread counts (``ConversationsReply``).
+    case conversations
+    /// `read`: marks received messages read (``ReadReply``).
+    case read(ReadRequest)
+    /// `history_clear`: deletes the finished history of one peer or all (``ClearReply``).
+    case historyClear(peer: String?)
+    /// `inbox_delete`: deletes one inbox entry by its sequence number (``ClearReply``).
+    case inboxDelete(seq: Int?)
 
     /// The command's word on the control socket (`"status"`, `"contacts_add"`, …).
     public var name: String {
@@ -82,6 +92,11 @@ public enum NodeCommand: Sendable, Hashable {
         case .transports(let request): request.name
         case .dial: "dial"
         case .knownPeers: "known_peers"
+        case .conversation: "conversation"
+        case .conversations: "conversations"
+        case .read: "read"
+        case .historyClear: "history_clear"
+        case .inboxDelete: "inbox_delete"
         }
     }
 
@@ -94,6 +109,7 @@ public enum NodeCommand: Sendable, Hashable {
         "invite", "join", "power", "events", "contacts_mute", "contacts_unmute",
         "transports", "transports_disable", "transports_enable", "dial", "known_peers", "contacts_rename",
         "contacts_note",
+        "conversation", "conversations", "read", "history_clear", "inbox_delete",
     ]
 }
 
@@ -148,12 +164,15 @@ public struct InboxRequest: Sendable, Hashable {
     public var limit: Int?
     /// Whether the reply carries each payload (default true); see ``ControlRequest/payloads``.
     public var payloads: Bool?
+    /// Only messages not yet marked read.
+    public var unread: Bool?
 
     /// Creates a request.
-    public init(after: Int? = nil, limit: Int? = nil, payloads: Bool? = nil) {
+    public init(after: Int? = nil, limit: Int? = nil, payloads: Bool? = nil, unread: Bool? = nil) {
         self.after = after
         self.limit = limit
         self.payloads = payloads
+        self.unread = unread
     }
 }
 
@@ -163,11 +182,31 @@ public struct MessageQuery: Sendable, Hashable {
     public var peer: String?
     /// At most this many (default 100 for `history`, 1000 for `outbox`).
     public var limit: Int?
+    /// `history`: only messages whose text contains this.
+    public var grep: String?
 
     /// Creates a request.
-    public init(peer: String? = nil, limit: Int? = nil) {
+    public init(peer: String? = nil, limit: Int? = nil, grep: String? = nil) {
         self.peer = peer
         self.limit = limit
+        self.grep = grep
+    }
+}
+
+/// The request of `read`: which received messages to mark read.
+public struct ReadRequest: Sendable, Hashable {
+    /// Message IDs (or their unique starts); nil or empty with ``all``.
+    public var ids: [String]?
+    /// Every unread message (from ``peer`` when given).
+    public var all: Bool?
+    /// With ``all``: only this peer's messages (ID, its unique start, or alias).
+    public var peer: String?
+
+    /// Creates a request.
+    public init(ids: [String]? = nil, all: Bool? = nil, peer: String? = nil) {
+        self.ids = ids
+        self.all = all
+        self.peer = peer
     }
 }
 

@@ -20,11 +20,10 @@ extension TextReport {
         let peers = "\(status.peerCount) peer\(status.peerCount == 1 ? "" : "s")\(quality)"
         let outbox = status.outboxCount.map { "outbox \($0)" } ?? "outbox -"
         let relay = status.relayEnabled ? "relay on" : "RELAY OFF (the node neither sends nor receives)"
+        let inbox = "inbox \(status.inboxCount)" + (status.unread.flatMap { $0 > 0 ? " (\($0) unread)" : nil } ?? "")
         var lines = [
             "\(name)  \(status.peerID.hex)",
-            [relay, peers, "inbox \(status.inboxCount)", outbox, "up \(duration(status.uptimeSeconds))"].joined(
-                separator: " · "
-            ),
+            [relay, peers, inbox, outbox, "up \(duration(status.uptimeSeconds))"].joined(separator: " · "),
             "",
         ]
         if status.transports.isEmpty {

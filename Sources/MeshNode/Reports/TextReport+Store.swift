@@ -24,13 +24,15 @@ extension TextReport {
     /// `scmesh history`.
     public static func history(_ reply: HistoryReply) -> String {
         guard !reply.messages.isEmpty else { return "no messages in the history" }
-        var rows = [["WHEN", "DIR", "PEER", "STATUS", "VIA", "BYTES", "ID", "REASON"]]
+        var rows = [["WHEN", "DIR", "PEER", "STATUS", "VIA", "BYTES", "ID", "REASON", "TEXT"]]
         for message in reply.messages {
             rows.append([
                 timestamp(message.createdAt), message.direction == .outbound ? "to" : "from",
-                peerName(message.peer, message.alias, short: true), escaped(message.status.name),
+                peerName(message.peer, message.alias, short: true),
+                escaped(message.status.name) + (message.unread == true ? " (unread)" : ""),
                 message.transport.map { escaped($0) } ?? "-", String(message.bytes), message.id.hex,
                 message.reason.map { escaped($0) } ?? "",
+                snippet(message.text, headBase64: message.headBase64, bytes: message.bytes),
             ])
         }
         let counts = reply.outboundCounts.sorted { $0.key < $1.key }.map { "\($0.value) \(escaped($0.key))" }

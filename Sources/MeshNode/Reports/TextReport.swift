@@ -102,6 +102,7 @@ public enum TextReport {
             "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"
             + (message.broadcast == true ? "" : message.topic.map { "  topic \(escaped($0))" } ?? "")
             + (message.broadcast == true ? "  🚨 EMERGENCY BROADCAST" : message.emergency == true ? "  🚨 EMERGENCY" : "")
+            + (message.unread == true ? "  unread" : "")
         return header + "\n" + inboxBody(message)
     }
 

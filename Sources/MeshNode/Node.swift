@@ -144,7 +144,13 @@ public final class Node: Sendable {
         contactFilter = ContactFilter(
             inbox: store.inbox,
             contacts: store.contacts,
-            notifier: Notifier(settings: configuration.notify, logger: logger)
+            notifier: Notifier(settings: configuration.notify, logger: logger),
+            acceptances: InvitationAcceptance(
+                invitations: store.invitations,
+                contacts: store.contacts,
+                events: events,
+                logger: logger
+            )
         )
         router = Router(
             security: identity.security,

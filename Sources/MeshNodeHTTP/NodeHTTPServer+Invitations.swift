@@ -21,8 +21,9 @@ struct InvitationReply: Encodable {
 }
 
 extension NodeHTTPServer {
-    /// The invitation and topic routes: `invitation`, `join`, `topics` (the socket's
-    /// `invite`, `join`, `topics`, `subscribe`, `unsubscribe`, `publish`).
+    /// The invitation and topic routes: `invitation`, `invitations`, `join`, `topics`
+    /// (the socket's `invite`, `invites`, `invite_revoke`, `join`, `topics`, `subscribe`,
+    /// `unsubscribe`, `publish`).
     func addInvitationAndTopicRoutes(to api: RouterGroup<BasicRequestContext>) {
         api.get("invitation") { request, _ in
             let query = try QueryParameters(request, known: ["expires_seconds"])
@@ -34,6 +35,14 @@ extension NodeHTTPServer {
                     qrSVG: code.svg(title: "invitation to \(invite.name ?? invite.peer.short)")
                 )
             )
+        }
+        api.get("invitations") { request, _ in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.invites())
+        }
+        api.delete("invitations/{id}") { request, context in
+            _ = try QueryParameters(request, known: [])
+            return try Self.json(await self.commands.invites(revoke: try context.parameters.require("id")))
         }
         api.post("join") { request, context in
             _ = try QueryParameters(request, known: [])

@@ -27,7 +27,24 @@ struct InviteCommand: AsyncParsableCommand {
     )
     var expires = "24h"
 
+    @Option(
+        help: ArgumentHelp(
+            "Revoke the invitation with this ID (or its unique start; scmesh invites lists them) instead: a later join by it is ignored.",
+            valueName: "id"
+        )
+    )
+    var revoke: String?
+
     func run() async throws {
+        if let revoke {
+            return try await callNode(
+                .revokeInvite(id: revoke),
+                dataDirectory: dataDirectory.path,
+                json: output.json,
+                as: InvitesReply.self,
+                render: TextReport.invites
+            )
+        }
         try await reportingErrors(json: output.json) {
             let seconds = try DurationArgument.seconds(expires, option: "--expires")
             let colors = isatty(STDOUT_FILENO) == 1
@@ -70,6 +87,33 @@ struct JoinCommand: AsyncParsableCommand {
             json: output.json,
             as: JoinReply.self,
             render: TextReport.joined
+        )
+    }
+}
+
+/// `scmesh invites`.
+struct InvitesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invites",
+        abstract: "List the invitations this node issued, their expiry, and who joined by each.",
+        discussion: """
+            A node that joins by an invitation tells the inviter over the new link; the inviter \
+            then adds it as a contact (alias: its node.name, else peer-<8 hex>) and lists it here. \
+            scmesh invite --revoke ID makes later joins by an invitation be ignored.
+            """
+    )
+
+    @OptionGroup var dataDirectory: DataDirectoryOption
+    @OptionGroup var nodeWait: NodeWaitOption
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        try await callNode(
+            .invites,
+            dataDirectory: dataDirectory.path,
+            json: output.json,
+            as: InvitesReply.self,
+            render: TextReport.invites
         )
     }
 }

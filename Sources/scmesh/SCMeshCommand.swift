@@ -16,7 +16,8 @@ struct SCMeshCommand: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, StatusCommand.self, PeersCommand.self, RoutesCommand.self, SendCommand.self,
             InboxCommand.self,
-            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, InviteCommand.self, JoinCommand.self,
+            HistoryCommand.self, OutboxCommand.self, ContactsCommand.self, InviteCommand.self, InvitesCommand.self,
+            JoinCommand.self,
             ConfigCommand.self,
             IdentityCommand.self, SubscribeCommand.self, UnsubscribeCommand.self, TopicsCommand.self,
             PublishCommand.self,

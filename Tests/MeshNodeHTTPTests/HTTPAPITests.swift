@@ -27,6 +27,8 @@ struct HTTPAPITests {
         (.POST, "/api/v1/dial"), (.GET, "/api/v1/peers/known"), (.DELETE, "/api/v1/settings"),
         (.PUT, "/api/v1/contacts/bob/alias"), (.PUT, "/api/v1/contacts/bob/note"),
         (.GET, "/api/v1/conversations"), (.GET, "/api/v1/conversations/carol"),
+        (.PUT, "/api/v1/contacts/bob/muted"), (.DELETE, "/api/v1/contacts/bob/muted"),
+        (.GET, "/api/v1/invitations"), (.DELETE, "/api/v1/invitations/00000000000000000000000000000000"),
     ]
 
     @Test(

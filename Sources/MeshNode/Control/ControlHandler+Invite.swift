@@ -46,11 +46,13 @@ extension ControlHandler {
             addresses: addresses,
             expiresAt: UInt32(clamping: Int64(expiry.timeIntervalSince1970))
         )
+        let id = IssuedInvitations.id(signature: invitation.signature)
+        try await store.invitations.record(id: id, expiresAt: expiry)
         let warning =
             addresses.isEmpty
             ? "no transport of this node listens on a TCP address, so the invitation lists none: the joiner adds the contact but can only find this node by discovery (mDNS, BLE) or a route"
             : nil
-        return InviteReply(
+        var reply = InviteReply(
             link: invitation.link,
             peer: router.localPeerID,
             name: invitation.name,
@@ -58,6 +60,8 @@ extension ControlHandler {
             expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt)),
             warning: warning
         )
+        reply.id = id
+        return reply
     }
 
     /// Where the node's TCP-based transports listen, wildcards expanded to the
@@ -152,6 +156,14 @@ extension ControlHandler {
             )
             dialling.append("\(local.name) \(address.address)")
         }
+        // The inviter hears who joined: one message, queued until a link is up.
+        _ = try await router.send(
+            to: peer,
+            payload: InvitationAcceptance.payload(
+                invitationID: IssuedInvitations.id(signature: invitation.signature),
+                name: configuration.node.name
+            )
+        )
         return JoinReply(
             peer: peer,
             alias: alias,

@@ -103,6 +103,8 @@ package struct ControlHandler: Sendable {
         case .join(let request): try ControlJSON.success(await join(request))
         case .power: try ControlJSON.success(try power())
         case .events(let after, let limit): try ControlJSON.success(try events(after: after, limit: limit))
+        case .invites: try ControlJSON.success(await invites())
+        case .revokeInvite(let id): try ControlJSON.success(await revokeInvite(id))
         case .transports(let request): try ControlJSON.success(await transports(request))
         case .dial(let request): try ControlJSON.success(await dial(request))
         case .knownPeers: try ControlJSON.success(await knownPeers())

@@ -67,6 +67,8 @@ extension NodeCommand {
         case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
         case "power": self = .power
         case "events": self = .events(after: request.after, limit: request.limit)
+        case "invites": self = .invites
+        case "invite_revoke": self = .revokeInvite(id: request.id)
         case "transports": self = .transports(.list)
         case "transports_disable": self = .transports(.disable(request.transport))
         case "transports_enable": self = .transports(.enable(request.transport))
@@ -96,7 +98,7 @@ extension NodeCommand {
     public var wire: ControlRequest {
         var request = ControlRequest(cmd: name)
         switch self {
-        case .status, .peers, .routes, .topics, .power, .knownPeers, .transports(.list), .conversations:
+        case .status, .peers, .routes, .topics, .power, .invites, .knownPeers, .transports(.list), .conversations:
             break
         case .send(let send):
             request.peer = send.peer
@@ -169,6 +171,8 @@ extension NodeCommand {
         case .join(let join):
             request.invitation = join.invitation
             request.alias = join.alias
+        case .revokeInvite(let id):
+            request.id = id
         case .events(let after, let limit):
             request.after = after
             request.limit = limit

@@ -47,6 +47,11 @@ public enum NodeCommand: Sendable, Hashable {
     case join(JoinRequest)
     /// `power`: the power state, its profile and the values in effect (``PowerReply``).
     case power
+    /// `invites`: the invitations this node issued and who joined by each (``InvitesReply``).
+    case invites
+    /// `invite_revoke`: revokes the invitation with ID `id` (or its unique start), then
+    /// lists them (``InvitesReply``).
+    case revokeInvite(id: String?)
     /// `events`: the router's recent events after event `after` (nil: the newest
     /// `limit`), at most `limit` (default 100) (``EventsReply``).
     case events(after: Int?, limit: Int?)
@@ -89,6 +94,8 @@ public enum NodeCommand: Sendable, Hashable {
         case .join: "join"
         case .power: "power"
         case .events: "events"
+        case .invites: "invites"
+        case .revokeInvite: "invite_revoke"
         case .transports(let request): request.name
         case .dial: "dial"
         case .knownPeers: "known_peers"
@@ -106,7 +113,7 @@ public enum NodeCommand: Sendable, Hashable {
         "contacts_remove",
         "contacts_block", "contacts_unblock", "contacts_allow_only", "subscribe", "unsubscribe", "topics", "publish",
         "settings",
-        "invite", "join", "power", "events", "contacts_mute", "contacts_unmute",
+        "invite", "join", "power", "events", "contacts_mute", "contacts_unmute", "invites", "invite_revoke",
         "transports", "transports_disable", "transports_enable", "dial", "known_peers", "contacts_rename",
         "contacts_note",
         "conversation", "conversations", "read", "history_clear", "inbox_delete",

@@ -17,6 +17,9 @@ public struct InviteReply: Codable, Sendable, Hashable {
     public var expiresAt: Date
     /// Why the invitation may not get the joiner connected (no address to dial), if so.
     public var warning: String?
+    /// Its ID (16 hex characters): `scmesh invites` lists it, `scmesh invite --revoke`
+    /// takes it.
+    public var id: String? = nil
 
     /// Creates a reply.
     public init(link: String, peer: PeerID, name: String?, addresses: [String], expiresAt: Date, warning: String? = nil)

@@ -39,4 +39,24 @@ extension TextReport {
         for entry in reply.notDialled { lines.append("not dialled \(escaped(entry))") }
         return lines.joined(separator: "\n")
     }
+
+    /// `scmesh invites` (and `scmesh invite --revoke`): one line per invitation, then
+    /// one per node that joined by it.
+    public static func invites(_ reply: InvitesReply) -> String {
+        var lines: [String] = []
+        if let changed = reply.changed { lines.append(escaped(changed)) }
+        guard !reply.invitations.isEmpty else { return (lines + ["no invitations issued"]).joined(separator: "\n") }
+        for invitation in reply.invitations {
+            let state = invitation.revoked ? "revoked" : invitation.expired ? "expired" : "valid"
+            lines.append(
+                "\(invitation.id)  issued \(timestamp(invitation.issuedAt))  expires \(timestamp(invitation.expiresAt))  \(state)  \(invitation.joined.count) joined"
+            )
+            for joiner in invitation.joined {
+                lines.append(
+                    "    \(peerName(joiner.peer, joiner.alias, short: joiner.alias != nil))  joined \(timestamp(joiner.joinedAt))"
+                )
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
 }

@@ -47,13 +47,31 @@ public final class ContactFilter: MessageSink, Sendable {
     private let tickets = Mutex<(issued: Int, written: Int)>((0, 0))
     private let dropped = Mutex<[String: Int]>([:])
     private let notifier: Notifier?
+    private let acceptances: InvitationAcceptance?
 
     /// Creates the filter in front of `inbox`, reading `contacts`; new entries go to
-    /// `notifier`.
-    public init(inbox: StoreInbox, contacts: Contacts, notifier: Notifier? = nil) {
+    /// `notifier`; invitation acceptances to `acceptances`, before any verdict.
+    public init(
+        inbox: StoreInbox,
+        contacts: Contacts,
+        notifier: Notifier? = nil,
+        acceptances: InvitationAcceptance? = nil
+    ) {
         self.inbox = inbox
         self.contacts = contacts
         self.notifier = notifier.flatMap { $0.isActive ? $0 : nil }
+        self.acceptances = acceptances
+    }
+
+    /// Whether `message` was an invitation acceptance, handled here and not for the inbox.
+    private func tookAcceptance(_ message: InboundMessage) async throws -> Bool {
+        guard let acceptances else { return false }
+        switch try await acceptances.take(message) {
+        case .notAnAcceptance: return false
+        case .handled(let added):
+            if added { _ = try await reload() as Book }
+            return true
+        }
     }
 
     /// Takes a message: stores it in the inbox (returning once it is committed), or
@@ -61,6 +79,7 @@ public final class ContactFilter: MessageSink, Sendable {
     /// - Throws: ``MeshError`` when the store cannot be read or written; the router then
     ///   does not acknowledge the hop and the sender retries.
     public func accept(_ message: InboundMessage) async throws {
+        if try await tookAcceptance(message) { return }
         switch try await verdict(for: message.from) {
         case .accept:
             let entry = try await inbox.append(message)
@@ -86,6 +105,10 @@ public final class ContactFilter: MessageSink, Sendable {
         queueing receipt: OutboundMessage,
         in queue: any OutboundQueue
     ) async throws {
+        if try await tookAcceptance(message) {
+            try await queue.enqueueReceipt(receipt)
+            return
+        }
         guard try await verdict(for: message.from) == .accept else {
             try await accept(message)  // throws `discarded`, counted
             return

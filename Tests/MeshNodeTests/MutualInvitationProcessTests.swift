@@ -1,0 +1,112 @@
+import Foundation
+import MeshCore
+import MeshNode
+import MeshTesting
+import TestSupport
+import Testing
+
+// Mutual invitations between real `scmesh run` processes over TCP on 127.0.0.1: the
+// inviter, in allow-list mode, learns who joined, adds the joiner as a contact under
+// its node.name and then accepts its messages; a revoked invitation adds nobody.
+// Every wait is a bounded poll.
+
+@Suite("mutual invitations between node processes")
+struct MutualInvitationProcessTests {
+    @Test("the inviter adds the joiner (alias from node.name), lists it in invites; a revoked invitation adds nobody")
+    func inviterLearnsWhoJoined() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let home = directory.path
+        let (a, b, c) = (directory.file("a"), directory.file("b"), directory.file("c"))
+        var nodes: [Process] = []
+        defer { nodes.forEach(stopProcess) }
+        for (data, name) in [(a, "alice"), (b, "bob"), (c, "carol")] {
+            nodes.append(
+                try startScmesh(
+                    [
+                        "run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
+                        "node.name=\(name)",
+                    ]
+                        + tcpOnlyNodeArguments,
+                    home: home
+                )
+            )
+        }
+        let clients = [a, b, c].map { ControlClient(dataDirectory: $0) }
+        for client in clients {
+            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
+        }
+        let (idB, idC) = (
+            try await clients[1].call(.status).decode(StatusReply.self).peerID,
+            try await clients[2].call(.status).decode(StatusReply.self).peerID
+        )
+        let allowOnly = try await runScmesh(["contacts", "allow-only", "on", "--data-dir", a], home: home)
+        #expect(allowOnly.status == 0, "\(allowOnly.standardError)")
+
+        // 1. Bob joins alice's invitation: alice hears of it and adds him as "bob".
+        let invite = try jsonObject(
+            try await runScmesh(["invite", "--data-dir", a, "--json"], home: home).standardOutput
+        )
+        let link = try #require(invite["link"] as? String)
+        let inviteID = try #require(invite["id"] as? String)
+        #expect(inviteID.count == 16)
+        let joined = try await runScmesh(["join", "--data-dir", b, link], home: home)
+        #expect(joined.status == 0, "\(joined.standardError)")
+        try await eventually("alice lists bob as joined", attempts: 3000) {
+            let reply = try await clients[0].call(.invites).decode(InvitesReply.self)
+            return reply.invitations.first { $0.id == inviteID }?.joined.map(\.peer) == [idB]
+        }
+        let contacts = try await clients[0].call(.contacts(.list)).decode(ContactsReply.self).contacts
+        #expect(contacts.map(\.alias) == ["bob"] && contacts.first?.peer == idB, "\(contacts)")
+        let events = try await runScmesh(["events", "--data-dir", a, "--json", "--limit", "4096"], home: home)
+        #expect(events.standardOutput.contains(#""kind":"invite_accepted""#), "\(events.standardOutput)")
+        let listed = try await runScmesh(["invites", "--data-dir", a], home: home)
+        #expect(
+            listed.standardOutput.contains("\(inviteID)") && listed.standardOutput.contains("bob ("),
+            "\(listed.standardOutput)"
+        )
+        // Allow-list mode lets the person it invited through.
+        let hello = try await runScmesh(
+            ["send", "--data-dir", b, "--wait", "alice", "thanks for the invite"],
+            home: home
+        )
+        #expect(
+            hello.status == 0 && hello.standardOutput.contains("delivered"),
+            "\(hello.standardOutput) \(hello.standardError)"
+        )
+        #expect(try await inboxTexts(dataDirectory: a, home: home) == ["thanks for the invite"])
+
+        // 2. A revoked invitation: carol joins it, alice adds nobody.
+        let second = try jsonObject(
+            try await runScmesh(["invite", "--data-dir", a, "--json"], home: home).standardOutput
+        )
+        let secondID = try #require(second["id"] as? String)
+        let revoked = try await runScmesh(
+            ["invite", "--data-dir", a, "--revoke", String(secondID.prefix(6))],
+            home: home
+        )
+        #expect(
+            revoked.status == 0 && revoked.standardOutput.contains("revoked invitation \(secondID)"),
+            "\(revoked.standardOutput)"
+        )
+        let carol = try await runScmesh(["join", "--data-dir", c, try #require(second["link"] as? String)], home: home)
+        #expect(carol.status == 0, "\(carol.standardError)")
+        // Carol's acceptance is delivered (alice acknowledged it), and ignored.
+        try await eventually("carol's acceptance reached alice", attempts: 3000) {
+            try await clients[2].call(.outbox(MessageQuery())).decode(OutboxReply.self).messages.isEmpty
+        }
+        let after = try await clients[0].call(.contacts(.list)).decode(ContactsReply.self).contacts
+        #expect(!after.contains { $0.peer == idC }, "\(after)")
+        let reply = try await clients[0].call(.invites).decode(InvitesReply.self)
+        #expect(reply.invitations.first { $0.id == secondID }.map { $0.revoked && $0.joined.isEmpty } == true)
+        let unknown = try await runScmesh(["invite", "--data-dir", a, "--revoke", "ffffffff"], home: home)
+        #expect(
+            unknown.status != 0 && unknown.standardError.contains("no invitation issued here"),
+            "\(unknown.standardError)"
+        )
+    }
+}

@@ -150,7 +150,8 @@ public final class Node: Sendable {
                 contacts: store.contacts,
                 events: events,
                 logger: logger
-            )
+            ),
+            readReceipts: ReadReceipts(history: store.history, events: events, logger: logger)
         )
         router = Router(
             security: identity.security,

@@ -111,23 +111,75 @@ extension MessageHistory {
     /// - Throws: ``MeshError`` when the store cannot be written.
     @discardableResult
     public func markRead(_ ids: [MessageID]? = nil, peer: PeerID? = nil) async throws(MeshError) -> Int {
+        try await markReadListing(ids, peer: peer).count
+    }
+
+    /// ``markRead(_:peer:)``, also returning the direct messages (not topic messages)
+    /// it marked, by sender: what read receipts go back for.
+    /// - Throws: ``MeshError`` when the store cannot be written.
+    public func markReadListing(
+        _ ids: [MessageID]? = nil,
+        peer: PeerID? = nil
+    ) async throws(MeshError) -> (count: Int, bySender: [PeerID: [MessageID]]) {
         let now = database.nowMillis
+        let unread = "direction = 'inbound' AND readAt IS NULL"
         return try await database.write("mark messages read") { db in
-            let base = "UPDATE history SET readAt = ? WHERE direction = 'inbound' AND readAt IS NULL"
-            guard let ids else {
-                try db.execute(
-                    sql: base + " AND (?2 IS NULL OR peer = ?2)",
-                    arguments: [now, peer?.hex]
-                )
-                return db.changesCount
+            var bySender: [PeerID: [MessageID]] = [:]
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT messageID, peer, flags FROM history WHERE \(unread) AND (?1 IS NULL OR peer = ?1)",
+                arguments: [peer?.hex]
+            )
+            let wanted = ids.map { Set($0.map(\.hex)) }
+            for row in rows {
+                let id: String = row["messageID"]
+                guard wanted?.contains(id) ?? true, ((row["flags"] as Int?) ?? 0) & Self.topicFlag == 0 else {
+                    continue
+                }
+                bySender[try PeerID.stored(row["peer"]), default: []].append(try MessageID.stored(id))
             }
+            let count = try Self.markReadRows(db, ids: ids, peer: peer, now: now)
+            return (count, bySender)
+        }
+    }
+
+    /// Records the read receipt `peer` sent for `ids`: only this node's messages to
+    /// that peer change. Returns how many did.
+    /// - Throws: ``MeshError`` when the store cannot be written.
+    @discardableResult
+    public func recordReadReceipt(from peer: PeerID, ids: [MessageID]) async throws(MeshError) -> Int {
+        let now = database.nowMillis
+        return try await database.write("record a read receipt") { db in
             var changed = 0
             for id in ids {
-                try db.execute(sql: base + " AND messageID = ?", arguments: [now, id.hex])
+                try db.execute(
+                    sql: """
+                        UPDATE history SET readAt = ? WHERE direction = 'outbound' AND peer = ? AND messageID = ?
+                            AND readAt IS NULL
+                        """,
+                    arguments: [now, peer.hex, id.hex]
+                )
                 changed += db.changesCount
             }
             return changed
         }
+    }
+
+    private static func markReadRows(_ db: Database, ids: [MessageID]?, peer: PeerID?, now: Int64) throws -> Int {
+        let base = "UPDATE history SET readAt = ? WHERE direction = 'inbound' AND readAt IS NULL"
+        guard let ids else {
+            try db.execute(
+                sql: base + " AND (?2 IS NULL OR peer = ?2)",
+                arguments: [now, peer?.hex]
+            )
+            return db.changesCount
+        }
+        var changed = 0
+        for id in ids {
+            try db.execute(sql: base + " AND messageID = ?", arguments: [now, id.hex])
+            changed += db.changesCount
+        }
+        return changed
     }
 
     /// Deletes the history of one peer, or all of it (traces and the receipts this

@@ -67,7 +67,8 @@ public struct HistoryEntry: Sendable, Hashable, Codable {
     public var text: String?
     /// When ``text`` is nil: the base64 of the payload's first 1 KiB.
     public var headBase64: String?
-    /// Inbound only: when it was marked read; nil while unread.
+    /// Inbound: when it was marked read, nil while unread. Outbound: when the
+    /// destination's read receipt arrived (``status`` then reads `read`).
     public var readAt: Date?
     /// Inbound only: true while it is unread; nil otherwise.
     public var unread: Bool?
@@ -89,6 +90,7 @@ public struct HistoryEntry: Sendable, Hashable, Codable {
         text = row.text
         headBase64 = row.head?.base64EncodedString()
         readAt = Millis.date(row.readAt)
+        if row.direction == MessageDirection.outbound.name, readAt != nil, status == .delivered { status = .read }
         unread = row.direction == MessageDirection.inbound.name && row.readAt == nil ? true : nil
     }
 }

@@ -22,9 +22,14 @@ public struct MessageStatus: Hashable, Sendable, Codable, CustomStringConvertibl
     /// A message this node carried for another origin, taken by the next hop: this
     /// node's part is done (the origin learns of delivery from the receipt).
     public static let relayed = MessageStatus("relayed")
+    /// Delivered, and its destination's user read it: the destination node sent a read
+    /// receipt (an option of the node, `messages.read_receipts`).
+    public static let read = MessageStatus("read")
 
     /// Whether the message will not move any more.
-    public var isFinal: Bool { self == .delivered || self == .failed || self == .expired || self == .relayed }
+    public var isFinal: Bool {
+        self == .delivered || self == .failed || self == .expired || self == .relayed || self == .read
+    }
 
     public init(from decoder: any Decoder) throws {
         name = try decoder.singleValueContainer().decode(String.self)

@@ -6,7 +6,7 @@ import Yams
 /// router's (`RouterConfiguration`).
 struct ConfigDocument: Decodable {
     /// The top-level keys that are not the router's.
-    static let nodeKeys: Set<String> = ["node", "store", "topics", "http", "power", "notify", "transports"]
+    static let nodeKeys: Set<String> = ["node", "store", "topics", "http", "power", "notify", "messages", "transports"]
 
     /// Keys that moved, old dotted name → new one, so an old config gets a hint rather
     /// than a bare "unknown key".
@@ -20,9 +20,10 @@ struct ConfigDocument: Decodable {
     var http: NodeConfiguration.HTTPSettings
     var power: NodeConfiguration.PowerSettings
     var notify: NodeConfiguration.NotifySettings
+    var messages: NodeConfiguration.MessagesSettings
 
     enum CodingKeys: String, CodingKey {
-        case node, store, topics, http, power, notify
+        case node, store, topics, http, power, notify, messages
     }
 
     init(from decoder: any Decoder) throws {
@@ -33,6 +34,7 @@ struct ConfigDocument: Decodable {
         http = try container.decode(NodeConfiguration.HTTPSettings.self, forKey: .http)
         power = try container.decode(NodeConfiguration.PowerSettings.self, forKey: .power)
         notify = try container.decode(NodeConfiguration.NotifySettings.self, forKey: .notify)
+        messages = try container.decode(NodeConfiguration.MessagesSettings.self, forKey: .messages)
     }
 }
 

@@ -154,6 +154,7 @@ struct ConfigLoader {
             configuration.http = document.http
             configuration.power = document.power
             configuration.notify = document.notify
+            configuration.messages = document.messages
             configuration.routerConfiguration = try YAMLDecoder().decode(
                 RouterConfiguration.self,
                 from: Self.without(ConfigDocument.nodeKeys, in: tree)

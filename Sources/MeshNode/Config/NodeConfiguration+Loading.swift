@@ -162,6 +162,7 @@ extension NodeConfiguration {
             (YAMLNode("http"), try ConfigTree.encode(http)),
             (YAMLNode("power"), try ConfigTree.encode(power)),
             (YAMLNode("notify"), try ConfigTree.encode(notify)),
+            (YAMLNode("messages"), try ConfigTree.encode(messages)),
         ]
         for (key, value) in router {
             pairs.append((key, value))

@@ -134,6 +134,8 @@ public struct NodeConfiguration: Sendable {
     public var power = PowerSettings()
     /// `notify:` — a command and desktop notifications for each received message.
     public var notify = NotifySettings()
+    /// `messages:` — read receipts.
+    public var messages = MessagesSettings()
     /// `transports:`, keyed by transport name. Every registered transport has a
     /// section (disabled unless the config enables it).
     public var transports: [String: TransportSettings]

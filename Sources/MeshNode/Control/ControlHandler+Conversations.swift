@@ -8,7 +8,12 @@ extension ControlHandler {
     package func conversation(_ request: MessageQuery) async throws -> ConversationReply {
         let (peer, alias) = try await resolveCorrespondent(request.peer, for: "conversation")
         let limit = try Self.limit(request.limit, default: 100)
-        let entries = try await store.history.conversation(with: peer, limit: limit)
+        // Read receipts and invitation acceptances are messages too, not conversation.
+        let entries = try await store.history.conversation(with: peer, limit: limit).filter { entry in
+            !(entry.text.map {
+                ReadReceipts.isReceipt(Array($0.utf8)) || $0.hasPrefix(InvitationAcceptance.magic + "\n")
+            } ?? false)
+        }
         return ConversationReply(
             peer: peer,
             alias: alias,
@@ -42,7 +47,7 @@ extension ControlHandler {
             }
             var peer: PeerID?
             if request.peer != nil { peer = try await resolveCorrespondent(request.peer, for: "read").0 }
-            marked = try await store.history.markRead(peer: peer)
+            marked = try await markReadSendingReceipts(nil, peer: peer)
         } else {
             guard !ids.isEmpty else {
                 throw MeshError(
@@ -61,9 +66,22 @@ extension ControlHandler {
                     "read: message \(id.hex) was not received by this node (only received messages are read)"
                 )
             }
-            marked = try await store.history.markRead(resolved)
+            marked = try await markReadSendingReceipts(resolved, peer: nil)
         }
         return ReadReply(marked: marked, unread: try await store.history.unreadCount())
+    }
+
+    /// Marks messages read and, with `messages.read_receipts`, queues a read receipt
+    /// to each sender (``ReadReceipts``). Returns how many were unread.
+    func markReadSendingReceipts(_ ids: [MessageID]?, peer: PeerID?) async throws -> Int {
+        let (count, bySender) = try await store.history.markReadListing(ids, peer: peer)
+        guard configuration.messages.readReceipts else { return count }
+        for (sender, read) in bySender where sender != router.localPeerID {
+            for payload in ReadReceipts.payloads(for: read) {
+                _ = try await router.send(to: sender, payload: payload)
+            }
+        }
+        return count
     }
 
     /// A peer named as ``resolvePeer(_:for:)`` names one, or by the unique start of a

@@ -48,6 +48,7 @@ public final class ContactFilter: MessageSink, Sendable {
     private let dropped = Mutex<[String: Int]>([:])
     private let notifier: Notifier?
     private let acceptances: InvitationAcceptance?
+    private let readReceipts: ReadReceipts?
 
     /// Creates the filter in front of `inbox`, reading `contacts`; new entries go to
     /// `notifier`; invitation acceptances to `acceptances`, before any verdict.
@@ -55,16 +56,20 @@ public final class ContactFilter: MessageSink, Sendable {
         inbox: StoreInbox,
         contacts: Contacts,
         notifier: Notifier? = nil,
-        acceptances: InvitationAcceptance? = nil
+        acceptances: InvitationAcceptance? = nil,
+        readReceipts: ReadReceipts? = nil
     ) {
         self.inbox = inbox
         self.contacts = contacts
         self.notifier = notifier.flatMap { $0.isActive ? $0 : nil }
         self.acceptances = acceptances
+        self.readReceipts = readReceipts
     }
 
-    /// Whether `message` was an invitation acceptance, handled here and not for the inbox.
+    /// Whether `message` was an invitation acceptance or a read receipt, handled here
+    /// and not for the inbox.
     private func tookAcceptance(_ message: InboundMessage) async throws -> Bool {
+        if let readReceipts, try await readReceipts.take(message) { return true }
         guard let acceptances else { return false }
         switch try await acceptances.take(message) {
         case .notAnAcceptance: return false

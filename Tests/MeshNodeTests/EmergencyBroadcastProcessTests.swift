@@ -14,40 +14,24 @@ import Testing
 struct EmergencyBroadcastProcessTests {
     @Test("an emergency broadcast from A reaches C two hops away, marked, listed first; misuse is refused")
     func broadcastTwoHops() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let (a, b, c) = (directory.file("a"), directory.file("b"), directory.file("c"))
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
         let (portA, portB) = (try freeLoopbackPort(), try freeLoopbackPort())
-        let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + tcpOnlyNodeArguments,
-            home: home
-        )
-        defer { stopProcess(nodeA) }
-        let nodeB = try startScmesh(
+        let nodeA = try await nodes.start("a", ["--set", "transports.tcp.listen=127.0.0.1:\(portA)"])
+        let nodeB = try await nodes.start(
+            "b",
             [
-                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)", "--set",
+                "--set", "transports.tcp.listen=127.0.0.1:\(portB)", "--set",
                 "transports.tcp.bootstrap=127.0.0.1:\(portA)",
-            ] + tcpOnlyNodeArguments,
-            home: home
+            ]
         )
-        defer { stopProcess(nodeB) }
-        let nodeC = try startScmesh(
-            [
-                "run", "--data-dir", c, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
-                "transports.tcp.bootstrap=127.0.0.1:\(portB)",
-            ] + tcpOnlyNodeArguments,
-            home: home
+        let nodeC = try await nodes.start(
+            "c",
+            ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
         )
-        defer { stopProcess(nodeC) }
-        let clients = [a, b, c].map { ControlClient(dataDirectory: $0) }
-        for client in clients {
-            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
-        }
+        let (a, c) = (nodeA.dataDirectory, nodeC.dataDirectory)
+        let clients = [nodeA.client, nodeB.client, nodeC.client]
         // B has both neighbours in its emergency-topic mesh: a broadcast from A gets through.
         try await eventually("B's emergency mesh holds A and C", attempts: 3000) {
             let topics = try await clients[1].call(.topics).decode(TopicsReply.self).topics
@@ -56,7 +40,7 @@ struct EmergencyBroadcastProcessTests {
         let ordinary = try await runScmesh(
             [
                 "send", "--data-dir", a, "--json",
-                (try await clients[2].call(.status).decode(StatusReply.self)).peerID.hex, "just saying hi", "--wait",
+                nodeC.peerID.hex, "just saying hi", "--wait",
             ],
             home: home
         )
@@ -82,8 +66,7 @@ struct EmergencyBroadcastProcessTests {
         let message = try #require(try await inbox(dataDirectory: c, home: home).first { $0["id"] as? String == id })
         #expect(message["emergency"] as? Bool == true && message["broadcast"] as? Bool == true)
         #expect(message["text"] as? String == "the river is rising")
-        let idA = try await clients[0].call(.status).decode(StatusReply.self).peerID
-        #expect(message["from"] as? String == idA.hex)
+        #expect(message["from"] as? String == nodeA.peerID.hex)
         // As text, emergencies are listed first (the ordinary message came earlier).
         let inboxText = try await runScmesh(["inbox", "--data-dir", c], home: home)
         #expect(inboxText.standardOutput.hasPrefix("#"), "\(inboxText.standardOutput)")

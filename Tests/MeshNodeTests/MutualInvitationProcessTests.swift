@@ -14,36 +14,21 @@ import Testing
 struct MutualInvitationProcessTests {
     @Test("the inviter adds the joiner (alias from node.name), lists it in invites; a revoked invitation adds nobody")
     func inviterLearnsWhoJoined() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let (a, b, c) = (directory.file("a"), directory.file("b"), directory.file("c"))
-        var nodes: [Process] = []
-        defer { nodes.forEach(stopProcess) }
-        for (data, name) in [(a, "alice"), (b, "bob"), (c, "carol")] {
-            nodes.append(
-                try startScmesh(
-                    [
-                        "run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
-                        "node.name=\(name)",
-                    ]
-                        + tcpOnlyNodeArguments,
-                    home: home
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
+        var started: [NodeProcesses.Node] = []
+        for (name, alias) in [("a", "alice"), ("b", "bob"), ("c", "carol")] {
+            started.append(
+                try await nodes.start(
+                    name,
+                    ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "node.name=\(alias)"]
                 )
             )
         }
-        let clients = [a, b, c].map { ControlClient(dataDirectory: $0) }
-        for client in clients {
-            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
-        }
-        let (idB, idC) = (
-            try await clients[1].call(.status).decode(StatusReply.self).peerID,
-            try await clients[2].call(.status).decode(StatusReply.self).peerID
-        )
+        let (a, b, c) = (started[0].dataDirectory, started[1].dataDirectory, started[2].dataDirectory)
+        let clients = started.map(\.client)
+        let (idB, idC) = (started[1].peerID, started[2].peerID)
         let allowOnly = try await runScmesh(["contacts", "allow-only", "on", "--data-dir", a], home: home)
         #expect(allowOnly.status == 0, "\(allowOnly.standardError)")
 

@@ -78,10 +78,11 @@ import Testing
         let gate = directory.file("gate")
         var settings = NodeConfiguration.NotifySettings()
         settings.maxRunning = 1
-        settings.timeoutSeconds = 600
-        // Each hook records itself, then waits for the gate file (bounded by the test's time limit).
+        settings.timeoutSeconds = 120
+        // Each hook records itself, then waits for the gate file, at most 2,000 polls
+        // (a hook started after the test removed its directory ends on its own).
         settings.command =
-            "touch \(directory.path)/ran.$SCMESH_MESSAGE_ID; while [ ! -f \(gate) ]; do sleep 0.02; done"
+            "touch \(directory.path)/ran.$SCMESH_MESSAGE_ID; i=0; while [ ! -f \(gate) ] && [ $i -lt 2000 ]; do i=$((i+1)); sleep 0.02; done"
         let notifier = Notifier(settings: settings, logger: Logger(label: "t"))
         let first = Self.message(Array("one".utf8))
         notifier.received(first, alias: nil)

@@ -28,47 +28,32 @@ struct NotifyProcessTests {
         "notify.command gets each message's environment, not a muted peer's; events and events --follow list them"
     )
     func hookAndEvents() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let hooks = directory.file("hooks")
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
+        let hooks = nodes.directory.file("hooks")
         try FileManager.default.createDirectory(atPath: hooks, withIntermediateDirectories: true)
         let portA = try freeLoopbackPort()
-        let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + tcpOnlyNodeArguments,
-            home: home
-        )
-        defer { stopProcess(nodeA) }
+        let nodeA = try await nodes.start("a", ["--set", "transports.tcp.listen=127.0.0.1:\(portA)"])
         // The hook writes its environment to a temporary file, then renames it: a file
         // named after the message appears whole.
         let command = "env -0 > \(hooks)/tmp.$$ && mv \(hooks)/tmp.$$ \(hooks)/$SCMESH_MESSAGE_ID.env"
-        let nodeB = try startScmesh(
+        let nodeB = try await nodes.start(
+            "b",
             [
-                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
-                "transports.tcp.bootstrap=127.0.0.1:\(portA)", "--set", "notify.command=\(command)",
-            ] + tcpOnlyNodeArguments,
-            home: home
+                "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)",
+                "--set", "notify.command=\(command)",
+            ]
         )
-        defer { stopProcess(nodeB) }
-        let clientA = ControlClient(dataDirectory: a)
-        let clientB = ControlClient(dataDirectory: b)
-        for client in [clientA, clientB] {
-            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
-        }
-        let idA = try await clientA.call(.status).decode(StatusReply.self).peerID
-        let idB = try await clientB.call(.status).decode(StatusReply.self).peerID
+        let (a, b, idA, idB, clientA) = (
+            nodeA.dataDirectory, nodeB.dataDirectory, nodeA.peerID, nodeB.peerID, nodeA.client
+        )
         try await eventually("A has a link to B", attempts: 1500) {
             try await clientA.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == idB }
         }
         let added = try await runScmesh(["contacts", "add", "alice", idA.hex, "--data-dir", b], home: home)
         #expect(added.status == 0, "\(added.standardError)")
-        let followLog = directory.file("events.jsonl")
+        let followLog = nodes.directory.file("events.jsonl")
         let follower = try startFollower(
             ["events", "--data-dir", b, "--follow", "--json"],
             output: followLog,

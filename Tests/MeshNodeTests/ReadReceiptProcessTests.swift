@@ -14,33 +14,19 @@ import Testing
 struct ReadReceiptProcessTests {
     @Test("scmesh read on the receiver turns the sender's message to status read; the receipt shows nowhere")
     func readShowsAtTheSender() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let (a, b) = (directory.file("a"), directory.file("b"))
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
         let portA = try freeLoopbackPort()
-        let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + tcpOnlyNodeArguments,
-            home: home
-        )
-        defer { stopProcess(nodeA) }
-        let nodeB = try startScmesh(
+        let nodeA = try await nodes.start("a", ["--set", "transports.tcp.listen=127.0.0.1:\(portA)"])
+        let nodeB = try await nodes.start(
+            "b",
             [
-                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
-                "transports.tcp.bootstrap=127.0.0.1:\(portA)", "--set", "messages.read_receipts=true",
-            ] + tcpOnlyNodeArguments,
-            home: home
+                "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)",
+                "--set", "messages.read_receipts=true",
+            ]
         )
-        defer { stopProcess(nodeB) }
-        let (clientA, clientB) = (ControlClient(dataDirectory: a), ControlClient(dataDirectory: b))
-        for client in [clientA, clientB] {
-            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
-        }
-        let idB = try await clientB.call(.status).decode(StatusReply.self).peerID
+        let (a, b, idB) = (nodeA.dataDirectory, nodeB.dataDirectory, nodeB.peerID)
         let sent = try await runScmesh(
             ["send", "--data-dir", a, "--wait", "--json", idB.hex, "did you read this?"],
             home: home
@@ -68,7 +54,7 @@ struct ReadReceiptProcessTests {
             try await runScmesh(
                 [
                     "conversation", "--data-dir", b, "--json",
-                    String(try await clientA.call(.status).decode(StatusReply.self).peerID.hex.prefix(8)),
+                    String(nodeA.peerID.hex.prefix(8)),
                 ],
                 home: home
             )

@@ -97,7 +97,14 @@ struct PowerTests {
         var current: Int { value.withLock { $0 } }
     }
 
-    static func monitor(path: String, budget: Budget, clock: ManualClock, autoAdjust: Bool = true) -> PowerMonitor {
+    static func monitor(
+        path: String,
+        budget: Budget,
+        clock: ManualClock,
+        autoAdjust: Bool = true,
+        dataDirectory: String? = nil,
+        events: EventLog? = nil
+    ) -> PowerMonitor {
         var settings = NodeConfiguration.PowerSettings()
         settings.supplyPath = path
         settings.pollSeconds = 60
@@ -107,6 +114,8 @@ struct PowerTests {
             configuredMaxPerHour: 10_000,
             clock: clock,
             logger: Logger(label: "power-test"),
+            dataDirectory: dataDirectory,
+            events: events,
             currentMaxPerHour: { budget.current },
             applyMaxPerHour: { perHour in budget.value.withLock { $0 = perHour } }
         )

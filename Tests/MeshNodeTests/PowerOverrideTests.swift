@@ -32,7 +32,10 @@ struct PowerOverrideTests {
         try Self.setCapacity(tree, 12)
         let changed = monitor.poll()
         #expect(changed.profile == .minimal)
-        #expect(budget.current == 150 && changed.sources.relayMaxPerHour == .override, "the override outlives the change")
+        #expect(
+            budget.current == 150 && changed.sources.relayMaxPerHour == .override,
+            "the override outlives the change"
+        )
 
         let cleared = try monitor.clearOverrides()
         #expect(budget.current == 60)
@@ -78,7 +81,11 @@ struct PowerOverrideTests {
         let data = try TemporaryDirectory()
         defer { data.cleanUp() }
         let first = PowerTests.monitor(
-            path: tree.path, budget: PowerTests.Budget(10_000), clock: ManualClock(), dataDirectory: data.path)
+            path: tree.path,
+            budget: PowerTests.Budget(10_000),
+            clock: ManualClock(),
+            dataDirectory: data.path
+        )
         try first.setOverride("relay_max_per_hour=150")
         try first.pin(.high)
         let saved = try SavedSettings.load(dataDirectory: data.path)
@@ -95,7 +102,11 @@ struct PowerOverrideTests {
         #expect(budget.current == 60)
         #expect(!FileManager.default.fileExists(atPath: SavedSettings.path(dataDirectory: data.path)))
         let third = PowerTests.monitor(
-            path: tree.path, budget: PowerTests.Budget(10_000), clock: ManualClock(), dataDirectory: data.path)
+            path: tree.path,
+            budget: PowerTests.Budget(10_000),
+            clock: ManualClock(),
+            dataDirectory: data.path
+        )
         let after = third.poll()
         #expect(after.pinnedProfile == nil && after.overrides.isEmpty && after.profile == .minimal)
     }
@@ -124,7 +135,11 @@ struct PowerOverrideTests {
         defer { tree.cleanUp() }
         let events = EventLog()
         let monitor = PowerTests.monitor(
-            path: tree.path, budget: PowerTests.Budget(10_000), clock: ManualClock(), events: events)
+            path: tree.path,
+            budget: PowerTests.Budget(10_000),
+            clock: ManualClock(),
+            events: events
+        )
         monitor.poll()
         #expect(events.entries(after: 0).entries.isEmpty)
         try Self.setCapacity(tree, 95)

@@ -133,7 +133,10 @@ public final class PowerMonitor: Service, Sendable {
     @discardableResult
     public func setOverride(_ assignment: String) throws(MeshError) -> PowerReply {
         guard let equals = assignment.firstIndex(of: "=") else {
-            throw MeshError(.invalidArgument, "power override \"\(assignment)\" is not KEY=VALUE; say e.g. relay_max_per_hour=100")
+            throw MeshError(
+                .invalidArgument,
+                "power override \"\(assignment)\" is not KEY=VALUE; say e.g. relay_max_per_hour=100"
+            )
         }
         let key = String(assignment[..<equals]).trimmingCharacters(in: .whitespaces)
         let text = String(assignment[assignment.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
@@ -144,7 +147,10 @@ public final class PowerMonitor: Service, Sendable {
             )
         }
         guard let value = Int(text), value >= 0 else {
-            throw MeshError(.invalidArgument, "bad value \"\(text)\" for \(key): give a whole number, 0 or more (0 = no limit)")
+            throw MeshError(
+                .invalidArgument,
+                "bad value \"\(text)\" for \(key): give a whole number, 0 or more (0 = no limit)"
+            )
         }
         try save { $0.powerOverrideRelayMaxPerHour = value }
         state.withLock { $0.relayMaxPerHourOverride = value }
@@ -206,12 +212,15 @@ public final class PowerMonitor: Service, Sendable {
                 state.applied = key
                 applyMaxPerHour(target.value)
             }
-            return (profile: profile, previous: previous, target: target, pinned: state.pinned,
-                    override: state.relayMaxPerHourOverride)
+            return (
+                profile: profile, previous: previous, target: target, pinned: state.pinned,
+                override: state.relayMaxPerHourOverride
+            )
         }
         if let previous = outcome.previous, previous != outcome.profile {
             let battery = powerState.batteryPercent.map { "battery \($0) %" } ?? "no battery"
-            let reason = outcome.pinned != nil
+            let reason =
+                outcome.pinned != nil
                 ? "pinned with scmesh power --profile"
                 : "\(battery), \(powerState.onExternalPower ? "external power" : "discharging")"
             logger.info(

@@ -187,7 +187,14 @@ public final class Node: Sendable {
             reports: reports,
             logger: logger
         )
-        powerMonitor = PowerMonitor(settings: configuration.power, router: router, clock: NodeClock(), logger: logger)
+        powerMonitor = PowerMonitor(
+            settings: configuration.power,
+            router: router,
+            clock: NodeClock(),
+            logger: logger,
+            dataDirectory: dataDirectory,
+            events: events
+        )
         let handler = ControlHandler(
             router: router,
             store: store,

@@ -21,8 +21,9 @@ final class MetricsExporter: Sendable {
         factory = PrometheusMetricsFactory(registry: registry)
     }
 
-    /// The Prometheus text of `status` and `peers`.
-    func render(status: StatusReply, peers: PeersReply) -> String {
+    /// The Prometheus text of `status`, `peers` and the power state (nil: the node
+    /// runs without a power monitor).
+    func render(status: StatusReply, peers: PeersReply, power: PowerReply? = nil) -> String {
         let stats = status.stats
         for (transport, counters) in status.stats.transports {
             let labels = [("transport", transport)]
@@ -108,6 +109,13 @@ final class MetricsExporter: Sendable {
             gauge("scmesh_network_quality_info", [("quality", level.rawValue)], level == quality ? 1 : 0)
         }
         gauge("scmesh_relay_enabled", [], status.relayEnabled ? 1 : 0)
+        if let power {
+            // One series per power profile, 1 for the one in effect.
+            for profile in PowerProfile.allCases {
+                gauge("scmesh_power_profile_info", [("profile", profile.rawValue)], profile == power.profile ? 1 : 0)
+            }
+            if let percent = power.state.batteryPercent { gauge("scmesh_battery_percent", [], percent) }
+        }
         gauge("scmesh_uptime_seconds", [], Int(status.uptimeSeconds))
         // Queue depths: frames in flight on each transport's links (sent, not yet acknowledged).
         var inFlight: [String: Int] = [:]

@@ -237,7 +237,11 @@ extension NodeHTTPServer {
         }
         router.get("metrics") { request, _ in
             _ = try QueryParameters(request, known: [])
-            let text = self.metrics.render(status: try await self.commands.status(), peers: await self.commands.peers())
+            let text = self.metrics.render(
+                status: try await self.commands.status(),
+                peers: await self.commands.peers(),
+                power: try? self.commands.power(PowerRequest())
+            )
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))

@@ -9,16 +9,36 @@ struct PowerCommand: AsyncParsableCommand {
         discussion: """
             The node reads power.supply_path (the kernel's power_supply tree) now and \
             every power.poll_seconds; with power.auto_adjust the profile sets the relay \
-            budget. Each value says where it comes from: profile, config or settings \
-            (changed with scmesh settings since the profile last changed).
+            budget. Each value says where it comes from: profile, config, override \
+            (--override KEY=VALUE; keys: relay_max_per_hour) or settings (changed with \
+            scmesh settings since the profile last changed). --profile pins a profile, \
+            --auto unpins it; overrides and the pin are kept across restarts.
             """
     )
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var output: JSONOption
+    @Option(
+        name: .customLong("override"),
+        help: ArgumentHelp("Set a value whatever the profile says (kept across restarts).", valueName: "key=value")
+    )
+    var powerOverride: String?
+    @Flag(help: "Drop every override: the profile's values apply again.")
+    var clearOverrides = false
+    @Option(help: ArgumentHelp("Pin a profile: maximum, high, standard, reduced or minimal.", valueName: "name"))
+    var profile: String?
+    @Flag(help: "Unpin the profile: the power state picks it again.")
+    var auto = false
 
     func run() async throws {
         try await callNode(
-            .power,
+            .power(
+                PowerRequest(
+                    powerOverride: powerOverride,
+                    clearOverrides: clearOverrides ? true : nil,
+                    profile: profile,
+                    auto: auto ? true : nil
+                )
+            ),
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: PowerReply.self,

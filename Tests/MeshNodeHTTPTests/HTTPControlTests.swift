@@ -9,7 +9,7 @@ import Testing
 @Suite("HTTP API: run-time control")
 struct HTTPControlTests {
     @Test(
-        "transports disabled and enabled, settings reset, known peers, dial refusals, contacts renamed and noted, network quality in status and /metrics"
+        "transports disabled and enabled, settings reset, known peers, dial refusals, contacts renamed and noted, network quality and power profile in status and /metrics"
     )
     func runTimeControl() async throws {
         let a = try await HTTPNode.start(network: uniqueNetwork())
@@ -19,6 +19,11 @@ struct HTTPControlTests {
         let metrics = try await a.call(.GET, "/metrics")
         #expect(metrics.text.contains("scmesh_network_quality 0"), "\(metrics.text.prefix(400))")
         #expect(metrics.text.contains(#"scmesh_network_quality_info{quality="offline"} 1"#))
+        // One series per power profile, exactly one of them 1 (whatever this machine's power is).
+        let profileLines = metrics.text.split(separator: "\n").filter { $0.hasPrefix("scmesh_power_profile_info{") }
+        #expect(profileLines.count == PowerProfile.allCases.count, "\(profileLines)")
+        let inEffect = profileLines.filter { $0.split(separator: " ").last.flatMap { Double($0) } == 1 }
+        #expect(inEffect.count == 1, "\(profileLines)")
 
         // A transport off and on again; the name is checked.
         let off = try await a.call(.PUT, "/api/v1/transports/loopback/disabled")

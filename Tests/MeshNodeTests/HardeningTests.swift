@@ -57,7 +57,7 @@ struct HardeningTests {
         #expect(typo.code == MeshError.Code.controlRequestFailed.name)
         #expect(
             typo.error
-                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode, payloads, transport, address, new_alias, reset, unread, grep, ids, all, seq)"#
+                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode, payloads, transport, address, new_alias, reset, unread, grep, ids, all, seq, power_override, clear_overrides, profile, auto)"#
         )
         let wrongType = try ControlReply(
             line: try await node.client.exchange(Array(#"{"cmd":"send","wait":"yes"}"#.utf8))

@@ -61,6 +61,9 @@ struct NodeCommandTests {
             #"{"all":true,"cmd":"read","peer":"bob"}"#,
             #"{"cmd":"history_clear","peer":"bob"}"#,
             #"{"cmd":"inbox_delete","seq":7}"#,
+            #"{"cmd":"power","power_override":"relay_max_per_hour=100"}"#,
+            #"{"clear_overrides":true,"cmd":"power","profile":"reduced"}"#,
+            #"{"auto":true,"cmd":"power"}"#,
         ]
     )
     func roundTrip(line: String) throws {

@@ -97,7 +97,14 @@ struct PowerTests {
         var current: Int { value.withLock { $0 } }
     }
 
-    static func monitor(path: String, budget: Budget, clock: ManualClock, autoAdjust: Bool = true) -> PowerMonitor {
+    static func monitor(
+        path: String,
+        budget: Budget,
+        clock: ManualClock,
+        autoAdjust: Bool = true,
+        dataDirectory: String? = nil,
+        events: EventLog? = nil
+    ) -> PowerMonitor {
         var settings = NodeConfiguration.PowerSettings()
         settings.supplyPath = path
         settings.pollSeconds = 60
@@ -107,6 +114,8 @@ struct PowerTests {
             configuredMaxPerHour: 10_000,
             clock: clock,
             logger: Logger(label: "power-test"),
+            dataDirectory: dataDirectory,
+            events: events,
             currentMaxPerHour: { budget.current },
             applyMaxPerHour: { perHour in budget.value.withLock { $0 = perHour } }
         )
@@ -211,5 +220,70 @@ struct PowerProcessTests {
         let text = try await runScmesh(["power", "--data-dir", data], home: directory.path)
         #expect(text.status == 0 && text.standardOutput.contains("minimal"), "\(text.standardOutput)")
         #expect(text.standardOutput.contains("60 (profile)"), "\(text.standardOutput)")
+    }
+
+    @Test("scmesh power --override and --profile hold across a node restart; bad input is refused in one line")
+    func overridesAcrossRestart() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
+            "build scmesh first: \(scmeshExecutable.path)"
+        )
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let supplies = directory.file("power_supply")
+        let battery = supplies + "/BAT0"
+        try FileManager.default.createDirectory(atPath: battery, withIntermediateDirectories: true)
+        for (name, value) in ["type": "Battery", "status": "Discharging", "capacity": "12"] {
+            try (value + "\n").write(toFile: battery + "/" + name, atomically: true, encoding: .utf8)
+        }
+        let data = directory.file("node")
+        let arguments =
+            [
+                "run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0",
+                "--set", "power.supply_path=\(supplies)",
+            ] + tcpOnlyNodeArguments
+        func start() async throws -> Process {
+            let node = try startScmesh(arguments, home: directory.path)
+            let client = ControlClient(dataDirectory: data)
+            try await eventually("the node answers on its control socket", attempts: 1500) {
+                try await client.call(.status).ok
+            }
+            return node
+        }
+        let first = try await start()
+        let set = try await runScmesh(
+            ["power", "--data-dir", data, "--json", "--override", "relay_max_per_hour=77", "--profile", "high"],
+            home: directory.path
+        )
+        #expect(set.status == 0, "\(set.standardError)")
+        let reply = try jsonObject(set.standardOutput)
+        #expect(reply["profile"] as? String == "high" && reply["pinned_profile"] as? String == "high")
+        #expect((reply["sources"] as? [String: Any])?["relay_max_per_hour"] as? String == "override")
+        #expect((reply["effective"] as? [String: Any])?["relay_max_per_hour"] as? Int == 77)
+
+        for (arguments, named) in [
+            (["--override", "ble_tx_power=3"], "ble_tx_power"), (["--profile", "turbo"], "turbo"),
+        ] {
+            let refused = try await runScmesh(["power", "--data-dir", data] + arguments, home: directory.path)
+            #expect(refused.status != 0 && refused.standardError.contains(named), "\(refused.standardError)")
+            #expect(
+                refused.standardError.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1
+            )
+        }
+        stopProcess(first)
+
+        let second = try await start()
+        defer { stopProcess(second) }
+        let text = try await runScmesh(["power", "--data-dir", data], home: directory.path)
+        #expect(text.status == 0 && text.standardOutput.contains("77 (override)"), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("high (pinned"), "\(text.standardOutput)")
+
+        let cleared = try await runScmesh(
+            ["power", "--data-dir", data, "--clear-overrides", "--auto"],
+            home: directory.path
+        )
+        #expect(cleared.status == 0, "\(cleared.standardError)")
+        #expect(cleared.standardOutput.contains("minimal (auto)"), "\(cleared.standardOutput)")
+        #expect(cleared.standardOutput.contains("60 (profile)"), "\(cleared.standardOutput)")
     }
 }

@@ -97,9 +97,11 @@ extension ControlHandler {
             )
         }
         try SavedSettings.update(dataDirectory: dataDirectory) { saved in
-            let disabled = saved.disabledTransports
-            saved = SavedSettings()
-            saved.disabledTransports = disabled
+            var kept = SavedSettings()
+            kept.disabledTransports = saved.disabledTransports
+            kept.powerOverrideRelayMaxPerHour = saved.powerOverrideRelayMaxPerHour
+            kept.powerProfile = saved.powerProfile
+            saved = kept
         }
         for transport in mdns {
             let configuredMode = base.transports[transport.name]?.configuration(as: MDNSTransport.Configuration.self)?

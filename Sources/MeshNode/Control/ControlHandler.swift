@@ -101,7 +101,7 @@ package struct ControlHandler: Sendable {
         case .settings(let request): try ControlJSON.success(await settings(request))
         case .invite(let expiresSeconds): try ControlJSON.success(await invite(expiresSeconds: expiresSeconds))
         case .join(let request): try ControlJSON.success(await join(request))
-        case .power: try ControlJSON.success(try power())
+        case .power(let request): try ControlJSON.success(try power(request))
         case .events(let after, let limit): try ControlJSON.success(try events(after: after, limit: limit))
         case .invites: try ControlJSON.success(await invites())
         case .revokeInvite(let id): try ControlJSON.success(await revokeInvite(id))

@@ -88,6 +88,14 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var all: Bool? = nil
     /// `inbox_delete`: the sequence number of the inbox entry to delete.
     public var seq: Int? = nil
+    /// `power`: one override to set, `KEY=VALUE` (`relay_max_per_hour=100`); kept across restarts.
+    public var powerOverride: String? = nil
+    /// `power`: drop every override, so the profile's values apply again.
+    public var clearOverrides: Bool? = nil
+    /// `power`: pin this profile (`maximum`, `high`, `standard`, `reduced`, `minimal`).
+    public var profile: String? = nil
+    /// `power`: unpin the profile, so the power state picks it again.
+    public var auto: Bool? = nil
 
     /// Creates a request.
     public init(
@@ -146,7 +154,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     static let integerFields: Set<String> = ["after", "limit", "seq"]
     static let numberFields: Set<String> = ["expiresSeconds", "timeoutSeconds"]
     static let booleanFields: Set<String> = [
-        "wait", "on", "relayEnabled", "emergency", "payloads", "reset", "unread", "all",
+        "wait", "on", "relayEnabled", "emergency", "payloads", "reset", "unread", "all", "clearOverrides", "auto",
     ]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -156,6 +164,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         case emergency, discoveryMode, payloads
         case transport, address, newAlias, reset
         case unread, grep, ids, all, seq
+        case powerOverride, clearOverrides, profile, auto
     }
 
     /// The decoder setting (a `String`) that names the command of a request without
@@ -211,6 +220,10 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         ids = try container.decodeIfPresent([String].self, forKey: .ids)
         self.all = try container.decodeIfPresent(Bool.self, forKey: .all)
         seq = try container.decodeIfPresent(Int.self, forKey: .seq)
+        powerOverride = try container.decodeIfPresent(String.self, forKey: .powerOverride)
+        clearOverrides = try container.decodeIfPresent(Bool.self, forKey: .clearOverrides)
+        profile = try container.decodeIfPresent(String.self, forKey: .profile)
+        self.auto = try container.decodeIfPresent(Bool.self, forKey: .auto)
     }
 }
 

@@ -65,7 +65,15 @@ extension NodeCommand {
             )
         case "invite": self = .invite(expiresSeconds: request.expiresSeconds)
         case "join": self = .join(JoinRequest(invitation: request.invitation, alias: request.alias))
-        case "power": self = .power
+        case "power":
+            self = .power(
+                PowerRequest(
+                    powerOverride: request.powerOverride,
+                    clearOverrides: request.clearOverrides,
+                    profile: request.profile,
+                    auto: request.auto
+                )
+            )
         case "events": self = .events(after: request.after, limit: request.limit)
         case "invites": self = .invites
         case "invite_revoke": self = .revokeInvite(id: request.id)
@@ -98,7 +106,7 @@ extension NodeCommand {
     public var wire: ControlRequest {
         var request = ControlRequest(cmd: name)
         switch self {
-        case .status, .peers, .routes, .topics, .power, .invites, .knownPeers, .transports(.list), .conversations:
+        case .status, .peers, .routes, .topics, .invites, .knownPeers, .transports(.list), .conversations:
             break
         case .send(let send):
             request.peer = send.peer
@@ -166,6 +174,11 @@ extension NodeCommand {
             request.relayBatteryFloorPercent = settings.relayBatteryFloorPercent
             request.discoveryMode = settings.discoveryMode
             request.reset = settings.reset
+        case .power(let power):
+            request.powerOverride = power.powerOverride
+            request.clearOverrides = power.clearOverrides
+            request.profile = power.profile
+            request.auto = power.auto
         case .invite(let expiresSeconds):
             request.expiresSeconds = expiresSeconds
         case .join(let join):

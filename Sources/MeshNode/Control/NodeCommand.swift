@@ -45,8 +45,9 @@ public enum NodeCommand: Sendable, Hashable {
     case invite(expiresSeconds: Double?)
     /// `join`: accepts another node's invitation (``JoinReply``).
     case join(JoinRequest)
-    /// `power`: the power state, its profile and the values in effect (``PowerReply``).
-    case power
+    /// `power`: the power state, its profile and the values in effect, changed first
+    /// as the request says (``PowerReply``).
+    case power(PowerRequest)
     /// `invites`: the invitations this node issued and who joined by each (``InvitesReply``).
     case invites
     /// `invite_revoke`: revokes the invitation with ID `id` (or its unique start), then
@@ -325,5 +326,27 @@ public struct JoinRequest: Sendable, Hashable {
     public init(invitation: String? = nil, alias: String? = nil) {
         self.invitation = invitation
         self.alias = alias
+    }
+}
+
+/// The request of `power`: the changes to make first (none: only read the state).
+/// Changes are saved in the data directory and hold across restarts. Several apply in
+/// this order: ``clearOverrides``, ``powerOverride``, then ``profile`` or ``auto``.
+public struct PowerRequest: Sendable, Hashable {
+    /// One override, `KEY=VALUE`; the keys are ``PowerMonitor/overrideKeys``.
+    public var powerOverride: String?
+    /// Drop every override: the profile's values apply again.
+    public var clearOverrides: Bool?
+    /// Pin this profile whatever the power state says.
+    public var profile: String?
+    /// Unpin the profile: the power state picks it again.
+    public var auto: Bool?
+
+    /// Creates a request.
+    public init(powerOverride: String? = nil, clearOverrides: Bool? = nil, profile: String? = nil, auto: Bool? = nil) {
+        self.powerOverride = powerOverride
+        self.clearOverrides = clearOverrides
+        self.profile = profile
+        self.auto = auto
     }
 }

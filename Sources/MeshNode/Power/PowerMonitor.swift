@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MeshCore
 import ServiceLifecycle
@@ -8,9 +9,17 @@ import Synchronization
 /// profile's relay budget through the same path as `scmesh settings
 /// --relay-max-per-hour`.
 ///
-/// The budget is set when the profile changes (and at the first read), so a value
-/// set with `scmesh settings` holds until the next profile change.
+/// The budget is set when the profile or an override changes (and at the first read),
+/// so a value set with `scmesh settings` holds until the next such change. A profile
+/// pinned with `scmesh power --profile` applies whatever the state and `auto_adjust`
+/// say; an override (`scmesh power --override relay_max_per_hour=N`) holds across
+/// profile changes until cleared. Both are saved in the data directory
+/// (``SavedSettings``) and read back at start. Each profile change after the first
+/// read is a `power_profile_changed` event.
 public final class PowerMonitor: Service, Sendable {
+    /// The keys `scmesh power --override` knows.
+    public static let overrideKeys = ["relay_max_per_hour"]
+
     /// The `power:` settings.
     public let settings: NodeConfiguration.PowerSettings
     private let configuredMaxPerHour: Int
@@ -18,17 +27,56 @@ public final class PowerMonitor: Service, Sendable {
     private let currentMaxPerHour: @Sendable () -> Int
     private let applyMaxPerHour: @Sendable (Int) -> Void
     private let logger: Logger
-    /// The profile last applied and the budget it set.
-    private let applied = Mutex<(profile: PowerProfile, relayMaxPerHour: Int)?>(nil)
+    private let dataDirectory: String?
+    private let events: EventLog?
+
+    private struct State {
+        /// The profile last in effect and the budget last applied.
+        var applied: (profile: PowerProfile?, relayMaxPerHour: Int)?
+        /// The override of `relay_max_per_hour`.
+        var relayMaxPerHourOverride: Int?
+        /// The pinned profile.
+        var pinned: PowerProfile?
+        /// The profile in effect at the last read (for the change event).
+        var lastProfile: PowerProfile?
+    }
+
+    private let state: Mutex<State>
 
     /// A monitor that reads and sets the relay budget through two functions (the
     /// node passes its router's).
-    /// - Parameter configuredMaxPerHour: the config's `relay.max_per_hour`.
-    public init(
+    /// - Parameters:
+    ///   - configuredMaxPerHour: the config's `relay.max_per_hour`.
+    ///   - dataDirectory: where overrides and the pinned profile are saved; nil: not saved.
+    public convenience init(
         settings: NodeConfiguration.PowerSettings,
         configuredMaxPerHour: Int,
         clock: any MeshClock,
         logger: Logger,
+        dataDirectory: String? = nil,
+        currentMaxPerHour: @escaping @Sendable () -> Int,
+        applyMaxPerHour: @escaping @Sendable (Int) -> Void
+    ) {
+        self.init(
+            settings: settings,
+            configuredMaxPerHour: configuredMaxPerHour,
+            clock: clock,
+            logger: logger,
+            dataDirectory: dataDirectory,
+            events: nil,
+            currentMaxPerHour: currentMaxPerHour,
+            applyMaxPerHour: applyMaxPerHour
+        )
+    }
+
+    /// A monitor that also records each profile change in `events`.
+    package init(
+        settings: NodeConfiguration.PowerSettings,
+        configuredMaxPerHour: Int,
+        clock: any MeshClock,
+        logger: Logger,
+        dataDirectory: String?,
+        events: EventLog?,
         currentMaxPerHour: @escaping @Sendable () -> Int,
         applyMaxPerHour: @escaping @Sendable (Int) -> Void
     ) {
@@ -36,22 +84,40 @@ public final class PowerMonitor: Service, Sendable {
         self.configuredMaxPerHour = configuredMaxPerHour
         self.clock = clock
         self.logger = logger
+        self.dataDirectory = dataDirectory
+        self.events = events
         self.currentMaxPerHour = currentMaxPerHour
         self.applyMaxPerHour = applyMaxPerHour
+        var initial = State()
+        if let dataDirectory {
+            do {
+                let saved = try SavedSettings.load(dataDirectory: dataDirectory)
+                initial.relayMaxPerHourOverride = saved.powerOverrideRelayMaxPerHour
+                initial.pinned = saved.powerProfile
+            } catch {
+                logger.warning("power overrides not read: \(error)")
+            }
+        }
+        state = Mutex(initial)
     }
 
-    /// A monitor over a router's relay budget.
-    public convenience init(
+    /// A monitor over a router's relay budget, saving its overrides in `dataDirectory`
+    /// and recording profile changes in `events`.
+    package convenience init(
         settings: NodeConfiguration.PowerSettings,
         router: Router,
         clock: any MeshClock,
-        logger: Logger
+        logger: Logger,
+        dataDirectory: String?,
+        events: EventLog?
     ) {
         self.init(
             settings: settings,
             configuredMaxPerHour: router.relayLimits().maxPerHour,
             clock: clock,
             logger: logger,
+            dataDirectory: dataDirectory,
+            events: events,
             currentMaxPerHour: { router.relayLimits().maxPerHour },
             applyMaxPerHour: { perHour in
                 var limits = router.relayLimits()
@@ -61,42 +127,129 @@ public final class PowerMonitor: Service, Sendable {
         )
     }
 
-    /// Reads the power state now, applies its profile when that changed (with
-    /// `auto_adjust`), and says what is in effect.
+    /// Sets an override, `KEY=VALUE` (a key of ``overrideKeys``), saves it and applies it.
+    /// - Throws: ``MeshError`` `.invalidArgument` naming an unknown key or a bad value;
+    ///   as ``SavedSettings/update(dataDirectory:_:)`` when it cannot be saved.
+    @discardableResult
+    public func setOverride(_ assignment: String) throws(MeshError) -> PowerReply {
+        guard let equals = assignment.firstIndex(of: "=") else {
+            throw MeshError(
+                .invalidArgument,
+                "power override \"\(assignment)\" is not KEY=VALUE; say e.g. relay_max_per_hour=100"
+            )
+        }
+        let key = String(assignment[..<equals]).trimmingCharacters(in: .whitespaces)
+        let text = String(assignment[assignment.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+        guard Self.overrideKeys.contains(key) else {
+            throw MeshError(
+                .invalidArgument,
+                "unknown power override key \"\(key)\" (known: \(Self.overrideKeys.joined(separator: ", ")))"
+            )
+        }
+        guard let value = Int(text), value >= 0 else {
+            throw MeshError(
+                .invalidArgument,
+                "bad value \"\(text)\" for \(key): give a whole number, 0 or more (0 = no limit)"
+            )
+        }
+        try save { $0.powerOverrideRelayMaxPerHour = value }
+        state.withLock { $0.relayMaxPerHourOverride = value }
+        return poll()
+    }
+
+    /// Drops every override, saved too, so the profile's values apply again.
+    /// - Throws: as ``SavedSettings/update(dataDirectory:_:)`` when it cannot be saved.
+    @discardableResult
+    public func clearOverrides() throws(MeshError) -> PowerReply {
+        try save { $0.powerOverrideRelayMaxPerHour = nil }
+        state.withLock { $0.relayMaxPerHourOverride = nil }
+        return poll()
+    }
+
+    /// Pins a profile (nil: unpins it, so the power state picks it again), saved too.
+    /// - Throws: as ``SavedSettings/update(dataDirectory:_:)`` when it cannot be saved.
+    @discardableResult
+    public func pin(_ profile: PowerProfile?) throws(MeshError) -> PowerReply {
+        try save { $0.powerProfile = profile }
+        state.withLock { $0.pinned = profile }
+        return poll()
+    }
+
+    private func save(_ change: (inout SavedSettings) -> Void) throws(MeshError) {
+        guard let dataDirectory else { return }
+        try SavedSettings.update(dataDirectory: dataDirectory, change)
+    }
+
+    /// Reads the power state now, applies its profile or an override when either
+    /// changed, and says what is in effect.
     @discardableResult
     public func poll() -> PowerReply {
-        let state = PowerState.read(supplyPath: settings.supplyPath)
-        let profile = PowerProfile(state)
-        let planned = profile.relayMaxPerHour(configured: configuredMaxPerHour)
-        let (changed, target): (Bool, Int?) = applied.withLock { applied in
-            guard settings.autoAdjust else { return (false, nil) }
-            if let last = applied, last.profile == profile { return (false, last.relayMaxPerHour) }
-            let changed = applied != nil
-            applied = (profile, planned.value)
-            applyMaxPerHour(planned.value)
-            return (changed, planned.value)
+        let powerState = PowerState.read(supplyPath: settings.supplyPath)
+        let stateProfile = PowerProfile(powerState)
+        let autoAdjust = settings.autoAdjust
+        let configured = configuredMaxPerHour
+        let outcome = state.withLock { state in
+            let profile = state.pinned ?? stateProfile
+            let active = autoAdjust || state.pinned != nil
+            let planned = profile.relayMaxPerHour(configured: configured)
+            let previous = state.lastProfile
+            state.lastProfile = profile
+            let target: (value: Int, source: PowerReply.Source)
+            if let override = state.relayMaxPerHourOverride {
+                target = (override, .override)
+            } else if active {
+                target = planned
+            } else {
+                target = (configured, .config)
+            }
+            let key = (profile: active ? profile : nil, relayMaxPerHour: target.value)
+            if let last = state.applied, last.profile == key.profile, last.relayMaxPerHour == key.relayMaxPerHour {
+                // Nothing changed since the last apply.
+            } else if state.applied == nil && !active && state.relayMaxPerHourOverride == nil {
+                // Nothing to apply: the config's value is in force.
+                state.applied = key
+            } else {
+                state.applied = key
+                applyMaxPerHour(target.value)
+            }
+            return (
+                profile: profile, previous: previous, target: target, pinned: state.pinned,
+                override: state.relayMaxPerHourOverride
+            )
         }
-        if changed {
+        if let previous = outcome.previous, previous != outcome.profile {
+            let battery = powerState.batteryPercent.map { "battery \($0) %" } ?? "no battery"
+            let reason =
+                outcome.pinned != nil
+                ? "pinned with scmesh power --profile"
+                : "\(battery), \(powerState.onExternalPower ? "external power" : "discharging")"
             logger.info(
-                "power profile \(profile.rawValue)",
+                "power profile \(outcome.profile.rawValue)",
                 metadata: [
-                    "battery_percent": "\(state.batteryPercent.map(String.init) ?? "none")",
-                    "mains_online": "\(state.mainsOnline)", "relay_max_per_hour": "\(planned.value)",
+                    "battery_percent": "\(powerState.batteryPercent.map(String.init) ?? "none")",
+                    "mains_online": "\(powerState.mainsOnline)", "relay_max_per_hour": "\(outcome.target.value)",
                 ]
+            )
+            events?.append(
+                RouterEvent(
+                    RouterEvent.Kind("power_profile_changed"),
+                    from: previous.rawValue,
+                    to: outcome.profile.rawValue,
+                    reason: reason
+                )
             )
         }
         let current = currentMaxPerHour()
-        // The value in force is the profile's (or the config's) unless `scmesh settings`
-        // changed it since.
-        let expected = target ?? configuredMaxPerHour
-        let source: PowerReply.Source =
-            current != expected ? .settings : target == nil ? .config : planned.source
+        // The value in force is the target unless `scmesh settings` changed it since.
+        let source: PowerReply.Source = current != outcome.target.value ? .settings : outcome.target.source
         return PowerReply(
             supplyPath: settings.supplyPath,
             autoAdjust: settings.autoAdjust,
             pollSeconds: settings.pollSeconds,
-            state: state,
-            profile: profile,
+            state: powerState,
+            profile: outcome.profile,
+            pinnedProfile: outcome.pinned,
+            overrides: outcome.override.map { ["relay_max_per_hour": $0] } ?? [:],
             effective: PowerReply.Values(relayMaxPerHour: current),
             sources: PowerReply.Sources(relayMaxPerHour: source)
         )

@@ -9,6 +9,8 @@ public struct PowerReply: Codable, Sendable, Hashable {
         case config
         /// Set at run time with `scmesh settings` since the profile last changed.
         case settings
+        /// Set with `scmesh power --override`; holds across profile changes.
+        case override
     }
 
     /// The values a profile can set.
@@ -31,8 +33,12 @@ public struct PowerReply: Codable, Sendable, Hashable {
     public var pollSeconds: Double
     /// The power state.
     public var state: PowerState
-    /// The profile the state maps to.
+    /// The profile in effect: the pinned one, or the one the state maps to.
     public var profile: PowerProfile
+    /// The profile pinned with `scmesh power --profile`; nil: the state picks it.
+    public var pinnedProfile: PowerProfile?
+    /// The overrides set with `scmesh power --override`, by key.
+    public var overrides: [String: Int]
     /// The values in effect.
     public var effective: Values
     /// Where each effective value comes from.

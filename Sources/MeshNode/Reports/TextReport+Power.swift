@@ -15,7 +15,13 @@ extension TextReport {
         return table([
             ["battery", battery],
             ["mains", state.mainsOnline ? "online" : "offline"],
-            ["profile", reply.profile.rawValue + (reply.autoAdjust ? "" : " (auto_adjust off: not applied)")],
+            [
+                "profile",
+                reply.profile.rawValue
+                    + (reply.pinnedProfile != nil
+                        ? " (pinned; scmesh power --auto unpins it)"
+                        : reply.autoAdjust ? " (auto)" : " (auto_adjust off: not applied)"),
+            ],
             [
                 "relay max per hour",
                 (perHour == 0 ? "no limit" : "\(perHour)") + " (\(reply.sources.relayMaxPerHour.rawValue))",

@@ -4,7 +4,8 @@ import Synchronization
 
 /// The run-time changes a node keeps across restarts, in `DATA-DIR/runtime_settings.json`:
 /// the relay switch and budgets set with `scmesh settings`, and the transports switched
-/// off with `scmesh transports disable`. (The discovery mode has its own file,
+/// off with `scmesh transports disable`, and the power overrides and pinned profile set
+/// with `scmesh power`. (The discovery mode has its own file,
 /// ``SavedDiscoveryMode``.)
 ///
 /// A field that is absent takes the config's value; a node starting on the data
@@ -26,6 +27,11 @@ public struct SavedSettings: Codable, Sendable, Hashable {
     public var relayBatteryFloorPercent: Int?
     /// Transports switched off at run time, by name.
     public var disabledTransports: [String]?
+    /// The relay budget set with `scmesh power --override relay_max_per_hour=N`: it
+    /// holds whatever the power profile says.
+    public var powerOverrideRelayMaxPerHour: Int?
+    /// The profile pinned with `scmesh power --profile NAME`; absent: the power state picks it.
+    public var powerProfile: PowerProfile?
 
     /// Creates saved settings (all absent: the config's values).
     public init() {}

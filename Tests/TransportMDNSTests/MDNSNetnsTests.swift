@@ -78,7 +78,7 @@ struct MDNSNetnsTests {
         }
 
         func waitAll(_ marker: String) async throws {
-            let deadline = ContinuousClock.now + .seconds(45)
+            let deadline = ContinuousClock.now + .seconds(150)
             while ContinuousClock.now < deadline {
                 let reached = children.map { child in
                     let text = (try? String(contentsOfFile: child.progress, encoding: .utf8)) ?? ""
@@ -129,7 +129,7 @@ struct MDNSNetnsTests {
                 }.joined(separator: " | ")
         )
         for child in children {
-            try await eventually("a peer's test run ends (\(child.log))", attempts: 3000) { !child.process.isRunning }
+            try await eventually("a peer's test run ends (\(child.log))", attempts: 12000) { !child.process.isRunning }
             #expect(child.process.terminationStatus == 0, "a peer's test run failed; see \(child.log)")
         }
     }
@@ -171,7 +171,7 @@ struct MDNSNetnsTests {
             let discovered: @Sendable (TransportEvent) -> Bool = {
                 if case .peerDiscovered(let hint) = $0 { return hint.peerID == remote } else { return false }
             }
-            guard case .peerDiscovered(let hint) = try await events.next(timeout: .seconds(30), where: discovered)
+            guard case .peerDiscovered(let hint) = try await events.next(timeout: .seconds(90), where: discovered)
             else {
                 throw TestFailure("no hint")
             }
@@ -184,7 +184,7 @@ struct MDNSNetnsTests {
             } else {
                 guard
                     case .inboundLink(let link) = try await events.next(
-                        timeout: .seconds(30),
+                        timeout: .seconds(90),
                         where: {
                             if case .inboundLink = $0 { return true } else { return false }
                         }
@@ -195,15 +195,15 @@ struct MDNSNetnsTests {
                 #expect(try await link.receive() == nil)
             }
             report("exchanged")
-            _ = try await events.next(timeout: .seconds(30)) {
+            _ = try await events.next(timeout: .seconds(90)) {
                 if case .peerLost(let lost) = $0 { return lost.peerID == remote } else { return false }
             }
             report("lost")
-            _ = try await events.next(timeout: .seconds(30), where: discovered)
+            _ = try await events.next(timeout: .seconds(90), where: discovered)
             report("refound")
             let done = URL(fileURLWithPath: progressPath).deletingLastPathComponent().appendingPathComponent("done")
                 .path
-            let deadline = ContinuousClock.now + .seconds(60)
+            let deadline = ContinuousClock.now + .seconds(120)
             while !FileManager.default.fileExists(atPath: done) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
             }

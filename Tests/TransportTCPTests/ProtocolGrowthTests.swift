@@ -121,7 +121,7 @@ import TransportTCP
         )
         #expect(data.payload == Array("hello minimal".utf8))
         #expect(data.flags == 0)
-        let record = try await node.router.waitForStatus(of: id, until: .delivered, timeout: .seconds(30))
+        let record = try await node.router.waitForStatus(of: id, until: .delivered, timeout: .seconds(120))
         #expect(record.status == .delivered)
 
         // Keepalive: the peer only answers; after 4 PINGs (≥ 4 intervals, a silent link
@@ -234,13 +234,13 @@ import TransportTCP
             let there = try await full.router.send(to: bare.router.localPeerID, payload: [UInt8(round)])
             #expect(try await Self.nextMessage(at: bare.router)?.payload == [UInt8(round)])
             #expect(
-                try await full.router.waitForStatus(of: there, until: .delivered, timeout: .seconds(30)).status
+                try await full.router.waitForStatus(of: there, until: .delivered, timeout: .seconds(120)).status
                     == .delivered
             )
             let back = try await bare.router.send(to: full.router.localPeerID, payload: [UInt8(100 + round)])
             #expect(try await Self.nextMessage(at: full.router)?.payload == [UInt8(100 + round)])
             #expect(
-                try await bare.router.waitForStatus(of: back, until: .delivered, timeout: .seconds(30)).status
+                try await bare.router.waitForStatus(of: back, until: .delivered, timeout: .seconds(120)).status
                     == .delivered
             )
         }
@@ -280,7 +280,7 @@ import TransportTCP
             // as any sealed message although it speaks no receipts itself.
             for (router, id) in [(a.router, there), (c.router, back)] {
                 #expect(
-                    try await router.waitForStatus(of: id, until: .delivered, timeout: .seconds(30)).status
+                    try await router.waitForStatus(of: id, until: .delivered, timeout: .seconds(120)).status
                         == .delivered
                 )
             }

@@ -32,10 +32,7 @@ public struct IssuedInvitations: Sendable {
     /// An invitation's ID: the first 8 bytes of its signature, in hex. The link holds
     /// the signature, so only those who have the link know the ID.
     public static func id(signature: [UInt8]) -> String {
-        signature.prefix(8).map {
-            String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
-        }
-        .joined()
+        Hex.encode(signature.prefix(8))
     }
 
     /// Records an invitation just made.

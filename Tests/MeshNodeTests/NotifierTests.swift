@@ -61,10 +61,18 @@ import Testing
     }
 
     @Test("desktop: auto without a session bus says so and sends nothing")
-    func desktopWithoutBus() {
+    func desktopWithoutBus() throws {
+        // A notify-send on PATH, so that only the missing bus keeps the notifier idle.
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let program = directory.file("notify-send")
+        #expect(FileManager.default.createFile(atPath: program, contents: Data("#!/bin/sh\n".utf8)))
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program)
         var settings = NodeConfiguration.NotifySettings()
         settings.desktop = .auto
-        let notifier = Notifier(settings: settings, environment: ["PATH": "/usr/bin:/bin"], logger: Logger(label: "t"))
+        let withBus = ["PATH": directory.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
+        #expect(Notifier(settings: settings, environment: withBus, logger: Logger(label: "t")).isActive)
+        let notifier = Notifier(settings: settings, environment: ["PATH": directory.path], logger: Logger(label: "t"))
         #expect(!notifier.isActive)
     }
 

@@ -68,7 +68,7 @@ public final class ContactFilter: MessageSink, Sendable {
 
     /// Whether `message` was an invitation acceptance or a read receipt, handled here
     /// and not for the inbox.
-    private func tookAcceptance(_ message: InboundMessage) async throws -> Bool {
+    private func tookNodeMessage(_ message: InboundMessage) async throws -> Bool {
         if let readReceipts, try await readReceipts.take(message) { return true }
         guard let acceptances else { return false }
         switch try await acceptances.take(message) {
@@ -84,7 +84,7 @@ public final class ContactFilter: MessageSink, Sendable {
     /// - Throws: ``MeshError`` when the store cannot be read or written; the router then
     ///   does not acknowledge the hop and the sender retries.
     public func accept(_ message: InboundMessage) async throws {
-        if try await tookAcceptance(message) { return }
+        if try await tookNodeMessage(message) { return }
         switch try await verdict(for: message.from) {
         case .accept:
             let entry = try await inbox.append(message)
@@ -110,7 +110,7 @@ public final class ContactFilter: MessageSink, Sendable {
         queueing receipt: OutboundMessage,
         in queue: any OutboundQueue
     ) async throws {
-        if try await tookAcceptance(message) {
+        if try await tookNodeMessage(message) {
             try await queue.enqueueReceipt(receipt)
             return
         }

@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -72,7 +73,7 @@ import TransportLoopback
         func sync(_ nonce: UInt64) async throws {
             for n in [nonce, nonce + 1] {
                 try await send(.ping(nonce: n))
-                try await AnnounceRelayingTests.waitUntil("PONG \(n)") { seen.pongs.withLock { $0.contains(n) } }
+                try await waitUntil("PONG \(n)") { seen.pongs.withLock { $0.contains(n) } }
             }
         }
 
@@ -107,11 +108,11 @@ import TransportLoopback
 
         let x = try await Neighbour(address: "X", network: network)
         defer { Task { await x.stop() } }
-        try await Self.waitUntil("R is linked to X") { await router.peers().count == 1 }
+        try await waitUntil("R is linked to X") { await router.peers().count == 1 }
         try await x.sync(10)  // R's first announcement of itself has reached X
         let z = try await Neighbour(address: "Z", network: network)
         defer { Task { await z.stop() } }
-        try await Self.waitUntil("R is linked to Z") { await router.peers().count == 2 }
+        try await waitUntil("R is linked to Z") { await router.peers().count == 2 }
 
         // O is a node further away; its signer stands for its identity key.
         let o = PeerID.random()
@@ -122,16 +123,16 @@ import TransportLoopback
 
         try await x.send(announce(10, hops: 2))  // accepted: passed on to Z at 3 hops
         try await x.send(announce(10, hops: 2))  // a repeat: ignored, not passed on
-        try await Self.waitUntil("R handled X's two announcements") {
+        try await waitUntil("R handled X's two announcements") {
             let stats = await router.stats()
             return stats.announcesAccepted + stats.announcesIgnored >= 2
         }
         try await z.send(announce(11, hops: 3))  // newer, through Z: passed on to X only
-        try await Self.waitUntil("R took Z's announcement") { await router.stats().announcesAccepted >= 2 }
+        try await waitUntil("R took Z's announcement") { await router.stats().announcesAccepted >= 2 }
         // X, at the same sequence, is shorter: R's route moves to X. Z is 2 hops from
         // O and R would offer it 3: not news to Z, so not queued for it.
         try await x.send(announce(11, hops: 2))
-        try await Self.waitUntil("R took X's shorter route") { await router.stats().announcesAccepted >= 3 }
+        try await waitUntil("R took X's shorter route") { await router.stats().announcesAccepted >= 3 }
         try await z.sync(100)
         try await x.sync(200)
 
@@ -153,12 +154,4 @@ import TransportLoopback
         #expect(route.nextHop == x.peer && route.hops == 2 && route.sequence == 11)
     }
 
-    static func waitUntil(_ what: String, _ condition: () async -> Bool) async throws {
-        for _ in 0..<3000 {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting until \(what)")
-        throw CancellationError()
-    }
 }

@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -156,12 +157,4 @@ import TransportLoopback
         #expect(await router.routes().contains { $0.destination == x && $0.hops == 1 })
     }
 
-    private func waitUntil(_ what: String, _ condition: () async -> Bool) async throws {
-        for _ in 0..<3000 {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting until \(what)")
-        throw CancellationError()
-    }
 }

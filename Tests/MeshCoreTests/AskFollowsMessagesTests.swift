@@ -1,6 +1,7 @@
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -18,14 +19,14 @@ import TransportLoopback
         let (router, x) = (setup.router, setup.x)
         let o = PeerID.random()
         let id = try await router.send(to: o, payload: [1], options: SendOptions(expiresAfter: .seconds(5)))
-        try await AnnounceRelayingTests.waitUntil("R asked X") { x.seen.requests.withLock { $0.count } == 1 }
+        try await waitUntil("R asked X") { x.seen.requests.withLock { $0.count } == 1 }
         clock.advance(by: .seconds(2))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") {
+        try await waitUntil("R asked again after 2 s") {
             x.seen.requests.withLock { $0.count } == 2
         }
 
         clock.advance(by: .seconds(4))  // 6 s: the message expired at 5 s
-        try await AnnounceRelayingTests.waitUntil("R found nothing waiting for O") {
+        try await waitUntil("R found nothing waiting for O") {
             await router.stats().routeRequests["unwanted"] == 1
         }
         #expect(router.routeDiagnosis(for: o, name: { _ in "" }).hasPrefix("asking: no"))
@@ -49,25 +50,25 @@ import TransportLoopback
         let o = PeerID.random()
         _ = try await router.send(to: o, payload: [1])
         let asked = { x.seen.requests.withLock { $0.count } }
-        try await AnnounceRelayingTests.waitUntil("R asked X") { asked() == 1 }
+        try await waitUntil("R asked X") { asked() == 1 }
         let fastWaits = [2, 4, 8, 16, 32] + Array(repeating: 64, count: 10)
         for (ask, wait) in zip(2...16, fastWaits) {
             clock.advance(by: .seconds(wait))
-            try await AnnounceRelayingTests.waitUntil("ask \(ask)") { asked() == ask }
+            try await waitUntil("ask \(ask)") { asked() == ask }
         }
 
         clock.advance(by: .seconds(299))
         try await x.sync(10)
         #expect(asked() == 16, "no ask within 300 s of the 16th")
         clock.advance(by: .seconds(1))
-        try await AnnounceRelayingTests.waitUntil("the first slow ask") { asked() == 17 }
+        try await waitUntil("the first slow ask") { asked() == 17 }
         clock.advance(by: .seconds(300))
-        try await AnnounceRelayingTests.waitUntil("the second slow ask") { asked() == 18 }
+        try await waitUntil("the second slow ask") { asked() == 18 }
         #expect(router.routeDiagnosis(for: o, name: { _ in "" }).hasPrefix("asking: 18 asks, next in 300"))
         #expect(x.seen.requests.withLock { $0.last?.target } == o)
 
         try await x.send(AnnounceTests.announce(o, 11, hops: 1, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R routes to O through X") {
+        try await waitUntil("R routes to O through X") {
             await router.routes().contains { $0.destination == o && $0.nextHop == x.peer }
         }
         #expect(router.routeDiagnosis(for: o, name: { _ in "" }).hasPrefix("asking: no"))

@@ -1,6 +1,7 @@
 import Logging
 import MeshCore
 import MeshTesting
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -164,12 +165,4 @@ import TransportLoopback
         )
     }
 
-    func waitUntil(_ what: String, _ condition: () async -> Bool) async throws {
-        for _ in 0..<3000 {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting until \(what)")
-        throw CancellationError()
-    }
 }

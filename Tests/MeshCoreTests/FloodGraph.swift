@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -93,15 +94,9 @@ final class FloodGraph: Sendable {
 
     func received(at index: Int) -> [InboundMessage] { inboxes.messages.withLock { $0[index] } }
 
-    /// Polls `condition` every 10 ms, up to `seconds`; records an issue and throws when
-    /// it never holds.
-    func waitUntil(_ what: String, seconds: Int = 30, _ condition: () async -> Bool) async throws {
-        for _ in 0..<(seconds * 100) {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting until \(what)")
-        throw CancellationError()
+    /// Polls `condition` until it holds, for at most `seconds`.
+    func waitUntil(_ what: String, seconds: Double = hangGuardSeconds, _ condition: () async -> Bool) async throws {
+        try await TestSupport.waitUntil(what, seconds: seconds, condition)
     }
 
     /// Waits until every edge has a live link.

@@ -1,6 +1,7 @@
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -27,7 +28,7 @@ import TransportLoopback
         let o = PeerID.random()
         let signer = TestReceiptSigner(peer: o)
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: signer))
-        try await AnnounceRelayingTests.waitUntil("R routes to O through Z") {
+        try await waitUntil("R routes to O through Z") {
             await router.routes().contains { $0.destination == o && $0.nextHop == z.peer }
         }
         try await y.send(AnnounceTests.announce(o, 10, hops: 4, signer: signer))
@@ -35,7 +36,7 @@ import TransportLoopback
         try await x.sync(10)
         try await y.sync(20)
         await z.stop()
-        try await AnnounceRelayingTests.waitUntil("R lost Z") { await router.peers().count == 3 }
+        try await waitUntil("R lost Z") { await router.peers().count == 3 }
         #expect(await !router.routes().contains { $0.destination == o }, "the alternates are infeasible: R is starved")
 
         _ = try await router.send(to: o, payload: [1, 2, 3])
@@ -43,23 +44,23 @@ import TransportLoopback
         let asked = {
             [x.seen.requests.withLock(\.count), y.seen.requests.withLock(\.count), w.seen.requests.withLock(\.count)]
         }
-        try await AnnounceRelayingTests.waitUntil("R asked") { x.seen.requests.withLock(\.count) == 1 }
+        try await waitUntil("R asked") { x.seen.requests.withLock(\.count) == 1 }
         for (n, nonce) in [(x, UInt64(30)), (y, 40), (w, 50)] { try await n.sync(nonce) }
         #expect(asked() == [1, 0, 0])
         #expect(x.seen.requests.withLock { $0.first } == request)
 
         clock.advance(by: .seconds(2))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") { asked().reduce(0, +) == 2 }
+        try await waitUntil("R asked again after 2 s") { asked().reduce(0, +) == 2 }
         for (n, nonce) in [(x, UInt64(60)), (y, 70), (w, 80)] { try await n.sync(nonce) }
         #expect(asked() == [1, 1, 0])
 
         clock.advance(by: .seconds(4))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 4 s more") { asked().reduce(0, +) == 5 }
+        try await waitUntil("R asked again after 4 s more") { asked().reduce(0, +) == 5 }
         for (n, nonce) in [(x, UInt64(90)), (y, 100), (w, 110)] { try await n.sync(nonce) }
         #expect(asked() == [2, 2, 1])
 
         clock.advance(by: .seconds(8))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 8 s more") { asked().reduce(0, +) == 6 }
+        try await waitUntil("R asked again after 8 s more") { asked().reduce(0, +) == 6 }
         for (n, nonce) in [(x, UInt64(120)), (y, 130), (w, 140)] { try await n.sync(nonce) }
         #expect(asked() == [3, 2, 1])
         let stats = await router.stats()

@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 

@@ -1,6 +1,7 @@
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// A route request is answered only with a route that reaches the asker within
@@ -78,7 +79,7 @@ import Testing
         let star = try await RouteRequestTests.routerWith(["X", "Y", "Z"], clock: clock)
         let (router, z, o) = (star.router, star.z, PeerID.random())
         try await z.send(AnnounceTests.announce(o, 10, hops: 5, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R routes to O through Z in 5 hops") {
+        try await waitUntil("R routes to O through Z in 5 hops") {
             await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.hops == 5 }
         }
         return (star, o)

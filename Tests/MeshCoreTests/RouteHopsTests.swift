@@ -1,6 +1,7 @@
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// Hop counts (docs/PROTOCOL.md §A.5, "Route summaries", *Hop counts*): a neighbour
@@ -32,7 +33,7 @@ import Testing
         for origin in origins {
             try await z.send(AnnounceTests.announce(origin, 10, hops: 2, signer: TestReceiptSigner(peer: origin)))
         }
-        try await AnnounceRelayingTests.waitUntil("R has routes to the six") { await router.routes().count == 8 }
+        try await waitUntil("R has routes to the six") { await router.routes().count == 8 }
         try await x.sync(10)
         let own = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
         let pairs = ([(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }).sorted
@@ -72,7 +73,7 @@ import Testing
         // On another link (Y), hop counts of another table (one origin less): nothing.
         let y = try await AnnounceRelayingTests.Neighbour(address: "Y", network: setup.network)
         defer { Task { await y.stop() } }
-        try await AnnounceRelayingTests.waitUntil("R is linked to Y") { await router.peers().count == 3 }
+        try await waitUntil("R is linked to Y") { await router.peers().count == 3 }
         let fewer = Array(pairs.filter { $0.origin != origins[5] })
         let stale = RouteHopsFrame(
             digest: RouteSummaryFrame(bucketBits: 0, pairs: fewer).hashes[0],

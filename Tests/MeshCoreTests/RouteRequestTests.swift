@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -38,7 +39,7 @@ import TransportLoopback
         let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
         let o = PeerID.random()
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O") {
+        try await waitUntil("R has a route to O") {
             await router.routes().contains { $0.destination == o }
         }
         try await x.sync(10)
@@ -103,7 +104,7 @@ import TransportLoopback
 
         // Only a route back through the asker: still flooded (to X and Y, not Z).
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O through Z") {
+        try await waitUntil("R has a route to O through Z") {
             await router.routes().contains { $0.destination == o && $0.nextHop == z.peer }
         }
         clock.advance(by: .seconds(3))
@@ -138,24 +139,24 @@ import TransportLoopback
         _ = try await router.send(to: o, payload: [1, 2, 3])
 
         let first = RouteRequestFrame(target: o, sequence: 0, hopLimit: RoutingConfiguration().maxHops)
-        try await AnnounceRelayingTests.waitUntil("R asked X and Z") {
+        try await waitUntil("R asked X and Z") {
             x.seen.requests.withLock { $0 } == [first] && z.seen.requests.withLock { $0 } == [first]
         }
         clock.advance(by: .milliseconds(1999))
         try await x.sync(10)
         #expect(x.seen.requests.withLock { $0.count } == 1)
         clock.advance(by: .milliseconds(1))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 2 s") {
+        try await waitUntil("R asked again after 2 s") {
             x.seen.requests.withLock { $0.count } == 2
         }
         clock.advance(by: .seconds(4))
-        try await AnnounceRelayingTests.waitUntil("R asked again after 4 s more") {
+        try await waitUntil("R asked again after 4 s more") {
             z.seen.requests.withLock { $0.count } == 3
         }
         #expect(await router.stats().routeRequests["asked"] == 3)
 
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O through Z") {
+        try await waitUntil("R has a route to O through Z") {
             await router.routes().contains { $0.destination == o && $0.nextHop == z.peer }
         }
         clock.advance(by: .seconds(120))
@@ -173,7 +174,7 @@ import TransportLoopback
         defer { Task { await setup.stop() } }
         let (router, x) = (setup.router, setup.x)
         _ = try await router.send(to: PeerID.random(), payload: [1])
-        try await AnnounceRelayingTests.waitUntil("R asked X") { x.seen.requests.withLock { $0.count } == 1 }
+        try await waitUntil("R asked X") { x.seen.requests.withLock { $0.count } == 1 }
         let waits = [2, 4, 8, 16, 32, 64] + Array(repeating: 64, count: 9)
         for (index, wait) in waits.enumerated() {
             clock.advance(by: .seconds(wait) - .milliseconds(1))
@@ -183,7 +184,7 @@ import TransportLoopback
                 "ask \(index + 2) came before its \(wait) s wait"
             )
             clock.advance(by: .milliseconds(1))
-            try await AnnounceRelayingTests.waitUntil("ask \(index + 2) after \(wait) s") {
+            try await waitUntil("ask \(index + 2) after \(wait) s") {
                 x.seen.requests.withLock { $0.count } == index + 2
             }
         }
@@ -192,7 +193,7 @@ import TransportLoopback
         #expect(x.seen.requests.withLock { $0.count } == 16)
         #expect(await router.stats().routeRequests["asked"] == 16)
         clock.advance(by: .milliseconds(1))
-        try await AnnounceRelayingTests.waitUntil("ask 17 after 300 s") { x.seen.requests.withLock { $0.count } == 17 }
+        try await waitUntil("ask 17 after 300 s") { x.seen.requests.withLock { $0.count } == 17 }
     }
 
     /// Ring N0–N1–N2–N3–N4–N0, refreshes an hour apart. N1 reaches N3 through N2 (2
@@ -265,7 +266,7 @@ import TransportLoopback
         let (router, r, run) = try await Self.router(network: network, clock: clock, routing: routing)
         var neighbours: [Neighbour] = []
         for address in addresses { neighbours.append(try await Neighbour(address: address, network: network)) }
-        try await AnnounceRelayingTests.waitUntil("R is linked to \(addresses.joined(separator: ", "))") {
+        try await waitUntil("R is linked to \(addresses.joined(separator: ", "))") {
             await router.peers().count == addresses.count
         }
         return Setup(router: router, r: r, run: run, neighbours: neighbours, network: network)

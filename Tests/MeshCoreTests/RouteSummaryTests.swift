@@ -2,6 +2,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -141,7 +142,7 @@ import TransportLoopback
         let (router, r, x, z) = (setup.router, setup.r, setup.x, setup.z)
         let o = PeerID.random()
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O") {
+        try await waitUntil("R has a route to O") {
             await router.routes().contains { $0.destination == o }
         }
         try await x.sync(10)
@@ -149,7 +150,7 @@ import TransportLoopback
 
         let w = try await Neighbour(address: "W", network: setup.network)
         defer { Task { await w.stop() } }
-        try await AnnounceRelayingTests.waitUntil("R is linked to W") { await router.peers().count == 3 }
+        try await waitUntil("R is linked to W") { await router.peers().count == 3 }
         try await w.sync(10)
         let rPairs: [(origin: PeerID, sequence: UInt64)] = [(r, latest.sequence), (o, 10)]
         #expect(w.seen.summaries.withLock { $0 } == [RouteSummaryFrame(bucketBits: 0, pairs: rPairs)])
@@ -173,7 +174,7 @@ import TransportLoopback
         // R's own refresh (600 s ± 25 %) is not due yet: the pairs are the same.
         #expect(w.seen.summaries.withLock { $0.count } == 1)
         clock.advance(by: .seconds(76))
-        try await AnnounceRelayingTests.waitUntil("W got a second summary") {
+        try await waitUntil("W got a second summary") {
             w.seen.summaries.withLock { $0.count } == 2
         }
         try await w.sync(30)
@@ -216,7 +217,7 @@ import TransportLoopback
         let o = PeerID.random()
         let signer = TestReceiptSigner(peer: o)
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: signer))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O") {
+        try await waitUntil("R has a route to O") {
             await router.routes().contains { $0.destination == o }
         }
         try await x.sync(1)
@@ -228,7 +229,7 @@ import TransportLoopback
             if step % 10 == 0 {
                 sequence += 1
                 try await z.send(AnnounceTests.announce(o, sequence, hops: 2, signer: signer))
-                try await AnnounceRelayingTests.waitUntil("R took the refresh") {
+                try await waitUntil("R took the refresh") {
                     await router.routes().first { $0.destination == o }?.sequence == sequence
                 }
             }
@@ -245,7 +246,7 @@ import TransportLoopback
 
         // The route moves closer: new data, so the next summary comes within 75 s.
         try await z.send(AnnounceTests.announce(o, sequence + 1, hops: 1, signer: signer))
-        try await AnnounceRelayingTests.waitUntil("R took the shorter route") {
+        try await waitUntil("R took the shorter route") {
             await router.routes().first { $0.destination == o }?.hops == 1
         }
         for _ in 1...8 {
@@ -256,7 +257,7 @@ import TransportLoopback
         // The clock stands still now: only a summary already due by 80 s can come. The
         // timer's task may send it after the last sync returned (a loaded machine), so
         // it is waited for, then counted exactly.
-        try await AnnounceRelayingTests.waitUntil("the summary due within 75 s of the new data") {
+        try await waitUntil("the summary due within 75 s of the new data") {
             x.seen.summaries.withLock { $0.count } >= afterRefreshes + 1
         }
         #expect(x.seen.summaries.withLock { $0.count } == afterRefreshes + 1)

@@ -1,6 +1,7 @@
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -29,9 +30,9 @@ import TransportLoopback
             savedRoutes: store
         )
         let z = try await Neighbour(address: "Z", network: network, peer: zPeer)
-        try await AnnounceRelayingTests.waitUntil("R is linked to Z") { await first.peers().count == 1 }
+        try await waitUntil("R is linked to Z") { await first.peers().count == 1 }
         try await z.send(AnnounceTests.announce(o, 10, hops: 2, signer: TestReceiptSigner(peer: o)))
-        try await AnnounceRelayingTests.waitUntil("R routes to O through Z") {
+        try await waitUntil("R routes to O through Z") {
             await first.routes().contains { $0.destination == o && $0.nextHop == zPeer }
         }
         await first.shutdown()
@@ -48,7 +49,7 @@ import TransportLoopback
         )
         let again = try await Neighbour(address: "Z", network: network, peer: zPeer)
         let w = try await Neighbour(address: "W", network: network)
-        try await AnnounceRelayingTests.waitUntil("the restarted R is linked to Z and W") {
+        try await waitUntil("the restarted R is linked to Z and W") {
             await second.peers().count == 2
         }
         try await again.sync(10)
@@ -89,7 +90,7 @@ import TransportLoopback
             thirdRun.cancel()
             Task { await last.stop() }
         }
-        try await AnnounceRelayingTests.waitUntil("R is linked to Z once more") { await third.peers().count == 1 }
+        try await waitUntil("R is linked to Z once more") { await third.peers().count == 1 }
         try await last.sync(30)
         #expect(await !third.routes().contains { $0.destination == o })
     }

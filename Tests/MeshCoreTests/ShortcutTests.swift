@@ -1,5 +1,6 @@
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MeshCore
@@ -27,7 +28,7 @@ import Testing
             SolicitedAnswerTests.announce(o, sequence, hops: hops, solicited: false)
         }
         try await x.send(.announce(announce(10, 2)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O through X") {
+        try await waitUntil("R has a route to O through X") {
             await router.routes().contains { $0.destination == o && $0.nextHop == x.peer && $0.hops == 2 }
         }
         try await y.sync(10)

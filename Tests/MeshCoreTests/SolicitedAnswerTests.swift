@@ -1,5 +1,6 @@
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -140,18 +141,18 @@ import TransportLoopback
         }
 
         try await z.send(.announce(Self.announce(o, 10, hops: 2, solicited: false)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O through Z") {
+        try await waitUntil("R has a route to O through Z") {
             await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.sequence == 10 }
         }
         try await syncAll(10)
         #expect(heard(x) == [[10, 3, 0]] && heard(y) == [[10, 3, 0]])
 
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
-        try await AnnounceRelayingTests.waitUntil("R forwarded X's request to Z") {
+        try await waitUntil("R forwarded X's request to Z") {
             !z.seen.requests.withLock { $0.isEmpty }
         }
         try await z.send(.announce(Self.announce(o, 11, hops: 2, solicited: true)))
-        try await AnnounceRelayingTests.waitUntil("R took sequence 11") {
+        try await waitUntil("R took sequence 11") {
             await router.routes().contains { $0.destination == o && $0.sequence == 11 }
         }
         try await syncAll(20)
@@ -178,7 +179,7 @@ import TransportLoopback
         // A solicited sequence that moves R's route (to Y, 1 hop) goes nowhere else:
         // X and Z did not ask, and R's route through them was not needed.
         try await y.send(.announce(Self.announce(o, 13, hops: 1, solicited: true)))
-        try await AnnounceRelayingTests.waitUntil("R's route to O moved to Y") {
+        try await waitUntil("R's route to O moved to Y") {
             await router.routes().contains { $0.destination == o && $0.nextHop == y.peer && $0.sequence == 13 }
         }
         try await syncAll(40)
@@ -227,18 +228,18 @@ import TransportLoopback
             n.seen.announces.withLock { $0.filter { $0.origin == o }.map { [$0.sequence, UInt64($0.hops)] } }
         }
         try await z.send(.announce(Self.announce(o, 10, hops: 2, solicited: false)))
-        try await AnnounceRelayingTests.waitUntil("R has a route to O through Z") {
+        try await waitUntil("R has a route to O through Z") {
             await router.routes().contains { $0.destination == o && $0.nextHop == z.peer && $0.sequence == 10 }
         }
         try await x.send(.routeRequest(RouteRequestFrame(target: o, sequence: 11, hopLimit: 7)))
-        try await AnnounceRelayingTests.waitUntil("R forwarded X's request to Z") {
+        try await waitUntil("R forwarded X's request to Z") {
             !z.seen.requests.withLock { $0.isEmpty }
         }
         try await z.send(.announce(Self.announce(o, 11, hops: 5, solicited: true)))
         try await x.sync(10)
         #expect(heard(x) == [[10, 3], [11, 6]])
         try await y.send(.announce(Self.announce(o, 11, hops: 2, solicited: true)))
-        try await AnnounceRelayingTests.waitUntil("R's route to O moved to Y") {
+        try await waitUntil("R's route to O moved to Y") {
             await router.routes().contains { $0.destination == o && $0.nextHop == y.peer && $0.hops == 2 }
         }
         try await z.send(.announce(Self.announce(o, 11, hops: 4, solicited: true)))
@@ -263,7 +264,7 @@ import TransportLoopback
             run.cancel()
             Task { await x.stop() }
         }
-        try await AnnounceRelayingTests.waitUntil("R is linked to X") { await router.peers().count == 1 }
+        try await waitUntil("R is linked to X") { await router.peers().count == 1 }
         func heard(_ n: Neighbour) -> [[UInt64]] {
             n.seen.announces.withLock { $0.filter { $0.origin == r }.map { [$0.sequence, $0.solicited ? 1 : 0] } }
         }
@@ -280,7 +281,7 @@ import TransportLoopback
 
         let y = try await Neighbour(address: "Y", network: network)
         defer { Task { await y.stop() } }
-        try await AnnounceRelayingTests.waitUntil("R is linked to Y") { await router.peers().count == 2 }
+        try await waitUntil("R is linked to Y") { await router.peers().count == 2 }
         try await y.sync(40)
         #expect(heard(y) == [[first, 0]])
     }
@@ -307,12 +308,12 @@ import TransportLoopback
             announceState: store
         )
         let x = try await Neighbour(address: "X", network: network)
-        try await AnnounceRelayingTests.waitUntil("R is linked to X") { await first.peers().count == 1 }
+        try await waitUntil("R is linked to X") { await first.peers().count == 1 }
         try await x.sync(10)
         try await x.send(.routeRequest(RouteRequestFrame(target: r, sequence: 1002, hopLimit: 7)))
         try await x.sync(20)
         #expect(heard(x) == [[1001, 0], [1002, 1]])
-        try await AnnounceRelayingTests.waitUntil("R saved its state") {
+        try await waitUntil("R saved its state") {
             store.saved == AnnounceState(unsolicited: 1001, latest: 1002)
         }
         await first.shutdown()
@@ -332,13 +333,13 @@ import TransportLoopback
             secondRun.cancel()
             Task { await y.stop() }
         }
-        try await AnnounceRelayingTests.waitUntil("the restarted R is linked to Y") { await second.peers().count == 1 }
+        try await waitUntil("the restarted R is linked to Y") { await second.peers().count == 1 }
         try await y.sync(30)
         #expect(heard(y) == [[1001, 0]])
         try await y.send(.routeRequest(RouteRequestFrame(target: r, sequence: 1002, hopLimit: 7)))
         try await y.sync(40)
         #expect(heard(y) == [[1001, 0], [1003, 1]])
-        try await AnnounceRelayingTests.waitUntil("R saved its new state") {
+        try await waitUntil("R saved its new state") {
             store.saved == AnnounceState(unsolicited: 1001, latest: 1003)
         }
     }

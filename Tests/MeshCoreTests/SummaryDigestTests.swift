@@ -1,6 +1,7 @@
 import MeshCore
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -23,7 +24,7 @@ import TransportLoopback
         for origin in origins {
             try await z.send(AnnounceTests.announce(origin, 10, hops: 2, signer: TestReceiptSigner(peer: origin)))
         }
-        try await AnnounceRelayingTests.waitUntil("R has routes to the six") { await router.routes().count == 8 }
+        try await waitUntil("R has routes to the six") { await router.routes().count == 8 }
         try await x.sync(10)
         let own = try #require(x.seen.announces.withLock { $0.last { $0.origin == r } })
         let pairs = [(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }
@@ -32,7 +33,7 @@ import TransportLoopback
 
         // New routes: the next summary within one interval (60 s ± 25 %).
         clock.advance(by: .seconds(76))
-        try await AnnounceRelayingTests.waitUntil("X got a periodic summary") {
+        try await waitUntil("X got a periodic summary") {
             x.seen.summaries.withLock(\.count) == linkUp + 1
         }
         let lastSummary = x.seen.summaries.withLock(\.last)
@@ -54,7 +55,7 @@ import TransportLoopback
         #expect(await router.stats().routeSummaries["expanded"] == 1)
         // The tables differ: R's next summary to X within one interval.
         clock.advance(by: .seconds(76))
-        try await AnnounceRelayingTests.waitUntil("X got the next summary within one interval") {
+        try await waitUntil("X got the next summary within one interval") {
             x.seen.summaries.withLock(\.count) == linkUp + 3
         }
     }
@@ -72,11 +73,11 @@ import TransportLoopback
         for origin in origins {
             try await z.send(AnnounceTests.announce(origin, 10, hops: 2, signer: TestReceiptSigner(peer: origin)))
         }
-        try await AnnounceRelayingTests.waitUntil("R has routes to the six") { await router.routes().count == 8 }
+        try await waitUntil("R has routes to the six") { await router.routes().count == 8 }
 
         let w = try await AnnounceRelayingTests.Neighbour(address: "W", network: setup.network)
         defer { Task { await w.stop() } }
-        try await AnnounceRelayingTests.waitUntil("R is linked to W") { await router.peers().count == 3 }
+        try await waitUntil("R is linked to W") { await router.peers().count == 3 }
         try await w.sync(10)
         let own = try #require(w.seen.announces.withLock { $0.last { $0.origin == r } })
         let pairs = [(origin: r, sequence: own.sequence)] + origins.map { (origin: $0, sequence: UInt64(10)) }

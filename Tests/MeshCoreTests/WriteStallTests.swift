@@ -1,6 +1,7 @@
 import Logging
 import MeshTesting
 import Synchronization
+import TestSupport
 import Testing
 import TransportLoopback
 
@@ -138,15 +139,4 @@ import TransportLoopback
         for run in runs { await run.value }
         watcher.cancel()
     }
-}
-
-/// Polls `condition` every few milliseconds, failing the test after `seconds`.
-func waitUntil(_ what: String, seconds: Int = 20, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    Issue.record("timed out waiting for \(what)")
-    throw CancellationError()
 }

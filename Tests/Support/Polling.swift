@@ -10,7 +10,7 @@ public struct TimedOut: Error, CustomStringConvertible {
 /// How long ``within(seconds:_:_:)`` and ``eventuallyValue(_:seconds:_:)`` wait by default: a
 /// bound on a hang, not a speed limit. Generous, because `swift test` runs every suite
 /// at once on two cores, where tests that take milliseconds can take tens of seconds.
-public let hangGuardSeconds: Double = 60
+public let hangGuardSeconds: Double = 90
 
 /// Polls `check` every 5 ms until it returns a value, for at most `seconds`.
 /// - Throws: ``TimedOut`` naming `what`; what `check` throws.
@@ -22,6 +22,21 @@ public func eventuallyValue<T>(
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if let value = try check() { return value }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    throw TimedOut(what: what)
+}
+
+/// Polls `condition` every 5 ms until it holds, for at most `seconds`.
+/// - Throws: ``TimedOut`` naming `what`; what `condition` throws.
+public func waitUntil(
+    _ what: String,
+    seconds: Double = hangGuardSeconds,
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
         try await Task.sleep(for: .milliseconds(5))
     }
     throw TimedOut(what: what)

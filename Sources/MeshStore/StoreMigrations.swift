@@ -11,76 +11,50 @@ enum StoreMigrations {
     /// header, so `file(1)` and the opening checks recognise the file as ours.
     static let applicationID: Int32 = 0x5343_4D53
 
-    /// The migration identifiers, in order; the schema version is the number applied.
-    static let identifiers = [
-        "v1: inbox, dedup, outbox, history, contacts, address ledger",
-        "v2: history flags and content digest (delivery receipts)",
-        "v3: origin and TTL of relayed messages (multi-hop custody)",
-        "v4-topics: topic subscriptions, seen topic message IDs, inbox topic",
-        "v5-payload-files: large outbox payloads in files beside the store",
-        "v6-flood: flood duplicate cache, inbox emergency mark",
-        "v7-previous-hop: the neighbour a relayed message came from (relay loop rule across restarts)",
-        "v8-inbox-payload-files: large received payloads in files beside the store",
-        "v9-relayed-ttl: the TTL a relayed message goes on with, in its history (relay loop rule across restarts)",
-        "v10-announce-state: the sequences of this node's own route announcements (a restart repeats the one the mesh holds)",
-        "v11-route-table: the route table, kept across restarts (a restarted node starts with the routes it had)",
-        "v12-dedup-origin: received message IDs and inbox entries keyed on (origin, ID), so no origin can squat another's ID",
-        "v13-muted: peers whose messages raise no notification",
-        "v14-invitations: the invitations this node issued and who joined by them",
-        "v15-history-text: the text (or head) of each message in its history entry, and when an inbound one was read",
-    ]
+    /// One step of the timeline: its identifier (GRDB records it as applied) and what
+    /// it does to the schema. The loop in ``migrator`` sets the schema version after it.
+    struct Step: Sendable {
+        let identifier: String
+        let apply: @Sendable (Database) throws -> Void
 
-    /// The schema version this build writes.
-    static var currentVersion: Int { identifiers.count }
+        /// A step that runs `sql`.
+        static func sql(_ identifier: String, _ sql: String) -> Step {
+            Step(identifier: identifier) { db in try db.execute(sql: sql) }
+        }
+    }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration(identifiers[0]) { db in
+    /// The steps, in order; the schema version is the number applied.
+    static let steps: [Step] = [
+        Step(identifier: "v1: inbox, dedup, outbox, history, contacts, address ledger") { db in
             try db.execute(sql: schemaV1)
             try db.execute(sql: "PRAGMA application_id = \(applicationID)")
-            try db.execute(sql: "PRAGMA user_version = 1")
-        }
-        migrator.registerMigration(identifiers[1]) { db in
-            try db.execute(sql: schemaV2)
-            try db.execute(sql: "PRAGMA user_version = 2")
-        }
-        migrator.registerMigration(identifiers[2]) { db in
-            try db.execute(sql: schemaV3)
-            try db.execute(sql: "PRAGMA user_version = 3")
-        }
-        migrator.registerMigration(identifiers[3]) { db in
-            try db.execute(sql: schemaV4Topics)
-            try db.execute(sql: "PRAGMA user_version = 4")
-        }
-        migrator.registerMigration(identifiers[4]) { db in
-            try db.execute(sql: schemaV5PayloadFiles)
-            try db.execute(sql: "PRAGMA user_version = 5")
-        }
-        migrator.registerMigration(identifiers[5]) { db in
-            try db.execute(sql: schemaV6Flood)
-            try db.execute(sql: "PRAGMA user_version = 6")
-        }
-        migrator.registerMigration(identifiers[6]) { db in
-            try db.execute(sql: "ALTER TABLE history ADD COLUMN previousHop TEXT")
-            try db.execute(sql: "PRAGMA user_version = 7")
-        }
-        migrator.registerMigration(identifiers[7]) { db in
-            try db.execute(sql: schemaV8InboxPayloadFiles)
-            try db.execute(sql: "PRAGMA user_version = 8")
-        }
-        migrator.registerMigration(identifiers[8]) { db in
-            try db.execute(sql: "ALTER TABLE history ADD COLUMN ttl INTEGER")
-            try db.execute(sql: "PRAGMA user_version = 9")
-        }
-        migrator.registerMigration(identifiers[9]) { db in
-            try db.execute(sql: schemaV10AnnounceState)
-            try db.execute(sql: "PRAGMA user_version = 10")
-        }
-        migrator.registerMigration(identifiers[10]) { db in
-            try db.execute(sql: schemaV11RouteTable)
-            try db.execute(sql: "PRAGMA user_version = 11")
-        }
-        migrator.registerMigration(identifiers[11]) { db in
+        },
+        .sql("v2: history flags and content digest (delivery receipts)", schemaV2),
+        .sql("v3: origin and TTL of relayed messages (multi-hop custody)", schemaV3),
+        .sql("v4-topics: topic subscriptions, seen topic message IDs, inbox topic", schemaV4Topics),
+        .sql("v5-payload-files: large outbox payloads in files beside the store", schemaV5PayloadFiles),
+        .sql("v6-flood: flood duplicate cache, inbox emergency mark", schemaV6Flood),
+        .sql(
+            "v7-previous-hop: the neighbour a relayed message came from (relay loop rule across restarts)",
+            "ALTER TABLE history ADD COLUMN previousHop TEXT"
+        ),
+        .sql("v8-inbox-payload-files: large received payloads in files beside the store", schemaV8InboxPayloadFiles),
+        .sql(
+            "v9-relayed-ttl: the TTL a relayed message goes on with, in its history (relay loop rule across restarts)",
+            "ALTER TABLE history ADD COLUMN ttl INTEGER"
+        ),
+        .sql(
+            "v10-announce-state: the sequences of this node's own route announcements (a restart repeats the one the mesh holds)",
+            schemaV10AnnounceState
+        ),
+        .sql(
+            "v11-route-table: the route table, kept across restarts (a restarted node starts with the routes it had)",
+            schemaV11RouteTable
+        ),
+        Step(
+            identifier:
+                "v12-dedup-origin: received message IDs and inbox entries keyed on (origin, ID), so no origin can squat another's ID"
+        ) { db in
             let inboxSequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'inbox'")
             try db.execute(sql: schemaV12DedupOrigin)
             if let inboxSequence {
@@ -89,19 +63,31 @@ enum StoreMigrations {
                     arguments: [inboxSequence]
                 )
             }
-            try db.execute(sql: "PRAGMA user_version = 12")
-        }
-        migrator.registerMigration(identifiers[12]) { db in
-            try db.execute(sql: "CREATE TABLE mutedPeer (peer TEXT PRIMARY KEY NOT NULL, mutedAt INTEGER NOT NULL)")
-            try db.execute(sql: "PRAGMA user_version = 13")
-        }
-        migrator.registerMigration(identifiers[13]) { db in
-            try db.execute(sql: schemaV14Invitations)
-            try db.execute(sql: "PRAGMA user_version = 14")
-        }
-        migrator.registerMigration(identifiers[14]) { db in
-            try db.execute(sql: schemaV15HistoryText)
-            try db.execute(sql: "PRAGMA user_version = 15")
+        },
+        .sql(
+            "v13-muted: peers whose messages raise no notification",
+            "CREATE TABLE mutedPeer (peer TEXT PRIMARY KEY NOT NULL, mutedAt INTEGER NOT NULL)"
+        ),
+        .sql("v14-invitations: the invitations this node issued and who joined by them", schemaV14Invitations),
+        .sql(
+            "v15-history-text: the text (or head) of each message in its history entry, and when an inbound one was read",
+            schemaV15HistoryText
+        ),
+    ]
+
+    /// The migration identifiers, in order.
+    static var identifiers: [String] { steps.map(\.identifier) }
+
+    /// The schema version this build writes.
+    static var currentVersion: Int { steps.count }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for (index, step) in steps.enumerated() {
+            migrator.registerMigration(step.identifier) { db in
+                try step.apply(db)
+                try db.execute(sql: "PRAGMA user_version = \(index + 1)")
+            }
         }
         return migrator
     }
@@ -263,9 +249,6 @@ enum StoreMigrations {
         ALTER TABLE outbox ADD COLUMN payloadFile TEXT;
         """
 
-    /// Flooding (docs/PROTOCOL.md §A.9–A.10): the IDs of flooded messages this node
-    /// took or started, kept for the dedup retention so that a restarted node does not
-    /// flood them again, and whether an inbox entry arrived as an emergency (1) or not.
     /// One row (id 1): the sequence of this node's latest own announcement without the
     /// solicited flag, and the highest it announced (u64 stored as its i64 bit pattern).
     private static let schemaV10AnnounceState = """
@@ -298,6 +281,9 @@ enum StoreMigrations {
         ) WITHOUT ROWID;
         """
 
+    /// Flooding (docs/PROTOCOL.md §A.9–A.10): the IDs of flooded messages this node
+    /// took or started, kept for the dedup retention so that a restarted node does not
+    /// flood them again, and whether an inbox entry arrived as an emergency (1) or not.
     private static let schemaV6Flood = """
         CREATE TABLE floodSeen (
             messageID TEXT PRIMARY KEY,
@@ -314,12 +300,8 @@ enum StoreMigrations {
         ALTER TABLE inbox ADD COLUMN payloadFile TEXT;
         """
 
-    /// Received message IDs are keyed on (origin, ID): a message ID is chosen by its
-    /// origin, so one origin's message must never make another's with the same ID a
-    /// duplicate. Rows kept from before have origin '' and still match any origin
-    /// until the retention forgets them. The inbox is rebuilt with the same key
-    /// (SQLite cannot drop a UNIQUE constraint), its triggers and index recreated; the
-    /// caller keeps its AUTOINCREMENT counter.
+    /// The invitations this node issued (their IDs, validity and revocation) and the
+    /// peers that joined by each.
     private static let schemaV14Invitations = """
         CREATE TABLE invitation (
             id TEXT PRIMARY KEY NOT NULL,
@@ -335,6 +317,12 @@ enum StoreMigrations {
         );
         """
 
+    /// Received message IDs are keyed on (origin, ID): a message ID is chosen by its
+    /// origin, so one origin's message must never make another's with the same ID a
+    /// duplicate. Rows kept from before have origin '' and still match any origin
+    /// until the retention forgets them. The inbox is rebuilt with the same key
+    /// (SQLite cannot drop a UNIQUE constraint), its triggers and index recreated; the
+    /// caller keeps its AUTOINCREMENT counter.
     private static let schemaV12DedupOrigin = """
         CREATE TABLE dedupByOrigin (
             origin TEXT NOT NULL,

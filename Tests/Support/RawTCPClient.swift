@@ -82,7 +82,7 @@ public final class RawTCPClient: Sendable {
 
     /// Whether the other end closed the connection (EOF or reset) within `seconds`;
     /// bytes it sends meanwhile are read and dropped.
-    public func closedByServer(seconds: Double = 10) async -> Bool {
+    public func closedByServer(seconds: Double = hangGuardSeconds) async -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {

@@ -25,6 +25,20 @@ extension Router {
         try await links.enable(transport)
     }
 
+    /// Paces discovery and keepalives at run time (a power profile changed): each
+    /// transport gets ``Transport/apply(_:)``, a transport started later gets it first,
+    /// and every link pings at ``TransportPacing/keepaliveInterval`` (never more often
+    /// than `keepalive_interval_ms`). ``TransportPacing/configured`` goes back to the
+    /// configured values.
+    public func setPacing(_ pacing: TransportPacing) async {
+        await links.setPacing(pacing)
+    }
+
+    /// The pacing in force (``setPacing(_:)``).
+    public func pacing() async -> TransportPacing {
+        await links.pacing
+    }
+
     /// Whether the transport named is switched off (``disableTransport(named:)``).
     public func isTransportDisabled(_ name: String) async -> Bool {
         await links.transportStatus.first { $0.name == name }?.state == .disabled

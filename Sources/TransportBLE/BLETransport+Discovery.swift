@@ -16,8 +16,9 @@ extension BLETransport {
         var flags =
             MgmtSocket.AdvertisingFlag.connectable | MgmtSocket.AdvertisingFlag.discoverable
             | MgmtSocket.AdvertisingFlag.intervals
-        if configuration.txPower != nil { flags |= MgmtSocket.AdvertisingFlag.txPower }
-        let interval = UInt32(configuration.advertisingIntervalMs * 1000 / 625)
+        let paced = pacedValues
+        if paced.txPower != nil { flags |= MgmtSocket.AdvertisingFlag.txPower }
+        let interval = UInt32(paced.advertisingIntervalMs * 1000 / 625)
 
         _ = try? await mgmt.command(MgmtSocket.Opcode.removeAdvertising, index: index, [instance])
         var parameters: [UInt8] = [instance]
@@ -26,7 +27,7 @@ extension BLETransport {
         parameters.appendLE16(0)  // timeout: none
         parameters.appendLE32(interval)
         parameters.appendLE32(interval)
-        parameters.append(UInt8(bitPattern: Int8(clamping: configuration.txPower ?? 127)))  // 127: no preference
+        parameters.append(UInt8(bitPattern: Int8(clamping: paced.txPower ?? 127)))  // 127: no preference
         let reply = try await mgmt.command(MgmtSocket.Opcode.addExtAdvParams, index: index, parameters)
         if reply.status == 0 {
             let data = [instance, UInt8(advertising.count), UInt8(scanResponse.count)] + advertising + scanResponse

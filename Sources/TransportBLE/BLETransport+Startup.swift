@@ -119,25 +119,7 @@ extension BLETransport {
                 )
             }
 
-            // Scan duty cycle for kernel discovery (best effort: older kernels lack the call).
-            var systemConfig: [UInt8] = []
-            for (type, milliseconds) in [
-                (UInt16(0x0011), configuration.scanIntervalMs), (UInt16(0x0012), configuration.scanWindowMs),
-            ] {
-                systemConfig.appendLE16(type)
-                systemConfig.append(2)
-                systemConfig.appendLE16(UInt16(clamping: milliseconds * 1000 / 625))
-            }
-            if let reply = try? await mgmt.command(
-                MgmtSocket.Opcode.setDefaultSystemConfig,
-                index: index,
-                systemConfig
-            ), reply.status != 0 {
-                logger.warning(
-                    "BLE: the kernel refused the scan interval/window (\(MgmtSocket.statusName(reply.status))); using its defaults"
-                )
-            }
-
+            await setScanParameters(mgmt: mgmt, logger: logger)
             try await advertise(mgmt: mgmt, beacon: schedule.beacon(psm: psm, at: Posix.unixTime()))
             await startDiscovery(mgmt: mgmt, logger: logger)
             return Started(local: local, listenFD: listenFD, attFD: attFD, schedule: schedule)

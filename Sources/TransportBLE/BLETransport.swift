@@ -85,6 +85,8 @@ public final class BLETransport: Transport, TransportCounting {
         var context: TransportContext?
         /// Dials in progress: discovery pauses while there are any.
         var dialsInFlight = 0
+        /// The power profile's pacing (``apply(_:)``).
+        var pacing = TransportPacing.configured
         #if canImport(CBlueZ)
         var mgmt: MgmtSocket?
         #endif

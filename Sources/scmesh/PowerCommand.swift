@@ -9,10 +9,11 @@ struct PowerCommand: AsyncParsableCommand {
         discussion: """
             The node reads power.supply_path (the kernel's power_supply tree) now and \
             every power.poll_seconds; with power.auto_adjust the profile sets the relay \
-            budget. Each value says where it comes from: profile, config, override \
-            (--override KEY=VALUE; keys: relay_max_per_hour) or settings (changed with \
-            scmesh settings since the profile last changed). --profile pins a profile, \
-            --auto unpins it; overrides and the pin are kept across restarts.
+            budget, BLE scanning and advertising, and the keepalive. Each value says \
+            where it comes from: profile, config, override (--override KEY=VALUE; keys: \
+            relay_max_per_hour, ble_scan_interval_ms) or settings (changed with scmesh \
+            settings since the profile last changed). --profile pins a profile, --auto \
+            unpins it; overrides and the pin are kept across restarts.
             """
     )
     @OptionGroup var dataDirectory: DataDirectoryOption

@@ -22,6 +22,7 @@ extension LinkManager {
         transports[name]?.status.reason = nil
         let context = TransportContext(localPeerID: localPeerID, logger: transportLogger) { continuation.yield($0) }
         let transport = entry.transport
+        if pacing != .configured { await transport.apply(pacing) }
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await event in stream { await self.handle(event, transport: name) }
@@ -52,6 +53,19 @@ extension LinkManager {
         let waiters = transports[name]?.stopWaiters ?? []
         transports[name]?.stopWaiters = []
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Sets the pacing: the keepalive interval at once, the rest through each
+    /// transport's ``Transport/apply(_:)`` (running or not; one that starts later gets
+    /// it before it listens).
+    func setPacing(_ pacing: TransportPacing) async {
+        guard pacing != self.pacing else { return }
+        self.pacing = pacing
+        keepalive.set(pacing.keepaliveInterval)
+        for name in transportOrder {
+            guard let transport = transports[name]?.transport else { continue }
+            await transport.apply(pacing)
+        }
     }
 
     func transportEnded(_ name: String, error: (any Error)?) {

@@ -80,6 +80,7 @@ extension LinkManager {
             remoteVersion: secure.remoteVersion,
             remoteCapabilities: secure.remoteCapabilities,
             configuration: configuration,
+            keepalive: keepalive,
             clock: clock,
             stats: stats,
             logger: logger

@@ -47,6 +47,10 @@ actor LinkManager {
     /// The sequence of this node's last address record (docs/PROTOCOL.md §A.8).
     var addressSequence: UInt64
     var transports: [String: TransportEntry] = [:]
+    /// The pacing last set (``setPacing(_:)``), given to each transport before it starts.
+    var pacing = TransportPacing.configured
+    /// The keepalive interval every link reads.
+    nonisolated let keepalive: KeepaliveSetting
     private(set) var transportOrder: [String] = []
     private(set) var hints: [HintKey: PeerHint] = [:]
     var hintPeers: [HintKey: PeerID] = [:]
@@ -102,6 +106,7 @@ actor LinkManager {
         self.stats = stats
         self.logger = logger
         self.remoteLog = remoteLog
+        keepalive = KeepaliveSetting(configured: configuration.keepaliveInterval)
         addressSequence = configuration.routing.firstSequence ?? UInt64.random(in: 1...(UInt64.max >> 2))
         (spawnStream, spawnContinuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
     }

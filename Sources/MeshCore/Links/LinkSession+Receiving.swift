@@ -234,7 +234,7 @@ extension LinkSession {
             }
             // Due later: the ping's retry, and announcements held back by the budget.
             let later: ContinuousClock.Instant? = state.withLock { state in
-                let retry = state.pingSentAt.map { $0.at + configuration.keepaliveInterval + .nanoseconds(1) }
+                let retry = state.pingSentAt.map { $0.at + keepalive.interval + .nanoseconds(1) }
                 let announce = state.announces.nextDue(now: now)
                 return [retry, announce].compactMap { $0 }.min()
             }
@@ -269,6 +269,7 @@ extension LinkSession {
         while true {
             guard await ticker.sleep(until: wake, on: clock) else { return nil }
             let now = clock.now
+            let interval = keepalive.interval
             var expired: [CheckedContinuation<Void, any Error>] = []
             var wantPing = false
             var dead = false
@@ -282,14 +283,13 @@ extension LinkSession {
                 }
                 if !expired.isEmpty { state.consecutiveFailures += 1 }
                 let idle = now - state.lastReceived
-                if idle > configuration.keepaliveInterval * 3 {
+                if idle > interval * 3 {
                     dead = true
-                } else if state.pingSentAt.map({ now - $0.at > configuration.keepaliveInterval }) ?? false {
+                } else if state.pingSentAt.map({ now - $0.at > interval }) ?? false {
                     state.pingSentAt = nil  // unanswered; try again
                 }
                 let degraded = state.consecutiveFailures >= configuration.escalation.degradeAfterFailures
-                let pingEvery =
-                    degraded ? min(configuration.keepaliveInterval, .seconds(1)) : configuration.keepaliveInterval
+                let pingEvery = degraded ? min(interval, .seconds(1)) : interval
                 if state.pingSentAt == nil && (now - state.lastPingSent > pingEvery)
                     && (degraded || idle > pingEvery / 2)
                 {
@@ -307,7 +307,7 @@ extension LinkSession {
             }
             if state.withLock({ $0.received.expire(now: now) }) { controlSignal.yield() }
             if dead {
-                return "no traffic for \(configuration.keepaliveInterval * 3) (dead link)"
+                return "no traffic for \(interval * 3) (dead link)"
             }
             if wantPing || state.withLock({ $0.announces.nextDue(now: now).map { $0 <= now } ?? false }) {
                 controlSignal.yield()
@@ -333,7 +333,7 @@ extension LinkSession {
                 if let deadline = waiter.deadline, waiter.continuation != nil { earliest = min(earliest, deadline) }
             }
             if let expiry = state.received.nextExpiry { earliest = min(earliest, expiry) }
-            let keepalive = configuration.keepaliveInterval
+            let keepalive = self.keepalive.interval
             earliest = min(earliest, state.lastReceived + keepalive * 3 + after)
             if let ping = state.pingSentAt {
                 earliest = min(earliest, ping.at + keepalive + after)

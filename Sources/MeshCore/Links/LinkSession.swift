@@ -25,6 +25,8 @@ final class LinkSession: Sendable {
     /// are taken in (docs/PROTOCOL.md §A.11).
     let shared: Capabilities
     let configuration: RouterConfiguration
+    /// The keepalive interval in force, shared by the router's links.
+    let keepalive: KeepaliveSetting
     let logger: Logger
     let clock: any MeshClock
     let stats: StatsRecorder
@@ -113,10 +115,12 @@ final class LinkSession: Sendable {
         remoteVersion: UInt8 = Frame.version,
         remoteCapabilities: Capabilities = .all,
         configuration: RouterConfiguration,
+        keepalive: KeepaliveSetting? = nil,
         clock: any MeshClock,
         stats: StatsRecorder,
         logger: Logger
     ) {
+        self.keepalive = keepalive ?? KeepaliveSetting(configured: configuration.keepaliveInterval)
         self.link = link
         self.id = id
         self.transport = transport

@@ -47,6 +47,15 @@ public protocol Transport: Sendable {
     /// Opens an outbound link to a hint produced by this transport or configured.
     /// - Throws: ``MeshError`` `.dialFailed` when the remote does not answer.
     func dial(_ hint: PeerHint) async throws -> any Link
+    /// Takes new pacing while it runs (a power profile changed): scan and advertising
+    /// intervals, transmit power. Called before ``listen(context:)`` too, so a
+    /// transport that starts later starts paced. The default ignores it.
+    func apply(_ pacing: TransportPacing) async
+}
+
+extension Transport {
+    /// Ignores pacing: a medium with nothing to pace (TCP).
+    public func apply(_ pacing: TransportPacing) async {}
 }
 
 /// What a transport reports to the core.

@@ -88,7 +88,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var all: Bool? = nil
     /// `inbox_delete`: the sequence number of the inbox entry to delete.
     public var seq: Int? = nil
-    /// `power`: one override to set, `KEY=VALUE` (`relay_max_per_hour=100`); kept across restarts.
+    /// `power`: one override to set, `KEY=VALUE` (`relay_max_per_hour=100`, `ble_scan_interval_ms=1000`); kept across restarts.
     public var powerOverride: String? = nil
     /// `power`: drop every override, so the profile's values apply again.
     public var clearOverrides: Bool? = nil

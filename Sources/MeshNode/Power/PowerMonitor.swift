@@ -7,7 +7,8 @@ import Synchronization
 /// Reads the power state every `power.poll_seconds` (and on demand, for `scmesh
 /// power`), maps it to a ``PowerProfile`` and, with `power.auto_adjust`, applies the
 /// profile's relay budget through the same path as `scmesh settings
-/// --relay-max-per-hour`.
+/// --relay-max-per-hour`, and its pacing (BLE scanning and advertising, keepalive)
+/// through the router's ``Router/setPacing(_:)``, one change at a time from ``run()``.
 ///
 /// The budget is set when the profile or an override changes (and at the first read),
 /// so a value set with `scmesh settings` holds until the next such change. A profile
@@ -18,7 +19,7 @@ import Synchronization
 /// read is a `power_profile_changed` event.
 public final class PowerMonitor: Service, Sendable {
     /// The keys `scmesh power --override` knows.
-    public static let overrideKeys = ["relay_max_per_hour"]
+    public static let overrideKeys = ["relay_max_per_hour", "ble_scan_interval_ms"]
 
     /// The `power:` settings.
     public let settings: NodeConfiguration.PowerSettings
@@ -26,6 +27,9 @@ public final class PowerMonitor: Service, Sendable {
     private let clock: any MeshClock
     private let currentMaxPerHour: @Sendable () -> Int
     private let applyMaxPerHour: @Sendable (Int) -> Void
+    private let applyPacing: @Sendable (TransportPacing) async -> Void
+    private let pacingChanges: AsyncStream<TransportPacing>
+    private let pacingContinuation: AsyncStream<TransportPacing>.Continuation
     private let logger: Logger
     private let dataDirectory: String?
     private let events: EventLog?
@@ -35,6 +39,10 @@ public final class PowerMonitor: Service, Sendable {
         var applied: (profile: PowerProfile?, relayMaxPerHour: Int)?
         /// The override of `relay_max_per_hour`.
         var relayMaxPerHourOverride: Int?
+        /// The override of `ble_scan_interval_ms`.
+        var bleScanIntervalOverride: Int?
+        /// The pacing last handed to ``run()`` to apply.
+        var pacing = TransportPacing.configured
         /// The pinned profile.
         var pinned: PowerProfile?
         /// The profile in effect at the last read (for the change event).
@@ -55,7 +63,8 @@ public final class PowerMonitor: Service, Sendable {
         logger: Logger,
         dataDirectory: String? = nil,
         currentMaxPerHour: @escaping @Sendable () -> Int,
-        applyMaxPerHour: @escaping @Sendable (Int) -> Void
+        applyMaxPerHour: @escaping @Sendable (Int) -> Void,
+        applyPacing: @escaping @Sendable (TransportPacing) async -> Void = { _ in }
     ) {
         self.init(
             settings: settings,
@@ -65,7 +74,8 @@ public final class PowerMonitor: Service, Sendable {
             dataDirectory: dataDirectory,
             events: nil,
             currentMaxPerHour: currentMaxPerHour,
-            applyMaxPerHour: applyMaxPerHour
+            applyMaxPerHour: applyMaxPerHour,
+            applyPacing: applyPacing
         )
     }
 
@@ -78,7 +88,8 @@ public final class PowerMonitor: Service, Sendable {
         dataDirectory: String?,
         events: EventLog?,
         currentMaxPerHour: @escaping @Sendable () -> Int,
-        applyMaxPerHour: @escaping @Sendable (Int) -> Void
+        applyMaxPerHour: @escaping @Sendable (Int) -> Void,
+        applyPacing: @escaping @Sendable (TransportPacing) async -> Void = { _ in }
     ) {
         self.settings = settings
         self.configuredMaxPerHour = configuredMaxPerHour
@@ -88,11 +99,14 @@ public final class PowerMonitor: Service, Sendable {
         self.events = events
         self.currentMaxPerHour = currentMaxPerHour
         self.applyMaxPerHour = applyMaxPerHour
+        self.applyPacing = applyPacing
+        (pacingChanges, pacingContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         var initial = State()
         if let dataDirectory {
             do {
                 let saved = try SavedSettings.load(dataDirectory: dataDirectory)
                 initial.relayMaxPerHourOverride = saved.powerOverrideRelayMaxPerHour
+                initial.bleScanIntervalOverride = saved.powerOverrideBleScanIntervalMs
                 initial.pinned = saved.powerProfile
             } catch {
                 logger.warning("power overrides not read: \(error)")
@@ -123,7 +137,8 @@ public final class PowerMonitor: Service, Sendable {
                 var limits = router.relayLimits()
                 limits.maxPerHour = perHour
                 router.setRelayLimits(limits)
-            }
+            },
+            applyPacing: { pacing in await router.setPacing(pacing) }
         )
     }
 
@@ -146,6 +161,18 @@ public final class PowerMonitor: Service, Sendable {
                 "unknown power override key \"\(key)\" (known: \(Self.overrideKeys.joined(separator: ", ")))"
             )
         }
+        if key == "ble_scan_interval_ms" {
+            // The LE scan interval's range (2.5 ms to 10.24 s), in whole milliseconds.
+            guard let value = Int(text), (3...10_240).contains(value) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "bad value \"\(text)\" for \(key): give whole milliseconds from 3 to 10240"
+                )
+            }
+            try save { $0.powerOverrideBleScanIntervalMs = value }
+            state.withLock { $0.bleScanIntervalOverride = value }
+            return poll()
+        }
         guard let value = Int(text), value >= 0 else {
             throw MeshError(
                 .invalidArgument,
@@ -161,8 +188,14 @@ public final class PowerMonitor: Service, Sendable {
     /// - Throws: as ``SavedSettings/update(dataDirectory:_:)`` when it cannot be saved.
     @discardableResult
     public func clearOverrides() throws(MeshError) -> PowerReply {
-        try save { $0.powerOverrideRelayMaxPerHour = nil }
-        state.withLock { $0.relayMaxPerHourOverride = nil }
+        try save {
+            $0.powerOverrideRelayMaxPerHour = nil
+            $0.powerOverrideBleScanIntervalMs = nil
+        }
+        state.withLock {
+            $0.relayMaxPerHourOverride = nil
+            $0.bleScanIntervalOverride = nil
+        }
         return poll()
     }
 
@@ -212,9 +245,16 @@ public final class PowerMonitor: Service, Sendable {
                 state.applied = key
                 applyMaxPerHour(target.value)
             }
+            var pacing = active ? profile.pacing : .configured
+            if let interval = state.bleScanIntervalOverride { pacing.scanInterval = .milliseconds(interval) }
+            if pacing != state.pacing {
+                state.pacing = pacing
+                pacingContinuation.yield(pacing)
+            }
             return (
                 profile: profile, previous: previous, target: target, pinned: state.pinned,
-                override: state.relayMaxPerHourOverride
+                override: state.relayMaxPerHourOverride, scanOverride: state.bleScanIntervalOverride,
+                pacing: pacing
             )
         }
         if let previous = outcome.previous, previous != outcome.profile {
@@ -242,6 +282,10 @@ public final class PowerMonitor: Service, Sendable {
         let current = currentMaxPerHour()
         // The value in force is the target unless `scmesh settings` changed it since.
         let source: PowerReply.Source = current != outcome.target.value ? .settings : outcome.target.source
+        var overrides: [String: Int] = [:]
+        overrides["relay_max_per_hour"] = outcome.override
+        overrides["ble_scan_interval_ms"] = outcome.scanOverride
+        let profilePaces = outcome.pacing.advertisingInterval != nil
         return PowerReply(
             supplyPath: settings.supplyPath,
             autoAdjust: settings.autoAdjust,
@@ -249,24 +293,35 @@ public final class PowerMonitor: Service, Sendable {
             state: powerState,
             profile: outcome.profile,
             pinnedProfile: outcome.pinned,
-            overrides: outcome.override.map { ["relay_max_per_hour": $0] } ?? [:],
-            effective: PowerReply.Values(relayMaxPerHour: current),
-            sources: PowerReply.Sources(relayMaxPerHour: source)
+            overrides: overrides,
+            effective: PowerReply.Values(relayMaxPerHour: current, pacing: outcome.pacing),
+            sources: PowerReply.Sources(
+                relayMaxPerHour: source,
+                bleScanIntervalMs: outcome.scanOverride != nil ? .override : profilePaces ? .profile : .config,
+                pacing: profilePaces ? .profile : .config
+            )
         )
     }
 
     /// Polls every `poll_seconds` on the monitor's clock until the service group
     /// shuts down or the task is cancelled.
+    /// Applies each pacing change meanwhile, in order.
     public func run() async throws {
         let interval = Duration.milliseconds(Int((settings.pollSeconds * 1000).rounded()))
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                self.poll()
-                do {
-                    try await self.clock.sleep(until: self.clock.now + interval)
-                } catch {
-                    return
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    for await pacing in self.pacingChanges { await self.applyPacing(pacing) }
                 }
+                while !Task.isCancelled {
+                    self.poll()
+                    do {
+                        try await self.clock.sleep(until: self.clock.now + interval)
+                    } catch {
+                        break
+                    }
+                }
+                group.cancelAll()
             }
         }
     }

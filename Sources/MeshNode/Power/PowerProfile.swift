@@ -1,3 +1,5 @@
+import MeshCore
+
 /// The five power profiles of the seed app's AutoAdjust engine, from most to least
 /// generous, and what each sets.
 ///
@@ -48,5 +50,27 @@ public enum PowerProfile: String, Codable, Sendable, Hashable, CaseIterable {
         guard let cap = relayMaxPerHourCap else { return (configured, .config) }
         if configured > 0 && configured <= cap { return (configured, .config) }
         return (cap, .profile)
+    }
+
+    /// What the profile paces: BLE scanning (interval, 30 ms window), advertising and
+    /// transmit power, and the links' keepalive; nil fields keep the configured values,
+    /// and ``maximum`` keeps them all (docs/configuration.md, `power:`).
+    public var pacing: TransportPacing {
+        func pace(scan: Int, advertise: Int, txPower: Int? = nil, keepalive: Int? = nil) -> TransportPacing {
+            TransportPacing(
+                scanInterval: .milliseconds(scan),
+                scanWindow: .milliseconds(30),
+                advertisingInterval: .milliseconds(advertise),
+                transmitPowerDBm: txPower,
+                keepaliveInterval: keepalive.map { .seconds($0) }
+            )
+        }
+        return switch self {
+        case .maximum: .configured
+        case .high: pace(scan: 200, advertise: 200)
+        case .standard: pace(scan: 500, advertise: 500, keepalive: 60)
+        case .reduced: pace(scan: 1000, advertise: 1000, keepalive: 120)
+        case .minimal: pace(scan: 4000, advertise: 2000, txPower: -8, keepalive: 300)
+        }
     }
 }

@@ -1,3 +1,5 @@
+import MeshCore
+
 /// The reply to `power`: the power state as last read, the profile it maps to, and
 /// the values in effect with where each comes from.
 public struct PowerReply: Codable, Sendable, Hashable {
@@ -13,16 +15,46 @@ public struct PowerReply: Codable, Sendable, Hashable {
         case override
     }
 
-    /// The values a profile can set.
+    /// The values a profile can set. A nil pacing value is the one the transport or
+    /// the router was configured with (`transports.ble`, `router.keepalive_interval_ms`).
     public struct Values: Codable, Sendable, Hashable {
         /// Messages relayed for others per hour at most (0 = no limit).
         public var relayMaxPerHour: Int
+        /// The BLE scan interval.
+        public var bleScanIntervalMs: Int?
+        /// The BLE scan window.
+        public var bleScanWindowMs: Int?
+        /// The BLE advertising interval.
+        public var bleAdvertisingIntervalMs: Int?
+        /// The BLE advertising transmit power asked for, in dBm.
+        public var bleTxPowerDbm: Int?
+        /// The interval at which idle links are pinged.
+        public var keepaliveIntervalMs: Int?
+
+        /// The values: a relay budget and a pacing.
+        public init(relayMaxPerHour: Int, pacing: TransportPacing = .configured) {
+            self.relayMaxPerHour = relayMaxPerHour
+            bleScanIntervalMs = pacing.scanInterval.map(Self.milliseconds)
+            bleScanWindowMs = pacing.scanWindow.map(Self.milliseconds)
+            bleAdvertisingIntervalMs = pacing.advertisingInterval.map(Self.milliseconds)
+            bleTxPowerDbm = pacing.transmitPowerDBm
+            keepaliveIntervalMs = pacing.keepaliveInterval.map(Self.milliseconds)
+        }
+
+        private static func milliseconds(_ duration: Duration) -> Int {
+            Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        }
     }
 
     /// Where each of ``Values`` comes from.
     public struct Sources: Codable, Sendable, Hashable {
         /// Where ``Values/relayMaxPerHour`` comes from.
         public var relayMaxPerHour: Source
+        /// Where ``Values/bleScanIntervalMs`` comes from.
+        public var bleScanIntervalMs: Source
+        /// Where the other pacing values come from (the profile, or the config when it
+        /// leaves them as configured).
+        public var pacing: Source
     }
 
     /// The power_supply tree read (`power.supply_path`).

@@ -26,6 +26,23 @@ extension TextReport {
                 "relay max per hour",
                 (perHour == 0 ? "no limit" : "\(perHour)") + " (\(reply.sources.relayMaxPerHour.rawValue))",
             ],
+            [
+                "BLE scan",
+                reply.effective.bleScanIntervalMs.map { interval in
+                    "every \(interval) ms" + (reply.effective.bleScanWindowMs.map { ", \($0) ms window" } ?? "")
+                }.map { "\($0) (\(reply.sources.bleScanIntervalMs.rawValue))" } ?? "as configured",
+            ],
+            [
+                "BLE advertising",
+                reply.effective.bleAdvertisingIntervalMs.map { interval in
+                    "every \(interval) ms"
+                        + (reply.effective.bleTxPowerDbm.map { ", \($0) dBm" } ?? "") + " (profile)"
+                } ?? "as configured",
+            ],
+            [
+                "keepalive",
+                reply.effective.keepaliveIntervalMs.map { "every \($0 / 1000) s (profile)" } ?? "as configured",
+            ],
             ["supply path", reply.supplyPath],
             ["poll every", "\(reply.pollSeconds) s"],
         ])

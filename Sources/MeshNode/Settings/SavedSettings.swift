@@ -30,6 +30,8 @@ public struct SavedSettings: Codable, Sendable, Hashable {
     /// The relay budget set with `scmesh power --override relay_max_per_hour=N`: it
     /// holds whatever the power profile says.
     public var powerOverrideRelayMaxPerHour: Int?
+    /// The BLE scan interval set with `scmesh power --override ble_scan_interval_ms=N`.
+    public var powerOverrideBleScanIntervalMs: Int?
     /// The profile pinned with `scmesh power --profile NAME`; absent: the power state picks it.
     public var powerProfile: PowerProfile?
 

@@ -1,0 +1,20 @@
+import Testing
+
+@testable import MeshCore
+
+/// A power profile lengthens the keepalive interval; nothing shortens it below the
+/// configured `keepalive_interval_ms`.
+@Suite struct KeepaliveSettingTests {
+    @Test func aProfileLengthensTheIntervalButNeverShortensIt() {
+        let setting = KeepaliveSetting(configured: .seconds(30))
+        #expect(setting.interval == .seconds(30))
+        setting.set(.seconds(300))
+        #expect(setting.interval == .seconds(300))
+        setting.set(.milliseconds(5))
+        #expect(setting.interval == .seconds(30))
+        setting.set(.milliseconds(45_500))
+        #expect(setting.interval == .milliseconds(45_500))
+        setting.set(nil)
+        #expect(setting.interval == .seconds(30))
+    }
+}

@@ -11,7 +11,12 @@
 #      another 127.0.0.1 port that POSTs to the node with the session cookie (a
 #      text/plain send, a contact, a form); none of them may change anything, while the
 #      dashboard page itself still can;
-#   3. an OpenAPI conformance run of schemathesis (PyPI) against the running node,
+#   3. the page as a messenger (scripts/dashboard/messenger.py, Playwright): contacts,
+#      topics and settings round-trip, a message sent from the page is delivered,
+#      messages from the other node arrive live, a hostile text stays text, no view
+#      scrolls sideways at 360 px, no console errors; it writes the screenshots
+#      messenger.png (the conversation view, as in docs/) and mesh.png to ARTEFACTS_DIR;
+#   4. an OpenAPI conformance run of schemathesis (PyPI) against the running node,
 #      with a bounded number of examples per operation.
 # Installs chromium, playwright and schemathesis when missing. Usage: scripts/test-dashboard.sh
 set -euo pipefail
@@ -122,9 +127,11 @@ PY
 # live page (--screenshot with --virtual-time-budget) can hang capturing a frame while
 # virtual time waits on the event stream, where --dump-dom does not. So the QR code
 # decoded below is the very one the DOM check saw.
+# The invitation is on the Contacts view, so that view is the one shown.
 python3 - "$WORK/dom.html" "$WORK/rendered.html" <<'PY'
 import re, sys
 dom = open(sys.argv[1]).read()
+dom = re.sub(r'<body data-view="[a-z]+"', '<body data-view="contacts"', dom, count=1)
 open(sys.argv[2], "w").write(re.sub(r"<script\b.*?</script>", "", dom, flags=re.S))
 PY
 shot_taken=false
@@ -190,7 +197,7 @@ with sync_playwright() as p:
     browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
     page = browser.new_context().new_page()
     page.goto(login.replace("/#", "/?stream_seconds=1#"))
-    page.wait_for_selector(f'tr.peer[data-peer="{peer}"]', timeout=30000)
+    page.wait_for_selector(f'tr.peer[data-peer="{peer}"]', state="attached", timeout=30000)
     cookies = page.context.cookies()
     if not any(c["name"].startswith("scmesh_session_") for c in cookies):
         sys.exit(f"no per-node session cookie after login: {cookies}")
@@ -198,7 +205,7 @@ with sync_playwright() as p:
     page.wait_for_function("document.title === 'done'", timeout=30000)
     # The dashboard itself may still change a setting with the same cookie.
     page.goto(node + "/?stream_seconds=1")
-    page.wait_for_selector(f'tr.peer[data-peer="{peer}"]', timeout=30000)
+    page.wait_for_selector(f'tr.peer[data-peer="{peer}"]', state="attached", timeout=30000)
     status = page.evaluate("""async () => (await fetch("/api/v1/settings", { method: "PATCH", credentials: "same-origin",
         headers: { "Content-Type": "application/json" }, body: JSON.stringify({ relay_enabled: true }) })).status""")
     if status != 200:
@@ -212,7 +219,13 @@ curl -sf -H "Authorization: Bearer $TOKEN" "http://$ADDRESS/api/v1/contacts" | g
   fail "a page on another port added a contact with the dashboard's cookie"
 echo "test-dashboard: a page on another 127.0.0.1 port could neither send nor add a contact with the session cookie"
 
-# 3. OpenAPI conformance: schemathesis against the running node (a bounded number of
+# 3. The messenger, driven. Carol is an identity with no node, added by peer ID.
+mkdir -p "$WORK/c"
+CAROL=$("$SCMESH" identity --create --data-dir "$WORK/c")
+timeout 180 python3 scripts/dashboard/messenger.py "$SCMESH" "$WORK/a" "$WORK/b" "$CAROL" "$ARTEFACTS_DIR" ||
+  fail "the messenger in the browser did not behave (see above)"
+
+# 4. OpenAPI conformance: schemathesis against the running node (a bounded number of
 # examples; the event stream never ends, so it is left to the Swift tests). Every check
 # but positive_data_acceptance: schema-valid requests the node rightly refuses by
 # meaning (an alias that is no contact, "text" and "payload_base64" together) are 400.

@@ -120,8 +120,9 @@ if [ $# -eq 0 ]; then
   step "BLE VM: two scmesh nodes" env SWIFT_PACKAGE="$PWD" SWIFT_PRODUCT=scmesh SWIFT_SCRATCH="$PWD/.build" SWIFT_CONFIG=debug SWIFT_PREBUILT=1 \
     QEMU_TIMEOUT=600 GUEST_TEST=scripts/ble-vm/guest-scmesh.sh scripts/ble-vm/run.sh
   # The HTTP API against two real node processes: the dashboard in headless Chromium
-  # (DOM asserts, screenshot in .build/artefacts/dashboard.png) and a schemathesis
-  # OpenAPI conformance run. Installs chromium and schemathesis when missing.
+  # (DOM asserts, screenshot in .build/artefacts/dashboard.png), the messenger driven by
+  # Playwright, and a schemathesis OpenAPI conformance run. Installs chromium,
+  # playwright and schemathesis when missing.
   # SCMESH: the binary `swift build` made, so the script builds nothing (a build of one
   # product would compile much of the package again, and `swift test` then back).
   step "test-dashboard.sh" with_fuzz_build_paused env SCMESH="$PWD/.build/debug/scmesh" scripts/test-dashboard.sh

@@ -26,7 +26,7 @@ struct HTTPAPITests {
         (.PUT, "/api/v1/transports/bob/disabled"), (.DELETE, "/api/v1/transports/bob/disabled"),
         (.POST, "/api/v1/dial"), (.GET, "/api/v1/peers/known"), (.DELETE, "/api/v1/settings"),
         (.PUT, "/api/v1/contacts/bob/alias"), (.PUT, "/api/v1/contacts/bob/note"),
-        (.GET, "/api/v1/conversations"), (.GET, "/api/v1/conversations/carol"),
+        (.GET, "/api/v1/conversations"), (.GET, "/api/v1/conversations/carol"), (.POST, "/api/v1/read"),
         (.PUT, "/api/v1/contacts/bob/muted"), (.DELETE, "/api/v1/contacts/bob/muted"),
         (.GET, "/api/v1/invitations"), (.DELETE, "/api/v1/invitations/00000000000000000000000000000000"),
     ]

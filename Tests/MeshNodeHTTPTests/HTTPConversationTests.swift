@@ -49,5 +49,22 @@ struct HTTPConversationTests {
 
         let missing = try await b.call(.GET, "/api/v1/conversations/nobody")
         #expect(missing.status >= 400 && missing.status < 500 && missing.errorCode != nil, "\(missing.text)")
+
+        // POST /api/v1/read: one by ID, then the rest of one peer's.
+        let firstID = try #require(messages.first?["id"] as? String)
+        let one = try await b.call(.POST, "/api/v1/read", json: #"{"ids":["\#(firstID)"]}"#)
+        #expect(one.status == 200, "\(one.text)")
+        #expect(one.object["marked"] as? Int == 1 && one.object["unread"] as? Int == 1, "\(one.text)")
+        let rest = try await b.call(.POST, "/api/v1/read", json: #"{"all":true,"peer":"\#(idA.prefix(10))"}"#)
+        #expect(rest.object["marked"] as? Int == 1 && rest.object["unread"] as? Int == 0, "\(rest.text)")
+        let after = try await b.call(.GET, "/api/v1/conversations")
+        #expect((after.object["conversations"] as? [[String: Any]])?.first?["unread"] as? Int == 0, "\(after.text)")
+        for body in [#"{"ids":"abc"}"#, #"{"all":"yes"}"#, #"{"peer":1,"all":true}"#, #"{"x":1}"#, #"{}"#] {
+            let refused = try await b.call(.POST, "/api/v1/read", json: body)
+            #expect(refused.status == 400 && refused.errorCode != nil, "\(body): \(refused.text)")
+        }
+        let zeros = String(repeating: "0", count: 32)
+        let stranger = try await b.call(.POST, "/api/v1/read", json: #"{"ids":["\#(zeros)"]}"#)
+        #expect(stranger.status == 404, "\(stranger.text)")
     }
 }

@@ -23,6 +23,8 @@ public struct ConversationReply: Codable, Sendable, Hashable {
         public var bytes: Int
         /// Inbound only: true while it is unread.
         public var unread: Bool?
+        /// Why it failed or expired (or why its last attempt did not go through).
+        public var reason: String?
 
         /// The conversation form of a history entry.
         public init(_ entry: HistoryEntry) {
@@ -34,6 +36,7 @@ public struct ConversationReply: Codable, Sendable, Hashable {
             headBase64 = entry.headBase64
             bytes = entry.bytes
             unread = entry.unread
+            reason = entry.reason
         }
     }
 

@@ -28,6 +28,7 @@ enum StoreMigrations {
         "v13-muted: peers whose messages raise no notification",
         "v14-invitations: the invitations this node issued and who joined by them",
         "v15-history-text: the text (or head) of each message in its history entry, and when an inbound one was read",
+        "v16-inbox-sent-at: when a received message was sent, as its sealed envelope says",
     ]
 
     /// The schema version this build writes.
@@ -102,6 +103,10 @@ enum StoreMigrations {
         migrator.registerMigration(identifiers[14]) { db in
             try db.execute(sql: schemaV15HistoryText)
             try db.execute(sql: "PRAGMA user_version = 15")
+        }
+        migrator.registerMigration(identifiers[15]) { db in
+            try db.execute(sql: "ALTER TABLE inbox ADD COLUMN sentAt INTEGER")
+            try db.execute(sql: "PRAGMA user_version = 16")
         }
         return migrator
     }

@@ -34,8 +34,7 @@ struct PeersCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
-    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
-    var full = false
+    @OptionGroup var ids: FullIDsOption
 
     @Flag(help: "List the address ledger instead: every known address of every peer, with its successes and failures.")
     var known = false
@@ -47,7 +46,7 @@ struct PeersCommand: AsyncParsableCommand {
                 dataDirectory: dataDirectory.path,
                 json: output.json,
                 as: KnownPeersReply.self,
-                render: TextReport.knownPeers
+                render: { TextReport.knownPeers($0, full: ids.full) }
             )
             return
         }
@@ -56,7 +55,7 @@ struct PeersCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: PeersReply.self,
-            render: { TextReport.peers($0, full: full) }
+            render: { TextReport.peers($0, full: ids.full) }
         )
     }
 }
@@ -72,8 +71,7 @@ struct RoutesCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
-    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
-    var full = false
+    @OptionGroup var ids: FullIDsOption
 
     func run() async throws {
         try await callNode(
@@ -81,7 +79,7 @@ struct RoutesCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: RoutesReply.self,
-            render: { TextReport.routes($0, full: full) }
+            render: { TextReport.routes($0, full: ids.full) }
         )
     }
 }

@@ -42,6 +42,15 @@ struct JSONOption: ParsableArguments {
     var json = false
 }
 
+/// `--full`: whole IDs in a listing.
+struct FullIDsOption: ParsableArguments {
+    @Flag(
+        help:
+            "Print whole peer and message IDs (by default a peer is a contact's alias, or a node's ID, with the first 8 hex characters of its ID, and a message ID its first 8; every command takes such a start)."
+    )
+    var full = false
+}
+
 /// Prints one `scmesh: ` line to standard error (control characters escaped: a
 /// message may quote remote data).
 func printError(_ message: String) {

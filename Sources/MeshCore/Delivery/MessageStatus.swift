@@ -112,7 +112,9 @@ public struct OutboundRecord: Sendable, Hashable {
     public var id: MessageID
     /// The node it is for.
     public var destination: PeerID
-    /// Its size on the wire.
+    /// Its payload's size: the plaintext's for a message this node sealed (a relayed
+    /// one's is its envelope's, all the relay has), whatever a later sealing made of
+    /// the bytes on the wire.
     public var bytes: Int
     /// Where it is.
     public var status: MessageStatus

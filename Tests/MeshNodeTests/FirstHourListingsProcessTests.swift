@@ -37,7 +37,10 @@ struct FirstHourListingsProcessTests {
         let queued = try #require(outbox["messages"] as? [[String: Any]])
         #expect(queued.map { $0["bytes"] as? Int } == [5, 6], "\(queued)")
         let outboxText = try await nodes.run(["outbox", "--data-dir", dataA])
-        #expect(outboxText.standardOutput.contains("2 messages on the way, 11 payload bytes"), "\(outboxText.standardOutput)")
+        #expect(
+            outboxText.standardOutput.contains("2 messages on the way, 11 payload bytes"),
+            "\(outboxText.standardOutput)"
+        )
         #expect(outboxText.standardOutput.contains("bob (\(b.peerID.short)…)"), "\(outboxText.standardOutput)")
         #expect(outboxText.standardOutput.contains("  \(prefix)  "), "\(outboxText.standardOutput)")
         #expect(!outboxText.standardOutput.contains(ids[0]), "\(outboxText.standardOutput)")
@@ -86,7 +89,9 @@ struct FirstHourListingsProcessTests {
         #expect(try await nodes.run(["inbox", "--data-dir", dataB, "--full"]).standardOutput.contains(a.peerID.hex))
 
         // A stranger who wrote is added by the start of its ID; then named by alias.
-        let added = try await nodes.run(["contacts", "add", "--data-dir", dataB, "alice", String(a.peerID.hex.prefix(8))])
+        let added = try await nodes.run([
+            "contacts", "add", "--data-dir", dataB, "alice", String(a.peerID.hex.prefix(8)),
+        ])
         #expect(added.status == 0, "\(added.standardError)")
         let named = try await nodes.run(["conversations", "--data-dir", dataB])
         #expect(named.standardOutput.contains("alice (\(a.peerID.short)…)"), "\(named.standardOutput)")

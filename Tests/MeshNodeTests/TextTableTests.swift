@@ -1,7 +1,8 @@
 import Foundation
 import MeshCore
-@testable import MeshNode
 import Testing
+
+@testable import MeshNode
 
 // Issue 43: tables fit the terminal, peers are named one way, the inbox can list in
 // send order. Pure formatting, no node.
@@ -31,7 +32,11 @@ import Testing
         // No free-text column: the row stays whole, however wide (IDs are never cut).
         #expect(!TextTable.render(rows, freeText: [], width: 20).contains("…"))
         // A free column is never cut below its header or 8 characters.
-        let narrow = TextTable.render([["N", "LONGHEADER"], ["1", String(repeating: "x", count: 40)]], freeText: [1], width: 5)
+        let narrow = TextTable.render(
+            [["N", "LONGHEADER"], ["1", String(repeating: "x", count: 40)]],
+            freeText: [1],
+            width: 5
+        )
         #expect(narrow.split(separator: "\n").last == "1  xxxxxxxxx…")
     }
 
@@ -58,7 +63,9 @@ import Testing
         #expect(TextReport.messageID(id, full: true) == id.hex)
     }
 
-    @Test("inbox --by-sent: each sender's messages together, in the order sent; the receive time stands in when unknown")
+    @Test(
+        "inbox --by-sent: each sender's messages together, in the order sent; the receive time stands in when unknown"
+    )
     func sentOrder() throws {
         let (bob, carol) = (
             try PeerID(bytes: [UInt8](repeating: 1, count: 32)), try PeerID(bytes: [UInt8](repeating: 2, count: 32))
@@ -87,6 +94,8 @@ import Testing
         #expect(text.contains("sent 1970-01-01T00:01:40Z"), "\(text)")
         // Without --by-sent: the order received.
         let plain = TextReport.inbox(InboxReply(messages: messages, totalReceived: 4))
-        #expect(plain.split(separator: "\n").filter { $0.hasPrefix("#") }.map { $0.prefix(2) } == ["#1", "#2", "#3", "#4"])
+        #expect(
+            plain.split(separator: "\n").filter { $0.hasPrefix("#") }.map { $0.prefix(2) } == ["#1", "#2", "#3", "#4"]
+        )
     }
 }

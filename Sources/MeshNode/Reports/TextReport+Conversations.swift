@@ -11,7 +11,9 @@ extension TextReport {
         for message in reply.messages {
             let who = message.direction == "in" ? named(reply.peer, alias: reply.alias, full: full) : "me"
             let mark = message.unread == true ? "  unread" : ""
-            lines.append("\(timestamp(message.at))  \(who)  [\(escaped(message.status))]\(mark)  \(messageID(message.id, full: full))")
+            lines.append(
+                "\(timestamp(message.at))  \(who)  [\(escaped(message.status))]\(mark)  \(messageID(message.id, full: full))"
+            )
             if let text = message.text {
                 lines.append("    " + escaped(text, newlines: "\n    "))
             } else {

@@ -37,7 +37,9 @@ extension TextReport {
             ])
         }
         // REASON only when some message has one: the row is narrower without it.
-        if reply.messages.allSatisfy({ $0.reason == nil }) { rows = rows.map { row in row.enumerated().filter { $0.offset != 7 }.map(\.element) } }
+        if reply.messages.allSatisfy({ $0.reason == nil }) {
+            rows = rows.map { row in row.enumerated().filter { $0.offset != 7 }.map(\.element) }
+        }
         let counts = reply.outboundCounts.sorted { $0.key < $1.key }.map { "\($0.value) \(escaped($0.key))" }
         return table(rows, freeText: rows[0].count == 9 ? [7, 8] : [7])
             + (counts.isEmpty ? "" : "\nsent by this node: " + counts.joined(separator: ", "))

@@ -70,6 +70,11 @@ struct FirstHourListingsProcessTests {
         try await eventually("every message is delivered", attempts: 1500) {
             (try await a.client.call(.outbox(MessageQuery())).decode(OutboxReply.self)).total == 0
         }
+        // Events name the contact as listings do; the settings table has its headers.
+        let events = try await nodes.run(["events", "--data-dir", dataA])
+        #expect(events.standardOutput.contains("peer=bob (\(b.peerID.short)…)"), "\(events.standardOutput)")
+        let settings = try await nodes.run(["settings", "--data-dir", dataA])
+        #expect(settings.standardOutput.hasPrefix("SETTING"), "\(settings.standardOutput)")
         let history = try jsonObject(try await nodes.run(["history", "--data-dir", dataA, "--json"]).standardOutput)
         let entries = try #require(history["messages"] as? [[String: Any]])
         #expect(Set(entries.compactMap { $0["bytes"] as? Int }) == [5, 6], "\(entries)")

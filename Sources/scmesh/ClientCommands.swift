@@ -201,6 +201,7 @@ struct SendCommand: AsyncParsableCommand {
         // On a terminal, a large payload from standard input shows bytes and rate.
         var progress = TransferProgress()
         var bytes = 0
+        var tooLarge: String?
         if text == "-" {
             // Standard input from a file: read and uploaded at once, no copy in memory.
             if let length = standardInputFileLength(),
@@ -223,6 +224,7 @@ struct SendCommand: AsyncParsableCommand {
                 return
             }
             request.payloadBase64 = Data(payload.readableBytesView).base64EncodedString()
+            tooLarge = "the payload from standard input is \(bytes) bytes"
         } else {
             request.text = text
         }
@@ -232,6 +234,7 @@ struct SendCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: SendReply.self,
+            tooLarge: tooLarge,
             render: { reply in
                 handover.finish(bytes, "the node stored")
                 // On stderr, so that $(scmesh send ...) still captures only the ID line.

@@ -12,7 +12,7 @@ import Testing
 @Suite("scmesh for a newcomer: listings")
 struct FirstHourListingsProcessTests {
     @Test(
-        "payload sizes in outbox, history and trace; peers and messages named short (--full whole); tables fit COLUMNS; inbox sent times and --by-sent; message ID prefixes in read, trace and inbox delete"
+        "payload sizes in outbox, history and trace; peers and messages named short (--full whole); tables fit COLUMNS; inbox sent times and --by-sent; message ID prefixes in read, trace and inbox delete; an oversize stdin payload's size"
     )
     func listings() async throws {
         let nodes = try NodeProcesses()
@@ -122,5 +122,23 @@ struct FirstHourListingsProcessTests {
         #expect(lines.first?.hasPrefix("WHEN") == true, "\(narrow.standardOutput)")
         #expect(lines.allSatisfy { $0.count <= 90 }, "\(narrow.standardOutput)")
         #expect(lines.contains { $0.contains("a long line of…") || $0.contains("text a…") || $0.hasSuffix("…") })
+
+        // A payload from standard input too large for the control socket: the refusal
+        // states its size beside the node's limit.
+        let small = try await nodes.start(
+            "c",
+            ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "max_message_size=100000"] + common
+        )
+        let oversize = try await runScmesh(
+            ["send", "--data-dir", small.dataDirectory, small.peerID.hex, "-"],
+            environment: scmeshEnvironment(home: nodes.home),
+            input: [UInt8](repeating: 0x61, count: 300_000)
+        )
+        #expect(oversize.status == 1)
+        #expect(
+            oversize.standardError.contains("the payload from standard input is 300000 bytes"),
+            "\(oversize.standardError)"
+        )
+        #expect(oversize.standardError.contains("max_message_size = 100000"), "\(oversize.standardError)")
     }
 }

@@ -196,10 +196,6 @@ public enum TextReport {
         return "\(total / 86_400)d \(total % 86_400 / 3600)h"
     }
 
-    static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-    }
-
     /// `rows` (a header first) fitted to the terminal (``TerminalWidth``): the columns
     /// `freeText` are cut with an ellipsis when the rows are wider.
     static func table(_ rows: [[String]], freeText: [Int] = []) -> String {

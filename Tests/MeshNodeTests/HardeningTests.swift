@@ -316,7 +316,7 @@ struct ProcessHardeningTests {
         )
         #expect(inbox.standardOutput.utf8.count < 2_000)
         let whole = try await scmesh(["inbox", "--data-dir", b, "--payloads"], home: directory.path)
-        #expect(whole.status == 0)
+        #expect(whole.status == 0, "\(whole.standardError)")
         #expect(whole.standardOutput.contains(#"\u{1B}[2J\u{1B}]0;owned\u{7}xxx"#))
         #expect(!whole.standardOutput.utf8.contains(0x1B))
         #expect(whole.standardOutput.utf8.count > 10_000_000)

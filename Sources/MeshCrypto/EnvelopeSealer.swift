@@ -100,6 +100,11 @@ public struct EnvelopeSealer: MessageSealer {
         sealed.first == Envelope.boundVersion
     }
 
+    /// The creation time a format-2 envelope binds; nil for format 1.
+    public func sealedAtMillis(_ sealed: [UInt8]) -> UInt64? {
+        (try? Envelope.binding(of: sealed))??.createdMillis
+    }
+
     private static func check(_ sender: PeerID, is origin: PeerID) throws {
         guard sender == origin else {
             throw MeshError(

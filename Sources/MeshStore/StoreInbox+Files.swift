@@ -42,7 +42,8 @@ extension StoreInbox {
                 payload: payload,
                 transport: row.transport,
                 topic: row.topic,
-                emergency: row.emergency != 0
+                emergency: row.emergency != 0,
+                sentMillis: row.sentAt.flatMap { UInt64(exactly: $0) }
             )
         )
     }
@@ -166,6 +167,8 @@ extension StoreInbox {
         public var emergency: Bool
         /// The payload's size in bytes.
         public var byteCount: Int
+        /// When the sender sealed it, as its envelope says; nil when unknown.
+        public var sentAt: Date? = nil
         /// The whole payload when it is kept in its row, else its first bytes (as many
         /// as ``StoreInbox/summaries(after:limit:headBytes:)`` was asked for).
         public var head: [UInt8]
@@ -213,6 +216,7 @@ extension StoreInbox {
                     topic: row.topic,
                     emergency: row.emergency != 0,
                     byteCount: row.bytes,
+                    sentAt: row.sentAt.map(Millis.date),
                     head: head
                 )
             )

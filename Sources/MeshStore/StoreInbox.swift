@@ -134,7 +134,8 @@ public struct StoreInbox: MessageSink {
                     payload: file == nil ? Data(message.payload) : Data(),
                     topic: message.topic,
                     emergency: message.emergency ? 1 : 0,
-                    payloadFile: file
+                    payloadFile: file,
+                    sentAt: message.sentMillis.flatMap { Int64(exactly: $0) }
                 )
                 try row.insert(db, onConflict: .ignore)
                 guard db.changesCount == 1, let sequence = row.sequence else { return (nil, []) }
@@ -250,6 +251,19 @@ public struct StoreInbox: MessageSink {
         }
         guard let row else { return nil }
         return try await entry(row)
+    }
+
+    /// The sequence number of the entry holding message `id` (from any sender; the
+    /// lowest when several senders used the ID), or nil when the inbox holds none.
+    /// - Throws: ``MeshError`` when the store cannot be read.
+    public func sequence(of id: MessageID) async throws(MeshError) -> Int? {
+        try await database.read("find message \(id.hex) in the inbox") { db in
+            try Int.fetchOne(
+                db,
+                sql: "SELECT MIN(sequence) FROM inbox WHERE messageID = ?",
+                arguments: [id.hex]
+            )
+        }
     }
 
     /// Deletes the entries with a sequence number up to `sequence` (the reader has

@@ -73,6 +73,10 @@ enum StoreMigrations {
             "v15-history-text: the text (or head) of each message in its history entry, and when an inbound one was read",
             schemaV15HistoryText
         ),
+        .sql(
+            "v16-inbox-sent-at: when a received message was sent, as its sealed envelope says",
+            "ALTER TABLE inbox ADD COLUMN sentAt INTEGER"
+        ),
     ]
 
     /// The migration identifiers, in order.

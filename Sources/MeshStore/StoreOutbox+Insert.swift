@@ -42,7 +42,8 @@ extension StoreOutbox {
             messageID: message.id.hex,
             direction: MessageDirection.outbound.name,
             peer: message.destination.hex,
-            bytes: bytes,
+            // The size the user sent, not the envelope's when this node sealed it.
+            bytes: message.payloadBytes ?? bytes,
             status: MessageStatus.queued.name,
             createdAt: now,
             expiresAt: expiresAt,
@@ -91,7 +92,14 @@ extension StoreOutbox {
             payloadFile: payloadFile
         )
         try row.insert(db)
-        try MessageHistory.record(db, historyID: historyID, at: now, kind: .enqueued, status: .queued)
+        try MessageHistory.record(
+            db,
+            historyID: historyID,
+            at: now,
+            kind: .enqueued,
+            status: .queued,
+            reason: message.payloadBytes == nil ? nil : "sealed end to end (envelope \(bytes) bytes)"
+        )
     }
 
     /// Throws `.storeFull` naming the bound when a message of `size` bytes to

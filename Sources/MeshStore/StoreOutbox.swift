@@ -331,10 +331,12 @@ public struct StoreOutbox: OutboundQueue {
                     "UPDATE outbox SET payload = ?, payloadFile = ?, flags = ?, bytes = ?, ttl = COALESCE(?, ttl) WHERE number = ?",
                 arguments: [file == nil ? Data(payload) : Data(), file, Int(flags), payload.count, newTTL, row.number]
             )
+            // The history keeps the payload's size (the one the user sent); the
+            // envelope's is in the trace.
             try db.execute(
                 sql:
-                    "UPDATE history SET flags = ?, bytes = ?, ttl = CASE WHEN ttl IS NULL THEN NULL ELSE COALESCE(?, ttl) END WHERE id = ?",
-                arguments: [Int(flags), payload.count, newTTL, row.historyID]
+                    "UPDATE history SET flags = ?, ttl = CASE WHEN ttl IS NULL THEN NULL ELSE COALESCE(?, ttl) END WHERE id = ?",
+                arguments: [Int(flags), newTTL, row.historyID]
             )
             try MessageHistory.record(
                 db,
@@ -342,7 +344,7 @@ public struct StoreOutbox: OutboundQueue {
                 at: now,
                 kind: .status,
                 status: .queued,
-                reason: "sealed end to end (\(payload.count) bytes) to go through a relay"
+                reason: "sealed end to end to go through a relay (envelope \(payload.count) bytes)"
             )
             return row.payloadFile
         }

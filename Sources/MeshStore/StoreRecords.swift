@@ -22,6 +22,9 @@ struct InboxRow: Codable, FetchableRecord, MutablePersistableRecord {
     /// The file in the payload directory that holds the payload (v8; then ``payload``
     /// is empty); nil when the payload is in the row.
     var payloadFile: String?
+    /// When the sender sealed it (v16, milliseconds since 1970), as its envelope says;
+    /// nil when unknown.
+    var sentAt: Int64? = nil
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         sequence = inserted.rowID

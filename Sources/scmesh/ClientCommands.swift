@@ -34,8 +34,7 @@ struct PeersCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
-    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
-    var full = false
+    @OptionGroup var ids: FullIDsOption
 
     @Flag(help: "List the address ledger instead: every known address of every peer, with its successes and failures.")
     var known = false
@@ -47,7 +46,7 @@ struct PeersCommand: AsyncParsableCommand {
                 dataDirectory: dataDirectory.path,
                 json: output.json,
                 as: KnownPeersReply.self,
-                render: TextReport.knownPeers
+                render: { TextReport.knownPeers($0, full: ids.full) }
             )
             return
         }
@@ -56,7 +55,7 @@ struct PeersCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: PeersReply.self,
-            render: { TextReport.peers($0, full: full) }
+            render: { TextReport.peers($0, full: ids.full) }
         )
     }
 }
@@ -72,8 +71,7 @@ struct RoutesCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
-    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
-    var full = false
+    @OptionGroup var ids: FullIDsOption
 
     func run() async throws {
         try await callNode(
@@ -81,7 +79,7 @@ struct RoutesCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: RoutesReply.self,
-            render: { TextReport.routes($0, full: full) }
+            render: { TextReport.routes($0, full: ids.full) }
         )
     }
 }
@@ -203,6 +201,7 @@ struct SendCommand: AsyncParsableCommand {
         // On a terminal, a large payload from standard input shows bytes and rate.
         var progress = TransferProgress()
         var bytes = 0
+        var tooLarge: String?
         if text == "-" {
             // Standard input from a file: read and uploaded at once, no copy in memory.
             if let length = standardInputFileLength(),
@@ -225,6 +224,7 @@ struct SendCommand: AsyncParsableCommand {
                 return
             }
             request.payloadBase64 = Data(payload.readableBytesView).base64EncodedString()
+            tooLarge = "the payload from standard input is \(bytes) bytes"
         } else {
             request.text = text
         }
@@ -234,6 +234,7 @@ struct SendCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: SendReply.self,
+            tooLarge: tooLarge,
             render: { reply in
                 handover.finish(bytes, "the node stored")
                 // On stderr, so that $(scmesh send ...) still captures only the ID line.

@@ -21,13 +21,13 @@ struct ContactsCommand: AsyncParsableCommand {
     )
 
     /// Runs one contacts request and prints the book.
-    static func call(_ request: ContactsRequest, dataDirectory: String, json: Bool) async throws {
+    static func call(_ request: ContactsRequest, dataDirectory: String, json: Bool, full: Bool = false) async throws {
         try await callNode(
             .contacts(request),
             dataDirectory: dataDirectory,
             json: json,
             as: ContactsReply.self,
-            render: TextReport.contacts
+            render: { TextReport.contacts($0, full: full) }
         )
     }
 
@@ -37,9 +37,10 @@ struct ContactsCommand: AsyncParsableCommand {
         @OptionGroup var dataDirectory: DataDirectoryOption
         @OptionGroup var nodeWait: NodeWaitOption
         @OptionGroup var output: JSONOption
+        @OptionGroup var ids: FullIDsOption
 
         func run() async throws {
-            try await ContactsCommand.call(.list, dataDirectory: dataDirectory.path, json: output.json)
+            try await ContactsCommand.call(.list, dataDirectory: dataDirectory.path, json: output.json, full: ids.full)
         }
     }
 
@@ -54,7 +55,9 @@ struct ContactsCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
         @Option(help: "A free note.") var note: String?
         @Argument(help: "The alias (1 to 64 characters, unique, not a peer ID).") var alias: String
-        @Argument(help: "The peer ID (64 hex characters).") var peer: String
+        @Argument(
+            help: "The peer ID (64 hex characters, or the first 4 or more of a peer this node knows or heard from)."
+        ) var peer: String
 
         func run() async throws {
             try await ContactsCommand.call(

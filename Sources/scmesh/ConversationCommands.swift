@@ -13,6 +13,8 @@ struct ConversationCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
+    @OptionGroup var ids: FullIDsOption
+
     @Option(help: "At most this many (the newest; default 100).")
     var limit: Int?
 
@@ -25,7 +27,7 @@ struct ConversationCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: ConversationReply.self,
-            render: TextReport.conversation
+            render: { TextReport.conversation($0, full: ids.full) }
         )
     }
 }
@@ -40,6 +42,7 @@ struct ConversationsCommand: AsyncParsableCommand {
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
+    @OptionGroup var ids: FullIDsOption
 
     func run() async throws {
         try await callNode(
@@ -47,7 +50,7 @@ struct ConversationsCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: ConversationsReply.self,
-            render: TextReport.conversations
+            render: { TextReport.conversations($0, full: ids.full) }
         )
     }
 }
@@ -126,11 +129,25 @@ struct InboxDeleteCommand: AsyncParsableCommand {
     @OptionGroup var output: JSONOption
 
     @Argument(help: "The message's sequence number, as `scmesh inbox` shows it (#SEQ).")
-    var seq: Int
+    var seq: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "The message by its ID instead (or the first 4 or more hex characters of it, as `scmesh inbox` shows).",
+            valueName: "message-id"
+        )
+    )
+    var id: String?
+
+    func validate() throws {
+        if (seq == nil) == (id == nil) {
+            throw ValidationError("name the message by its sequence number (SEQ) or by --id MESSAGE-ID, one of them")
+        }
+    }
 
     func run() async throws {
         try await callNode(
-            .inboxDelete(seq: seq),
+            .inboxDelete(seq: seq, id: id),
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: ClearReply.self,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MeshCore
 import MeshNode
 
 /// `scmesh events`: the router's recent events, and with `--follow` new ones as they happen.
@@ -19,6 +20,7 @@ struct EventsCommand: AsyncParsableCommand {
     @OptionGroup var dataDirectory: DataDirectoryOption
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
+    @OptionGroup var ids: FullIDsOption
 
     @Option(help: ArgumentHelp("Only events after this id (default: the newest --limit).", valueName: "id"))
     var after: Int?
@@ -45,6 +47,11 @@ struct EventsCommand: AsyncParsableCommand {
             let client = ControlClient(dataDirectory: dataDirectory.path)
             var cursor = after
             var first = true
+            // The contacts' aliases name peers as every listing does (none in --json).
+            var aliases: [PeerID: String] = [:]
+            if !output.json, let book = try? await client.call(.contacts(.list)).decode(ContactsReply.self) {
+                for contact in book.contacts { aliases[contact.peer] = contact.alias }
+            }
             while true {
                 let reply = try await client.call(.events(after: cursor, limit: first ? limit : 4096))
                 let events = try EventsReply.decode(reply)
@@ -63,7 +70,7 @@ struct EventsCommand: AsyncParsableCommand {
                     print(
                         output.json
                             ? String(decoding: try ControlJSON.encoder().encode(event), as: UTF8.self)
-                            : TextReport.event(event)
+                            : TextReport.event(event, aliases: aliases, full: ids.full)
                     )
                 }
                 if first, events.events.isEmpty, follow, !output.json {

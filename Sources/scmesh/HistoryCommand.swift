@@ -26,6 +26,8 @@ struct HistoryListCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
+    @OptionGroup var ids: FullIDsOption
+
     @Option(help: "At most this many (the newest; default 100).")
     var limit: Int?
 
@@ -64,7 +66,7 @@ struct HistoryListCommand: AsyncParsableCommand {
                 dataDirectory: dataDirectory.path,
                 json: output.json,
                 as: HistoryReply.self,
-                render: TextReport.history
+                render: { TextReport.history($0, full: ids.full) }
             )
         }
     }
@@ -81,6 +83,8 @@ struct OutboxCommand: AsyncParsableCommand {
     @OptionGroup var nodeWait: NodeWaitOption
     @OptionGroup var output: JSONOption
 
+    @OptionGroup var ids: FullIDsOption
+
     @Option(help: "At most this many (the oldest; default 1000).")
     var limit: Int?
 
@@ -93,7 +97,7 @@ struct OutboxCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory.path,
             json: output.json,
             as: OutboxReply.self,
-            render: TextReport.outbox
+            render: { TextReport.outbox($0, full: ids.full) }
         )
     }
 }

@@ -29,15 +29,23 @@ struct InboxCommand: AsyncParsableCommand {
     @Option(help: "At most this many (the newest).")
     var limit: Int?
 
-    @Flag(help: "Print a contact's whole peer ID beside its alias (by default its first 8 hex characters).")
-    var full = false
+    @OptionGroup var ids: FullIDsOption
 
     @Flag(help: "Only messages not yet marked read (`scmesh read`).")
     var unread = false
 
+    @Flag(
+        help:
+            "List each sender's messages together, in the order that sender sent them (the time its sealed envelope carries; the receive time when none), the senders in the order of their first message. Text only: --json lists in the order received, with sent_at."
+    )
+    var bySent = false
+
     func validate() throws {
         // 0 would list nothing and read as an empty inbox; in JSON it asks for the
         // counts alone (total_received).
+        if bySent, follow {
+            throw ValidationError("--by-sent orders one listing; it does not go with --follow")
+        }
         if let limit, limit < 0 || limit == 0 && !output.json {
             throw ValidationError(
                 "--limit takes the number of newest messages to show, 1 or more (0 only with --json, for the counts), got \(limit)"
@@ -92,12 +100,12 @@ struct InboxCommand: AsyncParsableCommand {
                     : try await client.inbox(after: cursor, limit: first ? limit : nil, payloads: payloads)
                 let inbox = try reply.decode(InboxReply.self)
                 if !follow {
-                    print(output.json ? reply.line : TextReport.inbox(inbox, full: full))
+                    print(output.json ? reply.line : TextReport.inbox(inbox, full: ids.full, bySent: bySent))
                 } else {
                     for message in inbox.messages {
                         print(
                             output.json
-                                ? try InboxReply.jsonLine(message) : TextReport.inboxMessage(message, full: full)
+                                ? try InboxReply.jsonLine(message) : TextReport.inboxMessage(message, full: ids.full)
                         )
                     }
                     if first, inbox.messages.isEmpty, !output.json {

@@ -42,6 +42,15 @@ struct JSONOption: ParsableArguments {
     var json = false
 }
 
+/// `--full`: whole IDs in a listing.
+struct FullIDsOption: ParsableArguments {
+    @Flag(
+        help:
+            "Print whole peer and message IDs (by default a peer is a contact's alias, or a node's ID, with the first 8 hex characters of its ID, and a message ID its first 8; every command takes such a start)."
+    )
+    var full = false
+}
+
 /// Prints one `scmesh: ` line to standard error (control characters escaped: a
 /// message may quote remote data).
 func printError(_ message: String) {
@@ -79,12 +88,15 @@ func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async 
 }
 
 /// Sends a command to the node and prints the reply: the raw JSON with `--json`,
-/// else `render` of the decoded body. A refused request exits 1.
+/// else `render` of the decoded body. A refused request exits 1; `tooLarge`, when
+/// given, is said before the node's words when it refused the request as too large
+/// (what the client knows of the size and the node does not).
 func callNode<Reply: Decodable>(
     _ command: NodeCommand,
     dataDirectory: String,
     json: Bool,
     as type: Reply.Type,
+    tooLarge: String? = nil,
     render: (Reply) -> String
 ) async throws {
     try await reportingErrors(json: json) {
@@ -92,6 +104,8 @@ func callNode<Reply: Decodable>(
         if json {
             print(reply.line)
             if !reply.ok { throw ExitCode.failure }
+        } else if let tooLarge, !reply.ok, reply.code == MeshError.Code.messageTooLarge.name {
+            throw MeshError(.messageTooLarge, "\(tooLarge): \(reply.error ?? "the node refused it as too large")")
         } else {
             print(render(try reply.decode(type)))
         }

@@ -24,10 +24,10 @@ struct ConversationTextTests {
         )
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines[0] == "conversation with bob (\(Self.peer)) (1 unread)", "\(text)")
-        #expect(lines[1] == "2026-01-02T03:04:05Z  me  [delivered]  00112233445566778899aabbccddeeff")
+        #expect(lines[1] == "2026-01-02T03:04:05Z  me  [delivered]  00112233")
         #expect(lines[2] == "    hi" && lines[3] == "    there")
         #expect(
-            lines[4] == "2026-01-02T03:04:06Z  bob (abababab…)  [received]  unread  00112233445566778899aabbccddee00"
+            lines[4] == "2026-01-02T03:04:06Z  bob (abababab…)  [received]  unread  00112233"
         )
         #expect(lines[5] == "    (binary) (3 bytes)")
         #expect(TextReport.conversation(try Self.reply("")) == "no messages with bob (\(Self.peer)) in the history")

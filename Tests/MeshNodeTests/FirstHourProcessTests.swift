@@ -224,7 +224,7 @@ struct FirstHourProcessTests {
         )
         defer { stopProcess(waiting) }
         try await eventually("the message is in the outbox", attempts: 1500) {
-            let outbox = try await runScmesh(["outbox", "--data-dir", data], home: home)
+            let outbox = try await runScmesh(["outbox", "--data-dir", data, "--full"], home: home)
             return outbox.standardOutput.contains(waitedID)
         }
         kill(waiting.processIdentifier, SIGINT)
@@ -233,7 +233,7 @@ struct FirstHourProcessTests {
         #expect(waiting.terminationStatus == 130)
         let said = try String(contentsOfFile: waitLog, encoding: .utf8)
         #expect(said.contains("stopped waiting: message \(waitedID) stays queued"), "\(said)")
-        let outbox = try await runScmesh(["outbox", "--data-dir", data], home: home)
+        let outbox = try await runScmesh(["outbox", "--data-dir", data, "--full"], home: home)
         #expect(outbox.standardOutput.contains(waitedID), "\(outbox.standardOutput)")
     }
 }

@@ -294,7 +294,7 @@ struct ProcessHardeningTests {
         let idA = try await scmesh(["identity", "--create", "--data-dir", a], home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await eventually("A has a link to B") {
-            try await scmesh(["peers", "--data-dir", a], home: directory.path).standardOutput.contains(idB)
+            try await scmesh(["peers", "--data-dir", a, "--full"], home: directory.path).standardOutput.contains(idB)
         }
         var payload = Array("\u{1B}[2J\u{1B}]0;owned\u{07}".utf8)
         payload += [UInt8](repeating: UInt8(ascii: "x"), count: 10_000_000 - payload.count)

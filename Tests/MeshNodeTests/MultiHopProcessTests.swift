@@ -31,7 +31,7 @@ struct MultiHopProcessTests {
         #expect(routes.first { $0.destination == line.ids[1] }?.hops == 1)
         let text = try await runScmesh(["routes", "--data-dir", line.directories[0]], home: line.home)
         #expect(
-            text.status == 0 && text.standardOutput.contains(line.ids[4].hex),
+            text.status == 0 && text.standardOutput.contains(line.ids[4].short + "…"),
             "\(text.standardOutput)\(text.standardError)"
         )
         let json = try jsonObject(

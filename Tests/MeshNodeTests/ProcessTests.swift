@@ -127,7 +127,7 @@ struct ProcessTests {
         let idB = try await scmesh("identity", "--create", "--data-dir", b, home: directory.path).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await eventually("node A has a link to node B") {
-            try await scmesh("peers", "--data-dir", a, home: directory.path).standardOutput.contains(idB)
+            try await scmesh("peers", "--data-dir", a, "--full", home: directory.path).standardOutput.contains(idB)
         }
         let payload: [UInt8] = Array("bytes from stdin\n".utf8) + [0, 0xFF]
         let sent = try await scmesh("send", "--data-dir", a, "--json", idB, "-", home: directory.path, input: payload)

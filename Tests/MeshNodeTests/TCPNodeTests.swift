@@ -62,7 +62,7 @@ struct TCPNodeTests {
 
         // 1. A message from A arrives in B's inbox.
         try await eventually("node A has a link to node B", attempts: 1500) {
-            try await runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+            try await runScmesh(["peers", "--data-dir", a, "--full"], home: home).standardOutput.contains(idB)
         }
         let first = try await runScmesh(["send", "--data-dir", a, idB, "before the kill"], home: home)
         #expect(first.status == 0, "\(first.standardError)")
@@ -118,7 +118,7 @@ struct TCPNodeTests {
         //    and a new send arrives.
         nodeB = try startScmesh(argumentsB, home: home)
         try await eventually("node A has a link to the restarted node B", attempts: 1500) {
-            try await runScmesh(["peers", "--data-dir", a], home: home).standardOutput.contains(idB)
+            try await runScmesh(["peers", "--data-dir", a, "--full"], home: home).standardOutput.contains(idB)
         }
         #expect(
             try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput.contains(idB)

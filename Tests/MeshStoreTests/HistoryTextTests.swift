@@ -162,7 +162,7 @@ struct HistoryTextMigrationTests {
                 try queue.close()
             }
             try await withReopened(path) { store throws in
-                #expect(try await store.schemaVersion() == 15)
+                #expect(try await store.schemaVersion() == MeshStore.currentSchemaVersion)
                 #expect(try await store.history.unreadCount() == 0)
                 let entry = try #require(try await store.history.entry(old, direction: .inbound))
                 #expect(entry.text == nil && entry.unread == nil && entry.readAt != nil)

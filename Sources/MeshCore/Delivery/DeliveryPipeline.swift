@@ -80,6 +80,7 @@ final class DeliveryPipeline: Sendable {
         // The digest a receipt must carry is over the plaintext, so it holds whether
         // the message travels sealed or not (and if it is sealed later, for a relay).
         let digest = receipts?.digest(payload) ?? []
+        let payloadBytes = payload.count
         var payload = payload
         var flags: UInt16 = 0
         if options.emergency {
@@ -126,7 +127,8 @@ final class DeliveryPipeline: Sendable {
                 payload: payload,
                 flags: flags,
                 contentDigest: digest,
-                expiresAfter: options.expiresAfter
+                expiresAfter: options.expiresAfter,
+                payloadBytes: flags & DataFrame.sealedFlag != 0 ? payloadBytes : nil
             )
         )
         return try await queued(id, to: peer, options: options)

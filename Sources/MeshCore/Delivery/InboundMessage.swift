@@ -12,6 +12,10 @@ public struct InboundMessage: Sendable, Hashable, Codable {
     public var topic: String?
     /// Whether its origin sent it as an emergency (flooded ahead of every queue).
     public var emergency: Bool
+    /// When its origin sealed it (milliseconds since 1970, UTC), as its envelope says;
+    /// nil when it came unsealed over a direct link (sent then, or when it waited in
+    /// the sender's outbox, unknown) or in an envelope with no time (format 1).
+    public var sentMillis: UInt64?
 
     /// Creates a message record.
     public init(
@@ -20,8 +24,10 @@ public struct InboundMessage: Sendable, Hashable, Codable {
         payload: [UInt8],
         transport: String,
         topic: String? = nil,
-        emergency: Bool = false
+        emergency: Bool = false,
+        sentMillis: UInt64? = nil
     ) {
+        self.sentMillis = sentMillis
         self.id = id
         self.from = from
         self.payload = payload
@@ -31,7 +37,7 @@ public struct InboundMessage: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, from, payload, transport, topic, emergency
+        case id, from, payload, transport, topic, emergency, sentMillis
     }
 
     /// Decodes a record; a missing `emergency` (records from before the flag) is false.
@@ -43,5 +49,6 @@ public struct InboundMessage: Sendable, Hashable, Codable {
         transport = try container.decode(String.self, forKey: .transport)
         topic = try container.decodeIfPresent(String.self, forKey: .topic)
         emergency = try container.decodeIfPresent(Bool.self, forKey: .emergency) ?? false
+        sentMillis = try container.decodeIfPresent(UInt64.self, forKey: .sentMillis)
     }
 }

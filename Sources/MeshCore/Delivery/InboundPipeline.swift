@@ -164,7 +164,8 @@ final class InboundPipeline: Sendable {
             from: frame.origin,
             payload: opened,
             transport: session.transport,
-            emergency: frame.flags & DataFrame.emergencyFlag != 0
+            emergency: frame.flags & DataFrame.emergencyFlag != 0,
+            sentMillis: frame.flags & DataFrame.sealedFlag != 0 ? sealer?.sealedAtMillis(payload) : nil
         )
         let receipt: OutboundMessage?
         do {

@@ -34,6 +34,9 @@ public protocol MessageSealer: Sendable {
     /// alone, before any check: the router refuses an unbound envelope from an origin
     /// known to seal bound ones (docs/PROTOCOL.md §B.3).
     func isBound(_ sealed: [UInt8]) -> Bool
+    /// When the sender sealed `sealed` (milliseconds since 1970, UTC), when its format
+    /// says (format 2); nil otherwise. Read only after the envelope opened.
+    func sealedAtMillis(_ sealed: [UInt8]) -> UInt64?
 }
 
 extension MessageSealer {
@@ -55,6 +58,9 @@ extension MessageSealer {
 
     /// A sealer that binds nothing makes no bound envelopes.
     public func isBound(_ sealed: [UInt8]) -> Bool { false }
+
+    /// A sealer that binds nothing records no creation time.
+    public func sealedAtMillis(_ sealed: [UInt8]) -> UInt64? { nil }
 }
 
 /// What a sealed envelope binds of the DATA frame that carries it: the message ID and

@@ -66,6 +66,10 @@ public struct OutboundMessage: Sendable, Hashable {
     /// the message so the loop rule (docs/PROTOCOL.md §A.6, rule 3) holds across a
     /// restart.
     public var previousHop: PeerID?
+    /// The payload's size before this node sealed it, when `payload` is an envelope
+    /// this node made of its own message; nil otherwise. The history records this
+    /// size, the one the user sent, rather than the envelope's.
+    public var payloadBytes: Int?
 
     /// Creates a message record.
     public init(
@@ -77,9 +81,11 @@ public struct OutboundMessage: Sendable, Hashable {
         expiresAfter: Duration? = nil,
         origin: PeerID? = nil,
         ttl: UInt8? = nil,
-        previousHop: PeerID? = nil
+        previousHop: PeerID? = nil,
+        payloadBytes: Int? = nil
     ) {
         self.previousHop = previousHop
+        self.payloadBytes = payloadBytes
         self.id = id
         self.destination = destination
         self.payload = payload
@@ -106,7 +112,9 @@ public struct OutboundRecord: Sendable, Hashable {
     public var id: MessageID
     /// The node it is for.
     public var destination: PeerID
-    /// Its size on the wire.
+    /// Its payload's size: the plaintext's for a message this node sealed (a relayed
+    /// one's is its envelope's, all the relay has), whatever a later sealing made of
+    /// the bytes on the wire.
     public var bytes: Int
     /// Where it is.
     public var status: MessageStatus

@@ -126,7 +126,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             state.records[message.id] = OutboundRecord(
                 id: message.id,
                 destination: message.destination,
-                bytes: message.payload.count,
+                bytes: message.payloadBytes ?? message.payload.count,
                 status: .queued,
                 flags: message.flags,
                 contentDigest: message.contentDigest,
@@ -248,7 +248,7 @@ public final class InMemoryOutboundQueue: OutboundQueue {
             }
             state.messages[id]?.message.payload = payload
             state.messages[id]?.message.flags = flags
-            state.records[id]?.bytes = payload.count
+            // The record keeps the payload's size: sealing changes only the wire bytes.
             state.records[id]?.flags = flags
             if let ttl {
                 state.messages[id]?.message.ttl = ttl

@@ -93,9 +93,10 @@ extension ControlHandler {
             guard let text, text.count >= Self.minimumPeerPrefix, text.count < 64 else { throw error }
             let matches = try await store.history.peers(startingWith: text)
             guard matches.count <= 1 else {
+                let listed = matches.prefix(5).map(\.hex).joined(separator: ", ")
                 throw MeshError(
                     .invalidArgument,
-                    "\(command): \"\(text.lowercased())\" is the start of several peer IDs in the history; give more characters"
+                    "\(command): \"\(text.lowercased())\" is the start of several peer IDs in the history (\(listed)\(matches.count > 5 ? ", ..." : "")); give more characters"
                 )
             }
             guard let peer = matches.first else { throw error }
@@ -121,10 +122,28 @@ extension ControlHandler {
         return ClearReply(deleted: try await store.history.clear(peer: peer))
     }
 
-    /// `inbox_delete`: deletes one inbox entry.
-    package func inboxDelete(seq: Int?) async throws -> ClearReply {
+    /// `inbox_delete`: deletes one inbox entry, named by its sequence number or by its
+    /// message ID (or the unique start of one, as every message ID is taken).
+    package func inboxDelete(seq: Int?, id text: String? = nil) async throws -> ClearReply {
+        var seq = seq
+        if let text {
+            guard seq == nil else {
+                throw MeshError(.invalidArgument, "inbox_delete takes \"seq\" or \"id\", not both")
+            }
+            let id = try await resolveMessageID(text, for: "inbox_delete")
+            guard let held = try await inbox.sequence(of: id) else {
+                throw MeshError(
+                    .invalidArgument,
+                    "the inbox holds no message \(id.hex) (it was removed, or this node sent it); list them with inbox"
+                )
+            }
+            seq = held
+        }
         guard let seq else {
-            throw MeshError(.invalidArgument, "inbox_delete needs \"seq\": the sequence number `scmesh inbox` shows")
+            throw MeshError(
+                .invalidArgument,
+                "inbox_delete needs \"seq\" (the sequence number `scmesh inbox` shows) or \"id\" (a message ID, or its first 4 or more hex characters)"
+            )
         }
         guard try await inbox.delete(sequence: seq) else {
             throw MeshError(

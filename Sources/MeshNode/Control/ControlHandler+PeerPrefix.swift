@@ -7,7 +7,8 @@ extension ControlHandler {
 
     /// A peer named by the start of its peer ID (4 to 63 hex characters, any case),
     /// among the peers this node knows: contacts, peers with a link, route
-    /// destinations and the address ledger's peers.
+    /// destinations, the address ledger's peers and the peers of its history (a
+    /// stranger who wrote, listed by the start of its ID).
     /// - Returns: the one peer whose ID starts with `text`, or nil when `text` is not
     ///   such a prefix or no known peer matches.
     /// - Throws: `.invalidArgument` when several known peers match, listing them.
@@ -21,6 +22,7 @@ extension ControlHandler {
         for peer in await router.peers() { known.insert(peer.peer) }
         for route in await router.routes() { known.insert(route.destination) }
         for entry in (try? await store.ledger.all()) ?? [] { known.insert(entry.peer) }
+        for peer in (try? await store.history.peers(startingWith: prefix)) ?? [] { known.insert(peer) }
         let matches = known.filter { $0.hex.hasPrefix(prefix) }.sorted { $0.hex < $1.hex }
         guard matches.count <= 1 else {
             let listed = matches.prefix(5).map(\.hex).joined(separator: ", ")

@@ -112,7 +112,7 @@ package struct ControlHandler: Sendable {
         case .conversations: try ControlJSON.success(await conversations())
         case .read(let request): try ControlJSON.success(await markRead(request))
         case .historyClear(let peer): try ControlJSON.success(await historyClear(peer: peer))
-        case .inboxDelete(let seq): try ControlJSON.success(await inboxDelete(seq: seq))
+        case .inboxDelete(let seq, let id): try ControlJSON.success(await inboxDelete(seq: seq, id: id))
         }
     }
 
@@ -240,6 +240,7 @@ package struct ControlHandler: Sendable {
             from: entry.message.from,
             transport: entry.message.transport,
             receivedAt: entry.receivedAt,
+            sentAt: entry.message.sentMillis.map { Date(timeIntervalSince1970: Double($0) / 1000) },
             bytes: payload.count,
             text: String(validating: payload, as: UTF8.self),
             payloadBase64: Data(payload).base64EncodedString(),
@@ -260,6 +261,7 @@ package struct ControlHandler: Sendable {
             from: summary.from,
             transport: summary.transport,
             receivedAt: summary.receivedAt,
+            sentAt: summary.sentAt,
             bytes: summary.byteCount,
             text: text,
             payloadBase64: nil,

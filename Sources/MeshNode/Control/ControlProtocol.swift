@@ -364,6 +364,11 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var transport: String
         /// When the node received it (ISO 8601).
         public var receivedAt: Date
+        /// When the sender sealed it (ISO 8601), as its end-to-end envelope says;
+        /// absent when it came unsealed over a direct link or the envelope holds no
+        /// time. A message that waited at its sender or a relay was sealed: its
+        /// `sent_at` is when it was sent, `received_at` when it arrived.
+        public var sentAt: Date? = nil
         /// Payload size in bytes.
         public var bytes: Int
         /// The payload as text when it is valid UTF-8 (without payloads: only when it

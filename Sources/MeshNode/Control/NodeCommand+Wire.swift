@@ -93,7 +93,7 @@ extension NodeCommand {
         case "conversations": self = .conversations
         case "read": self = .read(ReadRequest(ids: request.ids, all: request.all, peer: request.peer))
         case "history_clear": self = .historyClear(peer: request.peer)
-        case "inbox_delete": self = .inboxDelete(seq: request.seq)
+        case "inbox_delete": self = .inboxDelete(seq: request.seq, id: request.id)
         default:
             throw MeshError(
                 .controlRequestFailed,
@@ -132,8 +132,9 @@ extension NodeCommand {
             request.peer = read.peer
         case .historyClear(let peer):
             request.peer = peer
-        case .inboxDelete(let seq):
+        case .inboxDelete(let seq, let id):
             request.seq = seq
+            request.id = id
         case .trace(let id):
             request.id = id
         case .contacts(.list):

@@ -71,8 +71,9 @@ public enum NodeCommand: Sendable, Hashable {
     case read(ReadRequest)
     /// `history_clear`: deletes the finished history of one peer or all (``ClearReply``).
     case historyClear(peer: String?)
-    /// `inbox_delete`: deletes one inbox entry by its sequence number (``ClearReply``).
-    case inboxDelete(seq: Int?)
+    /// `inbox_delete`: deletes one inbox entry by its sequence number, or by its
+    /// message ID or the unique start of one (``ClearReply``).
+    case inboxDelete(seq: Int?, id: String? = nil)
 
     /// The command's word on the control socket (`"status"`, `"contacts_add"`, …).
     public var name: String {

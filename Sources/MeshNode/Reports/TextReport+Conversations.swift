@@ -4,14 +4,16 @@ import MeshStore
 
 extension TextReport {
     /// `scmesh conversation PEER`: one block per message, oldest first.
-    public static func conversation(_ reply: ConversationReply) -> String {
+    public static func conversation(_ reply: ConversationReply, full: Bool = false) -> String {
         let name = peerName(reply.peer, reply.alias)
         guard !reply.messages.isEmpty else { return "no messages with \(name) in the history" }
         var lines = ["conversation with \(name) (\(reply.unread) unread)"]
         for message in reply.messages {
-            let who = message.direction == "in" ? peerName(reply.peer, reply.alias, short: true) : "me"
+            let who = message.direction == "in" ? named(reply.peer, alias: reply.alias, full: full) : "me"
             let mark = message.unread == true ? "  unread" : ""
-            lines.append("\(timestamp(message.at))  \(who)  [\(escaped(message.status))]\(mark)  \(message.id.hex)")
+            lines.append(
+                "\(timestamp(message.at))  \(who)  [\(escaped(message.status))]\(mark)  \(messageID(message.id, full: full))"
+            )
             if let text = message.text {
                 lines.append("    " + escaped(text, newlines: "\n    "))
             } else {
@@ -25,12 +27,12 @@ extension TextReport {
     }
 
     /// `scmesh conversations`: one row per peer, the most recent first.
-    public static func conversations(_ reply: ConversationsReply) -> String {
+    public static func conversations(_ reply: ConversationsReply, full: Bool = false) -> String {
         guard !reply.conversations.isEmpty else { return "no conversations in the history" }
         var rows = [["PEER", "MESSAGES", "UNREAD", "LAST"]]
         for conversation in reply.conversations {
             rows.append([
-                peerName(conversation.peer, conversation.alias, short: true), String(conversation.messages),
+                named(conversation.peer, alias: conversation.alias, full: full), String(conversation.messages),
                 String(conversation.unread), timestamp(conversation.lastAt),
             ])
         }

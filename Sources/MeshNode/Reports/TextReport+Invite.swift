@@ -53,7 +53,7 @@ extension TextReport {
             )
             for joiner in invitation.joined {
                 lines.append(
-                    "    \(peerName(joiner.peer, joiner.alias, short: joiner.alias != nil))  joined \(timestamp(joiner.joinedAt))"
+                    "    \(named(joiner.peer, alias: joiner.alias, full: false))  joined \(timestamp(joiner.joinedAt))"
                 )
             }
         }

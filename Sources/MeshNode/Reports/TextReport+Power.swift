@@ -13,6 +13,7 @@ extension TextReport {
             }
         let perHour = reply.effective.relayMaxPerHour
         return table([
+            ["POWER", "VALUE"],
             ["battery", battery],
             ["mains", state.mainsOnline ? "online" : "offline"],
             [

@@ -37,7 +37,9 @@ extension TextReport {
         }
         var lines: [String] = []
         if let changed = reply.changed { lines.append(escaped(changed)) }
-        lines.append(table(rows.map { row in row.last == "" ? Array(row.dropLast()) : row }))
+        // Every column has a header: FROM only when the node says where values come from.
+        let header = reply.runtime == nil ? ["SETTING", "VALUE"] : ["SETTING", "VALUE", "FROM"]
+        lines.append(table([header] + rows.map { row in row.last == "" ? Array(row.dropLast()) : row }))
         if !runtime.isEmpty {
             lines.append("run-time changes are kept across restarts; scmesh settings --reset goes back to the config")
         }

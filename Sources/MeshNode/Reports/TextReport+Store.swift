@@ -21,22 +21,28 @@ extension TextReport {
         }
     }
 
-    /// `scmesh history`.
-    public static func history(_ reply: HistoryReply) -> String {
+    /// `scmesh history`: BYTES is the payload's size (never a sealed envelope's).
+    /// Peers and message IDs are named as in every listing; `full` prints them whole.
+    public static func history(_ reply: HistoryReply, full: Bool = false) -> String {
         guard !reply.messages.isEmpty else { return "no messages in the history" }
         var rows = [["WHEN", "DIR", "PEER", "STATUS", "VIA", "BYTES", "ID", "REASON", "TEXT"]]
         for message in reply.messages {
             rows.append([
                 timestamp(message.createdAt), message.direction == .outbound ? "to" : "from",
-                peerName(message.peer, message.alias, short: true),
+                named(message.peer, alias: message.alias, full: full),
                 escaped(message.status.name) + (message.unread == true ? " (unread)" : ""),
-                message.transport.map { escaped($0) } ?? "-", String(message.bytes), message.id.hex,
+                message.transport.map { escaped($0) } ?? "-", String(message.bytes), messageID(message.id, full: full),
                 message.reason.map { escaped($0) } ?? "",
                 snippet(message.text, headBase64: message.headBase64, bytes: message.bytes),
             ])
         }
+        // REASON only when some message has one: the row is narrower without it.
+        if reply.messages.allSatisfy({ $0.reason == nil }) {
+            rows = rows.map { row in row.enumerated().filter { $0.offset != 7 }.map(\.element) }
+        }
         let counts = reply.outboundCounts.sorted { $0.key < $1.key }.map { "\($0.value) \(escaped($0.key))" }
-        return table(rows) + (counts.isEmpty ? "" : "\nsent by this node: " + counts.joined(separator: ", "))
+        return table(rows, freeText: rows[0].count == 9 ? [7, 8] : [7])
+            + (counts.isEmpty ? "" : "\nsent by this node: " + counts.joined(separator: ", "))
     }
 
     /// `scmesh history --trace ID`.
@@ -47,7 +53,7 @@ extension TextReport {
             (message.direction == .outbound ? "to          " : "from        ") + peerName(message.peer, message.alias)
                 + (reply.peerConnected ? "  (a link is up now)" : "  (no link now)"),
             "status      \(escaped(message.status.name))\(message.reason.map { ": \(escaped($0))" } ?? "")",
-            "bytes       \(message.bytes)",
+            "bytes       \(message.bytes) (the payload; a sealed envelope's size is in the trace)",
             "attempts    \(message.attempts)",
         ]
         if let expires = message.expiresAt, !message.status.isFinal {
@@ -65,27 +71,30 @@ extension TextReport {
         return lines.joined(separator: "\n")
     }
 
-    /// `scmesh outbox`.
-    public static func outbox(_ reply: OutboxReply) -> String {
+    /// `scmesh outbox`: BYTES and the total are payload sizes (never a sealed
+    /// envelope's). Peers and message IDs are named as in every listing; `full`
+    /// prints them whole.
+    public static func outbox(_ reply: OutboxReply, full: Bool = false) -> String {
         guard !reply.messages.isEmpty else {
             return "outbox is empty: every message sent was delivered, failed or expired"
         }
-        var rows = [["SINCE", "PEER", "STATUS", "ATTEMPTS", "EXPIRES", "ID", "WAITING FOR"]]
+        var rows = [["SINCE", "PEER", "STATUS", "TRIES", "BYTES", "EXPIRES", "ID", "WAITING FOR"]]
         for message in reply.messages {
             rows.append([
-                timestamp(message.createdAt), peerName(message.peer, message.alias, short: true),
-                escaped(message.status.name),
-                String(message.attempts), message.expiresAt.map(timestamp) ?? "-", message.id.hex,
+                timestamp(message.createdAt), named(message.peer, alias: message.alias, full: full),
+                escaped(message.status.name), String(message.attempts), String(message.bytes),
+                message.expiresAt.map { "in " + duration(max(0, $0.timeIntervalSinceNow)) } ?? "-",
+                messageID(message.id, full: full),
                 message.waitingFor.map { escaped($0) } ?? "",
             ])
         }
         let shown = reply.messages.count < reply.total ? " (\(reply.messages.count) shown)" : ""
-        return table(rows)
-            + "\n\(reply.total) message\(reply.total == 1 ? "" : "s") on the way, \(reply.totalBytes) bytes\(shown)"
+        return table(rows, freeText: [7])
+            + "\n\(reply.total) message\(reply.total == 1 ? "" : "s") on the way, \(reply.totalBytes) payload bytes\(shown)"
     }
 
     /// `scmesh contacts`.
-    public static func contacts(_ reply: ContactsReply) -> String {
+    public static func contacts(_ reply: ContactsReply, full: Bool = false) -> String {
         var lines: [String] = []
         if let changed = reply.changed { lines.append(escaped(changed)) }
         if reply.contacts.isEmpty {
@@ -94,17 +103,21 @@ extension TextReport {
             var rows = [["ALIAS", "PEER", "BLOCKED", "MUTED", "LAST SEEN", "NOTE"]]
             for contact in reply.contacts {
                 rows.append([
-                    escaped(contact.alias), contact.peer.hex, contact.blocked ? "blocked" : "",
+                    escaped(contact.alias), full ? contact.peer.hex : contact.peer.short + "…",
+                    contact.blocked ? "blocked" : "",
                     reply.muted.contains(contact.peer) ? "muted" : "",
                     contact.lastSeen.map(timestamp) ?? "never",
                     contact.note.map { escaped($0) } ?? "",
                 ])
             }
-            lines.append(table(rows))
+            lines.append(table(rows, freeText: [5]))
         }
         let contacts = Set(reply.contacts.map(\.peer))
         let strangers = reply.muted.filter { !contacts.contains($0) }
-        if !strangers.isEmpty { lines.append("muted, not contacts: " + strangers.map(\.hex).joined(separator: ", ")) }
+        if !strangers.isEmpty {
+            let names = strangers.map { named($0, alias: nil, full: full) }
+            lines.append("muted, not contacts: " + names.joined(separator: ", "))
+        }
         lines.append("allow-list mode \(reply.allowOnly ? "on: only contacts' messages are accepted" : "off")")
         let dropped = reply.dropped.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }
         if !dropped.isEmpty { lines.append("dropped since start: " + dropped.joined(separator: ", ")) }

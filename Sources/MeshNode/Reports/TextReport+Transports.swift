@@ -31,16 +31,16 @@ extension TextReport {
     }
 
     /// `scmesh peers --known`: the address ledger.
-    public static func knownPeers(_ reply: KnownPeersReply) -> String {
+    public static func knownPeers(_ reply: KnownPeersReply, full: Bool = false) -> String {
         guard !reply.known.isEmpty else { return "no known peers (the address ledger is empty)" }
         var rows = [["PEER", "TRANSPORT", "ADDRESS", "OK", "FAILED", "LAST SEEN", "LINKED"]]
         for entry in reply.known {
             rows.append([
-                peerName(entry.peer, entry.alias, short: true), escaped(entry.transport), escaped(entry.address),
+                named(entry.peer, alias: entry.alias, full: full), escaped(entry.transport), escaped(entry.address),
                 String(entry.successes), String(entry.failures), timestamp(entry.lastSeen),
                 entry.connected ? "yes" : "",
             ])
         }
-        return table(rows)
+        return table(rows, freeText: [2])
     }
 }

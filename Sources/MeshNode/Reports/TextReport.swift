@@ -27,7 +27,8 @@ public enum TextReport {
             let features = featureSummary(peer.capabilities)
             for (index, link) in peer.links.enumerated() {
                 rows.append([
-                    index == 0 ? named(peer.peer, reply.aliases, full: full) : "", index == 0 ? wire : "",
+                    index == 0 ? named(peer.peer, alias: reply.aliases?[peer.peer.hex], full: full) : "",
+                    index == 0 ? wire : "",
                     index == 0 ? features : "",
                     escaped(link.transport), String(link.priority), escaped(link.address),
                     link.rttMilliseconds.map { String(format: "%.1f ms", $0) } ?? "-",
@@ -36,10 +37,13 @@ public enum TextReport {
                 ])
             }
             if peer.links.isEmpty {
-                rows.append([named(peer.peer, reply.aliases, full: full), wire, features, "-", "-", "-", "-", "-", ""])
+                rows.append([
+                    named(peer.peer, alias: reply.aliases?[peer.peer.hex], full: full), wire, features, "-", "-", "-",
+                    "-", "-", "",
+                ])
             }
         }
-        return table(rows)
+        return table(rows, freeText: [2, 5])
     }
 
     /// A peer's announced features in a `scmesh peers` cell: `all`, `minimal` (none),
@@ -52,21 +56,35 @@ public enum TextReport {
 
     /// An announcement sequence as a reader can take it in. A node starts its
     /// sequences from the wall clock (milliseconds shifted left by 20 bits), so such
-    /// a sequence reads as the time the node started announcing and the count since:
-    /// an ISO 8601 start time, then `#` and the count; a small one stays a number.
-    package static func sequence(_ value: UInt64) -> String {
+    /// a sequence reads as the count of announcements since the node started
+    /// announcing and how long ago that was: `#3 (2h 5m ago)`; a small one stays a
+    /// number.
+    package static func sequence(_ value: UInt64, now: Date = Date()) -> String {
         let milliseconds = value >> 20
         // Thirteen decimal digits of milliseconds: a clock-based sequence, not a counter.
         guard (1_000_000_000_000...9_999_999_999_999).contains(milliseconds) else { return String(value) }
         let started = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        return "\(ISO8601DateFormatter().string(from: started)) #\(value & 0xFFFFF)"
+        return "#\(value & 0xFFFFF) (\(duration(max(0, now.timeIntervalSince(started)))) ago)"
     }
 
-    /// A peer in a listing: a contact as `alias (8 hex…)` (its whole ID when `full`),
-    /// anyone else by the whole ID.
-    static func named(_ peer: PeerID, _ aliases: [String: String]?, full: Bool) -> String {
-        let alias = aliases?[peer.hex]
-        return peerName(peer, alias, short: !full && alias != nil)
+    /// A peer as every listing names it: a contact as `alias (8 hex…)`, anyone else by
+    /// the first 8 hex characters of its ID (`8 hex…`, a prefix every command takes);
+    /// with `full`, the whole ID in place of the 8.
+    ///
+    /// ```swift
+    /// TextReport.named(bob, alias: "bob", full: false)  // "bob (f74da8b4…)"
+    /// TextReport.named(carol, alias: nil, full: false)  // "3d4017c3…"
+    /// ```
+    public static func named(_ peer: PeerID, alias: String?, full: Bool) -> String {
+        let id = full ? peer.hex : peer.short + "…"
+        guard let alias else { return id }
+        return "\(escaped(alias)) (\(id))"
+    }
+
+    /// A message ID in a listing: its first 8 hex characters (a prefix every command
+    /// that takes a message ID accepts), or the whole ID when `full`.
+    public static func messageID(_ id: MessageID, full: Bool) -> String {
+        full ? id.hex : String(id.hex.prefix(8))
     }
 
     /// `scmesh routes`: one row per destination, nearest first. The transport name
@@ -77,29 +95,50 @@ public enum TextReport {
         let ordered = reply.routes.sorted { ($0.hops, $0.destination) < ($1.hops, $1.destination) }
         for route in ordered {
             rows.append([
-                named(route.destination, reply.aliases, full: full),
-                route.nextHop == route.destination ? "direct" : named(route.nextHop, reply.aliases, full: full),
+                named(route.destination, alias: reply.aliases?[route.destination.hex], full: full),
+                route.nextHop == route.destination
+                    ? "direct" : named(route.nextHop, alias: reply.aliases?[route.nextHop.hex], full: full),
                 String(route.hops), escaped(route.transport),
-                duration(Double(route.ageMilliseconds) / 1000), route.sequence.map(sequence) ?? "-",
+                duration(Double(route.ageMilliseconds) / 1000), route.sequence.map { sequence($0) } ?? "-",
             ])
         }
         return table(rows)
     }
 
-    /// `scmesh inbox`. A sender that is a contact reads `alias (8 hex…)`, with its
-    /// whole ID when `full`; any other sender by its whole ID. Emergencies come first.
-    public static func inbox(_ reply: InboxReply, full: Bool = false) -> String {
+    /// `scmesh inbox`. The sender is named as in every listing (``named(_:alias:full:)``).
+    /// Emergencies come first; the others in the order received, or with `bySent`
+    /// grouped by sender (in the order of each one's first message) and in the order
+    /// each sender sent them.
+    public static func inbox(_ reply: InboxReply, full: Bool = false, bySent: Bool = false) -> String {
         guard !reply.messages.isEmpty else { return "inbox is empty" }
         let emergencies = reply.messages.filter { $0.emergency == true }
-        let others = reply.messages.filter { $0.emergency != true }
+        var others = reply.messages.filter { $0.emergency != true }
+        if bySent { others = sentOrder(others) }
         return (emergencies + others).map { inboxMessage($0, full: full) }.joined(separator: "\n")
     }
 
-    /// One message of `scmesh inbox` (also each new one of `scmesh inbox --follow`).
+    /// `messages` grouped by sender, the senders in the order of their first message
+    /// here, each sender's in the order sent (received, when the send time is
+    /// unknown; then by sequence).
+    public static func sentOrder(_ messages: [InboxReply.Message]) -> [InboxReply.Message] {
+        var firsts: [PeerID: Int] = [:]
+        for message in messages where firsts[message.from] == nil { firsts[message.from] = message.seq }
+        return messages.sorted { a, b in
+            let (first, second) = (firsts[a.from] ?? 0, firsts[b.from] ?? 0)
+            if first != second { return first < second }
+            let (sentA, sentB) = (a.sentAt ?? a.receivedAt, b.sentAt ?? b.receivedAt)
+            return sentA != sentB ? sentA < sentB : a.seq < b.seq
+        }
+    }
+
+    /// One message of `scmesh inbox` (also each new one of `scmesh inbox --follow`):
+    /// its sequence number, the start of its ID, when it was received and, when the
+    /// sender's envelope says, sent.
     public static func inboxMessage(_ message: InboxReply.Message, full: Bool = false) -> String {
-        let sender = peerName(message.from, message.alias, short: !full && message.alias != nil)
+        let sender = named(message.from, alias: message.alias, full: full)
+        let sent = message.sentAt.map { "  sent \(timestamp($0))" } ?? ""
         let header =
-            "#\(message.seq)  \(ISO8601DateFormatter().string(from: message.receivedAt))  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"
+            "#\(message.seq)  \(messageID(message.id, full: full))  received \(timestamp(message.receivedAt))\(sent)  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"
             + (message.broadcast == true ? "" : message.topic.map { "  topic \(escaped($0))" } ?? "")
             + (message.broadcast == true ? "  🚨 EMERGENCY BROADCAST" : message.emergency == true ? "  🚨 EMERGENCY" : "")
             + (message.unread == true ? "  unread" : "")
@@ -157,16 +196,9 @@ public enum TextReport {
         return "\(total / 86_400)d \(total % 86_400 / 3600)h"
     }
 
-    static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-    }
-
-    static func table(_ rows: [[String]]) -> String {
-        let columns = rows.map(\.count).max() ?? 0
-        let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
-        return rows.map { row in
-            row.enumerated().map { pad($0.element, widths[$0.offset]) }.joined(separator: "  ")
-                .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
-        }.joined(separator: "\n")
+    /// `rows` (a header first) fitted to the terminal (``TerminalWidth``): the columns
+    /// `freeText` are cut with an ellipsis when the rows are wider.
+    static func table(_ rows: [[String]], freeText: [Int] = []) -> String {
+        TextTable.render(rows, freeText: freeText, width: TerminalWidth.current())
     }
 }

@@ -48,6 +48,15 @@ grep -q '"text":"hello A, this is B over BLE"' /tmp/inbox-a.json || fail "A did 
 grep -q '"transport":"ble"' /tmp/inbox-b.json || fail "B's messages did not come over BLE"
 scmesh status --data-dir $A --json | grep -o '"handshake_failures[a-z_]*":[^,]*\|"links_opened":[0-9]*' | head -4
 echo "--- node A log (BLE, links, handshakes):"; grep -iE "ble|handshake|link" /tmp/node-a.log | cut -c1-200 | head -12
+# A power profile paces the radio: pinned to minimal, A's BLE transport takes the new
+# scan duty cycle and advertising interval at once (its log says so, at most 30 s).
+scmesh power --data-dir $A --profile minimal > /tmp/power-a.txt || fail "scmesh power --profile minimal"
+i=0
+until grep -q "BLE: pacing scan 4000/30 ms, advertising every 2000 ms at -8 dBm" /tmp/node-a.log; do
+  i=$((i + 1)); [ $i -gt 60 ] && fail "node A did not apply the minimal profile's BLE pacing within 30 s"; sleep 0.5
+done
+grep -q "refused the scan interval\|could not advertise with the new pacing" /tmp/node-a.log && fail "the kernel refused the paced values"
+stamp "A paced its radio for the minimal profile"; grep "BLE: pacing" /tmp/node-a.log | cut -c1-200
 kill -TERM $PA $PB; wait $PA; RA=$?; wait $PB; RB=$?
 [ $RA = 0 ] && [ $RB = 0 ] || fail "nodes did not shut down cleanly ($RA, $RB)"
 echo "GUEST-SCMESH-PASS: two scmesh nodes exchanged messages over BLE (Noise XX links, 2500-byte messages over a 672-byte MTU)"

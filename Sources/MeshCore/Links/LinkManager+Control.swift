@@ -62,6 +62,7 @@ extension LinkManager {
         guard pacing != self.pacing else { return }
         self.pacing = pacing
         keepalive.set(pacing.keepaliveInterval)
+        logger.info("pacing changed: idle links are pinged every \(keepalive.interval)")
         for name in transportOrder {
             guard let transport = transports[name]?.transport else { continue }
             await transport.apply(pacing)

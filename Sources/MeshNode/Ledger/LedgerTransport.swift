@@ -17,6 +17,10 @@ struct LedgerTransport: Transport {
         try await inner.listen(context: context)
     }
 
+    func apply(_ pacing: TransportPacing) async {
+        await inner.apply(pacing)
+    }
+
     func dial(_ hint: PeerHint) async throws -> any Link {
         do {
             return try await inner.dial(hint)

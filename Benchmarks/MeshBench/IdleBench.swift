@@ -12,14 +12,18 @@ enum IdleBench {
     /// The power profiles measured, from most to least generous.
     static let profiles = ["maximum", "high", "standard", "reduced", "minimal"]
 
-    /// What the kernel counts for a process: CPU time (user + system) in clock ticks
-    /// and context switches (voluntary + involuntary) over all its threads.
+    /// What the kernel counts for a process: CPU time (user + system) in clock ticks,
+    /// the scheduler's run time in nanoseconds and context switches (voluntary +
+    /// involuntary), the last two summed over all its threads.
     struct Sample {
         var ticks: Int
+        var runNanoseconds: Int
         var switches: Int
         var at: ContinuousClock.Instant
 
-        /// Reads `/proc/PID/stat` (utime, stime) and `/proc/PID/task/*/status`. A
+        /// Reads `/proc/PID/stat` (utime, stime), `/proc/PID/task/*/schedstat` (run
+        /// time: clock ticks are 10 ms, too coarse for a short window of a mostly idle
+        /// process) and `/proc/PID/task/*/status`. A
         /// thread that ends inside a window takes its switches with it; the node's
         /// threads are long-lived, so that loss is small.
         static func of(_ pid: pid_t) throws -> Sample {
@@ -35,9 +39,15 @@ enum IdleBench {
                 throw MeshError(.invalidArgument, "/proc/\(pid)/stat has no utime and stime: \(stat)")
             }
             var switches = 0
+            var runNanoseconds = 0
             let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
             for task in tasks {
-                // A thread may end between the listing and the read; it is skipped.
+                // A thread may end between the listing and the reads; it is skipped.
+                if let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                    let run = schedstat.split(separator: " ").first.flatMap({ Int($0) })
+                {
+                    runNanoseconds += run
+                }
                 guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
                 else { continue }
                 for line in status.split(separator: "\n")
@@ -45,13 +55,15 @@ enum IdleBench {
                     switches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
                 }
             }
-            return Sample(ticks: user + system, switches: switches, at: at)
+            return Sample(ticks: user + system, runNanoseconds: runNanoseconds, switches: switches, at: at)
         }
     }
 
-    /// A window's rates: CPU milliseconds a second and wake-ups a second.
+    /// A window's rates: CPU milliseconds a second (from clock ticks and from the
+    /// scheduler's run time) and wake-ups a second.
     struct Rates {
         var cpuMsPerSecond: Double
+        var runMsPerSecond: Double
         var wakeupsPerSecond: Double
     }
 
@@ -64,6 +76,7 @@ enum IdleBench {
         let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
         return Rates(
             cpuMsPerSecond: Double(after.ticks - before.ticks) * 1000 / ticksPerSecond / elapsed,
+            runMsPerSecond: Double(after.runNanoseconds - before.runNanoseconds) / 1e6 / elapsed,
             wakeupsPerSecond: Double(after.switches - before.switches) / elapsed
         )
     }
@@ -125,19 +138,28 @@ enum IdleBench {
 
         let window = "\(seconds) s window"
         var figures: [BenchFigure] = []
-        for profile in profiles {
+        // Maximum once more at the end: a control for what the order and the node's
+        // age do to the figures, apart from the profile.
+        for (index, profile) in (profiles + ["maximum"]).enumerated() {
+            let label = index == profiles.count ? "\(profile), again after the others" : profile
             try TimedRun.run(scmesh, ["power", "--profile", profile, "--data-dir", measured])
             try await Task.sleep(for: .seconds(settle))
             let rates = try await measure(nodes[0].processIdentifier, seconds: seconds)
             figures += [
                 BenchFigure(
-                    name: "idle node, two peers, profile \(profile): CPU (\(window))",
+                    name: "idle node, two peers, profile \(label): CPU (\(window))",
                     value: rates.cpuMsPerSecond,
                     unit: "ms/s",
                     baseline: ("the node with no peers", baseline.cpuMsPerSecond)
                 ),
                 BenchFigure(
-                    name: "idle node, two peers, profile \(profile): wake-ups (\(window))",
+                    name: "idle node, two peers, profile \(label): CPU, scheduler run time (\(window))",
+                    value: rates.runMsPerSecond,
+                    unit: "ms/s",
+                    baseline: ("the node with no peers", baseline.runMsPerSecond)
+                ),
+                BenchFigure(
+                    name: "idle node, two peers, profile \(label): wake-ups (\(window))",
                     value: rates.wakeupsPerSecond,
                     unit: "/s",
                     baseline: ("the node with no peers", baseline.wakeupsPerSecond)
@@ -150,6 +172,12 @@ enum IdleBench {
             BenchFigure(
                 name: "idle node, no peers, profile maximum: CPU (\(window))",
                 value: baseline.cpuMsPerSecond,
+                unit: "ms/s",
+                baseline: nil
+            ),
+            BenchFigure(
+                name: "idle node, no peers, profile maximum: CPU, scheduler run time (\(window))",
+                value: baseline.runMsPerSecond,
                 unit: "ms/s",
                 baseline: nil
             ),

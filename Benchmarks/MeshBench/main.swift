@@ -1,15 +1,16 @@
 import Foundation
 
 // MeshBench: SCMesh's benchmarks, each figure next to a baseline measured in the same
-// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]
-// (`sim` is not part of `all`: it takes minutes; `MeshBench sim --help` lists its flags.
+// run. Usage: swift run -c release MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|idle|all]
+// (`sim` and `idle` are not part of `all`: they take minutes; `MeshBench sim --help` lists
+// its flags; `idle --seconds N` sets the length of each measured window, default 60.
 // `clibulk --set KEY=VALUE ...` starts both nodes with those config settings, e.g.
 // `--set store.inbox_file_threshold_bytes=1073741824` to keep received payloads in SQLite;
 // `clibulk --client PATH` also times the sends of another scmesh binary, in turns with the
 // default one, e.g. one built with --static-swift-stdlib.)
 let which = CommandLine.arguments.dropFirst().first ?? "all"
-guard ["router", "crypto", "tcp", "failover", "store", "cli", "clibulk", "sim", "all"].contains(which) else {
-    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|all]")
+guard ["router", "crypto", "tcp", "failover", "store", "cli", "clibulk", "sim", "idle", "all"].contains(which) else {
+    print("usage: MeshBench [router|crypto|tcp|failover|store|cli|clibulk|sim|idle|all]")
     exit(2)
 }
 
@@ -18,6 +19,23 @@ if which == "sim" {
         try await SimBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     } catch {
         print("MeshBench sim: \(error)")
+        exit(2)
+    }
+    exit(0)
+}
+
+if which == "idle" {
+    do {
+        let figures = try await IdleBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        print("== idle cost (\(build) scmesh): a node with two peers under each power profile, against the node alone")
+        for figure in figures { print(figure.line) }
+    } catch {
+        print("MeshBench idle: \(error)")
         exit(2)
     }
     exit(0)

@@ -73,7 +73,7 @@ ADDRESS=$("$SCMESH" status --data-dir "$WORK/a" --json | json_field http_address
 [ -n "$ADDRESS" ] || fail "node a reports no http_address"
 grep -q "http api listening on http://$ADDRESS/" "$WORK/a.log" || fail "node a's log does not name its HTTP address"
 PEER_B=$("$SCMESH" identity --data-dir "$WORK/b")
-until_ok "a has a link to b" sh -c "'$SCMESH' peers --data-dir '$WORK/a' | grep -q $PEER_B"
+until_ok "a has a link to b" sh -c "'$SCMESH' peers --full --data-dir '$WORK/a' | grep -q $PEER_B"
 
 # A message through the CLI (raw bytes over the HTTP API), waiting for its receipt.
 SENT=$(printf 'hello from the dashboard test' | "$SCMESH" send --data-dir "$WORK/a" --wait --json "$PEER_B" -)

@@ -137,6 +137,10 @@ fi
 # of MiB through the node; they run on their own after the rest, so the rest's hang
 # guards never measure a machine they saturate.
 HEAVY="MemoryBoundTests|TCPHostilePeerTests"
+# At most 12 tests at once: with every test started together, two cores' worth of
+# cooperative threads starve the process and router tests past their hang guards; 12
+# at once finishes as soon and without those timeouts.
+WIDTH=(--experimental-maximum-parallelization-width 12)
 
 # A hang guard. A test run whose every cooperative-pool thread is blocked (a test
 # blocking one while it waits for a server in the same process, on a 2-core machine)
@@ -164,8 +168,8 @@ guarded_swift_test() {
 }
 
 if [ $# -eq 0 ]; then
-  step "swift test (build and run)" guarded_swift_test 1200 --skip "$HEAVY"
+  step "swift test (build and run)" guarded_swift_test 1200 --skip "$HEAVY" "${WIDTH[@]}"
   step "swift test: heavy suites" guarded_swift_test 600 --skip-build --filter "$HEAVY"
 else
-  step "swift test $*" guarded_swift_test 3600 "$@"
+  step "swift test $*" guarded_swift_test 3600 "$@" "${WIDTH[@]}"
 fi

@@ -240,7 +240,7 @@ extension KeyedDecodingContainer {
 
 extension Duration {
     /// Whole milliseconds (rounded down), as the configuration's `*_ms` keys hold them.
-    var wholeMilliseconds: Int {
+    public var wholeMilliseconds: Int {
         let (seconds, attoseconds) = components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }

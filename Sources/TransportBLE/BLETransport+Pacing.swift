@@ -13,18 +13,14 @@ extension BLETransport {
     /// the configuration's (the window never longer than the interval).
     var pacedValues: (scanIntervalMs: Int, scanWindowMs: Int, advertisingIntervalMs: Int, txPower: Int?) {
         let pacing = state.withLock { $0.pacing }
-        let scanInterval = pacing.scanInterval.map(Self.milliseconds) ?? configuration.scanIntervalMs
-        let scanWindow = pacing.scanWindow.map(Self.milliseconds) ?? configuration.scanWindowMs
+        let scanInterval = pacing.scanInterval.map(\.wholeMilliseconds) ?? configuration.scanIntervalMs
+        let scanWindow = pacing.scanWindow.map(\.wholeMilliseconds) ?? configuration.scanWindowMs
         return (
             scanInterval,
             min(scanWindow, scanInterval),
-            pacing.advertisingInterval.map(Self.milliseconds) ?? configuration.advertisingIntervalMs,
+            pacing.advertisingInterval.map(\.wholeMilliseconds) ?? configuration.advertisingIntervalMs,
             pacing.transmitPowerDBm ?? configuration.txPower
         )
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// Takes a power profile's pacing: kept for the next start, and while the

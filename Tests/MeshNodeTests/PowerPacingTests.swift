@@ -27,18 +27,11 @@ struct PowerPacingTests {
     )
         -> PowerMonitor
     {
-        var settings = NodeConfiguration.PowerSettings()
-        settings.supplyPath = path
-        settings.pollSeconds = 60
-        let budget = PowerTests.Budget(10_000)
-        return PowerMonitor(
-            settings: settings,
-            configuredMaxPerHour: 10_000,
+        PowerTests.monitor(
+            path: path,
+            budget: PowerTests.Budget(10_000),
             clock: clock,
-            logger: Logger(label: "power-test"),
             dataDirectory: dataDirectory,
-            currentMaxPerHour: { budget.current },
-            applyMaxPerHour: { perHour in budget.value.withLock { $0 = perHour } },
             applyPacing: { pacing in applied.values.withLock { $0.append(pacing) } }
         )
     }

@@ -103,7 +103,8 @@ struct PowerTests {
         clock: ManualClock,
         autoAdjust: Bool = true,
         dataDirectory: String? = nil,
-        events: EventLog? = nil
+        events: EventLog? = nil,
+        applyPacing: @escaping @Sendable (TransportPacing) async -> Void = { _ in }
     ) -> PowerMonitor {
         var settings = NodeConfiguration.PowerSettings()
         settings.supplyPath = path
@@ -117,7 +118,8 @@ struct PowerTests {
             dataDirectory: dataDirectory,
             events: events,
             currentMaxPerHour: { budget.current },
-            applyMaxPerHour: { perHour in budget.value.withLock { $0 = perHour } }
+            applyMaxPerHour: { perHour in budget.value.withLock { $0 = perHour } },
+            applyPacing: applyPacing
         )
     }
 

@@ -161,26 +161,22 @@ public final class PowerMonitor: Service, Sendable {
                 "unknown power override key \"\(key)\" (known: \(Self.overrideKeys.joined(separator: ", ")))"
             )
         }
-        if key == "ble_scan_interval_ms" {
-            // The LE scan interval's range (2.5 ms to 10.24 s), in whole milliseconds.
-            guard let value = Int(text), (3...10_240).contains(value) else {
-                throw MeshError(
-                    .invalidArgument,
-                    "bad value \"\(text)\" for \(key): give whole milliseconds from 3 to 10240"
-                )
-            }
+        // The LE scan interval's range is 2.5 ms to 10.24 s; the relay budget's 0 means no limit.
+        let isScan = key == "ble_scan_interval_ms"
+        let (range, wanted) =
+            isScan
+            ? (3...10_240, "whole milliseconds from 3 to 10240")
+            : (0...Int.max, "a whole number, 0 or more (0 = no limit)")
+        guard let value = Int(text), range.contains(value) else {
+            throw MeshError(.invalidArgument, "bad value \"\(text)\" for \(key): give \(wanted)")
+        }
+        if isScan {
             try save { $0.powerOverrideBleScanIntervalMs = value }
             state.withLock { $0.bleScanIntervalOverride = value }
-            return poll()
+        } else {
+            try save { $0.powerOverrideRelayMaxPerHour = value }
+            state.withLock { $0.relayMaxPerHourOverride = value }
         }
-        guard let value = Int(text), value >= 0 else {
-            throw MeshError(
-                .invalidArgument,
-                "bad value \"\(text)\" for \(key): give a whole number, 0 or more (0 = no limit)"
-            )
-        }
-        try save { $0.powerOverrideRelayMaxPerHour = value }
-        state.withLock { $0.relayMaxPerHourOverride = value }
         return poll()
     }
 

@@ -34,15 +34,11 @@ public struct PowerReply: Codable, Sendable, Hashable {
         /// The values: a relay budget and a pacing.
         public init(relayMaxPerHour: Int, pacing: TransportPacing = .configured) {
             self.relayMaxPerHour = relayMaxPerHour
-            bleScanIntervalMs = pacing.scanInterval.map(Self.milliseconds)
-            bleScanWindowMs = pacing.scanWindow.map(Self.milliseconds)
-            bleAdvertisingIntervalMs = pacing.advertisingInterval.map(Self.milliseconds)
+            bleScanIntervalMs = pacing.scanInterval.map(\.wholeMilliseconds)
+            bleScanWindowMs = pacing.scanWindow.map(\.wholeMilliseconds)
+            bleAdvertisingIntervalMs = pacing.advertisingInterval.map(\.wholeMilliseconds)
             bleTxPowerDbm = pacing.transmitPowerDBm
-            keepaliveIntervalMs = pacing.keepaliveInterval.map(Self.milliseconds)
-        }
-
-        private static func milliseconds(_ duration: Duration) -> Int {
-            Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+            keepaliveIntervalMs = pacing.keepaliveInterval.map(\.wholeMilliseconds)
         }
     }
 

@@ -25,12 +25,14 @@ extension Router {
         try await links.enable(transport)
     }
 
-    /// Paces discovery and keepalives at run time (a power profile changed): each
-    /// transport gets ``Transport/apply(_:)``, a transport started later gets it first,
-    /// and every link pings at ``TransportPacing/keepaliveInterval`` (never more often
-    /// than `keepalive_interval_ms`). ``TransportPacing/configured`` goes back to the
-    /// configured values.
+    /// Paces discovery, keepalives and route summaries at run time (a power profile
+    /// changed): each transport gets ``Transport/apply(_:)``, a transport started later
+    /// gets it first, every link pings at ``TransportPacing/keepaliveInterval`` (never
+    /// more often than `keepalive_interval_ms`), and route summaries back off from
+    /// ``TransportPacing/routeSummaryInterval`` (never below `summary_interval_ms`).
+    /// ``TransportPacing/configured`` goes back to the configured values.
     public func setPacing(_ pacing: TransportPacing) async {
+        announcer.summaryInterval.set(pacing.routeSummaryInterval)
         await links.setPacing(pacing)
     }
 

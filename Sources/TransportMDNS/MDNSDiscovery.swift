@@ -50,12 +50,25 @@ actor MDNSDiscovery {
     /// Whether "waiting for the daemon" was logged since it was last available.
     var reportedUnavailable = false
     var known: [AvahiServiceKey: MDNSService] = [:]
+    /// The clock browse windows are timed on.
+    let clock: any MeshClock
+    /// How often a browse window opens (``setBrowseInterval(_:)``); nil: browse all the time.
+    var browseInterval: Duration?
+    /// Between two browse windows: no browser, and none made when the daemon returns.
+    var browsePaused = false
+    /// The services resolved since the current browse window opened.
+    var seenInWindow: Set<AvahiServiceKey> = []
+    /// Browse interval changes for ``run()``, the newest only.
+    let browsePacing: (stream: AsyncStream<Duration?>, continuation: AsyncStream<Duration?>.Continuation)
 
     /// Creates a stopped discovery.
+    /// - Parameter clock: times the browse windows (``setBrowseInterval(_:)``).
     /// - Throws: ``MeshError`` `.transportUnavailable` when Avahi cannot make its poll.
-    init(options: MDNSDiscoveryOptions, logger: Logger) throws(MeshError) {
+    init(options: MDNSDiscoveryOptions, logger: Logger, clock: any MeshClock = .system) throws(MeshError) {
         self.options = options
         self.logger = logger
+        self.clock = clock
+        browsePacing = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.remoteCaused = LogLimiter(logger: logger)
         self.currentName = options.serviceName
         (events, continuation) = AsyncStream.makeStream(of: MDNSDiscoveryEvent.self)
@@ -127,6 +140,7 @@ actor MDNSDiscovery {
                     await self.reconnect()
                 }
             }
+            group.addTask { await self.runBrowseWindows() }
             for await event in session.events {
                 handle(event)
             }
@@ -139,6 +153,7 @@ actor MDNSDiscovery {
         guard phase != .stopped else { return }
         phase = .stopped
         retrySink.finish()
+        browsePacing.continuation.finish()
         session.withdraw()
         session.shutdown()
         known.removeAll()
@@ -248,6 +263,7 @@ actor MDNSDiscovery {
     private func handleResolved(_ resolved: AvahiResolvedService) {
         let txt = MDNSTXTRecord(strings: resolved.txt)
         let key = resolved.key
+        seenInWindow.insert(key)
         if let own = options.ownPeerID, txt.peerID == own {
             logger.trace("mDNS: skipping our own service \(key)")
             return
@@ -348,8 +364,8 @@ actor MDNSDiscovery {
         }
     }
 
-    private func browseIfNeeded() {
-        guard options.browse, !browsing, daemonAvailable else { return }
+    func browseIfNeeded() {
+        guard options.browse, !browsing, !browsePaused, daemonAvailable else { return }
         let rc = session.browse(type: options.serviceType)
         if rc < 0 {
             logger.warning("mDNS: cannot browse \(options.serviceType): \(AvahiError.text(rc))")

@@ -50,6 +50,8 @@ public final class MDNSTransport: Transport, TransportCounting {
         /// What is published in a publishing mode, once listening.
         var targets: [MDNSPublishTarget] = []
         var localPeerID: PeerID?
+        /// How often discovery browses (``apply(_:)``); nil: continuously.
+        var browseInterval: Duration?
         #if canImport(CAvahi)
         var discovery: MDNSDiscovery?
         #endif
@@ -112,6 +114,22 @@ public final class MDNSTransport: Transport, TransportCounting {
         #endif
     }
 
+    /// Takes a power profile's pacing: with a ``TransportPacing/browseInterval`` the
+    /// transport browses for 30 s once per interval instead of all the time (it stays
+    /// published, and a service not seen again in a window is reported lost); nil
+    /// browses continuously. Applies at once while listening, else when it starts.
+    public func apply(_ pacing: TransportPacing) async {
+        #if canImport(CAvahi)
+        let discovery = state.withLock { state in
+            state.browseInterval = pacing.browseInterval
+            return state.discovery
+        }
+        discovery?.setBrowseInterval(pacing.browseInterval)
+        #else
+        state.withLock { $0.browseInterval = pacing.browseInterval }
+        #endif
+    }
+
     /// What remotes made the inner TCP listener refuse or drop (see `TCPTransport.counters`).
     public var counters: [String: Int] { tcp.counters }
 
@@ -159,12 +177,13 @@ public final class MDNSTransport: Transport, TransportCounting {
             let (discovery, targets, startMode) = try makeDiscovery(addresses: addresses, context: context)
             try await discovery.start()
             // A mode set while starting was not seen by makeDiscovery: apply it now.
-            let (mode, version) = state.withLock { state in
+            let (mode, version, browseInterval) = state.withLock { state in
                 state.discovery = discovery
                 state.targets = targets
                 state.localPeerID = context.localPeerID
-                return (state.mode, state.modeVersion)
+                return (state.mode, state.modeVersion, state.browseInterval)
             }
+            if browseInterval != nil { discovery.setBrowseInterval(browseInterval) }
             if mode != startMode {
                 await apply(mode, version: version, to: discovery, peer: context.localPeerID, targets: targets)
             }

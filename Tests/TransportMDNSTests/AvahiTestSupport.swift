@@ -146,8 +146,12 @@ struct RunningDiscovery: Sendable {
     private let task: Task<Void, Never>
 
     /// Makes and starts a discovery, then runs it.
-    static func start(options: MDNSDiscoveryOptions, logger: Logger) async throws -> RunningDiscovery {
-        let discovery = try MDNSDiscovery(options: options, logger: logger)
+    static func start(
+        options: MDNSDiscoveryOptions,
+        logger: Logger,
+        clock: any MeshClock = .system
+    ) async throws -> RunningDiscovery {
+        let discovery = try MDNSDiscovery(options: options, logger: logger, clock: clock)
         try await discovery.start()
         return RunningDiscovery(discovery: discovery, task: Task { await discovery.run() })
     }

@@ -50,7 +50,7 @@ actor LinkManager {
     /// The pacing last set (``setPacing(_:)``), given to each transport before it starts.
     var pacing = TransportPacing.configured
     /// The keepalive interval every link reads.
-    nonisolated let keepalive: KeepaliveSetting
+    nonisolated let keepalive: PacedInterval
     private(set) var transportOrder: [String] = []
     private(set) var hints: [HintKey: PeerHint] = [:]
     var hintPeers: [HintKey: PeerID] = [:]
@@ -106,7 +106,7 @@ actor LinkManager {
         self.stats = stats
         self.logger = logger
         self.remoteLog = remoteLog
-        keepalive = KeepaliveSetting(configured: configuration.keepaliveInterval)
+        keepalive = PacedInterval(configured: configuration.keepaliveInterval)
         addressSequence = configuration.routing.firstSequence ?? UInt64.random(in: 1...(UInt64.max >> 2))
         (spawnStream, spawnContinuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
     }

@@ -26,7 +26,7 @@ final class LinkSession: Sendable {
     let shared: Capabilities
     let configuration: RouterConfiguration
     /// The keepalive interval in force, shared by the router's links.
-    let keepalive: KeepaliveSetting
+    let keepalive: PacedInterval
     let logger: Logger
     let clock: any MeshClock
     let stats: StatsRecorder
@@ -115,12 +115,12 @@ final class LinkSession: Sendable {
         remoteVersion: UInt8 = Frame.version,
         remoteCapabilities: Capabilities = .all,
         configuration: RouterConfiguration,
-        keepalive: KeepaliveSetting? = nil,
+        keepalive: PacedInterval? = nil,
         clock: any MeshClock,
         stats: StatsRecorder,
         logger: Logger
     ) {
-        self.keepalive = keepalive ?? KeepaliveSetting(configured: configuration.keepaliveInterval)
+        self.keepalive = keepalive ?? PacedInterval(configured: configuration.keepaliveInterval)
         self.link = link
         self.id = id
         self.transport = transport

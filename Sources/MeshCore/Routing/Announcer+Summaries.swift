@@ -12,7 +12,7 @@ import Synchronization
 /// one summary instead of the whole table.
 extension Announcer {
     /// Sends each neighbour a summary when its timer falls due (``SummaryTimers``: 2 ×
-    /// ``RoutingConfiguration/summaryInterval`` after the one its link coming up got,
+    /// ``summaryInterval`` (the configured one or a power profile's) after the one its link coming up got,
     /// then twice as long each time up to 16 ×, back to the shortest when the tables
     /// differ or this node takes a new route; each wait ± the announcement jitter),
     /// until the task is cancelled; nothing when the interval is zero.
@@ -33,7 +33,7 @@ extension Announcer {
     /// The wait before the next summary after `doublings` doublings, with jitter.
     private func summaryWait(doublings: Int) -> Duration {
         let jitter = Double.random(in: -configuration.announceJitter...configuration.announceJitter)
-        return configuration.summaryInterval * Double(1 << doublings) * (1 + jitter)
+        return summaryInterval.interval * Double(1 << doublings) * (1 + jitter)
     }
 
     /// A link to `peer` came up (and got a summary): the next one a doubled interval

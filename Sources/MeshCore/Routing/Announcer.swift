@@ -43,6 +43,8 @@ final class Announcer: Sendable {
     let summaryTimers = Mutex(SummaryTimers())
     /// Wakes ``runSummaries()`` when a summary falls due sooner than it sleeps.
     let summaryWaker = TickWaker()
+    /// The summaries' base interval: the configured one, or a power profile's longer one.
+    let summaryInterval: PacedInterval
     /// Keeps the own announcements' sequences across restarts (nil: not kept).
     let stateStore: (any AnnounceStateStore)?
     /// Keeps the route table across restarts (nil: not kept; Announcer+TableSaves).
@@ -69,6 +71,7 @@ final class Announcer: Sendable {
         stateSaves = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.localPeerID = localPeerID
         self.configuration = configuration
+        summaryInterval = PacedInterval(configured: configuration.summaryInterval)
         self.signer = signer
         self.routes = routes
         self.links = links

@@ -53,24 +53,35 @@ public enum PowerProfile: String, Codable, Sendable, Hashable, CaseIterable {
     }
 
     /// What the profile paces: BLE scanning (interval, 30 ms window), advertising and
-    /// transmit power, and the links' keepalive; nil fields keep the configured values,
-    /// and ``maximum`` keeps them all (docs/configuration.md, `power:`).
+    /// transmit power, the links' keepalive, mDNS browsing (a window every so often
+    /// instead of all the time) and the route summaries' base interval; nil fields keep
+    /// the configured values, and ``maximum`` keeps them all (docs/configuration.md,
+    /// `power:`).
     public var pacing: TransportPacing {
-        func pace(scan: Int, advertise: Int, txPower: Int? = nil, keepalive: Int? = nil) -> TransportPacing {
+        func pace(
+            scan: Int,
+            advertise: Int,
+            txPower: Int? = nil,
+            keepalive: Int? = nil,
+            browse: Int? = nil,
+            summaries: Int? = nil
+        ) -> TransportPacing {
             TransportPacing(
                 scanInterval: .milliseconds(scan),
                 scanWindow: .milliseconds(30),
                 advertisingInterval: .milliseconds(advertise),
                 transmitPowerDBm: txPower,
-                keepaliveInterval: keepalive.map { .seconds($0) }
+                keepaliveInterval: keepalive.map { .seconds($0) },
+                browseInterval: browse.map { .seconds($0) },
+                routeSummaryInterval: summaries.map { .seconds($0) }
             )
         }
         return switch self {
         case .maximum: .configured
         case .high: pace(scan: 200, advertise: 200)
-        case .standard: pace(scan: 500, advertise: 500, keepalive: 60)
-        case .reduced: pace(scan: 1000, advertise: 1000, keepalive: 120)
-        case .minimal: pace(scan: 4000, advertise: 2000, txPower: -8, keepalive: 300)
+        case .standard: pace(scan: 500, advertise: 500, keepalive: 60, summaries: 120)
+        case .reduced: pace(scan: 1000, advertise: 1000, keepalive: 120, browse: 120, summaries: 240)
+        case .minimal: pace(scan: 4000, advertise: 2000, txPower: -8, keepalive: 300, browse: 300, summaries: 600)
         }
     }
 }

@@ -16,7 +16,8 @@ public struct PowerReply: Codable, Sendable, Hashable {
     }
 
     /// The values a profile can set. A nil pacing value is the one the transport or
-    /// the router was configured with (`transports.ble`, `router.keepalive_interval_ms`).
+    /// the router was configured with (`transports.ble`,
+    /// `router.keepalive_interval_ms`, `routing.summary_interval_ms`; mDNS browses continuously).
     public struct Values: Codable, Sendable, Hashable {
         /// Messages relayed for others per hour at most (0 = no limit).
         public var relayMaxPerHour: Int
@@ -30,6 +31,10 @@ public struct PowerReply: Codable, Sendable, Hashable {
         public var bleTxPowerDbm: Int?
         /// The interval at which idle links are pinged.
         public var keepaliveIntervalMs: Int?
+        /// How often mDNS browses (for a short window); nil: continuously.
+        public var mdnsBrowseIntervalMs: Int?
+        /// The route summaries' base interval.
+        public var routeSummaryIntervalMs: Int?
 
         /// The values: a relay budget and a pacing.
         public init(relayMaxPerHour: Int, pacing: TransportPacing = .configured) {
@@ -39,6 +44,8 @@ public struct PowerReply: Codable, Sendable, Hashable {
             bleAdvertisingIntervalMs = pacing.advertisingInterval.map(\.wholeMilliseconds)
             bleTxPowerDbm = pacing.transmitPowerDBm
             keepaliveIntervalMs = pacing.keepaliveInterval.map(\.wholeMilliseconds)
+            mdnsBrowseIntervalMs = pacing.browseInterval.map(\.wholeMilliseconds)
+            routeSummaryIntervalMs = pacing.routeSummaryInterval.map(\.wholeMilliseconds)
         }
     }
 

@@ -44,6 +44,14 @@ extension TextReport {
                 "keepalive",
                 reply.effective.keepaliveIntervalMs.map { "every \($0 / 1000) s (profile)" } ?? "as configured",
             ],
+            [
+                "mDNS browsing",
+                reply.effective.mdnsBrowseIntervalMs.map { "30 s every \($0 / 1000) s (profile)" } ?? "continuous",
+            ],
+            [
+                "route summaries",
+                reply.effective.routeSummaryIntervalMs.map { "from every \($0 / 1000) s (profile)" } ?? "as configured",
+            ],
             ["supply path", reply.supplyPath],
             ["poll every", "\(reply.pollSeconds) s"],
         ])

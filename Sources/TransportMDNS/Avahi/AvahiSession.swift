@@ -223,6 +223,15 @@ final class AvahiSession: Sendable {
         }
     }
 
+    /// Stops browsing: frees the browser (a later ``browse(type:)`` makes a new one,
+    /// which reports every service on the network again).
+    func stopBrowsing() {
+        withAvahiLock { state in
+            if let browser = state.browser { avahi_service_browser_free(browser) }
+            state.browser = nil
+        }
+    }
+
     /// Starts resolving one browsed service (no-op when a resolver for it is pending).
     /// - Returns: 0 or Avahi's negative error code.
     func resolve(_ key: AvahiServiceKey) -> Int32 {

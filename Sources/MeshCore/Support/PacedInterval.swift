@@ -1,9 +1,9 @@
 import Synchronization
 
-/// The keepalive interval every link of a router reads at each tick: the configured
-/// `keepalive_interval_ms`, or the longer one a power profile set
-/// (``TransportPacing/keepaliveInterval``).
-final class KeepaliveSetting: Sendable {
+/// An interval a timer reads each time it waits: the configured one, or the longer one
+/// a power profile set (``TransportPacing``). The links read the keepalive from one,
+/// the announcer its route summaries' base interval.
+final class PacedInterval: Sendable {
     /// The configured interval, the shortest this setting holds.
     let configured: Duration
     private let current: Atomic<Int64>

@@ -2,11 +2,11 @@ import Testing
 
 @testable import MeshCore
 
-/// A power profile lengthens the keepalive interval; nothing shortens it below the
-/// configured `keepalive_interval_ms`.
-@Suite struct KeepaliveSettingTests {
+/// A power profile lengthens a paced interval (the keepalive, route summaries); nothing
+/// shortens it below the configured one.
+@Suite struct PacedIntervalTests {
     @Test func aProfileLengthensTheIntervalButNeverShortensIt() {
-        let setting = KeepaliveSetting(configured: .seconds(30))
+        let setting = PacedInterval(configured: .seconds(30))
         #expect(setting.interval == .seconds(30))
         setting.set(.seconds(300))
         #expect(setting.interval == .seconds(300))

@@ -29,10 +29,13 @@ extension Router {
     /// changed): each transport gets ``Transport/apply(_:)``, a transport started later
     /// gets it first, every link pings at ``TransportPacing/keepaliveInterval`` (never
     /// more often than `keepalive_interval_ms`), and route summaries back off from
-    /// ``TransportPacing/routeSummaryInterval`` (never below `summary_interval_ms`).
+    /// ``TransportPacing/routeSummaryInterval`` (never below `summary_interval_ms`), and
+    /// the topic heartbeat ticks at ``TransportPacing/topicHeartbeatInterval`` (never
+    /// more often than `topics.heartbeat_interval_ms`).
     /// ``TransportPacing/configured`` goes back to the configured values.
     public func setPacing(_ pacing: TransportPacing) async {
         announcer.summaryInterval.set(pacing.routeSummaryInterval)
+        gossip.heartbeatInterval.set(pacing.topicHeartbeatInterval)
         await links.setPacing(pacing)
     }
 

@@ -23,6 +23,9 @@ final class TickWaker: Sendable {
     /// Times the ticker woke (a deadline came or it was woken), for tests and profiles.
     let wakes = Atomic<Int>(0)
 
+    /// Whether the ticker is asleep now (it planned a wake-up), for tests.
+    var isSleeping: Bool { state.withLock { $0.planned != nil } }
+
     /// Wakes the ticker if `instant` is before its planned wake-up (or it is awake now,
     /// when it will look again before it sleeps).
     func wake(before instant: ContinuousClock.Instant) {

@@ -24,6 +24,9 @@ public struct TransportPacing: Sendable, Hashable {
     /// The base interval of the route summaries sent to each neighbour. Applied by the
     /// router, never lower than its configured `summary_interval_ms`.
     public var routeSummaryInterval: Duration?
+    /// The topic gossip's heartbeat interval (mesh upkeep, IHAVE gossip). Applied by
+    /// the router, never lower than its configured `heartbeat_interval_ms`.
+    public var topicHeartbeatInterval: Duration?
 
     /// Pacing with the given values; nil keeps the configured one.
     public init(
@@ -33,7 +36,8 @@ public struct TransportPacing: Sendable, Hashable {
         transmitPowerDBm: Int? = nil,
         keepaliveInterval: Duration? = nil,
         browseInterval: Duration? = nil,
-        routeSummaryInterval: Duration? = nil
+        routeSummaryInterval: Duration? = nil,
+        topicHeartbeatInterval: Duration? = nil
     ) {
         self.scanInterval = scanInterval
         self.scanWindow = scanWindow
@@ -42,6 +46,7 @@ public struct TransportPacing: Sendable, Hashable {
         self.keepaliveInterval = keepaliveInterval
         self.browseInterval = browseInterval
         self.routeSummaryInterval = routeSummaryInterval
+        self.topicHeartbeatInterval = topicHeartbeatInterval
     }
 
     /// The configured values everywhere.

@@ -88,6 +88,10 @@ final class GossipRouter: Sendable {
     let logger: Logger
     let remoteLog: LogLimiter
     let state = Mutex(State())
+    /// The heartbeat's interval: the configured one, or a power profile's longer one.
+    let heartbeatInterval: PacedInterval
+    /// Ends the heartbeat's wait for a first neighbour (``linkUp(_:)``).
+    let linkWaker = TickWaker()
 
     init(
         localPeerID: PeerID,
@@ -119,6 +123,7 @@ final class GossipRouter: Sendable {
         self.bus = bus
         self.logger = logger
         self.remoteLog = remoteLog
+        heartbeatInterval = PacedInterval(configured: configuration.heartbeatInterval)
     }
 
     // MARK: Starting
@@ -152,11 +157,17 @@ final class GossipRouter: Sendable {
     /// to sign and verify messages (like route announcements, §A.5).
     var isActive: Bool { signer != nil }
 
-    /// Runs the heartbeat until the task is cancelled.
+    /// Runs the heartbeat until the task is cancelled. With no neighbour there is no
+    /// mesh to keep up and no one to gossip to, so it waits for a link instead of
+    /// waking every interval.
     func run() async {
         guard isActive else { return }
         while !Task.isCancelled {
-            do { try await clock.sleep(for: configuration.heartbeatInterval) } catch { return }
+            if state.withLock({ $0.peers.isEmpty }) {
+                guard await linkWaker.sleep(until: clock.now + .seconds(3600), on: clock) else { return }
+                continue
+            }
+            do { try await clock.sleep(for: heartbeatInterval.interval) } catch { return }
             heartbeat()
         }
     }
@@ -170,6 +181,7 @@ final class GossipRouter: Sendable {
             if state.peers[peer] == nil { state.peers[peer] = PeerState() }
             return reconcile(&state, now: now)
         }
+        linkWaker.wake(before: now)
         send(outbox)
     }
 

@@ -54,7 +54,8 @@ public enum PowerProfile: String, Codable, Sendable, Hashable, CaseIterable {
 
     /// What the profile paces: BLE scanning (interval, 30 ms window), advertising and
     /// transmit power, the links' keepalive, mDNS browsing (a window every so often
-    /// instead of all the time) and the route summaries' base interval; nil fields keep
+    /// instead of all the time), the route summaries' base interval and the topic
+    /// heartbeat; nil fields keep
     /// the configured values, and ``maximum`` keeps them all (docs/configuration.md,
     /// `power:`).
     public var pacing: TransportPacing {
@@ -64,7 +65,8 @@ public enum PowerProfile: String, Codable, Sendable, Hashable, CaseIterable {
             txPower: Int? = nil,
             keepalive: Int? = nil,
             browse: Int? = nil,
-            summaries: Int? = nil
+            summaries: Int? = nil,
+            heartbeat: Int? = nil
         ) -> TransportPacing {
             TransportPacing(
                 scanInterval: .milliseconds(scan),
@@ -73,15 +75,18 @@ public enum PowerProfile: String, Codable, Sendable, Hashable, CaseIterable {
                 transmitPowerDBm: txPower,
                 keepaliveInterval: keepalive.map { .seconds($0) },
                 browseInterval: browse.map { .seconds($0) },
-                routeSummaryInterval: summaries.map { .seconds($0) }
+                routeSummaryInterval: summaries.map { .seconds($0) },
+                topicHeartbeatInterval: heartbeat.map { .seconds($0) }
             )
         }
         return switch self {
         case .maximum: .configured
         case .high: pace(scan: 200, advertise: 200)
-        case .standard: pace(scan: 500, advertise: 500, keepalive: 60, summaries: 120)
-        case .reduced: pace(scan: 1000, advertise: 1000, keepalive: 120, browse: 120, summaries: 240)
-        case .minimal: pace(scan: 4000, advertise: 2000, txPower: -8, keepalive: 300, browse: 300, summaries: 600)
+        case .standard: pace(scan: 500, advertise: 500, keepalive: 60, summaries: 120, heartbeat: 2)
+        case .reduced:
+            pace(scan: 1000, advertise: 1000, keepalive: 120, browse: 120, summaries: 240, heartbeat: 5)
+        case .minimal:
+            pace(scan: 4000, advertise: 2000, txPower: -8, keepalive: 300, browse: 300, summaries: 600, heartbeat: 10)
         }
     }
 }

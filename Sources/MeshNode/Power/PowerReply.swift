@@ -17,7 +17,8 @@ public struct PowerReply: Codable, Sendable, Hashable {
 
     /// The values a profile can set. A nil pacing value is the one the transport or
     /// the router was configured with (`transports.ble`,
-    /// `router.keepalive_interval_ms`, `routing.summary_interval_ms`; mDNS browses continuously).
+    /// `router.keepalive_interval_ms`, `routing.summary_interval_ms`,
+    /// `topics.heartbeat_interval_ms`; mDNS browses continuously).
     public struct Values: Codable, Sendable, Hashable {
         /// Messages relayed for others per hour at most (0 = no limit).
         public var relayMaxPerHour: Int
@@ -35,6 +36,8 @@ public struct PowerReply: Codable, Sendable, Hashable {
         public var mdnsBrowseIntervalMs: Int?
         /// The route summaries' base interval.
         public var routeSummaryIntervalMs: Int?
+        /// The topic gossip's heartbeat interval.
+        public var topicHeartbeatIntervalMs: Int?
 
         /// The values: a relay budget and a pacing.
         public init(relayMaxPerHour: Int, pacing: TransportPacing = .configured) {
@@ -46,6 +49,7 @@ public struct PowerReply: Codable, Sendable, Hashable {
             keepaliveIntervalMs = pacing.keepaliveInterval.map(\.wholeMilliseconds)
             mdnsBrowseIntervalMs = pacing.browseInterval.map(\.wholeMilliseconds)
             routeSummaryIntervalMs = pacing.routeSummaryInterval.map(\.wholeMilliseconds)
+            topicHeartbeatIntervalMs = pacing.topicHeartbeatInterval.map(\.wholeMilliseconds)
         }
     }
 

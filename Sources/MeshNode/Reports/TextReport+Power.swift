@@ -52,6 +52,10 @@ extension TextReport {
                 "route summaries",
                 reply.effective.routeSummaryIntervalMs.map { "from every \($0 / 1000) s (profile)" } ?? "as configured",
             ],
+            [
+                "topic heartbeat",
+                reply.effective.topicHeartbeatIntervalMs.map { "every \($0 / 1000) s (profile)" } ?? "as configured",
+            ],
             ["supply path", reply.supplyPath],
             ["poll every", "\(reply.pollSeconds) s"],
         ])

@@ -284,7 +284,7 @@ enum CLIBench {
             do {
                 pair.peerB = try output(["identity", "--data-dir", b])
                 for _ in 0..<3000 {
-                    if (try? output(["peers", "--data-dir", a]))?.contains(pair.peerB) == true { break }
+                    if (try? output(["peers", "--full", "--data-dir", a]))?.contains(pair.peerB) == true { break }
                     try await Task.sleep(for: .milliseconds(10))
                 }
             } catch {

@@ -214,7 +214,7 @@ enum IdleBench {
     /// Polls `scmesh peers` every 50 ms until it lists every one of `peers`, at most 30 s.
     static func waitUntilListed(_ peers: [String], by dataDir: String) async throws {
         for _ in 0..<600 {
-            let listed = (try? CLIBench.output(["peers", "--data-dir", dataDir])) ?? ""
+            let listed = (try? CLIBench.output(["peers", "--full", "--data-dir", dataDir])) ?? ""
             if peers.allSatisfy({ listed.contains($0) }) { return }
             try await Task.sleep(for: .milliseconds(50))
         }

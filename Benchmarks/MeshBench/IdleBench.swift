@@ -17,15 +17,15 @@ enum IdleBench {
     /// involuntary), the last two summed over all its threads.
     struct Sample {
         var ticks: Int
-        var runNanoseconds: Int
-        var switches: Int
+        /// Per thread ID: the scheduler's run time in nanoseconds and the context switches.
+        var threads: [String: (runNanoseconds: Int, switches: Int)]
         var at: ContinuousClock.Instant
 
         /// Reads `/proc/PID/stat` (utime, stime), `/proc/PID/task/*/schedstat` (run
         /// time: clock ticks are 10 ms, too coarse for a short window of a mostly idle
-        /// process) and `/proc/PID/task/*/status`. A
-        /// thread that ends inside a window takes its switches with it; the node's
-        /// threads are long-lived, so that loss is small.
+        /// process) and `/proc/PID/task/*/status`, per thread: the runtime's worker
+        /// threads come and go, so a window counts what each thread did while it was
+        /// seen (``since(_:)``).
         static func of(_ pid: pid_t) throws -> Sample {
             let at = ContinuousClock.now
             let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
@@ -38,24 +38,34 @@ enum IdleBench {
             guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else {
                 throw MeshError(.invalidArgument, "/proc/\(pid)/stat has no utime and stime: \(stat)")
             }
-            var switches = 0
-            var runNanoseconds = 0
+            var threads: [String: (runNanoseconds: Int, switches: Int)] = [:]
             let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
             for task in tasks {
                 // A thread may end between the listing and the reads; it is skipped.
-                if let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
-                    let run = schedstat.split(separator: " ").first.flatMap({ Int($0) })
-                {
-                    runNanoseconds += run
-                }
-                guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+                guard
+                    let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                    let runNanoseconds = schedstat.split(separator: " ").first.flatMap({ Int($0) }),
+                    let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
                 else { continue }
+                var switches = 0
                 for line in status.split(separator: "\n")
                 where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
                     switches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
                 }
+                threads[task] = (runNanoseconds, switches)
             }
-            return Sample(ticks: user + system, runNanoseconds: runNanoseconds, switches: switches, at: at)
+            return Sample(ticks: user + system, threads: threads, at: at)
+        }
+
+        /// Run time and switches since `before`: a thread seen in both counts its
+        /// growth, a thread started since counts all of its own; a thread that ended
+        /// in between is lost (so the figures are lower bounds).
+        func since(_ before: Sample) -> (runNanoseconds: Int, switches: Int) {
+            threads.reduce(into: (0, 0)) { total, entry in
+                let earlier = before.threads[entry.key] ?? (0, 0)
+                total.0 += entry.value.runNanoseconds - earlier.runNanoseconds
+                total.1 += entry.value.switches - earlier.switches
+            }
         }
     }
 
@@ -74,10 +84,11 @@ enum IdleBench {
         let after = try Sample.of(pid)
         let elapsed = TCPBench.seconds(after.at - before.at)
         let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let threads = after.since(before)
         return Rates(
             cpuMsPerSecond: Double(after.ticks - before.ticks) * 1000 / ticksPerSecond / elapsed,
-            runMsPerSecond: Double(after.runNanoseconds - before.runNanoseconds) / 1e6 / elapsed,
-            wakeupsPerSecond: Double(after.switches - before.switches) / elapsed
+            runMsPerSecond: Double(threads.runNanoseconds) / 1e6 / elapsed,
+            wakeupsPerSecond: Double(threads.switches) / elapsed
         )
     }
 

@@ -66,11 +66,21 @@ struct TransferProgress {
 /// Reads all of standard input straight into one buffer (sized up front when standard
 /// input is a regular file), showing progress on a terminal. The buffer is what the
 /// HTTP client sends, so the payload is not copied again on its way to the node.
-/// - Throws: ``MeshError`` `.invalidArgument` naming the error when standard input
-///   cannot be read.
-func readStandardInput(progress: inout TransferProgress) throws -> ByteBuffer {
+///
+/// With a `limit` (the node's `max_message_size`) reading stops as soon as the input
+/// passes it, so an endless or huge pipe is refused at once instead of read whole.
+/// - Throws: ``MeshError`` `.messageTooLarge` naming the limit when standard input
+///   holds more than `limit` bytes; `.invalidArgument` naming the error when standard
+///   input cannot be read.
+func readStandardInput(progress: inout TransferProgress, limit: Int? = nil) throws -> ByteBuffer {
     var info = stat()
     let declared = fstat(STDIN_FILENO, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
+    if let limit, declared > limit {
+        throw MeshError(
+            .messageTooLarge,
+            "standard input holds \(declared) bytes, more than the node's max_message_size of \(limit) bytes: nothing was read or queued; raise max_message_size to send more"
+        )
+    }
     var buffer = ByteBufferAllocator().buffer(capacity: max(declared + 1, 1 << 20))
     while true {
         let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 20) { target in
@@ -86,6 +96,12 @@ func readStandardInput(progress: inout TransferProgress) throws -> ByteBuffer {
             )
         }
         if count == 0 { break }
+        if let limit, buffer.readableBytes > limit {
+            throw MeshError(
+                .messageTooLarge,
+                "standard input holds more than the node's max_message_size of \(limit) bytes: reading stopped there and nothing was queued; raise max_message_size to send more"
+            )
+        }
         progress.update(buffer.readableBytes, "read")
     }
     return buffer

@@ -18,8 +18,14 @@ public struct ContactsReply: Codable, Sendable, Hashable {
         /// When it was added.
         public var addedAt: Date
         /// When it was last seen: now while it has a live link, else when a link to it
-        /// last came up (from the address ledger); absent when never.
+        /// last came up (from the address ledger); absent when never (`last_seen_at`;
+        /// formerly `last_seen`, still written, deprecated).
         public var lastSeen: Date? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case lastSeen = "lastSeenAt"
+            case alias, peer, note, blocked, addedAt
+        }
 
         /// The reply form of a contact.
         public init(_ contact: Contact) {
@@ -43,4 +49,23 @@ public struct ContactsReply: Codable, Sendable, Hashable {
     public var changed: String?
     /// The muted peers (contacts or not): their messages raise no notification.
     public var muted: [PeerID] = []
+
+    enum CodingKeys: String, CodingKey {
+        case contacts, allowOnly, dropped, changed, muted
+    }
+
+    /// Encodes the contacts with their former field names too.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(contacts.withDeprecatedNames, forKey: .contacts)
+        try container.encode(allowOnly, forKey: .allowOnly)
+        try container.encode(dropped, forKey: .dropped)
+        try container.encodeIfPresent(changed, forKey: .changed)
+        try container.encode(muted, forKey: .muted)
+    }
+}
+
+extension ContactsReply.Entry: DeprecatedFieldNames {
+    /// `last_seen`, the former name of `last_seen_at`.
+    public var deprecatedFields: [(name: String, value: (any Encodable)?)] { [("last_seen", lastSeen)] }
 }

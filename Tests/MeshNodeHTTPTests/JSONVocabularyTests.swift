@@ -58,8 +58,8 @@ struct JSONVocabularyTests {
             #expect(status["peer"] as? String == idA, "\(status)")
             Self.renamed(status, "peer_id", "peer")
         }
-        let inboxes = [try await Self.socket(b, .inbox(InboxRequest())), try await b.call(.GET, "/api/v1/inbox").object]
-        for inbox in inboxes {
+        let overSocket = try await Self.socket(b, .inbox(InboxRequest()))
+        for inbox in [overSocket, try await b.call(.GET, "/api/v1/inbox").object] {
             let message = try #require((inbox["messages"] as? [[String: Any]])?.first, "\(inbox)")
             #expect(message["message_id"] as? String == messageID && message["peer"] as? String == idA)
             Self.renamed(message, "id", "message_id")

@@ -29,9 +29,10 @@ struct OversizeSendProcessTests {
             ]
         )
         for json in [false, true] {
-            let refused = try await runWithEndlessInput(
+            let refused = try await runScmesh(
                 ["send", "--data-dir", node.dataDirectory, strangerPeerHex, "-"] + (json ? ["--json"] : []),
-                home: nodes.home
+                home: nodes.home,
+                standardInput: "/dev/zero"
             )
             #expect(refused.status == 1)
             let said = json ? refused.standardOutput : refused.standardError
@@ -91,35 +92,6 @@ struct OversizeSendProcessTests {
         let outbox = try await node.client.call(.outbox(MessageQuery()))
         #expect(try outbox.decode(OutboxReply.self).total == 0, "\(outbox.line)")
     }
-}
-
-/// Runs `scmesh` with `/dev/zero` (input that never ends) on its standard input and
-/// returns once it exits; a run that does not stop within the hang guard is killed
-/// and fails the test.
-private func runWithEndlessInput(_ arguments: [String], home: String) async throws -> ScmeshResult {
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle(forReadingAtPath: "/dev/zero")
-    try process.run()
-    do {
-        try await waitUntil("scmesh send stops reading an endless standard input") { !process.isRunning }
-    } catch {
-        process.terminate()
-        process.waitUntilExit()
-        throw error
-    }
-    // Both outputs are one line: they fit in the pipes' buffers.
-    return ScmeshResult(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-        standardError: String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    )
 }
 
 /// Connects to a control socket, writes `request` without its newline (stopping

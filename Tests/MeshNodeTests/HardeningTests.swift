@@ -341,7 +341,11 @@ struct ProcessHardeningTests {
         // before reading the body, naming the size and the limit.
         let file = directory.file("large.bin")
         try Data(count: 13_000_000).write(to: URL(fileURLWithPath: file))
-        let fromFile = try await runScmesh(["send", "--data-dir", b, idA, "-"], home: directory.path, standardInput: file)
+        let fromFile = try await runScmesh(
+            ["send", "--data-dir", b, idA, "-"],
+            home: directory.path,
+            standardInput: file
+        )
         #expect(fromFile.status == 1)
         #expect(
             fromFile.standardError.hasPrefix("scmesh: the body (13000000 bytes) is larger than 12000000 bytes"),

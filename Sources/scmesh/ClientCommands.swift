@@ -218,7 +218,7 @@ struct SendCommand: AsyncParsableCommand {
             try await reportingErrors(json: output.json) {
                 // Reading stops at the node's limit: a larger payload is refused at once.
                 let status = try await ControlClient(dataDirectory: dataDirectory.path).call(.status)
-                let limit = try status.decode(StatusReply.self).maxMessageSize
+                let limit = try status.decode(StatusReply.self).maxMessageSize.map(InputLimit.message)
                 payload = try readStandardInput(progress: &progress, limit: limit)
             }
             bytes = payload.readableBytes

@@ -72,13 +72,13 @@ struct TransferProgress {
 /// - Throws: ``MeshError`` `.messageTooLarge` naming the limit when standard input
 ///   holds more than `limit` bytes; `.invalidArgument` naming the error when standard
 ///   input cannot be read.
-func readStandardInput(progress: inout TransferProgress, limit: Int? = nil) throws -> ByteBuffer {
+func readStandardInput(progress: inout TransferProgress, limit: InputLimit? = nil) throws -> ByteBuffer {
     var info = stat()
     let declared = fstat(STDIN_FILENO, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
-    if let limit, declared > limit {
+    if let limit, declared > limit.bytes {
         throw MeshError(
             .messageTooLarge,
-            "standard input holds \(declared) bytes, more than the node's max_message_size of \(limit) bytes: nothing was read or queued; raise max_message_size to send more"
+            "standard input holds \(declared) bytes, more than \(limit.name) of \(limit.bytes) bytes: nothing was read or queued; \(limit.advice)"
         )
     }
     var buffer = ByteBufferAllocator().buffer(capacity: max(declared + 1, 1 << 20))
@@ -96,13 +96,35 @@ func readStandardInput(progress: inout TransferProgress, limit: Int? = nil) thro
             )
         }
         if count == 0 { break }
-        if let limit, buffer.readableBytes > limit {
+        if let limit, buffer.readableBytes > limit.bytes {
             throw MeshError(
                 .messageTooLarge,
-                "standard input holds more than the node's max_message_size of \(limit) bytes: reading stopped there and nothing was queued; raise max_message_size to send more"
+                "standard input holds more than \(limit.name) of \(limit.bytes) bytes: reading stopped there and nothing was queued; \(limit.advice)"
             )
         }
         progress.update(buffer.readableBytes, "read")
     }
     return buffer
+}
+
+/// The most a payload from standard input may hold, for ``readStandardInput(progress:limit:)``.
+struct InputLimit {
+    /// The limit in bytes.
+    var bytes: Int
+    /// What sets it, as the refusal names it (`the node's max_message_size`).
+    var name: String
+    /// What to do instead, as the refusal ends.
+    var advice: String
+
+    /// A message's: the node's `max_message_size`.
+    static func message(_ bytes: Int) -> InputLimit {
+        InputLimit(bytes: bytes, name: "the node's max_message_size", advice: "raise max_message_size to send more")
+    }
+
+    /// A topic message's (an emergency broadcast is one): the topic frame's payload limit.
+    static let topicMessage = InputLimit(
+        bytes: TopicMessageFrame.maxPayload,
+        name: "a topic message's limit",
+        advice: "send it to one peer with scmesh send, which takes up to max_message_size"
+    )
 }

@@ -50,6 +50,29 @@ struct OversizeSendProcessTests {
         #expect(outbox["total"] as? Int == 0, "\(outbox)")
     }
 
+    @Test("publish - and an emergency broadcast from an endless standard input stop at the topic message limit")
+    func endlessTopicInput() async throws {
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let node = try await nodes.start(
+            "a",
+            ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.enabled=false"]
+        )
+        for arguments in [["publish", "/scmesh/global/v1", "-"], ["send", "--emergency", "--broadcast", "-"]] {
+            let refused = try await runScmesh(
+                arguments + ["--data-dir", node.dataDirectory],
+                home: nodes.home,
+                standardInput: "/dev/zero"
+            )
+            #expect(refused.status == 1)
+            #expect(
+                refused.standardError.contains("more than a topic message's limit of 60000 bytes"),
+                "\(arguments): \(refused.standardError)"
+            )
+            #expect(refused.standardError.contains("nothing was queued"), "\(refused.standardError)")
+        }
+    }
+
     @Test(
         "the control socket refuses a send request line over its limit before the line ends, naming the limit; a decoded payload over max_message_size is refused naming both sizes"
     )

@@ -27,6 +27,24 @@ public struct ContactsReply: Codable, Sendable, Hashable {
             case alias, peer, note, blocked, addedAt
         }
 
+        /// Decodes an entry; `last_seen`, the former name of `last_seen_at`, is read too
+        /// (a node of an earlier release writes only that, and it is optional, so a
+        /// missing key would not show).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            alias = try container.decode(String.self, forKey: .alias)
+            peer = try container.decode(PeerID.self, forKey: .peer)
+            note = try container.decodeIfPresent(String.self, forKey: .note)
+            blocked = try container.decode(Bool.self, forKey: .blocked)
+            addedAt = try container.decode(Date.self, forKey: .addedAt)
+            // As ControlJSON's decoder maps it (`lastSeen`), or as written.
+            let former = try decoder.container(keyedBy: AnyCodingKey.self)
+            lastSeen =
+                try container.decodeIfPresent(Date.self, forKey: .lastSeen)
+                ?? former.decodeIfPresent(Date.self, forKey: AnyCodingKey("lastSeen"))
+                ?? former.decodeIfPresent(Date.self, forKey: AnyCodingKey("last_seen"))
+        }
+
         /// The reply form of a contact.
         public init(_ contact: Contact) {
             alias = contact.alias

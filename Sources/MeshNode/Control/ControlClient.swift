@@ -232,7 +232,8 @@ public struct ControlReply: Sendable {
         messageID = envelope.message_id.flatMap(MessageID.init(hex:))
     }
 
-    /// The reply's body as `T`.
+    /// The reply's body as `T`. A reply of a node of an earlier release, with the
+    /// former field names only, is read too (``ControlJSON`` copies them to the new ones).
     /// - Throws: a `MeshError` with the node's message when `ok` is false, or a
     ///   decoding error.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -242,6 +243,15 @@ public struct ControlReply: Sendable {
                 error ?? "the node refused the request"
             )
         }
-        return try ControlJSON.decoder().decode(T.self, from: Data(line.utf8))
+        let data = Data(line.utf8)
+        do {
+            return try ControlJSON.decoder().decode(T.self, from: data)
+        } catch DecodingError.keyNotFound(let key, let context) {
+            // A node of an earlier release, still running, writes the former names only.
+            guard let current = ControlJSON.withCurrentNames(data) else {
+                throw DecodingError.keyNotFound(key, context)
+            }
+            return try ControlJSON.decoder().decode(T.self, from: current)
+        }
     }
 }

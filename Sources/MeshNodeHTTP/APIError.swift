@@ -5,8 +5,8 @@ import Logging
 import MeshCore
 import MeshNode
 
-/// The HTTP API's one error shape:
-/// `{"error":{"code":"invalidArgument","message":"…","message_id":"…"}}` (`message_id`
+/// The HTTP API's error, in the one error shape of the socket and the API:
+/// `{"ok":false,"code":"invalidArgument","message":"…","message_id":"…"}` (`message_id`
 /// only when the failure concerns a message with an ID). `code` is a `MeshError.Code`
 /// name, or one of the API's own: `unauthorized`, `notFound`, `badRequest`,
 /// `payloadTooLarge`, `internal`.
@@ -47,20 +47,21 @@ struct APIError: Error {
         self.init(status, code: error.code.name, error.message, messageID: messageID)
     }
 
-    /// The error as a response.
+    /// The error as a response, in the shape the control socket uses too:
+    /// `{"ok":false,"code":…,"message":…,"message_id":…}`, with the former
+    /// `"error":{"code","message","message_id"}` beside it (deprecated).
     var response: Response {
-        struct Body: Encodable {
-            struct Inner: Encodable {
-                var code: String
-                var message: String
-                var messageID: MessageID?
-            }
-            var error: Inner
+        struct Inner: Encodable {
+            var code: String
+            var message: String
+            var messageID: MessageID?
         }
-        let body = Body(error: .init(code: code, message: message, messageID: messageID))
-        let bytes =
-            (try? ControlJSON.encoder().encode(body))
-            ?? Data(#"{"error":{"code":"internal","message":"internal error"}}"#.utf8)
+        let bytes = ControlJSON.failure(
+            message,
+            code: code,
+            messageID: messageID,
+            deprecatedError: Inner(code: code, message: message, messageID: messageID)
+        )
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="scmesh""# }

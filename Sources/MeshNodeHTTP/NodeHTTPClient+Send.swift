@@ -45,8 +45,11 @@ extension NodeHTTPClient {
     }
 
     /// An API reply in the control socket's shape: `{"ok":true,…}` or
-    /// `{"ok":false,"error":…,"code":…,"message_id":…}`.
+    /// `{"ok":false,"code":…,"message":…,"message_id":…}`. A node's API writes that
+    /// shape itself; a node of the former shape (no `ok`, errors as
+    /// `{"error":{…}}`) is translated.
     public static func controlReply(_ reply: Reply) throws -> ControlReply {
+        if let same = try? ControlReply(line: reply.body) { return same }
         if reply.status == 200 {
             guard reply.body.first == UInt8(ascii: "{"), reply.body.count > 2 else {
                 return try ControlReply(line: Array(#"{"ok":true}"#.utf8))

@@ -28,12 +28,14 @@ extension NodeHTTPServer {
         }
     }
 
-    /// The body, at most `limit` bytes (a larger one is a 413 naming the limit).
-    static func collect(_ request: inout Request, upTo limit: Int) async throws -> [UInt8] {
-        let refusal = tooLarge(limit)
+    /// The body, at most `limit` bytes (a larger one is a 413 naming the limit, the
+    /// moment the body passes it). `isSend`: the body is a message, so the refusal names
+    /// `max_message_size` and says that nothing was queued.
+    static func collect(_ request: inout Request, upTo limit: Int, isSend: Bool = true) async throws -> [UInt8] {
+        let refusal = tooLarge(limit, isSend: isSend)
         // Refused before reading when the length is declared.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit {
-            throw tooLarge(limit, declared: declared)
+            throw tooLarge(limit, declared: declared, isSend: isSend)
         }
         do {
             let buffer = try await request.collectBody(upTo: limit)
@@ -46,12 +48,14 @@ extension NodeHTTPServer {
     }
 
     /// The 413 for a body over `limit` bytes; its size when the request declared it.
-    static func tooLarge(_ limit: Int, declared: Int? = nil) -> APIError {
+    /// For a message (`isSend`) it names `max_message_size` and says nothing was queued.
+    static func tooLarge(_ limit: Int, declared: Int? = nil, isSend: Bool = true) -> APIError {
         let size = declared.map { " (\($0) bytes)" } ?? ""
+        let advice = isSend ? " (max_message_size): nothing was queued; raise max_message_size to send more" : ""
         return APIError(
             .contentTooLarge,
             code: "payloadTooLarge",
-            "the body\(size) is larger than \(limit) bytes (max_message_size); raise max_message_size to send more"
+            "the body\(size) is larger than \(limit) bytes\(advice)"
         )
     }
 
@@ -83,7 +87,7 @@ extension NodeHTTPServer {
     ) async throws -> [String: Any] {
         var request = request
         try requireJSON(request)
-        let object = try parseObject(try await collect(&request, upTo: 1 << 20))
+        let object = try parseObject(try await collect(&request, upTo: 1 << 20, isSend: false))
         if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw APIError.badRequest(
                 "unknown field \"\(unknown.prefix(80))\" (known fields: \(allowed.joined(separator: ", ")))"
@@ -123,14 +127,15 @@ extension NodeHTTPServer {
         return object
     }
 
-    /// A `200` with `value` as the API's JSON (snake_case keys, ISO 8601 dates).
+    /// A `200` with `value` as the API's JSON (snake_case keys, ISO 8601 dates), with
+    /// `"ok":true` first, as on the control socket.
     static func json(_ value: some Encodable) throws -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         return Response(
             status: .ok,
             headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try ControlJSON.encoder().encode(value)))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try ControlJSON.success(value)))
         )
     }
 

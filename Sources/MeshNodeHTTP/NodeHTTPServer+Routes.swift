@@ -269,7 +269,7 @@ extension NodeHTTPServer {
         }
         let query = try QueryParameters(
             request,
-            known: ["to", "id", "expires_seconds", "wait", "timeout_seconds", "emergency"]
+            known: ["to", "message_id", "id", "expires_seconds", "wait", "timeout_seconds", "emergency"]
         )
         guard let to = query.string("to") else {
             throw APIError.badRequest(
@@ -278,7 +278,7 @@ extension NodeHTTPServer {
         }
         let send = SendRequest(
             peer: to,
-            id: query.string("id"),
+            id: query.string("message_id") ?? query.string("id"),
             expiresSeconds: try query.double("expires_seconds"),
             wait: try query.bool("wait"),
             timeoutSeconds: try query.double("timeout_seconds"),

@@ -36,7 +36,7 @@ extension MessageStatus {
 
 /// What the store remembers of one message: its last status and when each step happened.
 public struct HistoryEntry: Sendable, Hashable, Codable {
-    /// The message's ID.
+    /// The message's ID (`message_id` in JSON).
     public var id: MessageID
     /// Sent or received.
     public var direction: MessageDirection
@@ -72,6 +72,12 @@ public struct HistoryEntry: Sendable, Hashable, Codable {
     public var readAt: Date?
     /// Inbound only: true while it is unread; nil otherwise.
     public var unread: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case id = "messageID"
+        case direction, peer, bytes, status, transport, reason, createdAt, sentAt, deliveredAt, failedAt, expiresAt
+        case attempts, text, headBase64, readAt, unread
+    }
 
     init(_ row: HistoryRow) throws {
         id = try MessageID.stored(row.messageID)
@@ -132,7 +138,7 @@ public struct TraceEvent: Sendable, Hashable, Codable {
         }
     }
 
-    /// When it happened.
+    /// When it happened (`occurred_at` in JSON).
     public var at: Date
     /// What happened.
     public var kind: Kind
@@ -144,6 +150,11 @@ public struct TraceEvent: Sendable, Hashable, Codable {
     public var reason: String?
     /// The attempt number, for ``Kind/attempt`` events.
     public var attempt: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case at = "occurredAt"
+        case kind, status, transport, reason, attempt
+    }
 
     init(_ row: TraceRow) {
         at = Millis.date(row.at)

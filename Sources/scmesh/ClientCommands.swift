@@ -215,7 +215,12 @@ struct SendCommand: AsyncParsableCommand {
                 return
             }
             var payload = ByteBuffer()
-            try await reportingErrors(json: output.json) { payload = try readStandardInput(progress: &progress) }
+            try await reportingErrors(json: output.json) {
+                // Reading stops at the node's limit: a larger payload is refused at once.
+                let status = try await ControlClient(dataDirectory: dataDirectory.path).call(.status)
+                let limit = try status.decode(StatusReply.self).maxMessageSize.map(InputLimit.message)
+                payload = try readStandardInput(progress: &progress, limit: limit)
+            }
             bytes = payload.readableBytes
             progress.finish(bytes, "read", suffix: "; handing it to the node")
             // Raw bytes over the HTTP API when the node serves one; base64 in JSON on
@@ -273,8 +278,9 @@ struct IdentityCommand: AsyncParsableCommand {
             }
             let identity = try LocalIdentity.loadOrCreate(dataDirectory: path)
             if output.json {
+                // `peer_id` is the former name of `peer` (deprecated).
                 print(
-                    #"{"peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#
+                    #"{"ok":true,"peer":"\#(identity.peerID.hex)","peer_id":"\#(identity.peerID.hex)","short":"\#(identity.peerID.short)","public_key":"\#(identity.publicKeyHex ?? "")"}"#
                 )
             } else {
                 // One line, so scripts can use $(scmesh identity); the peer ID is the

@@ -135,8 +135,9 @@ struct InboxCommand: AsyncParsableCommand {
 }
 
 extension InboxReply {
-    /// One message as a JSON line (`scmesh inbox --follow --json`).
+    /// One message as a JSON line (`scmesh inbox --follow --json`), its former field
+    /// names included, as in the `inbox` reply.
     static func jsonLine(_ message: Message) throws -> String {
-        String(decoding: try ControlJSON.encoder().encode(message), as: UTF8.self)
+        String(decoding: try ControlJSON.encode(message), as: UTF8.self)
     }
 }

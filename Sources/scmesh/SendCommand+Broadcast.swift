@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import NIOCore
 
 extension SendCommand {
     /// `scmesh send --emergency --broadcast TEXT`: publishes `text` (or standard input,
@@ -10,7 +11,9 @@ extension SendCommand {
         if text == "-" {
             var payload = Data()
             try await reportingErrors(json: output.json) {
-                payload = FileHandle.standardInput.readDataToEndOfFile()
+                // Reading stops at the topic message limit: a larger payload is refused at once.
+                var progress = TransferProgress()
+                payload = Data(try readStandardInput(progress: &progress, limit: .topicMessage).readableBytesView)
             }
             request.payloadBase64 = payload.base64EncodedString()
         } else {

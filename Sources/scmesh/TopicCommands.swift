@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MeshCore
 import MeshNode
+import NIOCore
 
 /// `scmesh subscribe TOPIC`.
 struct SubscribeCommand: AsyncParsableCommand {
@@ -95,7 +96,12 @@ struct PublishCommand: AsyncParsableCommand {
     func run() async throws {
         var request = PublishRequest(topic: topic)
         if text == "-" {
-            request.payloadBase64 = FileHandle.standardInput.readDataToEndOfFile().base64EncodedString()
+            // Reading stops at the topic message limit: a larger payload is refused at once.
+            try await reportingErrors(json: output.json) {
+                var progress = TransferProgress()
+                let payload = try readStandardInput(progress: &progress, limit: .topicMessage)
+                request.payloadBase64 = Data(payload.readableBytesView).base64EncodedString()
+            }
         } else {
             request.text = text
         }

@@ -66,11 +66,21 @@ struct TransferProgress {
 /// Reads all of standard input straight into one buffer (sized up front when standard
 /// input is a regular file), showing progress on a terminal. The buffer is what the
 /// HTTP client sends, so the payload is not copied again on its way to the node.
-/// - Throws: ``MeshError`` `.invalidArgument` naming the error when standard input
-///   cannot be read.
-func readStandardInput(progress: inout TransferProgress) throws -> ByteBuffer {
+///
+/// With a `limit` (the node's `max_message_size`) reading stops as soon as the input
+/// passes it, so an endless or huge pipe is refused at once instead of read whole.
+/// - Throws: ``MeshError`` `.messageTooLarge` naming the limit when standard input
+///   holds more than `limit` bytes; `.invalidArgument` naming the error when standard
+///   input cannot be read.
+func readStandardInput(progress: inout TransferProgress, limit: InputLimit? = nil) throws -> ByteBuffer {
     var info = stat()
     let declared = fstat(STDIN_FILENO, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
+    if let limit, declared > limit.bytes {
+        throw MeshError(
+            .messageTooLarge,
+            "standard input holds \(declared) bytes, more than \(limit.name) of \(limit.bytes) bytes: nothing was read or queued; \(limit.advice)"
+        )
+    }
     var buffer = ByteBufferAllocator().buffer(capacity: max(declared + 1, 1 << 20))
     while true {
         let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 20) { target in
@@ -86,7 +96,35 @@ func readStandardInput(progress: inout TransferProgress) throws -> ByteBuffer {
             )
         }
         if count == 0 { break }
+        if let limit, buffer.readableBytes > limit.bytes {
+            throw MeshError(
+                .messageTooLarge,
+                "standard input holds more than \(limit.name) of \(limit.bytes) bytes: reading stopped there and nothing was queued; \(limit.advice)"
+            )
+        }
         progress.update(buffer.readableBytes, "read")
     }
     return buffer
+}
+
+/// The most a payload from standard input may hold, for ``readStandardInput(progress:limit:)``.
+struct InputLimit {
+    /// The limit in bytes.
+    var bytes: Int
+    /// What sets it, as the refusal names it (`the node's max_message_size`).
+    var name: String
+    /// What to do instead, as the refusal ends.
+    var advice: String
+
+    /// A message's: the node's `max_message_size`.
+    static func message(_ bytes: Int) -> InputLimit {
+        InputLimit(bytes: bytes, name: "the node's max_message_size", advice: "raise max_message_size to send more")
+    }
+
+    /// A topic message's (an emergency broadcast is one): the topic frame's payload limit.
+    static let topicMessage = InputLimit(
+        bytes: TopicMessageFrame.maxPayload,
+        name: "a topic message's limit",
+        advice: "send it to one peer with scmesh send, which takes up to max_message_size"
+    )
 }

@@ -51,7 +51,7 @@ struct HTTPAPITests {
                     "\(method) \(path) with \(token == nil ? "no token" : "a wrong token"): \(reply.status)"
                 )
                 #expect(reply.errorCode == "unauthorized", "\(method) \(path): \(reply.text)")
-                let message = (reply.object["error"] as? [String: Any])?["message"] as? String
+                let message = reply.errorMessage
                 #expect(message?.contains("api.token") == true, "\(reply.text)")
             }
         }
@@ -79,7 +79,7 @@ struct HTTPAPITests {
         }
         let status = try await a.call(.GET, "/api/v1/status")
         #expect(status.status == 200)
-        #expect(status.object["peer_id"] as? String == a.node.peerID.hex)
+        #expect(status.object["peer"] as? String == a.node.peerID.hex)
         #expect(status.object["http_address"] as? String == a.address)
         #expect(status.object["relay_enabled"] as? Bool == true)
         let transports = try await a.call(.GET, "/api/v1/transports").object["transports"] as? [[String: Any]]
@@ -115,7 +115,7 @@ struct HTTPAPITests {
         let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=10")
         let messages = try #require(inbox.object["messages"] as? [[String: Any]])
         #expect(messages.count == 2)
-        let first = try #require(messages.first { $0["id"] as? String == rawID })
+        let first = try #require(messages.first { $0["message_id"] as? String == rawID })
         let seq = try #require(first["seq"] as? Int)
         let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
         #expect(download.status == 200 && download.body == payload, "\(download.status) \(download.body.prefix(300))")

@@ -66,7 +66,7 @@ struct HTTPControlTests {
         let noted = try await a.call(.PUT, "/api/v1/contacts/robert/note", json: #"{"note":"from the meetup"}"#)
         let entry = (noted.object["contacts"] as? [[String: Any]])?.first
         #expect(entry?["alias"] as? String == "robert" && entry?["note"] as? String == "from the meetup")
-        #expect(entry?["last_seen"] == nil)
+        #expect(entry?["last_seen_at"] == nil)
         let missing = try await a.call(.PUT, "/api/v1/contacts/bob/alias", json: #"{"alias":"x"}"#)
         #expect(missing.status == 400 && missing.errorCode == "invalidArgument", "\(missing.text)")
     }

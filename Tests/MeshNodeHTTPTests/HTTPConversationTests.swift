@@ -51,7 +51,7 @@ struct HTTPConversationTests {
         #expect(missing.status >= 400 && missing.status < 500 && missing.errorCode != nil, "\(missing.text)")
 
         // POST /api/v1/read: one by ID, then the rest of one peer's.
-        let firstID = try #require(messages.first?["id"] as? String)
+        let firstID = try #require(messages.first?["message_id"] as? String)
         let one = try await b.call(.POST, "/api/v1/read", json: #"{"ids":["\#(firstID)"]}"#)
         #expect(one.status == 200, "\(one.text)")
         #expect(one.object["marked"] as? Int == 1 && one.object["unread"] as? Int == 1, "\(one.text)")

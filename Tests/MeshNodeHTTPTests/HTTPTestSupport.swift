@@ -121,8 +121,11 @@ extension NodeHTTPClient.Reply {
 
     var text: String { String(decoding: body, as: UTF8.self) }
 
-    /// The error code of an error reply.
-    var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+    /// The error code of an error reply (`{"ok":false,"code",…}`).
+    var errorCode: String? { object["ok"] as? Bool == false ? object["code"] as? String : nil }
+
+    /// The message of an error reply.
+    var errorMessage: String? { object["ok"] as? Bool == false ? object["message"] as? String : nil }
 }
 
 /// A network name no other test uses.

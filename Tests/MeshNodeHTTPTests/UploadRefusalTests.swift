@@ -137,9 +137,8 @@ struct UploadRefusalTests {
         let response = String(decoding: reply, as: UTF8.self)
         let status = Int(response.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
         let body = String(response[(response.range(of: "\r\n\r\n")?.upperBound ?? response.endIndex)...])
-        let error =
-            (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["error"] as? [String: Any]
-        return (status, error?["code"] as? String, error?["message"] as? String ?? body)
+        let error = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:]
+        return (status, error["code"] as? String, error["message"] as? String ?? body)
     }
 }
 

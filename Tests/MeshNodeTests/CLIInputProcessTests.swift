@@ -156,7 +156,7 @@ struct CLIInputProcessTests {
         let reply = try jsonObject(down.standardOutput)
         #expect(reply["ok"] as? Bool == false)
         #expect(reply["code"] as? String == "nodeNotRunning")
-        #expect((reply["error"] as? String)?.contains("no node is running") == true)
+        #expect((reply["message"] as? String)?.contains("no node is running") == true)
         #expect(down.standardError.isEmpty)
         let badDuration = try await runScmesh(
             ["invite", "--json", "--expires", "soon", "--data-dir", directory.file("none")],
@@ -164,7 +164,7 @@ struct CLIInputProcessTests {
         )
         #expect(badDuration.status == 1)
         #expect(
-            try jsonObject(badDuration.standardOutput)["error"] as? String
+            try jsonObject(badDuration.standardOutput)["message"] as? String
                 == "--expires takes a duration such as 90s, 30m, 24h or 7d, got \"soon\""
         )
         // Without --json the same error is one line on stderr.

@@ -37,8 +37,8 @@ private struct TwoNodes {
             directory: directory,
             a: a,
             b: b,
-            idA: try #require(try jsonObject(statusA.standardOutput)["peer_id"] as? String),
-            idB: try #require(try jsonObject(statusB.standardOutput)["peer_id"] as? String),
+            idA: try #require(try jsonObject(statusA.standardOutput)["peer"] as? String),
+            idB: try #require(try jsonObject(statusB.standardOutput)["peer"] as? String),
             processes: [nodeA, nodeB]
         )
         #expect(try await nodes.run(["contacts", "add", "--data-dir", b, "alice", nodes.idA]).status == 0)
@@ -93,20 +93,20 @@ struct ConversationProcessTests {
             #expect(history.allSatisfy { $0["peer"] as? String == peer })
         }
         let found = try await nodes.json(nodes.b, ["history", "--grep", "HELLO"])["messages"] as? [[String: Any]]
-        #expect(found?.map { $0["id"] as? String } == [hello])
+        #expect(found?.map { $0["message_id"] as? String } == [hello])
 
         let atA = try await nodes.json(nodes.a, ["conversation", "bob"])
         let messagesA = try #require(atA["messages"] as? [[String: Any]])
         #expect(messagesA.map { $0["direction"] as? String } == ["out", "in"])
         #expect(messagesA.map { $0["text"] as? String } == ["hello bob", "hi alice"])
         #expect(messagesA.map { $0["status"] as? String } == ["delivered", "received"])
-        #expect(messagesA.allSatisfy { $0["at"] is String })
+        #expect(messagesA.allSatisfy { $0["created_at"] is String })
         #expect(atA["unread"] as? Int == 1 && atA["alias"] as? String == "bob")
         let atB = try await nodes.json(nodes.b, ["conversation", String(nodes.idA.prefix(8))])
         #expect((atB["messages"] as? [[String: Any]])?.map { $0["direction"] as? String } == ["in", "out"])
         #expect((atB["messages"] as? [[String: Any]])?.map { $0["text"] as? String } == ["hello bob", "hi alice"])
         let last = try await nodes.json(nodes.b, ["conversation", "alice", "--limit", "1"])
-        #expect((last["messages"] as? [[String: Any]])?.map { $0["id"] as? String } == [reply])
+        #expect((last["messages"] as? [[String: Any]])?.map { $0["message_id"] as? String } == [reply])
         let text = try await nodes.run(["conversation", "alice", "--data-dir", nodes.b])
         #expect(text.standardOutput.contains("    hello bob") && text.standardOutput.contains("unread"))
 

@@ -17,8 +17,8 @@ struct ConversationTextTests {
         let text = TextReport.conversation(
             try Self.reply(
                 #"""
-                {"id":"00112233445566778899aabbccddeeff","direction":"out","at":"2026-01-02T03:04:05Z","status":"delivered","text":"hi\nthere","bytes":8},
-                {"id":"00112233445566778899aabbccddee00","direction":"in","at":"2026-01-02T03:04:06Z","status":"received","head_base64":"AAH/","bytes":3,"unread":true}
+                {"message_id":"00112233445566778899aabbccddeeff","direction":"out","created_at":"2026-01-02T03:04:05Z","status":"delivered","text":"hi\nthere","bytes":8},
+                {"message_id":"00112233445566778899aabbccddee00","direction":"in","created_at":"2026-01-02T03:04:06Z","status":"received","head_base64":"AAH/","bytes":3,"unread":true}
                 """#
             )
         )

@@ -61,12 +61,14 @@ struct EmergencyBroadcastProcessTests {
         )
 
         try await eventually("C has the broadcast", attempts: 3000) {
-            try await inbox(dataDirectory: c, home: home).contains { $0["id"] as? String == id }
+            try await inbox(dataDirectory: c, home: home).contains { $0["message_id"] as? String == id }
         }
-        let message = try #require(try await inbox(dataDirectory: c, home: home).first { $0["id"] as? String == id })
+        let message = try #require(
+            try await inbox(dataDirectory: c, home: home).first { $0["message_id"] as? String == id }
+        )
         #expect(message["emergency"] as? Bool == true && message["broadcast"] as? Bool == true)
         #expect(message["text"] as? String == "the river is rising")
-        #expect(message["from"] as? String == nodeA.peerID.hex)
+        #expect(message["peer"] as? String == nodeA.peerID.hex)
         // As text, emergencies are listed first (the ordinary message came earlier).
         let inboxText = try await runScmesh(["inbox", "--data-dir", c], home: home)
         #expect(inboxText.standardOutput.hasPrefix("#"), "\(inboxText.standardOutput)")

@@ -187,7 +187,7 @@ struct FirstHourProcessTests {
         )
         #expect(traced.status == 0, "\(traced.standardError)")
         let message = try jsonObject(traced.standardOutput)["message"] as? [String: Any]
-        #expect(message?["id"] as? String == messageID, "\(traced.standardOutput)")
+        #expect(message?["message_id"] as? String == messageID, "\(traced.standardOutput)")
         let tooShort = try await runScmesh(["history", "--data-dir", data, "--trace", "ab"], home: home)
         #expect(tooShort.status == 1)
         #expect(tooShort.standardError.contains("its first 4 or more"), "\(tooShort.standardError)")
@@ -534,9 +534,9 @@ extension FirstHourTwoNodesProcessTests {
         )
         defer { stopProcess(nodeB) }
         let statusA = try await runScmesh(["status", "--json", "--data-dir", a, "--wait-for-node", "30"], home: home)
-        let idA = try #require(try jsonObject(statusA.standardOutput)["peer_id"] as? String)
+        let idA = try #require(try jsonObject(statusA.standardOutput)["peer"] as? String)
         let statusB = try await runScmesh(["status", "--json", "--data-dir", b, "--wait-for-node", "30"], home: home)
-        let idB = try #require(try jsonObject(statusB.standardOutput)["peer_id"] as? String)
+        let idB = try #require(try jsonObject(statusB.standardOutput)["peer"] as? String)
         #expect(try await runScmesh(["contacts", "add", "--data-dir", b, "alice", idA], home: home).status == 0)
         let sent = try await runScmesh(["send", "--data-dir", a, "--timeout", "30", idB, "hi b"], home: home)
         #expect(sent.status == 0, "\(sent.standardError)")
@@ -549,7 +549,7 @@ extension FirstHourTwoNodesProcessTests {
         let json = try jsonObject(try await runScmesh(["inbox", "--data-dir", b, "--json"], home: home).standardOutput)
         let message = try #require((json["messages"] as? [[String: Any]])?.first)
         #expect(message["alias"] as? String == "alice")
-        #expect(message["from"] as? String == idA)
+        #expect(message["peer"] as? String == idA)
 
         // peers and routes name her the same way.
         for command in ["peers", "routes"] {

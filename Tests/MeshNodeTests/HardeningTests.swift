@@ -57,7 +57,7 @@ struct HardeningTests {
         #expect(typo.code == MeshError.Code.controlRequestFailed.name)
         #expect(
             typo.error
-                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode, payloads, transport, address, new_alias, reset, unread, grep, ids, all, seq, power_override, clear_overrides, profile, auto)"#
+                == #"unknown request field "limt" (known fields: cmd, peer, text, payload_base64, after, limit, id, message_id, expires_seconds, wait, timeout_seconds, alias, note, on, topic, relay_enabled, invitation, relay_max_per_hour, relay_neighbour_share, relay_battery_floor_percent, emergency, discovery_mode, payloads, transport, address, new_alias, reset, unread, grep, ids, all, seq, power_override, clear_overrides, profile, auto)"#
         )
         let wrongType = try ControlReply(
             line: try await node.client.exchange(Array(#"{"cmd":"send","wait":"yes"}"#.utf8))
@@ -180,7 +180,7 @@ struct HardeningTests {
         let hostile = "\u{1B}[2J\u{1B}]0;title\u{07}hi\nthere"
         let quoted = String(decoding: try JSONEncoder().encode(hostile), as: UTF8.self)
         let json = """
-            {"ok":true,"total_received":1,"messages":[{"seq":1,"id":"\(MessageID.random().hex)","from":"\(PeerID.random().hex)",
+            {"ok":true,"total_received":1,"messages":[{"seq":1,"message_id":"\(MessageID.random().hex)","peer":"\(PeerID.random().hex)",
             "transport":"tcp","received_at":"2026-11-22T06:32:34Z","bytes":20,"text":\(quoted),"payload_base64":""}]}
             """
         let reply = try ControlReply(line: Array(json.utf8))
@@ -328,13 +328,31 @@ struct ProcessHardeningTests {
             input: [UInt8](repeating: 1, count: 13_000_000)
         )
         #expect(tooLarge.status == 1)
-        // It goes over the HTTP API (raw bytes), which refuses it naming its size and the limit.
+        // From a pipe the CLI stops reading at the node's limit, naming it.
         #expect(
-            tooLarge.standardError.hasPrefix("scmesh: the body (13000000 bytes) is larger than 12000000 bytes"),
+            tooLarge.standardError.hasPrefix(
+                "scmesh: standard input holds more than the node's max_message_size of 12000000 bytes"
+            ),
             "\(tooLarge.standardError)"
         )
-        #expect(tooLarge.standardError.contains("max_message_size"))
+        #expect(tooLarge.standardError.contains("nothing was queued"))
         #expect(tooLarge.standardError.split(separator: "\n").count == 1)
+        // From a file it goes over the HTTP API with its length, which the node refuses
+        // before reading the body, naming the size and the limit.
+        let file = directory.file("large.bin")
+        try Data(count: 13_000_000).write(to: URL(fileURLWithPath: file))
+        let fromFile = try await runScmesh(
+            ["send", "--data-dir", b, idA, "-"],
+            home: directory.path,
+            standardInput: file
+        )
+        #expect(fromFile.status == 1)
+        #expect(
+            fromFile.standardError.hasPrefix("scmesh: the body (13000000 bytes) is larger than 12000000 bytes"),
+            "\(fromFile.standardError)"
+        )
+        #expect(fromFile.standardError.contains("max_message_size): nothing was queued"))
+        #expect(fromFile.standardError.split(separator: "\n").count == 1)
 
         for node in [nodeA, nodeB] { kill(node.processIdentifier, SIGTERM) }
         try await eventually("both exit") { !nodeA.isRunning && !nodeB.isRunning }

@@ -163,7 +163,7 @@ struct InviteProcessTests {
         let refusal = try jsonObject(tampered.standardOutput)
         #expect(refusal["ok"] as? Bool == false)
         #expect(refusal["code"] as? String == "badSignature")
-        #expect((refusal["error"] as? String)?.contains("changed after") == true)
+        #expect((refusal["message"] as? String)?.contains("changed after") == true)
 
         // Malformed: cut short while copying.
         let cut = try await runScmesh(["join", "--data-dir", b, String(valid.prefix(59))], home: home)

@@ -644,6 +644,6 @@ private func expectInbox(
         let messages = object?["messages"] as? [[String: Any]] ?? []
         return messages.first { $0["text"] as? String == text }
     }
-    #expect(message["from"] as? String == other.peerID.hex, sourceLocation: sourceLocation)
+    #expect(message["peer"] as? String == other.peerID.hex, sourceLocation: sourceLocation)
     #expect(message["transport"] as? String == "mdns", sourceLocation: sourceLocation)
 }

@@ -110,7 +110,7 @@ struct MultiHopProcessTests {
             try await runScmesh(["outbox", "--data-dir", line.directories[0], "--json"], home: line.home).standardOutput
         )
         let waiting = try #require(
-            (outbox["messages"] as? [[String: Any]])?.first { $0["id"] as? String == messageID },
+            (outbox["messages"] as? [[String: Any]])?.first { $0["message_id"] as? String == messageID },
             "\(outbox)"
         )
         #expect(waiting["status"] as? String == "queued", "\(waiting)")

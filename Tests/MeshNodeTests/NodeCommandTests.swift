@@ -85,10 +85,12 @@ struct NodeCommandTests {
         }
     }
 
-    @Test("a history message is the store's entry with alias and waiting_for beside its fields")
+    @Test(
+        "a history message is the store's entry with alias and waiting_for beside its fields, and id (deprecated) beside message_id"
+    )
     func historyMessageShape() throws {
         let line =
-            #"{"alias":"bob","attempts":2,"bytes":5,"created_at":"2026-01-02T03:04:05Z","delivered_at":"2026-01-02T03:04:07Z","direction":"outbound","expires_at":"2026-01-03T03:04:05Z","failed_at":"2026-01-02T03:04:08Z","id":"00112233445566778899aabbccddeeff","peer":"\#(String(repeating: "ab", count: 32))","reason":"no link","sent_at":"2026-01-02T03:04:06Z","status":"delivered","transport":"tcp","waiting_for":"a retry"}"#
+            #"{"alias":"bob","attempts":2,"bytes":5,"created_at":"2026-01-02T03:04:05Z","delivered_at":"2026-01-02T03:04:07Z","direction":"outbound","expires_at":"2026-01-03T03:04:05Z","failed_at":"2026-01-02T03:04:08Z","id":"00112233445566778899aabbccddeeff","message_id":"00112233445566778899aabbccddeeff","peer":"\#(String(repeating: "ab", count: 32))","reason":"no link","sent_at":"2026-01-02T03:04:06Z","status":"delivered","transport":"tcp","waiting_for":"a retry"}"#
         let message = try ControlJSON.decoder().decode(HistoryMessage.self, from: Data(line.utf8))
         #expect(message.alias == "bob")
         #expect(message.status == .delivered)
@@ -97,6 +99,14 @@ struct NodeCommandTests {
         var bare = message
         bare.alias = nil
         bare.waitingFor = nil
-        #expect(try Self.encode(bare) == (try Self.encode(message.entry)))
+        let entry = try Self.encode(message.entry)
+        #expect(!entry.contains(#""id""#), "the store's entry has message_id only: \(entry)")
+        #expect(
+            try Self.encode(bare)
+                == entry.replacingOccurrences(
+                    of: #""message_id""#,
+                    with: #""id":"00112233445566778899aabbccddeeff","message_id""#
+                )
+        )
     }
 }

@@ -66,7 +66,7 @@ struct NotifyProcessTests {
             #expect(reply.status == 0, "\(reply.standardError)")
             let object = try jsonObject(reply.standardOutput)
             #expect(object["status"] as? String == "delivered")
-            return try #require(object["message_id"] as? String ?? object["id"] as? String)
+            return try #require(object["message_id"] as? String)
         }
 
         // 1. A message raises the hook with its environment.

@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshNode
+import TestSupport
 
 // Helpers for tests that run `scmesh` processes over TCP on loopback.
 
@@ -69,3 +70,32 @@ let tcpOnlyNodeArguments = [
     "--set", "transports.ble.enabled=false",
     "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
 ]
+
+/// Runs `scmesh` with the file at `path` on its standard input (`/dev/zero`: input
+/// that never ends) and returns once it exits; a run that does not stop within the
+/// hang guard is killed and fails the test.
+func runScmesh(_ arguments: [String], home: String, standardInput path: String) async throws -> ScmeshResult {
+    let process = Process()
+    process.executableURL = scmeshExecutable
+    process.arguments = arguments
+    process.environment = scmeshEnvironment(home: home)
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = FileHandle(forReadingAtPath: path)
+    try process.run()
+    do {
+        try await waitUntil("scmesh \(arguments.first ?? "") exits") { !process.isRunning }
+    } catch {
+        process.terminate()
+        process.waitUntilExit()
+        throw error
+    }
+    // The outputs are a line or two: they fit in the pipes' buffers.
+    return ScmeshResult(
+        status: process.terminationStatus,
+        standardOutput: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+        standardError: String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    )
+}

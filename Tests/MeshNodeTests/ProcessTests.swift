@@ -74,7 +74,7 @@ struct ProcessTests {
         #expect(object["ok"] as? Bool == true)
         let identity = try await scmesh("identity", "--data-dir", dataDirectory, home: directory.path)
         #expect(identity.status == 0)
-        #expect(object["peer_id"] as? String == identity.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(object["peer"] as? String == identity.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
         let transports = try #require(object["transports"] as? [[String: Any]])
         // The in-process loopback transport is not in the default config: two
         // processes can never meet on it.
@@ -143,7 +143,7 @@ struct ProcessTests {
             inbox = object?["messages"] as? [[String: Any]] ?? []
             return inbox.count == 2
         }
-        #expect(inbox[0]["from"] as? String == idA)
+        #expect(inbox[0]["peer"] as? String == idA)
         #expect(inbox[0]["transport"] as? String == "tcp")
         #expect((inbox[0]["payload_base64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init) == payload)
         #expect(inbox[1]["text"] as? String == "hello over tcp")

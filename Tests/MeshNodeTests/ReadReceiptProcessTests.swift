@@ -37,7 +37,8 @@ struct ReadReceiptProcessTests {
             let history = try jsonObject(
                 try await runScmesh(["history", "--data-dir", a, "--json"], home: home).standardOutput
             )
-            return (history["messages"] as? [[String: Any]])?.first { $0["id"] as? String == id }?["status"] as? String
+            return (history["messages"] as? [[String: Any]])?.first { $0["message_id"] as? String == id }?["status"]
+                as? String
         }
         #expect(try await statusAtA() == "delivered")
 

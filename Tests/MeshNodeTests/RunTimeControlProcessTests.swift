@@ -72,7 +72,7 @@ struct RunTimeControlProcessTests {
             return entries.contains {
                 $0["peer"] as? String == idB.hex && $0["address"] as? String == "127.0.0.1:\(portB)"
                     && $0["transport"] as? String == "tcp" && ($0["successes"] as? Int ?? 0) >= 1
-                    && $0["last_seen"] is String
+                    && $0["last_seen_at"] is String
             }
         }
         let text = try await runScmesh(["peers", "--known", "--data-dir", a], home: home)
@@ -216,9 +216,9 @@ struct RunTimeControlProcessTests {
         }
         try await eventually("bob is seen now", attempts: 3000) {
             let contacts = try await contactList(a, home: home)
-            return contacts["bob"]?["last_seen"] is String
+            return contacts["bob"]?["last_seen_at"] is String
         }
-        #expect(try await contactList(a, home: home)["carol"]?["last_seen"] == nil, "carol was never seen")
+        #expect(try await contactList(a, home: home)["carol"]?["last_seen_at"] == nil, "carol was never seen")
 
         let renamed = try await runScmesh(["contacts", "rename", "--data-dir", a, "bob", "robert"], home: home)
         #expect(renamed.status == 0, "\(renamed.standardError)")
@@ -232,7 +232,7 @@ struct RunTimeControlProcessTests {
         #expect(contacts["bob"] == nil)
         #expect(contacts["robert"]?["peer"] as? String == idB.hex)
         #expect(contacts["robert"]?["note"] as? String == "met at the meetup")
-        #expect(contacts["robert"]?["last_seen"] is String)
+        #expect(contacts["robert"]?["last_seen_at"] is String)
         let listed = try await runScmesh(["contacts", "--data-dir", a], home: home)
         #expect(listed.standardOutput.contains("LAST SEEN"), "\(listed.standardOutput)")
         #expect(listed.standardOutput.contains("never"), "\(listed.standardOutput)")
@@ -275,7 +275,7 @@ private func status(_ data: String) async throws -> [String: Any] {
 
 private func identity(_ data: String, home: String) async throws -> PeerID {
     let result = try await runScmesh(["identity", "--create", "--data-dir", data, "--json"], home: home)
-    let hex = try jsonObject(result.standardOutput)["peer_id"] as? String ?? ""
+    let hex = try jsonObject(result.standardOutput)["peer"] as? String ?? ""
     return try #require(PeerID(hex: hex), "\(result.standardOutput) \(result.standardError)")
 }
 

@@ -103,7 +103,7 @@ struct StoreForwardProcessTests {
         let messages = try #require(try jsonObject(history.standardOutput)["messages"] as? [[String: Any]])
         #expect(messages.count == Self.messageCount)
         #expect(messages.allSatisfy { $0["status"] as? String == "delivered" })
-        #expect(Set(messages.compactMap { $0["id"] as? String }) == Set(queued.map(\.hex)))
+        #expect(Set(messages.compactMap { $0["message_id"] as? String }) == Set(queued.map(\.hex)))
         let empty = try await runScmesh(["outbox", "--data-dir", a], home: home)
         #expect(empty.standardOutput.hasPrefix("outbox is empty"), "\(empty.standardOutput)")
 

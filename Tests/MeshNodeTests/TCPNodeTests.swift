@@ -70,7 +70,7 @@ struct TCPNodeTests {
             try await inboxTexts(dataDirectory: b, home: home) == ["before the kill"]
         }
         let arrived = try await inbox(dataDirectory: b, home: home)
-        #expect(arrived.first?["from"] as? String == idA)
+        #expect(arrived.first?["peer"] as? String == idA)
         #expect(arrived.first?["transport"] as? String == "tcp")
 
         // 2. SIGKILL B: no graceful goodbye, the kernel just closes its sockets.
@@ -103,7 +103,7 @@ struct TCPNodeTests {
         let timedOut = try jsonObject(waitedJSON.standardOutput)
         #expect(timedOut["code"] as? String == "timedOut", "\(waitedJSON.standardOutput)")
         #expect(timedOut["message_id"] as? String == queuedID)
-        #expect((timedOut["error"] as? String)?.contains(queuedID) == true)
+        #expect((timedOut["message"] as? String)?.contains(queuedID) == true)
         let retry = try await runScmesh(
             ["send", "--data-dir", a, "--json", "--id", queuedID, idB, "while B is down"],
             home: home

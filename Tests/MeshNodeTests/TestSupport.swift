@@ -98,8 +98,10 @@ private func runScmeshBlocking(
     process.standardInput = input == nil ? FileHandle.nullDevice : stdin
     try process.run()
     if let input {
-        stdin.fileHandleForWriting.write(Data(input))
-        try stdin.fileHandleForWriting.close()
+        // A CLI that stops reading early (an oversize payload refused at the limit)
+        // closes the pipe: the rest of the input is not wanted, and not an error here.
+        try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
+        try? stdin.fileHandleForWriting.close()
     }
     // Replies are small: both fit in a pipe's buffer, so reading one after the other is safe.
     let outputData = output.fileHandleForReading.readDataToEndOfFile()

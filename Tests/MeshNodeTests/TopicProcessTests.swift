@@ -107,7 +107,7 @@ struct TopicProcessTests {
                 let inboxTexts = messages.compactMap { $0["text"] as? String }
                 #expect(inboxTexts.sorted() == texts.sorted(), "node \(index) got \(inboxTexts.count) messages")
                 #expect(messages.allSatisfy { $0["topic"] as? String == Self.topic })
-                let ids = messages.compactMap { $0["id"] as? String }
+                let ids = messages.compactMap { $0["message_id"] as? String }
                 #expect(Set(ids).count == texts.count)
             } else {
                 #expect(messages.isEmpty, "non-subscriber \(index) has \(messages.count) topic messages in its inbox")

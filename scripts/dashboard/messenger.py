@@ -137,7 +137,7 @@ with sync_playwright() as p:
     expect(conversation(PEER_B)).to_contain_text("bob")
     expect(page.get_by_test_id("compose-to")).to_have_value(PEER_B)
     message_id = sent.get_attribute("data-message-id")
-    if not any(m["id"] == message_id and m["status"] == "delivered" for m in cli_json(DATA_A, "history", PEER_B)["messages"]):
+    if not any(m["message_id"] == message_id and m["status"] == "delivered" for m in cli_json(DATA_A, "history", PEER_B)["messages"]):
         sys.exit(f"messenger: message {message_id} is not delivered in a's history")
 
     # From b into the open conversation, without a reload; it is read at once.

@@ -193,7 +193,8 @@ public struct ControlReply: Sendable {
     public let line: String
     /// Whether the node did what was asked.
     public let ok: Bool
-    /// The node's error message when `ok` is false.
+    /// The node's error message when `ok` is false (`message`; a node of the former
+    /// shape wrote it as `error`).
     public let error: String?
     /// The error's code when `ok` is false (a `MeshError.Code` name).
     public let code: String?
@@ -206,21 +207,33 @@ public struct ControlReply: Sendable {
     public init(line: [UInt8]) throws {
         struct Envelope: Decodable {
             var ok: Bool
-            var error: String?
             var code: String?
             var message_id: String?
+        }
+        // A failure's text is `message` (a reply may have a `message` of its own, e.g.
+        // `trace`, so it is read only from failures), or `error` in the former shape.
+        struct Message: Decodable {
+            var message: String
+        }
+        struct FormerError: Decodable {
+            var error: String
         }
         self.line = String(decoding: line, as: UTF8.self)
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(line)) else {
             throw MeshError(.controlRequestFailed, "the node's reply is not a control reply: \(self.line.prefix(200))")
         }
         ok = envelope.ok
-        error = envelope.error
+        error =
+            ok
+            ? nil
+            : (try? JSONDecoder().decode(Message.self, from: Data(line)))?.message
+                ?? (try? JSONDecoder().decode(FormerError.self, from: Data(line)))?.error
         code = envelope.code
         messageID = envelope.message_id.flatMap(MessageID.init(hex:))
     }
 
-    /// The reply's body as `T`.
+    /// The reply's body as `T`. A reply of a node of an earlier release, with the
+    /// former field names only, is read too (``ControlJSON`` copies them to the new ones).
     /// - Throws: a `MeshError` with the node's message when `ok` is false, or a
     ///   decoding error.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -230,6 +243,15 @@ public struct ControlReply: Sendable {
                 error ?? "the node refused the request"
             )
         }
-        return try ControlJSON.decoder().decode(T.self, from: Data(line.utf8))
+        let data = Data(line.utf8)
+        do {
+            return try ControlJSON.decoder().decode(T.self, from: data)
+        } catch DecodingError.keyNotFound(let key, let context) {
+            // A node of an earlier release, still running, writes the former names only.
+            guard let current = ControlJSON.withCurrentNames(data) else {
+                throw DecodingError.keyNotFound(key, context)
+            }
+            return try ControlJSON.decoder().decode(T.self, from: current)
+        }
     }
 }

@@ -31,6 +31,9 @@ extension ControlHandler {
         case (nil, nil): throw MeshError(.invalidArgument, "send needs \"text\" or \"payload_base64\"")
         case (_?, _?): throw MeshError(.invalidArgument, "send takes \"text\" or \"payload_base64\", not both")
         }
+        guard payload.count <= maximumPayloadSize else {
+            throw Self.payloadTooLarge(payload.count, limit: maximumPayloadSize)
+        }
         return try await send(request, payload: .bytes(payload))
     }
 

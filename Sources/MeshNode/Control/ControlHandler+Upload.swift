@@ -11,6 +11,15 @@ extension ControlHandler {
     /// The largest payload a send takes (`max_message_size`).
     package var maximumPayloadSize: Int { configuration.routerConfiguration.maxMessageSize }
 
+    /// The refusal of a payload over `max_message_size`: its size, the limit, and that
+    /// nothing was queued.
+    package static func payloadTooLarge(_ bytes: Int, limit: Int) -> MeshError {
+        MeshError(
+            .messageTooLarge,
+            "the payload of \(bytes) bytes is larger than max_message_size (\(limit) bytes): nothing was queued; raise max_message_size to send more"
+        )
+    }
+
     /// Receives a raw payload of `declaredBytes` bytes from `body` straight into a new
     /// file in the outbox's payload directory, and syncs it while a second thread hashes
     /// it: the result is durable and goes to ``send(_:stored:)`` without being copied or
@@ -24,10 +33,7 @@ extension ControlHandler {
     package func receivePayload<Body: AsyncSequence>(_ body: Body, declaredBytes: Int) async throws -> any StoredPayload
     where Body.Element == ByteBuffer {
         guard declaredBytes <= maximumPayloadSize else {
-            throw MeshError(
-                .messageTooLarge,
-                "the payload of \(declaredBytes) bytes is larger than max_message_size (\(maximumPayloadSize)); raise max_message_size to send more"
-            )
+            throw Self.payloadTooLarge(declaredBytes, limit: maximumPayloadSize)
         }
         let writer = try store.outbox.stagePayload()
         do {

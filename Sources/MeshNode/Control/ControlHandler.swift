@@ -141,6 +141,7 @@ package struct ControlHandler: Sendable {
             unread: try await store.history.unreadCount()
         )
         reply.networkQuality = NetworkQuality(peerCount: peerCount).rawValue
+        reply.maxMessageSize = maximumPayloadSize
         return reply
     }
 
@@ -329,9 +330,11 @@ package struct ControlHandler: Sendable {
         }
     }
 
-    /// `payloadBase64` → `payload_base64`: a decoded key as the client spelled it.
+    /// `payloadBase64` → `payload_base64`, `messageID` → `message_id`: a decoded key as
+    /// the client spelled it.
     static func snakeCase(_ name: String) -> String {
         var result = ""
+        let name = name.hasSuffix("ID") ? name.dropLast(2) + "Id" : name
         for character in name {
             if character.isUppercase {
                 result += "_" + character.lowercased()

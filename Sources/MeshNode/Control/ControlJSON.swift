@@ -25,25 +25,60 @@ public enum ControlJSON {
         return decoder
     }
 
+    /// `value` as the socket's JSON, with its former field names beside the current
+    /// ones when it has any (``DeprecatedFieldNames``).
+    public static func encode(_ value: some Encodable) throws -> Data {
+        if let value = value as? any DeprecatedFieldNames {
+            return try encoder().encode(WithDeprecatedNames(value))
+        }
+        return try encoder().encode(value)
+    }
+
     /// `{"ok":true, ...body}` as one line (no newline).
     public static func success(_ body: some Encodable) throws -> [UInt8] {
-        let encoded = Array(try encoder().encode(body))
-        // Splice "ok" into the body's object: {"ok":true,<body fields>}.
+        withOK(Array(try encode(body)))
+    }
+
+    /// A JSON object's bytes with `"ok":true` spliced in first: `{"ok":true,<fields>}`.
+    public static func withOK(_ encoded: [UInt8]) -> [UInt8] {
         guard encoded.first == UInt8(ascii: "{"), encoded.count > 2 else { return Array(#"{"ok":true}"#.utf8) }
         return Array(#"{"ok":true,"#.utf8) + encoded.dropFirst()
     }
 
-    /// `{"ok":false,"error":message,"code":code}` as one line, with `"message_id"` when
-    /// the failure concerns a message that has an ID.
-    public static func failure(_ message: String, code: String, messageID: MessageID? = nil) -> [UInt8] {
-        struct Failure: Encodable {
+    /// The one error shape of the control socket, the CLI's `--json` and the HTTP API:
+    /// `{"ok":false,"code":code,"message":message}` with `"message_id"` when the failure
+    /// concerns a message that has an ID. `deprecatedError` is written as `error` too:
+    /// the former shape's field (the message on the socket, the whole error object in
+    /// HTTP), kept for one minor release.
+    public static func failure(
+        _ message: String,
+        code: String,
+        messageID: MessageID? = nil,
+        deprecatedError: (any Encodable)? = nil
+    ) -> [UInt8] {
+        struct Failure: DeprecatedFieldNames {
             var ok = false
-            var error: String
             var code: String
+            var message: String
             var messageID: MessageID?
+            var error: (any Encodable)?
+            var deprecatedFields: [(name: String, value: (any Encodable)?)] { [("error", error)] }
+
+            enum CodingKeys: String, CodingKey {
+                case ok, code, message, messageID
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(ok, forKey: .ok)
+                try container.encode(code, forKey: .code)
+                try container.encode(message, forKey: .message)
+                try container.encodeIfPresent(messageID, forKey: .messageID)
+            }
         }
-        return (try? Array(encoder().encode(Failure(error: message, code: code, messageID: messageID))))
-            ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)
+        let failure = Failure(code: code, message: message, messageID: messageID, error: deprecatedError ?? message)
+        return (try? Array(encode(failure)))
+            ?? Array(#"{"ok":false,"code":"internal","message":"internal error","error":"internal error"}"#.utf8)
     }
 }
 

@@ -78,16 +78,41 @@ public struct KnownPeersReply: Codable, Sendable, Hashable {
         public var successes: Int
         /// Failed dials and handshakes.
         public var failures: Int
-        /// When it was last seen: discovered, tried or used.
+        /// When it was last seen: discovered, tried or used (`last_seen_at`; formerly
+        /// `last_seen`, still written, deprecated).
         public var lastSeen: Date
-        /// When it last worked.
+        /// When it last worked (`last_success_at`; formerly `last_success`, still
+        /// written, deprecated).
         public var lastSuccess: Date?
         /// Whether the peer has a live link now.
         public var connected: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case lastSeen = "lastSeenAt"
+            case lastSuccess = "lastSuccessAt"
+            case peer, alias, transport, address, successes, failures, connected
+        }
     }
 
     /// Every address of every peer, best first (the most recent success first).
     public var known: [Entry]
+
+    enum CodingKeys: String, CodingKey {
+        case known
+    }
+
+    /// Encodes the entries with their former field names too.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(known.withDeprecatedNames, forKey: .known)
+    }
+}
+
+extension KnownPeersReply.Entry: DeprecatedFieldNames {
+    /// `last_seen` and `last_success`, the former names of `last_seen_at` and `last_success_at`.
+    public var deprecatedFields: [(name: String, value: (any Encodable)?)] {
+        [("last_seen", lastSeen), ("last_success", lastSuccess)]
+    }
 }
 
 /// How well connected a node is, from its number of live peers (the seed's thresholds).

@@ -30,7 +30,12 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     /// `inbox`, `history`, `outbox`: at most this many.
     public var limit: Int?
     /// `send`: the message ID to use (32 hex characters), so that a retry is
-    /// idempotent; `trace`: the message to trace.
+    /// idempotent; `trace`: the message to trace; `inbox_delete`: the message to
+    /// delete. As `id`, the former name, it is still read (deprecated), and names the
+    /// invitation of `invite_revoke`.
+    public var messageID: String? = nil
+    /// The former name of ``messageID`` (deprecated for messages), and the invitation
+    /// of `invite_revoke`.
     public var id: String?
     /// `send`: how long the message may wait for delivery, in seconds (default
     /// `store.default_expiry_seconds`); `invite`: how long the invitation is valid
@@ -158,8 +163,8 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     ]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case cmd, peer, text, payloadBase64, after, limit, id, expiresSeconds, wait, timeoutSeconds, alias, note, on,
-            topic
+        case cmd, peer, text, payloadBase64, after, limit, id, messageID, expiresSeconds, wait, timeoutSeconds, alias,
+            note, on, topic
         case relayEnabled, invitation, relayMaxPerHour, relayNeighbourShare, relayBatteryFloorPercent
         case emergency, discoveryMode, payloads
         case transport, address, newAlias, reset
@@ -196,6 +201,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         after = try container.decodeIfPresent(Int.self, forKey: .after)
         limit = try container.decodeIfPresent(Int.self, forKey: .limit)
         id = try container.decodeIfPresent(String.self, forKey: .id)
+        messageID = try container.decodeIfPresent(String.self, forKey: .messageID)
         expiresSeconds = try container.decodeIfPresent(Double.self, forKey: .expiresSeconds)
         wait = try container.decodeIfPresent(Bool.self, forKey: .wait)
         timeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .timeoutSeconds)

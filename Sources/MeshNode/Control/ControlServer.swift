@@ -200,8 +200,9 @@ public final class ControlServer: Service, Sendable {
                 } catch is LineFrameDecoder.LineTooLong {
                     counters.add("refused.request_too_large")
                     let message =
-                        "request is larger than the control socket's limit of \(limits.maximumLineLength) bytes "
-                        + "(a payload of \(limits.maximumLineLengthSource) bytes as base64, plus 64 KiB; raise max_message_size to send more)"
+                        "the request is larger than the control socket's limit of \(limits.maximumLineLength) bytes "
+                        + "(a payload of \(limits.maximumLineLengthSource) bytes as base64, plus 64 KiB): "
+                        + "refused as soon as that many bytes arrived, and nothing was queued; raise max_message_size to send more"
                     try await write(
                         ControlJSON.failure(message, code: MeshError.Code.messageTooLarge.name),
                         to: outbound,

@@ -6,11 +6,12 @@ import MeshStore
 public struct ConversationReply: Codable, Sendable, Hashable {
     /// One message of a conversation.
     public struct Message: Codable, Sendable, Hashable {
-        /// The message ID.
+        /// The message ID (`message_id`; formerly `id`, still written, deprecated).
         public var id: MessageID
         /// `in` (received from the peer) or `out` (sent to it).
         public var direction: String
-        /// When it was sent (queued) or received.
+        /// When it was sent (queued) or received (`created_at`, as in `history`;
+        /// formerly `at`, still written, deprecated).
         public var at: Date
         /// Its status: `received` for an inbound one; `queued`, `sent`, `delivered`,
         /// `failed` or `expired` for an outbound one.
@@ -38,6 +39,12 @@ public struct ConversationReply: Codable, Sendable, Hashable {
             unread = entry.unread
             reason = entry.reason
         }
+
+        enum CodingKeys: String, CodingKey {
+            case id = "messageID"
+            case at = "createdAt"
+            case direction, status, text, headBase64, bytes, unread, reason
+        }
     }
 
     /// The peer.
@@ -48,6 +55,24 @@ public struct ConversationReply: Codable, Sendable, Hashable {
     public var unread: Int
     /// The messages, oldest first (the newest `limit`).
     public var messages: [Message]
+
+    enum CodingKeys: String, CodingKey {
+        case peer, alias, unread, messages
+    }
+
+    /// Encodes the messages with their former field names too.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(peer, forKey: .peer)
+        try container.encodeIfPresent(alias, forKey: .alias)
+        try container.encode(unread, forKey: .unread)
+        try container.encode(messages.withDeprecatedNames, forKey: .messages)
+    }
+}
+
+extension ConversationReply.Message: DeprecatedFieldNames {
+    /// `id` and `at`, the former names of `message_id` and `created_at`.
+    public var deprecatedFields: [(name: String, value: (any Encodable)?)] { [("id", id), ("at", at)] }
 }
 
 /// The reply to `conversations`: every peer this node exchanged messages with.

@@ -39,12 +39,15 @@ public struct HistoryMessage: Codable, Sendable, Hashable {
         waitingFor = try container.decodeIfPresent(String.self, forKey: .waitingFor)
     }
 
-    /// Encodes the entry's fields and `alias`, `waiting_for` into one object.
+    /// Encodes the entry's fields and `alias`, `waiting_for` into one object, and `id`,
+    /// the former name of `message_id` (deprecated).
     public func encode(to encoder: any Encoder) throws {
         try entry.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(alias, forKey: .alias)
         try container.encodeIfPresent(waitingFor, forKey: .waitingFor)
+        var deprecated = encoder.container(keyedBy: AnyCodingKey.self)
+        try deprecated.encode(entry.id, forKey: AnyCodingKey("id"))
     }
 }
 
@@ -66,6 +69,23 @@ public struct TraceReply: Codable, Sendable, Hashable {
     public var trace: [TraceEvent]
     /// Whether a link to the peer is up now.
     public var peerConnected: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case message, trace, peerConnected
+    }
+
+    /// Encodes the trace's events with their former field names too.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(message, forKey: .message)
+        try container.encode(trace.withDeprecatedNames, forKey: .trace)
+        try container.encode(peerConnected, forKey: .peerConnected)
+    }
+}
+
+extension TraceEvent: DeprecatedFieldNames {
+    /// `at`, the former name of `occurred_at`.
+    public var deprecatedFields: [(name: String, value: (any Encodable)?)] { [("at", at)] }
 }
 
 /// The reply to `outbox`: the messages from this node still on their way.

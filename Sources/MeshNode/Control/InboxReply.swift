@@ -12,9 +12,9 @@ public struct InboxReply: Codable, Sendable, Hashable {
     public struct Message: Codable, Sendable, Hashable {
         /// Its sequence number in the inbox (pass it as `after` to poll for newer ones).
         public var seq: Int
-        /// The message ID.
+        /// The message ID (`message_id`; formerly `id`, still written, deprecated).
         public var id: MessageID
-        /// The sender.
+        /// The sender (`peer`; formerly `from`, still written, deprecated).
         public var from: PeerID
         /// The transport it arrived on.
         public var transport: String
@@ -48,6 +48,13 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var broadcast: Bool? = nil
         /// True while it is unread (`scmesh read` marks it read); absent otherwise.
         public var unread: Bool? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case id = "messageID"
+            case from = "peer"
+            case seq, transport, receivedAt, sentAt, bytes, text, payloadBase64, headBase64, topic, emergency, alias
+            case broadcast, unread
+        }
     }
 
     /// How many of a payload's first bytes ``Message/headBase64`` carries.
@@ -57,4 +64,20 @@ public struct InboxReply: Codable, Sendable, Hashable {
     public var messages: [Message]
     /// Messages received since the node started (including those no longer held).
     public var totalReceived: Int
+
+    enum CodingKeys: String, CodingKey {
+        case messages, totalReceived
+    }
+
+    /// Encodes the messages with their former field names too.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(messages.withDeprecatedNames, forKey: .messages)
+        try container.encode(totalReceived, forKey: .totalReceived)
+    }
+}
+
+extension InboxReply.Message: DeprecatedFieldNames {
+    /// `id` and `from`, the former names of `message_id` and `peer`.
+    public var deprecatedFields: [(name: String, value: (any Encodable)?)] { [("id", id), ("from", from)] }
 }

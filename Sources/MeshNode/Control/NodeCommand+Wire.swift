@@ -15,7 +15,7 @@ extension NodeCommand {
                     peer: request.peer,
                     text: request.text,
                     payloadBase64: request.payloadBase64,
-                    id: request.id,
+                    id: request.messageID ?? request.id,
                     expiresSeconds: request.expiresSeconds,
                     wait: request.wait,
                     timeoutSeconds: request.timeoutSeconds,
@@ -32,7 +32,7 @@ extension NodeCommand {
                 )
             )
         case "history": self = .history(MessageQuery(peer: request.peer, limit: request.limit, grep: request.grep))
-        case "trace": self = .trace(id: request.id)
+        case "trace": self = .trace(id: request.messageID ?? request.id)
         case "outbox": self = .outbox(MessageQuery(peer: request.peer, limit: request.limit))
         case "contacts": self = .contacts(.list)
         case "contacts_add": self = .contacts(.add(alias: request.alias, peer: request.peer, note: request.note))
@@ -93,7 +93,7 @@ extension NodeCommand {
         case "conversations": self = .conversations
         case "read": self = .read(ReadRequest(ids: request.ids, all: request.all, peer: request.peer))
         case "history_clear": self = .historyClear(peer: request.peer)
-        case "inbox_delete": self = .inboxDelete(seq: request.seq, id: request.id)
+        case "inbox_delete": self = .inboxDelete(seq: request.seq, id: request.messageID ?? request.id)
         default:
             throw MeshError(
                 .controlRequestFailed,

@@ -2,7 +2,7 @@ import MeshCore
 
 /// The reply to `status`.
 public struct StatusReply: Codable, Sendable, Hashable {
-    /// The node's peer ID.
+    /// The node's peer ID (`peer`; formerly `peer_id`, still written, deprecated).
     public var peerID: PeerID
     /// `node.name` from the config.
     public var name: String?
@@ -49,4 +49,19 @@ public struct StatusReply: Codable, Sendable, Hashable {
     public var networkQuality: String? = nil
     /// Received messages not yet marked read (`scmesh read`). Absent from replies of older nodes.
     public var unread: Int? = nil
+    /// The largest payload a send takes, in bytes (`max_message_size`): a client
+    /// reading a payload of unknown length stops there. Absent from replies of older nodes.
+    public var maxMessageSize: Int? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case peerID = "peer"
+        case name, dataDir, uptimeSeconds, relayEnabled, transports, peerCount, inboxCount, outboxCount, stats
+        case transportCounters, httpAddress, httpProblem, wireVersion, features, httpEnabled, httpNote
+        case networkQuality, unread, maxMessageSize
+    }
+}
+
+extension StatusReply: DeprecatedFieldNames {
+    /// `peer_id`, the former name of `peer`.
+    public var deprecatedFields: [(name: String, value: (any Encodable)?)] { [("peer_id", peerID)] }
 }

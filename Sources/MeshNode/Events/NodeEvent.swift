@@ -2,8 +2,9 @@ import Foundation
 import MeshCore
 
 /// One numbered event as the event stream, `scmesh events` and the dashboard see it:
-/// the router event's fields plus its `id` and `time`,
-/// `{"id":7,"time":"…","kind":"message_received","peer":"…","message_id":"…"}`.
+/// the router event's fields plus its `id` and `occurred_at`,
+/// `{"id":7,"occurred_at":"…","kind":"message_received","peer":"…","message_id":"…"}`
+/// (and `time`, the former name of `occurred_at`, deprecated).
 public struct NodeEvent: Sendable, Hashable, Codable {
     /// Its number: one more than the event before, for the node's lifetime.
     public var id: Int
@@ -24,22 +25,29 @@ public struct NodeEvent: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, time
+        case id
+        case occurredAt = "occurred_at"
+        /// The former name of `occurred_at` (deprecated).
+        case time
     }
 
-    /// Decodes the router event's fields and `id` and `time` from one object.
+    /// Decodes the router event's fields and `id` and `occurred_at` (or the former
+    /// `time`) from one object.
     public init(from decoder: any Decoder) throws {
         event = try RouterEvent(from: decoder)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(Int.self, forKey: .id)
-        time = try container.decode(Date.self, forKey: .time)
+        time =
+            try container.decodeIfPresent(Date.self, forKey: .occurredAt)
+            ?? container.decode(Date.self, forKey: .time)
     }
 
-    /// Encodes the router event's fields and `id` and `time` into one object.
+    /// Encodes the router event's fields and `id`, `occurred_at` and `time` into one object.
     public func encode(to encoder: any Encoder) throws {
         try event.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
+        try container.encode(time, forKey: .occurredAt)
         try container.encode(time, forKey: .time)
     }
 }
@@ -63,8 +71,9 @@ public struct EventsReply: Sendable, Hashable, Codable {
         self.missed = missed
     }
 
+    /// `ok` is not among them: the reply's envelope writes it once.
     enum CodingKeys: String, CodingKey {
-        case ok, events, missed
+        case events, missed
         case lastID = "last_id"
     }
 

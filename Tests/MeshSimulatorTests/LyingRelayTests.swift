@@ -8,8 +8,8 @@ import Testing
 /// every route 1 hop long, 3 hops longer than it is, or each in turn. Claiming longer,
 /// they only repel traffic, and the messages between the other nodes still arrive.
 /// Claiming shorter (always or in turn) is a known issue: the feasibility condition
-/// holds only for honest hop counts, so their neighbours' routes form loops, and
-/// messages caught in them stay held (75–81 % delivered here).
+/// holds only for honest hop counts, so the two route to each other, their neighbours
+/// never send them an honest route (split horizon), and messages they draw stay held.
 @Suite struct LyingRelayTests {
     @Test(.timeLimit(.minutes(10)), arguments: SimulationConfiguration.HopLie.allCases)
     func twoRelaysLyingAboutHopCountsLeaveTheRestOfTheMeshDelivering(lie: SimulationConfiguration.HopLie) async throws {

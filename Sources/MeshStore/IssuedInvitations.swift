@@ -36,14 +36,18 @@ public struct IssuedInvitations: Sendable {
     }
 
     /// Records an invitation just made.
+    /// - Returns: false, recording nothing, when an invitation with that ID exists
+    ///   (the same content signed again: signatures are deterministic).
     /// - Throws: ``MeshError`` when the file cannot be written.
-    public func record(id: String, expiresAt: Date) async throws(MeshError) {
+    @discardableResult
+    public func record(id: String, expiresAt: Date) async throws(MeshError) -> Bool {
         let now = Millis.from(database.clock())
-        try await database.write("record invitation \(id)") { db in
+        return try await database.write("record invitation \(id)") { db in
             try db.execute(
                 sql: "INSERT INTO invitation(id, issuedAt, expiresAt) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
                 arguments: [id, now, Millis.from(expiresAt)]
             )
+            return db.changesCount > 0
         }
     }
 

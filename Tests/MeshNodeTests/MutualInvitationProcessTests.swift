@@ -41,14 +41,21 @@ struct MutualInvitationProcessTests {
         #expect(inviteID.count == 16)
         let joined = try await runScmesh(["join", "--data-dir", b, link], home: home)
         #expect(joined.status == 0, "\(joined.standardError)")
-        try await eventually("alice lists bob as joined", attempts: 3000) {
+        // The invitation records the joiner and the contact is added in two steps: wait
+        // for both.
+        try await eventually("alice lists bob as joined and as a contact", attempts: 3000) {
             let reply = try await clients[0].call(.invites).decode(InvitesReply.self)
+            let contacts = try await clients[0].call(.contacts(.list)).decode(ContactsReply.self).contacts
             return reply.invitations.first { $0.id == inviteID }?.joined.map(\.peer) == [idB]
+                && !contacts.isEmpty
         }
         let contacts = try await clients[0].call(.contacts(.list)).decode(ContactsReply.self).contacts
         #expect(contacts.map(\.alias) == ["bob"] && contacts.first?.peer == idB, "\(contacts)")
-        let events = try await runScmesh(["events", "--data-dir", a, "--json", "--limit", "4096"], home: home)
-        #expect(events.standardOutput.contains(#""kind":"invite_accepted""#), "\(events.standardOutput)")
+        // The event is recorded just after the contact is added.
+        try await eventually("alice records invite_accepted", attempts: 300) {
+            let events = try await runScmesh(["events", "--data-dir", a, "--json", "--limit", "4096"], home: home)
+            return events.standardOutput.contains(#""kind":"invite_accepted""#)
+        }
         let listed = try await runScmesh(["invites", "--data-dir", a], home: home)
         #expect(
             listed.standardOutput.contains("\(inviteID)") && listed.standardOutput.contains("bob ("),
@@ -70,6 +77,7 @@ struct MutualInvitationProcessTests {
             try await runScmesh(["invite", "--data-dir", a, "--json"], home: home).standardOutput
         )
         let secondID = try #require(second["id"] as? String)
+        #expect(secondID != inviteID, "a second invitation, even within the same second, is another one")
         let revoked = try await runScmesh(
             ["invite", "--data-dir", a, "--revoke", String(secondID.prefix(6))],
             home: home
@@ -87,7 +95,10 @@ struct MutualInvitationProcessTests {
         let after = try await clients[0].call(.contacts(.list)).decode(ContactsReply.self).contacts
         #expect(!after.contains { $0.peer == idC }, "\(after)")
         let reply = try await clients[0].call(.invites).decode(InvitesReply.self)
-        #expect(reply.invitations.first { $0.id == secondID }.map { $0.revoked && $0.joined.isEmpty } == true)
+        #expect(
+            reply.invitations.first { $0.id == secondID }.map { $0.revoked && $0.joined.isEmpty } == true,
+            "\(reply.invitations)"
+        )
         let unknown = try await runScmesh(["invite", "--data-dir", a, "--revoke", "ffffffff"], home: home)
         #expect(
             unknown.status != 0 && unknown.standardError.contains("no invitation issued here"),

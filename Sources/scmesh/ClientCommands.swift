@@ -8,18 +8,10 @@ import NIOCore
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the running node's state.")
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     func run() async throws {
-        try await callNode(
-            .status,
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: StatusReply.self,
-            render: TextReport.status
-        )
+        try await node.call(.status, as: StatusReply.self, render: TextReport.status)
     }
 }
 
@@ -30,9 +22,7 @@ struct PeersCommand: AsyncParsableCommand {
         abstract: "List peers with a live link (--known: every peer in the address ledger)."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @OptionGroup var ids: FullIDsOption
 
@@ -41,22 +31,14 @@ struct PeersCommand: AsyncParsableCommand {
 
     func run() async throws {
         if known {
-            try await callNode(
+            try await node.call(
                 .knownPeers,
-                dataDirectory: dataDirectory.path,
-                json: output.json,
                 as: KnownPeersReply.self,
                 render: { TextReport.knownPeers($0, full: ids.full) }
             )
             return
         }
-        try await callNode(
-            .peers,
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: PeersReply.self,
-            render: { TextReport.peers($0, full: ids.full) }
-        )
+        try await node.call(.peers, as: PeersReply.self, render: { TextReport.peers($0, full: ids.full) })
     }
 }
 
@@ -67,20 +49,12 @@ struct RoutesCommand: AsyncParsableCommand {
         abstract: "Show the route table: destination, next hop, hops, transport, age, sequence."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @OptionGroup var ids: FullIDsOption
 
     func run() async throws {
-        try await callNode(
-            .routes,
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: RoutesReply.self,
-            render: { TextReport.routes($0, full: ids.full) }
-        )
+        try await node.call(.routes, as: RoutesReply.self, render: { TextReport.routes($0, full: ids.full) })
     }
 }
 
@@ -96,9 +70,7 @@ struct SendCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Flag(help: "Wait until the destination's signed delivery receipt arrives (or --timeout passes).")
     var wait = false
@@ -169,7 +141,7 @@ struct SendCommand: AsyncParsableCommand {
         guard let text else { return try await sendBroadcast(peer) }
         var timeoutSeconds: Double?
         var expiresSeconds: Double?
-        try await reportingErrors(json: output.json) {
+        try await reportingErrors(json: node.json) {
             timeoutSeconds = try timeout.map { text throws(MeshError) in
                 try DurationArgument.seconds(text, option: "--timeout")
             }
@@ -190,9 +162,9 @@ struct SendCommand: AsyncParsableCommand {
             // Ctrl-C ends it: the message stays queued in the node either way.
             let messageID = id ?? MessageID.random().hex
             request.id = messageID
-            InterruptedWait.install(messageID: messageID, peer: peer, json: output.json)
+            InterruptedWait.install(messageID: messageID, peer: peer, json: node.json)
             // On a terminal only: a script reading stderr gets the one line it had.
-            if !output.json, isatty(STDERR_FILENO) == 1 {
+            if !node.json, isatty(STDERR_FILENO) == 1 {
                 printError(
                     "sending message \(messageID) to \(peer); waiting for its delivery receipt (Ctrl-C stops the wait, not the message)"
                 )
@@ -208,16 +180,16 @@ struct SendCommand: AsyncParsableCommand {
                 try await sendStandardInput(
                     request,
                     length: length,
-                    dataDirectory: dataDirectory.path,
-                    json: output.json
+                    dataDirectory: node.dataDirectory,
+                    json: node.json
                 )
             {
                 return
             }
             var payload = ByteBuffer()
-            try await reportingErrors(json: output.json) {
+            try await reportingErrors(json: node.json) {
                 // Reading stops at the node's limit: a larger payload is refused at once.
-                let status = try await ControlClient(dataDirectory: dataDirectory.path).call(.status)
+                let status = try await ControlClient(dataDirectory: node.dataDirectory).call(.status)
                 let limit = try status.decode(StatusReply.self).maxMessageSize.map(InputLimit.message)
                 payload = try readStandardInput(progress: &progress, limit: limit)
             }
@@ -225,7 +197,7 @@ struct SendCommand: AsyncParsableCommand {
             progress.finish(bytes, "read", suffix: "; handing it to the node")
             // Raw bytes over the HTTP API when the node serves one; base64 in JSON on
             // the control socket otherwise.
-            if try await sendRaw(request, payload: payload, dataDirectory: dataDirectory.path, json: output.json) {
+            if try await sendRaw(request, payload: payload, dataDirectory: node.dataDirectory, json: node.json) {
                 return
             }
             request.payloadBase64 = Data(payload.readableBytesView).base64EncodedString()
@@ -234,10 +206,8 @@ struct SendCommand: AsyncParsableCommand {
             request.text = text
         }
         var handover = TransferProgress()
-        try await callNode(
+        try await node.call(
             .send(request),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
             as: SendReply.self,
             tooLarge: tooLarge,
             render: { reply in

@@ -8,18 +8,12 @@ extension ContactsCommand {
             commandName: "rename",
             abstract: "Give a contact another alias."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "The contact's alias now (or its peer ID).") var old: String
         @Argument(help: "The new alias (1 to 64 characters, unique, not a peer ID).") var new: String
 
         func run() async throws {
-            try await ContactsCommand.call(
-                .rename(alias: old, newAlias: new),
-                dataDirectory: dataDirectory.path,
-                json: output.json
-            )
+            try await ContactsCommand.call(.rename(alias: old, newAlias: new), node: node)
         }
     }
 
@@ -29,18 +23,12 @@ extension ContactsCommand {
             commandName: "note",
             abstract: "Set a contact's note (\"\" removes it)."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "The contact's alias or peer ID.") var peer: String
         @Argument(help: "The note.") var text: String
 
         func run() async throws {
-            try await ContactsCommand.call(
-                .note(peer: peer, note: text),
-                dataDirectory: dataDirectory.path,
-                json: output.json
-            )
+            try await ContactsCommand.call(.note(peer: peer, note: text), node: node)
         }
     }
 }

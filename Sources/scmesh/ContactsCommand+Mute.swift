@@ -8,13 +8,11 @@ extension ContactsCommand {
             commandName: "mute",
             abstract: "Raise no notification (notify.command, desktop) for a peer's messages; they still arrive."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "A peer ID, its unique start, or a contact's alias.") var peer: String
 
         func run() async throws {
-            try await ContactsCommand.call(.mute(peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+            try await ContactsCommand.call(.mute(peer: peer), node: node)
         }
     }
 
@@ -24,13 +22,11 @@ extension ContactsCommand {
             commandName: "unmute",
             abstract: "Raise notifications for a muted peer's messages again."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "A peer ID, its unique start, or a contact's alias.") var peer: String
 
         func run() async throws {
-            try await ContactsCommand.call(.unmute(peer: peer), dataDirectory: dataDirectory.path, json: output.json)
+            try await ContactsCommand.call(.unmute(peer: peer), node: node)
         }
     }
 }

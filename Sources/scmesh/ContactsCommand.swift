@@ -21,26 +21,18 @@ struct ContactsCommand: AsyncParsableCommand {
     )
 
     /// Runs one contacts request and prints the book.
-    static func call(_ request: ContactsRequest, dataDirectory: String, json: Bool, full: Bool = false) async throws {
-        try await callNode(
-            .contacts(request),
-            dataDirectory: dataDirectory,
-            json: json,
-            as: ContactsReply.self,
-            render: { TextReport.contacts($0, full: full) }
-        )
+    static func call(_ request: ContactsRequest, node: NodeOptions, full: Bool = false) async throws {
+        try await node.call(.contacts(request), as: ContactsReply.self, render: { TextReport.contacts($0, full: full) })
     }
 
     /// `scmesh contacts list`.
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the contacts.")
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @OptionGroup var ids: FullIDsOption
 
         func run() async throws {
-            try await ContactsCommand.call(.list, dataDirectory: dataDirectory.path, json: output.json, full: ids.full)
+            try await ContactsCommand.call(.list, node: node, full: ids.full)
         }
     }
 
@@ -50,9 +42,7 @@ struct ContactsCommand: AsyncParsableCommand {
             commandName: "add",
             abstract: "Add a contact: an alias for a peer ID."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Option(help: "A free note.") var note: String?
         @Argument(help: "The alias (1 to 64 characters, unique, not a peer ID).") var alias: String
         @Argument(
@@ -60,28 +50,18 @@ struct ContactsCommand: AsyncParsableCommand {
         ) var peer: String
 
         func run() async throws {
-            try await ContactsCommand.call(
-                .add(alias: alias, peer: peer, note: note),
-                dataDirectory: dataDirectory.path,
-                json: output.json
-            )
+            try await ContactsCommand.call(.add(alias: alias, peer: peer, note: note), node: node)
         }
     }
 
     /// `scmesh contacts remove`.
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a contact.")
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "The contact's alias (or peer ID).") var alias: String
 
         func run() async throws {
-            try await ContactsCommand.call(
-                .remove(alias),
-                dataDirectory: dataDirectory.path,
-                json: output.json
-            )
+            try await ContactsCommand.call(.remove(alias), node: node)
         }
     }
 
@@ -91,17 +71,11 @@ struct ContactsCommand: AsyncParsableCommand {
             commandName: "block",
             abstract: "Drop every message from a peer (a peer that is not a contact becomes one, as blocked-<8 hex>)."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "A peer ID or a contact's alias.") var peer: String
 
         func run() async throws {
-            try await ContactsCommand.call(
-                .block(peer: peer),
-                dataDirectory: dataDirectory.path,
-                json: output.json
-            )
+            try await ContactsCommand.call(.block(peer: peer), node: node)
         }
     }
 
@@ -111,17 +85,11 @@ struct ContactsCommand: AsyncParsableCommand {
             commandName: "unblock",
             abstract: "Accept messages from a blocked peer again."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "A peer ID or a contact's alias.") var peer: String
 
         func run() async throws {
-            try await ContactsCommand.call(
-                .unblock(peer: peer),
-                dataDirectory: dataDirectory.path,
-                json: output.json
-            )
+            try await ContactsCommand.call(.unblock(peer: peer), node: node)
         }
     }
 
@@ -133,9 +101,7 @@ struct ContactsCommand: AsyncParsableCommand {
                 "Allow-list mode: on accepts messages only from contacts; off from anyone not blocked (alias: allow).",
             aliases: ["allow"]
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "on or off.") var setting: String
 
         func validate() throws {
@@ -145,11 +111,7 @@ struct ContactsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await ContactsCommand.call(
-                .allowOnly(setting == "on"),
-                dataDirectory: dataDirectory.path,
-                json: output.json
-            )
+            try await ContactsCommand.call(.allowOnly(setting == "on"), node: node)
         }
     }
 }

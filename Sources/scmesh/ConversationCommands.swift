@@ -9,9 +9,7 @@ struct ConversationCommand: AsyncParsableCommand {
         abstract: "Show the messages both ways with one peer, oldest first, with their status and text."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @OptionGroup var ids: FullIDsOption
 
@@ -22,10 +20,8 @@ struct ConversationCommand: AsyncParsableCommand {
     var peer: String
 
     func run() async throws {
-        try await callNode(
+        try await node.call(
             .conversation(MessageQuery(peer: peer, limit: limit)),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
             as: ConversationReply.self,
             render: { TextReport.conversation($0, full: ids.full) }
         )
@@ -39,16 +35,12 @@ struct ConversationsCommand: AsyncParsableCommand {
         abstract: "List the peers this node exchanged messages with, the most recent first, with unread counts."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
     @OptionGroup var ids: FullIDsOption
 
     func run() async throws {
-        try await callNode(
+        try await node.call(
             .conversations,
-            dataDirectory: dataDirectory.path,
-            json: output.json,
             as: ConversationsReply.self,
             render: { TextReport.conversations($0, full: ids.full) }
         )
@@ -62,9 +54,7 @@ struct ReadCommand: AsyncParsableCommand {
         abstract: "Mark received messages read: by ID, or --all (of one --peer)."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Flag(help: "Mark every received message read (of --peer only, when given).")
     var all = false
@@ -82,10 +72,8 @@ struct ReadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await callNode(
+        try await node.call(
             .read(ReadRequest(ids: all ? nil : ids, all: all ? true : nil, peer: peer)),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
             as: ReadReply.self,
             render: TextReport.read
         )
@@ -99,21 +87,13 @@ struct HistoryClearCommand: AsyncParsableCommand {
         abstract: "Delete the history (texts, statuses, traces) of one peer, or all of it; messages on their way stay."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Argument(help: "Only this peer's messages (a peer ID, its start, or a contact's alias).")
     var peer: String?
 
     func run() async throws {
-        try await callNode(
-            .historyClear(peer: peer),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: ClearReply.self,
-            render: TextReport.cleared
-        )
+        try await node.call(.historyClear(peer: peer), as: ClearReply.self, render: TextReport.cleared)
     }
 }
 
@@ -124,9 +104,7 @@ struct InboxDeleteCommand: AsyncParsableCommand {
         abstract: "Delete one received message from the inbox (its history entry stays, marked read)."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Argument(help: "The message's sequence number, as `scmesh inbox` shows it (#SEQ).")
     var seq: Int?
@@ -146,12 +124,6 @@ struct InboxDeleteCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await callNode(
-            .inboxDelete(seq: seq, id: id),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: ClearReply.self,
-            render: TextReport.cleared
-        )
+        try await node.call(.inboxDelete(seq: seq, id: id), as: ClearReply.self, render: TextReport.cleared)
     }
 }

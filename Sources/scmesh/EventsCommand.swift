@@ -17,9 +17,7 @@ struct EventsCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
     @OptionGroup var ids: FullIDsOption
 
     @Option(help: ArgumentHelp("Only events after this id (default: the newest --limit).", valueName: "id"))
@@ -43,13 +41,13 @@ struct EventsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors(json: output.json) {
-            let client = ControlClient(dataDirectory: dataDirectory.path)
+        try await reportingErrors(json: node.json) {
+            let client = ControlClient(dataDirectory: node.dataDirectory)
             var cursor = after
             var first = true
             // The contacts' aliases name peers as every listing does (none in --json).
             var aliases: [PeerID: String] = [:]
-            if !output.json, let book = try? await client.call(.contacts(.list)).decode(ContactsReply.self) {
+            if !node.json, let book = try? await client.call(.contacts(.list)).decode(ContactsReply.self) {
                 for contact in book.contacts { aliases[contact.peer] = contact.alias }
             }
             while true {
@@ -68,12 +66,12 @@ struct EventsCommand: AsyncParsableCommand {
                 }
                 for event in events.events {
                     print(
-                        output.json
+                        node.json
                             ? String(decoding: try ControlJSON.encoder().encode(event), as: UTF8.self)
                             : TextReport.event(event, aliases: aliases, full: ids.full)
                     )
                 }
-                if first, events.events.isEmpty, follow, !output.json {
+                if first, events.events.isEmpty, follow, !node.json {
                     printError("waiting for events (Ctrl-C to stop)")
                 }
                 fflush(nil)  // print is buffered when piped, and --follow must not sit on lines

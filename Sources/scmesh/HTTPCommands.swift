@@ -8,7 +8,7 @@ import NIOHTTP1
 import Synchronization
 
 /// Sends a raw payload through the node's HTTP API (`POST /api/v1/messages`) and
-/// prints the reply as ``callNode(_:dataDirectory:json:as:render:)`` would. Returns
+/// prints the reply as ``callNode(_:dataDirectory:json:as:tooLarge:render:)`` would. Returns
 /// false, having sent nothing, when the node serves no HTTP API.
 func sendRaw(_ request: SendRequest, payload: ByteBuffer, dataDirectory: String, json: Bool) async throws -> Bool {
     try await sendRaw(bytes: payload.readableBytes, dataDirectory: dataDirectory, json: json) { client in

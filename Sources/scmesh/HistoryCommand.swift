@@ -22,9 +22,7 @@ struct HistoryListCommand: AsyncParsableCommand {
             "Show messages sent and received, with their status and text (the default of `scmesh history`)."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @OptionGroup var ids: FullIDsOption
 
@@ -53,18 +51,10 @@ struct HistoryListCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let trace {
-            try await callNode(
-                .trace(id: trace),
-                dataDirectory: dataDirectory.path,
-                json: output.json,
-                as: TraceReply.self,
-                render: TextReport.trace
-            )
+            try await node.call(.trace(id: trace), as: TraceReply.self, render: TextReport.trace)
         } else {
-            try await callNode(
+            try await node.call(
                 .history(MessageQuery(peer: peer, limit: limit, grep: grep)),
-                dataDirectory: dataDirectory.path,
-                json: output.json,
                 as: HistoryReply.self,
                 render: { TextReport.history($0, full: ids.full) }
             )
@@ -79,9 +69,7 @@ struct OutboxCommand: AsyncParsableCommand {
         abstract: "Show the messages still on their way: for whom, since when, and what each waits for."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @OptionGroup var ids: FullIDsOption
 
@@ -92,10 +80,8 @@ struct OutboxCommand: AsyncParsableCommand {
     var peer: String?
 
     func run() async throws {
-        try await callNode(
+        try await node.call(
             .outbox(MessageQuery(peer: peer, limit: limit)),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
             as: OutboxReply.self,
             render: { TextReport.outbox($0, full: ids.full) }
         )

@@ -15,9 +15,7 @@ struct InviteCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Option(
         help: ArgumentHelp(
@@ -37,21 +35,13 @@ struct InviteCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let revoke {
-            return try await callNode(
-                .revokeInvite(id: revoke),
-                dataDirectory: dataDirectory.path,
-                json: output.json,
-                as: InvitesReply.self,
-                render: TextReport.invites
-            )
+            return try await node.call(.revokeInvite(id: revoke), as: InvitesReply.self, render: TextReport.invites)
         }
-        try await reportingErrors(json: output.json) {
+        try await reportingErrors(json: node.json) {
             let seconds = try DurationArgument.seconds(expires, option: "--expires")
             let colors = isatty(STDOUT_FILENO) == 1
-            try await callNode(
+            try await node.call(
                 .invite(expiresSeconds: seconds),
-                dataDirectory: dataDirectory.path,
-                json: output.json,
                 as: InviteReply.self,
                 render: { TextReport.invite($0, colors: colors) }
             )
@@ -70,9 +60,7 @@ struct JoinCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Option(help: "The alias for the new contact (default: the name in the invitation, else peer-<8 hex>).")
     var alias: String?
@@ -81,10 +69,8 @@ struct JoinCommand: AsyncParsableCommand {
     var invitation: String
 
     func run() async throws {
-        try await callNode(
+        try await node.call(
             .join(JoinRequest(invitation: invitation, alias: alias)),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
             as: JoinReply.self,
             render: TextReport.joined
         )
@@ -103,17 +89,9 @@ struct InvitesCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     func run() async throws {
-        try await callNode(
-            .invites,
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: InvitesReply.self,
-            render: TextReport.invites
-        )
+        try await node.call(.invites, as: InvitesReply.self, render: TextReport.invites)
     }
 }

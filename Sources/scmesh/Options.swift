@@ -86,28 +86,3 @@ func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async 
         throw ExitCode.failure
     }
 }
-
-/// Sends a command to the node and prints the reply: the raw JSON with `--json`,
-/// else `render` of the decoded body. A refused request exits 1; `tooLarge`, when
-/// given, is said before the node's words when it refused the request as too large
-/// (what the client knows of the size and the node does not).
-func callNode<Reply: Decodable>(
-    _ command: NodeCommand,
-    dataDirectory: String,
-    json: Bool,
-    as type: Reply.Type,
-    tooLarge: String? = nil,
-    render: (Reply) -> String
-) async throws {
-    try await reportingErrors(json: json) {
-        let reply = try await ControlClient(dataDirectory: dataDirectory).call(command)
-        if json {
-            print(reply.line)
-            if !reply.ok { throw ExitCode.failure }
-        } else if let tooLarge, !reply.ok, reply.code == MeshError.Code.messageTooLarge.name {
-            throw MeshError(.messageTooLarge, "\(tooLarge): \(reply.error ?? "the node refused it as too large")")
-        } else {
-            print(render(try reply.decode(type)))
-        }
-    }
-}

@@ -10,7 +10,7 @@ extension SendCommand {
         var request = PublishRequest(topic: TopicName.emergency)
         if text == "-" {
             var payload = Data()
-            try await reportingErrors(json: output.json) {
+            try await reportingErrors(json: node.json) {
                 // Reading stops at the topic message limit: a larger payload is refused at once.
                 var progress = TransferProgress()
                 payload = Data(try readStandardInput(progress: &progress, limit: .topicMessage).readableBytesView)
@@ -19,12 +19,6 @@ extension SendCommand {
         } else {
             request.text = text
         }
-        try await callNode(
-            .publish(request),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: PublishReply.self,
-            render: TextReport.broadcast
-        )
+        try await node.call(.publish(request), as: PublishReply.self, render: TextReport.broadcast)
     }
 }

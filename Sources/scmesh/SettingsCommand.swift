@@ -12,9 +12,7 @@ struct SettingsCommand: AsyncParsableCommand {
             and hold across restarts; --reset goes back to the config's values.
             """
     )
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
     @Option(help: ArgumentHelp("Relay (and with it send and receive): on or off.", valueName: "on|off"))
     var relay: String?
     @Option(help: ArgumentHelp("Messages relayed for others per hour at most (0 = no limit).", valueName: "n"))
@@ -59,12 +57,6 @@ struct SettingsCommand: AsyncParsableCommand {
             discoveryMode: discoveryMode,
             reset: reset ? true : nil
         )
-        try await callNode(
-            .settings(request),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: SettingsReply.self,
-            render: TextReport.settings
-        )
+        try await node.call(.settings(request), as: SettingsReply.self, render: TextReport.settings)
     }
 }

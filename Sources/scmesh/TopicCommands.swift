@@ -11,21 +11,13 @@ struct SubscribeCommand: AsyncParsableCommand {
         abstract: "Subscribe the running node to a topic (kept across restarts); its messages land in the inbox."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Argument(help: "The topic, e.g. /scmesh/global/v1.")
     var topic: String
 
     func run() async throws {
-        try await callNode(
-            .subscribe(topic: topic),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: TopicsReply.self,
-            render: TextReport.topics
-        )
+        try await node.call(.subscribe(topic: topic), as: TopicsReply.self, render: TextReport.topics)
     }
 }
 
@@ -36,21 +28,13 @@ struct UnsubscribeCommand: AsyncParsableCommand {
         abstract: "Unsubscribe the running node from a topic (also a default one; kept across restarts)."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Argument(help: "The topic, e.g. /scmesh/global/v1.")
     var topic: String
 
     func run() async throws {
-        try await callNode(
-            .unsubscribe(topic: topic),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: TopicsReply.self,
-            render: TextReport.topics
-        )
+        try await node.call(.unsubscribe(topic: topic), as: TopicsReply.self, render: TextReport.topics)
     }
 }
 
@@ -61,18 +45,10 @@ struct TopicsCommand: AsyncParsableCommand {
         abstract: "List the topics the node knows: subscribed, relayed, mesh and peers."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     func run() async throws {
-        try await callNode(
-            .topics,
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: TopicsReply.self,
-            render: TextReport.topics
-        )
+        try await node.call(.topics, as: TopicsReply.self, render: TextReport.topics)
     }
 }
 
@@ -83,9 +59,7 @@ struct PublishCommand: AsyncParsableCommand {
         abstract: "Publish a signed message on a topic and print its ID."
     )
 
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
 
     @Argument(help: "The topic, e.g. /scmesh/global/v1.")
     var topic: String
@@ -97,7 +71,7 @@ struct PublishCommand: AsyncParsableCommand {
         var request = PublishRequest(topic: topic)
         if text == "-" {
             // Reading stops at the topic message limit: a larger payload is refused at once.
-            try await reportingErrors(json: output.json) {
+            try await reportingErrors(json: node.json) {
                 var progress = TransferProgress()
                 let payload = try readStandardInput(progress: &progress, limit: .topicMessage)
                 request.payloadBase64 = Data(payload.readableBytesView).base64EncodedString()
@@ -105,12 +79,6 @@ struct PublishCommand: AsyncParsableCommand {
         } else {
             request.text = text
         }
-        try await callNode(
-            .publish(request),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
-            as: PublishReply.self,
-            render: TextReport.published
-        )
+        try await node.call(.publish(request), as: PublishReply.self, render: TextReport.published)
     }
 }

@@ -15,25 +15,17 @@ struct TransportsCommand: AsyncParsableCommand {
     )
 
     /// Runs one transports request and prints the transports.
-    static func call(_ request: TransportsRequest, dataDirectory: String, json: Bool) async throws {
-        try await callNode(
-            .transports(request),
-            dataDirectory: dataDirectory,
-            json: json,
-            as: TransportsReply.self,
-            render: TextReport.transports
-        )
+    static func call(_ request: TransportsRequest, node: NodeOptions) async throws {
+        try await node.call(.transports(request), as: TransportsReply.self, render: TextReport.transports)
     }
 
     /// `scmesh transports list`.
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the transports.")
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
 
         func run() async throws {
-            try await TransportsCommand.call(.list, dataDirectory: dataDirectory.path, json: output.json)
+            try await TransportsCommand.call(.list, node: node)
         }
     }
 
@@ -43,13 +35,11 @@ struct TransportsCommand: AsyncParsableCommand {
             commandName: "disable",
             abstract: "Stop a transport now and keep it off across restarts."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "The transport's name (tcp, mdns, ble, ...).") var name: String
 
         func run() async throws {
-            try await TransportsCommand.call(.disable(name), dataDirectory: dataDirectory.path, json: output.json)
+            try await TransportsCommand.call(.disable(name), node: node)
         }
     }
 
@@ -59,13 +49,11 @@ struct TransportsCommand: AsyncParsableCommand {
             commandName: "enable",
             abstract: "Start a disabled transport again."
         )
-        @OptionGroup var dataDirectory: DataDirectoryOption
-        @OptionGroup var nodeWait: NodeWaitOption
-        @OptionGroup var output: JSONOption
+        @OptionGroup var node: NodeOptions
         @Argument(help: "The transport's name.") var name: String
 
         func run() async throws {
-            try await TransportsCommand.call(.enable(name), dataDirectory: dataDirectory.path, json: output.json)
+            try await TransportsCommand.call(.enable(name), node: node)
         }
     }
 }
@@ -80,19 +68,15 @@ struct DialCommand: AsyncParsableCommand {
             redialled when the link drops. Example: scmesh dial tcp 192.0.2.7:7420
             """
     )
-    @OptionGroup var dataDirectory: DataDirectoryOption
-    @OptionGroup var nodeWait: NodeWaitOption
-    @OptionGroup var output: JSONOption
+    @OptionGroup var node: NodeOptions
     @Option(help: ArgumentHelp("How long to wait for the link, in seconds (at most 300).", valueName: "seconds"))
     var timeout: Double = 15
     @Argument(help: "The transport (tcp, ...).") var transport: String
     @Argument(help: "The address in the transport's notation, e.g. 192.0.2.7:7420.") var address: String
 
     func run() async throws {
-        try await callNode(
+        try await node.call(
             .dial(DialRequest(transport: transport, address: address, timeoutSeconds: timeout)),
-            dataDirectory: dataDirectory.path,
-            json: output.json,
             as: DialReply.self,
             render: TextReport.dial
         )

@@ -26,7 +26,6 @@ extension MDNSDiscovery {
         for await interval in browsePacing.stream {
             cycle?.cancel()
             await cycle?.value
-            browseInterval = interval
             openWindow()
             if let interval {
                 logger.info(
@@ -60,11 +59,14 @@ extension MDNSDiscovery {
         guard phase == .running else { return }
         browsePaused = false
         seenInWindow = []
-        if browsing {
-            session.stopBrowsing()
-            browsing = false
-        }
+        stopBrowser()
         browseIfNeeded()
+    }
+
+    private func stopBrowser() {
+        guard browsing else { return }
+        session.stopBrowsing()
+        browsing = false
     }
 
     /// Frees the browser; a known service not resolved during the window is reported
@@ -72,10 +74,7 @@ extension MDNSDiscovery {
     private func closeWindow() {
         guard phase == .running else { return }
         browsePaused = true
-        if browsing {
-            session.stopBrowsing()
-            browsing = false
-        }
+        stopBrowser()
         guard daemonAvailable else { return }
         for (key, service) in known.sorted(by: { $0.key.name < $1.key.name }) where !seenInWindow.contains(key) {
             known[key] = nil

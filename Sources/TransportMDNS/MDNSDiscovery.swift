@@ -52,8 +52,6 @@ actor MDNSDiscovery {
     var known: [AvahiServiceKey: MDNSService] = [:]
     /// The clock browse windows are timed on.
     let clock: any MeshClock
-    /// How often a browse window opens (``setBrowseInterval(_:)``); nil: browse all the time.
-    var browseInterval: Duration?
     /// Between two browse windows: no browser, and none made when the daemon returns.
     var browsePaused = false
     /// The services resolved since the current browse window opened.

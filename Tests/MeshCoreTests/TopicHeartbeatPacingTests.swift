@@ -1,4 +1,3 @@
-import MeshCore
 import MeshTesting
 import Synchronization
 import TestSupport

@@ -42,19 +42,17 @@ extension ControlHandler {
         }
         // Ed25519 signatures are deterministic: two invitations made in the same second
         // would be one, with one ID. Each later one expires a second later instead.
+        var expiresAt = UInt32(clamping: Int64(expiry.timeIntervalSince1970))
         var invitation: Invitation
         var id: String
-        var offset: TimeInterval = 0
         repeat {
-            invitation = try Invitation.signed(
-                by: signer,
-                name: name,
-                addresses: addresses,
-                expiresAt: UInt32(clamping: Int64(expiry.timeIntervalSince1970 + offset))
-            )
+            invitation = try Invitation.signed(by: signer, name: name, addresses: addresses, expiresAt: expiresAt)
             id = IssuedInvitations.id(signature: invitation.signature)
-            offset += 1
-        } while try await !store.invitations.record(id: id, expiresAt: expiry.addingTimeInterval(offset - 1))
+            expiresAt += 1
+        } while try await !store.invitations.record(
+            id: id,
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(invitation.expiresAt))
+        )
         let warning =
             addresses.isEmpty
             ? "no transport of this node listens on a TCP address, so the invitation lists none: the joiner adds the contact but can only find this node by discovery (mDNS, BLE) or a route"

@@ -9,6 +9,7 @@ struct GATTLinkMoveTests {
     /// A set-up central and peripheral link on an in-memory ATT bearer (ATT MTU 247),
     /// and an in-memory channel pair (MTU 672) for the move.
     func withLinks(
+        channelWait: Duration = .seconds(10),
         _ body: (GATTLink, GATTLink, MemoryPacketLink, MemoryPacketLink) async throws -> Void
     ) async throws {
         let (a, b) = MemoryPacketLink.pair()
@@ -20,7 +21,12 @@ struct GATTLinkMoveTests {
             let profile = try await central.setUpClient(requestedMTU: 247)
             #expect(await peripheral.waitForSubscription())
             let outbound = GATTLink(connection: central, role: .central(txHandle: profile.txHandle), remoteAddress: "p")
-            let inbound = GATTLink(connection: peripheral, role: .peripheral, remoteAddress: "c")
+            let inbound = GATTLink(
+                connection: peripheral,
+                role: .peripheral,
+                remoteAddress: "c",
+                channelWait: channelWait
+            )
             let (channelA, channelB) = MemoryPacketLink.pair(mtu: 672)
             try await body(outbound, inbound, channelA, channelB)
             await outbound.close()
@@ -126,6 +132,19 @@ struct GATTLinkMoveTests {
             // Closing the link closes its channel: the remote's channel end ends.
             await outbound.close()
             #expect(try await inbound.receive() == nil)
+        }
+    }
+
+    @Test("a marker with no channel to follow closes the link: the remote's later frames would be out of reach")
+    func markerWithoutChannel() async throws {
+        try await withLinks(channelWait: .zero) { outbound, inbound, channelA, _ in
+            try await outbound.send([1])
+            try await outbound.moveSending(to: channelA)
+            #expect(try await inbound.receive() == [1])
+            #expect(try await inbound.receive() == nil)
+            #expect(!inbound.takesChannel)
+            // The bearer ended with the peripheral's link: the central's link ends too.
+            #expect(try await outbound.receive() == nil)
         }
     }
 }

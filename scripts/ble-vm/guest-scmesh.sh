@@ -119,7 +119,10 @@ MOVE="--set transports.ble.data_path=gatt_first --set transports.ble.move_to_l2c
 echo "=== GATT then L2CAP: node F $IDF on hci0, node G $IDG on hci1 (gatt_first)"
 scmesh run --data-dir $F $ONLY_BLE --set transports.ble.adapter=hci0 $MOVE > /tmp/node-f.log 2>&1 & PA=$!
 scmesh run --data-dir $G $ONLY_BLE --set transports.ble.adapter=hci1 $MOVE > /tmp/node-g.log 2>&1 & PB=$!
-mfail() { cp /tmp/node-f.log /tmp/node-a.log; cp /tmp/node-g.log /tmp/node-b.log; fail "GATT then L2CAP: $*"; }
+mfail() {
+  echo "--- move lines:"; grep -hE "L2CAP|GATT link|link link" /tmp/node-f.log /tmp/node-g.log | cut -c1-220 | tail -20
+  cp /tmp/node-f.log /tmp/node-a.log; cp /tmp/node-g.log /tmp/node-b.log; fail "GATT then L2CAP: $*"
+}
 i=0
 until scmesh status --data-dir $F >/dev/null 2>&1 && scmesh status --data-dir $G >/dev/null 2>&1; do
   i=$((i + 1)); [ $i -gt 90 ] && mfail "F and G did not answer within 45 s"; sleep 0.5
@@ -136,18 +139,21 @@ until scmesh peers --data-dir $F --json 2>/dev/null | grep -q "$IDG" &&
   i=$((i + 1)); [ $i -gt 90 ] && mfail "F and G did not become peers within 45 s"; sleep 0.5
 done
 stamp "F and G are peers"; LF=$(wc -l < /tmp/node-f.log); LG=$(wc -l < /tmp/node-g.log)
-n=2; moved_at=0
-while [ $n -lt 80 ]; do
+# Pairs go on until five after both ends logged the move; a hang guard of 150 s (each
+# pair is two process starts of a debug binary in the emulated guest, seconds each)
+# fails with the nodes' logs well inside the VM's time.
+n=2; moved_at=0; start=$(cut -d. -f1 /proc/uptime)
+while [ $n -lt 80 ] && [ $(($(cut -d. -f1 /proc/uptime) - start)) -lt 150 ]; do
   n=$((n + 1))
-  scmesh send --data-dir $F "$IDG" "move F->G $n" >/dev/null || mfail "send F->G $n"
-  scmesh send --data-dir $G "$IDF" "move G->F $n" >/dev/null || mfail "send G->F $n"
+  timeout 60 scmesh send --data-dir $F "$IDG" "move F->G $n" >/dev/null || mfail "send F->G $n (or no answer in 60 s)"
+  timeout 60 scmesh send --data-dir $G "$IDF" "move G->F $n" >/dev/null || mfail "send G->F $n (or no answer in 60 s)"
   if [ $moved_at = 0 ] && grep -q "moved to L2CAP both ways" /tmp/node-f.log && grep -q "moved to L2CAP both ways" /tmp/node-g.log; then
     moved_at=$n
   fi
   [ $moved_at -gt 0 ] && [ $n -ge $((moved_at + 5)) ] && break
   sleep 0.2
 done
-[ $moved_at -gt 0 ] || mfail "the links did not move to L2CAP while messages were sent (after $n pairs)"
+[ $moved_at -gt 0 ] || mfail "the links did not move to L2CAP while messages were sent ($n pairs in $(($(cut -d. -f1 /proc/uptime) - start)) s)"
 stamp "sends done"; echo "sent $n messages each way; both ends had moved to L2CAP by message $moved_at"
 i=0
 until scmesh inbox --data-dir $G --json > /tmp/inbox-g.json 2>/dev/null &&

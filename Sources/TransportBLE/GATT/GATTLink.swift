@@ -49,8 +49,8 @@ package final class GATTLink: Link, Sendable {
     package let connection: GATTConnection
     private let onClose: (@Sendable () -> Void)?
     private let logger: Logger?
-    /// How long a receiver that met the marker waits for the channel before it ignores
-    /// the marker and reads GATT on.
+    /// How long a receiver that met the marker waits for the channel before it closes
+    /// the link (the remote's later frames are on a channel it does not have).
     package let channelWait: Duration
     /// Where the core runs this link's tasks (the reactor's executor, or nil); kept
     /// after a move to L2CAP, whose channel is served by the same reactor.
@@ -82,7 +82,7 @@ package final class GATTLink: Link, Sendable {
         connection: GATTConnection,
         role: Role,
         remoteAddress: String,
-        channelWait: Duration = .seconds(5),
+        channelWait: Duration = .seconds(10),
         preferredTaskExecutor: (any TaskExecutor)? = nil,
         writeWindow: Int = 1,
         logger: Logger? = nil,
@@ -238,7 +238,8 @@ package final class GATTLink: Link, Sendable {
         }
     }
 
-    /// The next frame, nil once the bearer (or, after the move, the channel) ended.
+    /// The next frame, nil once the bearer (or, after the move, the channel) ended, or
+    /// the remote's move marker came and no channel followed within ``channelWait``.
     package func receive() async throws -> [UInt8]? {
         while true {
             if let channel = move.withLock({ $0.receiving ? $0.channel : nil }) {
@@ -253,12 +254,14 @@ package final class GATTLink: Link, Sendable {
             }
             guard let frame = next else { return nil }
             if !frame.isEmpty { return frame }
-            // The marker: the remote's later frames come on the channel.
+            // The marker: the remote's later frames come on the channel. Without it they
+            // are out of reach, so the link ends (the core dials again and resends).
             guard await waitForChannel() != nil else {
                 logger?.info(
-                    "BLE: GATT link \(remoteAddress): the remote's move marker came without an L2CAP channel; ignored"
+                    "BLE: GATT link \(remoteAddress) closed: the remote moved to L2CAP but no channel from it came within \(channelWait)"
                 )
-                continue
+                await close()
+                return nil
             }
             noteIfMoved()
             if case .peripheral = role {
@@ -272,7 +275,7 @@ package final class GATTLink: Link, Sendable {
     }
 
     /// The channel, waiting up to ``channelWait`` for it, now read instead of GATT; nil
-    /// when none came (the marker is ignored).
+    /// when none came or the link closed.
     private func waitForChannel() async -> (any Link)? {
         await withCheckedContinuation { (continuation: CheckedContinuation<(any Link)?, Never>) in
             let ready = move.withLock { state -> (any Link)?? in

@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         // MARK: Core (no C, no NIO)
@@ -139,6 +140,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             // Embedded in the code (PackageResources), not a bundle beside the binary: an
             // installed `scmesh` is one file (README: Running as a service).
@@ -235,7 +237,7 @@ let package = Package(
         .testTarget(name: "MeshNodeHTTPTests", dependencies: ["TestSupport", "MeshNodeHTTP", "MeshNode", "MeshCore", "MeshTesting", "TransportLoopback", "TransportMDNS", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportLoopbackTests", dependencies: ["TransportLoopback", "MeshCore", "MeshTesting"]),
         .testTarget(name: "MeshSimulatorTests", dependencies: ["MeshSimulator", "MeshCore"]),
-        .testTarget(name: "MeshStoreTests", dependencies: ["TestSupport", "MeshStore", "MeshCore", "MeshTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MeshStoreTests", dependencies: ["TestSupport", "MeshStore", "MeshCore", "MeshTesting", "TransportLoopback", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
 
         // MARK: Plugins
         .plugin(

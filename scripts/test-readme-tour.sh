@@ -84,7 +84,7 @@ expect() {
 }
 expect '^--- tour: [0-9]+ blocks ran$' "every block ran"
 expect '^http +http://127\.0\.0\.1:[0-9]+/' "alice's status shows where her HTTP API listens"
-expect '^bob \([0-9a-f]{8}…\) +[0-9a-f]{8}… +2 ' "alice's route table names bob, two hops away through the relay"
+expect '^bob \([0-9a-f]{8}…\) +~relay \([0-9a-f]{8}…\) +2 ' "alice's route table names bob, two hops away through the relay (by the name it claimed)"
 expect 'delivered message [0-9a-f]+.* to bob' "the first message was delivered over the relay"
 expect 'hello bob, via the relay' "bob's inbox shows the first message"
 expect 'sent while bob was away' "bob's inbox shows the message stored while he was away"

@@ -9,8 +9,8 @@ import Synchronization
 enum SimBench {
     static let usage = """
         usage: MeshBench sim [--nodes N] [--seed S] [--loss L] [--messages M] [--flood] [--topics-only]
-                             [--converge S] [--settle S] [--refresh S] [--summary S] [--mix LIST]
-                             [--verbose]
+                             [--converge S] [--settle S] [--refresh S[,U]] [--mix LIST]
+                             [--liars N[,LIE]] [--verbose]
           --nodes N        one run of N nodes (default: a run of 200, then one of 1000)
           --seed S         seeds the graph, the traffic, the disturbances and the loss (default 1)
           --loss L         loss per frame on every link, 0..<1 (default 0.1)
@@ -20,11 +20,14 @@ enum SimBench {
           --converge S     the longest wait for routes to settle, virtual seconds (default 600)
           --settle S       the longest wait for undelivered messages after the steady phase
                            and at the end, virtual seconds (default 300)
-          --refresh S      routing.announce_interval_ms in seconds (default 3600; routes live
-                           10/3 of it, as by default)
-          --summary S      routing.summary_interval_ms in seconds (default 60; 0: none)
+          --refresh S[,U]  routing.announce_interval_ms in seconds (default 3600; routes live
+                           10/3 of it, as by default), and U routing.summary_interval_ms in
+                           seconds (default 60; 0: none)
           --mix LIST       the nodes' protocol features, round robin by node index: a comma-
                            separated list of full, minimal and gateway (routing only)
+          --liars N[,LIE]  the N best-connected nodes lie about the hop count of every route
+                           they announce: shorter (1 hop, the default), longer (3 more) or
+                           flapping (each in turn); they send and receive no messages
           --verbose        progress lines and diagnostics (wire by frame and phase, router
                            counters, undelivered messages explained)
         """
@@ -43,6 +46,8 @@ enum SimBench {
         var settle: Duration?
         var refresh: Int?
         var summary: Int?
+        var liars = 0
+        var lie = SimulationConfiguration.HopLie.shorter
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -85,8 +90,33 @@ enum SimBench {
                 messages = number
             case "--converge": converge = .seconds(try seconds(flag, atLeast: 1))
             case "--settle": settle = .seconds(try seconds(flag, atLeast: 1))
-            case "--refresh": refresh = try seconds(flag, atLeast: 1)
-            case "--summary": summary = try seconds(flag, atLeast: 0)
+            case "--refresh":
+                let parts = try value(flag).split(separator: ",", omittingEmptySubsequences: false)
+                guard (1...2).contains(parts.count), let number = Int(parts[0]), number >= 1,
+                    parts.count == 1 || Int(parts[1]).map({ $0 >= 0 }) == true
+                else {
+                    throw MeshError(.invalidArgument, "--refresh: seconds ≥ 1, then optionally ,seconds ≥ 0 (60,30)")
+                }
+                refresh = number
+                if parts.count == 2 { summary = Int(parts[1]) }
+            case "--liars":
+                let parts = try value(flag).split(separator: ",")
+                guard (1...2).contains(parts.count), let count = Int(parts[0]), count >= 0 else {
+                    throw MeshError(.invalidArgument, "--liars: a count ≥ 0, then optionally ,shorter|longer|flapping")
+                }
+                liars = count
+                if parts.count == 2 {
+                    switch parts[1] {
+                    case "shorter": lie = .shorter
+                    case "longer": lie = .longer
+                    case "flapping": lie = .flapping
+                    default:
+                        throw MeshError(
+                            .invalidArgument,
+                            "--liars: the lie is shorter, longer or flapping, got \(parts[1])"
+                        )
+                    }
+                }
             case "--mix": mix = try featureMix(try value(flag))
             case "--verbose": verbose = true
             case "--flood": flood = true
@@ -108,6 +138,8 @@ enum SimBench {
             }
             if let summary { configuration.router.routing.summaryInterval = .seconds(summary) }
             configuration.featureMix = mix
+            configuration.liars = liars
+            configuration.lie = lie
             // A topic-only run needs no routes across the mesh: the gossip uses none.
             configuration.routesAcrossMesh = !topicsOnly
             if let converge { configuration.convergenceLimit = converge }
@@ -135,6 +167,7 @@ enum SimBench {
         print(
             "== sim \(n) nodes, seed \(configuration.seed), loss \(fmt(configuration.loss * 100)) %, flooding \(configuration.router.flood.enabled ? "on" : "off"), "
                 + "\(report.edges) links, diameter \(report.diameter), max_hops \(report.maxHops)"
+                + (configuration.liars > 0 ? ", \(configuration.liars) liars (\(configuration.lie))" : "")
         )
         print(
             "\(label) delivery \(fmt(report.deliveryPercent)) % (\(report.delivered) of \(report.sent) with a signed receipt; "

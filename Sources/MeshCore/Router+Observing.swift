@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 // What the router shows (events, stats, peers, routes) and the run-time controls.
 extension Router {
@@ -61,6 +62,35 @@ extension Router {
         let was = relay.set(enabled)
         if enabled && !was { announcer.relayResumed() }
         if enabled != was { gossip.relaySwitched() }
+    }
+
+    /// Sets the name this node claims in the handshake of every link from now on
+    /// (docs/PROTOCOL.md §B.2.1): `name` as ``PeerNames/announceable(_:)`` makes it
+    /// (cut to 64 UTF-8 bytes), or none when nil or not a valid name. Links already up
+    /// keep what they were told.
+    public func setAnnouncedName(_ name: String?) {
+        let announceable = PeerNames.announceable(name)
+        links.announcedName.withLock { $0 = announceable }
+    }
+
+    /// The name this node claims in its handshakes, if any.
+    public var announcedName: String? { links.announcedName.withLock { $0 } }
+
+    /// The name `peer` claimed for itself in its last handshake with this node: a
+    /// self-chosen, non-unique claim (see ``PeerNames``); nil when it claimed none.
+    public func heardName(of peer: PeerID) -> String? {
+        links.peerNames.name(of: peer)
+    }
+
+    /// Every peer's claimed name from its last handshake with this node.
+    public func heardNames() -> [PeerID: String] {
+        links.peerNames.all
+    }
+
+    /// Adds names heard in an earlier run (kept by the node's store) for peers not
+    /// heard from in this one; see ``PeerNames/restore(_:)``.
+    public func restoreHeardNames(_ names: [PeerID: String]) {
+        links.peerNames.restore(names)
     }
 
     /// The relay's budgets now in force.

@@ -101,6 +101,7 @@ public struct LinkHandshake: Sendable {
         let context = context
         var ownProof = security.proof
         ownProof.capabilities = context.capabilities.rawValue
+        ownProof.name = PeerNames.announceable(context.localName)
         let proof = ownProof.encoded
         switch role {
         case .initiator:
@@ -143,7 +144,8 @@ public struct LinkHandshake: Sendable {
                 remotePeerID: remote,
                 cipher: cipher,
                 remoteVersion: remoteProof.version,
-                remoteCapabilities: Capabilities(rawValue: remoteProof.capabilities)
+                remoteCapabilities: Capabilities(rawValue: remoteProof.capabilities),
+                remoteName: remoteProof.name
             )
         }
     }

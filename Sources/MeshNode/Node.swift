@@ -169,6 +169,7 @@ public final class Node: Sendable {
             savedRoutes: store.routeTable,
             logger: logger
         )
+        router.setAnnouncedName(configuration.announcedName)
         let reports = AddressLedgerService.Reports()
         self.routedTransports = transports.map {
             (transport: LedgerTransport(inner: $0.transport, reports: reports) as any Transport, priority: $0.priority)

@@ -27,7 +27,7 @@ extension NodeHTTPClient {
 
     func send(_ request: SendRequest, body: Body) async throws -> ControlReply {
         var query = [("to", request.peer ?? "")]
-        if let id = request.id { query.append(("id", id)) }
+        if let id = request.id { query.append(("message_id", id)) }
         if let expires = request.expiresSeconds { query.append(("expires_seconds", String(expires))) }
         if let wait = request.wait { query.append(("wait", String(wait))) }
         if let timeout = request.timeoutSeconds { query.append(("timeout_seconds", String(timeout))) }

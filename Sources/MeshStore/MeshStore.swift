@@ -51,8 +51,9 @@ public final class MeshStore: Sendable {
     public let announceState: AnnounceStateLog
     /// The route table, kept across restarts.
     public let routeTable: RouteTableLog
-    /// The messages that were being sent when the store was last closed (or the node
-    /// killed), queued again by this open.
+    /// The messages a store file of an older SCMesh marked as being sent when it was
+    /// last closed (or the node killed), queued again by this open. Claims are kept in
+    /// memory now, so a message being sent when the node stopped is simply queued.
     public let requeuedAtOpen: [MessageID]
 
     let database: StoreDatabase
@@ -126,7 +127,8 @@ public final class MeshStore: Sendable {
             logger: logger,
             closed: .init(),
             faults: .init(),
-            committer: GroupCommit(pool: pool)
+            committer: GroupCommit(pool: pool),
+            claims: OutboxClaims()
         )
         self.path = path
         self.configuration = configuration
@@ -183,8 +185,9 @@ public final class MeshStore: Sendable {
     public func maintain(now: Date? = nil) async throws(MeshError) -> MaintenanceReport {
         let now = now.map(Millis.from) ?? database.nowMillis
         let configuration = configuration
+        let claims = database.claims
         let (report, removed) = try await database.write("maintain the store") { db in
-            let (expired, removed) = try StoreOutbox.expire(db, now: now)
+            let (expired, removed) = try StoreOutbox.expire(db, now: now, sparing: claims.held)
             let dedupPruned =
                 try DedupLog.prune(db, before: now - Millis.from(configuration.dedupRetention))
                 + FloodSeenLog.prune(db, before: now - Millis.from(configuration.dedupRetention))

@@ -275,15 +275,13 @@ public struct MessageHistory: Sendable {
         reason: String? = nil,
         attempt: Int? = nil
     ) throws {
-        var row = TraceRow(
-            historyID: historyID,
-            at: at,
-            kind: kind.name,
-            status: status?.name,
-            transport: transport,
-            reason: reason,
-            attempt: attempt
+        // Cached: every outbox and inbox write adds an event.
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO trace (historyID, at, kind, status, transport, reason, attempt)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
         )
-        try row.insert(db)
+        try statement.execute(arguments: [historyID, at, kind.name, status?.name, transport, reason, attempt])
     }
 }

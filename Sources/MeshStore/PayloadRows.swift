@@ -13,12 +13,12 @@ enum PayloadRows {
         where condition: String,
         _ argument: Int64
     ) throws -> [String] {
+        // Cached: a sent message's row goes this way at every send.
         let files = try String.fetchAll(
-            db,
-            sql: "SELECT payloadFile FROM \(table) WHERE \(condition) AND payloadFile IS NOT NULL",
+            db.cachedStatement(sql: "SELECT payloadFile FROM \(table) WHERE \(condition) AND payloadFile IS NOT NULL"),
             arguments: [argument]
         )
-        try db.execute(sql: "DELETE FROM \(table) WHERE \(condition)", arguments: [argument])
+        try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(condition)").execute(arguments: [argument])
         return files
     }
 

@@ -19,6 +19,8 @@ struct StoreDatabase: Sendable {
     let faults: StoreFaults
     /// The one writer: concurrent writes share a transaction and its fsync.
     let committer: GroupCommit
+    /// The outbox's claims, in memory only.
+    let claims: OutboxClaims
 
     final class ClosedFlag: Sendable {
         let value = Atomic<Bool>(false)

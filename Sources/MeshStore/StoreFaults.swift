@@ -8,6 +8,9 @@ enum StoreCrashPoint: Sendable, Hashable {
     case inboxFileWritten
     /// Inbox rows are deleted (committed); their payload files are not removed yet.
     case inboxRowsDeleted
+    /// A message's inbox write fails inside its transaction: it is rolled back alone,
+    /// as a write the disk refused would be.
+    case inboxWrite
 }
 
 /// The store's fault injection for tests (`@testable`): ``crash(at:)`` throws at the

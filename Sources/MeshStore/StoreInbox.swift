@@ -117,10 +117,12 @@ public struct StoreInbox: MessageSink {
             try database.faults.crash(at: .inboxFileWritten)
         }
         let file = payloadFile
+        let faults = database.faults
         let (entry, removed): (Entry?, [String])
         do {
             (entry, removed) = try await database.write("store message \(message.id.hex) in the inbox") {
                 db -> (Entry?, [String]) in
+                try faults.crash(at: .inboxWrite)
                 if let receipt {
                     try StoreOutbox.insertReceipt(db, receipt, now: receivedAt, configuration: configuration)
                 }

@@ -77,6 +77,10 @@ enum StoreMigrations {
             "v16-inbox-sent-at: when a received message was sent, as its sealed envelope says",
             "ALTER TABLE inbox ADD COLUMN sentAt INTEGER"
         ),
+        .sql(
+            "v17-peer-names: the name each peer claimed in its last link handshake",
+            "CREATE TABLE peerName (peer TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, heardAt INTEGER NOT NULL) WITHOUT ROWID"
+        ),
     ]
 
     /// The migration identifiers, in order.

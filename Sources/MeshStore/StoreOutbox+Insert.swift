@@ -112,14 +112,15 @@ extension StoreOutbox {
         bytes size: Int,
         configuration: StoreConfiguration
     ) throws {
+        // Cached statements: every enqueue runs both.
         let peer = try Row.fetchOne(
-            db,
-            sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?",
+            db.cachedStatement(
+                sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?"
+            ),
             arguments: [destination.hex]
         )
         let total = try Row.fetchOne(
-            db,
-            sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox"
+            db.cachedStatement(sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox")
         )
         let peerMessages: Int = peer?["messages"] ?? 0
         let peerBytes: Int = peer?["bytes"] ?? 0

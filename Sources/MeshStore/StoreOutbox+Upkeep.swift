@@ -14,28 +14,30 @@ extension StoreOutbox {
     @discardableResult
     public func expire(now: Date? = nil) async throws(MeshError) -> [MessageID] {
         let now = now.map(Millis.from) ?? database.nowMillis
+        let claims = database.claims
         let (expired, removed) = try await database.write("expire outbound messages") { db in
-            try Self.expire(db, now: now)
+            try Self.expire(db, now: now, sparing: claims.held)
         }
         database.payloadFiles.remove(removed)
         return expired
     }
 
-    /// Marks the messages expired (see ``expire(now:)``); returns their IDs and the
-    /// payload files to remove once the transaction is committed.
-    static func expire(_ db: Database, now: Int64) throws -> ([MessageID], [String]) {
+    /// Marks the messages expired (see ``expire(now:)``) except those being sent
+    /// (`sparing`: their IDs, hex); returns their IDs and the payload files to remove
+    /// once the transaction is committed.
+    static func expire(_ db: Database, now: Int64, sparing claimed: Set<String>) throws -> ([MessageID], [String]) {
         let rows = try HistoryRow.fetchAll(
             db,
             sql: """
                 SELECT * FROM history WHERE direction = 'outbound' AND status IN ('queued', 'sent')
-                AND expiresAt <= ? AND id NOT IN (SELECT historyID FROM outbox WHERE claimed = 1)
+                AND expiresAt <= ?
                 ORDER BY id
                 """,
             arguments: [now]
         )
         var expired: [MessageID] = []
         var removed: [String] = []
-        for var row in rows {
+        for var row in rows where !claimed.contains(row.messageID) {
             removed += try markExpired(db, &row, now: now)
             expired.append(try MessageID.stored(row.messageID))
         }

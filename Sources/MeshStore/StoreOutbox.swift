@@ -12,13 +12,14 @@ import MeshCore
 ///   ``StoreConfiguration/outboxMaxMessagesPerPeer`` messages or
 ///   ``StoreConfiguration/outboxMaxBytesPerPeer`` bytes for that peer, or the totals
 ///   ``StoreConfiguration/outboxMaxMessages`` / ``StoreConfiguration/outboxMaxBytes``.
-/// - Claims do not survive a restart: opening the store queues every claimed message
-///   again (a `requeued` trace event says so). A message whose send was cut by a crash is
-///   therefore sent again; the receiver's dedup drops the copy.
+/// - Claims live in memory and cost no write: a message whose send was cut by a crash
+///   is simply queued at the next open and sent again; the receiver's dedup drops the
+///   copy.
 /// - Every message has an expiry (``StoreConfiguration/defaultExpiry`` or its own);
 ///   ``expire(now:)`` marks the queued and sent messages whose expiry passed as
 ///   ``MessageStatus/expired``. Nothing is dropped silently: the history keeps them.
-/// - A claim or a status update is recorded in the trace (attempts, transports, reasons).
+/// - A status update is recorded in the trace (transports, reasons), after the attempt
+///   of the claim it ends (its number and time).
 ///
 /// The ``OutboundQueue`` methods that cannot throw (claim, waiting, update, record) log a
 /// storage failure and behave as if the message were unknown; the message stays in the
@@ -86,40 +87,32 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
-    /// Takes a queued message for sending (atomically: nobody else can claim it until it
-    /// is updated) and records the attempt. A message whose expiry passed is marked
-    /// expired instead. A payload kept in a file is read after the commit (a file that
-    /// cannot be read releases the claim, with the reason in the trace).
+    /// Takes a queued message for sending: nobody else can claim it until it is
+    /// updated. The claim is kept in memory (no write): its attempt goes to the history
+    /// and the trace with the status update that ends it. A message whose expiry passed
+    /// is marked expired instead. A payload kept in a file is read here, outside any
+    /// write (a file that cannot be read releases the claim, with the reason in the
+    /// trace).
     /// - Returns: nil when it is not queued, already claimed, expired, or the store failed.
     public func claim(_ id: MessageID) async -> OutboundMessage? {
         let now = database.nowMillis
         let files = database.payloadFiles
+        let claims = database.claims
+        let key = id.hex
+        // Reserved before the row is read, and released only after the update that
+        // ends a claim committed: a claim never reads a row older than that update.
+        guard claims.reserve(key) else { return nil }
         do {
-            let (claimed, removed) = try await database.write("claim message \(id.hex)") {
-                db -> (ClaimedRow?, [String]) in
-                guard var history = try HistoryRow.outbound(db, id.hex), history.status == MessageStatus.queued.name,
+            let found = try await database.read("claim message \(key)") { db -> (ClaimedRow, attempt: Int)?? in
+                guard let history = try HistoryRow.outbound(db, key), history.status == MessageStatus.queued.name,
                     let historyID = history.id,
                     let row = try OutboxRow.fetchOne(
                         db,
                         sql: "SELECT * FROM outbox WHERE historyID = ?",
                         arguments: [historyID]
-                    ),
-                    !row.claimed
-                else { return (nil, []) }
-                if let expiresAt = history.expiresAt, expiresAt <= now {
-                    return (nil, try Self.markExpired(db, &history, now: now))
-                }
-                try db.execute(sql: "UPDATE outbox SET claimed = 1 WHERE number = ?", arguments: [row.number])
-                history.attempts += 1
-                try history.update(db, columns: ["attempts"])
-                try MessageHistory.record(
-                    db,
-                    historyID: historyID,
-                    at: now,
-                    kind: .attempt,
-                    status: .queued,
-                    attempt: history.attempts
-                )
+                    )
+                else { return .some(nil) }
+                if let expiresAt = history.expiresAt, expiresAt <= now { return nil }
                 let message = OutboundMessage(
                     id: id,
                     destination: try PeerID.stored(row.destination),
@@ -130,14 +123,30 @@ public struct StoreOutbox: OutboundQueue {
                     ttl: row.ttl.map { UInt8(clamping: $0) },
                     previousHop: try history.previousHop.map(PeerID.stored)
                 )
-                return (ClaimedRow(message: message, payloadFile: row.payloadFile, bytes: row.bytes), [])
+                return .some(
+                    (ClaimedRow(message: message, payloadFile: row.payloadFile, bytes: row.bytes), history.attempts + 1)
+                )
             }
-            files.remove(removed)
-            guard let claimed else { return nil }
+            guard let found else {
+                // Expired: marked so (a write), never sent.
+                let removed = try await database.write("expire message \(key)") { db -> [String] in
+                    guard var history = try HistoryRow.outbound(db, key), history.status == MessageStatus.queued.name,
+                        let expiresAt = history.expiresAt, expiresAt <= now
+                    else { return [] }
+                    return try Self.markExpired(db, &history, now: now)
+                }
+                claims.release(key)
+                files.remove(removed)
+                return nil
+            }
+            guard let (claimed, attempt) = found else {
+                claims.release(key)
+                return nil
+            }
+            claims.confirm(key, OutboxClaims.Claim(attempt: attempt, at: now))
             var message = claimed.message
             if let file = claimed.payloadFile {
-                // A large payload is read after the commit, outside the writer: the claim
-                // keeps its file (only a sent or final status removes it).
+                // The claim keeps its file (only a sent or final status removes it).
                 do {
                     message.payload = try files.read(file, bytes: claimed.bytes)
                 } catch {
@@ -153,6 +162,7 @@ public struct StoreOutbox: OutboundQueue {
             }
             return message
         } catch {
+            claims.release(key)
             database.logger.error("\(error)")
             return nil
         }
@@ -170,17 +180,20 @@ public struct StoreOutbox: OutboundQueue {
     /// then oldest first.
     public func waiting(for destination: PeerID) async -> [MessageID] {
         let now = database.nowMillis
+        let claimed = database.claims.held
         do {
             return try await database.read("list the messages waiting for \(destination.hex)") { db in
                 try String.fetchAll(
                     db,
                     sql: """
-                        SELECT outbox.messageID \(Self.unsentTo) AND outbox.claimed = 0
+                        SELECT outbox.messageID \(Self.unsentTo)
                         ORDER BY (outbox.flags & \(DataFrame.emergencyFlag)) DESC, outbox.number
                         """,
                     arguments: [destination.hex, now]
-                ).map(MessageID.stored)
+                )
             }
+            .filter { !claimed.contains($0) }
+            .map(MessageID.stored)
         } catch {
             database.logger.error("\(error)")
             return []
@@ -207,17 +220,32 @@ public struct StoreOutbox: OutboundQueue {
         }
     }
 
-    /// Records that a message moved on and releases its claim. Sent or final: its payload
-    /// leaves the outbox (the history keeps the entry). A message already delivered,
-    /// failed or expired does not change any more. The status, transport and reason
-    /// go to the history entry and the trace.
+    /// Records that a message moved on and releases its claim (once this is committed).
+    /// Sent or final: its payload leaves the outbox (the history keeps the entry). A
+    /// message already delivered, failed or expired does not change any more. The
+    /// claim's attempt (its number and time), then the status, transport and reason go
+    /// to the history entry and the trace.
     public func update(_ id: MessageID, to status: MessageStatus, transport: String?, reason: String?) async {
         let now = database.nowMillis
+        let claims = database.claims
+        let claim = claims.claim(id.hex)
+        defer { if claim != nil { claims.release(id.hex) } }
         do {
             let removed = try await database.write("record status \(status) of message \(id.hex)") { db -> [String] in
                 guard var history = try HistoryRow.outbound(db, id.hex), let historyID = history.id,
                     !MessageStatus(history.status).isFinal
                 else { return [] }
+                if let claim {
+                    history.attempts = max(history.attempts, claim.attempt)
+                    try MessageHistory.record(
+                        db,
+                        historyID: historyID,
+                        at: claim.at,
+                        kind: .attempt,
+                        status: .queued,
+                        attempt: claim.attempt
+                    )
+                }
                 history.status = status.name
                 if let transport { history.transport = transport }
                 if let reason { history.reason = reason }
@@ -228,8 +256,6 @@ public struct StoreOutbox: OutboundQueue {
                 var removed: [String] = []
                 if status.isFinal || status == .sent {
                     removed = try Self.deleteRow(db, historyID: historyID)
-                } else {
-                    try db.execute(sql: "UPDATE outbox SET claimed = 0 WHERE historyID = ?", arguments: [historyID])
                 }
                 try MessageHistory.record(
                     db,

@@ -95,11 +95,12 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
 
     /// The outbound history row of `messageID`, if any.
     static func outbound(_ db: Database, _ messageID: String) throws -> HistoryRow? {
-        try HistoryRow.fetchOne(
-            db,
-            sql: "SELECT * FROM history WHERE messageID = ? AND direction = 'outbound'",
-            arguments: [messageID]
+        // Cached: every outbox write looks an entry up, and compiling the statement
+        // each time cost more than running it.
+        let statement = try db.cachedStatement(
+            sql: "SELECT * FROM history WHERE messageID = ? AND direction = 'outbound'"
         )
+        return try HistoryRow.fetchOne(statement, arguments: [messageID])
     }
 }
 

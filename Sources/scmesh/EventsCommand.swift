@@ -45,10 +45,21 @@ struct EventsCommand: AsyncParsableCommand {
             let client = ControlClient(dataDirectory: node.dataDirectory)
             var cursor = after
             var first = true
-            // The contacts' aliases name peers as every listing does (none in --json).
+            // Peers are named as every listing names them (none in --json): a contact by
+            // its alias, a linked stranger by the name it claimed, looked up again when
+            // an event names a peer not seen yet.
             var aliases: [PeerID: String] = [:]
+            var names: [PeerID: String] = [:]
             if !node.json, let book = try? await client.call(.contacts(.list)).decode(ContactsReply.self) {
                 for contact in book.contacts { aliases[contact.peer] = contact.alias }
+            }
+            var looked = Set<PeerID>()
+            func lookUpNames(for events: [NodeEvent]) async {
+                let unseen = Set(events.compactMap(\.event.peer)).subtracting(looked)
+                guard !node.json, !unseen.isEmpty else { return }
+                looked.formUnion(unseen)
+                guard let peers = try? await client.call(.peers).decode(PeersReply.self) else { return }
+                for (hex, name) in peers.names ?? [:] { if let peer = PeerID(hex: hex) { names[peer] = name } }
             }
             while true {
                 let reply = try await client.call(.events(after: cursor, limit: first ? limit : 4096))
@@ -64,11 +75,12 @@ struct EventsCommand: AsyncParsableCommand {
                         "\(events.missed) event\(events.missed == 1 ? "" : "s") after #\(cursor ?? 0) are no longer held"
                     )
                 }
+                await lookUpNames(for: events.events)
                 for event in events.events {
                     print(
                         node.json
                             ? String(decoding: try ControlJSON.encoder().encode(event), as: UTF8.self)
-                            : TextReport.event(event, aliases: aliases, full: ids.full)
+                            : TextReport.event(event, aliases: aliases, names: names, full: ids.full)
                     )
                 }
                 if first, events.events.isEmpty, follow, !node.json {

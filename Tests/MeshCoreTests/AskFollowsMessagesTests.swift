@@ -84,17 +84,10 @@ import TransportLoopback
     func aFloodCopyPassedOnAsksNothing() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
-        let (router, run) = try await RelayRulesTests.relay(
-            .random(),
+        let (router, run) = try await FloodCustodyTests.floodRelay(
             network: network,
-            queue: InMemoryOutboundQueue(clock: clock),
-            configuration: RouterConfiguration(
-                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)),
-                keepaliveInterval: .seconds(600),
-                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))
-            ),
             clock: clock,
-            random: FloodCustodyTests.HalfRandom()
+            queue: InMemoryOutboundQueue(clock: clock)
         )
         defer { run.cancel() }
         let (x, y, o, t) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())

@@ -8,8 +8,8 @@ import TransportLoopback
 /// inbox, within `flood.emergency_per_hour` per origin at the origin and at every
 /// relay; forgeries spend nothing.
 @Suite struct EmergencyBroadcastTests {
-    static func line(perHour: @escaping (Int) -> Int) async throws -> TopicGraph {
-        let graph = await TopicGraph(
+    static func line(perHour: @escaping (Int) -> Int) async throws -> RouterGraph {
+        let graph = await RouterGraph.topics(
             count: 3,
             edges: [(0, 1), (1, 2)],
             flood: { FloodConfiguration(emergencyPerHour: perHour($0)) }
@@ -61,7 +61,11 @@ import TransportLoopback
 
     @Test("forged broadcasts in an origin's name are dropped and spend none of its budget", .timeLimit(.minutes(3)))
     func forgeriesSpendNothing() async throws {
-        let graph = await TopicGraph(count: 2, edges: [(0, 1)], flood: { _ in FloodConfiguration(emergencyPerHour: 1) })
+        let graph = await RouterGraph.topics(
+            count: 2,
+            edges: [(0, 1)],
+            flood: { _ in FloodConfiguration(emergencyPerHour: 1) }
+        )
         defer { Task { await graph.stop() } }
         try await graph.waitForLinks()
         try await graph.waitForMesh(TopicName.emergency)
@@ -74,7 +78,7 @@ import TransportLoopback
         )
         let running = try await RunningTransport.start(transport, localPeerID: m)
         defer { Task { await running.stop() } }
-        var peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: TopicGraph.address(1))))
+        var peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: RouterGraph.address(1))))
         try await peer.sendPlaintextHello(as: m)
         _ = try #require(try await peer.link.receive())
         let origin = graph[0].localPeerID

@@ -10,7 +10,7 @@ import TransportLoopback
 @Suite struct EmergencyTests {
     @Test(.timeLimit(.minutes(3))) func emergencyOvertakesAFullQueue() async throws {
         // Flooding off: only the emergency class floods.
-        let graph = await FloodGraph(count: 2, edges: [], flood: FloodConfiguration())
+        let graph = await RouterGraph.flood(count: 2, edges: [], flood: FloodConfiguration())
         defer { Task { await graph.stop() } }
         let b = graph[1].localPeerID
         var normal: [MessageID] = []
@@ -18,7 +18,7 @@ import TransportLoopback
         let urgent = try await graph[0].send(to: b, payload: Array("help".utf8), options: SendOptions(emergency: true))
         #expect(await graph[0].status(of: urgent)?.isEmergency == true)
         // The link comes up with 300 ordinary messages waiting ahead of it.
-        await graph[1].connect(to: PeerHint(transport: "lo", address: "G0"))
+        await graph[1].connect(to: PeerHint(transport: "lo", address: RouterGraph.address(0)))
         try await graph.waitUntil("B got all 301") { graph.received(at: 1).count == 301 }
         let inbox = graph.received(at: 1)
         let position = try #require(inbox.firstIndex { $0.id == urgent })

@@ -20,6 +20,27 @@ import TransportLoopback
 
     static let flood = DataFrame.sealedFlag | DataFrame.floodFlag
 
+    /// A relay R with flooding on (a 5 s flood delay under ``HalfRandom``), long ack
+    /// timeouts and keepalives, on `clock`, for raw neighbours to flood.
+    static func floodRelay(
+        network: LoopbackNetwork,
+        clock: ManualClock,
+        queue: InMemoryOutboundQueue = InMemoryOutboundQueue()
+    ) async throws -> (Router, Task<Void, any Error>) {
+        try await RelayRulesTests.relay(
+            .random(),
+            network: network,
+            queue: queue,
+            configuration: RouterConfiguration(
+                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)),
+                keepaliveInterval: .seconds(600),
+                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))
+            ),
+            clock: clock,
+            random: HalfRandom()
+        )
+    }
+
     /// The next DATA frame of message `id` that `peer` receives.
     static func nextData(_ id: MessageID, _ peer: inout RawPeer) async throws -> DataFrame {
         let frame = try await peer.next { frame -> DataFrame? in
@@ -32,17 +53,7 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(3))) func aFloodCopyCarryingCustodyGoesOnAsAnOrdinaryCopy() async throws {
         let network = LoopbackNetwork()
         let clock = ManualClock()
-        let (router, run) = try await RelayRulesTests.relay(
-            .random(),
-            network: network,
-            configuration: RouterConfiguration(
-                escalation: EscalationConfiguration(ackTimeoutMin: .seconds(30), ackTimeoutMax: .seconds(60)),
-                keepaliveInterval: .seconds(600),
-                flood: FloodConfiguration(enabled: true, maxDelay: .seconds(10))
-            ),
-            clock: clock,
-            random: HalfRandom()
-        )
+        let (router, run) = try await Self.floodRelay(network: network, clock: clock)
         defer { run.cancel() }
         let (x, y, o, z) = (PeerID.random(), PeerID.random(), PeerID.random(), PeerID.random())
         let (rawX, runningX) = try await RelayRulesTests.rawPeer(x, address: "X", network: network)

@@ -12,7 +12,7 @@ import TransportLoopback
     static let flood = FloodConfiguration(enabled: true, maxDelay: .milliseconds(30))
 
     @Test(.timeLimit(.minutes(3))) func noRouteMeansFloodDeliveredOnceWithReceipt() async throws {
-        let graph = await FloodGraph(count: 5, edges: FloodGraph.line(5), flood: Self.flood)
+        let graph = await RouterGraph.flood(count: 5, edges: RouterGraph.lineEdges(5), flood: Self.flood)
         defer { Task { await graph.stop() } }
         try await graph.waitForLinks()
         let destination = graph[4].localPeerID
@@ -39,7 +39,7 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(3))) func ttlBoundsTheFlood() async throws {
         var flood = Self.flood
         flood.ttl = 3
-        let graph = await FloodGraph(count: 5, edges: FloodGraph.line(5), flood: flood)
+        let graph = await RouterGraph.flood(count: 5, edges: RouterGraph.lineEdges(5), flood: flood)
         defer { Task { await graph.stop() } }
         try await graph.waitForLinks()
 
@@ -58,12 +58,12 @@ import TransportLoopback
     }
 
     @Test(.timeLimit(.minutes(3))) func suppressionReducesRetransmissions() async throws {
-        let edges = FloodGraph.denseGrid(columns: 4, rows: 4)
+        let edges = RouterGraph.denseGrid(columns: 4, rows: 4)
         var results: [Int: Int] = [:]
         for suppressAfter in [0, 2] {
             var flood = FloodConfiguration(enabled: true, maxDelay: .milliseconds(400), suppressAfter: suppressAfter)
             flood.ttl = 7
-            let graph = await FloodGraph(count: 16, edges: edges, flood: flood, seed: 42)
+            let graph = await RouterGraph.flood(count: 16, edges: edges, flood: flood, seed: 42)
             try await graph.waitForLinks()
             let id = try await graph[0].send(to: graph[15].localPeerID, payload: Array("dense".utf8))
             _ = try await graph[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(60))
@@ -82,7 +82,7 @@ import TransportLoopback
     }
 
     /// Every flood copy a relay took is final: re-broadcast, suppressed, or covered.
-    static func settled(_ graph: FloodGraph) async -> Bool {
+    static func settled(_ graph: RouterGraph) async -> Bool {
         for router in graph.routers {
             let stats = await router.stats()
             if stats.flood.accepted > stats.flood.suppressed + stats.flood.covered + stats.messagesRelayed {

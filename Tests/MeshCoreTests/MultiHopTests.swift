@@ -12,7 +12,7 @@ import TransportLoopback
     /// its message crosses three relays, E's receipt comes back and makes it
     /// delivered; E gets it exactly once, and no relay delivers or opens it.
     @Test(.timeLimit(.minutes(3))) func fiveNodeLineDeliversThroughThreeRelays() async throws {
-        let line = await MeshLine(count: 5)
+        let line = await RouterGraph.line(count: 5)
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
         try await line.waitForRoute(from: 0, to: 4, hops: 4)
@@ -67,7 +67,7 @@ import TransportLoopback
     /// custody) and are delivered, each once, after the cut heals; the receipts
     /// come back too.
     @Test(.timeLimit(.minutes(3))) func messagesSentDuringAPartitionArriveAfterTheHeal() async throws {
-        let line = await MeshLine(count: 5)
+        let line = await RouterGraph.line(count: 5)
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
         try await line.waitForRoute(from: 0, to: 4, hops: 4)
@@ -78,7 +78,7 @@ import TransportLoopback
             timeout: .seconds(60)
         )
 
-        line.network.partition(MeshLine.address(1), MeshLine.address(2))
+        line.network.partition(RouterGraph.address(1), RouterGraph.address(2))
         let c = line[2].localPeerID
         try await line.waitUntil("B's routes through C are gone") {
             await !line[1].routes().contains { $0.nextHop == c || $0.destination == line[4].localPeerID }
@@ -96,7 +96,7 @@ import TransportLoopback
         for id in during { #expect(await line[0].status(of: id)?.status != .delivered) }
         #expect(line.received(at: 4).map(\.id) == [before])
 
-        line.network.heal(MeshLine.address(1), MeshLine.address(2))
+        line.network.heal(RouterGraph.address(1), RouterGraph.address(2))
         for id in during {
             #expect(
                 try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(60)).status == .delivered
@@ -111,7 +111,7 @@ import TransportLoopback
     /// learns a route to E and its message waits in A's outbox. Once C relays again it
     /// announces, the route reaches A, and the message is delivered, once.
     @Test(.timeLimit(.minutes(3))) func relayOffInTheMiddleHoldsMessagesUntilItIsBackOn() async throws {
-        let line = await MeshLine(count: 5, relayOff: [2])
+        let line = await RouterGraph.line(count: 5, relayOff: [2])
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
         let e = line[4].localPeerID
@@ -147,9 +147,9 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(3))) func anUnsealedMessageIsSealedOnceToGoThroughARelay() async throws {
         // A–B–C in a line, plus a direct link C–A; C starts with relaying (and so
         // receiving) off, so A's direct send is refused and the message stays queued.
-        let line = await MeshLine(count: 3, relayOff: [2])
+        let line = await RouterGraph.line(count: 3, relayOff: [2])
         defer { Task { await line.stop() } }
-        await line[2].connect(to: PeerHint(transport: "lo", address: MeshLine.address(0)))
+        await line[2].connect(to: PeerHint(transport: "lo", address: RouterGraph.address(0)))
         try await line.waitForLinks()
         let a = line[0].localPeerID
         let c = line[2].localPeerID
@@ -159,7 +159,7 @@ import TransportLoopback
         #expect(await line[0].status(of: id)?.flags == 0)  // unsealed: the direct link was up
         try await line.waitUntil("C refused the direct copy") { await line[2].stats().framesRefused >= 1 }
 
-        line.network.partition(MeshLine.address(0), MeshLine.address(2))
+        line.network.partition(RouterGraph.address(0), RouterGraph.address(2))
         try await line.waitUntil("A lost its direct link to C") { await !line[0].peers().contains { $0.peer == c } }
         line[2].setRelayEnabled(true)
         let record = try await line[0].waitForStatus(of: id, until: .delivered, timeout: .seconds(60))
@@ -182,7 +182,7 @@ import TransportLoopback
             announceJitter: 0,
             routeMaxAge: .seconds(100)
         )
-        let line = await MeshLine(count: 3, clock: clock, routing: routing, keepalive: .seconds(7200))
+        let line = await RouterGraph.line(count: 3, clock: clock, routing: routing, keepalive: .seconds(7200))
         defer { Task { await line.stop() } }
         try await line.waitForLinks()
         try await line.waitForRoute(from: 0, to: 2, hops: 2)

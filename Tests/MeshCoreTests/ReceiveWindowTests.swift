@@ -168,3 +168,51 @@ import Testing
         #expect(bounded.nextExpiry == nil)
     }
 }
+
+/// A frame handed to delivery whose commit has not landed is never consumed by an
+/// expiry: the cumulative point waits below it until it is recorded or refused.
+@Suite struct ReceiveWindowDeliveryTests {
+    let start = ContinuousClock.now
+
+    @Test func aFrameBeingDeliveredIsNeverConsumedByTheHold() {
+        var window = ReceiveWindow(hold: ReceiveWindowTests.hold)
+        // Number 1 is being delivered (its commit is slow); 2 never arrives; 3 is recorded.
+        window.arrived(1, at: start)
+        window.delivering(1)
+        window.arrived(3, at: start)
+        window.delivering(3)
+        window.record(3)
+        #expect(window.inDelivery == 1)
+        let afterTheHold = start + ReceiveWindowTests.hold + .seconds(1)
+        let moved = window.expire(now: afterTheHold)
+        #expect(!moved, "number 1 is not acknowledged before its delivery ended")
+        #expect(window.cumulative == 0)
+        #expect(window.nextExpiry == nil, "nothing to do until number 1's delivery ends")
+        // Its commit landed: recorded, and the gap above it is consumed by the next expiry.
+        window.record(1)
+        #expect(window.cumulative == 1)
+        #expect(window.nextExpiry != nil)
+        let gapConsumed = window.expire(now: afterTheHold)
+        #expect(gapConsumed)
+        #expect(window.cumulative == 3)
+        #expect(window.takeAck() == AckFrame(cumulative: 3, selective: []))
+    }
+
+    @Test func aRefusedDeliveryNoLongerHoldsTheExpiry() {
+        var window = ReceiveWindow(hold: ReceiveWindowTests.hold)
+        window.arrived(1, at: start)
+        window.delivering(1)
+        window.arrived(3, at: start)
+        let afterTheHold = start + ReceiveWindowTests.hold + .seconds(1)
+        let whileDelivering = window.expire(now: afterTheHold)
+        #expect(!whileDelivering)
+        // The sink refused it: not acknowledged, and no longer being delivered, so the
+        // gap's expiry (due already) consumes it with the number never seen.
+        window.refuse(ReceiveWindowTests.frame(1), at: afterTheHold)
+        #expect(window.inDelivery == 0)
+        #expect(window.nextExpiry != nil)
+        let consumed = window.expire(now: afterTheHold)
+        #expect(consumed)
+        #expect(window.cumulative == 2)
+    }
+}

@@ -71,8 +71,8 @@ import TransportLoopback
         try await peer.send(segment: hello)
         let firstPacket = try #require(try await peer.link.receive())
         #expect(firstPacket.first == 0xC0)
-        // The router's hello ends with its capabilities (every feature: 0x01FF).
-        #expect(Array(firstPacket.dropFirst()) == Array("SCM0".utf8) + [Frame.version] + r.bytes + [0x01, 0xFF])
+        // The router's hello ends with its capabilities (every feature: 0x03FF).
+        #expect(Array(firstPacket.dropFirst()) == Array("SCM0".utf8) + [Frame.version] + r.bytes + [0x03, 0xFF])
 
         func expectDelivered(_ id: MessageID?) async {
             if let id {

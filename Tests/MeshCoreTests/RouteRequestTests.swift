@@ -202,9 +202,9 @@ import TransportLoopback
     /// → N3, N3 announces a new sequence, and the message arrives through N0, once.
     @Test(.timeLimit(.minutes(3))) func aStarvedNodeGetsARouteFromItsDestinationsNewSequence() async throws {
         let routing = RoutingConfiguration(announceInterval: .seconds(3600), routeMaxAge: .seconds(7200))
-        let ring = await MeshLine(count: 5, routing: routing)
+        let ring = await RouterGraph.line(count: 5, routing: routing)
         defer { Task { await ring.stop() } }
-        await ring[4].connect(to: PeerHint(transport: "lo", address: MeshLine.address(0)))
+        await ring[4].connect(to: PeerHint(transport: "lo", address: RouterGraph.address(0)))
         try await ring.waitForLinks()
         try await ring.waitUntil("N4 is linked to N0") {
             await ring[4].peers().contains { $0.peer == ring[0].localPeerID }
@@ -212,7 +212,7 @@ import TransportLoopback
         try await ring.waitForRoute(from: 1, to: 3, hops: 2)
         try await ring.waitForRoute(from: 0, to: 3, hops: 2)
 
-        ring.network.partition(MeshLine.address(1), MeshLine.address(2))
+        ring.network.partition(RouterGraph.address(1), RouterGraph.address(2))
         let target = ring[3].localPeerID
         try await ring.waitUntil("N1's route to N3 is gone") {
             await !ring[1].routes().contains { $0.destination == target }

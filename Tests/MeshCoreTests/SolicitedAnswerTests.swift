@@ -353,9 +353,9 @@ import TransportLoopback
     /// through N1 does not change, keeps the older sequence.
     @Test(.timeLimit(.minutes(3))) func theAnswerToARequestDoesNotReachASideBranchThatDidNotAsk() async throws {
         let routing = RoutingConfiguration(announceInterval: .seconds(3600), routeMaxAge: .seconds(7200))
-        let mesh = await MeshLine(count: 6, routing: routing)
+        let mesh = await RouterGraph.line(count: 6, routing: routing)
         defer { Task { await mesh.stop() } }
-        await mesh[5].connect(to: PeerHint(transport: "lo", address: MeshLine.address(1)))
+        await mesh[5].connect(to: PeerHint(transport: "lo", address: RouterGraph.address(1)))
         try await mesh.waitForLinks()
         try await mesh.waitUntil("N5 is linked to N1") {
             await mesh[5].peers().contains { $0.peer == mesh[1].localPeerID }
@@ -369,7 +369,7 @@ import TransportLoopback
         }
         let old = try #require(await sequence(at: 0))
 
-        mesh.network.partition(MeshLine.address(2), MeshLine.address(3))
+        mesh.network.partition(RouterGraph.address(2), RouterGraph.address(3))
         try await mesh.waitUntil("N2's route to N4 is gone") {
             await !mesh[2].routes().contains { $0.destination == target }
         }

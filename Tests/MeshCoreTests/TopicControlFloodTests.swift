@@ -13,7 +13,7 @@ import TransportLoopback
 
     @Test(.timeLimit(.minutes(3))) func aNeighbourFloodingControlFramesIsPrunedAndStaysIgnored() async throws {
         let burst = 30
-        let graph = await TopicGraph(count: 2, edges: [(0, 1)]) { _ in
+        let graph = await RouterGraph.topics(count: 2, edges: [(0, 1)]) { _ in
             TopicConfiguration(defaultTopics: [], controlRate: 1, controlBurst: burst)
         }
         defer { Task { await graph.stop() } }
@@ -34,7 +34,7 @@ import TransportLoopback
         defer { Task { await running.stop() } }
         func link() async throws -> RawPeer {
             let peer = RawPeer(
-                link: try await transport.dial(PeerHint(transport: "lo", address: TopicGraph.address(1)))
+                link: try await transport.dial(PeerHint(transport: "lo", address: RouterGraph.address(1)))
             )
             try await peer.sendPlaintextHello(as: x)
             _ = try #require(try await peer.link.receive())  // T1's hello

@@ -18,7 +18,7 @@ import TransportLoopback
     /// got it.)
     @Test(.timeLimit(.minutes(3))) func aPushLostOnTheOnlyLinkIsRepairedByTheSameNeighbour() async throws {
         let drop = Mutex<FrameDropTransport?>(nil)
-        let graph = await TopicGraph(
+        let graph = await RouterGraph.topics(
             count: 3,
             edges: [(0, 1), (1, 2)],
             transport: { index, loopback in
@@ -54,7 +54,7 @@ import TransportLoopback
     /// and T2 got nothing.)
     @Test(.timeLimit(.minutes(3))) func aLostSubscribeIsRepeated() async throws {
         let drop = Mutex<FrameDropTransport?>(nil)
-        let graph = await TopicGraph(
+        let graph = await RouterGraph.topics(
             count: 3,
             edges: [(0, 1), (1, 2)],
             transport: { index, loopback in
@@ -70,7 +70,7 @@ import TransportLoopback
         try await graph[0].subscribe(to: Self.topic)
         // Heartbeats pass (announcements repeated, meshes settle), then T0 publishes.
         for _ in 0..<40 {
-            graph.clock.advance(by: .milliseconds(100))
+            graph.manualClock.advance(by: .milliseconds(100))
             try await Task.sleep(for: .milliseconds(5))
         }
         try await graph.waitForMesh(Self.topic, degree: 1)
@@ -90,7 +90,7 @@ import TransportLoopback
     /// are dropped by ID, so the default is now 64.)
     @Test(.timeLimit(.minutes(3))) func aMessageCrossesAChainLongerThanTheOldTTL() async throws {
         let count = 18
-        let graph = await TopicGraph(count: count, edges: (1..<count).map { ($0 - 1, $0) })
+        let graph = await RouterGraph.topics(count: count, edges: (1..<count).map { ($0 - 1, $0) })
         defer { Task { await graph.stop() } }
         let subscribers = [0, 8, 17]
         for index in subscribers { try await graph[index].subscribe(to: Self.topic) }

@@ -13,8 +13,8 @@ import TransportLoopback
     static let topic = "/test/replay/v1"
 
     /// T0 publishes, T1 is subscribed; M is linked to T1.
-    static func graph(burst: Int = 200) async throws -> (TopicGraph, RawPeer, RunningTransport) {
-        let graph = await TopicGraph(count: 2, edges: [(0, 1)]) { _ in
+    static func graph(burst: Int = 200) async throws -> (RouterGraph, RawPeer, RunningTransport) {
+        let graph = await RouterGraph.topics(count: 2, edges: [(0, 1)]) { _ in
             TopicConfiguration(defaultTopics: [], peerRate: 0.001, peerBurst: burst)
         }
         for index in 0..<2 { try await graph[index].subscribe(to: Self.topic) }
@@ -28,7 +28,7 @@ import TransportLoopback
             configuration: .init(discovery: false)
         )
         let running = try await RunningTransport.start(transport, localPeerID: m)
-        let peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: TopicGraph.address(1))))
+        let peer = RawPeer(link: try await transport.dial(PeerHint(transport: "lo", address: RouterGraph.address(1))))
         try await peer.sendPlaintextHello(as: m)
         _ = try #require(try await peer.link.receive())  // T1's hello
         return (graph, peer, running)
@@ -79,7 +79,7 @@ import TransportLoopback
         try await Self.send([.topicMessage(replayed)], on: &peer, nonce: 1)
         #expect(graph.received(at: 1).map(\.id) == [replayed.id])
         for round in 0..<3 {
-            graph.clock.advance(by: .seconds(5))
+            graph.manualClock.advance(by: .seconds(5))
             try await Self.send([.topicMessage(replayed)], on: &peer, nonce: 10 + UInt64(round))
         }
         #expect(graph.received(at: 1).map(\.id) == [replayed.id])  // once
@@ -121,7 +121,7 @@ import TransportLoopback
             }
         }
         let origin = graph[0].localPeerID
-        let now = try #require(graph.clock.wallClockMillis)
+        let now = try #require(graph.manualClock.wallClockMillis)
         let skew = UInt64(10 * 60_000)
         // Published longer ago than its lifetime (plus the clock skew), claiming age 0;
         // published further ahead than the skew; the first with its time altered.

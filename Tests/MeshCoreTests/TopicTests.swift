@@ -18,8 +18,8 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(3))) func twentyNodeGraphDeliversToSubscribersOnceAndRepairsAfterAPartition() async throws
     {
         let count = 20
-        let edges = TopicGraph.randomEdges(count: count, extra: 10, seed: 14)
-        let graph = await TopicGraph(count: count, edges: edges)
+        let edges = RouterGraph.randomEdges(count: count, extra: 10, seed: 14)
+        let graph = await RouterGraph.topics(count: count, edges: edges)
         defer { Task { await graph.stop() } }
         let subscribers: Set<Int> = [1, 4, 6, 9, 11, 13, 16, 19]
         for index in subscribers { try await graph[index].subscribe(to: Self.topic) }
@@ -51,8 +51,8 @@ import TransportLoopback
         for index in 0..<count {
             let ids = graph.received(at: index).map(\.id)
             if subscribers.contains(index) {
-                #expect(ids.count == Set(ids).count, "T\(index) got a message twice")
-                #expect(Set(ids) == Set(published.filter { $0.value != index }.keys), "T\(index)")
+                #expect(ids.count == Set(ids).count, "N\(index) got a message twice")
+                #expect(Set(ids) == Set(published.filter { $0.value != index }.keys), "N\(index)")
                 #expect(graph.received(at: index).allSatisfy { $0.topic == Self.topic })
             } else {
                 #expect(ids.isEmpty, "non-subscriber T\(index) put topic messages in its inbox")
@@ -67,13 +67,13 @@ import TransportLoopback
         // Cut subscriber 9 off from every neighbour.
         let cut = 9
         for neighbour in graph.neighbours(of: cut) {
-            graph.network.partition(TopicGraph.address(cut), TopicGraph.address(neighbour))
+            graph.network.partition(RouterGraph.address(cut), RouterGraph.address(neighbour))
         }
-        try await graph.waitUntil("T\(cut) has no link left") { await graph[cut].peers().isEmpty }
+        try await graph.waitUntil("N\(cut) has no link left") { await graph[cut].peers().isEmpty }
         var during: Set<MessageID> = []
         for index in 0..<5 { during.insert(try await graph[0].publish([UInt8(index)], to: Self.topic)) }
         for index in subscribers where index != cut {
-            try await graph.waitUntil("T\(index) has the messages sent during the cut") {
+            try await graph.waitUntil("N\(index) has the messages sent during the cut") {
                 during.isSubset(of: Set(graph.received(at: index).map(\.id)))
             }
         }
@@ -81,10 +81,10 @@ import TransportLoopback
         let servedBefore = await totalServed(graph)
 
         for neighbour in graph.neighbours(of: cut) {
-            graph.network.heal(TopicGraph.address(cut), TopicGraph.address(neighbour))
+            graph.network.heal(RouterGraph.address(cut), RouterGraph.address(neighbour))
         }
         // Redials and heartbeats run on the manual clock: move it along while polling.
-        try await graph.waitUntil("T\(cut) caught up", advancing: .milliseconds(50)) {
+        try await graph.waitUntil("N\(cut) caught up", advancing: .milliseconds(50)) {
             during.isSubset(of: Set(graph.received(at: cut).map(\.id)))
         }
         let ids = graph.received(at: cut).map(\.id)
@@ -101,7 +101,7 @@ import TransportLoopback
     @Test(.timeLimit(.minutes(3))) func aNeighbourSendingForgedMessagesIsPrunedAndHonestTrafficFlows() async throws {
         // 0 – 1 – 2 – 3 in a line, and the forger F = 4 linked to 1 and 2.
         let forger = 4
-        let graph = await TopicGraph(
+        let graph = await RouterGraph.topics(
             count: 5,
             edges: [(0, 1), (1, 2), (2, 3), (1, 4), (2, 4)],
             signers: [forger: ForgingSigner()]
@@ -115,7 +115,7 @@ import TransportLoopback
 
         for index in 0..<5 { _ = try await graph[forger].publish(Array("forged \(index)".utf8), to: Self.topic) }
         for neighbour in [1, 2] {
-            try await graph.waitUntil("T\(neighbour) pruned the forger") {
+            try await graph.waitUntil("N\(neighbour) pruned the forger") {
                 await graph[neighbour].stats().topics.peersPenalised["badSignature", default: 0] >= 1
             }
             let snapshot = try #require(await graph[neighbour].topics().first { $0.topic == Self.topic })
@@ -126,7 +126,7 @@ import TransportLoopback
         var honest: Set<MessageID> = []
         for index in 0..<5 { honest.insert(try await graph[0].publish([UInt8(index)], to: Self.topic)) }
         for index in 1...3 {
-            try await graph.waitUntil("T\(index) has the honest messages") {
+            try await graph.waitUntil("N\(index) has the honest messages") {
                 Set(graph.received(at: index).map(\.id)) == honest
             }
         }
@@ -140,7 +140,7 @@ import TransportLoopback
     /// still arrive.
     @Test(.timeLimit(.minutes(3))) func aNeighbourFloodingATopicIsPruned() async throws {
         let flooder = 3
-        let graph = await TopicGraph(count: 4, edges: [(0, 1), (1, 2), (1, 3)]) { _ in
+        let graph = await RouterGraph.topics(count: 4, edges: [(0, 1), (1, 2), (1, 3)]) { _ in
             TopicConfiguration(defaultTopics: [], peerRate: 1, peerBurst: 10)
         }
         defer { Task { await graph.stop() } }
@@ -230,7 +230,7 @@ import TransportLoopback
         }
     }
 
-    private func totalServed(_ graph: TopicGraph) async -> Int {
+    private func totalServed(_ graph: RouterGraph) async -> Int {
         var served = 0
         for router in graph.routers { served += await router.stats().topics.iwantServed }
         return served
@@ -255,8 +255,8 @@ struct ForgingSigner: ReceiptSigner {
 @Suite struct TopicEfficiencyTests {
     @Test(.timeLimit(.minutes(3))) func gossipDeliversEverythingWithFewerTransmissionsThanFlooding() async throws {
         let count = 30
-        let edges = TopicGraph.randomEdges(count: count, extra: 120, seed: 6)
-        let graph = await TopicGraph(count: count, edges: edges)
+        let edges = RouterGraph.randomEdges(count: count, extra: 120, seed: 6)
+        let graph = await RouterGraph.topics(count: count, edges: edges)
         defer { Task { await graph.stop() } }
         for index in 0..<count { try await graph[index].subscribe(to: TopicTests.topic) }
         try await graph.waitForLinks()

@@ -11,7 +11,7 @@ import Testing
     static let topic = "/scmesh/test/time"
 
     @Test(.timeLimit(.minutes(3))) func formatTwoOnlyWhereTopicTimeIsShared() async throws {
-        let graph = await TopicGraph(
+        let graph = await RouterGraph.topics(
             count: 3,
             edges: [(0, 1), (1, 2)],
             features: { $0 == 2 ? Capabilities.all.subtracting(.topicTime) : .all }
@@ -38,8 +38,8 @@ import Testing
         #expect(graph.received(at: 2).map(\.id) == [fromT1])
         for index in 0..<3 {
             let stats = await graph[index].stats()
-            #expect(stats.framesIgnored["topic_message_v2"] == nil, "T\(index) got format 2 where it is not shared")
-            #expect(stats.topics.rejected.isEmpty, "T\(index): \(stats.topics.rejected)")
+            #expect(stats.framesIgnored["topic_message_v2"] == nil, "N\(index) got format 2 where it is not shared")
+            #expect(stats.topics.rejected.isEmpty, "N\(index): \(stats.topics.rejected)")
         }
     }
 }

@@ -74,8 +74,8 @@ struct NoiseLinkSecurityTests {
                 signer: bob.localPeerID
             )
         )
-        // Version 1; the context's capabilities (every feature: 0x01FF), big-endian.
-        #expect(proof[96] == 1 && proof[97] == 0x01 && proof[98] == 0xFF)
+        // Version 1; the context's capabilities (every feature: 0x03FF), big-endian.
+        #expect(proof[96] == 1 && proof[97] == 0x03 && proof[98] == 0xFF)
         let myProof =
             independentIdentity.publicKey
             + independentIdentity.sign(Array("SCMesh-noise-static-v1".utf8) + independentStatic.publicKey) + [1, 0, 0]

@@ -101,68 +101,48 @@ struct EventStreamTests {
         "a client that drops mid-stream and reconnects with Last-Event-ID gets every event once, ids increasing by one"
     )
     func resumeWithoutGaps() async throws {
-        let network = uniqueNetwork()
-        let a = try await HTTPNode.start(network: network)
-        let b = try await HTTPNode.start(network: network)
-        defer {
-            Task {
-                try await a.stop()
-                try await b.stop()
+        try await HTTPNode.withPair { a, b in
+            let before = try await sendDelivered(3, from: a, to: b, tag: "before")
+            // First connection: from the start of the ring, until the first batch's last
+            // delivery; then the client goes away.
+            let first = try await readEvents(a, query: "?since=0") { events in
+                events.contains { $0.kind == "message_delivered" && $0.messageID == before.last }
             }
-        }
-        try await eventually("a has a link to b") {
-            try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
-        }
-        let before = try await sendDelivered(3, from: a, to: b, tag: "before")
-        // First connection: from the start of the ring, until the first batch's last
-        // delivery; then the client goes away.
-        let first = try await readEvents(a, query: "?since=0") { events in
-            events.contains { $0.kind == "message_delivered" && $0.messageID == before.last }
-        }
-        let lastSeen = try #require(first.last?.id)
-        // Events happen while no client listens.
-        let during = try await sendDelivered(4, from: a, to: b, tag: "during")
-        // Reconnect with Last-Event-ID: resumes after it.
-        let second = try await readEvents(a, lastEventID: lastSeen) { events in
-            events.contains { $0.kind == "message_delivered" && $0.messageID == during.last }
-        }
-        let resumed = first + second
-        let ids = resumed.compactMap(\.id)
-        #expect(ids.count == resumed.count, "every event has an id")
-        #expect(ids == Array(1...ids.count), "ids \(ids) are not 1...n without gaps or repeats")
-        #expect(!second.isEmpty && second.first?.id == lastSeen + 1)
-        for id in before + during {
-            for kind in ["message_queued", "message_delivered"] {
-                #expect(resumed.filter { $0.kind == kind && $0.messageID == id }.count == 1, "\(kind) of \(id)")
+            let lastSeen = try #require(first.last?.id)
+            // Events happen while no client listens.
+            let during = try await sendDelivered(4, from: a, to: b, tag: "during")
+            // Reconnect with Last-Event-ID: resumes after it.
+            let second = try await readEvents(a, lastEventID: lastSeen) { events in
+                events.contains { $0.kind == "message_delivered" && $0.messageID == during.last }
             }
+            let resumed = first + second
+            let ids = resumed.compactMap(\.id)
+            #expect(ids.count == resumed.count, "every event has an id")
+            #expect(ids == Array(1...ids.count), "ids \(ids) are not 1...n without gaps or repeats")
+            #expect(!second.isEmpty && second.first?.id == lastSeen + 1)
+            for id in before + during {
+                for kind in ["message_queued", "message_delivered"] {
+                    #expect(resumed.filter { $0.kind == kind && $0.messageID == id }.count == 1, "\(kind) of \(id)")
+                }
+            }
+            // A third client reading everything from the ring sees the same sequence.
+            let whole = try await readEvents(a, query: "?since=0") { events in (events.last?.id ?? 0) >= ids.count }
+            #expect(Array(whole.prefix(resumed.count)) == resumed)
         }
-        // A third client reading everything from the ring sees the same sequence.
-        let whole = try await readEvents(a, query: "?since=0") { events in (events.last?.id ?? 0) >= ids.count }
-        #expect(Array(whole.prefix(resumed.count)) == resumed)
     }
 
     @Test("resuming after events that left the ring says how many were missed, then carries on")
     func gapReported() async throws {
-        let network = uniqueNetwork()
-        let a = try await HTTPNode.start(network: network, eventCapacity: 4)
-        let b = try await HTTPNode.start(network: network)
-        defer {
-            Task {
-                try await a.stop()
-                try await b.stop()
+        try await HTTPNode.withPair(eventCapacity: 4) { a, b in
+            let sent = try await sendDelivered(3, from: a, to: b, tag: "ring")
+            let events = try await readEvents(a, lastEventID: 1) { events in
+                events.contains { $0.kind == "message_delivered" && $0.messageID == sent.last }
             }
+            let gap = try #require(events.first)
+            #expect(gap.event == "gap" && gap.data.contains("missed"))
+            let ids = events.dropFirst().compactMap(\.id)
+            #expect(ids.count == 4 && ids == Array(ids[0]...ids[0] + 3))
         }
-        try await eventually("a has a link to b") {
-            try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
-        }
-        let sent = try await sendDelivered(3, from: a, to: b, tag: "ring")
-        let events = try await readEvents(a, lastEventID: 1) { events in
-            events.contains { $0.kind == "message_delivered" && $0.messageID == sent.last }
-        }
-        let gap = try #require(events.first)
-        #expect(gap.event == "gap" && gap.data.contains("missed"))
-        let ids = events.dropFirst().compactMap(\.id)
-        #expect(ids.count == 4 && ids == Array(ids[0]...ids[0] + 3))
     }
 }
 
@@ -170,73 +150,65 @@ struct EventStreamTests {
 struct MetricsTests {
     @Test("/metrics is Prometheus text: scmesh_ names, TYPE lines, counters that count a delivered message")
     func prometheusText() async throws {
-        let network = uniqueNetwork()
-        let a = try await HTTPNode.start(network: network)
-        let b = try await HTTPNode.start(network: network)
-        defer {
-            Task {
-                try await a.stop()
-                try await b.stop()
+        try await HTTPNode.withPair { a, b in
+            let reply = try await a.call(
+                .POST,
+                "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true",
+                body: Array(repeating: 7, count: 5000)
+            )
+            #expect(reply.status == 200)
+            let scrape = try await a.call(.GET, "/metrics")
+            #expect(scrape.status == 200)
+            #expect(scrape.header("Content-Type")?.hasPrefix("text/plain") == true)
+            let samples = try parsePrometheus(scrape.text)
+            #expect(samples.keys.allSatisfy { $0.hasPrefix("scmesh_") }, "\(samples.keys.sorted())")
+            #expect(samples["scmesh_messages_sent_total"]?[""] == 1)
+            #expect((samples["scmesh_transport_bytes_sent_total"]?["transport=loopback"] ?? 0) >= 5000)
+            #expect((samples["scmesh_transport_frames_sent_total"]?["transport=loopback"] ?? 0) >= 1)
+            #expect(samples["scmesh_outbox_messages"]?[""] == 0)
+            #expect(samples["scmesh_peers"]?[""] == 1)
+            #expect(samples["scmesh_transport_up"]?["transport=loopback"] == 1)
+            // Routing counters are exported, the announcement ones included.
+            for name in ["sent", "accepted", "ignored", "suppressed"] {
+                #expect(samples["scmesh_announces_\(name)_total"]?[""] != nil, "scmesh_announces_\(name)_total missing")
             }
+            // By message class: a's message went out direct and its receipt came back; b
+            // received it and returned the receipt; nothing was relayed.
+            func byClass(_ samples: [String: [String: Double]], _ messageClass: String, _ direction: String) -> Double?
+            {
+                samples["scmesh_messages_by_class_total"]?["class=\(messageClass),direction=\(direction)"]
+            }
+            #expect(byClass(samples, "direct", "sent") == 1)
+            #expect(byClass(samples, "receipt", "received") == 1)
+            #expect(byClass(samples, "relayed", "sent") == 0 && byClass(samples, "relayed", "received") == 0)
+            #expect(byClass(samples, "topic", "sent") == 0)
+            let atB = try parsePrometheus(try await b.call(.GET, "/metrics").text)
+            #expect(byClass(atB, "direct", "received") == 1)
+            #expect(byClass(atB, "receipt", "sent") == 1)
+            #expect(byClass(atB, "direct", "sent") == 0)
+            // A topic message published by a (through the topic routes) counts as topic
+            // sent at a and, once b has it, topic received at b.
+            let topic = #"{"topic":"/scmesh/metrics-test/v1"}"#
+            #expect(try await b.call(.POST, "/api/v1/topics/subscribe", json: topic).status == 200)
+            #expect(try await a.call(.POST, "/api/v1/topics/subscribe", json: topic).status == 200)
+            let topics = try await a.call(.GET, "/api/v1/topics")
+            #expect(topics.status == 200 && topics.text.contains("/scmesh/metrics-test/v1"))
+            try await eventually("b is in a's mesh for the topic") {
+                let reply = try await a.control.call(.topics).decode(TopicsReply.self)
+                return reply.topics.first { $0.topic == "/scmesh/metrics-test/v1" }?.mesh.contains(b.node.peerID)
+                    == true
+            }
+            let publish = #"{"topic":"/scmesh/metrics-test/v1","text":"to the topic"}"#
+            #expect(try await a.call(.POST, "/api/v1/topics/publish", json: publish).status == 200)
+            try await eventually("b counts the topic message as received") {
+                byClass(try parsePrometheus(try await b.call(.GET, "/metrics").text), "topic", "received") == 1
+            }
+            #expect(byClass(try parsePrometheus(try await a.call(.GET, "/metrics").text), "topic", "sent") == 1)
+            // A second scrape counts on from the first (no double counting).
+            _ = try await a.call(.POST, "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true", body: [1])
+            let again = try parsePrometheus(try await a.call(.GET, "/metrics").text)
+            #expect(again["scmesh_messages_sent_total"]?[""] == 2)
         }
-        try await eventually("a has a link to b") {
-            try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
-        }
-        let reply = try await a.call(
-            .POST,
-            "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true",
-            body: Array(repeating: 7, count: 5000)
-        )
-        #expect(reply.status == 200)
-        let scrape = try await a.call(.GET, "/metrics")
-        #expect(scrape.status == 200)
-        #expect(scrape.header("Content-Type")?.hasPrefix("text/plain") == true)
-        let samples = try parsePrometheus(scrape.text)
-        #expect(samples.keys.allSatisfy { $0.hasPrefix("scmesh_") }, "\(samples.keys.sorted())")
-        #expect(samples["scmesh_messages_sent_total"]?[""] == 1)
-        #expect((samples["scmesh_transport_bytes_sent_total"]?["transport=loopback"] ?? 0) >= 5000)
-        #expect((samples["scmesh_transport_frames_sent_total"]?["transport=loopback"] ?? 0) >= 1)
-        #expect(samples["scmesh_outbox_messages"]?[""] == 0)
-        #expect(samples["scmesh_peers"]?[""] == 1)
-        #expect(samples["scmesh_transport_up"]?["transport=loopback"] == 1)
-        // Routing counters are exported, the announcement ones included.
-        for name in ["sent", "accepted", "ignored", "suppressed"] {
-            #expect(samples["scmesh_announces_\(name)_total"]?[""] != nil, "scmesh_announces_\(name)_total missing")
-        }
-        // By message class: a's message went out direct and its receipt came back; b
-        // received it and returned the receipt; nothing was relayed.
-        func byClass(_ samples: [String: [String: Double]], _ messageClass: String, _ direction: String) -> Double? {
-            samples["scmesh_messages_by_class_total"]?["class=\(messageClass),direction=\(direction)"]
-        }
-        #expect(byClass(samples, "direct", "sent") == 1)
-        #expect(byClass(samples, "receipt", "received") == 1)
-        #expect(byClass(samples, "relayed", "sent") == 0 && byClass(samples, "relayed", "received") == 0)
-        #expect(byClass(samples, "topic", "sent") == 0)
-        let atB = try parsePrometheus(try await b.call(.GET, "/metrics").text)
-        #expect(byClass(atB, "direct", "received") == 1)
-        #expect(byClass(atB, "receipt", "sent") == 1)
-        #expect(byClass(atB, "direct", "sent") == 0)
-        // A topic message published by a (through the topic routes) counts as topic
-        // sent at a and, once b has it, topic received at b.
-        let topic = #"{"topic":"/scmesh/metrics-test/v1"}"#
-        #expect(try await b.call(.POST, "/api/v1/topics/subscribe", json: topic).status == 200)
-        #expect(try await a.call(.POST, "/api/v1/topics/subscribe", json: topic).status == 200)
-        let topics = try await a.call(.GET, "/api/v1/topics")
-        #expect(topics.status == 200 && topics.text.contains("/scmesh/metrics-test/v1"))
-        try await eventually("b is in a's mesh for the topic") {
-            let reply = try await a.control.call(.topics).decode(TopicsReply.self)
-            return reply.topics.first { $0.topic == "/scmesh/metrics-test/v1" }?.mesh.contains(b.node.peerID) == true
-        }
-        let publish = #"{"topic":"/scmesh/metrics-test/v1","text":"to the topic"}"#
-        #expect(try await a.call(.POST, "/api/v1/topics/publish", json: publish).status == 200)
-        try await eventually("b counts the topic message as received") {
-            byClass(try parsePrometheus(try await b.call(.GET, "/metrics").text), "topic", "received") == 1
-        }
-        #expect(byClass(try parsePrometheus(try await a.call(.GET, "/metrics").text), "topic", "sent") == 1)
-        // A second scrape counts on from the first (no double counting).
-        _ = try await a.call(.POST, "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true", body: [1])
-        let again = try parsePrometheus(try await a.call(.GET, "/metrics").text)
-        #expect(again["scmesh_messages_sent_total"]?[""] == 2)
     }
 }
 

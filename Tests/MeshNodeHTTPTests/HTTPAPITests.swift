@@ -64,79 +64,75 @@ struct HTTPAPITests {
         "two nodes: send raw and JSON, read status, peers, transports, routes, history, trace, inbox and the raw payload"
     )
     func roundTrips() async throws {
-        let network = uniqueNetwork()
-        let a = try await HTTPNode.start(network: network)
-        let b = try await HTTPNode.start(network: network)
-        defer {
-            Task {
-                try await a.stop()
-                try await b.stop()
+        try await HTTPNode.withPair { a, b in
+            try await eventually("a sees b") {
+                let peers = try await a.call(.GET, "/api/v1/peers").object["peers"] as? [[String: Any]] ?? []
+                return peers.contains { $0["peer"] as? String == b.node.peerID.hex }
             }
+            let status = try await a.call(.GET, "/api/v1/status")
+            #expect(status.status == 200)
+            #expect(status.object["peer"] as? String == a.node.peerID.hex)
+            #expect(status.object["http_address"] as? String == a.address)
+            #expect(status.object["relay_enabled"] as? Bool == true)
+            let transports = try await a.call(.GET, "/api/v1/transports").object["transports"] as? [[String: Any]]
+            #expect(transports?.first?["name"] as? String == "loopback")
+            #expect(transports?.first?["counters"] is [String: Any])
+            let routes = try await a.call(.GET, "/api/v1/routes").object["routes"] as? [[String: Any]]
+            #expect(
+                routes?.contains { $0["destination"] as? String == b.node.peerID.hex } == true,
+                "\(String(describing: routes))"
+            )
+
+            // Raw bytes (every byte value) with ?to=, waiting for the receipt.
+            let payload = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+            let raw = try await a.call(
+                .POST,
+                "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true&timeout_seconds=20",
+                body: payload,
+                contentType: "application/octet-stream"
+            )
+            #expect(raw.status == 200, "\(raw.text)")
+            #expect(raw.object["status"] as? String == "delivered")
+            #expect(raw.object["bytes"] as? Int == payload.count)
+            let rawID = try #require(raw.object["message_id"] as? String)
+
+            // JSON with the socket's fields.
+            let json = try await a.call(
+                .POST,
+                "/api/v1/messages",
+                json: #"{"peer":"\#(b.node.peerID.hex)","text":"hello b","wait":true}"#
+            )
+            #expect(json.status == 200 && json.object["status"] as? String == "delivered", "\(json.text)")
+
+            let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=10")
+            let messages = try #require(inbox.object["messages"] as? [[String: Any]])
+            #expect(messages.count == 2)
+            let first = try #require(messages.first { $0["message_id"] as? String == rawID })
+            let seq = try #require(first["seq"] as? Int)
+            let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
+            #expect(
+                download.status == 200 && download.body == payload,
+                "\(download.status) \(download.body.prefix(300))"
+            )
+            #expect(download.header("X-From") == a.node.peerID.hex)
+            let limited =
+                try await b.call(.GET, "/api/v1/inbox?after=\(seq)&limit=1").object["messages"] as? [[String: Any]]
+            #expect(limited?.count == 1 && limited?.first?["text"] as? String == "hello b")
+            #expect(try await b.call(.GET, "/api/v1/inbox/999/payload").status == 404)
+
+            let history = try await a.call(.GET, "/api/v1/messages?limit=5").object["messages"] as? [[String: Any]]
+            #expect(history?.count == 2 && history?.allSatisfy { $0["status"] as? String == "delivered" } == true)
+            let trace = try await a.call(.GET, "/api/v1/messages/\(rawID)")
+            #expect(
+                trace.status == 200 && (trace.object["message"] as? [String: Any])?["status"] as? String == "delivered",
+                "\(trace.text)"
+            )
+            #expect((trace.object["trace"] as? [Any])?.isEmpty == false)
+            let unknown = try await a.call(.GET, "/api/v1/messages/0123456789abcdef0123456789abcdef")
+            #expect(unknown.status == 404 && unknown.errorCode == "unknownMessage")
+            let outbox = try await a.call(.GET, "/api/v1/outbox")
+            #expect(outbox.status == 200 && outbox.object["total"] as? Int == 0)
         }
-        try await eventually("a sees b") {
-            let peers = try await a.call(.GET, "/api/v1/peers").object["peers"] as? [[String: Any]] ?? []
-            return peers.contains { $0["peer"] as? String == b.node.peerID.hex }
-        }
-        let status = try await a.call(.GET, "/api/v1/status")
-        #expect(status.status == 200)
-        #expect(status.object["peer"] as? String == a.node.peerID.hex)
-        #expect(status.object["http_address"] as? String == a.address)
-        #expect(status.object["relay_enabled"] as? Bool == true)
-        let transports = try await a.call(.GET, "/api/v1/transports").object["transports"] as? [[String: Any]]
-        #expect(transports?.first?["name"] as? String == "loopback")
-        #expect(transports?.first?["counters"] is [String: Any])
-        let routes = try await a.call(.GET, "/api/v1/routes").object["routes"] as? [[String: Any]]
-        #expect(
-            routes?.contains { $0["destination"] as? String == b.node.peerID.hex } == true,
-            "\(String(describing: routes))"
-        )
-
-        // Raw bytes (every byte value) with ?to=, waiting for the receipt.
-        let payload = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
-        let raw = try await a.call(
-            .POST,
-            "/api/v1/messages?to=\(b.node.peerID.hex)&wait=true&timeout_seconds=20",
-            body: payload,
-            contentType: "application/octet-stream"
-        )
-        #expect(raw.status == 200, "\(raw.text)")
-        #expect(raw.object["status"] as? String == "delivered")
-        #expect(raw.object["bytes"] as? Int == payload.count)
-        let rawID = try #require(raw.object["message_id"] as? String)
-
-        // JSON with the socket's fields.
-        let json = try await a.call(
-            .POST,
-            "/api/v1/messages",
-            json: #"{"peer":"\#(b.node.peerID.hex)","text":"hello b","wait":true}"#
-        )
-        #expect(json.status == 200 && json.object["status"] as? String == "delivered", "\(json.text)")
-
-        let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=10")
-        let messages = try #require(inbox.object["messages"] as? [[String: Any]])
-        #expect(messages.count == 2)
-        let first = try #require(messages.first { $0["message_id"] as? String == rawID })
-        let seq = try #require(first["seq"] as? Int)
-        let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
-        #expect(download.status == 200 && download.body == payload, "\(download.status) \(download.body.prefix(300))")
-        #expect(download.header("X-From") == a.node.peerID.hex)
-        let limited =
-            try await b.call(.GET, "/api/v1/inbox?after=\(seq)&limit=1").object["messages"] as? [[String: Any]]
-        #expect(limited?.count == 1 && limited?.first?["text"] as? String == "hello b")
-        #expect(try await b.call(.GET, "/api/v1/inbox/999/payload").status == 404)
-
-        let history = try await a.call(.GET, "/api/v1/messages?limit=5").object["messages"] as? [[String: Any]]
-        #expect(history?.count == 2 && history?.allSatisfy { $0["status"] as? String == "delivered" } == true)
-        let trace = try await a.call(.GET, "/api/v1/messages/\(rawID)")
-        #expect(
-            trace.status == 200 && (trace.object["message"] as? [String: Any])?["status"] as? String == "delivered",
-            "\(trace.text)"
-        )
-        #expect((trace.object["trace"] as? [Any])?.isEmpty == false)
-        let unknown = try await a.call(.GET, "/api/v1/messages/0123456789abcdef0123456789abcdef")
-        #expect(unknown.status == 404 && unknown.errorCode == "unknownMessage")
-        let outbox = try await a.call(.GET, "/api/v1/outbox")
-        #expect(outbox.status == 200 && outbox.object["total"] as? Int == 0)
     }
 
     @Test(
@@ -338,40 +334,35 @@ struct HTTPAPITests {
         "an invitation over HTTP carries its link as a QR code in SVG; joining with it through the other node's API adds the contact; bad ones are a 400"
     )
     func invitationAndJoin() async throws {
-        let network = uniqueNetwork()
-        let a = try await HTTPNode.start(network: network, overrides: ["node.name=http-inviter"])
-        let b = try await HTTPNode.start(network: network)
-        defer {
-            Task {
-                try await a.stop()
-                try await b.stop()
-            }
-        }
-        let reply = try await a.call(.GET, "/api/v1/invitation?expires_seconds=3600")
-        #expect(reply.status == 200, "\(reply.text)")
-        let link = try #require(reply.object["link"] as? String)
-        #expect(link.hasPrefix("scmesh:"))
-        #expect(reply.object["peer"] as? String == a.node.peerID.hex)
-        #expect(reply.object["name"] as? String == "http-inviter")
-        // The SVG draws the same modules as the encoder's own symbol for the link.
-        let svg = try #require(reply.object["qr_svg"] as? String)
-        let code = try QRCode.encode(Array(link.utf8), errorCorrection: .low)
-        #expect(svg == code.svg(title: "invitation to http-inviter"))
-        #expect(
-            svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(code.size + 8) \(code.size + 8)\"")
-        )
-        #expect(try await a.call(.GET, "/api/v1/invitation?expires_seconds=5").status == 400)
+        try await HTTPNode.withPair(overrides: ["node.name=http-inviter"]) { a, b in
+            let reply = try await a.call(.GET, "/api/v1/invitation?expires_seconds=3600")
+            #expect(reply.status == 200, "\(reply.text)")
+            let link = try #require(reply.object["link"] as? String)
+            #expect(link.hasPrefix("scmesh:"))
+            #expect(reply.object["peer"] as? String == a.node.peerID.hex)
+            #expect(reply.object["name"] as? String == "http-inviter")
+            // The SVG draws the same modules as the encoder's own symbol for the link.
+            let svg = try #require(reply.object["qr_svg"] as? String)
+            let code = try QRCode.encode(Array(link.utf8), errorCorrection: .low)
+            #expect(svg == code.svg(title: "invitation to http-inviter"))
+            #expect(
+                svg.hasPrefix(
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(code.size + 8) \(code.size + 8)\""
+                )
+            )
+            #expect(try await a.call(.GET, "/api/v1/invitation?expires_seconds=5").status == 400)
 
-        let join = try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)","alias":"inviter"}"#)
-        #expect(join.status == 200, "\(join.text)")
-        #expect(join.object["peer"] as? String == a.node.peerID.hex)
-        #expect(join.object["alias"] as? String == "inviter")
-        #expect(join.object["contact_added"] as? Bool == true)
-        let contacts = try await b.call(.GET, "/api/v1/contacts")
-        #expect(contacts.text.contains(a.node.peerID.hex))
-        let forged = try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"scmesh:AAAA"}"#)
-        #expect(forged.status == 400 && forged.errorCode == "invitationMalformed", "\(forged.text)")
-        #expect(try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)","x":1}"#).status == 400)
+            let join = try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)","alias":"inviter"}"#)
+            #expect(join.status == 200, "\(join.text)")
+            #expect(join.object["peer"] as? String == a.node.peerID.hex)
+            #expect(join.object["alias"] as? String == "inviter")
+            #expect(join.object["contact_added"] as? Bool == true)
+            let contacts = try await b.call(.GET, "/api/v1/contacts")
+            #expect(contacts.text.contains(a.node.peerID.hex))
+            let forged = try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"scmesh:AAAA"}"#)
+            #expect(forged.status == 400 && forged.errorCode == "invitationMalformed", "\(forged.text)")
+            #expect(try await b.call(.POST, "/api/v1/join", json: #"{"invitation":"\#(link)","x":1}"#).status == 400)
+        }
     }
 
     @Test("the OpenAPI document is served and lists every route")

@@ -90,6 +90,37 @@ struct HTTPNode {
         if !keepingDirectory { directory.cleanUp() }
     }
 
+    /// Runs `body` with two nodes on a network of their own (`a` with `overrides` and
+    /// `eventCapacity`) once `a` has a link to `b`, then stops both, whether `body`
+    /// returned or threw.
+    static func withPair(
+        overrides: [String] = [],
+        eventCapacity: Int = 4096,
+        _ body: (HTTPNode, HTTPNode) async throws -> Void
+    ) async throws {
+        let network = uniqueNetwork()
+        let a = try await start(network: network, overrides: overrides, eventCapacity: eventCapacity)
+        let b: HTTPNode
+        do {
+            b = try await start(network: network)
+        } catch {
+            try await a.stop()
+            throw error
+        }
+        do {
+            try await eventually("a has a link to b") {
+                try await a.control.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == b.node.peerID }
+            }
+            try await body(a, b)
+        } catch {
+            try await a.stop()
+            try await b.stop()
+            throw error
+        }
+        try await a.stop()
+        try await b.stop()
+    }
+
     /// A request with the node's token; `token: nil` sends none.
     func call(
         _ method: HTTPMethod,

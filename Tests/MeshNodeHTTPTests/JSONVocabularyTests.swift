@@ -39,66 +39,64 @@ struct JSONVocabularyTests {
 
     @Test("replies name a peer peer, a message message_id and times *_at on both interfaces, former names beside them")
     func namesAgree() async throws {
-        let network = uniqueNetwork()
-        let a = try await HTTPNode.start(network: network)
-        let b = try await HTTPNode.start(network: network)
-        defer {
-            Task {
-                try await a.stop()
-                try await b.stop()
+        try await HTTPNode.withPair { a, b in
+            let (idA, idB) = (a.node.peerID.hex, b.node.peerID.hex)
+            let sent = try await a.call(.POST, "/api/v1/messages", json: #"{"peer":"\#(idB)","text":"hi","wait":true}"#)
+            #expect(
+                sent.object["ok"] as? Bool == true && sent.object["status"] as? String == "delivered",
+                "\(sent.text)"
+            )
+            let messageID = try #require(sent.object["message_id"] as? String)
+            _ = try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":"bob","peer":"\#(idB)"}"#)
+
+            for status in [try await Self.socket(a, .status), try await a.call(.GET, "/api/v1/status").object] {
+                #expect(status["peer"] as? String == idA, "\(status)")
+                Self.renamed(status, "peer_id", "peer")
             }
-        }
-        let (idA, idB) = (a.node.peerID.hex, b.node.peerID.hex)
-        let sent = try await a.call(.POST, "/api/v1/messages", json: #"{"peer":"\#(idB)","text":"hi","wait":true}"#)
-        #expect(sent.object["ok"] as? Bool == true && sent.object["status"] as? String == "delivered", "\(sent.text)")
-        let messageID = try #require(sent.object["message_id"] as? String)
-        _ = try await a.call(.POST, "/api/v1/contacts", json: #"{"alias":"bob","peer":"\#(idB)"}"#)
+            let overSocket = try await Self.socket(b, .inbox(InboxRequest()))
+            for inbox in [overSocket, try await b.call(.GET, "/api/v1/inbox").object] {
+                let message = try #require((inbox["messages"] as? [[String: Any]])?.first, "\(inbox)")
+                #expect(message["message_id"] as? String == messageID && message["peer"] as? String == idA)
+                Self.renamed(message, "id", "message_id")
+                Self.renamed(message, "from", "peer")
+            }
+            let history = try #require(
+                (try await a.call(.GET, "/api/v1/messages").object["messages"] as? [[String: Any]])?.first
+            )
+            #expect(history["message_id"] as? String == messageID)
+            Self.renamed(history, "id", "message_id")
+            let trace = try await a.call(.GET, "/api/v1/messages/\(messageID)").object
+            Self.renamed(try #require(trace["message"] as? [String: Any]), "id", "message_id")
+            for event in try #require(trace["trace"] as? [[String: Any]]) { Self.renamed(event, "at", "occurred_at") }
+            let conversation = try #require(
+                (try await a.call(.GET, "/api/v1/conversations/\(idB)").object["messages"] as? [[String: Any]])?.first
+            )
+            Self.renamed(conversation, "id", "message_id")
+            Self.renamed(conversation, "at", "created_at")
+            let contact = try #require(
+                (try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [[String: Any]])?.first
+            )
+            Self.renamed(contact, "last_seen", "last_seen_at")
+            let events = try await Self.socket(a, .events(after: 0, limit: 10))
+            for event in try #require(events["events"] as? [[String: Any]]) {
+                Self.renamed(event, "time", "occurred_at")
+            }
 
-        for status in [try await Self.socket(a, .status), try await a.call(.GET, "/api/v1/status").object] {
-            #expect(status["peer"] as? String == idA, "\(status)")
-            Self.renamed(status, "peer_id", "peer")
+            // Every JSON reply of the HTTP API has "ok": true, as on the socket.
+            for path in [
+                "status", "peers", "transports", "routes", "outbox", "inbox", "contacts", "topics", "settings",
+                "conversations", "peers/known", "invitations", "messages",
+            ] {
+                let reply = try await a.call(.GET, "/api/v1/\(path)")
+                #expect(reply.status == 200 && reply.object["ok"] as? Bool == true, "\(path): \(reply.text)")
+            }
+            // A message ID is message_id in requests too; id is still read.
+            let traced = try await Self.socket(a, .trace(id: messageID))
+            #expect(traced["ok"] as? Bool == true)
+            let line = #"{"cmd":"trace","message_id":"\#(messageID)"}"#
+            let byNewName = try ControlReply(line: try await a.control.exchange(Array(line.utf8)))
+            #expect(byNewName.ok, "\(byNewName.line)")
         }
-        let overSocket = try await Self.socket(b, .inbox(InboxRequest()))
-        for inbox in [overSocket, try await b.call(.GET, "/api/v1/inbox").object] {
-            let message = try #require((inbox["messages"] as? [[String: Any]])?.first, "\(inbox)")
-            #expect(message["message_id"] as? String == messageID && message["peer"] as? String == idA)
-            Self.renamed(message, "id", "message_id")
-            Self.renamed(message, "from", "peer")
-        }
-        let history = try #require(
-            (try await a.call(.GET, "/api/v1/messages").object["messages"] as? [[String: Any]])?.first
-        )
-        #expect(history["message_id"] as? String == messageID)
-        Self.renamed(history, "id", "message_id")
-        let trace = try await a.call(.GET, "/api/v1/messages/\(messageID)").object
-        Self.renamed(try #require(trace["message"] as? [String: Any]), "id", "message_id")
-        for event in try #require(trace["trace"] as? [[String: Any]]) { Self.renamed(event, "at", "occurred_at") }
-        let conversation = try #require(
-            (try await a.call(.GET, "/api/v1/conversations/\(idB)").object["messages"] as? [[String: Any]])?.first
-        )
-        Self.renamed(conversation, "id", "message_id")
-        Self.renamed(conversation, "at", "created_at")
-        let contact = try #require(
-            (try await a.call(.GET, "/api/v1/contacts").object["contacts"] as? [[String: Any]])?.first
-        )
-        Self.renamed(contact, "last_seen", "last_seen_at")
-        let events = try await Self.socket(a, .events(after: 0, limit: 10))
-        for event in try #require(events["events"] as? [[String: Any]]) { Self.renamed(event, "time", "occurred_at") }
-
-        // Every JSON reply of the HTTP API has "ok": true, as on the socket.
-        for path in [
-            "status", "peers", "transports", "routes", "outbox", "inbox", "contacts", "topics", "settings",
-            "conversations", "peers/known", "invitations", "messages",
-        ] {
-            let reply = try await a.call(.GET, "/api/v1/\(path)")
-            #expect(reply.status == 200 && reply.object["ok"] as? Bool == true, "\(path): \(reply.text)")
-        }
-        // A message ID is message_id in requests too; id is still read.
-        let traced = try await Self.socket(a, .trace(id: messageID))
-        #expect(traced["ok"] as? Bool == true)
-        let line = #"{"cmd":"trace","message_id":"\#(messageID)"}"#
-        let byNewName = try ControlReply(line: try await a.control.exchange(Array(line.utf8)))
-        #expect(byNewName.ok, "\(byNewName.line)")
     }
 
     @Test("a failure has one shape on the socket and in HTTP: ok false, code, message, message_id; error beside it")

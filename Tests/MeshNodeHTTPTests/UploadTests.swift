@@ -18,46 +18,41 @@ struct UploadTests {
         "a 1 MiB upload streamed from a file descriptor (as `scmesh send - < FILE` does) is delivered byte for byte with its receipt, kept by the receiver in a payload file and downloaded from it; the address file names the API"
     )
     func streamedUploadIsDelivered() async throws {
-        let network = uniqueNetwork()
-        let a = try await HTTPNode.start(network: network)
-        let b = try await HTTPNode.start(network: network)
-        defer {
-            Task {
-                try await a.stop()
-                try await b.stop()
+        try await HTTPNode.withPair { a, b in
+            #expect(APIAddress.read(dataDirectory: a.directory.path) == a.address)
+            try await eventually("a sees b") {
+                let peers = try await a.call(.GET, "/api/v1/peers").object["peers"] as? [[String: Any]] ?? []
+                return peers.contains { $0["peer"] as? String == b.node.peerID.hex }
             }
+            let payload = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 5) }
+            let file = a.directory.path + "/upload-source"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data(payload)))
+            let descriptor = open(file, O_RDONLY)
+            try #require(descriptor >= 0)
+            defer { close(descriptor) }
+            let client = try #require(try await NodeHTTPClient.forNode(dataDirectory: a.directory.path))
+            let reply = try await client.send(
+                SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30),
+                streaming: descriptor,
+                length: payload.count
+            )
+            // Delivered means b's signed receipt carried the digest a computed on the way in.
+            let sent = try reply.decode(SendReply.self)
+            #expect(sent.status == .delivered, "\(reply.line)")
+            #expect(sent.bytes == payload.count)
+            let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=1")
+            let seq = try #require((inbox.object["messages"] as? [[String: Any]])?.first?["seq"] as? Int)
+            // The receiver keeps the payload in a file of its own, and the raw download
+            // reads it from there.
+            let received = try FileManager.default.contentsOfDirectory(
+                atPath: b.directory.path + "/store.sqlite-payloads"
+            )
+            #expect(received.count == 1 && received[0].hasPrefix("inbox-\(sent.messageID.hex)-"), "\(received)")
+            let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
+            #expect(download.status == 200)
+            #expect(download.body == payload)
+            #expect(download.header("X-Message-ID") == sent.messageID.hex)
         }
-        #expect(APIAddress.read(dataDirectory: a.directory.path) == a.address)
-        try await eventually("a sees b") {
-            let peers = try await a.call(.GET, "/api/v1/peers").object["peers"] as? [[String: Any]] ?? []
-            return peers.contains { $0["peer"] as? String == b.node.peerID.hex }
-        }
-        let payload = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 5) }
-        let file = a.directory.path + "/upload-source"
-        #expect(FileManager.default.createFile(atPath: file, contents: Data(payload)))
-        let descriptor = open(file, O_RDONLY)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        let client = try #require(try await NodeHTTPClient.forNode(dataDirectory: a.directory.path))
-        let reply = try await client.send(
-            SendRequest(peer: b.node.peerID.hex, wait: true, timeoutSeconds: 30),
-            streaming: descriptor,
-            length: payload.count
-        )
-        // Delivered means b's signed receipt carried the digest a computed on the way in.
-        let sent = try reply.decode(SendReply.self)
-        #expect(sent.status == .delivered, "\(reply.line)")
-        #expect(sent.bytes == payload.count)
-        let inbox = try await b.call(.GET, "/api/v1/inbox?after=0&limit=1")
-        let seq = try #require((inbox.object["messages"] as? [[String: Any]])?.first?["seq"] as? Int)
-        // The receiver keeps the payload in a file of its own, and the raw download
-        // reads it from there.
-        let received = try FileManager.default.contentsOfDirectory(atPath: b.directory.path + "/store.sqlite-payloads")
-        #expect(received.count == 1 && received[0].hasPrefix("inbox-\(sent.messageID.hex)-"), "\(received)")
-        let download = try await b.call(.GET, "/api/v1/inbox/\(seq)/payload")
-        #expect(download.status == 200)
-        #expect(download.body == payload)
-        #expect(download.header("X-Message-ID") == sent.messageID.hex)
     }
 
     @Test(

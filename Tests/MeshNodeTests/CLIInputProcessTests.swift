@@ -11,43 +11,16 @@ import Testing
 
 @Suite("scmesh input and output conveniences")
 struct CLIInputProcessTests {
-    static let common = tcpOnlyNodeArguments
-
     @Test(
         "short peer IDs, ambiguous prefixes, inbox --follow (text and JSON lines) and --save (over the control socket: the HTTP API is off) between two nodes"
     )
     func shortIDsFollowSave() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let portA = try freeLoopbackPort()
-        let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + Self.common,
-            home: home
-        )
-        defer { stopProcess(nodeA) }
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let (directory, home) = (nodes.directory, nodes.home)
         // B serves no HTTP API: --save takes the payloads over the control socket.
-        let nodeB = try startScmesh(
-            [
-                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
-                "transports.tcp.bootstrap=127.0.0.1:\(portA)",
-                "--set", "http.enabled=false",
-            ]
-                + Self.common,
-            home: home
-        )
-        defer { stopProcess(nodeB) }
-        let clientA = ControlClient(dataDirectory: a)
-        let clientB = ControlClient(dataDirectory: b)
-        for client in [clientA, clientB] {
-            try await eventually("a node answers", attempts: 1500) { try await client.call(.status).ok }
-        }
+        let (nodeA, nodeB) = try await nodes.startPair(secondArguments: ["--set", "http.enabled=false"])
+        let (a, b, clientA, clientB) = (nodeA.dataDirectory, nodeB.dataDirectory, nodeA.client, nodeB.client)
         let idB = try await clientB.call(.status).decode(StatusReply.self).peerID
         try await eventually("A has a link to B", attempts: 1500) {
             try await clientA.call(.peers).decode(PeersReply.self).peers.contains { $0.peer == idB }

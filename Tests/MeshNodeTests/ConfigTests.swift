@@ -283,10 +283,14 @@ struct ConfigTests {
         )
         #expect(
             config.routerConfiguration.features == [
-                .routeSync, .addresses, .flooding, .emergency, .sealedV2, .topicTime,
+                .routeSync, .addresses, .flooding, .emergency, .sealedV2, .topicTime, .floodThrough,
             ]
         )
-        #expect(config.routerConfiguration.features.consistent == [.addresses, .flooding, .emergency, .sealedV2])
+        #expect(
+            config.routerConfiguration.features.consistent == [
+                .addresses, .flooding, .emergency, .sealedV2, .floodThrough,
+            ]
+        )
         let printed = try config.yaml()
         for line in ["features:", "  routing: false", "  topics: false", "  receipts: false", "  flooding: true"] {
             #expect(printed.contains(line + "\n"), "\(line) in \(printed)")

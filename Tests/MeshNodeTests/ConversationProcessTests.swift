@@ -6,53 +6,28 @@ import Testing
 /// Two `scmesh run` processes linked over TCP on loopback, alice (a) and bob (b), each
 /// naming the other as a contact.
 private struct TwoNodes {
-    let directory: TemporaryDirectory
-    let a: String
-    let b: String
-    let idA: String
-    let idB: String
-    let processes: [Process]
-    var home: String { directory.path }
+    let nodes: NodeProcesses
+    let alice: NodeProcesses.Node
+    let bob: NodeProcesses.Node
+    var a: String { alice.dataDirectory }
+    var b: String { bob.dataDirectory }
+    var idA: String { alice.peerID.hex }
+    var idB: String { bob.peerID.hex }
+    var home: String { nodes.home }
 
     static func start() async throws -> TwoNodes {
-        let directory = try TemporaryDirectory()
-        let home = directory.path
-        let (a, b) = (directory.file("a"), directory.file("b"))
-        let port = try freeLoopbackPort()
-        let common = tcpOnlyNodeArguments + ["--set", "http.enabled=false"]
-        let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + common,
-            home: home
-        )
-        let nodeB = try startScmesh(
-            [
-                "run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0",
-                "--set", "transports.tcp.bootstrap=127.0.0.1:\(port)",
-            ] + common,
-            home: home
-        )
-        let statusA = try await runScmesh(["status", "--json", "--data-dir", a, "--wait-for-node", "30"], home: home)
-        let statusB = try await runScmesh(["status", "--json", "--data-dir", b, "--wait-for-node", "30"], home: home)
-        let nodes = TwoNodes(
-            directory: directory,
-            a: a,
-            b: b,
-            idA: try #require(try jsonObject(statusA.standardOutput)["peer"] as? String),
-            idB: try #require(try jsonObject(statusB.standardOutput)["peer"] as? String),
-            processes: [nodeA, nodeB]
-        )
-        #expect(try await nodes.run(["contacts", "add", "--data-dir", b, "alice", nodes.idA]).status == 0)
-        #expect(try await nodes.run(["contacts", "add", "--data-dir", a, "bob", nodes.idB]).status == 0)
-        return nodes
+        let nodes = try NodeProcesses()
+        let (alice, bob) = try await nodes.startPair(both: ["--set", "http.enabled=false"])
+        let pair = TwoNodes(nodes: nodes, alice: alice, bob: bob)
+        #expect(try await pair.run(["contacts", "add", "--data-dir", pair.b, "alice", pair.idA]).status == 0)
+        #expect(try await pair.run(["contacts", "add", "--data-dir", pair.a, "bob", pair.idB]).status == 0)
+        return pair
     }
 
-    func stop() {
-        processes.forEach(stopProcess)
-        directory.cleanUp()
-    }
+    func stop() { nodes.stop() }
 
     func run(_ arguments: [String]) async throws -> ScmeshResult {
-        try await runScmesh(arguments, home: home)
+        try await nodes.run(arguments)
     }
 
     /// `scmesh ARGUMENTS --json` on the node of `dataDirectory`, which must succeed.
@@ -78,7 +53,6 @@ private struct TwoNodes {
 struct ConversationProcessTests {
     @Test("a message's text is in both nodes' histories and both conversation views, unread until read")
     func textInHistoriesAndConversations() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path))
         let nodes = try await TwoNodes.start()
         defer { nodes.stop() }
         let hello = try await nodes.send(from: nodes.a, to: "bob", "hello bob")
@@ -131,7 +105,6 @@ struct ConversationProcessTests {
 
     @Test("history clear empties a conversation, inbox delete drops one message; refusals are one line")
     func clearDeleteAndRefusals() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path))
         let nodes = try await TwoNodes.start()
         defer { nodes.stop() }
         _ = try await nodes.send(from: nodes.a, to: "bob", "first")
@@ -154,7 +127,7 @@ struct ConversationProcessTests {
         #expect((try await nodes.json(nodes.a, ["history"])["messages"] as? [Any])?.isEmpty == true)
 
         // With bob gone the message is sealed before it is queued; its text is kept.
-        stopProcess(nodes.processes[1])
+        nodes.nodes.kill9(nodes.bob)
         let queued = try await nodes.json(nodes.a, ["send", "bob", "while you were away"])
         #expect(queued["status"] as? String == "queued", "\(queued)")
         let away = try await nodes.json(nodes.a, ["conversation", "bob"])["messages"] as? [[String: Any]]

@@ -13,22 +13,13 @@ struct DashboardOpenerProcessTests {
         "the opener ($BROWSER) gets a private file's URL, not the login token; the file (mode 0600) leads to the login link"
     )
     func loginTokenNotInArguments() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let data = directory.file("n")
-        let node = try startScmesh(
-            ["run", "--data-dir", data] + tcpOnlyNodeArguments
-                + ["--set", "transports.tcp.listen=127.0.0.1:0", "--set", "http.listen=127.0.0.1:0"],
-            home: directory.path
-        )
-        defer { stopProcess(node) }
-        let client = ControlClient(dataDirectory: data)
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let directory = nodes.directory
+        let node = try await nodes.startAlone("n")
+        let (data, client) = (node.dataDirectory, node.client)
         try await eventually("the node serves HTTP", attempts: 1500) {
-            (try? await client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).httpAddress) != nil
+            (try? await client.call(.status).decode(StatusReply.self).httpAddress) != nil
         }
         // A stand-in browser that records its arguments and what the file it was given holds.
         let recorded = directory.file("opener-arguments")

@@ -239,18 +239,17 @@ struct FirstHourProcessTests {
 }
 
 /// Starts a long-running `scmesh` whose standard output and error go to `log`.
-func startLogged(_ arguments: [String], log: String, home: String) throws -> Process {
+func startLogged(_ arguments: [String], log: String, home: String) throws -> ChildProcess {
     _ = FileManager.default.createFile(atPath: log, contents: nil)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    return process
+    defer { try? handle.close() }
+    return try ChildProcess(
+        executable: scmeshExecutable.path,
+        arguments: arguments,
+        environment: scmeshEnvironment(home: home),
+        standardOutput: .handle(handle),
+        standardError: .handle(handle)
+    )
 }
 
 @Suite("scmesh for a newcomer: two nodes on one machine")

@@ -20,40 +20,20 @@ struct GroupCommitKillProcessTests {
         "receiver killed under load: every message whose hop the sender saw acknowledged is in its store; after restarts of both nodes each message arrives exactly once"
     )
     func killUnderLoad() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let portA = try freeLoopbackPort()
-        let portB = try freeLoopbackPort()
-        let argumentsA =
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let (portA, portB) = (try freeLoopbackPort(), try freeLoopbackPort())
+        let idB = try await nodes.createIdentity("b")
+        let nodeB = try await nodes.start("b", ["--set", "transports.tcp.listen=127.0.0.1:\(portB)"])
+        let nodeA = try await nodes.start(
+            "a",
             [
-                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
-                "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)",
-            ] + tcpOnlyNodeArguments
-        let argumentsB =
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + tcpOnlyNodeArguments
-        let idB = try #require(
-            PeerID(
-                hex: try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-            )
+                "--set", "transports.tcp.listen=127.0.0.1:\(portA)", "--set",
+                "transports.tcp.bootstrap=127.0.0.1:\(portB)",
+            ]
         )
-        let clientA = ControlClient(dataDirectory: a)
-        let clientB = ControlClient(dataDirectory: b)
-
-        var nodeB = try startScmesh(argumentsB, home: home)
-        defer { stopProcess(nodeB) }
-        var nodeA = try startScmesh(argumentsA, home: home)
-        defer { stopProcess(nodeA) }
-        try await answering(clientA, "the sender")
-        try await answering(clientB, "the receiver")
-        let first = try await clientA.call(ControlRequest(cmd: "send", peer: idB.hex, text: "first", wait: true))
+        let (a, b, clientA, clientB) = (nodeA.dataDirectory, nodeB.dataDirectory, nodeA.client, nodeB.client)
+        let first = try await clientA.call(.send(SendRequest(peer: idB.hex, text: "first", wait: true)))
             .decode(SendReply.self)
         #expect(first.status == .delivered)
 
@@ -69,11 +49,8 @@ struct GroupCommitKillProcessTests {
                         var ids: [MessageID] = []
                         for index in 0..<Self.perSender {
                             let id = MessageID.random()
-                            let request = ControlRequest(
-                                cmd: "send",
-                                peer: idB.hex,
-                                text: Self.text(sender, index),
-                                id: id.hex
+                            let request = NodeCommand.send(
+                                SendRequest(peer: idB.hex, text: Self.text(sender, index), id: id.hex)
                             )
                             var reply: SendReply?
                             try await eventually(
@@ -97,13 +74,11 @@ struct GroupCommitKillProcessTests {
         try await eventually("the receiver holds some of the burst", attempts: 6000) {
             try await storedCount(clientB) >= 1 + total / 8
         }
-        kill(nodeB.processIdentifier, SIGKILL)
-        nodeB.waitUntilExit()
-        #expect(nodeB.terminationReason == .uncaughtSignal)
+        nodes.kill9(nodeB)
 
         // 2. What A saw acknowledged (its history says the hop took it: sent or
         //    delivered) is in B's file, once; nothing is in it twice.
-        let history = try await clientA.call(ControlRequest(cmd: "history", limit: 5000)).decode(HistoryReply.self)
+        let history = try await clientA.call(.history(MessageQuery(limit: 5000))).decode(HistoryReply.self)
         let acknowledged = Set(
             history.messages.filter { $0.direction == .outbound && [.sent, .delivered].contains($0.status) }.map(\.id)
         )
@@ -123,16 +98,13 @@ struct GroupCommitKillProcessTests {
         )
 
         // 3. B comes back; A is killed while the burst goes on, and comes back too.
-        nodeB = try startScmesh(argumentsB, home: home)
-        try await answering(clientB, "the restarted receiver")
+        try await nodes.restart(nodeB)
         let atRestart = try await storedCount(clientB)
         try await eventually("the drain goes on after the receiver's restart", attempts: 6000) {
             try await storedCount(clientB) > atRestart
         }
-        kill(nodeA.processIdentifier, SIGKILL)
-        nodeA.waitUntilExit()
-        nodeA = try startScmesh(argumentsA, home: home)
-        try await answering(clientA, "the restarted sender")
+        nodes.kill9(nodeA)
+        try await nodes.restart(nodeA)
         let queued = try await sending.value
 
         // 4. Every message the clients saw queued arrives once.
@@ -141,10 +113,10 @@ struct GroupCommitKillProcessTests {
             try await storedCount(clientB) == total + 1
         }
         try await eventually("the sender's history shows every message delivered", attempts: 9000) {
-            let history = try await clientA.call(ControlRequest(cmd: "history", limit: 5000)).decode(HistoryReply.self)
+            let history = try await clientA.call(.history(MessageQuery(limit: 5000))).decode(HistoryReply.self)
             return history.outboundCounts == ["delivered": total + 1]
         }
-        let inbox = try await clientB.call(ControlRequest(cmd: "inbox", limit: 5000)).decode(InboxReply.self)
+        let inbox = try await clientB.call(.inbox(InboxRequest(limit: 5000))).decode(InboxReply.self)
         #expect(inbox.messages.count == total + 1)
         #expect(Set(inbox.messages.map(\.id)) == Set(queued + [first.messageID]))
         #expect(inbox.messages.map(\.seq) == Array(1...(total + 1)))
@@ -158,12 +130,6 @@ struct GroupCommitKillProcessTests {
     }
 }
 
-private func answering(_ client: ControlClient, _ what: String) async throws {
-    try await eventually("\(what) answers on its control socket", attempts: 1500) {
-        try await client.call(ControlRequest(cmd: "status")).ok
-    }
-}
-
 private func storedCount(_ client: ControlClient) async throws -> Int {
-    try await client.call(ControlRequest(cmd: "status")).decode(StatusReply.self).inboxCount
+    try await client.call(.status).decode(StatusReply.self).inboxCount
 }

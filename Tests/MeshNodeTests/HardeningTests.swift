@@ -205,16 +205,13 @@ struct ProcessHardeningTests {
         return environment
     }
 
-    private func launch(_ arguments: [String], home: String, standardError: Pipe = Pipe()) throws -> Process {
-        let process = Process()
-        process.executableURL = scmeshExecutable
-        process.arguments = arguments
-        process.environment = environment(home)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = standardError
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return process
+    private func launch(_ arguments: [String], home: String, standardError: Pipe = Pipe()) throws -> ChildProcess {
+        try ChildProcess(
+            executable: scmeshExecutable.path,
+            arguments: arguments,
+            environment: environment(home),
+            standardError: .pipe(standardError)
+        )
     }
 
     private func scmesh(_ arguments: [String], home: String, input: [UInt8]? = nil) async throws -> ScmeshResult {

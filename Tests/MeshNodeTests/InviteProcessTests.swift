@@ -13,39 +13,19 @@ import Testing
 
 @Suite("invite and join between two node processes")
 struct InviteProcessTests {
-    static let common = tcpOnlyNodeArguments
-
     @Test(
         "invite (link and QR code) → join → contact added, link up, a message delivered; the QR code decodes to the link"
     )
     func inviteJoinSend() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
+        let nodeA = try await nodes.startAlone(
+            "a",
+            ["--set", "node.name=alice"]
         )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "node.name=alice"]
-                + Self.common,
-            home: home
-        )
-        defer { stopProcess(nodeA) }
-        let nodeB = try startScmesh(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common,
-            home: home
-        )
-        defer { stopProcess(nodeB) }
-        let clientA = ControlClient(dataDirectory: a)
-        let clientB = ControlClient(dataDirectory: b)
-        for (client, what) in [(clientA, "the inviter"), (clientB, "the joiner")] {
-            try await eventually("\(what) answers on its control socket", attempts: 1500) {
-                try await client.call(.status).ok
-            }
-        }
+        let nodeB = try await nodes.startAlone("b")
+        let (a, b, clientA, clientB) = (nodeA.dataDirectory, nodeB.dataDirectory, nodeA.client, nodeB.client)
         let idA = try await clientA.call(.status).decode(StatusReply.self).peerID
         let boundA =
             try await clientA.call(.status).decode(StatusReply.self)
@@ -109,30 +89,13 @@ struct InviteProcessTests {
         "join refuses, with a clear error and exit 1: its own invitation, an expired one, a tampered one, a malformed one"
     )
     func joinRefusals() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
+        let (a, b) = (
+            try await nodes.startAlone("a").dataDirectory,
+            try await nodes.startAlone("b").dataDirectory
         )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let nodeA = try startScmesh(
-            ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common,
-            home: home
-        )
-        defer { stopProcess(nodeA) }
-        let nodeB = try startScmesh(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:0"] + Self.common,
-            home: home
-        )
-        defer { stopProcess(nodeB) }
-        for data in [a, b] {
-            try await eventually("a node answers on its control socket", attempts: 1500) {
-                try await ControlClient(dataDirectory: data).call(.status).ok
-            }
-        }
         let link = try jsonObject(
             try await runScmesh(["invite", "--data-dir", a, "--json"], home: home).standardOutput
         )["link"]

@@ -15,37 +15,24 @@ struct LargePayloadProcessTests {
         "scmesh send - of 3 MiB to a peer that is down: queued in a payload file, kept across SIGKILL, delivered byte for byte, the file removed; the receiver's payload file survives its own SIGKILL and `scmesh inbox --save` downloads it raw from the HTTP API"
     )
     func largePayloadSurvivesKill() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let portA = try freeLoopbackPort()
-        let portB = try freeLoopbackPort()
-        let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let (directory, home) = (nodes.directory, nodes.home)
+        let (portA, portB) = (try freeLoopbackPort(), try freeLoopbackPort())
+        let common = ["--set", "http.listen=127.0.0.1:0"]
         let argumentsA =
             [
-                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
-                "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)",
+                "--set", "transports.tcp.listen=127.0.0.1:\(portA)", "--set",
+                "transports.tcp.bootstrap=127.0.0.1:\(portB)",
             ] + common
-        let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
-        let idB = try #require(
-            PeerID(
-                hex: try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-            )
-        )
+        let argumentsB = ["--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
+        let idB = try await nodes.createIdentity("b")
+        let (a, b) = (directory.file("a"), directory.file("b"))
         let clientA = ControlClient(dataDirectory: a)
         let clientB = ControlClient(dataDirectory: b)
         let payloads = a + "/store.sqlite-payloads"
 
-        var nodeA = try startScmesh(argumentsA, home: home)
-        defer { stopProcess(nodeA) }
-        try await eventually("the sender answers", attempts: 1500) { try await clientA.call(.status).ok }
+        let nodeA = try await nodes.start("a", argumentsA)
         // Not text: every byte value, in an order no run of the encoder could invent.
         let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) }
         let sent = try await runScmesh(
@@ -62,17 +49,13 @@ struct LargePayloadProcessTests {
         #expect(files.count == 1 && files.first?.hasPrefix(messageID) == true, "\(files)")
 
         // SIGKILL the sender as soon as the reply said queued; start it again.
-        kill(nodeA.processIdentifier, SIGKILL)
-        nodeA.waitUntilExit()
-        #expect(nodeA.terminationReason == .uncaughtSignal)
-        nodeA = try startScmesh(argumentsA, home: home)
-        try await eventually("the restarted sender answers", attempts: 1500) { try await clientA.call(.status).ok }
+        nodes.kill9(nodeA)
+        try await nodes.restart(nodeA)
         let outbox = try await clientA.call(.outbox(MessageQuery())).decode(OutboxReply.self)
         #expect(outbox.total == 1)
 
         // The receiver comes up: the payload arrives whole, and the sender's file goes.
-        var nodeB = try startScmesh(argumentsB, home: home)
-        defer { stopProcess(nodeB) }
+        let nodeB = try await nodes.start("b", argumentsB)
         try await eventually("the receiver has the message", attempts: 3000) {
             try await clientB.call(.status).decode(StatusReply.self).inboxCount == 1
         }
@@ -94,10 +77,8 @@ struct LargePayloadProcessTests {
             receivedFiles.count == 1 && receivedFiles.first?.hasPrefix("inbox-\(messageID)-") == true,
             "\(receivedFiles)"
         )
-        kill(nodeB.processIdentifier, SIGKILL)
-        nodeB.waitUntilExit()
-        nodeB = try startScmesh(argumentsB, home: home)
-        try await eventually("the restarted receiver answers", attempts: 1500) { try await clientB.call(.status).ok }
+        nodes.kill9(nodeB)
+        try await nodes.restart(nodeB)
         #expect(try FileManager.default.contentsOfDirectory(atPath: b + "/store.sqlite-payloads") == receivedFiles)
         let saved = directory.file("saved")
         let save = try await runScmesh(["inbox", "--data-dir", b, "--save", saved], home: home)
@@ -121,38 +102,10 @@ struct LargePayloadProcessTests {
         "scmesh send - with standard input a file already read in part: the node gets exactly the rest (the client hands the file to sendfile from its offset), delivered byte for byte"
     )
     func standardInputFromAFileOffset() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let (a, b) = (directory.file("a"), directory.file("b"))
-        let portB = try freeLoopbackPort()
-        let common = tcpOnlyNodeArguments + ["--set", "http.listen=127.0.0.1:0"]
-        let nodeB = try startScmesh(
-            ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common,
-            home: home
-        )
-        defer { stopProcess(nodeB) }
-        let nodeA = try startScmesh(
-            [
-                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
-                "transports.tcp.bootstrap=127.0.0.1:\(portB)",
-            ]
-                + common,
-            home: home
-        )
-        defer { stopProcess(nodeA) }
-        let idB = try #require(
-            PeerID(
-                hex: try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-            )
-        )
-        let clientB = ControlClient(dataDirectory: b)
-        try await eventually("the receiver answers", attempts: 1500) { try await clientB.call(.status).ok }
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let (nodeB, nodeA) = try await nodes.startPair("b", "a", both: ["--set", "http.listen=127.0.0.1:0"])
+        let (directory, a, idB, clientB) = (nodes.directory, nodeA.dataDirectory, nodeB.peerID, nodeB.client)
 
         // 1000 bytes the shell reads first (dd: one read of exactly that many), then
         // 2.5 MiB of every byte value in an order no encoder could invent.

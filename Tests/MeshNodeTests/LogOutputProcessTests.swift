@@ -108,18 +108,15 @@ struct LogOutputProcessTests {
         stderr: String,
         home: String,
         extra: [String: String] = [:]
-    ) throws -> Process {
+    ) throws -> ChildProcess {
         if !FileManager.default.fileExists(atPath: stderr) {
             _ = FileManager.default.createFile(atPath: stderr, contents: nil)
         }
-        let process = Process()
-        process.executableURL = scmeshExecutable
-        process.arguments = arguments
-        process.environment = scmeshEnvironment(home: home).merging(extra) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
-        try process.run()
-        return process
+        return try ChildProcess(
+            executable: scmeshExecutable.path,
+            arguments: arguments,
+            environment: scmeshEnvironment(home: home).merging(extra) { $1 },
+            standardError: .handle(try FileHandle(forWritingTo: URL(fileURLWithPath: stderr)))
+        )
     }
 }

@@ -126,8 +126,10 @@ struct MDNSNodeTests {
             let messages = try await b.inbox()
             return messages.count >= count ? messages : nil
         }
-        // Give a late duplicate the chance to show up before counting.
-        try await Task.sleep(for: .seconds(1))
+        // Count once A holds nothing more to send: a late duplicate would be in by then.
+        _ = try await waitFor("A's outbox is empty", nodes: nodes) {
+            try await a.status().outboxCount == 0 ? true : nil
+        }
         let inbox = try await b.inboxReply()
         let arrived = inbox.messages.compactMap(\.text)
         #expect(inbox.totalReceived == count, "\(arrived)")
@@ -417,18 +419,17 @@ final class NetnsHosts: Sendable {
     }
 
     /// Starts `COMMAND...` in host `host` (the script execs into it, so the process is the command).
-    func launch(host: Int, _ command: [String], log: String, extraEnvironment: [String] = []) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = environment + ["bash", scriptPath, "exec", "\(host)", "env"] + extraEnvironment + command
+    func launch(host: Int, _ command: [String], log: String, extraEnvironment: [String] = []) throws -> ChildProcess {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? handle.close()
-        return process
+        defer { try? handle.close() }
+        return try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: environment + ["bash", scriptPath, "exec", "\(host)", "env"] + extraEnvironment + command,
+            environment: ProcessInfo.processInfo.environment,
+            standardOutput: .handle(handle),
+            standardError: .handle(handle)
+        )
     }
 
     /// Starts `scmesh run` in host `host` on `dataDirectory`; unless `peerID` is given (its
@@ -468,7 +469,7 @@ final class NetnsHosts: Sendable {
 /// One `scmesh run` process in a namespace.
 struct NamespaceNode: Sendable {
     let name: String
-    let process: Process
+    let process: ChildProcess
     let dataDirectory: String
     let peerID: PeerID
     let log: String
@@ -555,7 +556,7 @@ private func waitFor<T>(
 }
 
 /// `signal` (SIGTERM by default), then SIGKILL after 10 s; waits for the exit.
-private func terminate(_ process: Process, signal: Int32 = SIGTERM) {
+private func terminate(_ process: ChildProcess, signal: Int32 = SIGTERM) {
     guard process.isRunning else { return }
     kill(process.processIdentifier, signal)
     for _ in 0..<200 where process.isRunning { usleep(50_000) }
@@ -578,15 +579,15 @@ private let repositoryRoot: URL = {
 
 /// Runs a command to completion, output and errors merged.
 private func runToEnd(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
     let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let process = try ChildProcess(
+        executable: executable,
+        arguments: arguments,
+        environment: ProcessInfo.processInfo.environment,
+        standardOutput: .descriptor(output.fileHandleForWriting.fileDescriptor),
+        standardError: .pipe(output)
+    )
+    let data = try output.fileHandleForReading.readToEnd() ?? Data()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }

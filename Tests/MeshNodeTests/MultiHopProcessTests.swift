@@ -194,40 +194,33 @@ struct RelayCustodyProcessTests {
     }
 }
 
-/// Nodes in a line over TCP on 127.0.0.1 (five by default: A–B–C–D–E); node i dials
-/// only node i − 1. `common` arguments go to every node at every start.
+/// Nodes in a line over TCP on 127.0.0.1 (five by default: A–B–C–D–E), on
+/// ``NodeProcesses``; node i dials only node i − 1. `common` arguments go to every node
+/// at every start.
 struct NodeLine {
-    let directory: TemporaryDirectory
+    let nodes: NodeProcesses
     let ports: [Int]
     let ids: [PeerID]
     let common: [String]
-    var processes: [Process] = []
-    var home: String { directory.path }
-    var directories: [String] { ports.indices.map { directory.file("node\($0)") } }
+    var home: String { nodes.home }
+    var directories: [String] { ports.indices.map { nodes.directory.file(Self.name($0)) } }
+    private var members: [NodeProcesses.Node] = []
 
     init(count: Int = 5, common: [String] = []) async throws {
-        directory = try TemporaryDirectory()
+        nodes = try NodeProcesses()
         ports = try (0..<count).map { _ in try freeLoopbackPort() }
         self.common = common
         var ids: [PeerID] = []
-        for index in 0..<count {
-            let output = try await runScmesh(
-                ["identity", "--create", "--data-dir", directory.file("node\(index)")],
-                home: directory.path
-            )
-            ids.append(try #require(PeerID(hex: output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))))
-        }
+        for index in 0..<count { ids.append(try await nodes.createIdentity(Self.name(index))) }
         self.ids = ids
-        for index in 0..<count { processes.append(try startScmesh(arguments(index, extra: []), home: home)) }
-        for index in 0..<count { try await waitUntilAnswering(index) }
+        for index in 0..<count { members.append(try await nodes.start(Self.name(index), arguments(index, extra: []))) }
     }
+
+    private static func name(_ index: Int) -> String { "node\(index)" }
 
     func arguments(_ index: Int, extra: [String]) -> [String] {
         var arguments = [
-            "run", "--data-dir", directories[index], "--set", "transports.tcp.listen=127.0.0.1:\(ports[index])",
-            "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
-            "--set", "transports.ble.enabled=false",
-            "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
+            "--set", "transports.tcp.listen=127.0.0.1:\(ports[index])",
             "--set", "routing.announce_interval_ms=1000", "--set", "routing.route_max_age_ms=4000",
         ]
         if index > 0 { arguments += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(ports[index - 1])"] }
@@ -235,12 +228,6 @@ struct NodeLine {
     }
 
     func client(_ index: Int) -> ControlClient { ControlClient(dataDirectory: directories[index]) }
-
-    func waitUntilAnswering(_ index: Int) async throws {
-        try await eventually("node \(index) answers on its control socket", attempts: 1500) {
-            try await client(index).call(.status).ok
-        }
-    }
 
     func routes(of index: Int) async throws -> [RouteSnapshot] {
         try await client(index).call(.routes).decode(RoutesReply.self).routes
@@ -272,26 +259,22 @@ struct NodeLine {
     /// SIGTERMs node `index` and starts it again with `extra` arguments.
     mutating func restart(_ index: Int, extra: [String]) async throws {
         try await stop(index)
-        processes[index] = try startScmesh(arguments(index, extra: extra), home: home)
-        try await waitUntilAnswering(index)
+        try await start(index, extra: extra)
     }
 
     /// SIGTERMs node `index` and waits until it has exited (a graceful stop).
     func stop(_ index: Int) async throws {
-        let process = processes[index]
-        kill(process.processIdentifier, SIGTERM)
-        try await eventually("node \(index) exits after SIGTERM", attempts: 1500) { !process.isRunning }
+        _ = try await nodes.terminate(members[index])
     }
 
     /// Kills node `index` with SIGKILL (no shutdown of any kind) and reaps it.
     func kill9(_ index: Int) {
-        stopProcess(processes[index])
+        nodes.kill9(members[index])
     }
 
     /// Starts node `index` again (after ``kill9(_:)``) and waits until it answers.
     mutating func start(_ index: Int, extra: [String] = []) async throws {
-        processes[index] = try startScmesh(arguments(index, extra: extra), home: home)
-        try await waitUntilAnswering(index)
+        members[index] = try await nodes.start(Self.name(index), arguments(index, extra: extra))
     }
 
     /// `destination`'s inbox ends up holding exactly `texts` from `source`, each once,
@@ -312,7 +295,6 @@ struct NodeLine {
     }
 
     func stopAll() {
-        for process in processes { stopProcess(process) }
-        directory.cleanUp()
+        nodes.stop()
     }
 }

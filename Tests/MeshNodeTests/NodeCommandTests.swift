@@ -30,11 +30,11 @@ struct NodeCommandTests {
     @Test(
         "each command's fields travel both ways unchanged",
         arguments: [
-            #"{"cmd":"send","emergency":true,"expires_seconds":30,"id":"00112233445566778899aabbccddeeff","payload_base64":"aGk=","peer":"bob","text":"hi","timeout_seconds":5,"wait":true}"#,
+            #"{"cmd":"send","emergency":true,"expires_seconds":30,"message_id":"00112233445566778899aabbccddeeff","payload_base64":"aGk=","peer":"bob","text":"hi","timeout_seconds":5,"wait":true}"#,
             #"{"after":3,"cmd":"inbox","limit":10,"payloads":false}"#,
             #"{"cmd":"history","limit":50,"peer":"bob"}"#,
             #"{"cmd":"outbox","limit":5,"peer":"carol"}"#,
-            #"{"cmd":"trace","id":"00112233445566778899aabbccddeeff"}"#,
+            #"{"cmd":"trace","message_id":"00112233445566778899aabbccddeeff"}"#,
             #"{"alias":"bob","cmd":"contacts_add","note":"met","peer":"abcd"}"#,
             #"{"alias":"bob","cmd":"contacts_remove"}"#,
             #"{"cmd":"contacts_block","peer":"abcd"}"#,
@@ -61,6 +61,7 @@ struct NodeCommandTests {
             #"{"all":true,"cmd":"read","peer":"bob"}"#,
             #"{"cmd":"history_clear","peer":"bob"}"#,
             #"{"cmd":"inbox_delete","seq":7}"#,
+            #"{"cmd":"inbox_delete","message_id":"0011aa"}"#,
             #"{"cmd":"power","power_override":"relay_max_per_hour=100"}"#,
             #"{"clear_overrides":true,"cmd":"power","profile":"reduced"}"#,
             #"{"auto":true,"cmd":"power"}"#,
@@ -68,6 +69,16 @@ struct NodeCommandTests {
     )
     func roundTrip(line: String) throws {
         #expect(try Self.encode(Self.decode(line)) == line)
+    }
+
+    @Test(
+        "a request with the former field id is still read; the command is sent with message_id",
+        arguments: ["send", "trace", "inbox_delete"]
+    )
+    func formerIDIsReadCurrentNameSent(word: String) throws {
+        let id = "00112233445566778899aabbccddeeff"
+        let command = try Self.decode(#"{"cmd":"\#(word)","id":"\#(id)"}"#)
+        #expect(try Self.encode(command) == #"{"cmd":"\#(word)","message_id":"\#(id)"}"#)
     }
 
     @Test("contacts_remove takes the contact by peer when the request names no alias")

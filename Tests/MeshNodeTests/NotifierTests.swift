@@ -108,4 +108,45 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: directory.file("ran.\(second.id.hex)")))
     }
+
+    @Test(
+        "a hook still running at notify.timeout_seconds is killed and counted; one that fails is counted",
+        .timeLimit(.minutes(3))
+    )
+    func timedOutAndFailed() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let clock = ManualClock()
+        var settings = NodeConfiguration.NotifySettings()
+        settings.timeoutSeconds = 30
+        // The shell becomes `sleep` (same process ID), which would outlive the test's
+        // bound on its own.
+        settings.command = "echo $$ > \(directory.path)/pid.$SCMESH_MESSAGE_ID; exec sleep 600"
+        let notifier = Notifier(settings: settings, clock: clock, logger: Logger(label: "t"))
+        let message = Self.message(Array("slow".utf8))
+        let pidFile = directory.file("pid.\(message.id.hex)")
+        notifier.received(message, alias: nil)
+        var pid: pid_t = 0
+        try await eventually("the hook wrote its process ID") {
+            pid =
+                (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+                    pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                } ?? 0
+            return pid > 0
+        }
+        await clock.waitForSleepers(atLeast: 1)
+        #expect(kill(pid, 0) == 0, "the hook runs before its time is up")
+        clock.advance(by: .seconds(30))
+        try await eventually("the hook is killed and counted") {
+            notifier.counters["notify.timed_out"] == 1 && kill(pid, 0) != 0
+        }
+        #expect(notifier.counters["notify.failed"] == nil)
+
+        var failing = settings
+        failing.command = "exit 3"
+        let second = Notifier(settings: failing, clock: clock, logger: Logger(label: "t"))
+        second.received(Self.message(Array("x".utf8)), alias: nil)
+        try await eventually("the failed hook is counted") { second.counters["notify.failed"] == 1 }
+        #expect(second.counters["notify.timed_out"] == nil)
+    }
 }

@@ -33,18 +33,10 @@ struct NotifyProcessTests {
         let home = nodes.home
         let hooks = nodes.directory.file("hooks")
         try FileManager.default.createDirectory(atPath: hooks, withIntermediateDirectories: true)
-        let portA = try freeLoopbackPort()
-        let nodeA = try await nodes.start("a", ["--set", "transports.tcp.listen=127.0.0.1:\(portA)"])
         // The hook writes its environment to a temporary file, then renames it: a file
         // named after the message appears whole.
         let command = "env -0 > \(hooks)/tmp.$$ && mv \(hooks)/tmp.$$ \(hooks)/$SCMESH_MESSAGE_ID.env"
-        let nodeB = try await nodes.start(
-            "b",
-            [
-                "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)",
-                "--set", "notify.command=\(command)",
-            ]
-        )
+        let (nodeA, nodeB) = try await nodes.startPair(secondArguments: ["--set", "notify.command=\(command)"])
         let (a, b, idA, idB, clientA) = (
             nodeA.dataDirectory, nodeB.dataDirectory, nodeA.peerID, nodeB.peerID, nodeA.client
         )

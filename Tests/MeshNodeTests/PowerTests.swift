@@ -173,31 +173,23 @@ struct PowerProcessTests {
         "scmesh power --json says state, profile and sources; a battery change reaches the relay budget within a poll"
     )
     func powerCommand() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let directory = nodes.directory
         let supplies = directory.file("power_supply")
         let battery = supplies + "/BAT0"
         try FileManager.default.createDirectory(atPath: battery, withIntermediateDirectories: true)
         for (name, value) in ["type": "Battery", "status": "Discharging", "capacity": "90"] {
             try (value + "\n").write(toFile: battery + "/" + name, atomically: true, encoding: .utf8)
         }
-        let data = directory.file("node")
-        let node = try startScmesh(
+        let node = try await nodes.startAlone(
+            "node",
             [
-                "run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0",
-                "--set", "power.supply_path=\(supplies)", "--set", "power.poll_seconds=0.2",
-            ] + tcpOnlyNodeArguments,
-            home: directory.path
+                "--set", "power.supply_path=\(supplies)",
+                "--set", "power.poll_seconds=0.2",
+            ]
         )
-        defer { stopProcess(node) }
-        let client = ControlClient(dataDirectory: data)
-        try await eventually("the node answers on its control socket", attempts: 1500) {
-            try await client.call(.status).ok
-        }
+        let (data, client) = (node.dataDirectory, node.client)
 
         let first = try await runScmesh(["power", "--data-dir", data, "--json"], home: directory.path)
         #expect(first.status == 0, "\(first.standardError)")
@@ -226,33 +218,20 @@ struct PowerProcessTests {
 
     @Test("scmesh power --override and --profile hold across a node restart; bad input is refused in one line")
     func overridesAcrossRestart() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let directory = nodes.directory
         let supplies = directory.file("power_supply")
         let battery = supplies + "/BAT0"
         try FileManager.default.createDirectory(atPath: battery, withIntermediateDirectories: true)
         for (name, value) in ["type": "Battery", "status": "Discharging", "capacity": "12"] {
             try (value + "\n").write(toFile: battery + "/" + name, atomically: true, encoding: .utf8)
         }
-        let data = directory.file("node")
-        let arguments =
-            [
-                "run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0",
-                "--set", "power.supply_path=\(supplies)",
-            ] + tcpOnlyNodeArguments
-        func start() async throws -> Process {
-            let node = try startScmesh(arguments, home: directory.path)
-            let client = ControlClient(dataDirectory: data)
-            try await eventually("the node answers on its control socket", attempts: 1500) {
-                try await client.call(.status).ok
-            }
-            return node
-        }
-        let first = try await start()
+        let first = try await nodes.startAlone(
+            "node",
+            ["--set", "power.supply_path=\(supplies)"]
+        )
+        let data = first.dataDirectory
         let set = try await runScmesh(
             ["power", "--data-dir", data, "--json", "--override", "relay_max_per_hour=77", "--profile", "high"],
             home: directory.path
@@ -272,10 +251,8 @@ struct PowerProcessTests {
                 refused.standardError.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1
             )
         }
-        stopProcess(first)
-
-        let second = try await start()
-        defer { stopProcess(second) }
+        nodes.kill9(first)
+        try await nodes.restart(first)
         let text = try await runScmesh(["power", "--data-dir", data], home: directory.path)
         #expect(text.status == 0 && text.standardOutput.contains("77 (override)"), "\(text.standardOutput)")
         #expect(text.standardOutput.contains("high (pinned"), "\(text.standardOutput)")

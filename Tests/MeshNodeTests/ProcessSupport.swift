@@ -8,37 +8,31 @@ import TestSupport
 // MARK: - Process helpers
 
 /// Starts a long-running `scmesh` (its log goes nowhere).
-func startScmesh(_ arguments: [String], home: String) throws -> Process {
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
+func startScmesh(_ arguments: [String], home: String) throws -> ChildProcess {
+    try ChildProcess(
+        executable: scmeshExecutable.path,
+        arguments: arguments,
+        environment: scmeshEnvironment(home: home)
+    )
 }
 
 /// Starts a long-running `scmesh` client (`inbox --follow`, `events --follow`) whose
 /// standard output goes to the file `output`.
-func startFollower(_ arguments: [String], output: String, home: String) throws -> Process {
-    _ = FileManager.default.createFile(atPath: output, contents: nil)
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
+func startFollower(_ arguments: [String], output: String, home: String) throws -> ChildProcess {
+    let file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard file >= 0 else { throw ChildProcessError(call: "open \(output)", errno: errno) }
+    defer { close(file) }
+    return try ChildProcess(
+        executable: scmeshExecutable.path,
+        arguments: arguments,
+        environment: scmeshEnvironment(home: home),
+        standardOutput: .descriptor(file)
+    )
 }
 
 /// Kills `process` if it still runs and reaps it.
-func stopProcess(_ process: Process) {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
+func stopProcess(_ process: ChildProcess) {
+    process.kill()
 }
 
 /// Runs `scmesh` to completion.
@@ -75,27 +69,36 @@ let tcpOnlyNodeArguments = [
 /// that never ends) and returns once it exits; a run that does not stop within the
 /// hang guard is killed and fails the test.
 func runScmesh(_ arguments: [String], home: String, standardInput path: String) async throws -> ScmeshResult {
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = scmeshEnvironment(home: home)
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle(forReadingAtPath: path)
-    try process.run()
+    let input = open(path, O_RDONLY | O_CLOEXEC)
+    guard input >= 0 else { throw ChildProcessError(call: "open \(path)", errno: errno) }
+    defer { close(input) }
+    let directory = try TemporaryDirectory()
+    let outputPath = directory.file("stdout")
+    let errorPath = directory.file("stderr")
+    let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let errors = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    defer {
+        if output >= 0 { close(output) }
+        if errors >= 0 { close(errors) }
+    }
+    guard output >= 0, errors >= 0 else { throw ChildProcessError(call: "open \(directory.path)", errno: errno) }
+    let process = try ChildProcess(
+        executable: scmeshExecutable.path,
+        arguments: arguments,
+        environment: scmeshEnvironment(home: home),
+        standardInput: .descriptor(input),
+        standardOutput: .descriptor(output),
+        standardError: .descriptor(errors)
+    )
     do {
         try await waitUntil("scmesh \(arguments.first ?? "") exits") { !process.isRunning }
     } catch {
-        process.terminate()
-        process.waitUntilExit()
+        process.kill()
         throw error
     }
-    // The outputs are a line or two: they fit in the pipes' buffers.
     return ScmeshResult(
         status: process.terminationStatus,
-        standardOutput: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-        standardError: String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+        standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
     )
 }

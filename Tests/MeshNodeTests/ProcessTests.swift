@@ -22,16 +22,14 @@ private func launch(
     home: String,
     standardOutput: Pipe = Pipe(),
     standardError: Pipe = Pipe()
-) throws -> Process {
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = cleanEnvironment(home: home)
-    process.standardOutput = standardOutput
-    process.standardError = standardError
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return process
+) throws -> ChildProcess {
+    try ChildProcess(
+        executable: scmeshExecutable.path,
+        arguments: arguments,
+        environment: cleanEnvironment(home: home),
+        standardOutput: .pipe(standardOutput),
+        standardError: .pipe(standardError)
+    )
 }
 
 /// Runs `scmesh` to completion, with `input` on its standard input.

@@ -147,19 +147,12 @@ func runProcess(
         Thread {
             continuation.resume(
                 with: Result {
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: path)
-                    process.arguments = arguments
-                    let output = Pipe()
-                    let errors = Pipe()
-                    process.standardOutput = output
-                    process.standardError = errors
-                    process.standardInput = FileHandle.nullDevice
-                    try process.run()
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    return (process.terminationStatus, data, String(decoding: errorData, as: UTF8.self))
+                    let result = try ChildProcess.run(
+                        executable: path,
+                        arguments: arguments,
+                        environment: ProcessInfo.processInfo.environment
+                    )
+                    return (result.status, Data(result.output), String(decoding: result.error, as: UTF8.self))
                 }
             )
         }.start()

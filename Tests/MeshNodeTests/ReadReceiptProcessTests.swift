@@ -17,15 +17,7 @@ struct ReadReceiptProcessTests {
         let nodes = try NodeProcesses()
         defer { nodes.stop() }
         let home = nodes.home
-        let portA = try freeLoopbackPort()
-        let nodeA = try await nodes.start("a", ["--set", "transports.tcp.listen=127.0.0.1:\(portA)"])
-        let nodeB = try await nodes.start(
-            "b",
-            [
-                "--set", "transports.tcp.listen=127.0.0.1:0", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)",
-                "--set", "messages.read_receipts=true",
-            ]
-        )
+        let (nodeA, nodeB) = try await nodes.startPair(secondArguments: ["--set", "messages.read_receipts=true"])
         let (a, b, idB) = (nodeA.dataDirectory, nodeB.dataDirectory, nodeB.peerID)
         let sent = try await runScmesh(
             ["send", "--data-dir", a, "--wait", "--json", idB.hex, "did you read this?"],

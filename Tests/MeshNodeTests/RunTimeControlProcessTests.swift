@@ -13,26 +13,20 @@ import Testing
 struct RunTimeControlProcessTests {
     @Test("a three-node line where the first node joins by scmesh dial; the ledger lists the address")
     func lineJoinedByDial() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first")
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let (a, b, c) = (directory.file("a"), directory.file("b"), directory.file("c"))
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
         let (portB, portC) = (try freeLoopbackPort(), try freeLoopbackPort())
-        let nodeB = try startNode(b, port: portB, home: home)
-        defer { stopProcess(nodeB) }
-        let nodeC = try startNode(
-            c,
+        let nodeB = try await startNode(nodes, "b", port: portB)
+        let nodeC = try await startNode(
+            nodes,
+            "c",
             port: portC,
-            home: home,
             extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
         )
-        defer { stopProcess(nodeC) }
-        let nodeA = try startNode(a, port: 0, home: home)
-        defer { stopProcess(nodeA) }
-        let idB = try await waitForNode(b)
-        let idC = try await waitForNode(c)
-        _ = try await waitForNode(a)
+        let nodeA = try await startNode(nodes, "a", port: 0)
+        let (a, c) = (nodeA.dataDirectory, nodeC.dataDirectory)
+        let (idB, idC) = (nodeB.peerID, nodeC.peerID)
         #expect(try await status(a)["network_quality"] as? String == "offline")
 
         // Refusals are one line naming what is wrong.
@@ -82,16 +76,13 @@ struct RunTimeControlProcessTests {
 
     @Test("settings and a disabled transport hold across a restart; settings --reset goes back to the config")
     func settingsAndTransportsPersist() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first")
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let data = directory.file("a")
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
         let port = try freeLoopbackPort()
         // A second transport (the in-process loopback one) keeps the node something to run.
-        let extra = ["--set", "transports.loopback.enabled=true"]
-        var node = try startNode(data, port: port, home: home, extra: extra)
-        _ = try await waitForNode(data)
+        let node = try await startNode(nodes, "a", port: port, extra: ["--set", "transports.loopback.enabled=true"])
+        let data = node.dataDirectory
 
         let changed = try await runScmesh(
             ["settings", "--data-dir", data, "--relay-max-per-hour", "77", "--relay-neighbour-share", "0.5"],
@@ -110,10 +101,8 @@ struct RunTimeControlProcessTests {
         #expect(!canConnect(port), "a disabled transport still listens")
 
         // Restart: both changes hold.
-        stopGracefully(node)
-        node = try startNode(data, port: port, home: home, extra: extra)
-        defer { stopProcess(node) }
-        _ = try await waitForNode(data)
+        #expect(try await nodes.terminate(node) == 0)
+        try await nodes.restart(node)
         let settings = try jsonObject(
             try await runScmesh(["settings", "--json", "--data-dir", data], home: home).standardOutput
         )
@@ -150,28 +139,22 @@ struct RunTimeControlProcessTests {
 
     @Test("network quality moves from offline to poor to good as peers come and go, in status and its JSON")
     func networkQualityFollowsPeers() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first")
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let hub = directory.file("hub")
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
         let port = try freeLoopbackPort()
-        let hubNode = try startNode(hub, port: port, home: home)
-        defer { stopProcess(hubNode) }
-        _ = try await waitForNode(hub)
+        let hub = try await startNode(nodes, "hub", port: port).dataDirectory
         #expect(try await status(hub)["network_quality"] as? String == "offline")
         let text = try await runScmesh(["status", "--data-dir", hub], home: home)
         #expect(text.standardOutput.contains("0 peers · network offline"), "\(text.standardOutput)")
 
-        var spokes: [Process] = []
-        defer { spokes.forEach(stopProcess) }
+        var spokes: [NodeProcesses.Node] = []
         for (index, expected) in ["poor", "poor", "good"].enumerated() {
-            let data = directory.file("spoke\(index)")
             spokes.append(
-                try startNode(
-                    data,
+                try await startNode(
+                    nodes,
+                    "spoke\(index)",
                     port: 0,
-                    home: home,
                     extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(port)"]
                 )
             )
@@ -182,7 +165,7 @@ struct RunTimeControlProcessTests {
         }
         // Peers go: good → poor → offline.
         for (remaining, expected) in [(2, "poor"), (1, "poor"), (0, "offline")] {
-            stopProcess(spokes.removeLast())
+            nodes.kill9(spokes.removeLast())
             try await eventually("\(remaining) peers: \(expected)", attempts: 3000) {
                 let status = try await status(hub)
                 return status["peer_count"] as? Int == remaining && status["network_quality"] as? String == expected
@@ -192,23 +175,18 @@ struct RunTimeControlProcessTests {
 
     @Test("contacts show last_seen; contacts rename and contacts note change a contact, refusals in one line")
     func contactsRenameNoteLastSeen() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: scmeshExecutable.path), "build scmesh first")
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let (a, b, c) = (directory.file("a"), directory.file("b"), directory.file("c"))
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
         let portB = try freeLoopbackPort()
-        let nodeB = try startNode(b, port: portB, home: home)
-        defer { stopProcess(nodeB) }
-        let nodeA = try startNode(
-            a,
+        let nodeB = try await startNode(nodes, "b", port: portB)
+        let nodeA = try await startNode(
+            nodes,
+            "a",
             port: 0,
-            home: home,
             extra: ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
         )
-        defer { stopProcess(nodeA) }
-        let idB = try await waitForNode(b)
-        _ = try await waitForNode(a)
+        let (a, c, idB) = (nodeA.dataDirectory, nodes.directory.file("c"), nodeB.peerID)
         let idC = try await identity(c, home: home)
         for (alias, peer) in [("bob", idB), ("carol", idC)] {
             let added = try await runScmesh(["contacts", "add", "--data-dir", a, alias, peer.hex], home: home)
@@ -252,20 +230,17 @@ struct RunTimeControlProcessTests {
 
 // MARK: - Helpers
 
-/// Starts a TCP-only node listening on `port` (0: any), relay on.
-private func startNode(_ data: String, port: Int, home: String, extra: [String] = []) throws -> Process {
-    try startScmesh(
-        ["run", "--data-dir", data, "--set", "relay.enabled=true", "--set", "transports.tcp.listen=127.0.0.1:\(port)"]
-            + tcpOnlyNodeArguments + extra,
-        home: home
+/// Starts the TCP-only node `name` listening on `port` (0: any), relay on.
+private func startNode(
+    _ nodes: NodeProcesses,
+    _ name: String,
+    port: Int,
+    extra: [String] = []
+) async throws -> NodeProcesses.Node {
+    try await nodes.start(
+        name,
+        ["--set", "relay.enabled=true", "--set", "transports.tcp.listen=127.0.0.1:\(port)"] + extra
     )
-}
-
-/// Waits until the node on `data` answers; returns its peer ID.
-private func waitForNode(_ data: String) async throws -> PeerID {
-    let client = ControlClient(dataDirectory: data)
-    try await eventually("the node on \(data) answers", attempts: 3000) { try await client.call(.status).ok }
-    return try await client.call(.status).decode(StatusReply.self).peerID
 }
 
 private func status(_ data: String) async throws -> [String: Any] {
@@ -290,12 +265,6 @@ private func contactList(_ data: String, home: String) async throws -> [String: 
 private func state(of transport: String, in reply: String) throws -> String? {
     let transports = try jsonObject(reply)["transports"] as? [[String: Any]] ?? []
     return transports.first { $0["name"] as? String == transport }?["state"] as? String
-}
-
-/// Stops a node with SIGTERM (a graceful shutdown) and reaps it.
-private func stopGracefully(_ process: Process) {
-    if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-    process.waitUntilExit()
 }
 
 /// Whether something accepts a TCP connection on 127.0.0.1:`port`.

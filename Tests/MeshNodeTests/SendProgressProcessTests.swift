@@ -12,32 +12,18 @@ import Testing
 struct SendProgressProcessTests {
     @Test("3 MiB from standard input: progress lines on a terminal's stderr, none when stderr is a pipe")
     func progressOnlyOnATerminal() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
         let script = "/usr/bin/script"
         try #require(
             FileManager.default.isExecutableFile(atPath: script),
             "util-linux's script is missing (Debian: bsdutils)"
         )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let data = directory.file("n")
-        let node = try startScmesh(
-            [
-                "run", "--data-dir", data, "--set", "transports.tcp.listen=127.0.0.1:0", "--set",
-                "transports.mdns.enabled=false",
-                "--set", "transports.ble.enabled=false", "--set", "transports.loopback.enabled=false",
-                // Its own port: the upload goes over the HTTP API, which must not lose the
-                // default port to another node of the suite.
-                "--set", "http.listen=127.0.0.1:0",
-            ],
-            home: directory.path
-        )
-        defer { stopProcess(node) }
-        let client = ControlClient(dataDirectory: data)
-        try await eventually("the node answers", attempts: 1500) { try await client.call(.status).ok }
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let directory = nodes.directory
+        // Its own port: the upload goes over the HTTP API, which must not lose the
+        // default port to another node of the suite.
+        let node = try await nodes.startAlone("n")
+        let (data, client) = (node.dataDirectory, node.client)
         // A peer that is not there: the message is queued, which is all this needs.
         let peer = strangerPeerHex
         let payload = [UInt8](repeating: 0x5A, count: 3 << 20)

@@ -60,18 +60,16 @@ struct StatusTextTests {
         let data = directory.file("n")
         let log = directory.file("run.log")
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let process = Process()
-        process.executableURL = scmeshExecutable
-        process.arguments = [
-            "run", "--data-dir", data, "--set", "transports.tcp.listen=0.0.0.0:0", "--set",
-            "transports.mdns.enabled=false",
-            "--set", "transports.ble.enabled=false", "--set", "node.name=kitchen",
-        ]
-        process.environment = scmeshEnvironment(home: directory.path)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try process.run()
+        let process = try ChildProcess(
+            executable: scmeshExecutable.path,
+            arguments: [
+                "run", "--data-dir", data, "--set", "transports.tcp.listen=0.0.0.0:0", "--set",
+                "transports.mdns.enabled=false",
+                "--set", "transports.ble.enabled=false", "--set", "node.name=kitchen",
+            ],
+            environment: scmeshEnvironment(home: directory.path),
+            standardError: .handle(try FileHandle(forWritingTo: URL(fileURLWithPath: log)))
+        )
         defer { stopProcess(process) }
         let client = ControlClient(dataDirectory: data)
         // The control socket answers before the router has started its transports: wait

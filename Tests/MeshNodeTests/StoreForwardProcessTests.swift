@@ -18,38 +18,19 @@ struct StoreForwardProcessTests {
         "200 messages queued for a peer that is down: sender and receiver each killed with SIGKILL during the drain; every message arrives exactly once, stays after another restart, and is delivered in the sender's history"
     )
     func twoHundredMessagesAcrossKills() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let portA = try freeLoopbackPort()
-        let portB = try freeLoopbackPort()
-        let common = tcpOnlyNodeArguments
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
+        let (portA, portB) = (try freeLoopbackPort(), try freeLoopbackPort())
         // The sender knows where the receiver will listen; the receiver knows nothing.
-        let argumentsA =
-            [
-                "run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)",
-                "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)",
-            ] + common
-        let argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
-        let idB = try #require(
-            PeerID(
-                hex: try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-            )
-        )
-        let clientA = ControlClient(dataDirectory: a)
-        let clientB = ControlClient(dataDirectory: b)
-
+        let argumentsA = [
+            "--set", "transports.tcp.listen=127.0.0.1:\(portA)", "--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)",
+        ]
+        let argumentsB = ["--set", "transports.tcp.listen=127.0.0.1:\(portB)"]
+        let idB = try await nodes.createIdentity("b")
         // 1. The sender queues 200 messages for B, which has never run.
-        var nodeA = try startScmesh(argumentsA, home: home)
-        defer { stopProcess(nodeA) }
-        try await waitUntilAnswering(clientA, "the sender")
+        let nodeA = try await nodes.start("a", argumentsA)
+        let (a, clientA) = (nodeA.dataDirectory, nodeA.client)
         var queued: [MessageID] = []
         let padding = String(repeating: ".", count: 2_000)
         for index in 0..<Self.messageCount {
@@ -61,31 +42,30 @@ struct StoreForwardProcessTests {
         #expect(Set(queued).count == Self.messageCount)
 
         // 2. SIGKILL the sender and start it again: the queue survived.
-        try kill9(nodeA)
-        nodeA = try startScmesh(argumentsA, home: home)
-        try await waitUntilAnswering(clientA, "the restarted sender")
+        nodes.kill9(nodeA)
+        try await nodes.restart(nodeA)
         let outbox = try await clientA.call(.outbox(MessageQuery())).decode(OutboxReply.self)
         #expect(outbox.total == Self.messageCount)
         #expect(outbox.messages.allSatisfy { $0.status == .queued && $0.waitingFor?.contains("link") == true })
 
         // 3. Start the receiver; SIGKILL the sender as soon as the drain has begun, then
         //    the receiver once more messages arrived; restart each.
-        var nodeB = try startScmesh(argumentsB, home: home)
-        defer { stopProcess(nodeB) }
+        let nodeB = try await nodes.start("b", argumentsB)
+        let clientB = nodeB.client
         var atFirstKill = 0
         try await eventually("the drain begins", attempts: 3000) {
             atFirstKill = try await inboxCount(clientB)
             return atFirstKill > 0
         }
-        try kill9(nodeA)
-        nodeA = try startScmesh(argumentsA, home: home)
+        nodes.kill9(nodeA)
+        try await nodes.restart(nodeA)
         var atSecondKill = 0
         try await eventually("the drain goes on after the sender's restart", attempts: 3000) {
             atSecondKill = try await inboxCount(clientB)
             return atSecondKill > atFirstKill || atSecondKill == Self.messageCount
         }
-        try kill9(nodeB)
-        nodeB = try startScmesh(argumentsB, home: home)
+        nodes.kill9(nodeB)
+        try await nodes.restart(nodeB)
         print(
             "store-and-forward process test: receiver held \(atFirstKill) messages when the sender was killed, \(atSecondKill) when the receiver was"
         )
@@ -109,38 +89,22 @@ struct StoreForwardProcessTests {
 
         // 5. Another SIGKILL and restart of the receiver: the inbox still has them all,
         //    and sequence numbers go on from 200 (`inbox --after 200` polling works).
-        try kill9(nodeB)
-        nodeB = try startScmesh(argumentsB, home: home)
-        try await waitUntilAnswering(clientB, "the receiver after another restart")
+        nodes.kill9(nodeB)
+        try await nodes.restart(nodeB)
         try await expectExactlyOnce(clientB, queued: queued, from: try await peerID(clientA), padding: padding)
         let later = try await clientA.call(.send(SendRequest(peer: idB.hex, text: "after everything", wait: true)))
             .decode(SendReply.self)
         #expect(later.status == .delivered)
         let newer = try await runScmesh(
-            ["inbox", "--data-dir", b, "--json", "--after", "\(Self.messageCount)"],
+            ["inbox", "--data-dir", nodeB.dataDirectory, "--json", "--after", "\(Self.messageCount)"],
             home: home
         )
         let newest = try #require(try jsonObject(newer.standardOutput)["messages"] as? [[String: Any]])
         #expect(newest.map { $0["seq"] as? Int } == [Self.messageCount + 1])
         #expect(newest.first?["text"] as? String == "after everything")
 
-        for node in [nodeA, nodeB] { kill(node.processIdentifier, SIGTERM) }
-        try await eventually("both nodes exit after SIGTERM", attempts: 1500) { !nodeA.isRunning && !nodeB.isRunning }
-        #expect(nodeA.terminationStatus == 0)
-        #expect(nodeB.terminationStatus == 0)
-    }
-}
-
-/// Sends SIGKILL and reaps the process.
-private func kill9(_ process: Process) throws {
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    #expect(process.terminationReason == .uncaughtSignal)
-}
-
-private func waitUntilAnswering(_ client: ControlClient, _ what: String) async throws {
-    try await eventually("\(what) answers on its control socket", attempts: 1500) {
-        try await client.call(.status).ok
+        #expect(try await nodes.terminate(nodeA) == 0)
+        #expect(try await nodes.terminate(nodeB) == 0)
     }
 }
 

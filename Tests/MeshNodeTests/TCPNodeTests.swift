@@ -29,36 +29,19 @@ struct TCPNodeTests {
         arguments: Dialer.allCases
     )
     func killAndRestartReceiver(dialer: Dialer) async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let a = directory.file("a")
-        let b = directory.file("b")
-        let portA = try freeLoopbackPort()
-        let portB = try freeLoopbackPort()
-        // TCP only; a short redial schedule so a restarted peer is found again quickly.
-        let common = tcpOnlyNodeArguments
-        var argumentsA = ["run", "--data-dir", a, "--set", "transports.tcp.listen=127.0.0.1:\(portA)"] + common
-        var argumentsB = ["run", "--data-dir", b, "--set", "transports.tcp.listen=127.0.0.1:\(portB)"] + common
+        let nodes = try NodeProcesses()
+        defer { nodes.stop() }
+        let home = nodes.home
+        let (portA, portB) = (try freeLoopbackPort(), try freeLoopbackPort())
+        var argumentsA = ["--set", "transports.tcp.listen=127.0.0.1:\(portA)"]
+        var argumentsB = ["--set", "transports.tcp.listen=127.0.0.1:\(portB)"]
         switch dialer {
         case .receiver: argumentsB += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portA)"]
         case .sender: argumentsA += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(portB)"]
         }
-
-        let nodeA = try startScmesh(argumentsA, home: home)
-        defer { stopProcess(nodeA) }
-        var nodeB = try startScmesh(argumentsB, home: home)
-        defer { stopProcess(nodeB) }
-
-        let idB = try await runScmesh(["identity", "--create", "--data-dir", b], home: home).standardOutput
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let idA = try await runScmesh(["identity", "--create", "--data-dir", a], home: home).standardOutput
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(PeerID(hex: idA) != nil && PeerID(hex: idB) != nil)
+        let nodeA = try await nodes.start("a", argumentsA)
+        let nodeB = try await nodes.start("b", argumentsB)
+        let (a, b, idA, idB) = (nodeA.dataDirectory, nodeB.dataDirectory, nodeA.peerID.hex, nodeB.peerID.hex)
 
         // 1. A message from A arrives in B's inbox.
         try await eventually("node A has a link to node B", attempts: 1500) {
@@ -74,9 +57,7 @@ struct TCPNodeTests {
         #expect(arrived.first?["transport"] as? String == "tcp")
 
         // 2. SIGKILL B: no graceful goodbye, the kernel just closes its sockets.
-        kill(nodeB.processIdentifier, SIGKILL)
-        nodeB.waitUntilExit()
-        #expect(nodeB.terminationReason == .uncaughtSignal)
+        nodes.kill9(nodeB)
         try await eventually("node A sees the link to B gone", attempts: 1500) {
             let peers = try await runScmesh(["peers", "--data-dir", a, "--json"], home: home)
             return peers.status == 0 && !peers.standardOutput.contains(idB)
@@ -116,7 +97,7 @@ struct TCPNodeTests {
 
         // 3. Restart B on the same data dir and port: the redial brings the link back
         //    and a new send arrives.
-        nodeB = try startScmesh(argumentsB, home: home)
+        try await nodes.restart(nodeB)
         try await eventually("node A has a link to the restarted node B", attempts: 1500) {
             try await runScmesh(["peers", "--data-dir", a, "--full"], home: home).standardOutput.contains(idB)
         }
@@ -142,10 +123,8 @@ struct TCPNodeTests {
             return (reply["outbound_counts"] as? [String: Int]) == ["delivered": 4]
         }
 
-        for node in [nodeA, nodeB] { kill(node.processIdentifier, SIGTERM) }
-        try await eventually("both nodes exit after SIGTERM", attempts: 1500) { !nodeA.isRunning && !nodeB.isRunning }
-        #expect(nodeA.terminationStatus == 0)
-        #expect(nodeB.terminationStatus == 0)
+        #expect(try await nodes.terminate(nodeA) == 0)
+        #expect(try await nodes.terminate(nodeB) == 0)
     }
 
     @Test("handshake_timeout_ms reaches the router; the default is the router's, below 1 is refused naming the key")

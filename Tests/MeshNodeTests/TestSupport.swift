@@ -86,31 +86,16 @@ private func runScmeshBlocking(
     environment: [String: String],
     input: [UInt8]?
 ) throws -> ScmeshResult {
-    let output = Pipe()
-    let errors = Pipe()
-    let stdin = Pipe()
-    let process = Process()
-    process.executableURL = scmeshExecutable
-    process.arguments = arguments
-    process.environment = environment
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    try process.run()
-    if let input {
-        // A CLI that stops reading early (an oversize payload refused at the limit)
-        // closes the pipe: the rest of the input is not wanted, and not an error here.
-        try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
-        try? stdin.fileHandleForWriting.close()
-    }
-    // Replies are small: both fit in a pipe's buffer, so reading one after the other is safe.
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let result = try ChildProcess.run(
+        executable: scmeshExecutable.path,
+        arguments: arguments,
+        environment: environment,
+        input: input
+    )
     return ScmeshResult(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: outputData, as: UTF8.self),
-        standardError: String(decoding: errorData, as: UTF8.self)
+        status: result.status,
+        standardOutput: String(decoding: result.output, as: UTF8.self),
+        standardError: String(decoding: result.error, as: UTF8.self)
     )
 }
 

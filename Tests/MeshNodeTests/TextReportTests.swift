@@ -22,6 +22,25 @@ import Testing
         )
     }
 
+    @Test(
+        "one naming of peers: a contact's alias wins, a stranger's claimed name is marked ~, else the ID; --full whole"
+    )
+    func peerNaming() throws {
+        let peer = try PeerID(bytes: [UInt8](repeating: 0xAB, count: 32))
+        #expect(TextReport.named(peer, alias: "bob", name: "mallory", full: false) == "bob (abababab…)")
+        #expect(TextReport.named(peer, alias: nil, name: "Alice laptop", full: false) == "~Alice laptop (abababab…)")
+        #expect(TextReport.named(peer, alias: nil, name: nil, full: false) == "abababab…")
+        #expect(TextReport.named(peer, alias: nil, name: "dave", full: true) == "~dave (\(peer.hex))")
+        // What a node did not validate is still escaped on the way to a terminal.
+        #expect(TextReport.named(peer, alias: nil, name: "x\u{1B}[2J", full: false) == "~x\\u{1B}[2J (abababab…)")
+        // A peers reply as the node sends it: `names` beside `aliases`, by peer ID.
+        let line =
+            #"{"peers":[{"peer":"\#(peer.hex)","links":[],"wire_version":1,"capabilities":[]}],"names":{"\#(peer.hex)":"Alice laptop"}}"#
+        let reply = try ControlJSON.decoder().decode(PeersReply.self, from: Data(line.utf8))
+        #expect(reply.names == [peer.hex: "Alice laptop"])
+        #expect(TextReport.peers(reply).contains("~Alice laptop (abababab…)"))
+    }
+
     @Test("scmesh routes: nearest first, direct links say so, a hostile transport name is escaped, JSON in snake_case")
     func routes() throws {
         let near = try PeerID(bytes: [UInt8](repeating: 2, count: 32))

@@ -20,34 +20,13 @@ struct TopicProcessTests {
         "20 messages published at one end reach each of the three subscribers exactly once and no non-subscriber's inbox"
     )
     func publishAlongAChain() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: scmeshExecutable.path),
-            "build scmesh first: \(scmeshExecutable.path)"
-        )
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let home = directory.path
-        let directories = (0..<Self.count).map { directory.file("node\($0)") }
-        let ports = try (0..<Self.count).map { _ in try freeLoopbackPort() }
-        func arguments(_ index: Int) -> [String] {
-            var arguments = [
-                "run", "--data-dir", directories[index], "--set", "transports.tcp.listen=127.0.0.1:\(ports[index])",
-                "--set", "transports.loopback.enabled=false", "--set", "transports.mdns.enabled=false",
-                "--set", "transports.ble.enabled=false",
-                "--set", "reconnect.initial_delay_ms=50", "--set", "reconnect.max_delay_ms=400",
-            ]
-            if index > 0 { arguments += ["--set", "transports.tcp.bootstrap=127.0.0.1:\(ports[index - 1])"] }
-            return arguments
-        }
-        var processes: [Process] = []
-        defer { for process in processes { stopProcess(process) } }
-        for index in 0..<Self.count { processes.append(try startScmesh(arguments(index), home: home)) }
-        func client(_ index: Int) -> ControlClient { ControlClient(dataDirectory: directories[index]) }
+        var line = try await NodeLine(count: Self.count)
+        defer { line.stopAll() }
+        let (home, directories) = (line.home, line.directories)
+        let clients = (0..<Self.count).map { line.client($0) }
+        func client(_ index: Int) -> ControlClient { clients[index] }
         func topics(_ index: Int) async throws -> [TopicSnapshot] {
             try await client(index).call(.topics).decode(TopicsReply.self).topics
-        }
-        for index in 0..<Self.count {
-            try await eventually("node \(index) answers", attempts: 1500) { try await client(index).call(.status).ok }
         }
         // The seed's default topics are subscribed out of the box, and the emergency topic.
         let defaults = try await topics(0).filter(\.subscribed).map(\.topic)
@@ -117,11 +96,7 @@ struct TopicProcessTests {
         #expect(text.standardOutput.contains("topic \(Self.topic)"), "\(text.standardOutput)")
 
         // The subscription survives a restart; no message is delivered again.
-        let last = processes[5]
-        kill(last.processIdentifier, SIGTERM)
-        try await eventually("node 5 exits after SIGTERM", attempts: 1500) { !last.isRunning }
-        processes[5] = try startScmesh(arguments(5), home: home)
-        try await eventually("node 5 answers again", attempts: 1500) { try await client(5).call(.status).ok }
+        try await line.restart(5, extra: [])
         #expect(try await topics(5).first { $0.topic == Self.topic }?.subscribed == true)
         let unsubscribed = try await runScmesh(
             ["unsubscribe", "--data-dir", directories[5], "/scmesh/relay/v1", "--json"],

@@ -181,4 +181,30 @@ struct AddressLedgerTests {
             #expect(try await ledger.addresses(for: bob).count == 4)
         }
     }
+
+    @Test("the name each peer claimed is kept across a reopen, replaced, forgotten, the newest first within the limit")
+    func names() async throws {
+        try await withTemporaryDirectory { directory throws in
+            let path = directory + "/store.sqlite"
+            let clock = TestClock()
+            let (alice, bob, carol) = (PeerID.random(), PeerID.random(), PeerID.random())
+            try await withReopened(path, clock: clock) { store throws in
+                try await store.ledger.recordName("Alice laptop", of: alice)
+                clock.advance(by: 1)
+                try await store.ledger.recordName("bob", of: bob)
+                clock.advance(by: 1)
+                try await store.ledger.recordName("carol", of: carol)
+                try await store.ledger.recordName("Alice desktop", of: alice)
+            }
+            try await withReopened(path, clock: clock) { store throws in
+                #expect(
+                    try await store.ledger.names() == [alice: "Alice desktop", bob: "bob", carol: "carol"]
+                )
+                #expect(try await store.ledger.names(limit: 2) == [alice: "Alice desktop", carol: "carol"])
+                // A handshake without a name forgets the one kept.
+                try await store.ledger.recordName(nil, of: bob)
+                #expect(try await store.ledger.names()[bob] == nil)
+            }
+        }
+    }
 }

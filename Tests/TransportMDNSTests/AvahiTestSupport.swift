@@ -11,6 +11,7 @@ import Glibc
 import Logging
 import MeshCore
 import Testing
+import TestSupport
 
 @testable import TransportMDNS
 
@@ -76,9 +77,6 @@ enum AvahiTestSupport {
 
     /// Runs a command to completion and returns its exit status and output (stdout + stderr).
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         // A file, not a pipe: a daemon the command starts must not keep us waiting for EOF.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "mdns-test-\(PeerID.random().short).out"
@@ -87,10 +85,13 @@ enum AvahiTestSupport {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            executable: executable,
+            arguments: arguments,
+            environment: ProcessInfo.processInfo.environment,
+            standardOutput: .handle(output),
+            standardError: .handle(output)
+        )
         process.waitUntilExit()
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         return (process.terminationStatus, text)
@@ -99,11 +100,8 @@ enum AvahiTestSupport {
     /// Ends a child process with SIGKILL and reaps it. (A child started from a Swift
     /// concurrency thread inherits that thread's blocked signals, so SIGTERM stays
     /// pending; the daemon withdraws a killed client's services all the same.)
-    static func kill(_ process: Process) {
-        guard process.isRunning else { return }
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        var status: Int32 = 0
-        _ = waitpid(process.processIdentifier, &status, 0)
+    static func kill(_ process: ChildProcess) {
+        process.kill()
     }
 
     /// The full path of a command on `PATH`.

@@ -2,6 +2,7 @@
 import Foundation
 import MeshCore
 import Testing
+import TestSupport
 
 @testable import TransportMDNS
 
@@ -117,14 +118,13 @@ extension AvahiDaemonTests {
                 "browser"
             )
             let name = AvahiTestSupport.randomName("external")
-            let publisher = Process()
-            publisher.executableURL = URL(fileURLWithPath: try AvahiTestSupport.which("avahi-publish"))
-            publisher.arguments = [
-                "-s", name, AvahiTestSupport.serviceType, "40021", "v=1", "id=\(peer.hex)", "extra=yes",
-            ]
-            publisher.standardOutput = FileHandle.nullDevice
-            publisher.standardError = FileHandle.nullDevice
-            try publisher.run()
+            let publisher = try ChildProcess(
+                executable: try AvahiTestSupport.which("avahi-publish"),
+                arguments: [
+                    "-s", name, AvahiTestSupport.serviceType, "40021", "v=1", "id=\(peer.hex)", "extra=yes",
+                ],
+                environment: ProcessInfo.processInfo.environment
+            )
             defer { AvahiTestSupport.kill(publisher) }
 
             let found = try service(try await events.next(where: Self.found(name)))

@@ -7,6 +7,7 @@ import Logging
 import MeshCore
 import MeshTesting
 import Testing
+import TestSupport
 
 @testable import TransportMDNS
 
@@ -50,15 +51,17 @@ struct MDNSNetnsTests {
 
         let peers = [PeerID.random(), PeerID.random()]
         let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL.path
-        var children: [(process: Process, progress: String, log: String)] = []
+        var children: [(process: ChildProcess, progress: String, log: String)] = []
         for index in 0..<2 {
             let progress = "\(directory)/peer\(index + 1).progress"
             let log = "\(directory)/peer\(index + 1).log"
             _ = FileManager.default.createFile(atPath: progress, contents: nil)
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            child.arguments =
-                environment.map { "\($0)=\($1)" } + [
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            defer { try? handle.close() }
+            let child = try ChildProcess(
+                executable: "/usr/bin/env",
+                arguments: environment.map { "\($0)=\($1)" } + [
                     "bash", script, "exec", "\(index + 1)", "env",
                     "\(Self.roleKey)=\(index == 0 ? "dial" : "accept")",
                     "SCMESH_MDNS_NETNS_SELF=\(peers[index].hex)",
@@ -67,13 +70,11 @@ struct MDNSNetnsTests {
                     "SCMESH_MDNS_NETNS_IP_MODE=\(ipMode)",
                     "SCMESH_MDNS_NETNS_PROGRESS=\(progress)",
                     executable, "--testing-library", "swift-testing", "--filter", "MDNSNetnsTests/peerRole",
-                ]
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            child.standardOutput = handle
-            child.standardError = handle
-            child.standardInput = FileHandle.nullDevice
-            try child.run()
+                ],
+                environment: ProcessInfo.processInfo.environment,
+                standardOutput: .handle(handle),
+                standardError: .handle(handle)
+            )
             children.append((child, progress, log))
         }
 

@@ -137,14 +137,13 @@ extension AvahiDaemonTests {
             let address = try #require(b.boundAddresses.first)
             let port = try #require(MDNSTransport.port(of: address))
 
-            let publisher = Process()
-            publisher.executableURL = URL(fileURLWithPath: try AvahiTestSupport.which("avahi-publish"))
-            publisher.arguments = [
-                "-s", AvahiTestSupport.randomName("by-hand"), AvahiTestSupport.serviceType, "\(port)", "v=1",
-            ]
-            publisher.standardOutput = FileHandle.nullDevice
-            publisher.standardError = FileHandle.nullDevice
-            try publisher.run()
+            let publisher = try ChildProcess(
+                executable: try AvahiTestSupport.which("avahi-publish"),
+                arguments: [
+                    "-s", AvahiTestSupport.randomName("by-hand"), AvahiTestSupport.serviceType, "\(port)", "v=1",
+                ],
+                environment: ProcessInfo.processInfo.environment
+            )
             defer { AvahiTestSupport.kill(publisher) }
 
             let found = try hint(try await eventsA.next(where: Self.discovered(address: address)))

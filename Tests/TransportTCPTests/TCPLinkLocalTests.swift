@@ -1,6 +1,7 @@
 import Foundation
 import MeshCore
 import MeshTesting
+import TestSupport
 import Testing
 import TransportTCP
 
@@ -22,12 +23,13 @@ struct TCPLinkLocalTests {
     /// Whether this process may make a network namespace with a veth pair in it.
     static var canMakeNamespace: Bool {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        probe.arguments = ["--net", "sh", "-c", "ip link add scmva type veth peer name scmvb"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
+        guard
+            let probe = try? ChildProcess(
+                executable: "/usr/bin/unshare",
+                arguments: ["--net", "sh", "-c", "ip link add scmva type veth peer name scmvb"],
+                environment: ProcessInfo.processInfo.environment
+            )
+        else { return false }
         probe.waitUntilExit()
         return probe.terminationStatus == 0
     }
@@ -43,20 +45,20 @@ struct TCPLinkLocalTests {
             "ip -6 addr add fe80::a/64 dev scmva nodad",
             "ip -6 addr add fe80::b/64 dev scmvb nodad",
         ].joined(separator: " && ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = [
-            "--net", "sh", "-c",
-            setup + #" && exec "$0" --testing-library swift-testing --filter linkLocalInner"#,
-            executable,
-        ]
         var environment = ProcessInfo.processInfo.environment
         environment[Self.innerFlag] = "1"
-        process.environment = environment
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        let process = try ChildProcess(
+            executable: "/usr/bin/unshare",
+            arguments: [
+                "--net", "sh", "-c",
+                setup + #" && exec "$0" --testing-library swift-testing --filter linkLocalInner"#,
+                executable,
+            ],
+            environment: environment,
+            standardOutput: .descriptor(output.fileHandleForWriting.fileDescriptor),
+            standardError: .pipe(output)
+        )
         // The inner run takes a while: its blocking wait must not hold a thread of the
         // cooperative pool the tests running beside this one need.
         let data = try await onOwnThread {

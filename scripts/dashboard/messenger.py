@@ -83,6 +83,11 @@ with sync_playwright() as p:
         card(PEER_B).locator('[data-action="remove"]').click()
         expect(card(PEER_B)).to_have_count(0)
         until("b is no contact of a", lambda: contact(DATA_A, PEER_B) is None)
+    # A stranger goes by the name it claimed in its handshake, marked "~": a claim, not
+    # an alias.
+    view("messages")
+    expect(conversation(PEER_B).locator(".name")).to_contain_text("~dash-b (")
+    view("contacts")
     link = cli_json(DATA_B, "invite")["link"]
     page.get_by_test_id("contact-peer").fill(link)
     page.get_by_test_id("contact-alias").fill("bob")

@@ -285,7 +285,7 @@ final class DeliveryPipeline: Sendable {
         if message.flags & DataFrame.floodStartedLocalFlag != 0 {
             // The copy a flood's starter kept goes by route as an ordinary message: a
             // relay that let its own flood copy go takes it into custody again (§A.9).
-            message.flags &= ~DataFrame.floodFlag
+            message.flags &= ~(DataFrame.floodFlag | DataFrame.floodThroughFlag)
         }
         let transport = try await transmitChunks(of: message, via: hop)
         if floodCopy, case .custody(let custody) = flood.beginRelease(message.id) {

@@ -25,7 +25,8 @@ extension LinkManager {
             transportName: name,
             remoteAddress: link.remoteAddress,
             expectedPeer: hint?.peerID,
-            capabilities: configuration.features
+            capabilities: configuration.features,
+            localName: announcedName.withLock { $0 }
         )
         let secure: SecureSession
         do {
@@ -85,6 +86,7 @@ extension LinkManager {
             stats: stats,
             logger: logger
         )
+        peerNames.heard(secure.remoteName, from: secure.remotePeerID)
         let registered = await register(session)
         // A duplicate lost the tie-break to a link that is up: the peer is linked either way.
         outcome?.yield(.success(secure.remotePeerID))
@@ -160,8 +162,9 @@ extension LinkManager {
             stats.transports[session.transport, default: .init()].linksOpened += 1
         }
         let features = session.remoteCapabilities.names
+        let claimed = peerNames.name(of: peer).map { ", claims the name \"\($0)\"" } ?? ""
         logger.info(
-            "link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress)), wire version \(session.remoteVersion), features: \(features.isEmpty ? "none (minimal profile)" : features.joined(separator: ", "))"
+            "link \(session.id) up to \(peer) over \(session.transport) (\(session.link.remoteAddress)), wire version \(session.remoteVersion), features: \(features.isEmpty ? "none (minimal profile)" : features.joined(separator: ", "))\(claimed)"
         )
         bus.emit(.linkUp(peer: peer, transport: session.transport, link: session.id))
         sendAddresses(on: session)

@@ -40,6 +40,10 @@ actor LinkManager {
     nonisolated let announcer: Announcer
     nonisolated let gossip: GossipRouter
     nonisolated let remoteLog: LogLimiter
+    /// The names peers claimed in their last handshake.
+    nonisolated let peerNames = PeerNames()
+    /// The name this node claims in its handshakes (nil: none).
+    nonisolated let announcedName = Mutex<String?>(nil)
 
     private(set) var runState = RunState.idle
     /// Every peer an authenticated link came up with since the start (bounded).

@@ -29,18 +29,23 @@ public struct HandshakeContext: Sendable {
     public var expectedPeer: PeerID?
     /// The optional features this node announces in the handshake (its `features:`).
     public var capabilities: Capabilities
+    /// The name this node claims in the handshake (its `node.name`, checked by
+    /// ``PeerNames/announceable(_:)``); nil sends none.
+    public var localName: String?
 
     /// Creates a context.
     public init(
         transportName: String,
         remoteAddress: String,
         expectedPeer: PeerID? = nil,
-        capabilities: Capabilities = .all
+        capabilities: Capabilities = .all,
+        localName: String? = nil
     ) {
         self.transportName = transportName
         self.remoteAddress = remoteAddress
         self.expectedPeer = expectedPeer
         self.capabilities = capabilities
+        self.localName = localName
     }
 }
 
@@ -70,6 +75,9 @@ public struct SecureSession: Sendable {
     /// The optional features the remote announced; the router sends it no frame of a
     /// feature outside this set (docs/PROTOCOL.md §A.11).
     public var remoteCapabilities: Capabilities
+    /// The name the remote claimed (its `node.name`), already checked by
+    /// ``PeerNames/validated(_:)``; nil when it sent none or an invalid one.
+    public var remoteName: String?
 
     /// Creates a session. A link security that carries no capabilities leaves
     /// `remoteCapabilities` at ``Capabilities/all``: both ends run the same code.
@@ -77,12 +85,14 @@ public struct SecureSession: Sendable {
         remotePeerID: PeerID,
         cipher: any SessionCipher,
         remoteVersion: UInt8 = wireProtocolVersion,
-        remoteCapabilities: Capabilities = .all
+        remoteCapabilities: Capabilities = .all,
+        remoteName: String? = nil
     ) {
         self.remotePeerID = remotePeerID
         self.cipher = cipher
         self.remoteVersion = remoteVersion
         self.remoteCapabilities = remoteCapabilities
+        self.remoteName = remoteName
     }
 }
 

@@ -5,7 +5,11 @@ import Synchronization
 /// window, hop acknowledgements, RTT, keepalive and health.
 ///
 /// Three loops run per session (``run(deliver:)``): the reader (never writes, so two
-/// back-pressured peers cannot deadlock), the control writer (acks and pongs,
+/// back-pressured peers cannot deadlock; it hands each DATA frame to a delivery task
+/// of its own and reads on, at most ``maxDeliveriesInFlight`` at once, and a frame is
+/// acknowledged when its delivery ends; a chunk of a multi-chunk message, a second copy
+/// of a message in delivery and a PING wait until the deliveries before them ended),
+/// the control writer (acks and pongs,
 /// coalesced) and the ticker (ack timeouts, keepalive, dead-link detection), which
 /// sleeps until the earliest of those is due (``TickWaker``).
 final class LinkSession: Sendable {
@@ -52,9 +56,16 @@ final class LinkSession: Sendable {
 
     private let writeLock = AsyncLock()
     private let window: AsyncSemaphore
+    /// Inbound DATA frames handed to delivery whose commit has not landed: a full
+    /// window makes the reader wait (back-pressure on the remote).
+    let deliveries = AsyncSemaphore(permits: LinkSession.maxDeliveriesInFlight)
     let controlSignal: AsyncStream<Void>.Continuation
     let controlStream: AsyncStream<Void>
     let state: Mutex<State>
+
+    /// The most inbound DATA frames of one link being delivered at once: frames read
+    /// while earlier ones wait for their commit share the next one (group commit).
+    static let maxDeliveriesInFlight = 64
 
     enum AcceptResult: Sendable {
         /// Take the frame and acknowledge it.
@@ -82,6 +93,9 @@ final class LinkSession: Sendable {
         var closed: MeshError?
         /// Receiving side: the DATA frames recorded and the ACK owed.
         var received: ReceiveWindow
+        /// Message IDs of the DATA frames being delivered alongside others (at most
+        /// one frame per ID: another copy waits until they all ended).
+        var delivering: Set<MessageID> = []
         var pongsOwed: [UInt64] = []
         var pingOwed = false
         var pingNonce: UInt64 = 0
@@ -205,7 +219,9 @@ final class LinkSession: Sendable {
     func sendData(_ frame: DataFrame, timeout: Duration) async throws {
         // A frame this link must not carry counts as acknowledged (``outbound(_:)``).
         guard var frame = outbound(frame) else { return }
-        try await window.acquire()
+        // An emergency goes ahead of the frames waiting for the window (§A.10: ahead
+        // of every queue).
+        try await window.acquire(ahead: frame.flags & DataFrame.emergencyFlag != 0)
         defer { window.release() }
         let sequence: UInt32 = try await writeLock.withLock {
             let sequence = try state.withLock { state throws(MeshError) -> UInt32 in
@@ -307,9 +323,9 @@ final class LinkSession: Sendable {
     /// counts it as acknowledged: the remote would take it for a message; one it only
     /// relays goes on unchanged). Whether this node speaks receipts does not matter: a
     /// node with receipts off still carries other nodes' receipts to a remote that
-    /// announced them. The flood and emergency flags are cleared for a remote
-    /// without those features, so a flood copy reaches it as an ordinary message it can
-    /// deliver or relay.
+    /// announced them. The flood, emergency and flood-through flags are cleared for a
+    /// remote without those features, so a flood copy reaches it as an ordinary message
+    /// (or an ordinary flood copy) it can deliver or relay.
     func outbound(_ frame: DataFrame) -> DataFrame? {
         var frame = frame
         if frame.flags & DataFrame.receiptFlag != 0 && frame.destination == remote
@@ -319,26 +335,32 @@ final class LinkSession: Sendable {
             return nil
         }
         if !shared.contains(.flooding) {
-            frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag)
-        } else if !shared.contains(.emergency) {
-            frame.flags &= ~DataFrame.emergencyFlag
+            frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag | DataFrame.floodThroughFlag)
+        } else {
+            if !shared.contains(.emergency) { frame.flags &= ~DataFrame.emergencyFlag }
+            if !shared.contains(.floodThrough) { frame.flags &= ~DataFrame.floodThroughFlag }
         }
         return frame
     }
 
     /// An inbound DATA frame with the flood and emergency flags cleared when this node
-    /// switched those features off (each cleared flag is counted), so it is handled as
-    /// an ordinary message. A receipt for a node with receipts off is ignored (and
-    /// counted) by the delivery pipeline, which then has no receipt signer.
+    /// switched those features off, and the flood-through flag when the link does not
+    /// share it (each cleared flag is counted), so it is handled as an ordinary message.
+    /// A receipt for a node with receipts off is ignored (and counted) by the delivery
+    /// pipeline, which then has no receipt signer.
     func inbound(_ frame: DataFrame) -> DataFrame {
         var frame = frame
         let local = configuration.features.consistent
         if frame.flags & DataFrame.floodFlag != 0 && !local.contains(.flooding) {
             stats.update { $0.framesIgnored["flood", default: 0] += 1 }
-            frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag)
+            frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag | DataFrame.floodThroughFlag)
         } else if frame.flags & DataFrame.emergencyFlag != 0 && !local.contains(.emergency) {
             stats.update { $0.framesIgnored["emergency", default: 0] += 1 }
             frame.flags &= ~DataFrame.emergencyFlag
+        }
+        if frame.flags & DataFrame.floodThroughFlag != 0 && !shared.contains(.floodThrough) {
+            stats.update { $0.framesIgnored["flood_through", default: 0] += 1 }
+            frame.flags &= ~DataFrame.floodThroughFlag
         }
         return frame
     }
@@ -360,6 +382,7 @@ final class LinkSession: Sendable {
         }
         for continuation in continuations { continuation.resume(throwing: error) }
         window.fail(error)
+        deliveries.fail(error)
         writeLock.fail(error)
         controlSignal.finish()
         await link.close()

@@ -11,6 +11,10 @@
 /// lost on a link that stays up would pin the cumulative point for good: the ACKs'
 /// selective lists fill up and, past ``maxOutOfOrder`` numbers, nothing more on the
 /// link could ever be acknowledged.
+///
+/// A frame still being delivered (``delivering(_:)``, its commit not landed yet) is
+/// never consumed that way: it is acknowledged only once it is recorded, and the
+/// cumulative point waits below it until it is recorded or refused.
 package struct ReceiveWindow: Sendable {
     /// The most numbers held above the cumulative point; a frame beyond it is handled
     /// but not recorded (its sender times out and its retry is acknowledged as a
@@ -42,6 +46,9 @@ package struct ReceiveWindow: Sendable {
     private var marks: [(sequence: UInt32, at: ContinuousClock.Instant)] = []
     /// The highest number that arrived.
     private var highest: UInt32 = 0
+    /// Numbers handed to delivery and not yet recorded or refused: ``expire(now:)``
+    /// never moves the cumulative point over one of them.
+    private var pending: Set<UInt32> = []
     /// Whether an ACK is owed.
     package private(set) var ackOwed = false
     /// How long after a later number arrived a missing one counts as consumed: longer
@@ -76,10 +83,21 @@ package struct ReceiveWindow: Sendable {
         return now + hold + .nanoseconds(1)
     }
 
-    /// Records an acknowledged frame's number; false when it is too far ahead to be
-    /// recorded (no ACK is owed for it).
+    /// Notes that DATA frame `sequence` is handed to delivery; ``record(_:)`` or
+    /// ``refuse(_:at:)`` ends that. Until then no expiry consumes it.
+    package mutating func delivering(_ sequence: UInt32) {
+        guard sequence > cumulative else { return }
+        pending.insert(sequence)
+    }
+
+    /// The frames handed to delivery and not yet recorded or refused.
+    package var inDelivery: Int { pending.count }
+
+    /// Records an acknowledged frame's number (which ends its delivery); false when it
+    /// is too far ahead to be recorded (no ACK is owed for it).
     @discardableResult
     package mutating func record(_ sequence: UInt32) -> Bool {
+        pending.remove(sequence)
         if sequence <= cumulative || above.contains(sequence) {
             ackOwed = true  // a reused number: the sender gets the current state again
             return true
@@ -101,6 +119,7 @@ package struct ReceiveWindow: Sendable {
     /// this made a new mark.
     @discardableResult
     package mutating func refuse(_ frame: DataFrame, at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        pending.remove(frame.sequence)
         guard frame.sequence > cumulative, frame.sequence < .max, !above.contains(frame.sequence),
             holes.count < Self.maxOutOfOrder
         else { return nil }
@@ -124,12 +143,18 @@ package struct ReceiveWindow: Sendable {
     }
 
     /// Consumes every missing number below a number that arrived more than ``hold``
-    /// before `now`. Returns whether the cumulative point moved (an ACK is owed).
+    /// before `now`, up to the lowest frame still being delivered (the marks beyond it
+    /// wait for that delivery to end). Returns whether the cumulative point moved (an
+    /// ACK is owed).
     @discardableResult
     package mutating func expire(now: ContinuousClock.Instant) -> Bool {
         guard let last = marks.lastIndex(where: { now - $0.at > hold }) else { return false }
-        let through = marks[last].sequence - 1
-        marks.removeFirst(last + 1)
+        var through = marks[last].sequence - 1
+        if let lowest = pending.min(), lowest <= through {
+            through = lowest - 1
+        } else {
+            marks.removeFirst(last + 1)
+        }
         guard through > cumulative else { return false }
         cumulative = through
         above = above.filter { $0 > through }
@@ -138,9 +163,13 @@ package struct ReceiveWindow: Sendable {
         return true
     }
 
-    /// When ``expire(now:)`` next has something to do (1 ns after the hold ends).
+    /// When ``expire(now:)`` next has something to do (1 ns after the hold ends); nil
+    /// while the number after the cumulative point is still being delivered (its
+    /// ``record(_:)`` or ``refuse(_:at:)`` makes the marks due again).
     package var nextExpiry: ContinuousClock.Instant? {
-        marks.first.map { $0.at + hold + .nanoseconds(1) }
+        guard let first = marks.first else { return nil }
+        if cumulative < .max, pending.contains(cumulative + 1) { return nil }
+        return first.at + hold + .nanoseconds(1)
     }
 
     /// The ACK owed, which clears the debt: the cumulative point, then the numbers

@@ -9,12 +9,11 @@ struct BudgetedTopicAdmission: TopicRelayAdmission {
     let stats: StatsRecorder
 
     func admitTopicRelay(topic: String, origin: PeerID, from neighbour: PeerID, bytes: Int, recipients: Int) -> Bool {
-        if let refusal = budget.check(from: neighbour) {
+        if let refusal = budget.reserve(from: neighbour) {
             let reason = "topic" + refusal.reason.prefix(1).uppercased() + refusal.reason.dropFirst()
             stats.update { $0.relayRefused[reason, default: 0] += 1 }
             return false
         }
-        budget.spend(from: neighbour)
         return true
     }
 }

@@ -87,11 +87,14 @@ extension InboundPipeline {
             return .duplicate
         }
         // Budgets: receipts travelling back are never refused for them (they answer
-        // messages that already passed), everything else is.
+        // messages that already passed), everything else is. The message is reserved
+        // now and given back unless it is taken into custody below.
         let isReceipt = frame.flags & DataFrame.receiptFlag != 0
-        if !isReceipt, let refusal = delivery.relayBudget.check(from: session.remote) {
+        if !isReceipt, let refusal = delivery.relayBudget.reserve(from: session.remote) {
             return refuseRelay(refusal.reason, frame, session, refusal.detail)
         }
+        var spent = false
+        defer { if !isReceipt, !spent { delivery.relayBudget.release(from: session.remote) } }
         let payload: [UInt8]
         switch gather(frame, from: session, checkingDedup: false) {
         case .answer(let result): return result
@@ -129,7 +132,7 @@ extension InboundPipeline {
                 state.relayedFrom[oldest] = nil
             }
         }
-        if !isReceipt { delivery.relayBudget.spend(from: session.remote) }
+        spent = true
         stats.update { $0.relayAccepted += 1 }
         delivery.scheduler.schedule(.message(frame.messageID, frame.destination))
         return .accepted

@@ -58,9 +58,12 @@ final class RelayBudget: Sendable {
         }
     }
 
-    /// Whether a message from `neighbour` may be relayed now (nothing is spent; see
-    /// ``spend(from:)``).
-    func check(from neighbour: PeerID) -> Refusal? {
+    /// Takes one message of the budget for a message from `neighbour`, checking and
+    /// spending in one step, so deliveries decided at the same time never share the
+    /// last message of a budget. Returns why it may not be relayed now (nothing is
+    /// spent then). A reservation whose message is not taken into custody after all is
+    /// given back with ``release(from:)``.
+    func reserve(from neighbour: PeerID) -> Refusal? {
         let limits = self.limits
         if limits.batteryFloorPercent > 0, let percent = gauge?.dischargingPercent(),
             percent < limits.batteryFloorPercent
@@ -80,30 +83,16 @@ final class RelayBudget: Sendable {
             }
             var bucket = state.neighbours[neighbour] ?? Bucket(tokens: Double(perNeighbour), updatedAt: now)
             bucket.refill(capacity: perNeighbour, now: now)
-            state.neighbours[neighbour] = bucket
             if bucket.tokens < 1 {
+                state.neighbours[neighbour] = bucket
                 return Refusal(
                     reason: "neighbourShare",
                     detail:
                         "this neighbour used its share (\(perNeighbour) an hour, relay.neighbour_share \(limits.neighbourShare))"
                 )
             }
-            return nil
-        }
-    }
-
-    /// Spends one message of the budget, after a message from `neighbour` was taken
-    /// into custody.
-    func spend(from neighbour: PeerID) {
-        let limits = self.limits
-        guard let perNeighbour = limits.perNeighbour else { return }
-        let now = clock.now
-        state.withLock { state in
-            state.node.refill(capacity: limits.maxPerHour, now: now)
-            state.node.tokens = max(0, state.node.tokens - 1)
-            var bucket = state.neighbours[neighbour] ?? Bucket(tokens: Double(perNeighbour), updatedAt: now)
-            bucket.refill(capacity: perNeighbour, now: now)
-            bucket.tokens = max(0, bucket.tokens - 1)
+            state.node.tokens -= 1
+            bucket.tokens -= 1
             state.neighbours[neighbour] = bucket
             if state.neighbours.count > Self.maxTrackedNeighbours {
                 for (peer, var held) in state.neighbours {
@@ -111,6 +100,24 @@ final class RelayBudget: Sendable {
                     if held.tokens >= Double(perNeighbour) { state.neighbours[peer] = nil }
                 }
             }
+            return nil
+        }
+    }
+
+    /// Gives back a message reserved by ``reserve(from:)`` whose message was not taken
+    /// into custody (refused later, a chunk of a message still incomplete, a queue
+    /// that failed).
+    func release(from neighbour: PeerID) {
+        let limits = self.limits
+        guard let perNeighbour = limits.perNeighbour else { return }
+        let now = clock.now
+        state.withLock { state in
+            state.node.refill(capacity: limits.maxPerHour, now: now)
+            state.node.tokens = min(Double(limits.maxPerHour), state.node.tokens + 1)
+            guard var bucket = state.neighbours[neighbour] else { return }
+            bucket.refill(capacity: perNeighbour, now: now)
+            bucket.tokens = min(Double(perNeighbour), bucket.tokens + 1)
+            state.neighbours[neighbour] = bucket
         }
     }
 }

@@ -1,12 +1,14 @@
 import DequeModule
 import Synchronization
 
-/// A counting semaphore for async code. Waiters are served first come, first served.
+/// A counting semaphore for async code. Waiters are served first come, first served,
+/// except that those that asked to go ahead are served before the others.
 /// ``fail(_:)`` wakes every waiter with an error and makes later acquires throw; a
 /// cancelled waiter leaves the queue and throws `CancellationError`.
 package final class AsyncSemaphore: Sendable {
     private struct Waiter {
         var id: UInt64
+        var ahead: Bool
         var continuation: CheckedContinuation<Void, any Error>
     }
 
@@ -25,8 +27,10 @@ package final class AsyncSemaphore: Sendable {
     }
 
     /// Takes a permit, suspending until one is free.
+    /// - Parameter ahead: wait ahead of every waiter that did not ask so (behind those
+    ///   that did).
     /// - Throws: the error passed to ``fail(_:)``, or `CancellationError`.
-    package func acquire() async throws {
+    package func acquire(ahead: Bool = false) async throws {
         let fast: Result<Bool, any Error> = state.withLock { state in
             if let failure = state.failure { return .failure(failure) }
             if state.permits > 0 && state.waiters.isEmpty {
@@ -49,7 +53,12 @@ package final class AsyncSemaphore: Sendable {
                         state.permits -= 1
                         return .success(())
                     }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    let waiter = Waiter(id: id, ahead: ahead, continuation: continuation)
+                    if ahead, let behind = state.waiters.firstIndex(where: { !$0.ahead }) {
+                        state.waiters.insert(waiter, at: behind)
+                    } else {
+                        state.waiters.append(waiter)
+                    }
                     return nil
                 }
                 if let resume { continuation.resume(with: resume) }
@@ -63,7 +72,10 @@ package final class AsyncSemaphore: Sendable {
         }
     }
 
-    /// Returns a permit, waking the oldest waiter if there is one.
+    /// The tasks waiting for a permit now.
+    package var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// Returns a permit, waking the first waiter if there is one.
     package func release() {
         let waiter: CheckedContinuation<Void, any Error>? = state.withLock { state in
             if let next = state.waiters.popFirst() { return next.continuation }

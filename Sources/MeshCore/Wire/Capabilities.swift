@@ -40,12 +40,16 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     /// TOPIC MESSAGE format 2, with a signed publication time (§A.7). Needs ``topics``.
     /// Not a `features:` switch.
     public static let topicTime = Capabilities(rawValue: 0x0100)
+    /// DATA flag `0x0010`: a flood that routes do not stop (§A.9), started where a route
+    /// kept failing. Needs ``flooding``. Not a `features:` switch.
+    public static let floodThrough = Capabilities(rawValue: 0x0200)
 
     /// No optional feature: the minimal profile.
     public static let none: Capabilities = []
     /// Every feature this release defines.
     public static let all: Capabilities = [
         .routing, .routeSync, .topics, .addresses, .receipts, .flooding, .emergency, .sealedV2, .topicTime,
+        .floodThrough,
     ]
 
     /// Each feature an operator may switch off, with its name (the config key under
@@ -55,10 +59,12 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
         ("receipts", .receipts), ("flooding", .flooding), ("emergency", .emergency),
     ]
 
-    /// The newer formats of existing frames, with their names, in bit order. Always on:
-    /// switching one off would only let replays through (docs/PROTOCOL.md §A.11).
+    /// The newer formats of existing frames, with their names, in bit order. Always on
+    /// (docs/PROTOCOL.md §A.11): switching `sealed_v2` or `topic_time` off would only
+    /// let replays through, and `flood_through` changes how a flood spreads, not
+    /// whether the node floods.
     public static let formats: [(name: String, feature: Capabilities)] = [
-        ("sealed_v2", .sealedV2), ("topic_time", .topicTime),
+        ("sealed_v2", .sealedV2), ("topic_time", .topicTime), ("flood_through", .floodThrough),
     ]
 
     /// The names of the features in the set, in bit order; a bit this release does not
@@ -74,12 +80,12 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     }
 
     /// The set with its dependencies enforced: ``routeSync`` without ``routing``,
-    /// ``emergency`` without ``flooding`` and ``topicTime`` without ``topics`` are
-    /// dropped.
+    /// ``emergency`` and ``floodThrough`` without ``flooding`` and ``topicTime`` without
+    /// ``topics`` are dropped.
     public var consistent: Capabilities {
         var set = self
         if !set.contains(.routing) { set.remove(.routeSync) }
-        if !set.contains(.flooding) { set.remove(.emergency) }
+        if !set.contains(.flooding) { set.remove([.emergency, .floodThrough]) }
         if !set.contains(.topics) { set.remove(.topicTime) }
         return set
     }

@@ -338,6 +338,10 @@ package struct DataFrame: Sendable, Hashable {
     /// Flag bit: the message is an emergency (§A.10): flooded whatever the routes, ahead
     /// of every queue, within its own rate limits. Always sent with ``floodFlag``.
     package static let emergencyFlag: UInt16 = 0x0008
+    /// Flag bit: a flood that routes do not stop (§A.9): started by a node whose route
+    /// to the destination kept failing, so every relay sends it on as a flood (unless a
+    /// link to the destination is up), whatever route it holds. Sent with ``floodFlag``.
+    package static let floodThroughFlag: UInt16 = 0x0010
     /// Stored only, never on the wire (cleared when a frame is built or taken in): this
     /// node started the flood of its copy already (as origin, or as a relay whose route
     /// failed), and keeps the copy until a route to the destination appears.

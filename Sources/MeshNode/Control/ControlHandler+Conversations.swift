@@ -17,6 +17,7 @@ extension ControlHandler {
         return ConversationReply(
             peer: peer,
             alias: alias,
+            name: router.heardName(of: peer),
             unread: try await store.history.unreadCount(peer: peer),
             messages: entries.map(ConversationReply.Message.init)
         )
@@ -25,10 +26,12 @@ extension ControlHandler {
     /// `conversations`: every peer with messages in the history, the most recent first.
     package func conversations() async throws -> ConversationsReply {
         let aliases = try await aliases()
+        let names = router.heardNames()
         let conversations = try await store.history.conversations().map {
             ConversationsReply.Conversation(
                 peer: $0.peer,
                 alias: aliases[$0.peer],
+                name: names[$0.peer],
                 messages: $0.messages,
                 unread: $0.unread,
                 lastAt: $0.lastAt

@@ -17,9 +17,10 @@ extension ControlHandler {
         }
         let entries = try await store.history.entries(peer: peer, matching: request.grep, limit: limit)
         let aliases = try await aliases()
+        let names = router.heardNames()
         let counts = try await store.history.statusCounts(peer: peer)
         return HistoryReply(
-            messages: entries.map { HistoryMessage($0, alias: aliases[$0.peer]) },
+            messages: entries.map { HistoryMessage($0, alias: aliases[$0.peer], name: names[$0.peer]) },
             outboundCounts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.name, $0.value) })
         )
     }
@@ -51,7 +52,11 @@ extension ControlHandler {
         let trace = try await store.history.trace(of: id, direction: direction)
         let alias = try await store.contacts.contact(peer: entry.peer)?.alias
         let connected = await router.peers().contains { $0.peer == entry.peer && !$0.links.isEmpty }
-        return TraceReply(message: HistoryMessage(entry, alias: alias), trace: trace, peerConnected: connected)
+        return TraceReply(
+            message: HistoryMessage(entry, alias: alias, name: router.heardName(of: entry.peer)),
+            trace: trace,
+            peerConnected: connected
+        )
     }
 
     /// A message named in a request: its 32-hex-character ID, or the unique start (4
@@ -92,6 +97,7 @@ extension ControlHandler {
         let entries = try await store.history.pending(peer: peer, limit: limit)
         let totals = try await store.history.pendingTotals()
         let aliases = try await aliases()
+        let names = router.heardNames()
         // A peer is reachable over a live link or over a route through relays.
         let connected = Set(await router.peers().filter { !$0.links.isEmpty }.map(\.peer))
             .union(await router.routes().map(\.destination))
@@ -99,6 +105,7 @@ extension ControlHandler {
             HistoryMessage(
                 entry,
                 alias: aliases[entry.peer],
+                name: names[entry.peer],
                 waitingFor: Self.waitingFor(entry, connected: connected.contains(entry.peer))
             )
         }

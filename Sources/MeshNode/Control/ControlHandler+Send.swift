@@ -94,29 +94,22 @@ extension ControlHandler {
                 "send takes the payload as a raw body or as \"text\"/\"payload_base64\", not both"
             )
         }
-        let (peer, alias) = try await resolvePeer(request.peer, for: "send")
-        try Self.requireValidKey(peer)
-        let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
-        let checked = CheckedSend(
-            peer: peer,
-            alias: alias,
-            id: id,
-            expiresAfter: expiresAfter,
-            wait: wait,
-            timeout: timeout,
-            emergency: request.emergency ?? false
-        )
+        let checked = try await checkedParameters(request)
         if let declaredBytes {
             // What the router would refuse for this size (relaying off, too large, the
             // emergency limit, no room in the outbox) is refused before the body is read.
             do {
                 try await router.checkSend(
-                    to: peer,
+                    to: checked.peer,
                     bytes: declaredBytes,
-                    options: SendOptions(id: id, expiresAfter: expiresAfter, emergency: checked.emergency)
+                    options: SendOptions(
+                        id: checked.id,
+                        expiresAfter: checked.expiresAfter,
+                        emergency: checked.emergency
+                    )
                 )
             } catch let error as MeshError {
-                throw MessageFailure(error: Self.notQueued(error, id: id), messageID: id)
+                throw MessageFailure(error: Self.notQueued(error, id: checked.id), messageID: checked.id)
             }
         }
         return checked
@@ -136,10 +129,15 @@ extension ControlHandler {
     }
 
     private func send(_ request: SendRequest, payload: SendPayload) async throws -> SendReply {
+        try await send(try await checkedParameters(request), payload: payload)
+    }
+
+    /// The request's peer (resolved and checked) and send parameters.
+    private func checkedParameters(_ request: SendRequest) async throws -> CheckedSend {
         let (peer, alias) = try await resolvePeer(request.peer, for: "send")
         try Self.requireValidKey(peer)
         let (id, expiresAfter, wait, timeout) = try Self.sendParameters(request)
-        let checked = CheckedSend(
+        return CheckedSend(
             peer: peer,
             alias: alias,
             id: id,
@@ -148,7 +146,6 @@ extension ControlHandler {
             timeout: timeout,
             emergency: request.emergency ?? false
         )
-        return try await send(checked, payload: payload)
     }
 
     private func send(_ checked: CheckedSend, payload: SendPayload) async throws -> SendReply {

@@ -78,6 +78,8 @@ extension ControlHandler {
         if let discoveryMode {
             try SavedDiscoveryMode.save(discoveryMode, dataDirectory: dataDirectory)
             for transport in mdns { await transport.setDiscoveryMode(discoveryMode) }
+            // The name new links' handshakes carry follows the mode (paranoid withholds it).
+            router.setAnnouncedName(SavedDiscoveryMode.applied(discoveryMode, to: configuration).announcedName)
         }
         if limits != router.relayLimits() { router.setRelayLimits(limits) }
         if let enabled = request.relayEnabled {
@@ -108,6 +110,7 @@ extension ControlHandler {
                 .discoveryMode
             if let configuredMode { await transport.setDiscoveryMode(configuredMode) }
         }
+        router.setAnnouncedName(base.announcedName)
         router.setRelayLimits(base.routerConfiguration.relayLimits)
         router.setRelayEnabled(base.routerConfiguration.relayEnabled)
         return try currentSettings(mdns: mdns, changed: "every setting is back to the config's value")

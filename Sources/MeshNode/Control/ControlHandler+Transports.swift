@@ -72,6 +72,7 @@ extension ControlHandler {
         return DialReply(
             peer: peer,
             alias: try? await aliases()[peer],
+            name: router.heardName(of: peer),
             transport: transport,
             address: address
         )
@@ -82,11 +83,13 @@ extension ControlHandler {
         let entries = try await store.ledger.all()
         let aliases = (try? await aliases()) ?? [:]
         let live = Set(await router.peers().map(\.peer))
+        let names = router.heardNames()
         return KnownPeersReply(
             known: entries.map { entry in
                 KnownPeersReply.Entry(
                     peer: entry.peer,
                     alias: aliases[entry.peer],
+                    name: names[entry.peer],
                     transport: entry.transport,
                     address: entry.address,
                     successes: entry.successes,

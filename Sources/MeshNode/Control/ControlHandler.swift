@@ -148,13 +148,26 @@ package struct ControlHandler: Sendable {
     /// `peers`: every peer with a live link, links best first.
     package func peers() async -> PeersReply {
         let peers = await router.peers()
-        return PeersReply(peers: peers, aliases: await aliases(of: peers.map(\.peer)))
+        return PeersReply(
+            peers: peers,
+            aliases: await aliases(of: peers.map(\.peer)),
+            names: names(of: peers.map(\.peer))
+        )
     }
 
     /// `routes`: the route table.
     package func routes() async -> RoutesReply {
         let routes = await router.routes()
-        return RoutesReply(routes: routes, aliases: await aliases(of: routes.flatMap { [$0.destination, $0.nextHop] }))
+        let peers = routes.flatMap { [$0.destination, $0.nextHop] }
+        return RoutesReply(routes: routes, aliases: await aliases(of: peers), names: names(of: peers))
+    }
+
+    /// The names `peers` claimed in their last handshake, by hex ID; nil when none did.
+    func names(of peers: [PeerID]) -> [String: String]? {
+        let heard = router.heardNames()
+        var named: [String: String] = [:]
+        for peer in peers { if let name = heard[peer] { named[peer.hex] = name } }
+        return named.isEmpty ? nil : named
     }
 
     /// The contact aliases of `peers`, by hex ID; nil when none is a contact (or the
@@ -178,10 +191,12 @@ package struct ControlHandler: Sendable {
         }
         let limit = request.limit ?? .max
         let aliases = try await aliases()
-        // Each sender by its contact alias too, as history names peers.
+        let names = router.heardNames()
+        // Each sender by its contact alias and claimed name too, as history names peers.
         func named(_ message: InboxReply.Message) -> InboxReply.Message {
             var message = message
             message.alias = aliases[message.from]
+            message.name = names[message.from]
             return message
         }
         guard request.payloads == false else {

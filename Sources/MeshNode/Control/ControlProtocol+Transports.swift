@@ -56,6 +56,9 @@ public struct DialReply: Codable, Sendable, Hashable {
     public var peer: PeerID
     /// Its alias when it is a contact.
     public var alias: String?
+    /// The name it claimed in its last handshake with this node (its `node.name`):
+    /// self-chosen and not unique; absent when none was heard.
+    public var name: String? = nil
     /// The transport dialled.
     public var transport: String
     /// The address dialled (now in the address ledger).
@@ -70,6 +73,9 @@ public struct KnownPeersReply: Codable, Sendable, Hashable {
         public var peer: PeerID
         /// Its alias when it is a contact.
         public var alias: String?
+        /// The name it claimed in its last handshake with this node (its `node.name`):
+        /// self-chosen and not unique; absent when none was heard.
+        public var name: String? = nil
         /// The transport.
         public var transport: String
         /// The address, in the transport's notation.
@@ -90,7 +96,7 @@ public struct KnownPeersReply: Codable, Sendable, Hashable {
         enum CodingKeys: String, CodingKey {
             case lastSeen = "lastSeenAt"
             case lastSuccess = "lastSuccessAt"
-            case peer, alias, transport, address, successes, failures, connected
+            case peer, alias, name, transport, address, successes, failures, connected
         }
     }
 

@@ -12,7 +12,7 @@ import MeshCore
 /// {"cmd":"inbox","after":0,"limit":100}
 /// {"cmd":"inbox","payloads":false}
 /// {"cmd":"history","peer":"bob","limit":50}
-/// {"cmd":"trace","id":"<32 hex>"}
+/// {"cmd":"trace","message_id":"<32 hex>"}
 /// {"cmd":"contacts_add","alias":"bob","peer":"<64 hex>","note":"from the meetup"}
 /// ```
 public struct ControlRequest: Codable, Sendable, Hashable {

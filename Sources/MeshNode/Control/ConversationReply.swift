@@ -51,13 +51,16 @@ public struct ConversationReply: Codable, Sendable, Hashable {
     public var peer: PeerID
     /// Its alias, when it is a contact.
     public var alias: String?
+    /// The name it claimed in its last handshake with this node (its `node.name`):
+    /// self-chosen and not unique; absent when none was heard.
+    public var name: String? = nil
     /// Its received messages not yet read.
     public var unread: Int
     /// The messages, oldest first (the newest `limit`).
     public var messages: [Message]
 
     enum CodingKeys: String, CodingKey {
-        case peer, alias, unread, messages
+        case peer, alias, name, unread, messages
     }
 
     /// Encodes the messages with their former field names too.
@@ -65,6 +68,7 @@ public struct ConversationReply: Codable, Sendable, Hashable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(peer, forKey: .peer)
         try container.encodeIfPresent(alias, forKey: .alias)
+        try container.encodeIfPresent(name, forKey: .name)
         try container.encode(unread, forKey: .unread)
         try container.encode(messages.withDeprecatedNames, forKey: .messages)
     }
@@ -83,6 +87,9 @@ public struct ConversationsReply: Codable, Sendable, Hashable {
         public var peer: PeerID
         /// Its alias, when it is a contact.
         public var alias: String?
+        /// The name it claimed in its last handshake with this node (its `node.name`):
+        /// self-chosen and not unique; absent when none was heard.
+        public var name: String? = nil
         /// Messages both ways that the history keeps.
         public var messages: Int
         /// Received messages not yet read.

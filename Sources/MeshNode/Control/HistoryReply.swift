@@ -4,21 +4,26 @@ import MeshStore
 
 /// One message in a `history`, `trace` or `outbox` reply: what the store remembers of
 /// it (``HistoryEntry``, the one model of a message's history), with the peer's alias
-/// and, in `outbox`, why it waits. On the wire the entry's fields sit beside `alias`
-/// and `waiting_for` in one object; in Swift they read through (`message.status`).
+/// or claimed name and, in `outbox`, why it waits. On the wire the entry's fields sit
+/// beside `alias`, `name` and `waiting_for` in one object; in Swift they read through
+/// (`message.status`).
 @dynamicMemberLookup
 public struct HistoryMessage: Codable, Sendable, Hashable {
     /// The store's entry.
     public var entry: HistoryEntry
     /// The peer's alias, when it is a contact.
     public var alias: String?
+    /// The name the peer claimed in its last handshake with this node (its
+    /// `node.name`): self-chosen and not unique, a claim rather than an identity.
+    public var name: String?
     /// `outbox` only: why it is still waiting, in one line.
     public var waitingFor: String?
 
     /// The reply form of a history entry.
-    public init(_ entry: HistoryEntry, alias: String?, waitingFor: String? = nil) {
+    public init(_ entry: HistoryEntry, alias: String?, name: String? = nil, waitingFor: String? = nil) {
         self.entry = entry
         self.alias = alias
+        self.name = name
         self.waitingFor = waitingFor
     }
 
@@ -28,23 +33,25 @@ public struct HistoryMessage: Codable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case alias, waitingFor
+        case alias, name, waitingFor
     }
 
-    /// Decodes the entry's fields and `alias`, `waiting_for` from one object.
+    /// Decodes the entry's fields and `alias`, `name`, `waiting_for` from one object.
     public init(from decoder: any Decoder) throws {
         entry = try HistoryEntry(from: decoder)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         alias = try container.decodeIfPresent(String.self, forKey: .alias)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
         waitingFor = try container.decodeIfPresent(String.self, forKey: .waitingFor)
     }
 
-    /// Encodes the entry's fields and `alias`, `waiting_for` into one object, and `id`,
+    /// Encodes the entry's fields and `alias`, `name`, `waiting_for` into one object, and `id`,
     /// the former name of `message_id` (deprecated).
     public func encode(to encoder: any Encoder) throws {
         try entry.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(alias, forKey: .alias)
+        try container.encodeIfPresent(name, forKey: .name)
         try container.encodeIfPresent(waitingFor, forKey: .waitingFor)
         var deprecated = encoder.container(keyedBy: AnyCodingKey.self)
         try deprecated.encode(entry.id, forKey: AnyCodingKey("id"))

@@ -43,6 +43,9 @@ public struct InboxReply: Codable, Sendable, Hashable {
         public var emergency: Bool?
         /// The sender's alias when it is a contact; absent otherwise.
         public var alias: String? = nil
+        /// The name the sender claimed in its last handshake with this node (its
+        /// `node.name`): self-chosen and not unique; absent when none was heard.
+        public var name: String? = nil
         /// True for an emergency broadcast (to every node, `scmesh send --emergency
         /// --broadcast`); absent otherwise.
         public var broadcast: Bool? = nil
@@ -53,7 +56,7 @@ public struct InboxReply: Codable, Sendable, Hashable {
             case id = "messageID"
             case from = "peer"
             case seq, transport, receivedAt, sentAt, bytes, text, payloadBase64, headBase64, topic, emergency, alias
-            case broadcast, unread
+            case name, broadcast, unread
         }
     }
 

@@ -112,7 +112,7 @@ extension NodeCommand {
             request.peer = send.peer
             request.text = send.text
             request.payloadBase64 = send.payloadBase64
-            request.id = send.id
+            request.messageID = send.id
             request.expiresSeconds = send.expiresSeconds
             request.wait = send.wait
             request.timeoutSeconds = send.timeoutSeconds
@@ -134,9 +134,9 @@ extension NodeCommand {
             request.peer = peer
         case .inboxDelete(let seq, let id):
             request.seq = seq
-            request.id = id
+            request.messageID = id
         case .trace(let id):
-            request.id = id
+            request.messageID = id
         case .contacts(.list):
             break
         case .contacts(.add(let alias, let peer, let note)):

@@ -6,6 +6,9 @@ public struct PeersReply: Codable, Sendable, Hashable {
     public var peers: [PeerSnapshot]
     /// The contact aliases of those peers that are contacts, by peer ID (hex).
     public var aliases: [String: String]? = nil
+    /// The names those peers claimed in their last handshake (`node.name`), by peer ID
+    /// (hex): self-chosen and not unique, a claim rather than an identity.
+    public var names: [String: String]? = nil
 }
 
 /// The reply to `routes`.
@@ -16,10 +19,14 @@ public struct RoutesReply: Codable, Sendable, Hashable {
     /// The contact aliases of the destinations and next hops that are contacts, by
     /// peer ID (hex).
     public var aliases: [String: String]?
+    /// The names the destinations and next hops claimed in their last handshake with
+    /// this node (`node.name`), by peer ID (hex).
+    public var names: [String: String]? = nil
 
     /// Creates a reply.
-    public init(routes: [RouteSnapshot], aliases: [String: String]? = nil) {
+    public init(routes: [RouteSnapshot], aliases: [String: String]? = nil, names: [String: String]? = nil) {
         self.routes = routes
         self.aliases = aliases
+        self.names = names
     }
 }

@@ -17,6 +17,9 @@ import Synchronization
 ///   (`handshake_failed`) records a failure for the peers known at that address.
 ///   Links a remote dialled are not recorded: their address is the remote's ephemeral
 ///   port, not one to dial.
+/// - **Names.** Every link that comes up records the name its peer claimed in the
+///   handshake (none forgets the one kept); at start the kept names are handed to the
+///   router, so listings name strangers before they link again.
 ///
 /// MeshCore knows nothing of this: it runs on the router's events and on the dial
 /// failures the node's ``LedgerTransport`` wrappers report.
@@ -54,6 +57,7 @@ public struct AddressLedgerService: Service {
     /// Runs until the service group shuts down or the task is cancelled.
     public func run() async throws {
         let events = await router.events()
+        let names = await restoreNames()
         let known = await redialKnownPeers()
         let continuation = reports.continuation
         await withTaskGroup(of: Void.self) { group in
@@ -62,9 +66,10 @@ public struct AddressLedgerService: Service {
             }
             await cancelWhenGracefulShutdown {
                 var index = known
+                var recorded = names
                 for await input in reports.stream {
                     if Task.isCancelled { break }
-                    await handle(input, index: &index)
+                    await handle(input, index: &index, names: &recorded)
                 }
             }
             group.cancelAll()
@@ -83,6 +88,21 @@ public struct AddressLedgerService: Service {
 
         func peers(transport: String, address: String) -> Set<PeerID> {
             peers[Self.key(transport, address)] ?? []
+        }
+    }
+
+    /// Hands the names peers claimed in earlier runs to the router; returns them as
+    /// the store holds them.
+    private func restoreNames() async -> [PeerID: String] {
+        do {
+            let names = try await ledger.names()
+            router.restoreHeardNames(names)
+            return names
+        } catch {
+            logger.warning(
+                "cannot read the peers' names from the store; strangers are named by ID until they link: \(error)"
+            )
+            return [:]
         }
     }
 
@@ -125,11 +145,22 @@ public struct AddressLedgerService: Service {
         return index
     }
 
-    private func handle(_ input: Input, index: inout AddressIndex) async {
+    /// Updates the ledger for one event or report. `names` holds what the store holds
+    /// of the peers' names, so a link that comes up with the name already kept costs
+    /// no write.
+    private func handle(_ input: Input, index: inout AddressIndex, names: inout [PeerID: String]) async {
         do {
             switch input {
             case .event(let event) where event.kind == .linkUp:
                 guard let peer = event.peer, let link = event.link else { return }
+                let name = router.heardName(of: peer)
+                if name != names[peer] {
+                    try await ledger.recordName(name, of: peer)
+                    // Bounded as the router's names are: past it, a kept name may be
+                    // written once more.
+                    if names.count >= PeerNames.maximumPeers { names.removeAll(keepingCapacity: true) }
+                    names[peer] = name
+                }
                 let snapshot = await router.peers().first { $0.peer == peer }?.links.first { $0.id == link.rawValue }
                 guard let snapshot, snapshot.outbound else { return }
                 index.insert(peer, transport: snapshot.transport, address: snapshot.address)

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import MeshCore
+import Subprocess
 import Synchronization
+import SystemPackage
 
 /// Tells the user that a message arrived (`notify:`): runs `notify.command` through
 /// `/bin/sh -c` with the message in its environment, and with `notify.desktop: auto`
@@ -53,6 +55,8 @@ public final class Notifier: Sendable {
     private let failures: LogLimiter
     private let running = Mutex(0)
     private let baseEnvironment: [String: String]
+    /// Times `notify.timeout_seconds`.
+    private let clock: any MeshClock
     /// `notify-send`'s path when desktop notifications can be shown.
     private let notifySend: String?
 
@@ -61,9 +65,11 @@ public final class Notifier: Sendable {
     public init(
         settings: NodeConfiguration.NotifySettings,
         environment: [String: String] = ProcessInfo.processInfo.environment,
+        clock: any MeshClock = SystemClock(),
         logger: Logger
     ) {
         self.settings = settings
+        self.clock = clock
         self.logger = logger
         self.baseEnvironment = environment
         failures = LogLimiter(logger: logger, interval: .seconds(60))
@@ -133,49 +139,63 @@ public final class Notifier: Sendable {
             ) { "\(label): \($0) more notifications skipped in the last \(LogLimiter.formatted($1)): busy" }
             return
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.environment = baseEnvironment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let finished = AsyncStream<Int32>.makeStream(of: Int32.self)
-        process.terminationHandler = { process in
-            finished.continuation.yield(process.terminationStatus)
-            finished.continuation.finish()
-        }
-        do {
-            try process.run()
-        } catch {
-            running.withLock { $0 -= 1 }
-            failures.note("notify.failed", level: .warning, "\(label): cannot start \(program): \(error)") {
-                "\(label): \($0) more failures in the last \(LogLimiter.formatted($1))"
-            }
-            return
-        }
+        let entries = baseEnvironment.merging(environment) { $1 }.map { Array("\($0.key)=\($0.value)".utf8) + [0] }
         let timeout = settings.timeoutSeconds
-        let pid = process.processIdentifier
-        Task { [self, failures] in
-            let killer = Task {
-                try await Task.sleep(for: .seconds(timeout))
-                kill(pid, SIGKILL)
+        Task { [self, failures, clock] in
+            defer { running.withLock { $0 -= 1 } }
+            // The program races its timeout; cancelling the run kills it (SIGKILL).
+            let outcome = await withTaskGroup(of: Outcome.self) { group in
+                group.addTask {
+                    do {
+                        let result = try await Subprocess.run(
+                            .path(FilePath(program)),
+                            arguments: Arguments(arguments),
+                            environment: .custom(entries),
+                            input: .none,
+                            output: .discarded,
+                            error: .discarded
+                        )
+                        return .ended(result.terminationStatus)
+                    } catch {
+                        return Task.isCancelled ? .timedOut : .failedToStart("\(error)")
+                    }
+                }
+                group.addTask {
+                    try? await clock.sleep(until: clock.now + .seconds(timeout))
+                    return .timedOut
+                }
+                let first = await group.next() ?? .timedOut
+                group.cancelAll()
+                return first
+            }
+            switch outcome {
+            case .ended(.exited(0)):
+                break
+            case .ended(.exited(let code)):
+                failures.note("notify.failed", level: .warning, "\(label) exited with status \(code)") {
+                    "\(label): \($0) more failures in the last \(LogLimiter.formatted($1))"
+                }
+            case .ended:
+                break  // ended by a signal it was sent from elsewhere
+            case .timedOut:
                 failures.note(
                     "notify.timed_out",
                     level: .warning,
                     "\(label) still ran after \(timeout) s (notify.timeout_seconds), killed"
                 ) { "\(label): \($0) more killed in the last \(LogLimiter.formatted($1))" }
-            }
-            var status: Int32 = 0
-            for await value in finished.stream { status = value }
-            killer.cancel()
-            running.withLock { $0 -= 1 }
-            if status != 0 && process.terminationReason == .exit {
-                failures.note("notify.failed", level: .warning, "\(label) exited with status \(status)") {
+            case .failedToStart(let reason):
+                failures.note("notify.failed", level: .warning, "\(label): cannot start \(program): \(reason)") {
                     "\(label): \($0) more failures in the last \(LogLimiter.formatted($1))"
                 }
             }
         }
+    }
+
+    /// How a notification program ended.
+    private enum Outcome: Sendable {
+        case ended(TerminationStatus)
+        case timedOut
+        case failedToStart(String)
     }
 
     /// The first executable `name` on `path` (colon-separated).

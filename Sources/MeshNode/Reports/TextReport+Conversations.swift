@@ -5,11 +5,12 @@ import MeshStore
 extension TextReport {
     /// `scmesh conversation PEER`: one block per message, oldest first.
     public static func conversation(_ reply: ConversationReply, full: Bool = false) -> String {
-        let name = peerName(reply.peer, reply.alias)
+        let name = named(reply.peer, alias: reply.alias, name: reply.name, full: true)
         guard !reply.messages.isEmpty else { return "no messages with \(name) in the history" }
         var lines = ["conversation with \(name) (\(reply.unread) unread)"]
         for message in reply.messages {
-            let who = message.direction == "in" ? named(reply.peer, alias: reply.alias, full: full) : "me"
+            let who =
+                message.direction == "in" ? named(reply.peer, alias: reply.alias, name: reply.name, full: full) : "me"
             let mark = message.unread == true ? "  unread" : ""
             lines.append(
                 "\(timestamp(message.at))  \(who)  [\(escaped(message.status))]\(mark)  \(messageID(message.id, full: full))"
@@ -32,7 +33,8 @@ extension TextReport {
         var rows = [["PEER", "MESSAGES", "UNREAD", "LAST"]]
         for conversation in reply.conversations {
             rows.append([
-                named(conversation.peer, alias: conversation.alias, full: full), String(conversation.messages),
+                named(conversation.peer, alias: conversation.alias, name: conversation.name, full: full),
+                String(conversation.messages),
                 String(conversation.unread), timestamp(conversation.lastAt),
             ])
         }

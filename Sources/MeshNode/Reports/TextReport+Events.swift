@@ -4,13 +4,21 @@ import MeshCore
 extension TextReport {
     /// One event as `scmesh events` prints it: `#id time kind fields…` (control
     /// characters in remote data escaped). The peer is named as every listing names
-    /// one (`aliases`: the contacts' aliases by peer), and so is the message ID;
+    /// one (`aliases`: the contacts' aliases by peer; `names`: the names strangers
+    /// claimed), and so is the message ID;
     /// `full` prints both whole.
-    public static func event(_ event: NodeEvent, aliases: [PeerID: String] = [:], full: Bool = false) -> String {
+    public static func event(
+        _ event: NodeEvent,
+        aliases: [PeerID: String] = [:],
+        names: [PeerID: String] = [:],
+        full: Bool = false
+    ) -> String {
         let fields = event.event
         var parts = [escaped(fields.kind.name)]
         if let transport = fields.transport { parts.append("transport=\(escaped(transport))") }
-        if let peer = fields.peer { parts.append("peer=\(named(peer, alias: aliases[peer], full: full))") }
+        if let peer = fields.peer {
+            parts.append("peer=\(named(peer, alias: aliases[peer], name: names[peer], full: full))")
+        }
         if let link = fields.link { parts.append(escaped("\(link)")) }
         if let address = fields.address { parts.append("address=\(escaped(address))") }
         if let from = fields.from, let to = fields.to { parts.append("\(escaped(from)) -> \(escaped(to))") }

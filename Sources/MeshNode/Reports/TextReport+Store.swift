@@ -5,7 +5,7 @@ import MeshStore
 extension TextReport {
     /// `scmesh send`: one line with the message ID.
     public static func sent(_ reply: SendReply) -> String {
-        let to = peerName(reply.peer, reply.alias)
+        let to = named(reply.peer, alias: reply.alias, full: true)
         let over = reply.transport.map { " over \(escaped($0))" } ?? ""
         switch reply.status {
         case .delivered where reply.waitedSeconds != nil:
@@ -29,7 +29,7 @@ extension TextReport {
         for message in reply.messages {
             rows.append([
                 timestamp(message.createdAt), message.direction == .outbound ? "to" : "from",
-                named(message.peer, alias: message.alias, full: full),
+                named(message.peer, alias: message.alias, name: message.name, full: full),
                 escaped(message.status.name) + (message.unread == true ? " (unread)" : ""),
                 message.transport.map { escaped($0) } ?? "-", String(message.bytes), messageID(message.id, full: full),
                 message.reason.map { escaped($0) } ?? "",
@@ -50,7 +50,8 @@ extension TextReport {
         let message = reply.message
         var lines = [
             "message     \(message.id.hex)",
-            (message.direction == .outbound ? "to          " : "from        ") + peerName(message.peer, message.alias)
+            (message.direction == .outbound ? "to          " : "from        ")
+                + named(message.peer, alias: message.alias, name: message.name, full: true)
                 + (reply.peerConnected ? "  (a link is up now)" : "  (no link now)"),
             "status      \(escaped(message.status.name))\(message.reason.map { ": \(escaped($0))" } ?? "")",
             "bytes       \(message.bytes) (the payload; a sealed envelope's size is in the trace)",
@@ -81,7 +82,7 @@ extension TextReport {
         var rows = [["SINCE", "PEER", "STATUS", "TRIES", "BYTES", "EXPIRES", "ID", "WAITING FOR"]]
         for message in reply.messages {
             rows.append([
-                timestamp(message.createdAt), named(message.peer, alias: message.alias, full: full),
+                timestamp(message.createdAt), named(message.peer, alias: message.alias, name: message.name, full: full),
                 escaped(message.status.name), String(message.attempts), String(message.bytes),
                 message.expiresAt.map { "in " + duration(max(0, $0.timeIntervalSinceNow)) } ?? "-",
                 messageID(message.id, full: full),
@@ -122,11 +123,6 @@ extension TextReport {
         let dropped = reply.dropped.sorted { $0.key < $1.key }.map { "\(escaped($0.key)) \($0.value)" }
         if !dropped.isEmpty { lines.append("dropped since start: " + dropped.joined(separator: ", ")) }
         return lines.joined(separator: "\n")
-    }
-
-    static func peerName(_ peer: PeerID, _ alias: String?, short: Bool = false) -> String {
-        guard let alias else { return short ? peer.short + "…" : peer.hex }
-        return "\(escaped(alias)) (\(short ? peer.short + "…" : peer.hex))"
     }
 
     static func timestamp(_ date: Date) -> String {

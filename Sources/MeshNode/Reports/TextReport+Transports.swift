@@ -27,7 +27,7 @@ extension TextReport {
 
     /// `scmesh dial`: the peer whose link came up.
     public static func dial(_ reply: DialReply) -> String {
-        "linked to \(peerName(reply.peer, reply.alias)) over \(escaped(reply.transport)) at \(escaped(reply.address))"
+        "linked to \(named(reply.peer, alias: reply.alias, name: reply.name, full: true)) over \(escaped(reply.transport)) at \(escaped(reply.address))"
     }
 
     /// `scmesh peers --known`: the address ledger.
@@ -36,7 +36,8 @@ extension TextReport {
         var rows = [["PEER", "TRANSPORT", "ADDRESS", "OK", "FAILED", "LAST SEEN", "LINKED"]]
         for entry in reply.known {
             rows.append([
-                named(entry.peer, alias: entry.alias, full: full), escaped(entry.transport), escaped(entry.address),
+                named(entry.peer, alias: entry.alias, name: entry.name, full: full), escaped(entry.transport),
+                escaped(entry.address),
                 String(entry.successes), String(entry.failures), timestamp(entry.lastSeen),
                 entry.connected ? "yes" : "",
             ])

@@ -27,7 +27,13 @@ public enum TextReport {
             let features = featureSummary(peer.capabilities)
             for (index, link) in peer.links.enumerated() {
                 rows.append([
-                    index == 0 ? named(peer.peer, alias: reply.aliases?[peer.peer.hex], full: full) : "",
+                    index == 0
+                        ? named(
+                            peer.peer,
+                            alias: reply.aliases?[peer.peer.hex],
+                            name: reply.names?[peer.peer.hex],
+                            full: full
+                        ) : "",
                     index == 0 ? wire : "",
                     index == 0 ? features : "",
                     escaped(link.transport), String(link.priority), escaped(link.address),
@@ -38,7 +44,13 @@ public enum TextReport {
             }
             if peer.links.isEmpty {
                 rows.append([
-                    named(peer.peer, alias: reply.aliases?[peer.peer.hex], full: full), wire, features, "-", "-", "-",
+                    named(
+                        peer.peer,
+                        alias: reply.aliases?[peer.peer.hex],
+                        name: reply.names?[peer.peer.hex],
+                        full: full
+                    ),
+                    wire, features, "-", "-", "-",
                     "-", "-", "",
                 ])
             }
@@ -67,19 +79,26 @@ public enum TextReport {
         return "#\(value & 0xFFFFF) (\(duration(max(0, now.timeIntervalSince(started)))) ago)"
     }
 
-    /// A peer as every listing names it: a contact as `alias (8 hex…)`, anyone else by
-    /// the first 8 hex characters of its ID (`8 hex…`, a prefix every command takes);
-    /// with `full`, the whole ID in place of the 8.
+    /// A peer as every listing names it: a contact as `alias (8 hex…)`; a stranger that
+    /// claimed a name in its handshake (its `node.name`) as `~name (8 hex…)`, the tilde
+    /// marking a claim that is not a contact's alias; anyone else by the first 8 hex
+    /// characters of its ID (`8 hex…`, a prefix every command takes). The alias wins
+    /// over a claimed name. With `full`, the whole ID in place of the 8.
     ///
     /// ```swift
-    /// TextReport.named(bob, alias: "bob", full: false)  // "bob (f74da8b4…)"
-    /// TextReport.named(carol, alias: nil, full: false)  // "3d4017c3…"
+    /// TextReport.named(bob, alias: "bob", full: false)                 // "bob (f74da8b4…)"
+    /// TextReport.named(dave, alias: nil, name: "dave", full: false)    // "~dave (9a0c11e2…)"
+    /// TextReport.named(carol, alias: nil, full: false)                 // "3d4017c3…"
     /// ```
-    public static func named(_ peer: PeerID, alias: String?, full: Bool) -> String {
+    public static func named(_ peer: PeerID, alias: String?, name: String? = nil, full: Bool) -> String {
         let id = full ? peer.hex : peer.short + "…"
-        guard let alias else { return id }
-        return "\(escaped(alias)) (\(id))"
+        if let alias { return "\(escaped(alias)) (\(id))" }
+        if let name { return "\(claimedNameMark)\(escaped(name)) (\(id))" }
+        return id
     }
+
+    /// What precedes a stranger's claimed name wherever a peer is printed.
+    public static let claimedNameMark = "~"
 
     /// A message ID in a listing: its first 8 hex characters (a prefix every command
     /// that takes a message ID accepts), or the whole ID when `full`.
@@ -95,9 +114,20 @@ public enum TextReport {
         let ordered = reply.routes.sorted { ($0.hops, $0.destination) < ($1.hops, $1.destination) }
         for route in ordered {
             rows.append([
-                named(route.destination, alias: reply.aliases?[route.destination.hex], full: full),
+                named(
+                    route.destination,
+                    alias: reply.aliases?[route.destination.hex],
+                    name: reply.names?[route.destination.hex],
+                    full: full
+                ),
                 route.nextHop == route.destination
-                    ? "direct" : named(route.nextHop, alias: reply.aliases?[route.nextHop.hex], full: full),
+                    ? "direct"
+                    : named(
+                        route.nextHop,
+                        alias: reply.aliases?[route.nextHop.hex],
+                        name: reply.names?[route.nextHop.hex],
+                        full: full
+                    ),
                 String(route.hops), escaped(route.transport),
                 duration(Double(route.ageMilliseconds) / 1000), route.sequence.map { sequence($0) } ?? "-",
             ])
@@ -105,7 +135,7 @@ public enum TextReport {
         return table(rows)
     }
 
-    /// `scmesh inbox`. The sender is named as in every listing (``named(_:alias:full:)``).
+    /// `scmesh inbox`. The sender is named as in every listing (``named(_:alias:name:full:)``).
     /// Emergencies come first; the others in the order received, or with `bySent`
     /// grouped by sender (in the order of each one's first message) and in the order
     /// each sender sent them.
@@ -135,7 +165,7 @@ public enum TextReport {
     /// its sequence number, the start of its ID, when it was received and, when the
     /// sender's envelope says, sent.
     public static func inboxMessage(_ message: InboxReply.Message, full: Bool = false) -> String {
-        let sender = named(message.from, alias: message.alias, full: full)
+        let sender = named(message.from, alias: message.alias, name: message.name, full: full)
         let sent = message.sentAt.map { "  sent \(timestamp($0))" } ?? ""
         let header =
             "#\(message.seq)  \(messageID(message.id, full: full))  received \(timestamp(message.receivedAt))\(sent)  from \(sender)  via \(escaped(message.transport))  \(message.bytes) bytes"

@@ -4,10 +4,12 @@ extension DeliveryPipeline {
     /// How a message goes out by flooding (docs/PROTOCOL.md §A.9).
     enum FloodStep {
         /// This node starts the flood of its copy (its own message or receipt with no
-        /// route, a relayed message whose route keeps failing, an emergency) and keeps
-        /// the copy until a route to the destination appears: the flood is a fallback,
-        /// custody stays here.
+        /// route, an emergency) and keeps the copy until a route to the destination
+        /// appears: the flood is a fallback, custody stays here.
         case start
+        /// As ``start``, for a message whose route keeps failing: a flood through
+        /// (flag `0x0010`), which no relay's route stops.
+        case startThrough
         /// A flood copy taken from a neighbour: re-broadcast once (unless suppressed),
         /// then custody has passed on.
         case relay
@@ -24,8 +26,9 @@ extension DeliveryPipeline {
         let emergency = flags & DataFrame.emergencyFlag != 0
         if flags & DataFrame.floodFlag != 0, message.isRelayed {
             // A flood copy from a neighbour: by route when this node has one (the flood
-            // stops spreading where routes are known), except emergencies.
-            return hop == nil || emergency ? .relay : nil
+            // stops spreading where routes are known), except emergencies and floods
+            // started because a route kept failing.
+            return hop == nil || emergency || flags & DataFrame.floodThroughFlag != 0 ? .relay : nil
         }
         if emergency { return .start }
         guard configuration.flood.enabled else { return nil }
@@ -33,8 +36,8 @@ extension DeliveryPipeline {
         let limit = configuration.flood.afterFailedAttempts
         if limit > 0, let record = await queue.record(message.id), record.attempts > limit {
             // The route keeps failing (e.g. its next hop refuses the message as a loop):
-            // flood it once rather than hold it for ever.
-            return .start
+            // flood it once, past every route, rather than hold it for ever.
+            return .startThrough
         }
         return nil
     }
@@ -69,9 +72,11 @@ extension DeliveryPipeline {
         let peer = message.destination
         // Kept here until a route appears: ask for one (a copy only passed on asks
         // nothing).
-        if step == .start, !hasRoute(to: peer) { routeWanted(peer) }
-        let emergency = message.flags & DataFrame.emergencyFlag != 0
-        if step == .relay, !emergency, flood.shouldSuppress(id) {
+        if step != .relay, !hasRoute(to: peer) { routeWanted(peer) }
+        // Emergencies and floods past failing routes go everywhere: a neighbour that
+        // offered one may hold it only to send it back along its route.
+        let everywhere = message.flags & (DataFrame.emergencyFlag | DataFrame.floodThroughFlag) != 0
+        if step == .relay, !everywhere, flood.shouldSuppress(id) {
             switch flood.beginRelease(id) {
             case .custody(let ttl):
                 custody = ttl
@@ -89,9 +94,13 @@ extension DeliveryPipeline {
         var out = message
         if out.flags & DataFrame.sealedFlag == 0 { out = try await sealForRelay(out) }
         out.flags |= DataFrame.floodFlag
-        if step == .start {
+        let through = step == .startThrough
+        if through { out.flags |= DataFrame.floodThroughFlag }
+        if step != .relay {
+            // A flood past failing routes gets the whole flood radius: the loop it
+            // escapes may have used up the message's own TTL.
             out.ttl =
-                message.isRelayed
+                message.isRelayed && !through
                 ? min(message.ttl ?? configuration.flood.ttl, configuration.flood.ttl) : configuration.flood.ttl
         }
         var skip = flood.offered(id)
@@ -142,7 +151,7 @@ extension DeliveryPipeline {
             }
             await update(message, to: .relayed, transport: transport, reason: reason)
             flood.endRelease(id)
-        case .start:
+        case .start, .startThrough:
             stats.update { $0.flood.started += 1 }
             // Its own copies coming back are duplicates from now on.
             _ = try? await flood.seen.insert(id)

@@ -28,9 +28,13 @@ extension InboundPipeline {
         }
         let isReceipt = frame.flags & DataFrame.receiptFlag != 0
         let isEmergency = frame.flags & DataFrame.emergencyFlag != 0
-        if !isReceipt, !isEmergency, let refusal = delivery.relayBudget.check(from: session.remote) {
+        let budgeted = !isReceipt && !isEmergency
+        if budgeted, let refusal = delivery.relayBudget.reserve(from: session.remote) {
             return refuseFlood(refusal.reason, frame, session, refusal.detail)
         }
+        // Reserved now, given back unless the flood is taken into custody below.
+        var spent = false
+        defer { if budgeted, !spent { delivery.relayBudget.release(from: session.remote) } }
         let payload: [UInt8]
         switch gather(frame, from: session, checkingDedup: false) {
         case .answer(let result): return result
@@ -76,7 +80,7 @@ extension InboundPipeline {
             // The queue holds it, and the queue answers duplicates too.
             logger.debug("flood \(id.hex) is queued but not in the duplicate cache: \(error)")
         }
-        if !isReceipt, !isEmergency { delivery.relayBudget.spend(from: session.remote) }
+        spent = true
         stats.update {
             $0.relayAccepted += 1
             $0.flood.accepted += 1

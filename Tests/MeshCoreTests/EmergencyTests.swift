@@ -150,18 +150,7 @@ import TransportLoopback
     static func frame(_ sequence: UInt32, origin: PeerID, destination: PeerID, flags: UInt16) -> Frame {
         let body: [UInt8] = [0xE0, 0x01, 0x02]
         return .data(
-            DataFrame(
-                sequence: sequence,
-                messageID: .random(),
-                origin: origin,
-                destination: destination,
-                ttl: 7,
-                chunkIndex: 0,
-                chunkCount: 1,
-                messageLength: UInt32(body.count),
-                flags: flags,
-                payload: body
-            )
+            DataFrame.whole(sequence: sequence, origin: origin, destination: destination, flags: flags, payload: body)
         )
     }
 

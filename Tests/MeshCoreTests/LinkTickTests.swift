@@ -57,10 +57,12 @@ import Testing
     static func start(_ session: LinkSession) -> Task<String, Never> {
         Task {
             await session.run(
-                deliver: { _, _ in .accepted },
-                announce: { _, _ in },
-                topic: { _, _ in },
-                onMalformed: { _ in }
+                LinkSession.Handlers(
+                    deliver: { _, _ in .accepted },
+                    announce: { _, _ in },
+                    topic: { _, _ in },
+                    onMalformed: { _ in }
+                )
             )
         }
     }

@@ -46,15 +46,10 @@ struct TestReceiptSigner: ReceiptSigner {
 
     static func receiptFrame(_ sequence: UInt32, origin: PeerID, destination: PeerID, body: [UInt8]) -> Frame {
         .data(
-            DataFrame(
+            DataFrame.whole(
                 sequence: sequence,
-                messageID: .random(),
                 origin: origin,
                 destination: destination,
-                ttl: 7,
-                chunkIndex: 0,
-                chunkCount: 1,
-                messageLength: UInt32(body.count),
                 flags: DataFrame.receiptFlag,
                 payload: body
             )
@@ -171,17 +166,7 @@ struct TestReceiptSigner: ReceiptSigner {
         let content: [UInt8] = Array("hello r".utf8)
         try await peer.send(
             .data(
-                DataFrame(
-                    sequence: sequence,
-                    messageID: mine,
-                    origin: x,
-                    destination: r,
-                    ttl: 7,
-                    chunkIndex: 0,
-                    chunkCount: 1,
-                    messageLength: UInt32(content.count),
-                    payload: content
-                )
+                DataFrame.whole(sequence: sequence, messageID: mine, origin: x, destination: r, payload: content)
             )
         )
         #expect(await router.incoming.receive()?.id == mine)

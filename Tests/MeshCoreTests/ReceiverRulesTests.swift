@@ -23,15 +23,12 @@ import TransportLoopback
         flags: UInt16 = 0
     ) -> Frame {
         .data(
-            DataFrame(
+            DataFrame.whole(
                 sequence: sequence,
                 messageID: id,
                 origin: origin,
                 destination: destination,
                 ttl: ttl,
-                chunkIndex: 0,
-                chunkCount: 1,
-                messageLength: UInt32(chunk.count),
                 flags: flags,
                 payload: chunk
             )

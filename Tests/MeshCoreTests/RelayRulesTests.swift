@@ -42,15 +42,12 @@ import TransportLoopback
     ) -> Frame {
         let body: [UInt8] = [0xE0, 0x01, 0x02]
         return .data(
-            DataFrame(
+            DataFrame.whole(
                 sequence: sequence,
                 messageID: id,
                 origin: origin,
                 destination: destination,
                 ttl: ttl,
-                chunkIndex: 0,
-                chunkCount: 1,
-                messageLength: UInt32(body.count),
                 flags: flags ?? (sealed ? DataFrame.sealedFlag : 0),
                 payload: body
             )
@@ -323,15 +320,12 @@ import TransportLoopback
         // is X itself, not Y, so R takes it and sends it to X again.
         try await peerY.send(
             .data(
-                DataFrame(
+                DataFrame.whole(
                     sequence: 1,
                     messageID: first.messageID,
                     origin: r,
                     destination: x,
                     ttl: 5,
-                    chunkIndex: 0,
-                    chunkCount: 1,
-                    messageLength: UInt32(first.payload.count),
                     flags: DataFrame.receiptFlag | DataFrame.sealedFlag,
                     payload: first.payload
                 )

@@ -119,15 +119,11 @@ import TransportLoopback
             sequence += 1
             try await toB.send(
                 .data(
-                    DataFrame(
+                    DataFrame.whole(
                         sequence: sequence,
                         messageID: id,
                         origin: origin,
                         destination: b.peer,
-                        ttl: 7,
-                        chunkIndex: 0,
-                        chunkCount: 1,
-                        messageLength: UInt32(envelope.count),
                         flags: DataFrame.sealedFlag,
                         payload: envelope
                     )

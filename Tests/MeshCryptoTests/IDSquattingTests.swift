@@ -44,15 +44,11 @@ import TransportLoopback
         let junk: [UInt8] = Array(repeating: 7, count: 113)
         try await toC.send(
             .data(
-                DataFrame(
+                DataFrame.whole(
                     sequence: 1,
                     messageID: first,
                     origin: a.peer,
                     destination: c.peer,
-                    ttl: 7,
-                    chunkIndex: 0,
-                    chunkCount: 1,
-                    messageLength: UInt32(junk.count),
                     flags: DataFrame.receiptFlag,
                     payload: junk
                 )
@@ -61,18 +57,7 @@ import TransportLoopback
         let own: [UInt8] = Array("M's own message".utf8)
         try await toC.send(
             .data(
-                DataFrame(
-                    sequence: 2,
-                    messageID: second,
-                    origin: m,
-                    destination: c.peer,
-                    ttl: 7,
-                    chunkIndex: 0,
-                    chunkCount: 1,
-                    messageLength: UInt32(own.count),
-                    flags: 0,
-                    payload: own
-                )
+                DataFrame.whole(sequence: 2, messageID: second, origin: m, destination: c.peer, payload: own)
             )
         )
         // C answers a PING only after it handled every frame before it on the link.

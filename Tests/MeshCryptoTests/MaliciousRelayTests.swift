@@ -211,15 +211,10 @@ import TransportLoopback
         for index in 0..<30 {
             let junk = try EnvelopeSealer(identity: mallory).seal([UInt8(index)], to: nowhere)
             sequence += 1
-            let frame = DataFrame(
+            let frame = DataFrame.whole(
                 sequence: UInt32(1000 + index),
-                messageID: .random(),
                 origin: m,
                 destination: nowhere,
-                ttl: 7,
-                chunkIndex: 0,
-                chunkCount: 1,
-                messageLength: UInt32(junk.count),
                 flags: DataFrame.sealedFlag,
                 payload: junk
             )

@@ -179,15 +179,10 @@ struct InboundCommitTests {
         func data(_ sequence: UInt32, origin: PeerID, to destination: PeerID, sealed: Bool) -> Frame {
             let body: [UInt8] = [0xE0, UInt8(truncatingIfNeeded: sequence)]
             return .data(
-                DataFrame(
+                DataFrame.whole(
                     sequence: sequence,
-                    messageID: .random(),
                     origin: origin,
                     destination: destination,
-                    ttl: 7,
-                    chunkIndex: 0,
-                    chunkCount: 1,
-                    messageLength: UInt32(body.count),
                     flags: sealed ? DataFrame.sealedFlag : 0,
                     payload: body
                 )

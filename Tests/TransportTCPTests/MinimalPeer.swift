@@ -75,17 +75,7 @@ struct MinimalPeer {
         nextSequence += 1
         try await send(
             .data(
-                DataFrame(
-                    sequence: sequence,
-                    messageID: .random(),
-                    origin: id,
-                    destination: remote,
-                    ttl: 32,
-                    chunkIndex: 0,
-                    chunkCount: 1,
-                    messageLength: UInt32(payload.count),
-                    payload: payload
-                )
+                DataFrame.whole(sequence: sequence, origin: id, destination: remote, ttl: 32, payload: payload)
             )
         )
         return sequence

@@ -95,11 +95,13 @@ extension LinkManager {
         let announcer = self.announcer
         let gossip = self.gossip
         let reason = await session.run(
-            deliver: { frame, session in await inbound.accept(frame, from: session) },
-            announce: { frame, session in announcer.accept(frame, from: session) },
-            addresses: { record, session in self.acceptAddresses(record, from: session) },
-            topic: { frame, session in await gossip.accept(frame, from: session) },
-            onMalformed: { error in self.noteMalformed(error, session: session) }
+            LinkSession.Handlers(
+                deliver: { frame, session in await inbound.accept(frame, from: session) },
+                announce: { frame, session in announcer.accept(frame, from: session) },
+                addresses: { record, session in self.acceptAddresses(record, from: session) },
+                topic: { frame, session in await gossip.accept(frame, from: session) },
+                onMalformed: { error in self.noteMalformed(error, session: session) }
+            )
         )
         if session.endedByWriteStall.load(ordering: .relaxed) {
             stats.update { $0.writeStalledLinksClosed += 1 }

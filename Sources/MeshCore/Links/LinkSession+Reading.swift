@@ -11,22 +11,9 @@ extension LinkSession {
     /// multi-chunk message, another copy of a message being delivered and a PING are
     /// handled only after every delivery before them ended. Returns once every
     /// delivery it started ended.
-    func readLoop(
-        deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
-        announce: @Sendable (Frame, LinkSession) -> Void,
-        addresses: @Sendable (AddressesFrame, LinkSession) -> Void,
-        topic: @Sendable (Frame, LinkSession) async -> Void,
-        onMalformed: @Sendable (MeshError) async -> Void
-    ) async -> String {
+    func readLoop(_ handlers: Handlers) async -> String {
         await withDiscardingTaskGroup(returning: String.self) { group in
-            await readFrames(
-                into: &group,
-                deliver: deliver,
-                announce: announce,
-                addresses: addresses,
-                topic: topic,
-                onMalformed: onMalformed
-            )
+            await readFrames(into: &group, handlers)
         }
     }
 
@@ -61,14 +48,8 @@ extension LinkSession {
         for _ in 0..<Self.maxDeliveriesInFlight { deliveries.release() }
     }
 
-    private func readFrames(
-        into group: inout DiscardingTaskGroup,
-        deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
-        announce: @Sendable (Frame, LinkSession) -> Void,
-        addresses: @Sendable (AddressesFrame, LinkSession) -> Void,
-        topic: @Sendable (Frame, LinkSession) async -> Void,
-        onMalformed: @Sendable (MeshError) async -> Void
-    ) async -> String {
+    private func readFrames(into group: inout DiscardingTaskGroup, _ handlers: Handlers) async -> String {
+        let deliver = handlers.deliver
         var reassembler = PacketReassembler()
         do {
             while let packet = try await link.receive() {
@@ -85,7 +66,7 @@ extension LinkSession {
                 } catch {
                     let meshError =
                         (error as? MeshError) ?? MeshError(.malformedFrame, "frame failed to decrypt", cause: error)
-                    await onMalformed(meshError)
+                    await handlers.onMalformed(meshError)
                     return "rejected input: \(meshError.message)"
                 }
                 framesRead.add(1, ordering: .relaxed)
@@ -139,11 +120,11 @@ extension LinkSession {
                 case .ack(let ack):
                     try handleAck(ack)
                 case .announce, .routeRequest, .routeSummary, .routeListing, .routeHops:
-                    announce(frame, self)
+                    handlers.announce(frame, self)
                 case .addresses(let record):
-                    addresses(record, self)
+                    handlers.addresses(record, self)
                 case .topicMessage, .topicControl:
-                    await topic(frame, self)
+                    await handlers.topic(frame, self)
                 case .ping(let nonce):
                     // Answered once every DATA frame before it was handled: its PONG
                     // says the frames ahead of it on the link were decided.
@@ -167,7 +148,7 @@ extension LinkSession {
             if let closed = state.withLock({ $0.closed }) { return closed.message }
             return "remote closed the link"
         } catch let error as MeshError where error.code == .malformedFrame || error.code == .frameTooLarge {
-            await onMalformed(error)
+            await handlers.onMalformed(error)
             return "rejected input: \(error.message)"
         } catch {
             // Closed on our side (shutdown, duplicate, dead link): say why, not how the

@@ -55,27 +55,30 @@ extension LinkSession {
         }
     }
 
+    /// Where the reader hands what it reads, by kind of frame.
+    struct Handlers: Sendable {
+        /// Takes an inbound DATA frame (delivery, custody or relay) and says what to
+        /// answer.
+        var deliver: @Sendable (DataFrame, LinkSession) async -> AcceptResult
+        /// Takes a routing frame (ANNOUNCE, ROUTE REQUEST, SUMMARY, LISTING, HOPS).
+        var announce: @Sendable (Frame, LinkSession) -> Void
+        /// Takes an ADDRESSES frame.
+        var addresses: @Sendable (AddressesFrame, LinkSession) -> Void = { _, _ in }
+        /// Takes a topic frame.
+        var topic: @Sendable (Frame, LinkSession) async -> Void
+        /// Hears of input that ends the link (a frame that fails to decrypt or decode).
+        var onMalformed: @Sendable (MeshError) async -> Void
+    }
+
     /// Runs the reader, control writer and ticker until the link ends, on the link's
     /// ``Link/preferredTaskExecutor`` when it names one (the global pool otherwise).
-    /// - Parameter deliver: hands an inbound data frame to the router.
+    /// - Parameter handlers: where the reader hands each frame.
     /// - Returns: why the link ended.
-    func run(
-        deliver: @escaping @Sendable (DataFrame, LinkSession) async -> AcceptResult,
-        announce: @escaping @Sendable (Frame, LinkSession) -> Void,
-        addresses: @escaping @Sendable (AddressesFrame, LinkSession) -> Void = { _, _ in },
-        topic: @escaping @Sendable (Frame, LinkSession) async -> Void,
-        onMalformed: @escaping @Sendable (MeshError) async -> Void
-    ) async -> String {
+    func run(_ handlers: Handlers) async -> String {
         let executor = link.preferredTaskExecutor
         let reason: String = await withTaskGroup(of: String?.self) { group in
             group.addTask(executorPreference: executor) {
-                await self.readLoop(
-                    deliver: deliver,
-                    announce: announce,
-                    addresses: addresses,
-                    topic: topic,
-                    onMalformed: onMalformed
-                )
+                await self.readLoop(handlers)
             }
             group.addTask(executorPreference: executor) {
                 await self.controlLoop()

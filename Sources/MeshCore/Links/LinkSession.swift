@@ -4,7 +4,7 @@ import Synchronization
 /// One authenticated link in use by the router: sequence numbers, the in-flight
 /// window, hop acknowledgements, RTT, keepalive and health.
 ///
-/// Three loops run per session (``run(deliver:)``): the reader (never writes, so two
+/// Three loops run per session (``run(_:)``): the reader (never writes, so two
 /// back-pressured peers cannot deadlock; it hands each DATA frame to a delivery task
 /// of its own and reads on, at most ``maxDeliveriesInFlight`` at once, and a frame is
 /// acknowledged when its delivery ends; a chunk of a multi-chunk message, a second copy

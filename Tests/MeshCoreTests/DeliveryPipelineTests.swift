@@ -39,6 +39,9 @@ final class ScriptedSink: MessageSink {
     }
 
     func accept(_ message: InboundMessage) async throws {
+        // Decided before the offer is reported: a test that stops refusing once it saw
+        // an offer must not turn that offer into an accepted one.
+        let refusing = state.withLock { $0.refusing }
         offerContinuation.yield(message)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let hold = state.withLock { state in
@@ -47,10 +50,8 @@ final class ScriptedSink: MessageSink {
             }
             if !hold { continuation.resume() }
         }
-        try state.withLock { state throws(MeshError) in
-            if state.refusing { throw MeshError(.notRunning, "scripted refusal") }
-            state.accepted.append(message)
-        }
+        if refusing { throw MeshError(.notRunning, "scripted refusal") }
+        state.withLock { $0.accepted.append(message) }
     }
 }
 
@@ -97,13 +98,15 @@ struct CustodyPair {
         for await event in events where event.kind == .linkUp { break }
     }
 
-    /// Moves A's clock forward in ack-timeout steps until `done` says so.
+    /// Moves A's clock forward in ack-timeout steps until `done` says so; throws when
+    /// 2,000 steps did not do it.
     func advanceUntil(_ done: @Sendable () async -> Bool) async throws {
         for _ in 0..<2_000 {
             if await done() { return }
             clock.advance(by: .seconds(1))
             try await Task.sleep(for: .milliseconds(2))  // lets the woken tasks run; time itself is the clock's
         }
+        throw MeshError(.timedOut, "not done after 2,000 s on A's clock")
     }
 
     func stop() async {

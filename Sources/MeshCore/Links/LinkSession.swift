@@ -334,12 +334,12 @@ final class LinkSession: Sendable {
             stats.update { $0.framesWithheld["receipt", default: 0] += 1 }
             return nil
         }
-        if !shared.contains(.flooding) {
-            frame.flags &= ~(DataFrame.floodFlag | DataFrame.emergencyFlag | DataFrame.floodThroughFlag)
-        } else {
-            if !shared.contains(.emergency) { frame.flags &= ~DataFrame.emergencyFlag }
-            if !shared.contains(.floodThrough) { frame.flags &= ~DataFrame.floodThroughFlag }
-        }
+        // `shared` is consistent: without `flooding` it holds neither feature that needs it.
+        let features: [(Capabilities, UInt16)] = [
+            (.flooding, DataFrame.floodFlag), (.emergency, DataFrame.emergencyFlag),
+            (.floodThrough, DataFrame.floodThroughFlag),
+        ]
+        for (feature, flag) in features where !shared.contains(feature) { frame.flags &= ~flag }
         return frame
     }
 

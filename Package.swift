@@ -184,6 +184,7 @@ let package = Package(
             dependencies: [
                 "MeshCore",
                 "TransportLoopback",
+                "MeshTesting",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/MeshSimulator"

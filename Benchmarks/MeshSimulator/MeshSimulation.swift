@@ -1,5 +1,6 @@
 import Logging
 import MeshCore
+import MeshTesting
 import Synchronization
 import TransportLoopback
 
@@ -9,7 +10,7 @@ import TransportLoopback
 /// outbound queue, so custody survives) and random-pair traffic. ``run()`` returns a
 /// ``SimulationReport``; `MeshBench sim` prints it.
 ///
-/// Links use ``PlaintextLinkSecurity`` and the cheap ``SimulationSealer`` and
+/// Links use ``PlaintextLinkSecurity`` and the cheap ``StandInSealer`` and
 /// ``SimulationSigner`` stand-ins: what is measured is routing, not cryptography.
 public final class MeshSimulation: Sendable {
     /// The run's settings.
@@ -390,7 +391,7 @@ public final class MeshSimulation: Sendable {
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: node.peerID),
             configuration: restarted,
-            sealer: SimulationSealer(peer: node.peerID),
+            sealer: StandInSealer(peer: node.peerID),
             receipts: SimulationSigner(peer: node.peerID),
             sink: node.sink,
             queue: node.queue,

@@ -93,7 +93,7 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: configuration,
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             receipts: TestReceiptSigner(peer: r),
             clock: clock,
             logger: logger

@@ -47,7 +47,7 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: configuration,
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             receipts: TestReceiptSigner(peer: r),
             clock: clock,
             logger: logger
@@ -115,7 +115,7 @@ import TransportLoopback
         let honest = Router(
             security: PlaintextLinkSecurity(localPeerID: h),
             configuration: configuration,
-            sealer: TestSealer(peer: h),
+            sealer: StandInSealer(peer: h),
             receipts: TestReceiptSigner(peer: h),
             clock: clock,
             logger: logger

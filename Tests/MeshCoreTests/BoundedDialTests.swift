@@ -30,7 +30,7 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(keepaliveInterval: .seconds(3600)),
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             receipts: TestReceiptSigner(peer: r),
             clock: clock,
             logger: logger

@@ -38,7 +38,7 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: id),
             configuration: RouterConfiguration(flood: FloodConfiguration(emergencyPerHour: 3)),
-            sealer: TestSealer(peer: id),
+            sealer: StandInSealer(peer: id),
             clock: clock,
             logger: logger
         )
@@ -81,7 +81,7 @@ import TransportLoopback
                 keepaliveInterval: .seconds(600),
                 flood: flood
             ),
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             receipts: TestReceiptSigner(peer: r),
             logger: logger
         )
@@ -135,7 +135,7 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: id),
             configuration: RouterConfiguration(flood: FloodConfiguration(emergencyPerHour: 1)),
-            sealer: TestSealer(peer: id),
+            sealer: StandInSealer(peer: id),
             clock: clock,
             logger: logger
         )

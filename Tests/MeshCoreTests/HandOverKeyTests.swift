@@ -21,7 +21,7 @@ import TransportLoopback
                 escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)),
                 keepaliveInterval: .seconds(600)
             ),
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             sink: sink,
             logger: logger
         )

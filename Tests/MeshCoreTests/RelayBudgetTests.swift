@@ -33,7 +33,7 @@ import TransportLoopback
                 keepaliveInterval: .seconds(86_400),
                 relayLimits: limits
             ),
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             receipts: TestReceiptSigner(peer: r),
             clock: clock,
             battery: FixedBattery(percent: battery),

@@ -74,7 +74,7 @@ import TransportLoopback
                     escalation: EscalationConfiguration(ackTimeoutMin: .seconds(5), ackTimeoutMax: .seconds(10)),
                     keepaliveInterval: .seconds(600)
                 ),
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             receipts: TestReceiptSigner(peer: r),
             queue: queue,
             clock: clock,

@@ -287,7 +287,7 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: r),
             configuration: RouterConfiguration(keepaliveInterval: .seconds(3600), routing: routing),
-            sealer: TestSealer(peer: r),
+            sealer: StandInSealer(peer: r),
             receipts: TestReceiptSigner(peer: r),
             clock: clock,
             announceState: announceState,

@@ -85,7 +85,7 @@ final class RouterGraph: Sendable {
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: id),
             configuration: configuration,
-            sealer: sealed ? TestSealer(peer: id) : nil,
+            sealer: sealed ? StandInSealer(peer: id) : nil,
             receipts: signer ?? TestReceiptSigner(peer: id),
             clock: clock,
             topics: topics,

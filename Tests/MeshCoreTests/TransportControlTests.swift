@@ -17,7 +17,7 @@ import TransportLoopback
         let router = Router(
             security: PlaintextLinkSecurity(localPeerID: peer),
             configuration: RouterConfiguration(keepaliveInterval: .seconds(3600)),
-            sealer: TestSealer(peer: peer),
+            sealer: StandInSealer(peer: peer),
             receipts: TestReceiptSigner(peer: peer),
             clock: clock,
             logger: logger

@@ -23,7 +23,7 @@ import TransportLoopback
                     jitter: 0.2
                 )
             ),
-            sealer: TestSealer(peer: id),
+            sealer: StandInSealer(peer: id),
             receipts: TestReceiptSigner(peer: id),
             logger: logger
         )

@@ -85,6 +85,12 @@ public final class MeshStore: Sendable {
         grdb.label = "scmesh.store"
         grdb.foreignKeysEnabled = true
         grdb.busyMode = .timeout(10)
+        grdb.prepareDatabase { db in
+            // Savepoint journals and sorts stay in memory: each write of a group commit
+            // runs in a savepoint, and a journal spilled to a temporary file costs a
+            // system call per page.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+        }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: grdb)

@@ -139,7 +139,7 @@ public struct StoreInbox: MessageSink {
                     payloadFile: file,
                     sentAt: message.sentMillis.flatMap { Int64(exactly: $0) }
                 )
-                try row.insert(db, onConflict: .ignore)
+                try row.insertRowOrIgnore(db)
                 guard db.changesCount == 1, let sequence = row.sequence else { return (nil, []) }
                 var history = HistoryRow(
                     messageID: message.id.hex,
@@ -153,7 +153,7 @@ public struct StoreInbox: MessageSink {
                 )
                 history.keep(payload: message.payload, bytes: message.payload.count)
                 if message.topic != nil { history.flags = MessageHistory.topicFlag }
-                try history.insert(db, onConflict: .ignore)
+                try history.insertRow(db, orIgnore: true)
                 if let historyID = history.id, db.changesCount == 1 {
                     try MessageHistory.record(
                         db,

@@ -81,6 +81,10 @@ enum StoreMigrations {
             "v17-peer-names: the name each peer claimed in its last link handshake",
             "CREATE TABLE peerName (peer TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, heardAt INTEGER NOT NULL) WITHOUT ROWID"
         ),
+        .sql(
+            "v18-outbox-share: what each destination holds in the outbox, kept by triggers (the bounds read it, not the outbox)",
+            schemaV18OutboxShare
+        ),
     ]
 
     /// The migration identifiers, in order.
@@ -371,6 +375,34 @@ enum StoreMigrations {
         CREATE TRIGGER inbox_delete AFTER DELETE ON inbox BEGIN
             UPDATE inboxShare SET messages = messages - 1, bytes = bytes - OLD.bytes WHERE sender = OLD.sender;
             DELETE FROM inboxShare WHERE sender = OLD.sender AND messages <= 0;
+        END;
+        """
+
+    /// The outbox's per-destination share, kept by triggers as `inboxShare` is: the
+    /// bounds an enqueue checks read one row each instead of summing the outbox.
+    private static let schemaV18OutboxShare = """
+        CREATE TABLE outboxShare (
+            destination TEXT PRIMARY KEY,
+            messages INTEGER NOT NULL,
+            bytes INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO outboxShare(destination, messages, bytes)
+            SELECT destination, COUNT(*), SUM(bytes) FROM outbox GROUP BY destination;
+        CREATE TRIGGER outbox_share_insert AFTER INSERT ON outbox BEGIN
+            INSERT INTO outboxShare(destination, messages, bytes) VALUES (NEW.destination, 1, NEW.bytes)
+                ON CONFLICT(destination) DO UPDATE SET messages = messages + 1, bytes = bytes + excluded.bytes;
+        END;
+        CREATE TRIGGER outbox_share_delete AFTER DELETE ON outbox BEGIN
+            UPDATE outboxShare SET messages = messages - 1, bytes = bytes - OLD.bytes
+                WHERE destination = OLD.destination;
+            DELETE FROM outboxShare WHERE destination = OLD.destination AND messages <= 0;
+        END;
+        CREATE TRIGGER outbox_share_update AFTER UPDATE OF destination, bytes ON outbox BEGIN
+            UPDATE outboxShare SET messages = messages - 1, bytes = bytes - OLD.bytes
+                WHERE destination = OLD.destination;
+            DELETE FROM outboxShare WHERE destination = OLD.destination AND messages <= 0;
+            INSERT INTO outboxShare(destination, messages, bytes) VALUES (NEW.destination, 1, NEW.bytes)
+                ON CONFLICT(destination) DO UPDATE SET messages = messages + 1, bytes = bytes + excluded.bytes;
         END;
         """
 }

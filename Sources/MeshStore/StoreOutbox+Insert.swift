@@ -76,7 +76,7 @@ extension StoreOutbox {
             history.attempts = old.attempts
             try history.update(db)
         } else {
-            try history.insert(db)
+            try history.insertRow(db)
         }
         guard let historyID = history.id else { return }
         var row = OutboxRow(
@@ -91,7 +91,7 @@ extension StoreOutbox {
             ttl: message.ttl.map(Int.init),
             payloadFile: payloadFile
         )
-        try row.insert(db)
+        try row.insertRow(db)
         try MessageHistory.record(
             db,
             historyID: historyID,
@@ -112,20 +112,21 @@ extension StoreOutbox {
         bytes size: Int,
         configuration: StoreConfiguration
     ) throws {
-        // Cached statements: every enqueue runs both.
+        // Cached statements: every enqueue runs both. The triggers of `outboxShare`
+        // keep its rows, one per destination, so neither reads the outbox itself.
         let peer = try Row.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox WHERE destination = ?"
-            ),
+            db.cachedStatement(sql: "SELECT messages, bytes FROM outboxShare WHERE destination = ?"),
             arguments: [destination.hex]
         )
         let total = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT COUNT(*) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM outbox")
+            db.cachedStatement(
+                sql: "SELECT COALESCE(SUM(messages), 0), COALESCE(SUM(bytes), 0) FROM outboxShare"
+            )
         )
-        let peerMessages: Int = peer?["messages"] ?? 0
-        let peerBytes: Int = peer?["bytes"] ?? 0
-        let totalMessages: Int = total?["messages"] ?? 0
-        let totalBytes: Int = total?["bytes"] ?? 0
+        let peerMessages: Int = peer?[0] ?? 0
+        let peerBytes: Int = peer?[1] ?? 0
+        let totalMessages: Int = total?[0] ?? 0
+        let totalBytes: Int = total?[1] ?? 0
         let advice = "wait until messages are delivered or expire, or raise the limit"
         let what =
             id.map { "message \($0.hex) to \(destination) not queued" }

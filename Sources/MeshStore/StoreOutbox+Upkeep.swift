@@ -99,7 +99,7 @@ extension StoreOutbox {
     public var pendingBytes: Int {
         get async throws(MeshError) {
             try await database.read("count the outbox bytes") { db in
-                try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM outbox") ?? 0
+                try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM outboxShare") ?? 0
             }
         }
     }

@@ -106,25 +106,30 @@ public struct StoreOutbox: OutboundQueue {
             let found = try await database.read("claim message \(key)") { db -> (ClaimedRow, attempt: Int)?? in
                 guard let history = try HistoryRow.outbound(db, key), history.status == MessageStatus.queued.name,
                     let historyID = history.id,
-                    let row = try OutboxRow.fetchOne(
-                        db,
-                        sql: "SELECT * FROM outbox WHERE historyID = ?",
+                    let row = try Row.fetchOne(
+                        db.cachedStatement(
+                            sql:
+                                "SELECT destination, payload, flags, origin, ttl, payloadFile, bytes FROM outbox WHERE historyID = ?"
+                        ),
                         arguments: [historyID]
                     )
                 else { return .some(nil) }
                 if let expiresAt = history.expiresAt, expiresAt <= now { return nil }
+                let payloadFile: String? = row[5]
+                let flags: Int = row[2]
+                let ttl: Int? = row[4]
                 let message = OutboundMessage(
                     id: id,
-                    destination: try PeerID.stored(row.destination),
-                    payload: row.payloadFile == nil ? Array(row.payload) : [],
-                    flags: UInt16(truncatingIfNeeded: row.flags),
+                    destination: try PeerID.stored(row[0]),
+                    payload: payloadFile == nil ? Array(row[1] as Data) : [],
+                    flags: UInt16(truncatingIfNeeded: flags),
                     contentDigest: history.contentDigest.map(Array.init) ?? [],
-                    origin: try row.origin.map(PeerID.stored),
-                    ttl: row.ttl.map { UInt8(clamping: $0) },
+                    origin: try (row[3] as String?).map(PeerID.stored),
+                    ttl: ttl.map { UInt8(clamping: $0) },
                     previousHop: try history.previousHop.map(PeerID.stored)
                 )
                 return .some(
-                    (ClaimedRow(message: message, payloadFile: row.payloadFile, bytes: row.bytes), history.attempts + 1)
+                    (ClaimedRow(message: message, payloadFile: payloadFile, bytes: row[6]), history.attempts + 1)
                 )
             }
             guard let found else {
@@ -252,7 +257,7 @@ public struct StoreOutbox: OutboundQueue {
                 if status == .sent || status == .delivered, history.sentAt == nil { history.sentAt = now }
                 if status == .delivered { history.deliveredAt = now }
                 if status == .failed || status == .expired { history.finishedAt = now }
-                try history.update(db)
+                try history.updateStatus(db)
                 var removed: [String] = []
                 if status.isFinal || status == .sent {
                     removed = try Self.deleteRow(db, historyID: historyID)

@@ -95,12 +95,83 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
 
     /// The outbound history row of `messageID`, if any.
     static func outbound(_ db: Database, _ messageID: String) throws -> HistoryRow? {
-        // Cached: every outbox write looks an entry up, and compiling the statement
-        // each time cost more than running it.
+        // Cached, with its columns named and read by position: every outbox write
+        // looks an entry up, and compiling the statement or decoding the row by column
+        // name cost more than running it.
         let statement = try db.cachedStatement(
-            sql: "SELECT * FROM history WHERE messageID = ? AND direction = 'outbound'"
+            sql: "SELECT \(Self.columns) FROM history WHERE messageID = ? AND direction = 'outbound'"
         )
-        return try HistoryRow.fetchOne(statement, arguments: [messageID])
+        return try Row.fetchOne(statement, arguments: [messageID]).map(HistoryRow.init(positional:))
+    }
+
+    /// Every column, in the order ``init(positional:)`` reads them.
+    static let columns = """
+        id, messageID, direction, peer, bytes, status, transport, reason, createdAt, sentAt, deliveredAt, \
+        finishedAt, expiresAt, attempts, flags, contentDigest, origin, previousHop, ttl, text, head, readAt
+        """
+
+    /// Inserts the row with a cached statement (the record's own insert encodes it
+    /// column by column through `Codable` each time) and sets ``id``. With `orIgnore`
+    /// a row that conflicts is left alone: then `db.changesCount` is 0 and ``id`` nil.
+    mutating func insertRow(_ db: Database, orIgnore: Bool = false) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT \(orIgnore ? "OR IGNORE " : "")INTO history (messageID, direction, peer, bytes, status, \
+                transport, reason, createdAt, sentAt, deliveredAt, finishedAt, expiresAt, attempts, flags, \
+                contentDigest, origin, previousHop, ttl, text, head, readAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        let values: [(any DatabaseValueConvertible)?] = [
+            messageID, direction, peer, bytes, status, transport, reason, createdAt, sentAt, deliveredAt,
+            finishedAt, expiresAt, attempts, flags, contentDigest, origin, previousHop, ttl, text, head, readAt,
+        ]
+        try statement.execute(arguments: StatementArguments(values))
+        if db.changesCount == 1 { id = db.lastInsertedRowID }
+    }
+
+    /// Writes the columns a status change touches (status, transport, reason, the
+    /// times and the attempts), not the whole row.
+    func updateStatus(_ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                UPDATE history SET status = ?, transport = ?, reason = ?, sentAt = ?, deliveredAt = ?,
+                    finishedAt = ?, attempts = ? WHERE id = ?
+                """
+        )
+        try statement.execute(
+            arguments: [status, transport, reason, sentAt, deliveredAt, finishedAt, attempts, id]
+        )
+    }
+}
+
+extension HistoryRow {
+    /// A row selected with ``columns``.
+    init(positional row: Row) {
+        self.init(
+            id: row[0],
+            messageID: row[1],
+            direction: row[2],
+            peer: row[3],
+            bytes: row[4],
+            status: row[5],
+            transport: row[6],
+            reason: row[7],
+            createdAt: row[8],
+            sentAt: row[9],
+            deliveredAt: row[10],
+            finishedAt: row[11],
+            expiresAt: row[12],
+            attempts: row[13],
+            flags: row[14],
+            contentDigest: row[15],
+            origin: row[16],
+            previousHop: row[17],
+            ttl: row[18],
+            text: row[19],
+            head: row[20],
+            readAt: row[21]
+        )
     }
 }
 
@@ -142,6 +213,42 @@ struct OutboxRow: Codable, FetchableRecord, MutablePersistableRecord {
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         number = inserted.rowID
+    }
+}
+
+extension OutboxRow {
+    /// Inserts the row with a cached statement and sets ``number`` (as
+    /// ``HistoryRow/insertRow(_:orIgnore:)``).
+    mutating func insertRow(_ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO outbox (historyID, messageID, destination, flags, bytes, claimed, payload, origin, ttl, \
+                payloadFile) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        let values: [(any DatabaseValueConvertible)?] = [
+            historyID, messageID, destination, flags, bytes, claimed, payload, origin, ttl, payloadFile,
+        ]
+        try statement.execute(arguments: StatementArguments(values))
+        number = db.lastInsertedRowID
+    }
+}
+
+extension InboxRow {
+    /// Inserts the row unless its key is taken, with a cached statement; sets
+    /// ``sequence`` when it was inserted (then `db.changesCount` is 1).
+    mutating func insertRowOrIgnore(_ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT OR IGNORE INTO inbox (messageID, sender, transport, receivedAt, bytes, payload, topic, \
+                emergency, payloadFile, sentAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        let values: [(any DatabaseValueConvertible)?] = [
+            messageID, sender, transport, receivedAt, bytes, payload, topic, emergency, payloadFile, sentAt,
+        ]
+        try statement.execute(arguments: StatementArguments(values))
+        if db.changesCount == 1 { sequence = db.lastInsertedRowID }
     }
 }
 

@@ -13,13 +13,13 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             try await withReopened(path) { store throws in
                 #expect(try await store.schemaVersion() == MeshStore.currentSchemaVersion)
-                #expect(MeshStore.currentSchemaVersion == 17)
+                #expect(MeshStore.currentSchemaVersion == 18)
             }
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             // Reopening an existing store migrates nothing and keeps the version.
             try await withReopened(path) { store throws in
-                #expect(try await store.schemaVersion() == 17)
+                #expect(try await store.schemaVersion() == 18)
             }
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }

@@ -42,6 +42,8 @@ struct StoreMigrationTests {
                 #expect(record.status == .queued)
                 #expect(record.flags == 0)
                 #expect(record.contentDigest.isEmpty)
+                // The bounds' per-destination share counts the message queued before.
+                #expect(try await store.outbox.pendingBytes == 5)
                 #expect(await store.outbox.waiting(for: bob) == [message.id])
                 #expect(await store.outbox.claim(message.id)?.payload == message.payload)
             }

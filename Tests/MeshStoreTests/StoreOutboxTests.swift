@@ -79,6 +79,29 @@ struct StoreOutboxTests {
         }
     }
 
+    @Test("the bounds follow a payload replaced with one of another size, and a message sent")
+    func boundsFollowReplacedPayloads() async throws {
+        var configuration = StoreConfiguration()
+        configuration.outboxMaxBytesPerPeer = 100
+        try await withStore(configuration: configuration) { store throws in
+            let bob = PeerID.random()
+            let first = outbound(to: bob, bytes: 60)
+            try await store.outbox.enqueue(first)
+            var error = await meshError { try await store.outbox.enqueue(outbound(to: bob, bytes: 50)) }
+            #expect(error?.message.contains("60 bytes wait for peer") == true)
+            try await store.outbox.replacePayload(first.id, with: [UInt8](repeating: 1, count: 30), flags: 0)
+            #expect(try await store.outbox.pendingBytes == 30)
+            let second = outbound(to: bob, bytes: 70)
+            try await store.outbox.enqueue(second)
+            error = await meshError { try await store.outbox.enqueue(outbound(to: bob, bytes: 1)) }
+            #expect(error?.message.contains("100 bytes wait for peer") == true)
+            _ = await store.outbox.claim(second.id)
+            await store.outbox.update(second.id, to: .sent, transport: "tcp", reason: nil)
+            #expect(try await store.outbox.pendingBytes == 30)
+            try await store.outbox.enqueue(outbound(to: bob, bytes: 70))
+        }
+    }
+
     @Test("expire(now:) marks overdue messages expired, with the default and per-message expiry")
     func expiry() async throws {
         let clock = TestClock()

@@ -5,6 +5,57 @@ import MeshCore
 
 /// Inserting a message or a receipt in a caller's transaction, within the outbox's bounds.
 extension StoreOutbox {
+    /// Stores a new message like ``enqueue(_:)`` and claims it in the same step: the
+    /// claim is reserved before the row is written, so no drain takes it meanwhile,
+    /// and the message comes back as the caller gave it, not read back. A payload
+    /// for a file takes the ordinary steps.
+    /// - Returns: the claimed message; nil when it was queued but not claimed.
+    /// - Throws: as ``enqueue(_:)``.
+    public func enqueueClaimed(_ message: OutboundMessage) async throws(MeshError) -> OutboundMessage? {
+        let configuration = database.configuration
+        let claims = database.claims
+        let key = message.id.hex
+        guard message.payload.count < configuration.outboxFileThreshold, claims.reserve(key) else {
+            try await enqueue(message)
+            return await claim(message.id)
+        }
+        let now = database.nowMillis
+        let expiresAt = now + Millis.from(message.expiresAfter ?? configuration.defaultExpiry)
+        guard expiresAt > now else {
+            claims.release(key)
+            try await enqueue(message)
+            return await claim(message.id)
+        }
+        let attempts: Int
+        do {
+            attempts = try await database.write("enqueue message \(key)") { db in
+                try Self.insert(
+                    db,
+                    message,
+                    bytes: message.payload.count,
+                    payloadFile: nil,
+                    now: now,
+                    expiresAt: expiresAt,
+                    configuration: configuration
+                )
+            }
+        } catch {
+            claims.release(key)
+            throw error
+        }
+        claims.confirm(key, OutboxClaims.Claim(attempt: attempts + 1, at: now))
+        return OutboundMessage(
+            id: message.id,
+            destination: message.destination,
+            payload: message.payload,
+            flags: message.flags,
+            contentDigest: message.contentDigest,
+            origin: message.origin,
+            ttl: message.ttl,
+            previousHop: message.previousHop
+        )
+    }
+
     /// Queues a delivery receipt in the caller's transaction (the inbox's, which stores
     /// the message it answers), unless the outbox holds it unfinished already: what
     /// ``OutboundQueue/enqueueReceipt(_:)`` does in two steps.
@@ -27,7 +78,10 @@ extension StoreOutbox {
         )
     }
 
-    /// The rows of ``insert(_:bytes:payloadFile:now:expiresAt:)``, in the caller's transaction.
+    /// The rows of ``insert(_:bytes:payloadFile:now:expiresAt:)``, in the caller's
+    /// transaction. Returns the attempts the entry counts already (more than 0 for a
+    /// finished message sent again under its ID).
+    @discardableResult
     static func insert(
         _ db: Database,
         _ message: OutboundMessage,
@@ -36,7 +90,7 @@ extension StoreOutbox {
         now: Int64,
         expiresAt: Int64,
         configuration: StoreConfiguration
-    ) throws {
+    ) throws -> Int {
         try Self.checkBounds(db, to: message.destination, id: message.id, bytes: bytes, configuration: configuration)
         var history = HistoryRow(
             messageID: message.id.hex,
@@ -78,7 +132,7 @@ extension StoreOutbox {
         } else {
             try history.insertRow(db)
         }
-        guard let historyID = history.id else { return }
+        guard let historyID = history.id else { return history.attempts }
         var row = OutboxRow(
             historyID: historyID,
             messageID: message.id.hex,
@@ -100,6 +154,7 @@ extension StoreOutbox {
             status: .queued,
             reason: message.payloadBytes == nil ? nil : "sealed end to end (envelope \(bytes) bytes)"
         )
+        return history.attempts
     }
 
     /// Throws `.storeFull` naming the bound when a message of `size` bytes to

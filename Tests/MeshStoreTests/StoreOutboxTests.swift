@@ -227,6 +227,30 @@ struct StoreOutboxTests {
         }
     }
 
+    @Test("enqueueClaimed queues and claims in one step; its attempt counts on from an earlier send")
+    func enqueueClaimed() async throws {
+        try await withStore { store throws in
+            let bob = PeerID.random()
+            let message = outbound(to: bob)
+            let before = store.database.committer.counts
+            #expect(try await store.outbox.enqueueClaimed(message) == message)
+            #expect(store.database.committer.counts.writes == before.writes + 1, "one write, the claim in memory")
+            #expect(await store.outbox.claim(message.id) == nil, "claimed already")
+            #expect(await store.outbox.waiting(for: bob) == [])
+            #expect(await store.outbox.record(message.id)?.status == .queued)
+            let error = await meshError { try await store.outbox.enqueueClaimed(message) }
+            #expect(error?.code == .invalidArgument)
+            await store.outbox.update(message.id, to: .failed, transport: nil, reason: "no route")
+            // Sent again under its ID: the second attempt.
+            #expect(try await store.outbox.enqueueClaimed(message) == message)
+            await store.outbox.update(message.id, to: .sent, transport: "tcp", reason: nil)
+            let trace = try await store.history.trace(of: message.id)
+            #expect(trace.map(\.kind) == [.enqueued, .attempt, .status, .enqueued, .attempt, .status])
+            #expect(trace.compactMap(\.attempt) == [1, 2])
+            #expect(try await store.outbox.pendingCount == 0)
+        }
+    }
+
     @Test("maintain() expires, prunes the dedup log and bounds the history in one pass")
     func maintenance() async throws {
         let clock = TestClock()

@@ -120,24 +120,32 @@ final class DeliveryPipeline: Sendable {
                 payload = sealed
             }
         }
-        try await queue.enqueue(
-            OutboundMessage(
-                id: id,
-                destination: peer,
-                payload: payload,
-                flags: flags,
-                contentDigest: digest,
-                expiresAfter: options.expiresAfter,
-                payloadBytes: flags & DataFrame.sealedFlag != 0 ? payloadBytes : nil
-            )
+        let message = OutboundMessage(
+            id: id,
+            destination: peer,
+            payload: payload,
+            flags: flags,
+            contentDigest: digest,
+            expiresAfter: options.expiresAfter,
+            payloadBytes: flags & DataFrame.sealedFlag != 0 ? payloadBytes : nil
         )
+        if peer != localPeerID, !options.emergency, hasRoute(to: peer) {
+            // It can go at once: queued and claimed in one step, so the queue need not
+            // read back what this task holds.
+            if let claimed = try await queue.enqueueClaimed(message) {
+                announceQueued(id, to: peer)
+                scheduler.schedule(.claimed(claimed))
+                return id
+            }
+        } else {
+            try await queue.enqueue(message)
+        }
         return try await queued(id, to: peer, options: options)
     }
 
     /// Announces a message just queued and starts its delivery.
     func queued(_ id: MessageID, to peer: PeerID, options: SendOptions) async throws -> MessageID {
-        bus.emit(.message(.messageQueued, id: id, peer: peer))
-        waiters.notify(id)
+        announceQueued(id, to: peer)
         if peer == localPeerID {
             try await deliverLocally(id)
         } else if options.emergency {
@@ -147,6 +155,12 @@ final class DeliveryPipeline: Sendable {
             scheduler.schedule(.message(id, peer))
         }
         return id
+    }
+
+    /// Tells the event stream and the status waiters that `id` is queued.
+    private func announceQueued(_ id: MessageID, to peer: PeerID) {
+        bus.emit(.message(.messageQueued, id: id, peer: peer))
+        waiters.notify(id)
     }
 
     /// A message to this node itself: straight to the sink.

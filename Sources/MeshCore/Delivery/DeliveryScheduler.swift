@@ -19,6 +19,8 @@ final class DeliveryScheduler: Sendable {
         /// Send one message at once, whatever the routes and ahead of any drain (an
         /// emergency, or a flood that was waiting for a link).
         case now(MessageID, PeerID)
+        /// Send a message claimed already (just queued, with a route to go by).
+        case claimed(OutboundMessage)
         /// Send one message at `at` (a flood's re-broadcast delay).
         case later(MessageID, PeerID, at: ContinuousClock.Instant)
     }
@@ -91,6 +93,8 @@ final class DeliveryScheduler: Sendable {
                     group.addTask { await pipeline.send(id) }
                 case .now(let id, _):
                     group.addTask { await pipeline.send(id) }
+                case .claimed(let message):
+                    group.addTask { await pipeline.transmitOrRequeue(message) }
                 case .later(let id, _, let at):
                     group.addTask {
                         do { try await self.clock.sleep(until: at) } catch { return }

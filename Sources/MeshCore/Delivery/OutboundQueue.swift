@@ -26,6 +26,14 @@ public protocol OutboundQueue: Sendable {
     /// bytes back and calls ``enqueue(_:)``. On success the queue owns `stored`.
     /// - Throws: as ``enqueue(_:)``, or when the payload cannot be read.
     func enqueue(_ message: OutboundMessage, stored: any StoredPayload) async throws
+    /// Stores a new message like ``enqueue(_:)`` and claims it in the same step, for a
+    /// message that can go out at once: nobody else can claim it in between, and the
+    /// queue need not read back what the caller holds. The default enqueues, then
+    /// claims.
+    /// - Returns: the message as ``claim(_:)`` returns it; nil when it is queued but
+    ///   was not claimed (it expired at once, or someone holds it).
+    /// - Throws: as ``enqueue(_:)``.
+    func enqueueClaimed(_ message: OutboundMessage) async throws -> OutboundMessage?
     /// Takes a queued message for sending: nobody else can claim it until it is
     /// updated back to ``MessageStatus/queued`` or to a final status.
     /// - Returns: nil when it is not queued or already claimed.
@@ -68,6 +76,12 @@ extension OutboundQueue {
     /// TTL: ``replacePayload(_:with:flags:ttl:)`` with no new TTL.
     public func replacePayload(_ id: MessageID, with payload: [UInt8], flags: UInt16) async throws {
         try await replacePayload(id, with: payload, flags: flags, ttl: nil)
+    }
+
+    /// Enqueues `message`, then claims it.
+    public func enqueueClaimed(_ message: OutboundMessage) async throws -> OutboundMessage? {
+        try await enqueue(message)
+        return await claim(message.id)
     }
 
     /// A queue without bounds: always room.

@@ -81,10 +81,17 @@ struct StoreDatabase: Sendable {
     ) async throws(MeshError) -> T {
         try checkOpen(operation)
         do {
-            return try await pool.read(value)
+            // On the calling thread: a read never waits for the writer (WAL), and the
+            // hop to a reader queue and back cost more than the read itself.
+            return try readHere(value)
         } catch {
             throw storeError(error, path: path, doing: operation)
         }
+    }
+
+    /// GRDB's synchronous read, which runs `value` on this thread.
+    private func readHere<T>(_ value: (Database) throws -> T) throws -> T {
+        try pool.read(value)
     }
 }
 

@@ -129,9 +129,10 @@ final class DeliveryPipeline: Sendable {
             expiresAfter: options.expiresAfter,
             payloadBytes: flags & DataFrame.sealedFlag != 0 ? payloadBytes : nil
         )
-        if peer != localPeerID, !options.emergency, hasRoute(to: peer) {
-            // It can go at once: queued and claimed in one step, so the queue need not
-            // read back what this task holds.
+        if peer != localPeerID, !options.emergency, hasRoute(to: peer), !scheduler.drains(peer) {
+            // It can go at once, and no older message to the peer waits to go first:
+            // queued and claimed in one step, so the queue need not read back what this
+            // task holds.
             if let claimed = try await queue.enqueueClaimed(message) {
                 announceQueued(id, to: peer)
                 scheduler.schedule(.claimed(claimed))

@@ -28,6 +28,8 @@ final class DeliveryScheduler: Sendable {
     private struct PeerState {
         /// A drain is running.
         var draining = false
+        /// A drain is scheduled and not yet begun.
+        var drainDue = false
         /// More work arrived while draining: scan again when done.
         var again = false
         /// Consecutive failed attempts (the backoff exponent).
@@ -53,7 +55,16 @@ final class DeliveryScheduler: Sendable {
 
     /// Asks the run loop to do `item`.
     func schedule(_ item: Work) {
+        if case .drain(let peer) = item {
+            peers.withLock { $0[peer, default: PeerState()].drainDue = true }
+        }
         continuation.yield(item)
+    }
+
+    /// Whether a drain of `peer` is due or running: messages queued earlier may be
+    /// waiting for it, and a new one should not overtake them.
+    func drains(_ peer: PeerID) -> Bool {
+        peers.withLock { peers in peers[peer].map { $0.draining || $0.drainDue } ?? false }
     }
 
     /// Notes a failed attempt to reach `peer` and schedules its retry (unless an
@@ -127,7 +138,8 @@ final class DeliveryScheduler: Sendable {
     /// Marks a drain of `peer` running; false (and a rescan flag) when one already is.
     private func beginDrain(_ peer: PeerID) -> Bool {
         peers.withLock { peers in
-            if peers[peer, default: PeerState()].draining {
+            peers[peer, default: PeerState()].drainDue = false
+            if peers[peer]?.draining == true {
                 peers[peer]?.again = true
                 return false
             }

@@ -55,16 +55,17 @@ public struct DedupLog: Sendable {
     /// Rows kept from before IDs were keyed on their origin have origin '' and match
     /// any origin until the retention forgets them.
     static func contains(_ db: Database, _ id: MessageID, from origin: PeerID) throws -> Bool {
+        // Cached, as the insert's: every message received runs both.
         try Bool.fetchOne(
-            db,
-            sql: "SELECT EXISTS (SELECT 1 FROM dedup WHERE messageID = ? AND origin IN (?, ''))",
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM dedup WHERE messageID = ? AND origin IN (?, ''))"),
             arguments: [id.hex, origin.hex]
         ) ?? false
     }
 
     static func insert(_ db: Database, _ id: MessageID, from origin: PeerID, at: Int64) throws -> Bool {
         guard try !contains(db, id, from: origin) else { return false }
-        try DedupRow(origin: origin.hex, messageID: id.hex, receivedAt: at).insert(db, onConflict: .ignore)
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO dedup (origin, messageID, receivedAt) VALUES (?, ?, ?)")
+            .execute(arguments: [origin.hex, id.hex, at])
         return db.changesCount == 1
     }
 

@@ -4,10 +4,9 @@ import Synchronization
 
 /// The store's one writer: writes submitted while a commit is under way wait in a
 /// queue, and the next pass runs all of them in one transaction, so they share one
-/// commit and one fsync (group commit, as databases do). Each write runs in a
-/// savepoint of its own: one that throws is rolled back alone and fails alone; the
-/// others still commit. A write's caller hears back only after the commit that made it
-/// durable (or the error that undid it).
+/// commit and one fsync (group commit, as databases do). A write that throws is
+/// rolled back alone and fails alone; the others still commit. A write's caller hears
+/// back only after the commit that made it durable (or the error that undid it).
 final class GroupCommit: Sendable {
     /// One submitted write.
     struct Job: Sendable {
@@ -83,17 +82,52 @@ final class GroupCommit: Sendable {
         if again { schedulePass() }
     }
 
+    /// Commits `batch` in one transaction. The writes run one after another without
+    /// savepoints (a savepoint costs two statements compiled per write); when one
+    /// throws, it fails alone, the transaction is rolled back, and the others run
+    /// again each in a savepoint of its own (``commitInSavepoints(_:_:)``).
     private func commit(_ batch: [Job], _ db: Database) {
+        guard !batch.isEmpty else { return }
+        var finishers: [@Sendable () -> Void] = []
+        finishers.reserveCapacity(batch.count)
+        var thrower: (index: Int, error: any Error)?
+        do {
+            try db.inTransaction(.immediate) {
+                for (index, job) in batch.enumerated() {
+                    do {
+                        finishers.append(try job.perform(db))
+                    } catch {
+                        thrower = (index, error)
+                        throw error
+                    }
+                }
+                return .commit
+            }
+        } catch {
+            guard let thrower else {
+                // The transaction itself failed: nothing of this batch is committed.
+                for job in batch { job.fail(error) }
+                return
+            }
+            batch[thrower.index].fail(thrower.error)
+            var rest = batch
+            rest.remove(at: thrower.index)
+            commitInSavepoints(rest, db)
+            return
+        }
+        batches.add(1, ordering: .relaxed)
+        committedJobs.add(batch.count, ordering: .relaxed)
+        for finish in finishers { finish() }
+    }
+
+    /// Commits `batch` in one transaction, each write in a savepoint: one that throws
+    /// is rolled back alone and fails alone; the others commit.
+    private func commitInSavepoints(_ batch: [Job], _ db: Database) {
         guard !batch.isEmpty else { return }
         var finishers: [(@Sendable () -> Void)?] = Array(repeating: nil, count: batch.count)
         var failed = Array(repeating: false, count: batch.count)
         do {
             try db.inTransaction(.immediate) {
-                if batch.count == 1 {
-                    // Alone: the transaction is its savepoint.
-                    finishers[0] = try batch[0].perform(db)
-                    return .commit
-                }
                 for (index, job) in batch.enumerated() {
                     do {
                         try db.inSavepoint {
@@ -113,7 +147,7 @@ final class GroupCommit: Sendable {
             return
         }
         batches.add(1, ordering: .relaxed)
-        committedJobs.add(batch.count, ordering: .relaxed)
+        committedJobs.add(batch.count - failed.count(where: { $0 }), ordering: .relaxed)
         for finish in finishers { finish?() }
     }
 }

@@ -185,15 +185,16 @@ public struct StoreInbox: MessageSink {
     ) throws -> [String] {
         var removed: [String] = []
         while true {
+            // Cached: every message received runs it.
             guard
                 let totals = try Row.fetchOne(
-                    db,
-                    sql:
-                        "SELECT COALESCE(SUM(messages), 0) AS messages, COALESCE(SUM(bytes), 0) AS bytes FROM inboxShare"
+                    db.cachedStatement(
+                        sql: "SELECT COALESCE(SUM(messages), 0), COALESCE(SUM(bytes), 0) FROM inboxShare"
+                    )
                 )
             else { return removed }
-            let messages: Int = totals["messages"]
-            let bytes: Int = totals["bytes"]
+            let messages: Int = totals[0]
+            let bytes: Int = totals[1]
             let order: String
             if messages > configuration.inboxCapacity {
                 order = "messages DESC"

@@ -153,7 +153,12 @@ import TransportLoopback
         try await line.waitForLinks()
         let a = line[0].localPeerID
         let c = line[2].localPeerID
-        try await line.waitUntil("C is linked to A directly") { await line[2].peers().contains { $0.peer == a } }
+        // Both ends: A sends by the direct link only once its own table has it.
+        try await line.waitUntil("A and C are linked directly") {
+            let cSeesA = await line[2].peers().contains { $0.peer == a }
+            let aSeesC = await line[0].peers().contains { $0.peer == c }
+            return cSeesA && aSeesC
+        }
         let payload = Array("first direct, then relayed".utf8)
         let id = try await line[0].send(to: c, payload: payload)
         #expect(await line[0].status(of: id)?.flags == 0)  // unsealed: the direct link was up

@@ -73,25 +73,29 @@ struct StoreDatabase: Sendable {
         }
     }
 
-    /// Runs `value` on a reader connection (a consistent snapshot, concurrent with writes).
+    /// Runs `value` on a reader connection, concurrent with writes: in a transaction
+    /// (one consistent snapshot) unless `isolated` is false, for a read of one statement
+    /// or of rows nobody else changes meanwhile (a claim's own), which then costs no
+    /// BEGIN and COMMIT.
     /// - Throws: ``MeshError`` naming the store and `operation`.
     func read<T: Sendable>(
         _ operation: String,
+        isolated: Bool = true,
         _ value: @escaping @Sendable (Database) throws -> T
     ) async throws(MeshError) -> T {
         try checkOpen(operation)
         do {
             // On the calling thread: a read never waits for the writer (WAL), and the
             // hop to a reader queue and back cost more than the read itself.
-            return try readHere(value)
+            return try readHere(isolated: isolated, value)
         } catch {
             throw storeError(error, path: path, doing: operation)
         }
     }
 
-    /// GRDB's synchronous read, which runs `value` on this thread.
-    private func readHere<T>(_ value: (Database) throws -> T) throws -> T {
-        try pool.read(value)
+    /// GRDB's synchronous reads, which run `value` on this thread.
+    private func readHere<T>(isolated: Bool, _ value: (Database) throws -> T) throws -> T {
+        isolated ? try pool.read(value) : try pool.unsafeRead(value)
     }
 }
 

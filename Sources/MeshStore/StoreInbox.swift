@@ -187,14 +187,10 @@ public struct StoreInbox: MessageSink {
         while true {
             // Cached: every message received runs it.
             guard
-                let totals = try Row.fetchOne(
-                    db.cachedStatement(
-                        sql: "SELECT COALESCE(SUM(messages), 0), COALESCE(SUM(bytes), 0) FROM inboxShare"
-                    )
-                )
+                let (messages, bytes) = try db.cachedStatement(
+                    sql: "SELECT COALESCE(SUM(messages), 0), COALESCE(SUM(bytes), 0) FROM inboxShare"
+                ).firstRow([], { row -> (Int, Int) in (row[0], row[1]) })
             else { return removed }
-            let messages: Int = totals[0]
-            let bytes: Int = totals[1]
             let order: String
             if messages > configuration.inboxCapacity {
                 order = "messages DESC"

@@ -65,7 +65,7 @@ extension StoreOutbox {
         now: Int64,
         configuration: StoreConfiguration
     ) throws {
-        if let old = try HistoryRow.outbound(db, receipt.id.hex), !MessageStatus(old.status).isFinal { return }
+        if let old = try HistoryRow.outboundStatus(db, receipt.id.hex), !MessageStatus(old.status).isFinal { return }
         let expiresAt = now + Millis.from(receipt.expiresAfter ?? configuration.defaultExpiry)
         try insert(
             db,
@@ -114,7 +114,7 @@ extension StoreOutbox {
         if message.origin == nil, message.previousHop == nil, message.flags & 3 == 0 {
             history.keep(payload: message.payload, bytes: bytes)
         }
-        if let old = try HistoryRow.outbound(db, message.id.hex) {
+        if let old = try HistoryRow.outboundStatus(db, message.id.hex) {
             // A finished message sent again under the same ID, or this node's own
             // sent message taken back after it came round a loop (it comes with the
             // neighbour it came back from; its outbox row went when it was sent):
@@ -169,19 +169,13 @@ extension StoreOutbox {
     ) throws {
         // Cached statements: every enqueue runs both. The triggers of `outboxShare`
         // keep its rows, one per destination, so neither reads the outbox itself.
-        let peer = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT messages, bytes FROM outboxShare WHERE destination = ?"),
-            arguments: [destination.hex]
-        )
-        let total = try Row.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT COALESCE(SUM(messages), 0), COALESCE(SUM(bytes), 0) FROM outboxShare"
-            )
-        )
-        let peerMessages: Int = peer?[0] ?? 0
-        let peerBytes: Int = peer?[1] ?? 0
-        let totalMessages: Int = total?[0] ?? 0
-        let totalBytes: Int = total?[1] ?? 0
+        let peer = try db.cachedStatement(sql: "SELECT messages, bytes FROM outboxShare WHERE destination = ?")
+            .firstRow([destination.hex]) { row -> (Int, Int) in (row[0], row[1]) }
+        let total = try db.cachedStatement(
+            sql: "SELECT COALESCE(SUM(messages), 0), COALESCE(SUM(bytes), 0) FROM outboxShare"
+        ).firstRow { row -> (Int, Int) in (row[0], row[1]) }
+        let (peerMessages, peerBytes) = peer ?? (0, 0)
+        let (totalMessages, totalBytes) = total ?? (0, 0)
         let advice = "wait until messages are delivered or expire, or raise the limit"
         let what =
             id.map { "message \($0.hex) to \(destination) not queued" }

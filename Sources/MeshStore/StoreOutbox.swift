@@ -103,34 +103,36 @@ public struct StoreOutbox: OutboundQueue {
         // ends a claim committed: a claim never reads a row older than that update.
         guard claims.reserve(key) else { return nil }
         do {
-            let found = try await database.read("claim message \(key)") { db -> (ClaimedRow, attempt: Int)?? in
+            // Not isolated: the reservation holds the rows still.
+            let found = try await database.read("claim message \(key)", isolated: false) {
+                db -> (ClaimedRow, attempt: Int)?? in
                 guard let history = try HistoryRow.outbound(db, key), history.status == MessageStatus.queued.name,
                     let historyID = history.id,
-                    let row = try Row.fetchOne(
-                        db.cachedStatement(
-                            sql:
-                                "SELECT destination, payload, flags, origin, ttl, payloadFile, bytes FROM outbox WHERE historyID = ?"
-                        ),
-                        arguments: [historyID]
+                    let claimed = try db.cachedStatement(
+                        sql:
+                            "SELECT destination, payload, flags, origin, ttl, payloadFile, bytes FROM outbox WHERE historyID = ?"
+                    ).firstRow(
+                        [historyID],
+                        { row -> ClaimedRow in
+                            let payloadFile: String? = row[5]
+                            let flags: Int = row[2]
+                            let ttl: Int? = row[4]
+                            let message = OutboundMessage(
+                                id: id,
+                                destination: try PeerID.stored(row[0]),
+                                payload: payloadFile == nil ? Array(row[1] as Data) : [],
+                                flags: UInt16(truncatingIfNeeded: flags),
+                                contentDigest: history.contentDigest.map(Array.init) ?? [],
+                                origin: try (row[3] as String?).map(PeerID.stored),
+                                ttl: ttl.map { UInt8(clamping: $0) },
+                                previousHop: try history.previousHop.map(PeerID.stored)
+                            )
+                            return ClaimedRow(message: message, payloadFile: payloadFile, bytes: row[6])
+                        }
                     )
                 else { return .some(nil) }
                 if let expiresAt = history.expiresAt, expiresAt <= now { return nil }
-                let payloadFile: String? = row[5]
-                let flags: Int = row[2]
-                let ttl: Int? = row[4]
-                let message = OutboundMessage(
-                    id: id,
-                    destination: try PeerID.stored(row[0]),
-                    payload: payloadFile == nil ? Array(row[1] as Data) : [],
-                    flags: UInt16(truncatingIfNeeded: flags),
-                    contentDigest: history.contentDigest.map(Array.init) ?? [],
-                    origin: try (row[3] as String?).map(PeerID.stored),
-                    ttl: ttl.map { UInt8(clamping: $0) },
-                    previousHop: try history.previousHop.map(PeerID.stored)
-                )
-                return .some(
-                    (ClaimedRow(message: message, payloadFile: payloadFile, bytes: row[6]), history.attempts + 1)
-                )
+                return .some((claimed, history.attempts + 1))
             }
             guard let found else {
                 // Expired: marked so (a write), never sent.
@@ -237,11 +239,9 @@ public struct StoreOutbox: OutboundQueue {
         defer { if claim != nil { claims.release(id.hex) } }
         do {
             let removed = try await database.write("record status \(status) of message \(id.hex)") { db -> [String] in
-                guard var history = try HistoryRow.outbound(db, id.hex), let historyID = history.id,
-                    !MessageStatus(history.status).isFinal
+                guard let (historyID, old, _) = try HistoryRow.outboundStatus(db, id.hex), !MessageStatus(old).isFinal
                 else { return [] }
                 if let claim {
-                    history.attempts = max(history.attempts, claim.attempt)
                     try MessageHistory.record(
                         db,
                         historyID: historyID,
@@ -251,13 +251,15 @@ public struct StoreOutbox: OutboundQueue {
                         attempt: claim.attempt
                     )
                 }
-                history.status = status.name
-                if let transport { history.transport = transport }
-                if let reason { history.reason = reason }
-                if status == .sent || status == .delivered, history.sentAt == nil { history.sentAt = now }
-                if status == .delivered { history.deliveredAt = now }
-                if status == .failed || status == .expired { history.finishedAt = now }
-                try history.updateStatus(db)
+                try HistoryRow.updateStatus(
+                    db,
+                    id: historyID,
+                    to: status,
+                    transport: transport,
+                    reason: reason,
+                    attempts: claim?.attempt ?? 0,
+                    now: now
+                )
                 var removed: [String] = []
                 if status.isFinal || status == .sent {
                     removed = try Self.deleteRow(db, historyID: historyID)
@@ -282,7 +284,8 @@ public struct StoreOutbox: OutboundQueue {
     /// The record of a message, while the history remembers it.
     public func record(_ id: MessageID) async -> OutboundRecord? {
         do {
-            return try await database.read("read the record of message \(id.hex)") { db -> OutboundRecord? in
+            return try await database.read("read the record of message \(id.hex)", isolated: false) {
+                db -> OutboundRecord? in
                 guard let row = try HistoryRow.outbound(db, id.hex) else { return nil }
                 return OutboundRecord(
                     id: id,

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MeshCore
 
 // The rows of the store's tables, as GRDB records. Internal: the public API speaks
 // MeshCore's types (PeerID, MessageID, Date); these speak the columns (hex text,
@@ -101,7 +102,7 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
         let statement = try db.cachedStatement(
             sql: "SELECT \(Self.columns) FROM history WHERE messageID = ? AND direction = 'outbound'"
         )
-        return try Row.fetchOne(statement, arguments: [messageID]).map(HistoryRow.init(positional:))
+        return try statement.firstRow([messageID], HistoryRow.init(positional:))
     }
 
     /// Every column, in the order ``init(positional:)`` reads them.
@@ -130,18 +131,44 @@ struct HistoryRow: Codable, FetchableRecord, MutablePersistableRecord {
         if db.changesCount == 1 { id = db.lastInsertedRowID }
     }
 
-    /// Writes the columns a status change touches (status, transport, reason, the
-    /// times and the attempts), not the whole row.
-    func updateStatus(_ db: Database) throws {
+    /// The ID and status of the outbound entry of `messageID`, if any: what a status
+    /// change reads (decoding the whole row cost more than the change).
+    static func outboundStatus(
+        _ db: Database,
+        _ messageID: String
+    ) throws -> (id: Int64, status: String, attempts: Int)? {
+        try db.cachedStatement(
+            sql: "SELECT id, status, attempts FROM history WHERE messageID = ? AND direction = 'outbound'"
+        ).firstRow([messageID]) { row in (row[0], row[1], row[2]) }
+    }
+
+    /// Records a status change of entry `id` at `now`: the status, the transport and
+    /// reason when given, when it was first sent (sent or delivered), delivered, or
+    /// finished (failed or expired), and at least `attempts` attempts.
+    static func updateStatus(
+        _ db: Database,
+        id: Int64,
+        to status: MessageStatus,
+        transport: String?,
+        reason: String?,
+        attempts: Int,
+        now: Int64
+    ) throws {
         let statement = try db.cachedStatement(
             sql: """
-                UPDATE history SET status = ?, transport = ?, reason = ?, sentAt = ?, deliveredAt = ?,
-                    finishedAt = ?, attempts = ? WHERE id = ?
+                UPDATE history SET status = ?1, transport = COALESCE(?2, transport), reason = COALESCE(?3, reason),
+                    sentAt = CASE WHEN ?4 THEN COALESCE(sentAt, ?7) ELSE sentAt END,
+                    deliveredAt = CASE WHEN ?5 THEN ?7 ELSE deliveredAt END,
+                    finishedAt = CASE WHEN ?6 THEN ?7 ELSE finishedAt END,
+                    attempts = max(attempts, ?8)
+                WHERE id = ?9
                 """
         )
-        try statement.execute(
-            arguments: [status, transport, reason, sentAt, deliveredAt, finishedAt, attempts, id]
-        )
+        let values: [(any DatabaseValueConvertible)?] = [
+            status.name, transport, reason, status == .sent || status == .delivered, status == .delivered,
+            status == .failed || status == .expired, now, attempts, id,
+        ]
+        try statement.execute(arguments: StatementArguments(values))
     }
 }
 

@@ -30,4 +30,47 @@ import Testing
         }
         #expect(served.names.withLock { $0 } == ["urgent 1", "urgent 2", "a", "b", "c"])
     }
+
+    /// Taking several permits at once waits until that many are free, and keeps its
+    /// place: a waiter behind it for one permit is not served first.
+    @Test func aWaiterForSeveralPermitsWaitsForAllAndKeepsItsPlace() async throws {
+        let semaphore = AsyncSemaphore(permits: 3)
+        try await semaphore.acquire()
+        try await semaphore.acquire()
+        let served = Served()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await semaphore.acquire(3)
+                served.names.withLock { $0.append("all") }
+                semaphore.release(3)
+            }
+            try await eventually("all waits", attempts: 1000) { semaphore.waiting == 1 }
+            group.addTask {
+                try await semaphore.acquire()
+                served.names.withLock { $0.append("one") }
+                semaphore.release()
+            }
+            try await eventually("one waits behind it", attempts: 1000) { semaphore.waiting == 2 }
+            semaphore.release()
+            #expect(semaphore.waiting == 2, "two of three permits free: nobody is served")
+            semaphore.release()
+            try await group.waitForAll()
+        }
+        #expect(served.names.withLock { $0 } == ["all", "one"])
+    }
+
+    /// A waiter for more permits than are free that is cancelled lets the waiters
+    /// behind it take the free ones.
+    @Test(.timeLimit(.minutes(1))) func cancellingAWaiterForSeveralPermitsServesThoseBehindIt() async throws {
+        let semaphore = AsyncSemaphore(permits: 2)
+        try await semaphore.acquire()
+        let all = Task { try await semaphore.acquire(2) }
+        try await eventually("all waits", attempts: 1000) { semaphore.waiting == 1 }
+        let one = Task { try await semaphore.acquire() }
+        try await eventually("one waits behind it", attempts: 1000) { semaphore.waiting == 2 }
+        all.cancel()
+        await #expect(throws: CancellationError.self) { try await all.value }
+        try await one.value
+        #expect(semaphore.waiting == 0)
+    }
 }

@@ -42,10 +42,10 @@ extension LinkSession {
     }
 
     /// Waits until every delivery the reader started has ended: it takes the whole
-    /// window of deliveries, then gives it back.
+    /// window of deliveries at once, then gives it back.
     private func deliveriesEnded() async throws {
-        for _ in 0..<Self.maxDeliveriesInFlight { try await deliveries.acquire() }
-        for _ in 0..<Self.maxDeliveriesInFlight { deliveries.release() }
+        try await deliveries.acquire(Self.maxDeliveriesInFlight)
+        deliveries.release(Self.maxDeliveriesInFlight)
     }
 
     private func readFrames(into group: inout DiscardingTaskGroup, _ handlers: Handlers) async -> String {

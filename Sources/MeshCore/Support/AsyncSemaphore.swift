@@ -8,6 +8,7 @@ import Synchronization
 package final class AsyncSemaphore: Sendable {
     private struct Waiter {
         var id: UInt64
+        var count: Int
         var ahead: Bool
         var continuation: CheckedContinuation<Void, any Error>
     }
@@ -26,15 +27,17 @@ package final class AsyncSemaphore: Sendable {
         state = Mutex(State(permits: permits))
     }
 
-    /// Takes a permit, suspending until one is free.
-    /// - Parameter ahead: wait ahead of every waiter that did not ask so (behind those
-    ///   that did).
+    /// Takes `count` permits at once, suspending until they are free.
+    /// - Parameters:
+    ///   - count: the permits to take (a reader waiting until every delivery it started
+    ///     ended takes them all).
+    ///   - ahead: wait ahead of every waiter that did not ask so (behind those that did).
     /// - Throws: the error passed to ``fail(_:)``, or `CancellationError`.
-    package func acquire(ahead: Bool = false) async throws {
+    package func acquire(_ count: Int = 1, ahead: Bool = false) async throws {
         let fast: Result<Bool, any Error> = state.withLock { state in
             if let failure = state.failure { return .failure(failure) }
-            if state.permits > 0 && state.waiters.isEmpty {
-                state.permits -= 1
+            if state.permits >= count && state.waiters.isEmpty {
+                state.permits -= count
                 return .success(true)
             }
             return .success(false)
@@ -49,11 +52,11 @@ package final class AsyncSemaphore: Sendable {
                 let resume: Result<Void, any Error>? = state.withLock { state in
                     if let failure = state.failure { return .failure(failure) }
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    if state.permits > 0 && state.waiters.isEmpty {
-                        state.permits -= 1
+                    if state.permits >= count && state.waiters.isEmpty {
+                        state.permits -= count
                         return .success(())
                     }
-                    let waiter = Waiter(id: id, ahead: ahead, continuation: continuation)
+                    let waiter = Waiter(id: id, count: count, ahead: ahead, continuation: continuation)
                     if ahead, let behind = state.waiters.firstIndex(where: { !$0.ahead }) {
                         state.waiters.insert(waiter, at: behind)
                     } else {
@@ -64,25 +67,40 @@ package final class AsyncSemaphore: Sendable {
                 if let resume { continuation.resume(with: resume) }
             }
         } onCancel: {
-            let cancelled: CheckedContinuation<Void, any Error>? = state.withLock { state in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
+            let (cancelled, woken) = state.withLock {
+                state -> (CheckedContinuation<Void, any Error>?, [CheckedContinuation<Void, any Error>]) in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return (nil, []) }
+                let cancelled = state.waiters.remove(at: index).continuation
+                // A waiter for more permits than are free may have held up those behind it.
+                return (cancelled, Self.grant(&state))
             }
             cancelled?.resume(throwing: CancellationError())
+            for waiter in woken { waiter.resume() }
         }
     }
 
     /// The tasks waiting for a permit now.
     package var waiting: Int { state.withLock { $0.waiters.count } }
 
-    /// Returns a permit, waking the first waiter if there is one.
-    package func release() {
-        let waiter: CheckedContinuation<Void, any Error>? = state.withLock { state in
-            if let next = state.waiters.popFirst() { return next.continuation }
-            state.permits += 1
-            return nil
+    /// Returns `count` permits, waking the waiters at the front whose permits are free
+    /// now, in order.
+    package func release(_ count: Int = 1) {
+        let woken = state.withLock { state in
+            state.permits += count
+            return Self.grant(&state)
         }
-        waiter?.resume()
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Gives the free permits to the waiters at the front, in order, while the first
+    /// one's permits are free; returns them to resume.
+    private static func grant(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
+        var woken: [CheckedContinuation<Void, any Error>] = []
+        while let next = state.waiters.first, next.count <= state.permits {
+            state.permits -= next.count
+            woken.append(state.waiters.removeFirst().continuation)
+        }
+        return woken
     }
 
     /// Fails every current and future waiter with `error`.

@@ -351,7 +351,15 @@ public final class Router: Service, Sendable {
         waitUntil target: MessageStatus,
         timeout: Duration? = nil
     ) async throws -> MessageID {
-        let id = try await send(to: peer, payload: payload, options: options)
+        try checkFeatures(options)
+        // Without a timeout the caller waits as long as it takes anyway: a message that
+        // can go at once goes from this task, without the scheduler's hop.
+        let id = try await delivery.submit(
+            to: peer,
+            payload: payload,
+            options: options,
+            transmitHere: timeout == nil
+        )
         let record = try await waitForStatus(of: id, until: target, timeout: timeout)
         if record.status == .failed || record.status == .expired {
             throw MeshError(

@@ -74,7 +74,15 @@ final class DeliveryPipeline: Sendable {
 
     /// Queues a message; returns its ID once the queue kept it. It is sent at once when
     /// a link to `peer` is up, otherwise when one comes up.
-    func submit(to peer: PeerID, payload: [UInt8], options: SendOptions) async throws -> MessageID {
+    /// - Parameter transmitHere: a message that can go at once is sent in this task
+    ///   (its caller waits for its status anyway, with no timeout), not handed to the
+    ///   scheduler.
+    func submit(
+        to peer: PeerID,
+        payload: [UInt8],
+        options: SendOptions,
+        transmitHere: Bool = false
+    ) async throws -> MessageID {
         let (id, known) = try await admit(to: peer, bytes: payload.count, options: options)
         if known { return id }
         // The digest a receipt must carry is over the plaintext, so it holds whether
@@ -135,7 +143,13 @@ final class DeliveryPipeline: Sendable {
             // task holds.
             if let claimed = try await queue.enqueueClaimed(message) {
                 announceQueued(id, to: peer)
-                scheduler.schedule(.claimed(claimed))
+                if transmitHere {
+                    // Cut by the caller's cancellation, it is queued again: the
+                    // scheduler sends it.
+                    if await !transmitOrRequeue(claimed), Task.isCancelled { scheduler.schedule(.message(id, peer)) }
+                } else {
+                    scheduler.schedule(.claimed(claimed))
+                }
                 return id
             }
         } else {

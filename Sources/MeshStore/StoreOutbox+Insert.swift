@@ -15,30 +15,22 @@ extension StoreOutbox {
         let configuration = database.configuration
         let claims = database.claims
         let key = message.id.hex
-        guard message.payload.count < configuration.outboxFileThreshold, claims.reserve(key) else {
-            try await enqueue(message)
-            return await claim(message.id)
-        }
         let now = database.nowMillis
         let expiresAt = now + Millis.from(message.expiresAfter ?? configuration.defaultExpiry)
-        guard expiresAt > now else {
-            claims.release(key)
+        // Reserved last: the other cases take the ordinary steps without a claim.
+        guard message.payload.count < configuration.outboxFileThreshold, expiresAt > now, claims.reserve(key) else {
             try await enqueue(message)
             return await claim(message.id)
         }
         let attempts: Int
         do {
-            attempts = try await database.write("enqueue message \(key)") { db in
-                try Self.insert(
-                    db,
-                    message,
-                    bytes: message.payload.count,
-                    payloadFile: nil,
-                    now: now,
-                    expiresAt: expiresAt,
-                    configuration: configuration
-                )
-            }
+            attempts = try await insert(
+                message,
+                bytes: message.payload.count,
+                payloadFile: nil,
+                now: now,
+                expiresAt: expiresAt
+            )
         } catch {
             claims.release(key)
             throw error

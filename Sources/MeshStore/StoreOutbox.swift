@@ -65,16 +65,18 @@ public struct StoreOutbox: OutboundQueue {
     }
 
     /// Inserts the history entry and the outbox row of a message of `bytes` bytes (in
-    /// `payloadFile` when it names one, else in the row).
+    /// `payloadFile` when it names one, else in the row). Returns the attempts the
+    /// entry counts already (more than 0 for a finished message sent again).
+    @discardableResult
     func insert(
         _ message: OutboundMessage,
         bytes: Int,
         payloadFile: String?,
         now: Int64,
         expiresAt: Int64
-    ) async throws(MeshError) {
+    ) async throws(MeshError) -> Int {
         let configuration = database.configuration
-        try await database.write("enqueue message \(message.id.hex)") { db in
+        return try await database.write("enqueue message \(message.id.hex)") { db in
             try Self.insert(
                 db,
                 message,

@@ -143,13 +143,7 @@ final class DeliveryPipeline: Sendable {
             // task holds.
             if let claimed = try await queue.enqueueClaimed(message) {
                 announceQueued(id, to: peer)
-                if transmitHere {
-                    // Cut by the caller's cancellation, it is queued again: the
-                    // scheduler sends it.
-                    if await !transmitOrRequeue(claimed), Task.isCancelled { scheduler.schedule(.message(id, peer)) }
-                } else {
-                    scheduler.schedule(.claimed(claimed))
-                }
+                await start(claimed, here: transmitHere)
                 return id
             }
         } else {
@@ -170,6 +164,16 @@ final class DeliveryPipeline: Sendable {
             scheduler.schedule(.message(id, peer))
         }
         return id
+    }
+
+    /// Sends a message claimed as it was queued: from this task when `here`, else from
+    /// the scheduler.
+    private func start(_ claimed: OutboundMessage, here: Bool) async {
+        guard here else { return scheduler.schedule(.claimed(claimed)) }
+        // Cut by the caller's cancellation, it is queued again: the scheduler sends it.
+        if await !transmitOrRequeue(claimed), Task.isCancelled {
+            scheduler.schedule(.message(claimed.id, claimed.destination))
+        }
     }
 
     /// Tells the event stream and the status waiters that `id` is queued.
